@@ -1,0 +1,49 @@
+"""pytest-extractbench: benchmark and regression-test LLM structured-data extraction.
+
+The scoring core is importable without pytest::
+
+    from pytest_extractbench import score_sample
+    score = score_sample('{"name": "John Smith"}', {"name": "John Smith", "age": 35}, schema)
+    score.f1["partial"], score.eqs
+"""
+
+from __future__ import annotations
+
+from .dataset import BUNDLED, Dataset, DatasetProblem, Sample, load_dataset
+from .gates import SLA_TIERS, GateCheck, eqs_band, evaluate_sla, recommendation
+from .metrics import metrics_by_model, model_metrics
+from .record import SampleRecord
+from .scoring import (
+    EqsWeights,
+    FieldCounts,
+    FieldResult,
+    SampleScore,
+    ScoringOptions,
+    parse_output,
+    score_sample,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BUNDLED",
+    "Dataset",
+    "DatasetProblem",
+    "EqsWeights",
+    "FieldCounts",
+    "FieldResult",
+    "GateCheck",
+    "SLA_TIERS",
+    "Sample",
+    "SampleRecord",
+    "SampleScore",
+    "ScoringOptions",
+    "eqs_band",
+    "evaluate_sla",
+    "load_dataset",
+    "metrics_by_model",
+    "model_metrics",
+    "parse_output",
+    "recommendation",
+    "score_sample",
+]

@@ -1,0 +1,72 @@
+"""Test items: one :class:`SampleItem` per (model, sample), under one collector per dataset.
+
+Ids are stable and sorted (dataset order, models in name order), so every xdist
+worker collects exactly the same items.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+import pytest
+
+from .dataset import Sample
+from .report.terminal import failure_text
+
+if TYPE_CHECKING:
+    from .record import SampleRecord
+    from .session import BenchSession
+
+BENCH_KEY = pytest.StashKey["BenchSession"]()
+
+
+class SampleFailure(Exception):
+    """A sample item failed: its output is unusable or below the per-sample quality bar."""
+
+    def __init__(self, record: SampleRecord) -> None:
+        super().__init__(record.failure)
+        self.record = record
+
+
+def item_name(model: str, sample_id: str) -> str:
+    """The item name shown by pytest: ``extractbench[<model>-<sample_id>]``."""
+    return f"extractbench[{model}-{sample_id}]"
+
+
+class DatasetCollector(pytest.Collector):
+    """The dataset as a pytest collector; its children are the sample items."""
+
+    def __init__(self, *, work: Iterable[tuple[str, Sample]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._work = list(work)
+
+    def collect(self) -> list[SampleItem]:
+        return [
+            SampleItem.from_parent(self, name=item_name(model, sample.id), model=model, sample=sample)
+            for model, sample in self._work
+        ]
+
+
+class SampleItem(pytest.Item):
+    """Asks the model for one sample's output (or reads it), scores it, and passes or fails."""
+
+    def __init__(self, *, model: str, sample: Sample, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+        self.sample = sample
+        self.record: SampleRecord | None = None
+        # -k selects on sample id, topic and model as well as on the item name.
+        self.extra_keyword_matches.update(k for k in (sample.id, sample.topic, model) if k)
+
+    def runtest(self) -> None:
+        self.record = self.config.stash[BENCH_KEY].run_item(self)
+        if not self.record.passed:
+            raise SampleFailure(self.record)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SampleFailure):
+            return failure_text(excinfo.value.record)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.model} on sample {self.sample.id}"

@@ -1,0 +1,211 @@
+"""Samples and where they come from: the bundled dataset and JSONL/JSON files.
+
+Rows look like ``{"id", "text", "schema", "expected"}``; ``schema`` and
+``expected`` may be objects or JSON strings, and paraloq's ``item`` (or the
+spec's ``expected_output``) is accepted for ``expected``. Bad rows never stop a
+load: each becomes a :class:`DatasetProblem` naming the file, line, sample id and
+field, and the rest of the dataset loads.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from .scoring import check_schema, validation_errors
+
+BUNDLED = "bundled"
+"""Dataset spec naming the dataset shipped inside the package."""
+
+_EXPECTED_KEYS = ("expected", "item", "expected_output")
+_META_KEYS = ("topic", "title", "medium")
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """One extraction task: a document, the JSON Schema to fill and the gold JSON."""
+
+    id: str
+    text: str
+    schema: dict[str, Any]
+    expected: Any
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def topic(self) -> str:
+        return str(self.meta.get("topic") or "")
+
+
+@dataclass(frozen=True)
+class DatasetProblem:
+    """Something wrong with one row; ``severity`` "error" means the sample was not loaded."""
+
+    source: str
+    location: str  # "line 12" or "row 3"
+    message: str
+    sample_id: str | None = None
+    field: str | None = None
+    severity: str = "error"
+
+    @property
+    def lineno(self) -> int:
+        """The line (or row) number, for tools that point at a file position."""
+        digits = self.location.rpartition(" ")[2]
+        return int(digits) if digits.isdigit() else 0
+
+    def __str__(self) -> str:
+        parts = [f"{self.source}:{self.location}"]
+        if self.sample_id is not None:
+            parts.append(f"sample {self.sample_id!r}")
+        if self.field is not None:
+            parts.append(f"field {self.field!r}")
+        return ", ".join(parts) + f": {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "location": self.location,
+            "sample_id": self.sample_id,
+            "field": self.field,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+@dataclass
+class Dataset:
+    """Loaded samples in file order, plus every problem met on the way."""
+
+    name: str
+    source: str
+    samples: list[Sample]
+    problems: list[DatasetProblem] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> list[DatasetProblem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+def bundled_path() -> Path:
+    """The dataset file installed with the package."""
+    return Path(str(resources.files("pytest_extractbench") / "data" / "extraction.jsonl"))
+
+
+def load_dataset(spec: str | None = None, *, base_dir: Path | None = None) -> Dataset:
+    """Load the dataset named by ``spec``: ``bundled`` (default) or a .jsonl/.json file path."""
+    if spec in (None, "", BUNDLED):
+        path = bundled_path()
+        name, label = BUNDLED, str(path)
+    else:
+        label = spec  # messages name the file the way the user wrote it
+        path = Path(spec).expanduser()
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        name = path.name
+    if not path.is_file():
+        raise FileNotFoundError(f"dataset {spec!r}: no such file {path}")
+    return parse_rows(name, label, iter_rows(path))
+
+
+def iter_rows(path: Path) -> Iterator[tuple[str, Any]]:
+    """``(location, row)`` pairs of a JSONL or JSON file; a row that is not JSON is a ``JSONDecodeError``."""
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            yield f"line {exc.lineno}", exc
+            return
+        if isinstance(data, dict):  # {"samples": [...]} / {"data": [...]} wrappers
+            data = next((data[k] for k in ("samples", "data", "rows") if isinstance(data.get(k), list)), [data])
+        for index, row in enumerate(data if isinstance(data, list) else [data], start=1):
+            yield f"row {index}", row
+        return
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield f"line {number}", json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield f"line {number}", exc
+
+
+def parse_rows(name: str, source: str, rows: Iterator[tuple[str, Any]]) -> Dataset:
+    """Turn raw rows into samples, collecting problems instead of raising."""
+    samples: list[Sample] = []
+    problems: list[DatasetProblem] = []
+    seen: dict[str, str] = {}
+    for index, (location, row) in enumerate(rows, start=1):
+        if isinstance(row, json.JSONDecodeError):
+            problems.append(DatasetProblem(source, location, f"not valid JSON: {row.msg} (column {row.colno})"))
+            continue
+        sample, row_problems = sample_from_row(row, source=source, location=location, index=index)
+        problems.extend(row_problems)
+        if sample is None:
+            continue
+        if sample.id in seen:
+            problems.append(
+                DatasetProblem(source, location, f"duplicate id (first seen at {seen[sample.id]}); row skipped", sample.id, "id")
+            )
+            continue
+        seen[sample.id] = location
+        samples.append(sample)
+    return Dataset(name=name, source=source, samples=samples, problems=problems)
+
+
+def _json_field(row: Mapping[str, Any], key: str) -> tuple[Any, str | None]:
+    value = row[key]
+    if isinstance(value, str):
+        try:
+            return json.loads(value), None
+        except json.JSONDecodeError as exc:
+            return None, f"is a string but not valid JSON: {exc.msg} (column {exc.colno})"
+    return value, None
+
+
+def sample_from_row(
+    row: Any, *, source: str, location: str, index: int
+) -> tuple[Sample | None, list[DatasetProblem]]:
+    """Validate one row; returns the sample (or None when unusable) and its problems."""
+    if not isinstance(row, dict):
+        return None, [DatasetProblem(source, location, f"a row must be a JSON object, got {type(row).__name__}")]
+    raw_id = row.get("id")
+    sample_id = str(raw_id) if raw_id not in (None, "") else f"row-{index}"
+    problems: list[DatasetProblem] = []
+
+    def problem(message: str, field_name: str | None, severity: str = "error") -> None:
+        problems.append(DatasetProblem(source, location, message, sample_id, field_name, severity))
+
+    text = row.get("text")
+    if not isinstance(text, str):
+        problem("missing 'text' (a string)" if text is None else f"'text' must be a string, got {type(text).__name__}", "text")
+    if "schema" not in row:
+        problem("missing 'schema'", "schema")
+    expected_key = next((k for k in _EXPECTED_KEYS if k in row), None)
+    if expected_key is None:
+        problem(f"missing the gold output (one of {', '.join(_EXPECTED_KEYS)})", "expected")
+    if problems:
+        return None, problems
+
+    schema, error = _json_field(row, "schema")
+    if error:
+        problem(error, "schema")
+        return None, problems
+    schema_errors = check_schema(schema)
+    if schema_errors:
+        problem("not a valid JSON Schema: " + "; ".join(schema_errors[:3]), "schema")
+        return None, problems
+    expected, error = _json_field(row, expected_key)
+    if error:
+        problem(error, expected_key)
+        return None, problems
+    for message in validation_errors(expected, schema):
+        # Still scored: the gold is what it is, but the user must hear about it.
+        problem(f"gold violates its own schema at {message}", expected_key, severity="warning")
+
+    meta = {key: row[key] for key in _META_KEYS if row.get(key) is not None}
+    meta.update({"source": source, "location": location})
+    return Sample(id=sample_id, text=text, schema=schema, expected=expected, meta=meta), problems

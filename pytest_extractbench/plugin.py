@@ -1,0 +1,126 @@
+"""pytest hooks only; the work lives in :mod:`.session` and :mod:`.collect`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Generator
+
+import pytest
+
+from . import hookspecs
+from .collect import BENCH_KEY, SampleItem
+from .session import RUN_DIR_KEY, BenchSession, is_worker
+from .settings import Settings, add_options
+
+# -------------------------------------------------------------------- configuration
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "llm: needs a real model server (the embedded llama-server)")
+    settings = Settings.from_config(config)
+    if not settings.enabled:
+        return
+    bench = BenchSession(config, settings)
+    config.stash[BENCH_KEY] = bench
+    if not bench.is_worker:
+        config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistController(), "extractbench-xdist")
+
+
+def _bench(config: pytest.Config) -> BenchSession | None:
+    return config.stash.get(BENCH_KEY, None)
+
+
+class _ReportListener:
+    """Collects sample records from test reports; on the controller they arrive from every worker."""
+
+    def __init__(self, bench: BenchSession) -> None:
+        self.bench = bench
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.bench.add_report(report)
+
+
+class _XdistController:
+    """Registered only when xdist is installed, so its hook is known."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        # Workers write into the run directory the controller chose (journal, caches).
+        bench = _bench(node.config)
+        if bench is not None:
+            node.workerinput[RUN_DIR_KEY] = str(bench.run_dir)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    bench = _bench(config)
+    if bench is not None:
+        bench.close()
+
+
+# ----------------------------------------------------------------------- collection
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # A benchmark run collects samples, not test files; paths given explicitly still collect.
+    return True if _bench(config) is not None else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    # tryfirst: -k/-m deselection (later impls of this hook) must see the sample items.
+    bench = _bench(config)
+    if bench is not None:
+        items[:0] = bench.make_items(session)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    bench = _bench(session.config)
+    if bench is not None and not session.config.option.collectonly:
+        bench.prepare(session.items)
+
+
+# -------------------------------------------------------------------------- running
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
+    if call.when == "call" and isinstance(item, SampleItem) and item.record is not None:
+        report.extractbench = item.record.to_dict()
+    return report
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_extractbench_make_source(config: pytest.Config, bench: BenchSession) -> Any:
+    return bench.predictions
+
+
+# ----------------------------------------------------------------------- session end
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    bench = _bench(session.config)
+    if bench is not None:
+        bench.finish(session)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    bench = _bench(config)
+    if bench is None or is_worker(config):
+        return
+    terminalreporter.section("extractbench")
+    for line in bench.summary_lines():
+        terminalreporter.write_line(line)

@@ -1,0 +1,1 @@
+"""Outputs of a run: terminal text and machine-readable files."""

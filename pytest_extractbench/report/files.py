@@ -1,0 +1,60 @@
+"""Machine-readable outputs in the run directory: metrics.json and samples.jsonl."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+METRICS_FILE = "metrics.json"
+SAMPLES_FILE = "samples.jsonl"
+
+
+def _plain(value: Any) -> Any:
+    """JSON has no numpy scalars, paths or NaN: convert them (NaN becomes null)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain(v) for v in value)
+    return value
+
+
+def dumps(data: Any, *, indent: int | None = None) -> str:
+    """Strict JSON text (no NaN, no numpy types)."""
+    return json.dumps(_plain(data), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write atomically, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_jsonl(path: Path, rows: Iterable[Any]) -> None:
+    """One JSON document per line, written atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(dumps(row) + "\n")
+    os.replace(tmp, path)
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    """The rows of a JSONL file."""
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]

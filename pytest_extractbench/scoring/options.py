@@ -1,0 +1,87 @@
+"""How fields are compared: every knob of spec 4.1.2/4.1.3 in one frozen value."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class EqsWeights:
+    """Weights of the Extraction Quality Score (spec 4.0.1); they must sum to 1."""
+
+    validity: float = 0.15
+    f1_partial: float = 0.50
+    type_accuracy: float = 0.20
+    no_hallucination: float = 0.15
+
+    def __post_init__(self) -> None:
+        values = (self.validity, self.f1_partial, self.type_accuracy, self.no_hallucination)
+        if any(v < 0 for v in values) or not math.isclose(sum(values), 1.0, abs_tol=1e-9):
+            raise ValueError(f"EQS weights must be non-negative and sum to 1, got {values}")
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """Field-matching rules; the defaults follow the spec and DESIGN.md.
+
+    Exactness respects ``case_sensitive`` and ``normalize_whitespace``; the
+    composite partial score is computed on the same normalized strings, so a
+    case-sensitive run cannot sneak case differences back in through the 0.95
+    composite threshold.
+    """
+
+    case_sensitive: bool = False
+    normalize_whitespace: bool = True
+    float_epsilon: float = 1e-6
+    # The spec's prompt allows "omit the field or use null", so null == absent.
+    null_equals_absent: bool = True
+    # "", [] and {} carry nothing to extract either; constrained decoders with
+    # required fields often emit them instead of omitting the key.
+    empty_equals_absent: bool = True
+    # strict: "123" vs 123 is a type error (spec 4.2.3, configurable).
+    strict_types: bool = True
+    # Sample-level exact match compares arrays in order (spec 4.1.2 default).
+    array_order_matters: bool = True
+    exact_threshold: float = 0.95
+    partial_threshold: float = 0.5
+    lenient_threshold: float = 0.3
+    composite_weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
+    # JSON Schema "format" (date, email, ...) is asserted when validating output.
+    validate_formats: bool = True
+    eqs_weights: EqsWeights = field(default_factory=EqsWeights)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.lenient_threshold <= self.partial_threshold <= self.exact_threshold <= 1:
+            raise ValueError(
+                "thresholds must satisfy 0 <= lenient <= partial <= exact <= 1, got "
+                f"{self.lenient_threshold}, {self.partial_threshold}, {self.exact_threshold}"
+            )
+        if len(self.composite_weights) != 3 or not math.isclose(sum(self.composite_weights), 1.0):
+            raise ValueError(f"composite_weights must be three weights summing to 1, got {self.composite_weights}")
+        if self.float_epsilon < 0:
+            raise ValueError("float_epsilon must be >= 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form, recorded in metrics.json."""
+        data = asdict(self)
+        data["composite_weights"] = list(self.composite_weights)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoringOptions:
+        """Inverse of :meth:`to_dict`; unknown keys raise ``TypeError``."""
+        data = dict(data)
+        if "eqs_weights" in data and isinstance(data["eqs_weights"], dict):
+            data["eqs_weights"] = EqsWeights(**data["eqs_weights"])
+        if "composite_weights" in data:
+            data["composite_weights"] = tuple(data["composite_weights"])
+        return cls(**data)
+
+    def replace(self, **changes: Any) -> ScoringOptions:
+        """A copy with some options changed."""
+        return replace(self, **changes)
+
+
+DEFAULT_OPTIONS = ScoringOptions()

@@ -1,0 +1,278 @@
+"""Per-field and per-sample results, and the per-sample metrics of spec 4.1-4.2.
+
+Invalid output (unparseable or schema-invalid) scores 0 on every accuracy metric
+(spec 4.1.1), but its fields are still diagnosed: ``observed`` holds what the
+comparison found, ``counts`` what the sample is credited with.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from operator import itemgetter
+from typing import Any, NamedTuple, Sequence
+
+from .options import ScoringOptions
+
+EXACT, PARTIAL, INCORRECT, MISSED, SPURIOUS = "exact", "partial", "incorrect", "missed", "spurious"
+CATEGORIES = (EXACT, PARTIAL, INCORRECT, MISSED, SPURIOUS)
+MODES = ("strict", "partial", "lenient")
+EQS_COMPONENTS = ("validity", "f1_partial", "type_accuracy", "no_hallucination")
+
+# Why a missed/spurious field exists, for hallucination and structure diagnostics.
+ORIGIN_KEY = ""  # an ordinary key present on one side only
+ORIGIN_EXTRA_ELEMENT = "extra_element"  # an unmatched predicted array element (hallucination type 4)
+ORIGIN_MISSING_ELEMENT = "missing_element"  # an unmatched gold array element
+ORIGIN_STRUCTURE = "structure"  # object vs array vs scalar at the same path
+ORIGIN_UNKNOWN_KEY = "unknown_key"  # a predicted key the schema does not declare
+
+
+class FieldResult(NamedTuple):
+    """One leaf field (``contact.email``, ``items[2].sku``, ``tags``) and how it was judged."""
+
+    path: str
+    category: str
+    # composite similarity in [0, 1] for compared fields; 0.0 for missed/spurious
+    score: float
+    expected: Any = None
+    predicted: Any = None
+    expected_type: str | None = None
+    predicted_type: str | None = None
+    # None when the field carries no expected type (missed, or undeclared spurious keys)
+    type_ok: bool | None = None
+    equal: bool = False
+    depth: int = 0
+    required: bool = False
+    origin: str = ORIGIN_KEY
+    # (token_f1, levenshtein, containment) for string pairs
+    similarity: tuple[float, float, float] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form (``similarity`` as a list)."""
+        data = self._asdict()
+        if self.similarity is not None:
+            data["similarity"] = list(self.similarity)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FieldResult:
+        """Inverse of :meth:`as_dict`."""
+        data = dict(data)
+        if data.get("similarity") is not None:
+            data["similarity"] = tuple(data["similarity"])
+        return cls(**data)
+
+
+class FieldCounts(NamedTuple):
+    """Field tallies of one sample or of many (they add up)."""
+
+    exact: int = 0
+    partial: int = 0  # partial-mode partial: partial_threshold <= score < exact
+    partial_lenient: int = 0  # lenient-mode partial: lenient_threshold <= score < exact
+    incorrect: int = 0  # compared fields that are neither exact nor (partial-mode) partial
+    missed: int = 0
+    spurious: int = 0
+    typed: int = 0  # predicted fields with an expected type
+    type_correct: int = 0
+
+    @property
+    def compared(self) -> int:
+        return self.exact + self.partial + self.incorrect
+
+    @property
+    def predicted(self) -> int:
+        return self.compared + self.spurious
+
+    @property
+    def expected(self) -> int:
+        return self.compared + self.missed
+
+    def true_positives(self, mode: str) -> float:
+        """Credit for correct fields under ``mode`` (spec 4.1.3)."""
+        if mode == "strict":
+            return float(self.exact)
+        if mode == "partial":
+            return self.exact + 0.5 * self.partial
+        if mode == "lenient":
+            return float(self.exact + self.partial_lenient)
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+
+    def precision_recall_f1(self, mode: str) -> tuple[float, float, float]:
+        """P, R and F1 under ``mode``; nothing expected and nothing predicted is a perfect 1.0."""
+        return prf(self.true_positives(mode), self.predicted, self.expected)
+
+    def __add__(self, other: object) -> FieldCounts:  # type: ignore[override]
+        if not isinstance(other, FieldCounts):
+            return NotImplemented
+        return FieldCounts(*(a + b for a, b in zip(self, other)))
+
+    def as_dict(self) -> dict[str, int]:
+        return self._asdict()
+
+
+def prf(true_positives: float, predicted: int, expected: int) -> tuple[float, float, float]:
+    """Precision, recall, F1; an empty denominator scores 1.0 only when the other side is empty too."""
+    precision = true_positives / predicted if predicted else (1.0 if not expected else 0.0)
+    recall = true_positives / expected if expected else (1.0 if not predicted else 0.0)
+    total = precision + recall
+    return precision, recall, (2 * precision * recall / total if total else 0.0)
+
+
+def count_fields(fields: Sequence[FieldResult], options: ScoringOptions) -> FieldCounts:
+    """Tally categories, lenient partials and type agreement (C-level counting: this runs per sample)."""
+    categories = Counter(map(_CATEGORY, fields))
+    incorrect = categories[INCORRECT]
+    lenient_rescued = 0
+    if incorrect:
+        threshold = options.lenient_threshold
+        lenient_rescued = sum(1 for f in fields if f.category == INCORRECT and f.score >= threshold)
+    types = list(map(_TYPE_OK, fields))
+    typed = len(types) - types.count(None)
+    return FieldCounts(
+        categories[EXACT],
+        categories[PARTIAL],
+        categories[PARTIAL] + lenient_rescued,
+        incorrect,
+        categories[MISSED],
+        categories[SPURIOUS],
+        typed,
+        types.count(True),
+    )
+
+
+_CATEGORY = itemgetter(1)
+_TYPE_OK = itemgetter(7)
+
+
+class SampleScore:
+    """Everything scoring knows about one model output for one sample."""
+
+    __slots__ = (
+        "sample_id",
+        "json_valid",
+        "schema_valid",
+        "parse_error",
+        "validation_errors",
+        "fields",
+        "observed",
+        "counts",
+        "precision",
+        "recall",
+        "f1",
+        "exact_match",
+        "type_accuracy",
+        "hallucination_rate",
+        "omission_rate",
+        "eqs",
+    )
+
+    def __init__(
+        self,
+        *,
+        sample_id: str,
+        json_valid: bool,
+        schema_valid: bool,
+        parse_error: str | None,
+        validation_errors: Sequence[str],
+        fields: Sequence[FieldResult],
+        options: ScoringOptions,
+    ) -> None:
+        self.sample_id = sample_id
+        self.json_valid = json_valid
+        self.schema_valid = schema_valid and json_valid
+        self.parse_error = parse_error
+        self.validation_errors = tuple(validation_errors)
+        self.fields = tuple(fields)
+        self.observed = observed = count_fields(self.fields, options)
+        valid = self.schema_valid
+        if valid:
+            self.counts = observed
+        else:  # no credit: every compared field is wrong, types earn nothing
+            self.counts = observed._replace(
+                exact=0, partial=0, partial_lenient=0, incorrect=observed.compared, type_correct=0
+            )
+        counts = self.counts
+        predicted, expected = counts.predicted, counts.expected
+        self.precision: dict[str, float] = {}
+        self.recall: dict[str, float] = {}
+        self.f1: dict[str, float] = {}
+        credit = (counts.exact, counts.exact + 0.5 * counts.partial, counts.exact + counts.partial_lenient)
+        for mode, true_positives in zip(MODES, credit):
+            p, r, f = prf(true_positives, predicted, expected) if valid else (0.0, 0.0, 0.0)
+            self.precision[mode], self.recall[mode], self.f1[mode] = p, r, f
+        self.exact_match = (
+            valid
+            and observed.missed == 0
+            and observed.spurious == 0
+            and all(f.equal and f.type_ok is not False for f in self.fields)
+        )
+        if counts.typed:
+            self.type_accuracy = counts.type_correct / counts.typed
+        else:
+            self.type_accuracy = 1.0 if valid else 0.0
+        self.hallucination_rate = observed.spurious / observed.predicted if observed.predicted else 0.0
+        self.omission_rate = observed.missed / observed.expected if observed.expected else 0.0
+        self.eqs = self._eqs(options)
+
+    def eqs_components(self) -> dict[str, float]:
+        """The four EQS inputs of this sample (all 0 when the output is not even JSON)."""
+        if not self.json_valid:  # nothing usable at all: no component earns anything
+            return dict.fromkeys(EQS_COMPONENTS, 0.0)
+        return {
+            "validity": float(self.schema_valid),
+            "f1_partial": self.f1["partial"],
+            "type_accuracy": self.type_accuracy,
+            "no_hallucination": 1.0 - self.hallucination_rate,
+        }
+
+    def _eqs(self, options: ScoringOptions) -> float:
+        weights = options.eqs_weights
+        return sum(getattr(weights, name) * value for name, value in self.eqs_components().items())
+
+    @property
+    def valid(self) -> bool:
+        """Parseable JSON that conforms to the schema."""
+        return self.schema_valid
+
+    def failing_fields(self) -> list[FieldResult]:
+        """Fields that are not exact, in path order."""
+        return [f for f in self.fields if f.category != EXACT]
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-able record; :meth:`from_dict` restores it."""
+        return {
+            "sample_id": self.sample_id,
+            "json_valid": self.json_valid,
+            "schema_valid": self.schema_valid,
+            "parse_error": self.parse_error,
+            "validation_errors": list(self.validation_errors),
+            "eqs": self.eqs,
+            "exact_match": self.exact_match,
+            "precision": dict(self.precision),
+            "recall": dict(self.recall),
+            "f1": dict(self.f1),
+            "type_accuracy": self.type_accuracy,
+            "hallucination_rate": self.hallucination_rate,
+            "omission_rate": self.omission_rate,
+            "counts": self.counts.as_dict(),
+            "observed": self.observed.as_dict(),
+            "fields": [f.as_dict() for f in self.fields],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], options: ScoringOptions) -> SampleScore:
+        """Rebuild a score (for aggregation on the xdist controller or from samples.jsonl)."""
+        return cls(
+            sample_id=data["sample_id"],
+            json_valid=data["json_valid"],
+            schema_valid=data["schema_valid"],
+            parse_error=data.get("parse_error"),
+            validation_errors=data.get("validation_errors", ()),
+            fields=[FieldResult.from_dict(f) for f in data.get("fields", ())],
+            options=options,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"SampleScore({self.sample_id!r}, valid={self.valid}, eqs={self.eqs:.3f}, "
+            f"f1_partial={self.f1['partial']:.3f}, fields={len(self.fields)})"
+        )

@@ -1,0 +1,271 @@
+"""A compiled, walkable view of a JSON Schema, and cached jsonschema validators.
+
+Scoring needs to know, at every path of the gold/prediction trees, which
+properties are required, what type the schema declares and what the array items
+look like. ``compile_schema`` resolves ``$ref`` (through ``referencing``, the
+library jsonschema itself uses) and folds ``allOf``/``anyOf``/``oneOf`` into one
+node per location, once per schema object.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import jsonschema
+import jsonschema_rs
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+# JSON Schema type names folded the way scoring compares values:
+# "integer" is a number (spec 4.2.3: "number (int/float)").
+_FOLD = {"integer": "number"}
+
+_CACHE_LIMIT = 4096
+
+
+class SchemaNode:
+    """What the schema says about one location of the instance."""
+
+    __slots__ = ("declared_types", "types", "properties", "items", "required", "annotations")
+
+    def __init__(self) -> None:
+        self.declared_types: frozenset[str] = frozenset()
+        # declared types with "integer" folded into "number"; empty = unconstrained
+        self.types: frozenset[str] = frozenset()
+        self.properties: dict[str, SchemaNode] = {}
+        self.items: SchemaNode | None = None
+        self.required: frozenset[str] = frozenset()
+        # The raw keywords of this location (x-eval-*, enum, format, ...), merged.
+        self.annotations: dict[str, Any] = {}
+
+    def child(self, key: str) -> SchemaNode | None:
+        """The node of property ``key``, or None when the schema does not declare it."""
+        return self.properties.get(key)
+
+    def __repr__(self) -> str:
+        return f"SchemaNode(types={sorted(self.declared_types)}, properties={sorted(self.properties)})"
+
+
+class _Compiler:
+    def __init__(self, root: dict[str, Any]) -> None:
+        resource = Resource.from_contents(root, default_specification=DRAFT202012)
+        self._resolver = Registry().with_resource("", resource).resolver()
+        self._memo: dict[int, SchemaNode] = {}
+        self._active: set[int] = set()
+
+    def compile(self, schema: Any) -> SchemaNode:
+        if not isinstance(schema, dict):
+            return SchemaNode()  # boolean schemas and junk: unconstrained
+        key = id(schema)
+        if key in self._memo:  # recursion through $ref lands here: a cycle, not a loop
+            return self._memo[key]
+        node = SchemaNode()
+        self._memo[key] = node
+        self._merge_into(node, schema)
+        return node
+
+    def _merge_into(self, node: SchemaNode, schema: Any) -> None:
+        if not isinstance(schema, dict) or id(schema) in self._active:
+            return
+        self._active.add(id(schema))
+        try:
+            ref = schema.get("$ref")
+            if isinstance(ref, str):
+                target = self._lookup(ref)
+                if target is not None:
+                    self._merge_into(node, target)
+            self._merge_keywords(node, schema)
+            for keyword in ("allOf", "anyOf", "oneOf"):
+                branches = schema.get(keyword)
+                if isinstance(branches, list):
+                    for branch in branches:
+                        self._merge_into(node, branch)
+        finally:
+            self._active.discard(id(schema))
+
+    def _lookup(self, ref: str) -> Any:
+        try:
+            return self._resolver.lookup(ref).contents
+        except (Unresolvable, Exception):  # noqa: BLE001 - a bad $ref must not break scoring
+            return None
+
+    def _merge_keywords(self, node: SchemaNode, schema: dict[str, Any]) -> None:
+        declared = schema.get("type")
+        if isinstance(declared, str):
+            declared = [declared]
+        if isinstance(declared, list):
+            names = frozenset(t for t in declared if isinstance(t, str))
+            node.declared_types |= names
+            node.types |= frozenset(_FOLD.get(t, t) for t in names)
+        if "const" in schema or "enum" in schema:
+            values = [schema["const"]] if "const" in schema else schema.get("enum") or []
+            if isinstance(values, list):
+                node.types |= frozenset(json_type(v) for v in values)
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            for name, sub in properties.items():
+                compiled = self.compile(sub)
+                existing = node.properties.get(name)
+                if existing is None or existing is compiled:
+                    node.properties[name] = compiled
+                else:  # the same property declared by two branches: merge a copy
+                    merged = _copy(existing)
+                    self._merge_into(merged, sub)
+                    node.properties[name] = merged
+        required = schema.get("required")
+        if isinstance(required, list):
+            node.required |= frozenset(r for r in required if isinstance(r, str))
+        items = schema.get("items")
+        if isinstance(items, dict):
+            if node.items is None:
+                node.items = self.compile(items)
+            else:
+                merged = _copy(node.items)
+                self._merge_into(merged, items)
+                node.items = merged
+        for keyword, value in schema.items():
+            if keyword not in _STRUCTURAL:
+                node.annotations.setdefault(keyword, value)
+
+
+_STRUCTURAL = frozenset(
+    {"type", "properties", "required", "items", "$ref", "allOf", "anyOf", "oneOf", "$defs", "definitions"}
+)
+
+
+def _copy(node: SchemaNode) -> SchemaNode:
+    twin = SchemaNode()
+    twin.declared_types = node.declared_types
+    twin.types = node.types
+    twin.properties = dict(node.properties)
+    twin.items = node.items
+    twin.required = node.required
+    twin.annotations = dict(node.annotations)
+    return twin
+
+
+_compiled: dict[int, tuple[Any, SchemaNode]] = {}
+
+
+def compile_schema(schema: Any) -> SchemaNode:
+    """The walkable view of ``schema``, compiled once per schema object."""
+    entry = _compiled.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    node = _Compiler(schema).compile(schema) if isinstance(schema, dict) else SchemaNode()
+    if len(_compiled) >= _CACHE_LIMIT:
+        _compiled.clear()
+    _compiled[id(schema)] = (schema, node)
+    return node
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value, with integers folded into "number"."""
+    kind = type(value)
+    if kind is str:
+        return "string"
+    if kind is bool:
+        return "boolean"
+    if kind is int or kind is float:
+        return "number"
+    if kind is dict:
+        return "object"
+    if kind is list:
+        return "array"
+    if value is None:
+        return "null"
+    return kind.__name__
+
+
+# -- validation ---------------------------------------------------------------------
+#
+# jsonschema-rs decides whether an output is valid: it is ~20x faster and checks
+# every format (jsonschema skips "uri" & co. unless optional extras are installed;
+# on JSONSchemaBench's MaskBench instances the two only disagree there, and
+# jsonschema-rs is the one that is right). jsonschema, the reference
+# implementation, explains invalid outputs and meta-validates schemas; a schema
+# that jsonschema-rs cannot compile is handled by jsonschema alone.
+
+_validators: dict[tuple[int, bool], tuple[Any, Any, Any]] = {}
+
+MAX_ERRORS = 50
+MAX_MESSAGE = 300
+
+
+def _validators_for(schema: Any, validate_formats: bool) -> tuple[Any, Any]:
+    """(jsonschema-rs validator or None, jsonschema validator) for ``schema``, cached."""
+    key = (id(schema), validate_formats)
+    entry = _validators.get(key)
+    if entry is not None and entry[0] is schema:
+        return entry[1], entry[2]
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    reference = cls(schema, format_checker=cls.FORMAT_CHECKER if validate_formats else None)
+    try:
+        fast = jsonschema_rs.validator_for(schema, validate_formats=validate_formats)
+    except Exception:  # noqa: BLE001 - drafts or keywords it does not know: the reference takes over
+        fast = None
+    if len(_validators) >= _CACHE_LIMIT:
+        _validators.clear()
+    _validators[key] = (schema, fast, reference)
+    return fast, reference
+
+
+def get_validator(schema: Any, *, validate_formats: bool = True) -> Any:
+    """The reference (jsonschema) validator for ``schema``: draft from ``$schema``, else 2020-12."""
+    return _validators_for(schema, validate_formats)[1]
+
+
+def check_schema(schema: Any) -> list[str]:
+    """Why ``schema`` is not a valid JSON Schema (empty when it is)."""
+    if not isinstance(schema, (dict, bool)):
+        return [f"a schema must be an object, got {json_type(schema)}"]
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: (e.json_path, e.message))
+    return [_describe(e) for e in errors[:MAX_ERRORS]]
+
+
+def validation_errors(instance: Any, schema: Any, *, validate_formats: bool = True) -> list[str]:
+    """Every reason ``instance`` violates ``schema`` as ``"$.path: message"`` (empty when valid)."""
+    try:
+        fast, reference = _validators_for(schema, validate_formats)
+        if fast is not None:
+            try:
+                if fast.is_valid(instance):
+                    return []
+            except Exception:  # noqa: BLE001 - e.g. integers beyond 64 bits: ask the reference
+                fast = None
+        errors = [_describe(e) for e in sorted(reference.iter_errors(instance), key=lambda e: (e.json_path, e.message))]
+        if not errors and fast is not None:  # only jsonschema-rs checks this (a format): use its words
+            errors = [f"{_rs_path(e.instance_path)}: {_clip(e.message)}" for e in fast.iter_errors(instance)]
+    except RecursionError:
+        return ["$: output is nested too deeply to validate"]
+    except Exception as exc:  # noqa: BLE001 - a broken schema (bad regex, ...) is reported, not raised
+        return [f"$: schema could not be applied: {type(exc).__name__}: {_clip(str(exc))}"]
+    return errors[:MAX_ERRORS]
+
+
+def _rs_path(parts: Any) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
+
+
+def _describe(error: Any) -> str:
+    return f"{error.json_path}: {_clip(error.message)}"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def iter_leaf_paths(node: SchemaNode, prefix: str = "", _seen: frozenset[int] = frozenset()) -> Iterator[str]:
+    """Flattened leaf paths the schema can produce (array elements written ``[]``)."""
+    if id(node) in _seen:
+        return
+    seen = _seen | {id(node)}
+    if node.properties:
+        for name, child in node.properties.items():
+            yield from iter_leaf_paths(child, f"{prefix}.{name}" if prefix else name, seen)
+    elif node.items is not None and node.items.properties:
+        yield from iter_leaf_paths(node.items, f"{prefix}[]", seen)
+    elif prefix:
+        yield prefix

@@ -1,0 +1,247 @@
+"""Command-line options, their ini mirrors, and their resolution into one frozen :class:`Settings`.
+
+Every option is declared once in :data:`OPTIONS`; ``--extractbench-NAME`` on the
+command line beats ``extractbench_NAME`` in ``[tool.pytest.ini_options]``, which
+beats the default. Converters are pure and raise ``ArgumentTypeError`` (xdist
+workers re-parse the command line, so they must be cheap). Secrets never come
+from options: API keys are read from environment variables only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from .gates import SLA_CHOICES
+from .predictions import PredictionsSpec
+from .scoring import EqsWeights, ScoringOptions
+
+if TYPE_CHECKING:
+    import pytest
+
+
+# -- converters -------------------------------------------------------------------------
+
+
+def parse_bool(value: str) -> bool:
+    """``true/false/yes/no/1/0/on/off``."""
+    lowered = str(value).strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+def parse_fraction(value: str) -> float:
+    """A number in [0, 1]."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}") from None
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}")
+    return number
+
+
+def parse_non_negative(value: str) -> float:
+    """A number >= 0."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}")
+    return number
+
+
+def parse_sla(value: str) -> str:
+    """One of the SLA tiers of spec 4.5.10, or ``none``."""
+    if value not in SLA_CHOICES:
+        raise argparse.ArgumentTypeError(f"unknown SLA tier {value!r}; choose one of {', '.join(SLA_CHOICES)}")
+    return value
+
+
+def parse_models(value: str) -> tuple[str, ...]:
+    """``a,b,c`` -> ``("a", "b", "c")``."""
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("expected one or more model names separated by commas")
+    return names
+
+
+def parse_eqs_weights(value: str) -> EqsWeights:
+    """Four comma-separated weights: validity, F1 partial, type accuracy, 1 - hallucination."""
+    try:
+        numbers = [float(part) for part in value.split(",")]
+        if len(numbers) != 4:
+            raise ValueError("four weights needed")
+        return EqsWeights(*numbers)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected four weights summing to 1 (validity,f1_partial,type_accuracy,no_hallucination), got {value!r}: {exc}"
+        ) from None
+
+
+# -- the option table --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One setting: its flag, ini key, converter and default."""
+
+    name: str
+    help: str
+    converter: Callable[[str], Any] = str
+    default: Any = None
+    metavar: str | None = None
+    flag: bool = False  # a store_true switch
+    multiple: bool = False  # repeatable; values are collected into a tuple
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def option(self) -> str:
+        return "--extractbench-" + self.name.replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        return "extractbench_" + self.name
+
+    @property
+    def ini(self) -> str:
+        return "extractbench_" + self.name
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("model", "Model name(s), comma-separated or repeated; every sample becomes one item per model.",
+               parse_models, (), "NAME[,NAME...]", multiple=True, aliases=("--model",)),
+    OptionSpec("dataset", "Dataset: 'bundled' (default) or a .jsonl/.json file of {id, text, schema, expected} rows.",
+               str, "bundled", "SPEC"),
+    OptionSpec("predictions", "Score recorded outputs instead of calling a server: a JSONL file of {id, output} rows "
+               "(repeatable; NAME=PATH names the model).", PredictionsSpec.parse, (), "[NAME=]PATH", multiple=True),
+    OptionSpec("output", "Run directory for metrics.json and samples.jsonl (default .extractbench/runs/<timestamp>).",
+               Path, None, "DIR"),
+    OptionSpec("sla", "SLA tier asserted at session end: minimum, target, excellence or none.",
+               parse_sla, "minimum", "TIER"),
+    OptionSpec("sample_min_eqs", "Fail a sample item whose EQS is below this (default: only unusable output fails).",
+               parse_fraction, None, "X"),
+    OptionSpec("case_sensitive", "Compare strings case-sensitively.", parse_bool, False, flag=True),
+    OptionSpec("null_as_value", "Score null as a value instead of treating it as an absent field.",
+               parse_bool, False, flag=True),
+    OptionSpec("lenient_types", "Accept lossless coercions (\"123\" for 123) as correct types.",
+               parse_bool, False, flag=True),
+    OptionSpec("no_format_check", "Do not assert JSON Schema 'format' (date, email, ...) when validating output.",
+               parse_bool, False, flag=True),
+    OptionSpec("float_epsilon", "Tolerance under which two numbers are equal.", parse_non_negative, 1e-6, "EPS"),
+    OptionSpec("eqs_weights", "EQS weights: validity,f1_partial,type_accuracy,no_hallucination.",
+               parse_eqs_weights, EqsWeights(), "W1,W2,W3,W4"),
+)
+OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option and its ini mirror."""
+    # Help texts start with a capital letter and end with a period (pytest-xdist's rule).
+    group = parser.getgroup("extractbench", "LLM structured-extraction benchmark")
+    group.addoption("--extractbench", action="store_true", dest="extractbench", default=False,
+                    help="Run the extraction benchmark: one test item per (model, sample).")
+    for spec in OPTIONS:
+        names = (spec.option, *spec.aliases)
+        if spec.flag:
+            group.addoption(*names, action="store_true", dest=spec.dest, default=None, help=spec.help)
+        else:
+            group.addoption(*names, action="append" if spec.multiple else "store", dest=spec.dest, default=None,
+                            type=spec.converter, metavar=spec.metavar, help=spec.help)
+        parser.addini(spec.ini, spec.help, default="")
+
+
+def _ini_value(config: pytest.Config, spec: OptionSpec) -> Any:
+    raw = config.getini(spec.ini)
+    if raw in ("", None):
+        return None
+    try:
+        if spec.multiple:
+            return tuple(spec.converter(part) for part in str(raw).split())
+        return spec.converter(str(raw).strip())
+    except argparse.ArgumentTypeError as exc:
+        from pytest import UsageError
+
+        raise UsageError(f"ini option {spec.ini} = {raw!r}: {exc}") from None
+
+
+def resolve(config: pytest.Config) -> dict[str, Any]:
+    """Every option's effective value: command line > ini > default."""
+    values: dict[str, Any] = {}
+    for spec in OPTIONS:
+        value = config.getoption(spec.dest)
+        if value is None:
+            value = _ini_value(config, spec)
+        elif spec.multiple:
+            value = tuple(value)
+        values[spec.name] = spec.default if value is None else value
+    # --model a,b --model c -> ("a", "b", "c")
+    values["model"] = tuple(name for group in values["model"] for name in (group if isinstance(group, tuple) else (group,)))
+    return values
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective configuration of one run."""
+
+    enabled: bool = False
+    models: tuple[str, ...] = ()
+    dataset: str = "bundled"
+    predictions: tuple[PredictionsSpec, ...] = ()
+    output: Path | None = None
+    sla: str = "minimum"
+    sample_min_eqs: float | None = None
+    scoring: ScoringOptions = field(default_factory=ScoringOptions)
+    rootdir: Path = field(default_factory=Path.cwd)
+
+    @property
+    def offline(self) -> bool:
+        return bool(self.predictions)
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any], *, enabled: bool, rootdir: Path) -> Settings:
+        """Build settings from resolved option values."""
+        scoring = ScoringOptions(
+            case_sensitive=values["case_sensitive"],
+            null_equals_absent=not values["null_as_value"],
+            strict_types=not values["lenient_types"],
+            validate_formats=not values["no_format_check"],
+            float_epsilon=values["float_epsilon"],
+            eqs_weights=values["eqs_weights"],
+        )
+        return cls(
+            enabled=enabled,
+            models=values["model"],
+            dataset=values["dataset"],
+            predictions=tuple(values["predictions"]),
+            output=values["output"],
+            sla=values["sla"],
+            sample_min_eqs=values["sample_min_eqs"],
+            scoring=scoring,
+            rootdir=rootdir,
+        )
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        """Resolve the pytest config (command line and ini) once."""
+        return cls.from_values(resolve(config), enabled=bool(config.getoption("extractbench")), rootdir=config.rootpath)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The effective configuration as recorded in metrics.json (holds no secrets)."""
+        return {
+            "models": list(self.models),
+            "dataset": self.dataset,
+            "predictions": [
+                {"path": str(p.path), "model": p.model} for p in self.predictions
+            ],
+            "output": str(self.output) if self.output else None,
+            "sla": self.sla,
+            "sample_min_eqs": self.sample_min_eqs,
+            "scoring": self.scoring.to_dict(),
+        }

@@ -1,0 +1,241 @@
+"""Offline scoring through pytest: items, selection, failures, the SLA gate and the run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer"},
+        "city": {"type": ["string", "null"]},
+    },
+    "required": ["name"],
+}
+SAMPLES = [
+    {"id": "med-1", "topic": "medical", "text": "Ann Lee, 41, lives in Oslo.", "schema": SCHEMA,
+     "expected": {"name": "Ann Lee", "age": 41, "city": "Oslo"}},
+    {"id": "med-2", "topic": "medical", "text": "Bo Chan is 7.", "schema": json.dumps(SCHEMA),
+     "item": json.dumps({"name": "Bo Chan", "age": 7, "city": None})},
+    {"id": "shop-1", "topic": "ecommerce", "text": "Cy Dore, 30, Lyon.", "schema": SCHEMA,
+     "expected": {"name": "Cy Dore", "age": 30, "city": "Lyon"}},
+    {"id": "shop-2", "topic": "ecommerce", "text": "Di Eve, 55, Rome.", "schema": SCHEMA,
+     "expected": {"name": "Di Eve", "age": 55, "city": "Rome"}},
+]
+PERFECT = [{"id": s["id"], "output": json.dumps(s.get("expected") or json.loads(s["item"]))} for s in SAMPLES]
+
+
+def write_jsonl(path: Path, rows: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def data(pytester: pytest.Pytester) -> Path:
+    return write_jsonl(pytester.path / "data.jsonl", SAMPLES)
+
+
+def run(pytester: pytest.Pytester, predictions: list, *args: str, subprocess: bool = False) -> pytest.RunResult:
+    write_jsonl(pytester.path / "preds.jsonl", predictions)
+    argv = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
+            "--extractbench-output", "out", *args]
+    if subprocess:
+        return pytester.runpytest_subprocess(*argv)
+    return pytester.runpytest(*argv)
+
+
+def metrics(pytester: pytest.Pytester, out: str = "out") -> dict:
+    return json.loads((pytester.path / out / "metrics.json").read_text())
+
+
+def test_one_item_per_sample_with_readable_ids(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, PERFECT, "--collect-only", "-q")
+    result.stdout.fnmatch_lines([
+        "data.jsonl::extractbench[predictions-med-1]",
+        "data.jsonl::extractbench[predictions-med-2]",
+        "data.jsonl::extractbench[predictions-shop-1]",
+        "data.jsonl::extractbench[predictions-shop-2]",
+        "4 tests collected*",
+    ])
+
+
+def test_k_selects_on_sample_id_and_topic(pytester: pytest.Pytester, data: Path) -> None:
+    by_topic = run(pytester, PERFECT, "-k", "ecommerce", "--extractbench-sla", "none")
+    by_topic.assert_outcomes(passed=2, deselected=2)
+    assert metrics(pytester)["models"]["predictions"]["num_samples"] == 2
+    by_id = run(pytester, PERFECT, "-k", "med-2", "--extractbench-sla", "none")
+    by_id.assert_outcomes(passed=1, deselected=3)
+
+
+def test_perfect_predictions_pass_the_gate_and_write_metrics(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, PERFECT)
+    result.assert_outcomes(passed=4)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*extractbench*", "model predictions: 4 samples", "*EQS*1.000*", "*SLA minimum: passed"])
+    model = metrics(pytester)["models"]["predictions"]
+    assert model["extraction_quality_score"] == pytest.approx(1.0)
+    for key in ("schema_validity_rate", "json_valid_rate", "field_f1_partial", "field_f1_strict", "field_f1_lenient",
+                "exact_match_rate", "type_accuracy"):
+        assert model[key] == 1.0, key
+    assert model["hallucination_rate"] == 0.0 and model["field_omission_rate"] == 0.0
+    # med-2's city is null: 3 + 2 + 3 + 3 expected fields
+    assert model["match_categories"] == {"exact": 11, "partial": 0, "incorrect": 0, "missed": 0, "spurious": 0}
+    samples = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    assert [s["sample_id"] for s in samples] == ["med-1", "med-2", "shop-1", "shop-2"]
+    assert samples[0]["meta"]["topic"] == "medical"
+
+
+def test_unusable_outputs_fail_their_items_with_field_level_messages(pytester: pytest.Pytester, data: Path) -> None:
+    predictions = [
+        {"id": "med-1", "output": "Sorry, I can't."},
+        {"id": "med-2", "output": {"age": 7}},  # schema-invalid: name is required
+        {"id": "shop-1", "output": {"name": "Cy Dore", "age": 31, "city": "Lyon, France"}},  # valid, imperfect
+    ]  # shop-2 has no prediction at all
+    result = run(pytester, predictions, "--extractbench-sla", "none")
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines([
+        "*sample 'med-1' (model 'predictions'): unusable output: unparseable JSON*",
+        "*name*\"Ann Lee\"*-*missed*0.00*",
+        "*sample 'med-2' (model 'predictions'): output violates the schema (1 error(s))*",
+        "*schema: $: 'name' is a required property*",
+        "*sample 'shop-2' (model 'predictions'): no output (missing): no prediction for sample 'shop-2'*",
+    ])
+    model = metrics(pytester)["models"]["predictions"]
+    assert model["failed_samples"] == ["med-1", "med-2", "shop-2"]
+    assert model["schema_validity_rate"] == pytest.approx(0.25)
+    assert model["json_valid_rate"] == pytest.approx(0.5)
+
+
+def test_per_sample_quality_bar(pytester: pytest.Pytester, data: Path) -> None:
+    predictions = PERFECT[:3] + [{"id": "shop-2", "output": {"name": "Di Eve", "age": 99, "city": "Paris"}}]
+    result = run(pytester, predictions, "--extractbench-sample-min-eqs", "0.9", "--extractbench-sla", "none")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*shop-2*EQS 0.* is below the per-sample bar 0.900*",
+                                 "*age*55*99*", "*city*\"Rome\"*\"Paris\"*incorrect*"])
+
+
+def test_sla_gate_fails_the_session_naming_each_metric(pytester: pytest.Pytester, data: Path) -> None:
+    predictions = [{"id": s["id"], "output": {"name": "Someone Else", "age": 1}} for s in SAMPLES]
+    result = run(pytester, predictions)
+    result.assert_outcomes(passed=4)  # every output is usable: items pass, the gate fails
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*SLA minimum: FAILED", "*eqs = 0.* (needs >= 0.750): MISSED",
+                                 "*field_f1_partial = 0.* (needs >= 0.700): MISSED"])
+    sla = metrics(pytester)["models"]["predictions"]["sla"]
+    assert sla["passed"] is False and sla["tier"] == "minimum"
+    # the same run with the gate off exits 0
+    assert run(pytester, predictions, "--extractbench-sla", "none").ret == pytest.ExitCode.OK
+
+
+def test_target_tier_is_stricter(pytester: pytest.Pytester, data: Path) -> None:
+    # F1 partial = 2*8/(8+11) = 0.842: above the minimum tier's 0.70, below excellence's 0.90
+    predictions = PERFECT[:2] + [{"id": "shop-1", "output": {"name": "Cy Dore", "age": 30}},
+                                 {"id": "shop-2", "output": {"name": "Di Eve"}}]
+    assert run(pytester, predictions, "--extractbench-sla", "minimum").ret == pytest.ExitCode.OK
+    strict = run(pytester, predictions, "--extractbench-sla", "excellence")
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    strict.stdout.fnmatch_lines(["*SLA excellence: FAILED*"])
+
+
+def test_ini_options_apply_and_the_command_line_wins(pytester: pytest.Pytester, data: Path) -> None:
+    pytester.makeini("[pytest]\nextractbench_sla = excellence\nextractbench_case_sensitive = true\n")
+    predictions = [{"id": s["id"], "output": {"name": (s.get("expected") or {"name": "Bo Chan"})["name"].upper(),
+                                              "age": 1}} for s in SAMPLES]
+    result = run(pytester, predictions)
+    result.stdout.fnmatch_lines(["*SLA excellence: FAILED*"])
+    assert metrics(pytester)["run"]["options"]["scoring"]["case_sensitive"] is True
+    assert metrics(pytester)["models"]["predictions"]["match_categories"]["exact"] == 0
+    overridden = run(pytester, predictions, "--extractbench-sla", "none")
+    assert overridden.ret == pytest.ExitCode.OK
+
+
+def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
+    bad_schema = {"type": "object", "properties": {"x": {"type": "strnig"}}}
+    rows = [
+        json.dumps(SAMPLES[0]),
+        "{not json",
+        json.dumps({"id": "no-text", "schema": SCHEMA, "expected": {}}),
+        json.dumps({"id": "bad-schema", "text": "t", "schema": bad_schema, "expected": {"x": "1"}}),
+        json.dumps({"id": "gold-off", "text": "t", "schema": SCHEMA, "expected": {"age": "old"}}),
+        json.dumps(SAMPLES[0]),  # duplicate id
+    ]
+    write_jsonl(pytester.path / "data.jsonl", rows)
+    predictions = [PERFECT[0], {"id": "gold-off", "output": {"name": "x"}}, "oops", {"id": "ghost", "output": "{}"},
+                   PERFECT[0]]
+    result = run(pytester, predictions, "--extractbench-sla", "none")
+    result.assert_outcomes(passed=2)
+    output = result.stdout.str()
+    for expected in (
+        "data.jsonl:line 2: not valid JSON",
+        "data.jsonl:line 3, sample 'no-text', field 'text': missing 'text'",
+        "data.jsonl:line 4, sample 'bad-schema', field 'schema': not a valid JSON Schema",
+        "data.jsonl:line 5, sample 'gold-off', field 'expected': gold violates its own schema at $.age",
+        "data.jsonl:line 6, sample 'med-1', field 'id': duplicate id (first seen at line 1)",
+        "preds.jsonl:line 3: not valid JSON",
+        "preds.jsonl:line 4, sample 'ghost', field 'id': unknown sample id",
+        "preds.jsonl:line 5, sample 'med-1', field 'id': duplicate id (first at line 1)",
+    ):
+        assert expected in output, expected
+    problems = metrics(pytester)["run"]["problems"]
+    assert len(problems) == 9  # gold-off's gold breaks two constraints (name is required; age)
+    assert {p["severity"] for p in problems if p["sample_id"] == "gold-off"} == {"warning"}
+    assert metrics(pytester)["run"]["dataset"] == {
+        "name": "data.jsonl", "source": "data.jsonl", "num_samples": 2, "num_skipped": 4
+    }
+
+
+def test_missing_files_are_usage_errors(pytester: pytest.Pytester, data: Path) -> None:
+    result = pytester.runpytest("--extractbench", "--extractbench-predictions", "nope.jsonl",
+                                "--extractbench-dataset", "data.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*extractbench: predictions file nope.jsonl: no such file*"])
+
+
+def test_named_prediction_files_make_several_models(pytester: pytest.Pytester, data: Path) -> None:
+    write_jsonl(pytester.path / "a.jsonl", PERFECT)
+    write_jsonl(pytester.path / "b.jsonl", [{"id": s["id"], "output": {"name": "X"}} for s in SAMPLES])
+    result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-output",
+                                "out", "--extractbench-predictions", "good=a.jsonl",
+                                "--extractbench-predictions", "weak=b.jsonl")
+    result.assert_outcomes(passed=8)
+    models = metrics(pytester)["models"]
+    assert list(models) == ["good", "weak"]
+    assert models["good"]["extraction_quality_score"] > models["weak"]["extraction_quality_score"]
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # "weak" misses the minimum tier
+
+
+def test_without_the_flag_the_plugin_stays_out_of_the_way(pytester: pytest.Pytester, data: Path) -> None:
+    pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    plain = pytester.runpytest()
+    plain.assert_outcomes(passed=1)
+    assert " extractbench " not in plain.stdout.str()  # no summary section
+    assert not (pytester.path / ".extractbench").exists()  # no run directory
+    # with the flag, ordinary test files in the tree are not collected; given explicitly, they are
+    write_jsonl(pytester.path / "preds.jsonl", PERFECT)
+    args = ["--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl"]
+    pytester.runpytest(*args).assert_outcomes(passed=4)
+    pytester.runpytest(*args, "test_plain.py").assert_outcomes(passed=5)
+
+
+def strip_timing(document: dict) -> dict:
+    run = dict(document["run"])
+    for key in ("started_at", "finished_at", "duration_s", "workers", "options"):
+        run.pop(key)
+    return {"run": run, "models": document["models"]}
+
+
+def test_xdist_gives_the_same_metrics(pytester: pytest.Pytester, data: Path) -> None:
+    predictions = [PERFECT[0], {"id": "med-2", "output": "```json\n{\"name\": \"bo chan\", \"age\": 8}\n```"},
+                   {"id": "shop-1", "output": {"name": "Cy", "age": 30, "city": "Lyon", "zip": "69001"}}]
+    serial = run(pytester, predictions, "--extractbench-sla", "none", "-p", "no:xdist", subprocess=True)
+    serial.assert_outcomes(passed=3, failed=1)
+    expected = strip_timing(metrics(pytester))
+    parallel = run(pytester, predictions, "--extractbench-sla", "none", "-n", "2", "--extractbench-output", "out2",
+                   subprocess=True)
+    parallel.assert_outcomes(passed=3, failed=1)
+    assert strip_timing(metrics(pytester, "out2")) == expected
+    assert metrics(pytester, "out2")["run"]["workers"] == 2

@@ -1,0 +1,43 @@
+"""The public surface: a sorted, complete ``__all__``, no pytest import, data shipped in the wheel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import pytest_extractbench
+import pytest_extractbench.scoring
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("module", [pytest_extractbench, pytest_extractbench.scoring])
+def test_all_is_sorted_and_exported(module) -> None:
+    assert module.__all__ == sorted(module.__all__)
+    for name in module.__all__:
+        assert hasattr(module, name), name
+
+
+def test_scoring_core_never_imports_pytest() -> None:
+    code = (
+        "import sys, pytest_extractbench, pytest_extractbench.scoring, pytest_extractbench.metrics, "
+        "pytest_extractbench.gates, pytest_extractbench.dataset; "
+        "assert 'pytest' not in sys.modules and '_pytest' not in sys.modules, sorted(sys.modules)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_bundled_dataset(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("pytest_extractbench-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pytest_extractbench/data/extraction.jsonl" in names
+    assert "pytest_extractbench/py.typed" in names
