@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from .complexity import complexity_features
 from .scoring import check_schema, validation_errors
 
 BUNDLED = "bundled"
@@ -207,5 +208,6 @@ def sample_from_row(
         problem(f"gold violates its own schema at {message}", expected_key, severity="warning")
 
     meta = {key: row[key] for key in _META_KEYS if row.get(key) is not None}
-    meta.update({"source": source, "location": location})
+    # Records carry the meta to the controller, where breakdowns by complexity need it.
+    meta.update({"source": source, "location": location, "complexity": complexity_features(schema)})
     return Sample(id=sample_id, text=text, schema=schema, expected=expected, meta=meta), problems
