@@ -80,7 +80,8 @@ def _emit(state: dict[str, Any]) -> dict[str, Any]:
 
 def resolve_schema(schema: Any) -> dict[str, Any]:
     """The resolved form of ``schema``: ``$ref`` followed, ``allOf``/``anyOf``/``oneOf`` folded in
-    (the way scoring reads them), ``x-eval-*`` keys kept. Raises ``ValueError`` on a recursive schema."""
+    (the way scoring reads them), ``x-eval-*`` keys kept. A recursive schema is cut where it recurses,
+    as scoring reads it (``ValueError`` if a cycle remains)."""
     return _resolve(compile_schema(schema), frozenset(), "$")
 
 
@@ -108,9 +109,10 @@ def _resolve(node: SchemaNode, active: frozenset[int], path: str) -> dict[str, A
 
 
 def annotate_defaults(schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a resolved schema with the defaults written out where no x-eval key says otherwise:
-    ``"x-eval-compare": "partial"`` on scalar fields and arrays of scalars, ``"x-eval-align": "ordered"``
-    on arrays of objects. Scoring with the result gives the same scores as without it."""
+    """A copy of a resolved schema with the default comparator written out where no x-eval key says
+    otherwise: ``"x-eval-compare": "partial"`` on scalar fields and arrays of scalars (arrays of objects
+    are aligned in order by default, with no key needed). Scoring with the result gives the same
+    scores as without it: a starting point to edit."""
     out = copy.deepcopy(schema)
     _annotate(out)
     return out
@@ -134,9 +136,7 @@ def _annotate(schema: Any) -> None:
     types = _types_of(schema)
     if "array" in types:
         item_types = _types_of(items) if isinstance(items, dict) else set()
-        if item_types & {"object", "array"} or (isinstance(items, dict) and items.get("properties")):
-            schema.setdefault("x-eval-align", "ordered")
-        else:
+        if not item_types & {"object", "array"} and not (isinstance(items, dict) and items.get("properties")):
             schema.setdefault("x-eval-compare", "partial")
     elif types and not types & {"object"} and not schema.get("properties"):
         schema.setdefault("x-eval-compare", "partial")
