@@ -31,20 +31,34 @@ SYSTEM_PROMPT = (
     "on this scale:\n" + RUBRIC + "\nAnswer with JSON only: {\"scores\": [{\"id\": <item id>, \"score\": <1-7>}, ...]}, "
     "one entry per item."
 )
-RESPONSE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "scores": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"id": {"type": "integer"}, "score": {"type": "integer", "minimum": 1, "maximum": 7}},
-                "required": ["id", "score"],
-            },
-        }
-    },
-    "required": ["scores"],
-}
+
+
+def response_schema(count: int) -> dict[str, Any]:
+    """Exactly ``count`` grades: a bounded answer, so a small model cannot ramble on."""
+    return {
+        "type": "object",
+        "properties": {
+            "scores": {
+                "type": "array",
+                "minItems": count,
+                "maxItems": count,
+                "items": {
+                    "type": "object",
+                    "properties": {"id": {"type": "integer", "enum": list(range(1, count + 1))},
+                                   "score": {"type": "integer", "enum": list(range(1, 8))}},
+                    "required": ["id", "score"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["scores"],
+        "additionalProperties": False,
+    }
+
+
+# Tokens the answer may take: a few per grade, plus the wrapper (bounds a run-away generation).
+TOKENS_PER_ITEM = 24
+TOKENS_BASE = 32
 
 
 class JudgeError(RuntimeError):
@@ -62,7 +76,7 @@ def api_key() -> str:
 class Judge:
     """Grades (field, expected, extracted) triples with one chat completion per batch."""
 
-    def __init__(self, model: str, base_url: str, *, timeout: float = 120.0, max_retries: int = 2) -> None:
+    def __init__(self, model: str, base_url: str, *, timeout: float = 60.0, max_retries: int = 1) -> None:
         try:
             import openai
         except ImportError:
@@ -79,19 +93,23 @@ class Judge:
         ]
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
-    def _ask(self, messages: list[dict[str, str]]) -> str:
+    def _ask(self, messages: list[dict[str, str]], count: int) -> str:
         import openai
 
         self.calls += 1
-        request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "seed": 0}
+        request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "seed": 0,
+                                   "max_tokens": TOKENS_BASE + TOKENS_PER_ITEM * count}
         try:
             response = self._client.chat.completions.create(
                 **request,
                 response_format={"type": "json_schema",
-                                 "json_schema": {"name": "grades", "schema": RESPONSE_SCHEMA, "strict": True}},
+                                 "json_schema": {"name": "grades", "schema": response_schema(count), "strict": True}},
             )
         except openai.BadRequestError:  # a server without structured output: ask in words only
-            response = self._client.chat.completions.create(**request)
+            try:
+                response = self._client.chat.completions.create(**request)
+            except openai.OpenAIError as exc:
+                raise JudgeError(f"judge request failed: {type(exc).__name__}: {exc}") from None
         except openai.OpenAIError as exc:
             raise JudgeError(f"judge request failed: {type(exc).__name__}: {exc}") from None
         content = response.choices[0].message.content if response.choices else None
@@ -106,7 +124,7 @@ class Judge:
         todo = [i for i, grade in enumerate(grades) if grade is None]
         if todo:
             try:
-                answer = self._parse(self._ask(self.messages([items[i] for i in todo])), len(todo))
+                answer = self._parse(self._ask(self.messages([items[i] for i in todo]), len(todo)), len(todo))
             except JudgeError as exc:
                 answer = [exc] * len(todo)
             fresh = {}
