@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .align import AlignContext, _canonical, align_ordered
+from .align import AlignContext, _canonical, align_hungarian, align_key_field, align_ordered
 from .compare import Comparison, compare_scalars, declared_type_ok, jaccard, normalize_text, string_similarity, types_agree
 from .comparators import COMPARATORS, ComparatorError, to_comparison
 from .options import ScoringOptions
@@ -38,6 +38,7 @@ ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
 _CONTAINERS = (dict, list)
 _SCALAR_NAMES = {str: "string", int: "number", float: "number", bool: "boolean"}
 _IDENTICAL_TEXT = (1.0, 1.0, 1.0)
+_DIAGONAL_ON_IDENTICAL = frozenset({align_ordered, align_key_field, align_hungarian})
 _PENDING: Any = object()  # compare_leaf's answer for a batch comparator: judged after the walk
 
 
@@ -227,6 +228,13 @@ class FieldWalker:
                 return
             # Scalars under a rule take the general walk: transforms may make a value absent and
             # the comparator's name is recorded. Aligned arrays let their aligner pair elements.
+            if (kind is list and rule.aligner in _DIAGONAL_ON_IDENTICAL and not rule.transforms
+                    and _same_json(expected, predicted)):
+                # every built-in aligner pairs identical arrays element by element: skip it
+                items = node.items
+                for index, (exp_item, pred_item) in enumerate(zip(expected, predicted)):
+                    self._identical(exp_item, pred_item, items, f"{path}[{index}]", depth, required, out)
+                return
             if kind is not dict and (kind is not list or rule.aligner is not None or _scalars_only(expected)):
                 self._pair_general(expected, predicted, node, path, depth, required, out)
                 return
