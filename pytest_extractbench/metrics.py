@@ -19,7 +19,7 @@ import numpy as np
 from . import breakdowns, diagnostics, distributions
 from .gates import eqs_band, recommendation
 from .record import SampleRecord
-from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions, prf
+from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions
 
 # Spec 4.2.5 bins of the composite score of compared fields, low to high.
 SCORE_BINS = ("very_poor", "poor", "fair", "good", "excellent")

@@ -86,23 +86,24 @@ def _finish(pairs: list[Pair], gold_left: list[int], pred_left: list[int]) -> li
     return pairs
 
 
-def _match_identical(
-    expected: Sequence[Any], predicted: Sequence[Any], gold: list[int], pred: list[int]
+def _match_by(
+    expected: Sequence[Any], predicted: Sequence[Any], gold: list[int], pred: list[int], key: Callable[[Any], Any]
 ) -> tuple[list[Pair], list[int], list[int]]:
-    """Pair identical elements (first come, first served); returns pairs and what is left on each side."""
-    waiting: dict[bytes, deque[int]] = defaultdict(deque)
+    """Pair elements with equal keys (first come, first served; a None key never pairs); returns
+    the pairs and what is left on each side."""
+    waiting: dict[Any, deque[int]] = defaultdict(deque)
     pred_left: list[int] = []
     for j in pred:
-        key = _canonical(predicted[j])
-        if key is None:
+        found = key(predicted[j])
+        if found is None:
             pred_left.append(j)
         else:
-            waiting[key].append(j)
+            waiting[found].append(j)
     pairs: list[Pair] = []
     gold_left: list[int] = []
     for i in gold:
-        key = _canonical(expected[i])
-        queue = waiting.get(key) if key is not None else None
+        found = key(expected[i])
+        queue = waiting.get(found) if found is not None else None
         if queue:
             pairs.append((i, queue.popleft()))
         else:
@@ -110,6 +111,13 @@ def _match_identical(
     pred_left.extend(j for queue in waiting.values() for j in queue)
     pred_left.sort()
     return pairs, gold_left, pred_left
+
+
+def _match_identical(
+    expected: Sequence[Any], predicted: Sequence[Any], gold: list[int], pred: list[int]
+) -> tuple[list[Pair], list[int], list[int]]:
+    """Pair identical elements."""
+    return _match_by(expected, predicted, gold, pred, _canonical)
 
 
 def align_by_identity(
@@ -159,25 +167,8 @@ def align_key_field(
             values.append(scalar_key(value, options))
         return tuple(values)
 
-    waiting: dict[tuple[Any, ...], deque[int]] = defaultdict(deque)
-    pred_rest: list[int] = []
-    for j, element in enumerate(predicted):
-        key = key_of(element)
-        if key is None:
-            pred_rest.append(j)
-        else:
-            waiting[key].append(j)
-    pairs: list[Pair] = []
-    gold_rest: list[int] = []
-    for i, element in enumerate(expected):
-        key = key_of(element)
-        queue = waiting.get(key) if key is not None else None
-        if queue:
-            pairs.append((i, queue.popleft()))
-        else:
-            gold_rest.append(i)
-    pred_rest.extend(j for queue in waiting.values() for j in queue)
-    pred_rest.sort()
+    pairs, gold_rest, pred_rest = _match_by(expected, predicted, list(range(len(expected))),
+                                            list(range(len(predicted))), key_of)
     identical, gold_left, pred_left = _match_identical(expected, predicted, gold_rest, pred_rest)
     return _finish(pairs + identical, gold_left, pred_left)
 

@@ -159,14 +159,7 @@ class FieldWalker:
             if rule.transforms:
                 self._pair_transformed(rule, expected, predicted, node, path, depth, required, out)
                 return
-        if self.is_absent(expected):
-            if not self.is_absent(predicted):
-                origin = ORIGIN_NULL if expected is None else ORIGIN_KEY
-                self._side(predicted, node, path, depth, required, SPURIOUS, origin, out)
-            return
-        if self.is_absent(predicted):
-            origin = ORIGIN_NULL if predicted is None else ORIGIN_KEY
-            self._side(expected, node, path, depth, required, MISSED, origin, out)
+        if self._one_sided(expected, predicted, expected, predicted, node, path, depth, required, out):
             return
         exp_kind, pred_kind = type(expected), type(predicted)
         if exp_kind is dict and pred_kind is dict:
@@ -177,6 +170,22 @@ class FieldWalker:
             self._structure_mismatch(expected, predicted, node, path, depth, required, out)
         else:
             self._leaf(expected, predicted, node, path, depth, required, out)
+
+    def _one_sided(
+        self, expected: Any, predicted: Any, shown_expected: Any, shown_predicted: Any, node: SchemaNode | None,
+        path: str, depth: int, required: bool, out: list,
+    ) -> bool:
+        """Emit a value present on one side only (as shown); True when at least one side is absent."""
+        if self.is_absent(expected):
+            if not self.is_absent(predicted):
+                origin = ORIGIN_NULL if expected is None else ORIGIN_KEY
+                self._side(shown_predicted, node, path, depth, required, SPURIOUS, origin, out)
+            return True
+        if self.is_absent(predicted):
+            origin = ORIGIN_NULL if predicted is None else ORIGIN_KEY
+            self._side(shown_expected, node, path, depth, required, MISSED, origin, out)
+            return True
+        return False
 
     def _pair_transformed(
         self, rule: Any, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int,
@@ -192,14 +201,7 @@ class FieldWalker:
                             f"transform failed: {type(exc).__name__}: {exc}", out)
                 return
             t_exp, t_pred = expected, predicted
-        if self.is_absent(t_exp):
-            if not self.is_absent(t_pred):
-                origin = ORIGIN_NULL if t_exp is None else ORIGIN_KEY
-                self._side(predicted, node, path, depth, required, SPURIOUS, origin, out)
-            return
-        if self.is_absent(t_pred):
-            origin = ORIGIN_NULL if t_pred is None else ORIGIN_KEY
-            self._side(expected, node, path, depth, required, MISSED, origin, out)
+        if self._one_sided(t_exp, t_pred, expected, predicted, node, path, depth, required, out):
             return
         exp_kind, pred_kind = type(t_exp), type(t_pred)
         if exp_kind is list and pred_kind is list:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_extractbench import ScoringOptions, SampleRecord, model_metrics, score_sample
-from pytest_extractbench.scoring import ERROR, semantic_cache
+from pytest_extractbench.scoring import ERROR
 from pytest_extractbench.scoring.judge import Judge, get_judge
 
 from .llama import llama_server
@@ -34,16 +34,7 @@ def judge_url():
         yield url
 
 
-@pytest.fixture
-def cache(tmp_path):
-    semantic_cache.set_cache_dir(tmp_path)
-    semantic_cache.clear_memory()
-    yield tmp_path
-    semantic_cache.set_cache_dir(None)
-    semantic_cache.clear_memory()
-
-
-def test_judge_grades_every_semantic_field_of_a_record_in_one_call(judge_url, cache) -> None:
+def test_judge_grades_every_semantic_field_of_a_record_in_one_call(judge_url, semantic_cache_dir) -> None:
     options = ScoringOptions(judge_model="gemma3-270m", judge_url=judge_url)
     judge = get_judge("gemma3-270m", judge_url)
     before = judge.calls
@@ -67,7 +58,7 @@ def test_judge_grades_every_semantic_field_of_a_record_in_one_call(judge_url, ca
         assert [(f.path, f.score) for f in again.fields] == [(f.path, f.score) for f in score.fields]
 
 
-def test_judge_parses_and_validates_its_answers(judge_url, cache) -> None:
+def test_judge_parses_and_validates_its_answers(judge_url, semantic_cache_dir) -> None:
     judge = Judge("gemma3-270m", judge_url)
     grades = judge.grade([("city", "Paris", "Paris, France"), ("drug", "aspirin", "insulin")])
     assert len(grades) == 2 and judge.calls == 1
@@ -77,7 +68,7 @@ def test_judge_parses_and_validates_its_answers(judge_url, cache) -> None:
     assert "no valid 1-7 grade for item 2" in str(Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[1])
 
 
-def test_an_unreachable_judge_makes_errors_that_are_counted_not_scored(cache) -> None:
+def test_an_unreachable_judge_makes_errors_that_are_counted_not_scored(semantic_cache_dir) -> None:
     options = ScoringOptions(judge_model="gemma3-270m", judge_url="http://127.0.0.1:9/v1")
     score = score_sample(json.dumps(OUTPUT), GOLD, SCHEMA, options=options)
     assert [f.category for f in score.fields] == [ERROR, ERROR, ERROR, "exact"]
@@ -87,7 +78,7 @@ def test_an_unreachable_judge_makes_errors_that_are_counted_not_scored(cache) ->
     assert metrics["comparator_errors"]["total"] == 3 and metrics["comparator_errors"]["by_comparator"] == {"semantic": 3}
 
 
-def test_server_embeddings_from_llama_server(cache) -> None:
+def test_server_embeddings_from_llama_server(semantic_cache_dir) -> None:
     with llama_server("--embeddings", "--pooling", "mean") as url:
         options = ScoringOptions(semantic=url, semantic_model="gemma3-270m")
         score = score_sample(json.dumps({"city": "New York City", "diagnosis": "hypertension", "drug": "x"}), GOLD,

@@ -26,16 +26,7 @@ GOLD = {"city": "New York City", "summary": "The patient has a fever.", "fruit":
 OUTPUT = {"city": "NYC", "summary": "Patient is febrile.", "fruit": "Car insurance quote", "count": 3.0}
 
 
-@pytest.fixture
-def cache(tmp_path):
-    semantic_cache.set_cache_dir(tmp_path)
-    semantic_cache.clear_memory()
-    yield tmp_path
-    semantic_cache.set_cache_dir(None)
-    semantic_cache.clear_memory()
-
-
-def test_local_embeddings_pass_paraphrases_and_fail_unrelated_text(cache) -> None:
+def test_local_embeddings_pass_paraphrases_and_fail_unrelated_text(semantic_cache_dir) -> None:
     options = ScoringOptions(semantic="local")
     score = score_sample(json.dumps(OUTPUT), GOLD, SCHEMA, options=options)
     got = {f.path: f for f in score.fields}
@@ -51,7 +42,7 @@ def test_local_embeddings_pass_paraphrases_and_fail_unrelated_text(cache) -> Non
     assert all(f.comparator == "semantic" for f in score.fields)
 
 
-def test_embeddings_are_cached_in_memory_and_on_disk(cache) -> None:
+def test_embeddings_are_cached_in_memory_and_on_disk(semantic_cache_dir) -> None:
     embedder = get_embedder("local")
     calls = []
     original = embedder.embed
@@ -65,16 +56,16 @@ def test_embeddings_are_cached_in_memory_and_on_disk(cache) -> None:
         assert len(calls) == 1
     finally:
         embedder.embed = original
-    assert (cache / "semantic.sqlite").is_file()
+    assert (semantic_cache_dir / "semantic.sqlite").is_file()
 
 
-def test_without_a_backend_semantic_falls_back_to_the_composite(cache) -> None:
+def test_without_a_backend_semantic_falls_back_to_the_composite(semantic_cache_dir) -> None:
     score = score_sample(json.dumps(OUTPUT), GOLD, SCHEMA)
     plain = score_sample(json.dumps(OUTPUT), GOLD, {"type": "object"})
     assert [f.score for f in score.fields] == [f.score for f in plain.fields]
 
 
-def test_a_failing_backend_is_an_error_status_outside_the_metrics(cache) -> None:
+def test_a_failing_backend_is_an_error_status_outside_the_metrics(semantic_cache_dir) -> None:
     options = ScoringOptions(semantic="http://127.0.0.1:9/v1")  # nothing listens on the discard port
     score = score_sample(json.dumps(OUTPUT), GOLD, SCHEMA, options=options)
     statuses = {f.path: f.category for f in score.fields}
