@@ -39,7 +39,8 @@ def parse_baseline_name(value: str) -> str:
     """A name usable in a file name: letters, digits, ``.``, ``_``, ``-``."""
     if not _NAME.match(value):
         raise argparse.ArgumentTypeError(
-            f"baseline name {value!r}: use letters, digits, '.', '_' and '-' (at most 100), starting with a letter or digit"
+            f"baseline name {value!r}: use letters, digits, '.', '_' and '-' (at most 100), "
+            "starting with a letter or digit"
         )
     return value
 

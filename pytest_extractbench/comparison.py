@@ -159,9 +159,8 @@ def pareto(
     """Models no other model beats on both EQS (higher) and ``cost`` (lower), or why there is no frontier."""
     missing = [m for m in ranking if cost.get(m) is None]
     if missing:
-        reason = (
-            f"{cost_key} was not measured for {', '.join(missing)}"
-            + (" (offline predictions carry no timings)" if cost_key == LATENCY else " (needs token usage and prices)")
+        reason = f"{cost_key} was not measured for {', '.join(missing)}" + (
+            " (offline predictions carry no timings)" if cost_key == LATENCY else " (needs token usage and prices)"
         )
         return {"available": False, "reason": reason, "frontier": []}
     points = {m: (float(by_model[m][EQS]), float(cost[m])) for m in ranking}  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ import numpy as np
 from .baseline import Baseline, SampleSnapshot, Snapshots
 from .resampled import HEADLINE, MetricDelta, paired_deltas, resolve_metric
 from .scoring import StatsOptions, prf
+from .stats import format_p
 from .scoring.result import EXACT, MISSED, PARTIAL, SPURIOUS
 
 IMPROVED, NEUTRAL, REGRESSED = "improved", "neutral", "regressed"
@@ -52,9 +53,7 @@ def parse_compare_fail(value: str) -> CompareFailCheck:
     text = str(value).strip()
     name, sep, margin_text = text.rpartition(":")
     if not sep or not name:
-        raise argparse.ArgumentTypeError(
-            f"{value!r}: expected METRIC:MARGIN, e.g. eqs:-0.02 or field_f1_partial:-2%"
-        )
+        raise argparse.ArgumentTypeError(f"{value!r}: expected METRIC:MARGIN, e.g. eqs:-0.02 or field_f1_partial:-2%")
     try:
         metric = resolve_metric(name)
     except KeyError as exc:
@@ -80,7 +79,9 @@ def parse_verdict_thresholds(value: str) -> tuple[float, float]:
     try:
         improve, regress = (float(part) for part in str(value).split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected two numbers IMPROVE,REGRESS such as 0.01,-0.02, got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected two numbers IMPROVE,REGRESS such as 0.01,-0.02, got {value!r}"
+        ) from None
     if not (math.isfinite(improve) and math.isfinite(regress)) or improve < 0:
         raise argparse.ArgumentTypeError(f"expected IMPROVE >= 0 and a finite REGRESS, got {value!r}")
     return improve, -abs(regress)
@@ -116,15 +117,17 @@ class CheckResult:
         }
         if self.delta is not None:
             d = self.delta
-            out.update(baseline=d.b, current=d.a, delta=d.delta, ci=d.ci.as_dict(), p_value=d.p_value,
-                       test=d.test, significant=d.significant, n_shared=d.n)
+            out.update(
+                baseline=d.b,
+                current=d.a,
+                delta=d.delta,
+                ci=d.ci.as_dict(),
+                p_value=d.p_value,
+                test=d.test,
+                significant=d.significant,
+                n_shared=d.n,
+            )
         return out
-
-
-def _p(p_value: float | None) -> str:
-    if p_value is None:
-        return "p undefined"
-    return f"p = {p_value:.2g}" if p_value < 0.001 else f"p = {p_value:.3f}"
 
 
 def evaluate_check(
@@ -138,13 +141,19 @@ def evaluate_check(
     ci = delta.ci
     facts = (
         f"{delta.metric} {delta.b:.3f} -> {delta.a:.3f} (delta {delta.delta:+.3f} "
-        f"[{100 * ci.confidence:g}% CI: {ci.low:+.3f}, {ci.high:+.3f}], {_p(delta.p_value)}, "
+        f"[{100 * ci.confidence:g}% CI: {ci.low:+.3f}, {ci.high:+.3f}], {format_p(delta.p_value)}, "
         f"paired {delta.test} test on {delta.n} shared samples)"
     )
     if failed:
-        message = f"REGRESSION {where}: {facts}: worse by more than the allowed {allowed:.3f} ({check}) and significant at {alpha:g}"
+        message = (
+            f"REGRESSION {where}: {facts}: worse by more than the allowed {allowed:.3f} ({check}) "
+            f"and significant at {alpha:g}"
+        )
     elif exceeds:
-        message = f"within noise {where}: {facts}: worse by more than {allowed:.3f} ({check}) but not significant at {alpha:g}"
+        message = (
+            f"within noise {where}: {facts}: worse by more than {allowed:.3f} ({check}) "
+            f"but not significant at {alpha:g}"
+        )
     else:
         message = f"ok {where}: {facts}: within the allowed {allowed:.3f} ({check})"
     return CheckResult(str(check), check.metric, model, scope, failed, message, delta, allowed, exceeds)
@@ -178,7 +187,11 @@ def field_scores(samples: Iterable[SampleSnapshot]) -> dict[str, dict[str, float
             if valid:  # invalid output earns no credit (spec 4.1.1)
                 slot[0] += 1.0 if category == EXACT else 0.5 if category == PARTIAL else 0.0
     return {
-        path: {"f1_partial": prf(credit, int(predicted), int(expected))[2], "expected": expected, "predicted": predicted}
+        path: {
+            "f1_partial": prf(credit, int(predicted), int(expected))[2],
+            "expected": expected,
+            "predicted": predicted,
+        }
         for path, (credit, predicted, expected) in sorted(counts.items())
     }
 
@@ -186,7 +199,7 @@ def field_scores(samples: Iterable[SampleSnapshot]) -> dict[str, dict[str, float
 def field_deltas(current: Sequence[SampleSnapshot], baseline: Sequence[SampleSnapshot]) -> dict[str, dict[str, Any]]:
     """Per-field F1 (partial) of both runs on the same samples, worst change first."""
     now, before = field_scores(current), field_scores(baseline)
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for path in sorted(set(now) | set(before)):
         c = now.get(path, {}).get("f1_partial")
         b = before.get(path, {}).get("f1_partial")
@@ -198,7 +211,10 @@ def field_deltas(current: Sequence[SampleSnapshot], baseline: Sequence[SampleSna
         }
     # worst first; among equal drops, the field with more occurrences first
     return dict(
-        sorted(out.items(), key=lambda item: (item[1]["delta"] is None, item[1]["delta"] or 0.0, -item[1]["expected"], item[0]))
+        sorted(
+            out.items(),
+            key=lambda item: (item[1]["delta"] is None, item[1]["delta"] or 0.0, -item[1]["expected"], item[0]),
+        )
     )
 
 
@@ -239,7 +255,8 @@ class ModelComparison:
             "n_shared": len(self.shared),
             "only_current": len(self.only_current),
             "only_baseline": len(self.only_baseline),
-            "paired_on": "shared sample ids" + (" (the sample sets differ)" if self.only_current or self.only_baseline else ""),
+            "paired_on": "shared sample ids"
+            + (" (the sample sets differ)" if self.only_current or self.only_baseline else ""),
             "verdict": self.verdict,
             "baseline_accuracy": eqs.b if eqs else None,
             "candidate_accuracy": eqs.a if eqs else None,
@@ -291,15 +308,21 @@ def compare_model(
         scoped: dict[str, MetricDelta] = {}
         if ids:
             scoped = paired_deltas(
-                [current[i].row for i in ids], [baseline[i].row for i in ids], options,
-                list(dict.fromkeys(c.metric for c in scope.checks)), rng=_rng(options, model, baseline_model, scope.label),
-            )  # fmt: skip
+                [current[i].row for i in ids],
+                [baseline[i].row for i in ids],
+                options,
+                list(dict.fromkeys(c.metric for c in scope.checks)),
+                rng=_rng(options, model, baseline_model, scope.label),
+            )
         result.checks.extend(_run_checks(model, scope.label, scope.checks, scoped, options))
     return result
 
 
 def _run_checks(
-    model: str, scope: str | None, checks: Sequence[CompareFailCheck], deltas: Mapping[str, MetricDelta],
+    model: str,
+    scope: str | None,
+    checks: Sequence[CompareFailCheck],
+    deltas: Mapping[str, MetricDelta],
     options: StatsOptions,
 ) -> list[CheckResult]:
     out = []
@@ -307,8 +330,16 @@ def _run_checks(
         delta = deltas.get(check.metric)
         if delta is None:
             where = f"model {model!r}" + (f", {scope}" if scope else "")
-            out.append(CheckResult(str(check), check.metric, model, scope, True,
-                                   f"NOT CHECKED {where}: no sample in common with the baseline ({check})"))
+            out.append(
+                CheckResult(
+                    str(check),
+                    check.metric,
+                    model,
+                    scope,
+                    True,
+                    f"NOT CHECKED {where}: no sample in common with the baseline ({check})",
+                )
+            )
             continue
         out.append(evaluate_check(check, delta, model=model, scope=scope, alpha=options.alpha))
     return out
@@ -390,7 +421,8 @@ def compare_run(
         if comparison.only_current or comparison.only_baseline:
             notes.append(
                 f"model {model!r}: paired on the {len(comparison.shared)} samples both runs scored "
-                f"({len(comparison.only_current)} only in this run, {len(comparison.only_baseline)} only in the baseline)"
+                f"({len(comparison.only_current)} only in this run, "
+                f"{len(comparison.only_baseline)} only in the baseline)"
             )
         models[model] = comparison
     return RunComparison(baseline, models, unchecked, notes, options)

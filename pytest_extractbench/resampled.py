@@ -305,9 +305,7 @@ def paired_deltas(
     return out
 
 
-def pair_rows(
-    rows_a: Mapping[str, Row], rows_b: Mapping[str, Row]
-) -> tuple[list[str], list[Row], list[Row]]:
+def pair_rows(rows_a: Mapping[str, Row], rows_b: Mapping[str, Row]) -> tuple[list[str], list[Row], list[Row]]:
     """Rows of the sample ids both runs scored, in id order."""
     shared = sorted(set(rows_a) & set(rows_b))
     return shared, [rows_a[i] for i in shared], [rows_b[i] for i in shared]

@@ -277,6 +277,8 @@ class BenchSession:
     def _baselines(self, by_model: dict[str, list[SampleRecord]]) -> None:
         """Compare with the --extractbench-compare baseline, then store --extractbench-save (controller only)."""
         settings = self.settings
+        if self.baseline is None and not settings.save:
+            return
         snapshots = baselines.snapshot_records(self.records)
         dataset_hash = baselines.dataset_hash(self.dataset.samples)
         if self.baseline is not None:

@@ -39,26 +39,24 @@ def parse_bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
+def _number(value: str, cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str) -> Any:
+    try:
+        number = cast(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}") from None
+    if not ok(number):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}")
+    return number
+
+
 def parse_fraction(value: str) -> float:
     """A number in [0, 1]."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}") from None
-    if not 0.0 <= number <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}")
-    return number
+    return _number(value, float, lambda x: 0.0 <= x <= 1.0, "a number between 0 and 1")
 
 
 def parse_non_negative(value: str) -> float:
     """A number >= 0."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}")
-    return number
+    return _number(value, float, lambda x: x >= 0, "a non-negative number")
 
 
 def parse_sla(value: str) -> str:
@@ -91,28 +89,17 @@ def parse_eqs_weights(value: str) -> EqsWeights:
 
 def parse_level(value: str) -> float:
     """A number strictly between 0 and 1 (a confidence level or a significance level)."""
-    number = parse_fraction(value)
-    if number in (0.0, 1.0):
-        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {value!r}")
-    return number
+    return _number(value, float, lambda x: 0.0 < x < 1.0, "a number strictly between 0 and 1")
 
 
 def parse_resamples(value: str) -> int:
-    """An integer >= 100."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of resamples (>= 100), got {value!r}") from None
-    if number < 100:
-        raise argparse.ArgumentTypeError(f"expected at least 100 resamples, got {value!r}")
-    return number
+    """A whole number >= 100."""
+    return _number(value, int, lambda x: x >= 100, "a whole number of resamples, at least 100")
 
 
 def parse_int(value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    """A whole number."""
+    return _number(value, int, lambda x: True, "a whole number")
 
 
 def parse_test(value: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -34,9 +34,10 @@ PERCENTILE = "percentile bootstrap"
 # Elements of one resampling chunk: small enough that the (chunk x n) index and weight matrices
 # stay in cache (2 MB each), which makes 10,000 x 10,000 resampling 1.5x faster than 32 MB chunks.
 _CHUNK_ELEMENTS = 1 << 18
-# Relative tolerance under which a resampled statistic counts as equal to the observed one
-# (floating-point ties; scipy.stats.permutation_test uses the same idea).
-_TIE_RTOL = 1e-12
+# Under this (relative to max(1, |observed|)) a permuted statistic ties the observed one: the null values
+# come from sums in another order than the observed value, and metrics live on a [0, 1] scale where real
+# differences between arrangements are far larger (scipy.stats.permutation_test has the same idea).
+_TIE_TOLERANCE = 1e-10
 
 
 class Interval(NamedTuple):
@@ -68,6 +69,13 @@ class TestResult(NamedTuple):
 
     def as_dict(self) -> dict[str, Any]:
         return self._asdict()
+
+
+def format_p(p_value: float | None) -> str:
+    """``p = 0.031``, ``p = 0.0002``, or ``p n/a`` when the test is undefined."""
+    if p_value is None:
+        return "p n/a"
+    return f"p = {p_value:.2g}" if p_value < 0.001 else f"p = {p_value:.3f}"
 
 
 def make_rng(seed: Any = None) -> np.random.Generator:
@@ -136,6 +144,11 @@ def percentile_interval(distribution: np.ndarray, confidence: float) -> tuple[fl
     return float(low), float(high)
 
 
+def mean_of(n: int, column: int = 0) -> Statistic:
+    """The mean of one column of ``n`` samples, as a statistic of column sums."""
+    return lambda sums: sums[..., column] / n
+
+
 def _exact_sums(matrix: np.ndarray) -> np.ndarray:
     # math.fsum: the point estimate must not depend on summation order (xdist, BLAS threads).
     return np.array([math.fsum(column) for column in matrix.T], dtype=np.float64)
@@ -173,9 +186,8 @@ def bootstrap_ci(
 ) -> Interval:
     """Percentile bootstrap CI of a mean (spec 4.5.6's ``compute_confidence_interval``)."""
     array = np.asarray(values, dtype=np.float64).ravel()
-    n = len(array)
     return bootstrap_intervals(
-        array, {"mean": lambda s: s[..., 0] / n}, confidence=confidence, resamples=resamples, rng=rng, chunk=chunk
+        array, {"mean": mean_of(len(array))}, confidence=confidence, resamples=resamples, rng=rng, chunk=chunk
     )["mean"]
 
 
@@ -192,16 +204,15 @@ def paired_bootstrap_intervals(
     """CIs of ``statistic(a) - statistic(b)`` when row i of a and of b are the same sample (resampled together)."""
     a, b = _paired(columns_a, columns_b)
     k = a.shape[1]
-    sums = bootstrap_sums(np.hstack([a, b]), resamples, rng, chunk=chunk)
-    observed_a, observed_b = _exact_sums(a), _exact_sums(b)
-    out = {}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for name, statistic in statistics.items():
-            diff = np.asarray(statistic(sums[:, :k]) - statistic(sums[:, k:]), dtype=np.float64)
-            low, high = percentile_interval(diff, confidence)
-            value = float(statistic(observed_a) - statistic(observed_b))
-            out[name] = Interval(value, low, high, confidence, "paired " + PERCENTILE, resamples, a.shape[0])
-    return out
+
+    def difference(statistic: Statistic) -> Statistic:
+        return lambda sums: statistic(sums[..., :k]) - statistic(sums[..., k:])
+
+    found = bootstrap_intervals(
+        np.hstack([a, b]), {name: difference(s) for name, s in statistics.items()},
+        confidence=confidence, resamples=resamples, rng=rng, chunk=chunk,
+    )  # fmt: skip
+    return {name: interval._replace(method="paired " + PERCENTILE) for name, interval in found.items()}
 
 
 def _paired(columns_a: Any, columns_b: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -267,13 +278,12 @@ def paired_permutation_tests(
         for name, statistic in statistics.items():
             null[name] = np.asarray(statistic(sum_a + shift) - statistic(sum_b - shift), dtype=np.float64)
     out = {}
-    for name, statistic in statistics.items():
-        distribution = null[name]
+    for name, distribution in null.items():
         value = observed[name]
         if not math.isfinite(value):
             out[name] = TestResult(None, None, "the statistic is undefined for these samples")
             continue
-        tolerance = _TIE_RTOL * max(abs(value), 1e-300)
+        tolerance = _TIE_TOLERANCE * max(1.0, abs(value))
         less = np.count_nonzero(distribution <= value + tolerance)
         greater = np.count_nonzero(distribution >= value - tolerance)
         count = distribution.size
@@ -290,8 +300,7 @@ def paired_permutation_tests(
 def paired_permutation_test(a: Any, b: Any, *, resamples: int = DEFAULT_RESAMPLES, rng: Any = None) -> TestResult:
     """Permutation test of ``mean(a) - mean(b)`` for paired per-sample values."""
     x = np.asarray(a, dtype=np.float64).ravel()
-    n = len(x)
-    return paired_permutation_tests(x, b, {"mean": lambda s: s[..., 0] / n}, resamples=resamples, rng=rng)["mean"]
+    return paired_permutation_tests(x, b, {"mean": mean_of(len(x))}, resamples=resamples, rng=rng)["mean"]
 
 
 def _differences(a: Any, b: Any) -> np.ndarray:
@@ -405,8 +414,7 @@ def compare_paired(
     """
     x, y = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
     generator = make_rng(rng)
-    n = len(x)
-    mean = {"mean": lambda s: s[..., 0] / n}
+    mean = {"mean": mean_of(len(x))}
     difference = paired_bootstrap_intervals(x, y, mean, confidence=confidence, resamples=resamples, rng=generator)
     permutation = paired_permutation_tests(x, y, mean, resamples=resamples, rng=generator)["mean"]
     return significance_report(x, y, difference=difference["mean"], test=permutation, alpha=alpha)
@@ -459,8 +467,10 @@ __all__ = [
     "cohens_d",
     "cohens_dz",
     "compare_paired",
+    "format_p",
     "interpret_cohens_d",
     "make_rng",
+    "mean_of",
     "paired_bootstrap_intervals",
     "paired_permutation_test",
     "paired_permutation_tests",

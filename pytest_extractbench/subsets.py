@@ -29,7 +29,7 @@ import argparse
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -42,7 +42,7 @@ from .scoring import StatsOptions
 from .scoring.result import SPURIOUS
 
 OPERATORS = ("eq", "neq", "gt", "gte", "lt", "lte", "contains", "not_contains", "regex")
-AGGREGATIONS = {"mean": np.mean, "median": np.median}
+AGGREGATIONS: dict[str, Callable[[Sequence[float]], Any]] = {"mean": np.mean, "median": np.median}
 MISSING_GROUP = "(missing)"
 _ABSENT = object()
 
@@ -144,7 +144,11 @@ class GroupBy:
     compare_fail: tuple[CompareFailCheck, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "aggregation": self.aggregation, "compare_fail": [str(c) for c in self.compare_fail]}
+        return {
+            "field": self.field,
+            "aggregation": self.aggregation,
+            "compare_fail": [str(c) for c in self.compare_fail],
+        }
 
 
 @dataclass(frozen=True)
@@ -249,10 +253,9 @@ def _condition(raw: Any, where: str, problems: list[str]) -> Condition | None:
     for key in sorted(set(raw) - {"field", "operator", "value"}):
         problems.append(f"{where}.{key}: unknown key")
     name, op = raw.get("field"), raw.get("operator")
-    ok = True
-    if not isinstance(name, str) or not name:
+    ok = isinstance(name, str) and bool(name)
+    if not ok:
         problems.append(f"{where}.field: a field name is required")
-        ok = False
     if op not in OPERATORS:
         problems.append(f"{where}.operator: {op!r} is not one of {', '.join(OPERATORS)}")
         return None
@@ -272,7 +275,7 @@ def _condition(raw: Any, where: str, problems: list[str]) -> Condition | None:
         except re.error as exc:
             problems.append(f"{where}.value: invalid regex {value!r}: {exc}")
             return None
-    return Condition(name, op, value, pattern) if ok else None
+    return Condition(str(name), op, value, pattern) if ok else None
 
 
 def _group(raw: Any, where: str, problems: list[str]) -> GroupBy | None:
@@ -287,7 +290,9 @@ def _group(raw: Any, where: str, problems: list[str]) -> GroupBy | None:
     if not isinstance(name, str) or not name:
         problems.append(f"{where}.field: a field name is required")
         return None
-    return GroupBy(name, _aggregation(raw, where, problems), _checks(raw.get("compare_fail"), f"{where}.compare_fail", problems))
+    return GroupBy(
+        name, _aggregation(raw, where, problems), _checks(raw.get("compare_fail"), f"{where}.compare_fail", problems)
+    )
 
 
 def load_subsets(path: str | Path) -> SubsetConfig:
@@ -360,7 +365,9 @@ def _group_key(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def members(records: Iterable[SampleRecord], config: SubsetConfig) -> tuple[dict[str, list[SampleRecord]], dict[str, dict[str, list[SampleRecord]]]]:
+def members(
+    records: Iterable[SampleRecord], config: SubsetConfig
+) -> tuple[dict[str, list[SampleRecord]], dict[str, dict[str, list[SampleRecord]]]]:
     """Records of each subset, and of each group of each ``group_by`` field."""
     lookup = _Lookup()
     records = list(records)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..gates import GateCheck
 from ..scoring.result import EXACT
+from ..stats import format_p
 
 if TYPE_CHECKING:
     from ..dataset import DatasetProblem
@@ -138,17 +139,11 @@ def subset_lines(metrics: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _p(p_value: float | None) -> str:
-    if p_value is None:
-        return "p n/a"
-    return f"p = {p_value:.2g}" if p_value < 0.001 else f"p = {p_value:.3f}"
-
-
 def _delta(entry: Mapping[str, Any]) -> str:
     ci = entry["ci"]
     return (
         f"{entry['delta']:+.3f} [{100 * ci['confidence']:g}% CI: {ci['low']:+.3f}, {ci['high']:+.3f}], "
-        f"{_p(entry['p_value'])}{' significant' if entry['significant'] else ''}"
+        f"{format_p(entry['p_value'])}{' significant' if entry['significant'] else ''}"
     )
 
 
@@ -183,7 +178,7 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
             f" Cohen's d {d} ({effect['interpretation']}); per sample {safe(a)} wins {pct(wins[a][b])},"
             f" {safe(b)} wins {pct(wins[b][a])}"
         )
-        others = [f"{_SHORT[name]} {m['delta']:+.3f} ({_p(m['p_value'])})" for name, m in pair["metrics"].items()
+        others = [f"{_SHORT[name]} {m['delta']:+.3f} ({format_p(m['p_value'])})" for name, m in pair["metrics"].items()
                   if name != "extraction_quality_score"]  # fmt: skip
         lines.append("      " + ", ".join(others))
     best = ", ".join(f"{k.replace('_', ' ')}: {safe(v) if v else 'n/a'}" for k, v in comparison["best_by_metric"].items())

@@ -52,7 +52,7 @@ class StatsOptions:
 
 @dataclass(frozen=True)
 class ScoringOptions:
-    """Field-matching rules; the defaults follow the spec and DESIGN.md.
+    """Field-matching rules, and in ``statistics`` how runs are summarized; defaults follow the spec and DESIGN.md.
 
     Exactness respects ``case_sensitive`` and ``normalize_whitespace``; the
     composite partial score is computed on the same normalized strings, so a

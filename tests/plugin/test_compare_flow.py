@@ -22,6 +22,17 @@ DEMO = [json.loads(line) for line in (ROOT / "fixtures" / "predictions" / "demo.
 FAST = ("--extractbench-resamples", "1000")
 
 
+def leaf_paths(node: Any, path: tuple = ()) -> list[tuple]:
+    """Paths of string and number leaves (arrays of scalars are one field for the scorer: their items are left alone)."""
+    found = []
+    for key, child in node.items() if isinstance(node, dict) else enumerate(node):
+        if isinstance(child, dict) or (isinstance(child, list) and any(isinstance(c, (dict, list)) for c in child)):
+            found.extend(leaf_paths(child, (*path, key)))
+        elif isinstance(child, (str, int, float)) and not isinstance(child, bool):
+            found.append((*path, key))
+    return found
+
+
 def degraded(fraction: float, only_topic: str | None = None, seed: int = 0) -> list[dict]:
     """The demo outputs with ``fraction`` of each sample's leaf values made wrong, every output still schema-valid."""
     rng = np.random.default_rng(seed)
@@ -31,16 +42,7 @@ def degraded(fraction: float, only_topic: str | None = None, seed: int = 0) -> l
         sample = samples[row["id"]]
         value = parse_output(row["output"]).value
         if only_topic is None or sample.meta["topic"] == only_topic:
-            leaves: list[tuple] = []
-
-            def walk(node: Any, path: tuple) -> None:
-                for key, child in node.items() if isinstance(node, dict) else enumerate(node):
-                    if isinstance(child, dict) or (isinstance(child, list) and any(isinstance(c, (dict, list)) for c in child)):
-                        walk(child, (*path, key))
-                    elif isinstance(child, (str, int, float)) and not isinstance(child, bool):
-                        leaves.append((*path, key))
-
-            walk(value, ())
+            leaves = leaf_paths(value)
             for i in rng.choice(len(leaves), size=max(1, round(fraction * len(leaves))), replace=False):
                 changed = json.loads(json.dumps(value))
                 *parents, last = leaves[i]
@@ -98,14 +100,16 @@ def test_save_then_compare_an_unchanged_run(pytester: pytest.Pytester, demo: str
                   "--extractbench-compare-fail", "eqs:-0.02", "--extractbench-compare-fail", "field_f1_partial:-2%",
                   out="again")  # fmt: skip
     assert again.ret == pytest.ExitCode.OK
-    again.stdout.fnmatch_lines([
-        "baseline 'main' (0001_main.json, *):",
-        "  model predictions: verdict NEUTRAL on 52 shared samples",
-        "    EQS            0.974 -> 0.974  +0.000 [95% CI: +0.000, +0.000], p = 1.000",
-        "  ok model 'predictions': extraction_quality_score 0.974 -> 0.974 *within the allowed 0.020 (eqs:-0.02)",
-        "  ok model 'predictions': field_f1_partial 0.936 -> 0.936 *(field_f1_partial:-2%)",
-        "  regression gate: passed",
-    ])
+    again.stdout.fnmatch_lines(
+        [
+            "baseline 'main' (0001_main.json, *):",
+            "  model predictions: verdict NEUTRAL on 52 shared samples",
+            "    EQS            0.974 -> 0.974  +0.000 [95% CI: +0.000, +0.000], p = 1.000",
+            "  ok model 'predictions': extraction_quality_score 0.974 -> 0.974 *within the allowed 0.020 (eqs:-0.02)",
+            "  ok model 'predictions': field_f1_partial 0.936 -> 0.936 *(field_f1_partial:-2%)",
+            "  regression gate: passed",
+        ]
+    )
     comparison = metrics(pytester, "again")["baseline_comparison"]
     assert comparison["passed"] is True and comparison["baseline"]["name"] == "main"
     assert [c["p_value"] for c in comparison["checks"]] == [1.0, 1.0]
@@ -120,14 +124,19 @@ def test_a_real_regression_fails_the_session_and_explains_itself(pytester: pytes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     check = metrics(pytester, "worse")["baseline_comparison"]["checks"][0]
     assert check["failed"] and check["significant"] and check["delta"] < -0.02
-    result.stdout.fnmatch_lines([
-        "*verdict REGRESSED*",
-        literal(f"  REGRESSION model 'predictions': extraction_quality_score {check['baseline']:.3f} -> "
+    result.stdout.fnmatch_lines(
+        [
+            "*verdict REGRESSED*",
+            literal(
+                f"  REGRESSION model 'predictions': extraction_quality_score {check['baseline']:.3f} -> "
                 f"{check['current']:.3f} (delta {check['delta']:+.3f} [95% CI: {check['ci']['low']:+.3f}, "
-                f"{check['ci']['high']:+.3f}], p = ") + "*, paired permutation test on 52 shared samples): worse by "
-        "more than the allowed 0.020 (eqs:-0.02) and significant at 0.05",
-        "  regression gate: FAILED",
-    ])
+                f"{check['ci']['high']:+.3f}], p = "
+            )
+            + "*, paired permutation test on 52 shared samples): worse by "
+            "more than the allowed 0.020 (eqs:-0.02) and significant at 0.05",
+            "  regression gate: FAILED",
+        ]
+    )
     # a margin wider than the drop passes, and so does the same drop without a gate
     assert bench(pytester, "--extractbench-predictions", worse, "--extractbench-compare", "main",
                  "--extractbench-compare-fail", "eqs:-0.5", out="wide").ret == pytest.ExitCode.OK  # fmt: skip
@@ -172,15 +181,17 @@ def test_several_models_are_compared_in_the_summary_and_metrics(pytester: pytest
     assert comparison["eqs_delta"]["bad_vs_good"] < 0
     assert comparison["statistical_significance"]["bad_vs_good"]["significantly_different"] is True
     assert comparison["gap_rule"]["reference"] == "good"
-    result.stdout.fnmatch_lines([
-        "comparison of 2 models (paired permutation test, alpha 0.05):",
-        "  1. good  EQS 0.974 [[]95% CI: *]",
-        "  2. bad  EQS * [[]95% CI: *]",
-        "  bad vs good (52 shared samples): EQS -0.* [[]95% CI: -0.*, -0.*], p = * significant; Cohen's d *",
-        "*best by metric: highest eqs: good*fastest p95: n/a*",
-        "  Pareto frontier accuracy vs latency: not available: latency_p95_ms was not measured for good, bad*",
-        "  gap rule (reference good by highest EQS, threshold 0.150 EQS): bad trails by +0.*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "comparison of 2 models (paired permutation test, alpha 0.05):",
+            "  1. good  EQS 0.974 [[]95% CI: *]",
+            "  2. bad  EQS * [[]95% CI: *]",
+            "  bad vs good (52 shared samples): EQS -0.* [[]95% CI: -0.*, -0.*], p = * significant; Cohen's d *",
+            "*best by metric: highest eqs: good*fastest p95: n/a*",
+            "  Pareto frontier accuracy vs latency: not available: latency_p95_ms was not measured for good, bad*",
+            "  gap rule (reference good by highest EQS, threshold 0.150 EQS): bad trails by +0.*",
+        ]
+    )
 
 
 def test_comparison_is_the_same_under_xdist(pytester: pytest.Pytester, demo: str) -> None:
@@ -213,13 +224,17 @@ def test_subsets_get_metrics_and_their_own_gate(pytester: pytest.Pytester, demo:
     assert model["subsets"]["cheap"]["sample_ids"] == ["travel-004"]
     assert sum(g["count"] for g in model["groups"]["topic"].values()) == 52
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines([
-        "  subset medical: 6 samples, mean EQS *; EQS * [[]95% CI: *]",
-        "  group topic=business: 6 samples*",
-        "  ok model 'predictions': extraction_quality_score *(eqs:-0.2)",
-        "  REGRESSION model 'predictions', subset 'medical': extraction_quality_score *paired permutation test on 6 "
-        "shared samples*(eqs:-0.05) and significant at 0.05",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "  subset medical: 6 samples, mean EQS *; EQS * [[]95% CI: *]",
+            "  group topic=business: 6 samples*",
+            "  ok model 'predictions': extraction_quality_score *(eqs:-0.2)",
+            (
+                "  REGRESSION model 'predictions', subset 'medical': extraction_quality_score *paired permutation test on 6 "
+                "shared samples*(eqs:-0.05) and significant at 0.05"
+            ),
+        ]
+    )
 
 
 def test_different_sample_sets_are_paired_on_shared_ids(pytester: pytest.Pytester, demo: str) -> None:
@@ -227,7 +242,9 @@ def test_different_sample_sets_are_paired_on_shared_ids(pytester: pytest.Pyteste
     result = bench(pytester, "--extractbench-predictions", demo, "--extractbench-compare", "medical",
                    "--extractbench-compare-fail", "eqs:-0.02", out="all")  # fmt: skip
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines([
-        "  model predictions: verdict NEUTRAL on 6 shared samples",
-        "  note: model 'predictions': paired on the 6 samples both runs scored (46 only in this run, 0 only in the baseline)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "  model predictions: verdict NEUTRAL on 6 shared samples",
+            "  note: model 'predictions': paired on the 6 samples both runs scored (46 only in this run, 0 only in the baseline)",
+        ]
+    )

@@ -95,8 +95,16 @@ def test_git_commit_is_recorded_inside_a_checkout(tmp_path: Path) -> None:
         ("{not json", "not JSON \\(line 1"),
         ('{"kind": "something else"}', "not a pytest-extractbench baseline file"),
         (json.dumps({"kind": baselines.KIND, "format_version": 99}), "format_version 99 is not supported"),
-        (json.dumps({"kind": baselines.KIND, "format_version": 1, "models": {"m": {"samples": [{"sample_id": "s1",
-                     "row": {"eqs": 1.0}}]}}}), "model 'm', sample 's1' \\(#0\\): row lacks schema_valid"),
+        (
+            json.dumps(
+                {
+                    "kind": baselines.KIND,
+                    "format_version": 1,
+                    "models": {"m": {"samples": [{"sample_id": "s1", "row": {"eqs": 1.0}}]}},
+                }
+            ),
+            "model 'm', sample 's1' \\(#0\\): row lacks schema_valid",
+        ),
         (json.dumps({"kind": baselines.KIND, "format_version": 1, "models": {"m": {}}}), "malformed \\(KeyError"),
     ],
 )

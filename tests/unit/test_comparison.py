@@ -50,7 +50,10 @@ def test_ranking_deltas_and_significance(run) -> None:
     comparison = run_level_metrics(by_model, found, OPTIONS)["comparison"]
     assert [e["model"] for e in comparison["eqs_ranking"]] == ["oracle", "good", "weak"]
     assert comparison["eqs_ranking"][0]["extraction_quality_score"] == 1.0
-    assert comparison["eqs_ranking"][1]["ci_low"] == by_model["good"]["confidence_intervals"]["extraction_quality_score"]["low"]
+    assert (
+        comparison["eqs_ranking"][1]["ci_low"]
+        == by_model["good"]["confidence_intervals"]["extraction_quality_score"]["low"]
+    )
     # pairs in model-name order, a - b
     assert comparison["eqs_delta"]["good_vs_weak"] == pytest.approx(
         by_model["good"]["extraction_quality_score"] - by_model["weak"]["extraction_quality_score"]

@@ -69,7 +69,9 @@ def corrupt(value: Any, fraction: float, rng: np.random.Generator) -> Any:
 
 def run(outputs: dict[str, Any], model: str = "m") -> dict[str, dict[str, SampleSnapshot]]:
     records = [
-        SampleRecord(model=model, sample_id=s.id, score=score_sample(outputs.get(s.id), s.expected, s.schema, sample_id=s.id))
+        SampleRecord(
+            model=model, sample_id=s.id, score=score_sample(outputs.get(s.id), s.expected, s.schema, sample_id=s.id)
+        )
         for s in DATASET.samples
     ]
     return snapshot_records(records)
@@ -107,8 +109,9 @@ def test_noise_the_size_of_the_interval_does_not_fail_the_gate() -> None:
         rng = np.random.default_rng(seed)
         baseline = run({k: corrupt(v, 0.1, rng) for k, v in GOLD.items()})
         current = run({k: corrupt(v, 0.1, rng) for k, v in GOLD.items()})
-        result = compare_run(current, as_baseline(baseline), StatsOptions(seed=seed, resamples=2000),
-                             checks=checks("eqs:-0.01"))
+        result = compare_run(
+            current, as_baseline(baseline), StatsOptions(seed=seed, resamples=2000), checks=checks("eqs:-0.01")
+        )
         delta = result.models["m"].deltas["extraction_quality_score"]
         deltas.append(abs(delta.delta))
         half_widths.append((delta.ci.high - delta.ci.low) / 2)
@@ -171,8 +174,13 @@ def test_the_failure_message_names_metric_values_delta_ci_and_p_value() -> None:
 def test_different_sample_sets_are_paired_on_the_intersection_and_say_so() -> None:
     current = run(DEMO)
     baseline = {"m": dict(list(current["m"].items())[:40])}
-    result = compare_run(current, as_baseline(baseline, {"dataset": {"hash": "0" * 64}}), FAST,
-                         checks=checks("eqs:-0.02"), dataset_hash="f" * 64)
+    result = compare_run(
+        current,
+        as_baseline(baseline, {"dataset": {"hash": "0" * 64}}),
+        FAST,
+        checks=checks("eqs:-0.02"),
+        dataset_hash="f" * 64,
+    )
     comparison = result.models["m"]
     assert len(comparison.shared) == 40 and len(comparison.only_current) == 12
     assert any("paired on the 40 samples both runs scored (12 only in this run" in n for n in result.notes)
@@ -197,8 +205,9 @@ def test_models_are_paired_by_name_or_as_the_only_model() -> None:
     assert result.models["new"].baseline_model == "old" and not result.failures
     assert any("compared with the baseline's only model 'old'" in n for n in result.notes)
     two = {**run(DEMO, model="a"), **run(DEMO, model="b")}
-    result = compare_run(two, as_baseline({**run(DEMO, model="a"), **run(DEMO, model="c")}), FAST,
-                         checks=checks("eqs:-0.02"))
+    result = compare_run(
+        two, as_baseline({**run(DEMO, model="a"), **run(DEMO, model="c")}), FAST, checks=checks("eqs:-0.02")
+    )
     (unchecked,) = result.failures  # a gate that cannot run is not a pass
     assert unchecked.model == "b" and "NOT CHECKED" in unchecked.message
 
@@ -245,8 +254,14 @@ def test_allowed_drop() -> None:
 
 @pytest.mark.parametrize(
     ("delta", "higher_is_better", "expected"),
-    [(0.011, True, IMPROVED), (0.01, True, NEUTRAL), (-0.02, True, NEUTRAL), (-0.021, True, REGRESSED),
-     (0.03, False, REGRESSED), (-0.03, False, IMPROVED)],
+    [
+        (0.011, True, IMPROVED),
+        (0.01, True, NEUTRAL),
+        (-0.02, True, NEUTRAL),
+        (-0.021, True, REGRESSED),
+        (0.03, False, REGRESSED),
+        (-0.03, False, IMPROVED),
+    ],
 )
 def test_bizsupply_verdict(delta: float, higher_is_better: bool, expected: str) -> None:
     assert verdict(delta, (0.01, -0.02), higher_is_better) == expected
@@ -265,10 +280,14 @@ def test_field_deltas_follow_partial_credit_and_invalid_output_earns_nothing() -
         row["schema_valid"] = float(valid)
         return SampleSnapshot(row, tuple((path, category, 1.0) for path, category in fields))
 
-    baseline = [snap(True, ("items[0].sku", "exact"), ("name", "exact")),
-                snap(True, ("items[0].sku", "exact"), ("items[1].sku", "exact"), ("name", "partial"))]
-    current = [snap(True, ("items[0].sku", "partial"), ("name", "exact")),
-               snap(False, ("items[0].sku", "exact"), ("items[1].sku", "missed"), ("name", "exact"))]
+    baseline = [
+        snap(True, ("items[0].sku", "exact"), ("name", "exact")),
+        snap(True, ("items[0].sku", "exact"), ("items[1].sku", "exact"), ("name", "partial")),
+    ]
+    current = [
+        snap(True, ("items[0].sku", "partial"), ("name", "exact")),
+        snap(False, ("items[0].sku", "exact"), ("items[1].sku", "missed"), ("name", "exact")),
+    ]
     deltas = field_deltas(current, baseline)
     # items[].sku now: credit 0.5 (partial) + 0 (invalid sample) + 0 (missed) over 2 predicted, 3 expected
     sku = deltas["items[].sku"]

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, model_metrics, score_sample, stats
 from pytest_extractbench.dataset import load_dataset
@@ -31,7 +33,9 @@ def scored(predictions: str) -> list[SampleRecord]:
         row = json.loads(line)
         rows[row["id"]] = row["output"]
     return [
-        SampleRecord(model="m", sample_id=s.id, score=score_sample(rows.get(s.id), s.expected, s.schema, sample_id=s.id))
+        SampleRecord(
+            model="m", sample_id=s.id, score=score_sample(rows.get(s.id), s.expected, s.schema, sample_id=s.id)
+        )
         for s in DATASET.samples
     ]
 
@@ -84,9 +88,15 @@ def test_every_headline_metric_gets_an_interval(weak: list[SampleRecord]) -> Non
 
 @pytest.mark.parametrize(
     ("alias", "name"),
-    [("eqs", "extraction_quality_score"), ("EQS", "extraction_quality_score"), ("f1", "field_f1_partial"),
-     ("field-f1-strict", "field_f1_strict"), ("validity", "schema_validity_rate"),
-     ("hallucination_rate", "hallucination_rate"), ("exact_match", "exact_match_rate")],
+    [
+        ("eqs", "extraction_quality_score"),
+        ("EQS", "extraction_quality_score"),
+        ("f1", "field_f1_partial"),
+        ("field-f1-strict", "field_f1_strict"),
+        ("validity", "schema_validity_rate"),
+        ("hallucination_rate", "hallucination_rate"),
+        ("exact_match", "exact_match_rate"),
+    ],
 )
 def test_metric_aliases(alias: str, name: str) -> None:
     assert resolve_metric(alias).name == name
@@ -95,3 +105,31 @@ def test_metric_aliases(alias: str, name: str) -> None:
 def test_unknown_metric_lists_the_known_ones() -> None:
     with pytest.raises(KeyError, match="unknown metric 'f2'.*field_f1_partial"):
         resolve_metric("f2")
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["a", "b", "a b", "B"]))
+DOCS = st.dictionaries(st.sampled_from(["x", "y", "z", "w"]), VALUES, max_size=4)
+SCHEMA = {"type": "object", "properties": {"x": {"type": "string"}, "y": {}, "z": {}, "w": {}}}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(DOCS, st.one_of(DOCS, st.just("not json"))), min_size=1, max_size=8))
+def test_resampled_point_values_equal_the_aggregates_for_any_outputs(pairs) -> None:
+    records = [
+        SampleRecord(model="m", sample_id=f"s{i}", score=score_sample(out, gold, SCHEMA, sample_id=f"s{i}"))
+        for i, (gold, out) in enumerate(pairs)
+    ]
+    options = ScoringOptions(statistics=StatsOptions(resamples=100))
+    metrics = model_metrics(records, options)
+    values = metric_values([sample_row(r.score) for r in records], METRICS)
+    for name in METRICS:
+        assert values[name] == pytest.approx(metrics[name], abs=1e-12), name
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=10))
+def test_exact_permutation_p_is_symmetric_and_a_probability(pairs) -> None:
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    forward, backward = stats.paired_permutation_test(a, b), stats.paired_permutation_test(b, a)
+    assert 0 < forward.p_value <= 1
+    assert forward.p_value == pytest.approx(backward.p_value)

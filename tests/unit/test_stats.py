@@ -23,8 +23,15 @@ def mean_difference(a, b, axis=-1):
 @pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
 def test_bootstrap_ci_is_scipys_percentile_interval_for_the_same_draws(confidence: float) -> None:
     ours = stats.bootstrap_ci(X, confidence=confidence, resamples=3000, rng=7, chunk=500)
-    ref = sps.bootstrap((X,), np.mean, confidence_level=confidence, method="percentile", n_resamples=3000,
-                        batch=500, rng=np.random.default_rng(7))
+    ref = sps.bootstrap(
+        (X,),
+        np.mean,
+        confidence_level=confidence,
+        method="percentile",
+        n_resamples=3000,
+        batch=500,
+        rng=np.random.default_rng(7),
+    )
     assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
     assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
     assert ours.value == pytest.approx(np.mean(X)) and ours.confidence == confidence and ours.n == 120
@@ -34,8 +41,15 @@ def test_paired_bootstrap_is_scipys_paired_bootstrap() -> None:
     (ours,) = stats.paired_bootstrap_intervals(
         X, Y, {"d": lambda s: s[..., 0] / len(X)}, resamples=4000, rng=3, chunk=1000
     ).values()
-    ref = sps.bootstrap((X, Y), mean_difference, paired=True, method="percentile", n_resamples=4000, batch=1000,
-                        rng=np.random.default_rng(3))
+    ref = sps.bootstrap(
+        (X, Y),
+        mean_difference,
+        paired=True,
+        method="percentile",
+        n_resamples=4000,
+        batch=1000,
+        rng=np.random.default_rng(3),
+    )
     assert (ours.low, ours.high) == pytest.approx(tuple(ref.confidence_interval), abs=1e-12)
     assert ours.value == pytest.approx(np.mean(X) - np.mean(Y))
 
@@ -151,8 +165,17 @@ def test_cohens_d_uses_the_spec_pooled_sd() -> None:
 
 
 @pytest.mark.parametrize(
-    ("d", "label"), [(0.0, "negligible"), (-0.19, "negligible"), (0.2, "small"), (-0.49, "small"), (0.5, "medium"),
-                     (0.79, "medium"), (-0.8, "large"), (3.0, "large")],
+    ("d", "label"),
+    [
+        (0.0, "negligible"),
+        (-0.19, "negligible"),
+        (0.2, "small"),
+        (-0.49, "small"),
+        (0.5, "medium"),
+        (0.79, "medium"),
+        (-0.8, "large"),
+        (3.0, "large"),
+    ],
 )
 def test_cohens_d_bands(d: float, label: str) -> None:
     assert stats.interpret_cohens_d(d) == label
