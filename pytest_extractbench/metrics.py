@@ -16,8 +16,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .comparison import comparison_section
 from .gates import eqs_band, recommendation
 from .record import SampleRecord
+from .resampled import confidence_interval_section
 from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions, prf
 
 # Spec 4.2.5 bins of the composite score of compared fields, low to high.
@@ -121,7 +123,7 @@ def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, i
 
 # Each section adds its keys to a model's metrics; later issues add performance,
 # diagnostics and statistics sections here.
-SECTIONS: tuple[Section, ...] = (accuracy_section,)
+SECTIONS: tuple[Section, ...] = (accuracy_section, confidence_interval_section)
 
 
 def model_metrics(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
@@ -144,7 +146,7 @@ def metrics_by_model(records: Iterable[SampleRecord], options: ScoringOptions) -
 
 
 # Each run section adds top-level keys to metrics.json (e.g. "comparison").
-RUN_SECTIONS: tuple[RunSection, ...] = ()
+RUN_SECTIONS: tuple[RunSection, ...] = (comparison_section,)
 
 
 def run_level_metrics(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .align import align_ordered, get_aligner, register_aligner
 from .compare import Comparison, compare_scalars, jaccard, normalize_text, number_similarity, string_similarity
 from .fields import ABSENT, FieldWalker
-from .options import DEFAULT_OPTIONS, EqsWeights, ScoringOptions
+from .options import DEFAULT_OPTIONS, EqsWeights, ScoringOptions, StatsOptions
 from .parse import MISSING, ParsedOutput, parse_output, strip_fence
 from .result import (
     CATEGORIES,
@@ -36,6 +36,7 @@ __all__ = [
     "SampleScore",
     "SchemaNode",
     "ScoringOptions",
+    "StatsOptions",
     "align_ordered",
     "check_schema",
     "compare_scalars",
