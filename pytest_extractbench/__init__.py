@@ -19,9 +19,21 @@ from .scoring import (
     FieldResult,
     SampleScore,
     ScoringOptions,
+    StatsOptions,
     parse_output,
     score_sample,
 )
+from .stats import (
+    Interval,
+    bootstrap_ci,
+    cohens_d,
+    compare_paired,
+    interpret_cohens_d,
+    paired_permutation_test,
+    paired_ttest,
+    wilcoxon_test,
+)
+from .subsets import SubsetConfig, load_subsets
 
 __version__ = "0.1.0"
 
@@ -33,17 +45,28 @@ __all__ = [
     "FieldCounts",
     "FieldResult",
     "GateCheck",
+    "Interval",
     "SLA_TIERS",
     "Sample",
     "SampleRecord",
     "SampleScore",
     "ScoringOptions",
+    "StatsOptions",
+    "SubsetConfig",
+    "bootstrap_ci",
+    "cohens_d",
+    "compare_paired",
     "eqs_band",
     "evaluate_sla",
+    "interpret_cohens_d",
     "load_dataset",
+    "load_subsets",
     "metrics_by_model",
     "model_metrics",
+    "paired_permutation_test",
+    "paired_ttest",
     "parse_output",
     "recommendation",
     "score_sample",
+    "wilcoxon_test",
 ]

@@ -17,9 +17,11 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from . import breakdowns, diagnostics, distributions
+from .comparison import comparison_section
 from .gates import eqs_band, recommendation
 from .record import SampleRecord
-from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions
+from .resampled import confidence_interval_section
+from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions, prf
 
 # Spec 4.2.5 bins of the composite score of compared fields, low to high.
 SCORE_BINS = ("very_poor", "poor", "fair", "good", "excellent")
@@ -124,6 +126,7 @@ def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, i
 # diagnostics and statistics sections here.
 SECTIONS: tuple[Section, ...] = (
     accuracy_section,
+    confidence_interval_section,
     diagnostics.hallucination_section,
     diagnostics.error_pattern_section,
     breakdowns.breakdown_section,
@@ -153,7 +156,7 @@ def metrics_by_model(records: Iterable[SampleRecord], options: ScoringOptions) -
 
 
 # Each run section adds top-level keys to metrics.json (e.g. "comparison").
-RUN_SECTIONS: tuple[RunSection, ...] = ()
+RUN_SECTIONS: tuple[RunSection, ...] = (comparison_section,)
 
 
 def run_level_metrics(

@@ -12,6 +12,7 @@ import platform
 import sys
 import time
 import warnings
+from dataclasses import asdict
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import baseline as baselines
 from .collect import DatasetCollector, SampleItem
 from .dataset import Dataset, DatasetProblem, load_dataset
 from .diagnostics import sample_diagnostics
@@ -27,8 +29,10 @@ from .gates import GateCheck, evaluate_sla, sla_passed
 from .metrics import metrics_by_model, run_level_metrics
 from .predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
 from .record import SampleRecord
+from .regression import RunComparison, compare_run
 from .report import files, terminal
 from .scoring import MISSING, score_sample
+from .subsets import gate_scopes, subset_metrics
 
 if TYPE_CHECKING:
     from .responses import OutputSource
@@ -74,6 +78,9 @@ class BenchSession:
         self.metrics: dict[str, dict[str, Any]] = {}
         self.run_level: dict[str, Any] = {}
         self.checks: dict[str, list[GateCheck]] = {}
+        self.baseline = None if self.is_worker else self._load_baseline()
+        self.baseline_comparison: RunComparison | None = None
+        self.saved_baseline: Path | None = None
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -93,6 +100,22 @@ class BenchSession:
                 path = base.with_name(f"{stamp}-{n}")
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def _load_baseline(self) -> baselines.Baseline | None:
+        """The --extractbench-compare target, read before anything runs so a typo fails fast."""
+        if self.settings.compare_fail and not self.settings.compare:
+            raise pytest.UsageError("extractbench: --extractbench-compare-fail needs --extractbench-compare NAME|PATH")
+        if not self.settings.compare:
+            return None
+        try:
+            path = baselines.resolve(
+                self.settings.compare,
+                baselines.baseline_dir(self.settings.rootdir),
+                base_dir=self.config.invocation_params.dir,
+            )
+            return baselines.load(path)
+        except baselines.BaselineError as exc:
+            raise pytest.UsageError(f"extractbench: {exc}") from None
 
     @property
     def dataset(self) -> Dataset:
@@ -236,7 +259,12 @@ class BenchSession:
             return
         self.records.sort(key=lambda r: r.sort_key)
         self.metrics = metrics_by_model(self.records, self.settings.scoring)
+        by_model = self._records_by_model()
+        if self.settings.subsets is not None:
+            for model, metrics in self.metrics.items():
+                metrics.update(subset_metrics(by_model[model], self.settings.subsets, self.settings.scoring.statistics))
         self.run_level = run_level_metrics(self.metrics, self.records, self.settings.scoring)
+        self._baselines(by_model)
         for model, metrics in self.metrics.items():
             self.checks[model] = evaluate_sla(metrics, self.settings.sla)
             metrics["sla"] = {
@@ -249,9 +277,49 @@ class BenchSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self.config.hook.pytest_extractbench_run_finished(config=self.config, metrics=self.metrics)
 
+    def _records_by_model(self) -> dict[str, list[SampleRecord]]:
+        grouped: dict[str, list[SampleRecord]] = {}
+        for record in self.records:
+            grouped.setdefault(record.model, []).append(record)
+        return grouped
+
+    def _baselines(self, by_model: dict[str, list[SampleRecord]]) -> None:
+        """Compare with the --extractbench-compare baseline, then store --extractbench-save (controller only)."""
+        settings = self.settings
+        if self.baseline is None and not settings.save:
+            return
+        snapshots = baselines.snapshot_records(self.records)
+        dataset_hash = baselines.dataset_hash(self.dataset.samples)
+        if self.baseline is not None:
+            config = settings.subsets
+            scopes = {model: gate_scopes(found, config) for model, found in by_model.items()} if config else {}
+            self.baseline_comparison = compare_run(
+                snapshots, self.baseline, settings.scoring.statistics, checks=settings.compare_fail, scopes=scopes,
+                thresholds=settings.verdict_thresholds, dataset_hash=dataset_hash,
+            )  # fmt: skip
+            self.run_level["baseline_comparison"] = self.baseline_comparison.as_dict()
+        if settings.save:
+            info = baselines.provenance(
+                models=list(self.metrics),
+                dataset=self.dataset,
+                rootdir=settings.rootdir,
+                # live runs (issue 3) add their server URLs and prompt-template hash here
+                servers=getattr(settings, "base_urls", ()) or (),
+                prompt_hash=None,
+                outputs=[self.config.invocation_params.dir / spec.path for spec in settings.predictions],
+                package_version=_version("pytest-extractbench"),
+                options=settings.to_dict(),
+            )
+            document = baselines.build(
+                settings.save, snapshots, self.metrics, info, asdict(settings.scoring.statistics)
+            )
+            self.saved_baseline = baselines.save(document, baselines.baseline_dir(settings.rootdir))
+            self.run_level["baseline_saved"] = {"name": settings.save, "path": str(self.saved_baseline)}
+
     @property
     def gate_passed(self) -> bool:
-        return all(sla_passed(checks) for checks in self.checks.values())
+        regressions = self.baseline_comparison.failures if self.baseline_comparison else []
+        return all(sla_passed(checks) for checks in self.checks.values()) and not regressions
 
     def run_info(self) -> dict[str, Any]:
         dataset = self.dataset
@@ -295,6 +363,7 @@ class BenchSession:
         lines = [f"dataset {self.dataset.name}: {len(self.dataset.samples)} samples; results in {self.run_dir}"]
         for model, metrics in self.metrics.items():
             lines.extend(terminal.model_lines(model, metrics, self.checks.get(model, []), self.settings.sla))
+        lines.extend(terminal.run_lines(self.run_level, self.baseline_comparison))
         if self.unscored:
             lines.append(f"{len(self.unscored)} item(s) ended without a score: " + ", ".join(sorted(self.unscored)[:5]))
         lines.extend(terminal.problem_lines(self.problems))

@@ -14,9 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from .baseline import parse_baseline_name
 from .gates import SLA_CHOICES
 from .predictions import PredictionsSpec
-from .scoring import EqsWeights, ScoringOptions
+from .regression import CompareFailCheck, parse_compare_fail, parse_verdict_thresholds
+from .scoring import EqsWeights, ScoringOptions, StatsOptions
+from .scoring.options import TESTS
+from .subsets import SubsetConfig, SubsetConfigError, load_subsets
 
 if TYPE_CHECKING:
     import pytest
@@ -35,26 +39,24 @@ def parse_bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
+def _number(value: str, cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str) -> Any:
+    try:
+        number = cast(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}") from None
+    if not ok(number):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}")
+    return number
+
+
 def parse_fraction(value: str) -> float:
     """A number in [0, 1]."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}") from None
-    if not 0.0 <= number <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value!r}")
-    return number
+    return _number(value, float, lambda x: 0.0 <= x <= 1.0, "a number between 0 and 1")
 
 
 def parse_non_negative(value: str) -> float:
     """A number >= 0."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}")
-    return number
+    return _number(value, float, lambda x: x >= 0, "a non-negative number")
 
 
 def parse_sla(value: str) -> str:
@@ -88,6 +90,36 @@ def parse_eqs_weights(value: str) -> EqsWeights:
 def parse_names(value: str) -> tuple[str, ...]:
     """``a,b`` -> ``("a", "b")`` (an empty value is no name)."""
     return tuple(name.strip() for name in value.split(",") if name.strip())
+def parse_level(value: str) -> float:
+    """A number strictly between 0 and 1 (a confidence level or a significance level)."""
+    return _number(value, float, lambda x: 0.0 < x < 1.0, "a number strictly between 0 and 1")
+
+
+def parse_resamples(value: str) -> int:
+    """A whole number >= 100."""
+    return _number(value, int, lambda x: x >= 100, "a whole number of resamples, at least 100")
+
+
+def parse_int(value: str) -> int:
+    """A whole number."""
+    return _number(value, int, lambda x: True, "a whole number")
+
+
+def parse_test(value: str) -> str:
+    """One of the paired tests of :data:`.scoring.options.TESTS`."""
+    if value not in TESTS:
+        raise argparse.ArgumentTypeError(f"unknown test {value!r}; choose one of {', '.join(TESTS)}")
+    return value
+
+
+def parse_subsets(value: str) -> SubsetConfig:
+    """Read and check a subsets file (small: parsing it in every process is cheap)."""
+    try:
+        return load_subsets(Path(value).expanduser())
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"subsets file {value}: {exc.strerror or exc}") from None
+    except SubsetConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 # -- the option table --------------------------------------------------------------------
@@ -152,6 +184,30 @@ OPTIONS: tuple[OptionSpec, ...] = (
                str, None, "MODEL"),
     OptionSpec("judge_url", "Base URL of the judge's OpenAI-compatible server (key: EXTRACTBENCH_JUDGE_API_KEY).",
                str, None, "URL"),
+    # statistics, comparisons and baselines
+    OptionSpec("resamples", "Bootstrap resamples (and permutation-test swaps) behind confidence intervals and "
+               "significance.", parse_resamples, 10_000, "N"),
+    OptionSpec("confidence", "Confidence level of the intervals.", parse_level, 0.95, "LEVEL"),
+    OptionSpec("stats_seed", "Seed of the bootstrap and the permutation tests.", parse_int, 0, "SEED"),
+    OptionSpec("alpha", "Significance level of the paired tests (model comparisons, --extractbench-compare-fail).",
+               parse_level, 0.05, "ALPHA"),
+    OptionSpec("test", "Paired test that decides significance: permutation, ttest or wilcoxon.",
+               parse_test, "permutation", "TEST"),
+    OptionSpec("reference_model", "The large/reference model of the gap rule (default: the model with the "
+               "highest EQS).", str, None, "NAME"),
+    OptionSpec("gap_threshold", "Flag models that trail the reference model by more than this EQS (seed 001).",
+               parse_fraction, 0.15, "GAP"),
+    OptionSpec("subsets", "JSON or YAML file of named subsets (conditions on gold fields or metadata) and "
+               "group_by fields.", parse_subsets, None, "FILE"),
+    OptionSpec("save", "Store this run as a baseline under .extractbench/baselines/ (NNNN_NAME.json).",
+               parse_baseline_name, None, "NAME"),
+    OptionSpec("compare", "Compare this run with a stored baseline: its NAME, its number NNNN or a file path.",
+               str, None, "NAME|PATH"),
+    OptionSpec("compare_fail", "Fail the session when METRIC is worse than the baseline by more than MARGIN and "
+               "the paired test is significant, e.g. eqs:-0.02 or field_f1_partial:-2% (repeatable).",
+               parse_compare_fail, (), "EXPR", multiple=True),
+    OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
+               parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
 
@@ -214,6 +270,11 @@ class Settings:
     sample_min_eqs: float | None = None
     scoring: ScoringOptions = field(default_factory=ScoringOptions)
     rootdir: Path = field(default_factory=Path.cwd)
+    subsets: SubsetConfig | None = None
+    save: str | None = None
+    compare: str | None = None
+    compare_fail: tuple[CompareFailCheck, ...] = ()
+    verdict_thresholds: tuple[float, float] = (0.01, -0.02)
 
     @property
     def offline(self) -> bool:
@@ -234,6 +295,15 @@ class Settings:
             semantic_model=values["semantic_model"],
             judge_model=values["judge"],
             judge_url=values["judge_url"],
+            statistics=StatsOptions(
+                resamples=values["resamples"],
+                confidence=values["confidence"],
+                seed=values["stats_seed"],
+                alpha=values["alpha"],
+                test=values["test"],
+                reference_model=values["reference_model"],
+                gap_threshold=values["gap_threshold"],
+            ),
         )
         return cls(
             enabled=enabled,
@@ -245,6 +315,11 @@ class Settings:
             sample_min_eqs=values["sample_min_eqs"],
             scoring=scoring,
             rootdir=rootdir,
+            subsets=values["subsets"],
+            save=values["save"],
+            compare=values["compare"],
+            compare_fail=tuple(values["compare_fail"]),
+            verdict_thresholds=values["verdict_thresholds"],
         )
 
     @classmethod
@@ -264,4 +339,9 @@ class Settings:
             "sla": self.sla,
             "sample_min_eqs": self.sample_min_eqs,
             "scoring": self.scoring.to_dict(),
+            "subsets": self.subsets.as_dict() if self.subsets else None,
+            "save": self.save,
+            "compare": self.compare,
+            "compare_fail": [str(check) for check in self.compare_fail],
+            "verdict_thresholds": list(self.verdict_thresholds),
         }

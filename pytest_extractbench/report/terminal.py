@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..gates import GateCheck
 from ..scoring.result import EXACT
+from ..stats import format_p
 
 if TYPE_CHECKING:
     from ..dataset import DatasetProblem
     from ..record import SampleRecord
+    from ..regression import RunComparison
 
 MAX_FAILING_FIELDS = 25
 VALUE_WIDTH = 32
@@ -58,18 +60,41 @@ def pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def num(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def safe(text: Any) -> str:
+    """Model names and field paths come from user files: no control characters reach the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def with_ci(value: float, interval: Mapping[str, Any] | None, fmt: Callable[[float], str] = num) -> str:
+    """``0.823 [95% CI: 0.812, 0.834]`` (spec 4.5.6); just the value when there is no interval."""
+    if not interval or interval.get("low") is None or interval.get("high") is None:
+        return fmt(value)
+    return f"{fmt(value)} [{100 * interval['confidence']:g}% CI: {fmt(interval['low'])}, {fmt(interval['high'])}]"
+
+
 def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateCheck], tier: str) -> list[str]:
-    """The headline block of one model (spec 4.5.1) and its SLA verdict."""
+    """The headline block of one model (spec 4.5.1) with confidence intervals, and its SLA verdict."""
+    cis = metrics.get("confidence_intervals", {})
+
+    def show(key: str, fmt: Callable[[float], str] = num) -> str:
+        return with_ci(metrics[key], cis.get(key), fmt)
+
     lines = [
-        f"model {model}: {metrics['num_samples']} samples",
-        f"  EQS                 {metrics['extraction_quality_score']:.3f}  ({metrics['eqs_band']})",
-        f"  schema validity     {pct(metrics['schema_validity_rate'])}   JSON valid {pct(metrics['json_valid_rate'])}",
-        f"  field F1 (partial)  {metrics['field_f1_partial']:.3f}   strict {metrics['field_f1_strict']:.3f}"
-        f"   lenient {metrics['field_f1_lenient']:.3f}",
-        f"  exact match         {pct(metrics['exact_match_rate'])}",
-        f"  hallucination rate  {pct(metrics['hallucination_rate'])}   omission rate {pct(metrics['field_omission_rate'])}",
+        f"model {safe(model)}: {metrics['num_samples']} samples",
+        f"  EQS                 {show('extraction_quality_score')}  ({metrics['eqs_band']})",
+        f"  schema validity     {show('schema_validity_rate', pct)}   JSON valid {pct(metrics['json_valid_rate'])}",
+        f"  field F1 (partial)  {show('field_f1_partial')}",
+        f"  field F1 (strict)   {show('field_f1_strict')}",
+        f"  field F1 (lenient)  {show('field_f1_lenient')}",
+        f"  exact match         {show('exact_match_rate', pct)}",
+        f"  hallucination rate  {show('hallucination_rate', pct)}   omission rate {pct(metrics['field_omission_rate'])}",
         f"  type accuracy       {pct(metrics['type_accuracy'])}",
     ]
+    lines.extend(subset_lines(metrics))
     if tier != "none":
         missed = [c for c in checks if c.passed is False]
         if missed:
@@ -90,4 +115,118 @@ def problem_lines(problems: Sequence[DatasetProblem], limit: int = 20) -> list[s
     lines.extend(f"  [{p.severity}] {p}" for p in ordered[:limit])
     if len(problems) > limit:
         lines.append(f"  ... {len(problems) - limit} more in metrics.json")
+    return lines
+
+
+MAX_GROUPS = 10
+
+
+def _summary_line(label: str, entry: Mapping[str, Any]) -> str:
+    if not entry.get("count"):
+        return f"  {label}: no sample"
+    eqs = with_ci(entry["metrics"]["extraction_quality_score"], entry["confidence_intervals"].get("extraction_quality_score"))
+    return f"  {label}: {entry['count']} samples, {entry['aggregation']} EQS {num(entry['score'])}; EQS {eqs}"
+
+
+def subset_lines(metrics: Mapping[str, Any]) -> list[str]:
+    """One line per subset and per group (at most MAX_GROUPS per field)."""
+    lines = [_summary_line(f"subset {safe(name)}", entry) for name, entry in metrics.get("subsets", {}).items()]
+    for field, groups in metrics.get("groups", {}).items():
+        for value, entry in list(groups.items())[:MAX_GROUPS]:
+            lines.append(_summary_line(f"group {safe(field)}={safe(value)}", entry))
+        if len(groups) > MAX_GROUPS:
+            lines.append(f"  ... {len(groups) - MAX_GROUPS} more groups of {safe(field)} in metrics.json")
+    return lines
+
+
+def _delta(entry: Mapping[str, Any]) -> str:
+    ci = entry["ci"]
+    return (
+        f"{entry['delta']:+.3f} [{100 * ci['confidence']:g}% CI: {ci['low']:+.3f}, {ci['high']:+.3f}], "
+        f"{format_p(entry['p_value'])}{' significant' if entry['significant'] else ''}"
+    )
+
+
+_SHORT = {
+    "extraction_quality_score": "EQS",
+    "field_f1_partial": "F1 partial",
+    "field_f1_strict": "F1 strict",
+    "field_f1_lenient": "F1 lenient",
+    "schema_validity_rate": "validity",
+    "exact_match_rate": "exact match",
+    "hallucination_rate": "hallucination",
+}
+
+
+def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
+    """Ranking, pairwise deltas with significance, best-by-metric, Pareto frontiers and the gap rule."""
+    test = "paired permutation test" if comparison["test"] == "permutation" else f"paired {comparison['test']}"
+    lines = [f"comparison of {len(comparison['models'])} models ({test}, alpha {comparison['alpha']:g}):"]
+    for entry in comparison["eqs_ranking"]:
+        ci = {"low": entry["ci_low"], "high": entry["ci_high"], "confidence": comparison["confidence"]}
+        lines.append(f"  {entry['rank']}. {safe(entry['model'])}  EQS {with_ci(entry['extraction_quality_score'], ci)}")
+    wins = comparison["win_rate_matrix"]
+    for key, pair in comparison["pairwise"].items():
+        a, b = pair["a"], pair["b"]
+        if "metrics" not in pair:
+            lines.append(f"  {safe(a)} vs {safe(b)}: {pair.get('note', 'not compared')}")
+            continue
+        effect = comparison["statistical_significance"][key]["effect_size"]
+        d = "inf" if effect["cohens_d"] is None else f"{effect['cohens_d']:.2f}"
+        lines.append(
+            f"  {safe(a)} vs {safe(b)} ({pair['n_shared']} shared samples): EQS {_delta(pair['metrics']['extraction_quality_score'])};"
+            f" Cohen's d {d} ({effect['interpretation']}); per sample {safe(a)} wins {pct(wins[a][b])},"
+            f" {safe(b)} wins {pct(wins[b][a])}"
+        )
+        others = [f"{_SHORT[name]} {m['delta']:+.3f} ({format_p(m['p_value'])})" for name, m in pair["metrics"].items()
+                  if name != "extraction_quality_score"]  # fmt: skip
+        lines.append("      " + ", ".join(others))
+    best = ", ".join(f"{k.replace('_', ' ')}: {safe(v) if v else 'n/a'}" for k, v in comparison["best_by_metric"].items())
+    lines.append(f"  best by metric: {best}")
+    for name, frontier in comparison["pareto_frontier"].items():
+        label = name.replace("_", " ")
+        if frontier["available"]:
+            lines.append(f"  Pareto frontier {label}: {', '.join(safe(m) for m in frontier['frontier'])}")
+        else:
+            lines.append(f"  Pareto frontier {label}: not available: {frontier['reason']}")
+    gap = comparison["gap_rule"]
+    head = f"  gap rule (reference {safe(gap['reference'])} by {gap['reference_from']}, threshold {gap['threshold']:.3f} EQS)"
+    if "error" in gap:
+        lines.append(f"{head}: {gap['error']}")
+    for model, entry in gap["models"].items():
+        lines.append(f"{head}: {safe(model)} trails by {entry['gap']:+.3f}: {entry['band']}")
+    return lines
+
+
+def baseline_lines(result: RunComparison) -> list[str]:
+    """Deltas against the baseline, the verdict, the largest per-field drops and every gate check."""
+    lines = [f"baseline {safe(result.baseline.describe())}:"]
+    for model, comparison in result.models.items():
+        against = "" if comparison.baseline_model == model else f" (baseline model {safe(comparison.baseline_model)})"
+        lines.append(f"  model {safe(model)}{against}: verdict {comparison.verdict.upper()} "
+                     f"on {len(comparison.shared)} shared samples")  # fmt: skip
+        for name, delta in comparison.deltas.items():
+            lines.append(f"    {_SHORT.get(name, name):<14} {num(delta.b)} -> {num(delta.a)}  {_delta(delta.as_dict())}")
+        drops = [(path, f) for path, f in comparison.fields.items() if f["delta"] is not None and f["delta"] < 0][:5]
+        if drops:
+            lines.append("    largest field drops (F1 partial): "
+                         + ", ".join(f"{safe(path)} {f['delta']:+.3f}" for path, f in drops))  # fmt: skip
+    lines.extend(f"  note: {safe(note)}" for note in result.notes)
+    for check in result.checks:
+        lines.append(f"  {safe(check.message)}")
+    if result.checks:
+        lines.append("  regression gate: FAILED" if result.failures else "  regression gate: passed")
+    return lines
+
+
+def run_lines(run_level: Mapping[str, Any], baseline: RunComparison | None) -> list[str]:
+    """Everything the run adds after the per-model blocks."""
+    lines: list[str] = []
+    if "comparison" in run_level:
+        lines.extend(comparison_lines(run_level["comparison"]))
+    if baseline is not None:
+        lines.extend(baseline_lines(baseline))
+    saved = run_level.get("baseline_saved")
+    if saved:
+        lines.append(f"baseline {safe(saved['name'])!r} saved to {safe(saved['path'])}")
     return lines

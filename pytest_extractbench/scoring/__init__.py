@@ -8,7 +8,7 @@ from .compare import Comparison, compare_scalars, jaccard, normalize_text, numbe
 from .comparators import ComparatorError, register_comparator
 from .eval_schema import GoldProblem, annotate_defaults, infer_schema, resolve_schema, validate_gold
 from .fields import ABSENT, FieldWalker
-from .options import DEFAULT_OPTIONS, EqsWeights, ScoringOptions
+from .options import DEFAULT_OPTIONS, EqsWeights, ScoringOptions, StatsOptions
 from .parse import MISSING, ParsedOutput, parse_output, strip_fence
 from .postprocess import register_post_processor
 from .result import (
@@ -52,6 +52,7 @@ __all__ = [
     "SampleScore",
     "SchemaNode",
     "ScoringOptions",
+    "StatsOptions",
     "align_hungarian",
     "align_key_field",
     "align_ordered",

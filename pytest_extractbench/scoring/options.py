@@ -22,9 +22,37 @@ class EqsWeights:
             raise ValueError(f"EQS weights must be non-negative and sum to 1, got {values}")
 
 
+TESTS = ("permutation", "ttest", "wilcoxon")
+
+
+@dataclass(frozen=True)
+class StatsOptions:
+    """How a run's numbers are turned into intervals and decisions (spec 4.5.4-4.5.6, seed 001's gap rule)."""
+
+    resamples: int = 10_000  # bootstrap resamples and permutation-test swaps (spec 4.5.6)
+    confidence: float = 0.95
+    seed: int = 0  # resampling is seeded: the same run gives the same intervals
+    alpha: float = 0.05  # significance level of paired tests
+    test: str = "permutation"  # the paired test that decides significance: one of TESTS
+    # Seed 001: flag a model trailing the reference (the "large" model) by more than this much EQS.
+    # No reference named: the model with the highest EQS is the reference.
+    reference_model: str | None = None
+    gap_threshold: float = 0.15
+
+    def __post_init__(self) -> None:
+        if self.resamples < 100:
+            raise ValueError(f"resamples must be at least 100, got {self.resamples}")
+        if not 0 < self.confidence < 1 or not 0 < self.alpha < 1:
+            raise ValueError(f"confidence and alpha must be in (0, 1), got {self.confidence}, {self.alpha}")
+        if self.test not in TESTS:
+            raise ValueError(f"unknown test {self.test!r}; choose one of {', '.join(TESTS)}")
+        if self.gap_threshold < 0:
+            raise ValueError("gap_threshold must be >= 0")
+
+
 @dataclass(frozen=True)
 class ScoringOptions:
-    """Field-matching rules; the defaults follow the spec and DESIGN.md.
+    """Field-matching rules, and in ``statistics`` how runs are summarized; defaults follow the spec and DESIGN.md.
 
     Exactness respects ``case_sensitive`` and ``normalize_whitespace``; the
     composite partial score is computed on the same normalized strings, so a
@@ -61,6 +89,8 @@ class ScoringOptions:
     semantic_threshold: float = 0.85
     judge_model: str | None = None
     judge_url: str | None = None
+    # How run-level numbers get intervals and significance; carried here so metric sections see it.
+    statistics: StatsOptions = field(default_factory=StatsOptions)
 
     def __post_init__(self) -> None:
         if not 0 <= self.lenient_threshold <= self.partial_threshold <= self.exact_threshold <= 1:
@@ -88,6 +118,8 @@ class ScoringOptions:
         data = dict(data)
         if "eqs_weights" in data and isinstance(data["eqs_weights"], dict):
             data["eqs_weights"] = EqsWeights(**data["eqs_weights"])
+        if "statistics" in data and isinstance(data["statistics"], dict):
+            data["statistics"] = StatsOptions(**data["statistics"])
         if "composite_weights" in data:
             data["composite_weights"] = tuple(data["composite_weights"])
         if "post_processors" in data:

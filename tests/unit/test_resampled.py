@@ -1,0 +1,135 @@
+"""Resampled metrics equal the aggregated ones, and micro ratios are recomputed per resample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, model_metrics, score_sample, stats
+from pytest_extractbench.dataset import load_dataset
+from pytest_extractbench.resampled import (
+    HEADLINE,
+    METRICS,
+    confidence_intervals,
+    metric_values,
+    resolve_metric,
+    row_matrix,
+    sample_row,
+)
+from pytest_extractbench.scoring import FieldCounts
+
+ROOT = Path(__file__).resolve().parents[2]
+DATASET = load_dataset()
+
+
+def scored(predictions: str) -> list[SampleRecord]:
+    rows = {}
+    for line in (ROOT / "fixtures" / "predictions" / predictions).read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        rows[row["id"]] = row["output"]
+    return [
+        SampleRecord(
+            model="m", sample_id=s.id, score=score_sample(rows.get(s.id), s.expected, s.schema, sample_id=s.id)
+        )
+        for s in DATASET.samples
+    ]
+
+
+@pytest.fixture(scope="module")
+def weak() -> list[SampleRecord]:
+    return scored("weak.jsonl")  # has unparseable and schema-invalid outputs and missing fields
+
+
+def test_point_values_equal_model_metrics(weak: list[SampleRecord]) -> None:
+    metrics = model_metrics(weak, ScoringOptions())
+    values = metric_values([sample_row(r.score) for r in weak], METRICS)
+    for name in METRICS:
+        assert values[name] == pytest.approx(metrics[name], abs=1e-12), name
+    # and the CI section attached to every model carries the same values
+    for name, interval in metrics["confidence_intervals"].items():
+        assert interval["value"] == pytest.approx(metrics[name], abs=1e-12)
+        assert interval["low"] <= interval["value"] + 1e-12 and interval["value"] <= interval["high"] + 1e-12
+
+
+def test_micro_f1_of_each_resample_is_recomputed_from_summed_counts(weak: list[SampleRecord]) -> None:
+    rows = [sample_row(r.score) for r in weak]
+    metric = METRICS["field_f1_partial"]
+    keys = ("one", *metric.columns)
+    statistic = metric.statistic(keys)
+    sums = stats.bootstrap_sums(row_matrix(rows, keys), 200, 4, chunk=64)
+    vectorized = statistic(sums)
+    # the same resamples, aggregated the slow way: FieldCounts summed over the drawn samples
+    for drawn, value in zip(np.concatenate(list(stats.resample_indices(len(rows), 200, 4, chunk=64))), vectorized):
+        counts = sum((weak[i].score.counts for i in drawn), FieldCounts())
+        assert value == pytest.approx(counts.precision_recall_f1("partial")[2], abs=1e-12)
+    # ...which is not the mean of per-sample F1s
+    first = np.concatenate(list(stats.resample_indices(len(rows), 1, 4, chunk=64)))[0]
+    mean_of_f1 = np.mean([weak[i].score.f1["partial"] for i in first])
+    assert abs(vectorized[0] - mean_of_f1) > 1e-6
+
+
+def test_every_headline_metric_gets_an_interval(weak: list[SampleRecord]) -> None:
+    rows = [sample_row(r.score) for r in weak]
+    intervals = confidence_intervals(rows, StatsOptions(resamples=500, confidence=0.9))
+    assert set(intervals) == set(HEADLINE)
+    eqs = intervals["extraction_quality_score"]
+    assert eqs.confidence == 0.9 and eqs.resamples == 500 and eqs.n == len(rows)
+    assert eqs.low < eqs.value < eqs.high
+    # a run that is perfect on every sample has a degenerate interval at 1.0
+    perfect = [sample_row(score_sample(s.expected, s.expected, s.schema)) for s in DATASET.samples]
+    f1 = confidence_intervals(perfect, StatsOptions(resamples=200))["field_f1_partial"]
+    assert (f1.low, f1.value, f1.high) == (1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [
+        ("eqs", "extraction_quality_score"),
+        ("EQS", "extraction_quality_score"),
+        ("f1", "field_f1_partial"),
+        ("field-f1-strict", "field_f1_strict"),
+        ("validity", "schema_validity_rate"),
+        ("hallucination_rate", "hallucination_rate"),
+        ("exact_match", "exact_match_rate"),
+    ],
+)
+def test_metric_aliases(alias: str, name: str) -> None:
+    assert resolve_metric(alias).name == name
+
+
+def test_unknown_metric_lists_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="unknown metric 'f2'.*field_f1_partial"):
+        resolve_metric("f2")
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["a", "b", "a b", "B"]))
+DOCS = st.dictionaries(st.sampled_from(["x", "y", "z", "w"]), VALUES, max_size=4)
+SCHEMA = {"type": "object", "properties": {"x": {"type": "string"}, "y": {}, "z": {}, "w": {}}}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(DOCS, st.one_of(DOCS, st.just("not json"))), min_size=1, max_size=8))
+def test_resampled_point_values_equal_the_aggregates_for_any_outputs(pairs) -> None:
+    records = [
+        SampleRecord(model="m", sample_id=f"s{i}", score=score_sample(out, gold, SCHEMA, sample_id=f"s{i}"))
+        for i, (gold, out) in enumerate(pairs)
+    ]
+    options = ScoringOptions(statistics=StatsOptions(resamples=100))
+    metrics = model_metrics(records, options)
+    values = metric_values([sample_row(r.score) for r in records], METRICS)
+    for name in METRICS:
+        assert values[name] == pytest.approx(metrics[name], abs=1e-12), name
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=10))
+def test_exact_permutation_p_is_symmetric_and_a_probability(pairs) -> None:
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    forward, backward = stats.paired_permutation_test(a, b), stats.paired_permutation_test(b, a)
+    assert 0 < forward.p_value <= 1
+    assert forward.p_value == pytest.approx(backward.p_value)

@@ -1,0 +1,197 @@
+"""Statistics against scipy's reference results, hand-computed cases and the undefined corners."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from pytest_extractbench import stats
+
+RNG = np.random.default_rng(20240501)
+X = RNG.random(120)
+Y = np.clip(X - 0.03 + RNG.normal(0, 0.08, 120), 0, 1)
+
+
+def mean_difference(a, b, axis=-1):
+    return np.mean(a, axis=axis) - np.mean(b, axis=axis)
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_bootstrap_ci_is_scipys_percentile_interval_for_the_same_draws(confidence: float) -> None:
+    ours = stats.bootstrap_ci(X, confidence=confidence, resamples=3000, rng=7, chunk=500)
+    ref = sps.bootstrap(
+        (X,),
+        np.mean,
+        confidence_level=confidence,
+        method="percentile",
+        n_resamples=3000,
+        batch=500,
+        rng=np.random.default_rng(7),
+    )
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+    assert ours.value == pytest.approx(np.mean(X)) and ours.confidence == confidence and ours.n == 120
+
+
+def test_paired_bootstrap_is_scipys_paired_bootstrap() -> None:
+    (ours,) = stats.paired_bootstrap_intervals(
+        X, Y, {"d": lambda s: s[..., 0] / len(X)}, resamples=4000, rng=3, chunk=1000
+    ).values()
+    ref = sps.bootstrap(
+        (X, Y),
+        mean_difference,
+        paired=True,
+        method="percentile",
+        n_resamples=4000,
+        batch=1000,
+        rng=np.random.default_rng(3),
+    )
+    assert (ours.low, ours.high) == pytest.approx(tuple(ref.confidence_interval), abs=1e-12)
+    assert ours.value == pytest.approx(np.mean(X) - np.mean(Y))
+
+
+def test_bootstrap_width_matches_the_normal_theory_for_a_large_sample() -> None:
+    values = np.random.default_rng(1).exponential(size=5000)
+    ci = stats.bootstrap_ci(values, rng=1)
+    expected_half_width = 1.959964 * np.std(values) / math.sqrt(len(values))
+    assert (ci.high - ci.low) / 2 == pytest.approx(expected_half_width, rel=0.05)
+
+
+def test_percentile_intervals_cover_the_true_mean_at_their_level() -> None:
+    generator = np.random.default_rng(11)
+    covered = 0
+    trials = 300
+    for seed in range(trials):
+        sample = generator.normal(0.5, 0.2, 80)
+        ci = stats.bootstrap_ci(sample, resamples=1000, rng=seed)
+        covered += ci.low <= 0.5 <= ci.high
+    # percentile intervals under-cover slightly at n = 80; a broken one misses by far
+    assert 0.90 <= covered / trials <= 0.98
+
+
+def test_seeded_resampling_is_reproducible() -> None:
+    first = stats.bootstrap_ci(X, rng=5)
+    assert stats.bootstrap_ci(X, rng=5) == first
+    assert stats.bootstrap_ci(X, rng=6) != first
+
+
+def test_resample_weights_count_the_drawn_indices() -> None:
+    weights = np.concatenate(list(stats.resample_weights(30, 50, 9, chunk=7)))
+    indices = np.concatenate(list(stats.resample_indices(30, 50, 9, chunk=7)))
+    assert weights.shape == (50, 30) and np.all(weights.sum(axis=1) == 30)
+    for w, i in zip(weights, indices):
+        assert np.array_equal(w, np.bincount(i, minlength=30))
+
+
+@pytest.mark.parametrize("n", [5, 9, 12])
+def test_exact_permutation_p_values_are_scipys(n: int) -> None:
+    a, b = X[:n], Y[:n]
+    ours = stats.paired_permutation_test(a, b)
+    ref = sps.permutation_test((a, b), mean_difference, permutation_type="samples", n_resamples=np.inf)
+    assert ours.note == "exact (all 2^n swaps)"
+    assert ours.p_value == pytest.approx(ref.pvalue, abs=1e-12)
+    assert ours.statistic == pytest.approx(ref.statistic)
+
+
+def test_exact_permutation_with_ties_and_zero_differences() -> None:
+    a = np.array([1.0, 1.0, 0.5, 0.5, 0.2, 0.9, 0.9, 0.3])
+    b = np.array([1.0, 0.5, 0.5, 0.0, 0.2, 0.4, 0.9, 0.8])
+    ref = sps.permutation_test((a, b), mean_difference, permutation_type="samples", n_resamples=np.inf)
+    assert stats.paired_permutation_test(a, b).p_value == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_monte_carlo_permutation_p_value_is_close_to_the_exact_one() -> None:
+    a, b = X[:16], Y[:16]  # 65,536 arrangements: exact by scipy, Monte Carlo by us
+    exact = sps.permutation_test((a, b), mean_difference, permutation_type="samples", n_resamples=np.inf).pvalue
+    ours = stats.paired_permutation_test(a, b, resamples=20000, rng=2)
+    assert ours.note.startswith("Monte Carlo")
+    assert ours.p_value == pytest.approx(exact, abs=0.015)
+
+
+def test_monte_carlo_p_value_is_never_zero() -> None:
+    result = stats.paired_permutation_test(X + 1, X, resamples=1000, rng=0)
+    assert result.p_value == pytest.approx(2 / 1001)
+
+
+def test_identical_values_give_p_one_in_every_test() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the degenerate cases are defined, not warned about
+        assert stats.paired_permutation_test(X, X.copy()).p_value == 1.0
+        assert stats.paired_ttest(X, X.copy()) == stats.TestResult(0.0, 1.0, "all differences are zero")
+        assert stats.wilcoxon_test(X, X.copy()) == stats.TestResult(0.0, 1.0, "all differences are zero")
+
+
+def test_constant_nonzero_differences_are_defined() -> None:
+    a = np.array([0.9, 0.8, 0.7, 0.6])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = stats.paired_ttest(a, a - 0.25)
+        w = stats.wilcoxon_test(a, a - 0.25)
+        perm = stats.paired_permutation_test(a, a - 0.25)
+    assert t.statistic is None and t.p_value == 0.0 and "infinite" in t.note
+    # Wilcoxon ranks the four equal differences: exact p = 2 / 2**4, as scipy
+    assert w.p_value == pytest.approx(sps.wilcoxon(a, a - 0.25).pvalue) == pytest.approx(0.125)
+    assert perm.p_value == pytest.approx(0.125)
+
+
+def test_ttest_and_wilcoxon_are_scipys_on_ordinary_data() -> None:
+    t = stats.paired_ttest(X, Y)
+    ref = sps.ttest_rel(X, Y)
+    assert (t.statistic, t.p_value) == pytest.approx((ref.statistic, ref.pvalue))
+    w = stats.wilcoxon_test(X, Y)
+    ref = sps.wilcoxon(X, Y)
+    assert (w.statistic, w.p_value) == pytest.approx((ref.statistic, ref.pvalue))
+
+
+def test_too_few_pairs() -> None:
+    assert stats.paired_ttest([0.5], [0.2]).p_value is None
+    assert stats.wilcoxon_test([], []).p_value is None
+    assert stats.paired_permutation_test([0.5], [0.2]).p_value == 1.0
+
+
+def test_cohens_d_uses_the_spec_pooled_sd() -> None:
+    a, b = [1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 1.0, 2.0]
+    # means 2.5 and 1.0; population sds sqrt(1.25) and sqrt(0.5): pooled sqrt(0.875)
+    assert stats.cohens_d(a, b) == pytest.approx(1.5 / math.sqrt(0.875))
+    # d_z: differences 1, 1, 2, 2 -> mean 1.5, sample sd sqrt(1/3)
+    assert stats.cohens_dz(a, b) == pytest.approx(1.5 / math.sqrt(1 / 3))
+    assert stats.cohens_d([1, 1], [1, 1]) == 0.0
+    assert stats.cohens_d([1, 1], [0, 0]) == math.inf  # the spec's 0 would call total separation negligible
+    assert stats.interpret_cohens_d(stats.cohens_d([1, 1], [0, 0])) == "large"
+
+
+@pytest.mark.parametrize(
+    ("d", "label"),
+    [
+        (0.0, "negligible"),
+        (-0.19, "negligible"),
+        (0.2, "small"),
+        (-0.49, "small"),
+        (0.5, "medium"),
+        (0.79, "medium"),
+        (-0.8, "large"),
+        (3.0, "large"),
+    ],
+)
+def test_cohens_d_bands(d: float, label: str) -> None:
+    assert stats.interpret_cohens_d(d) == label
+
+
+def test_compare_paired_has_the_spec_shape() -> None:
+    result = stats.compare_paired(X, Y, rng=1)
+    assert result["mean_difference"] == pytest.approx(np.mean(X) - np.mean(Y))
+    assert result["t_test"]["p_value"] == pytest.approx(sps.ttest_rel(X, Y).pvalue)
+    assert result["wilcoxon_test"]["p_value"] == pytest.approx(sps.wilcoxon(X, Y).pvalue)
+    assert result["effect_size"]["interpretation"] == stats.interpret_cohens_d(stats.cohens_d(X, Y))
+    ci = result["difference_ci"]
+    assert ci["low"] < result["mean_difference"] < ci["high"]
+    assert result["significantly_different"] is (result["p_value"] < 0.05)
+
+
+def test_interval_format_is_the_spec_reporting_format() -> None:
+    interval = stats.Interval(0.8234, 0.8121, 0.8344, 0.95, stats.PERCENTILE, 10000, 50)
+    assert interval.format() == "0.823 [95% CI: 0.812, 0.834]"
