@@ -29,7 +29,7 @@ from scipy.optimize import linear_sum_assignment
 
 from .compare import scalar_key
 from .options import ScoringOptions
-from .registry import Registry
+from .registry import Registry, param_problems
 from .schema import SchemaNode
 
 Pair = tuple[Optional[int], Optional[int]]
@@ -178,12 +178,7 @@ def _check_hungarian(params: Mapping[str, Any]) -> list[str]:
     cells = params.get("max_cells", DEFAULT_MAX_CELLS)
     if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
         problems.append(f"'max_cells' must be a positive integer, got {cells!r}")
-    floor = params.get("min_similarity", 0.0)
-    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
-        problems.append(f"'min_similarity' must be a number in [0, 1], got {floor!r}")
-    if set(params) - {"max_cells", "min_similarity"}:
-        problems.append(f"unknown parameter(s) {sorted(set(params) - {'max_cells', 'min_similarity'})}")
-    return problems
+    return problems + param_problems(params, {"max_cells", "min_similarity"}, {"min_similarity": 0.0})
 
 
 # Among assignments of equal total similarity, keep the original order.

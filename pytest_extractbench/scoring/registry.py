@@ -7,7 +7,7 @@ comparator after it first scored with a schema that names it).
 
 from __future__ import annotations
 
-from typing import Generic, Iterator, TypeVar
+from typing import Any, Generic, Iterator, Mapping, TypeVar
 
 T = TypeVar("T")
 
@@ -69,3 +69,15 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._entries))
+
+
+def param_problems(params: Mapping[str, Any], known: set[str], fractions: Mapping[str, float] = {}) -> list[str]:
+    """Common parameter checks: unknown names, and numbers that must lie in [0, 1] (with their defaults)."""
+    problems = []
+    for name, default in fractions.items():
+        value = params.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            problems.append(f"'{name}' must be a number in [0, 1], got {value!r}")
+    if set(params) - known:
+        problems.append(f"unknown parameter(s) {sorted(set(params) - known)}")
+    return problems

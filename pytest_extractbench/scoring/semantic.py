@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 from .compare import Comparison, compare_scalars, normalize_text
 from .comparators import COMPARATORS, ComparatorSpec
 from .options import ScoringOptions
+from .registry import param_problems
 
 METHODS = ("embedding", "judge", "partial")
 
@@ -31,12 +32,7 @@ def _check(params: Mapping[str, Any]) -> list[str]:
     method = params.get("method")
     if method is not None and method not in METHODS:
         problems.append(f"'method' must be one of {', '.join(METHODS)}, got {method!r}")
-    threshold = params.get("threshold", 0.85)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-        problems.append(f"'threshold' must be a number in [0, 1], got {threshold!r}")
-    if set(params) - {"method", "threshold"}:
-        problems.append(f"unknown parameter(s) {sorted(set(params) - {'method', 'threshold'})}")
-    return problems
+    return problems + param_problems(params, {"method", "threshold"}, {"threshold": 0.85})
 
 
 def default_method(options: ScoringOptions) -> str:
