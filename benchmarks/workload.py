@@ -205,12 +205,29 @@ def _perturb(rng: random.Random, gold: dict[str, Any]) -> str:
     return json.dumps(output)
 
 
-def make_workload(n: int = 10_000, seed: int = 20261122) -> list[tuple[str, Any, dict[str, Any], str]]:
-    """``n`` rows of ``(sample_id, gold, schema, raw_output)``."""
+def with_alignment(schema: Any, align: Any, *, scalar_arrays: bool = True) -> Any:
+    """A copy of ``schema`` whose arrays carry ``"x-eval-align": align`` (arrays of scalars too, unless told)."""
+    if isinstance(schema, dict):
+        out = {key: with_alignment(value, align, scalar_arrays=scalar_arrays) for key, value in schema.items()}
+        if schema.get("type") == "array" and (scalar_arrays or schema.get("items", {}).get("type") == "object"):
+            out["x-eval-align"] = align
+        return out
+    if isinstance(schema, list):
+        return [with_alignment(value, align, scalar_arrays=scalar_arrays) for value in schema]
+    return schema
+
+
+def make_workload(
+    n: int = 10_000, seed: int = 20261122, *, align: Any = None, scalar_arrays: bool = True
+) -> list[tuple[str, Any, dict[str, Any], str]]:
+    """``n`` rows of ``(sample_id, gold, schema, raw_output)``; ``align`` annotates every array's alignment."""
     rng = random.Random(seed)
+    families = FAMILIES
+    if align is not None:
+        families = tuple((with_alignment(schema, align, scalar_arrays=scalar_arrays), make) for schema, make in FAMILIES)
     rows = []
     for i in range(n):
-        schema, make = FAMILIES[i % len(FAMILIES)]
+        schema, make = families[i % len(families)]
         gold = make(rng)
         rows.append((f"s{i:05d}", gold, schema, _perturb(rng, gold)))
     return rows

@@ -15,7 +15,6 @@ from .report.terminal import failure_text
 
 if TYPE_CHECKING:
     from .record import SampleRecord
-    from .session import BenchSession
 
 BENCH_KEY = pytest.StashKey["BenchSession"]()
 

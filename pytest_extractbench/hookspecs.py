@@ -29,3 +29,18 @@ def pytest_extractbench_sample_scored(config: pytest.Config, record: SampleRecor
 @pytest.hookspec()
 def pytest_extractbench_run_finished(config: pytest.Config, metrics: dict[str, Any]) -> None:
     """Called once on the controller with ``{model: metrics}`` after the run directory was written."""
+
+
+@pytest.hookspec()
+def pytest_extractbench_comparators(config: pytest.Config) -> dict[str, Any] | None:
+    """Return ``{name: comparator}`` to use in ``x-eval-compare``.
+
+    A comparator is ``fn(expected, predicted, params, options) -> score in [0, 1]``, or a dict of
+    :func:`pytest_extractbench.scoring.register_comparator` arguments (``{"fn": ..., "batch": True}``).
+    Called in every process (xdist workers too) when the benchmark is configured.
+    """
+
+
+@pytest.hookspec()
+def pytest_extractbench_transforms(config: pytest.Config) -> dict[str, Any] | None:
+    """Return ``{name: transform}`` to use in ``x-eval-transform``; a transform is ``fn(value, params) -> value``."""

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from . import breakdowns, diagnostics, distributions
 from .comparison import comparison_section
 from .gates import eqs_band, recommendation
 from .record import SampleRecord
@@ -123,7 +124,16 @@ def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, i
 
 # Each section adds its keys to a model's metrics; later issues add performance,
 # diagnostics and statistics sections here.
-SECTIONS: tuple[Section, ...] = (accuracy_section, confidence_interval_section)
+SECTIONS: tuple[Section, ...] = (
+    accuracy_section,
+    confidence_interval_section,
+    diagnostics.hallucination_section,
+    diagnostics.error_pattern_section,
+    breakdowns.breakdown_section,
+    breakdowns.omission_section,
+    distributions.string_similarity_section,
+    distributions.complexity_correlation_section,
+)
 
 
 def model_metrics(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:

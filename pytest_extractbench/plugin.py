@@ -7,7 +7,7 @@ from typing import Any, Generator
 
 import pytest
 
-from . import hookspecs
+from . import extensions, hookspecs
 from .collect import BENCH_KEY, SampleItem
 from .session import RUN_DIR_KEY, BenchSession, is_worker
 from .settings import Settings, add_options
@@ -28,6 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = Settings.from_config(config)
     if not settings.enabled:
         return
+    extensions.configure(config, settings)
     bench = BenchSession(config, settings)
     config.stash[BENCH_KEY] = bench
     if not bench.is_worker:

@@ -25,6 +25,8 @@ class SampleRecord:
     response: dict[str, Any] = field(default_factory=dict)
     passed: bool = True
     failure: str | None = None
+    # per-sample diagnostics computed where the item ran (diagnostics.sample_diagnostics)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The wire/journal form."""
@@ -36,6 +38,7 @@ class SampleRecord:
             "meta": self.meta,
             "response": self.response,
             "score": self.score.as_dict(),
+            "diagnostics": self.diagnostics,
         }
 
     @classmethod
@@ -49,6 +52,7 @@ class SampleRecord:
             response=dict(data.get("response") or {}),
             passed=bool(data.get("passed", True)),
             failure=data.get("failure"),
+            diagnostics=dict(data.get("diagnostics") or {}),
         )
 
     @property

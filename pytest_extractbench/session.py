@@ -23,6 +23,8 @@ import pytest
 from . import baseline as baselines
 from .collect import DatasetCollector, SampleItem
 from .dataset import Dataset, DatasetProblem, load_dataset
+from .diagnostics import sample_diagnostics
+from .extensions import rule_problems
 from .gates import GateCheck, evaluate_sla, sla_passed
 from .metrics import metrics_by_model, run_level_metrics
 from .predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
@@ -72,6 +74,7 @@ class BenchSession:
         self._dataset: Dataset | None = None
         self._predictions: PredictionsSource | None = None
         self._source: OutputSource | None = None
+        self._rule_problems: list[DatasetProblem] | None = None
         self.metrics: dict[str, dict[str, Any]] = {}
         self.run_level: dict[str, Any] = {}
         self.checks: dict[str, list[GateCheck]] = {}
@@ -141,6 +144,9 @@ class BenchSession:
     @property
     def problems(self) -> list[DatasetProblem]:
         found = list(self.dataset.problems)
+        if self._rule_problems is None:
+            self._rule_problems = rule_problems(self.dataset.samples)
+        found.extend(self._rule_problems)
         if self.predictions is not None:
             found.extend(self.predictions.problems)
         return found
@@ -201,7 +207,8 @@ class BenchSession:
         sample = item.sample
         response = self.source.response(item.model, sample)
         score = score_sample(
-            response.content, sample.expected, sample.schema, options=self.settings.scoring, sample_id=sample.id
+            response.content, sample.expected, sample.schema, options=self.settings.scoring, sample_id=sample.id,
+            rule_errors="ignore",  # reported once per sample as an input problem instead
         )
         failure = self._failure(score, response)
         record = SampleRecord(
@@ -212,6 +219,8 @@ class BenchSession:
             response=response.as_dict(),
             passed=failure is None,
             failure=failure,
+            # needs the source text, which only this process has: computed here, carried in the record
+            diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content),
         )
         self.config.hook.pytest_extractbench_sample_scored(config=self.config, record=record)
         return record

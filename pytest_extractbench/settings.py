@@ -87,6 +87,9 @@ def parse_eqs_weights(value: str) -> EqsWeights:
         ) from None
 
 
+def parse_names(value: str) -> tuple[str, ...]:
+    """``a,b`` -> ``("a", "b")`` (an empty value is no name)."""
+    return tuple(name.strip() for name in value.split(",") if name.strip())
 def parse_level(value: str) -> float:
     """A number strictly between 0 and 1 (a confidence level or a significance level)."""
     return _number(value, float, lambda x: 0.0 < x < 1.0, "a number strictly between 0 and 1")
@@ -171,6 +174,16 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("float_epsilon", "Tolerance under which two numbers are equal.", parse_non_negative, 1e-6, "EPS"),
     OptionSpec("eqs_weights", "EQS weights: validity,f1_partial,type_accuracy,no_hallucination.",
                parse_eqs_weights, EqsWeights(), "W1,W2,W3,W4"),
+    OptionSpec("post_process", "Post-processors run on every sample's fields before metrics, in order "
+               "(nulls_as_absent, nulls_as_values, propagate_errors or registered ones).",
+               parse_names, (), "NAME[,NAME...]"),
+    OptionSpec("semantic", "Embeddings for x-eval-compare 'semantic': 'local' (bundled all-MiniLM-L6-v2), "
+               "'local:PATH' or an OpenAI-compatible base URL.", str, None, "BACKEND"),
+    OptionSpec("semantic_model", "Embedding model name to request from a server backend.", str, None, "NAME"),
+    OptionSpec("judge", "LLM-as-judge model for x-eval-compare 'semantic' (1-7 rubric, one call per sample).",
+               str, None, "MODEL"),
+    OptionSpec("judge_url", "Base URL of the judge's OpenAI-compatible server (key: EXTRACTBENCH_JUDGE_API_KEY).",
+               str, None, "URL"),
     # statistics, comparisons and baselines
     OptionSpec("resamples", "Bootstrap resamples (and permutation-test swaps) behind confidence intervals and "
                "significance.", parse_resamples, 10_000, "N"),
@@ -277,6 +290,11 @@ class Settings:
             validate_formats=not values["no_format_check"],
             float_epsilon=values["float_epsilon"],
             eqs_weights=values["eqs_weights"],
+            post_processors=values["post_process"],
+            semantic=values["semantic"],
+            semantic_model=values["semantic_model"],
+            judge_model=values["judge"],
+            judge_url=values["judge_url"],
             statistics=StatsOptions(
                 resamples=values["resamples"],
                 confidence=values["confidence"],

@@ -2,56 +2,83 @@
 
 from __future__ import annotations
 
-from .align import align_ordered, get_aligner, register_aligner
+from . import semantic as _semantic  # noqa: F401 - registers the "semantic" comparator
+from .align import AlignContext, align_hungarian, align_key_field, align_ordered, get_aligner, register_aligner
 from .compare import Comparison, compare_scalars, jaccard, normalize_text, number_similarity, string_similarity
+from .comparators import ComparatorError, register_comparator
+from .eval_schema import GoldProblem, annotate_defaults, infer_schema, resolve_schema, validate_gold
 from .fields import ABSENT, FieldWalker
 from .options import DEFAULT_OPTIONS, EqsWeights, ScoringOptions, StatsOptions
 from .parse import MISSING, ParsedOutput, parse_output, strip_fence
+from .postprocess import register_post_processor
 from .result import (
     CATEGORIES,
     EQS_COMPONENTS,
+    ERROR,
     MODES,
+    PENDING,
     FieldCounts,
     FieldResult,
     SampleScore,
     count_fields,
     prf,
 )
+from .rules import EvalSchemaError, FieldRule, RuleError, compile_rules, parse_eval_schema
 from .sample import score_sample
 from .schema import SchemaNode, check_schema, compile_schema, json_type, validation_errors
+from .transforms import register_transform
 
 __all__ = [
     "ABSENT",
+    "AlignContext",
     "CATEGORIES",
+    "ComparatorError",
     "Comparison",
     "DEFAULT_OPTIONS",
     "EQS_COMPONENTS",
+    "ERROR",
     "EqsWeights",
+    "EvalSchemaError",
     "FieldCounts",
     "FieldResult",
+    "FieldRule",
     "FieldWalker",
+    "GoldProblem",
     "MISSING",
     "MODES",
+    "PENDING",
     "ParsedOutput",
+    "RuleError",
     "SampleScore",
     "SchemaNode",
     "ScoringOptions",
     "StatsOptions",
+    "align_hungarian",
+    "align_key_field",
     "align_ordered",
+    "annotate_defaults",
     "check_schema",
     "compare_scalars",
+    "compile_rules",
     "compile_schema",
     "count_fields",
     "get_aligner",
+    "infer_schema",
     "jaccard",
     "json_type",
     "normalize_text",
     "number_similarity",
+    "parse_eval_schema",
     "parse_output",
     "prf",
     "register_aligner",
+    "register_comparator",
+    "register_post_processor",
+    "register_transform",
+    "resolve_schema",
     "score_sample",
     "string_similarity",
     "strip_fence",
+    "validate_gold",
     "validation_errors",
 ]

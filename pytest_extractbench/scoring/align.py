@@ -1,23 +1,66 @@
 """Array alignment: which gold element pairs with which predicted element.
 
 An aligner returns pairs ``(gold_index, predicted_index)``; ``None`` on one side
-marks an unmatched element (its fields are missed or spurious). Aligners are
-looked up by name, so strategies can be added without touching the walker.
+marks an unmatched element (its fields are missed or spurious). Matched pairs come
+first, in gold order. Aligners are looked up by name (``x-eval-align``), so
+strategies can be added without touching the walker:
+
+- ``ordered`` (default): element i with element i.
+- ``key_field`` (``{"match_by": "key_field", "key": "sku"}``, or a list of keys): elements
+  with the same key value pair up (first come, first served); the rest pair with an
+  identical element on the other side if there is one.
+- ``hungarian``: identical elements pair up first (nothing can be more similar: a model that
+  copied an element right is not penalized for a reordering elsewhere); the rest get the
+  assignment that maximizes their total similarity (``scipy.optimize.linear_sum_assignment``),
+  where the similarity of two elements is the mean field score of comparing them recursively
+  with the same rules. Among equally good assignments the original order wins. When the
+  rest is larger than ``max_cells`` gold x predicted elements (default 2,500, i.e. 50 x 50),
+  the quadratic similarity matrix is not built and the rest pairs in order (the safe fallback).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from collections import defaultdict, deque
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
+import numpy as np
+import orjson
+from scipy.optimize import linear_sum_assignment
+
+from .compare import scalar_key
 from .options import ScoringOptions
+from .registry import Registry, param_problems
 from .schema import SchemaNode
 
 Pair = tuple[Optional[int], Optional[int]]
-Aligner = Callable[[Sequence[Any], Sequence[Any], "SchemaNode | None", ScoringOptions], list[Pair]]
+
+
+class AlignContext(NamedTuple):
+    """What an aligner may use besides the two arrays."""
+
+    params: Mapping[str, Any] = {}
+    # similarity(expected_element, predicted_element) in [0, 1], with the schema's rules
+    similarity: Callable[[Any, Any], float] | None = None
+    path: str = ""
+
+
+Aligner = Callable[..., list[Pair]]
+ParamCheck = Callable[[Mapping[str, Any]], Sequence[str]]
+
+
+class AlignerSpec(NamedTuple):
+    fn: Aligner
+    check_params: ParamCheck | None = None
+
+
+ALIGNERS: Registry[AlignerSpec] = Registry("array alignment")
+
+DEFAULT_MAX_CELLS = 2500
 
 
 def align_ordered(
-    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions
+    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
+    context: AlignContext | None = None,
 ) -> list[Pair]:
     """Element i pairs with element i; the longer side's tail is unmatched."""
     shared = min(len(expected), len(predicted))
@@ -27,19 +70,182 @@ def align_ordered(
     return pairs
 
 
-_ALIGNERS: dict[str, Aligner] = {"ordered": align_ordered}
+def _canonical(value: Any) -> bytes | None:
+    """A type-strict canonical form (1, 1.0 and true differ), or None when there is none."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
-def register_aligner(name: str, aligner: Aligner, *, overwrite: bool = False) -> None:
-    """Make ``aligner`` available under ``name`` (for ``x-eval-align``)."""
-    if name in _ALIGNERS and not overwrite:
-        raise ValueError(f"an aligner named {name!r} is already registered")
-    _ALIGNERS[name] = aligner
+def _finish(pairs: list[Pair], gold_left: list[int], pred_left: list[int]) -> list[Pair]:
+    """Matched pairs in gold order, then unmatched gold, then unmatched predictions."""
+    pairs.sort()
+    pairs.extend((i, None) for i in gold_left)
+    pairs.extend((None, j) for j in pred_left)
+    return pairs
+
+
+def _match_by(
+    expected: Sequence[Any], predicted: Sequence[Any], gold: list[int], pred: list[int], key: Callable[[Any], Any]
+) -> tuple[list[Pair], list[int], list[int]]:
+    """Pair elements with equal keys (first come, first served; a None key never pairs); returns
+    the pairs and what is left on each side."""
+    waiting: dict[Any, deque[int]] = defaultdict(deque)
+    pred_left: list[int] = []
+    for j in pred:
+        found = key(predicted[j])
+        if found is None:
+            pred_left.append(j)
+        else:
+            waiting[found].append(j)
+    pairs: list[Pair] = []
+    gold_left: list[int] = []
+    for i in gold:
+        found = key(expected[i])
+        queue = waiting.get(found) if found is not None else None
+        if queue:
+            pairs.append((i, queue.popleft()))
+        else:
+            gold_left.append(i)
+    pred_left.extend(j for queue in waiting.values() for j in queue)
+    pred_left.sort()
+    return pairs, gold_left, pred_left
+
+
+def _match_identical(
+    expected: Sequence[Any], predicted: Sequence[Any], gold: list[int], pred: list[int]
+) -> tuple[list[Pair], list[int], list[int]]:
+    """Pair identical elements."""
+    return _match_by(expected, predicted, gold, pred, _canonical)
+
+
+def align_by_identity(
+    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
+    context: AlignContext | None = None,
+) -> list[Pair]:
+    """Identical elements pair up; what is left pairs in order (the large-array fallback)."""
+    pairs, gold_left, pred_left = _match_identical(expected, predicted, list(range(len(expected))),
+                                                   list(range(len(predicted))))
+    shared = min(len(gold_left), len(pred_left))
+    pairs.extend(zip(gold_left[:shared], pred_left[:shared]))
+    return _finish(pairs, gold_left[shared:], pred_left[shared:])
+
+
+def _keys(params: Mapping[str, Any]) -> list[str]:
+    key = params["key"]
+    return [key] if isinstance(key, str) else list(key)
+
+
+def _check_key_field(params: Mapping[str, Any]) -> list[str]:
+    key = params.get("key")
+    problems = []
+    if not (isinstance(key, str) and key) and not (
+        isinstance(key, list) and key and all(isinstance(k, str) and k for k in key)
+    ):
+        problems.append(f"key_field needs 'key': a property name or a list of them, got {key!r}")
+    if set(params) - {"key"}:
+        problems.append(f"unknown parameter(s) {sorted(set(params) - {'key'})}")
+    return problems
+
+
+def align_key_field(
+    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
+    context: AlignContext | None = None,
+) -> list[Pair]:
+    """Pair elements whose key properties are equal (strings normalized as the options say)."""
+    keys = _keys(context.params if context else {})
+
+    def key_of(element: Any) -> tuple[Any, ...] | None:
+        if type(element) is not dict:
+            return None
+        values = []
+        for name in keys:
+            value = element.get(name)
+            if value is None or type(value) in (dict, list):
+                return None
+            values.append(scalar_key(value, options))
+        return tuple(values)
+
+    pairs, gold_rest, pred_rest = _match_by(expected, predicted, list(range(len(expected))),
+                                            list(range(len(predicted))), key_of)
+    identical, gold_left, pred_left = _match_identical(expected, predicted, gold_rest, pred_rest)
+    return _finish(pairs + identical, gold_left, pred_left)
+
+
+def _check_hungarian(params: Mapping[str, Any]) -> list[str]:
+    problems = []
+    cells = params.get("max_cells", DEFAULT_MAX_CELLS)
+    if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
+        problems.append(f"'max_cells' must be a positive integer, got {cells!r}")
+    return problems + param_problems(params, {"max_cells", "min_similarity"}, {"min_similarity": 0.0})
+
+
+# Among assignments of equal total similarity, keep the original order.
+_ORDER_BONUS = 1e-9
+
+
+def align_hungarian(
+    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
+    context: AlignContext | None = None,
+) -> list[Pair]:
+    """Maximum-similarity assignment; pairs below ``min_similarity`` stay unmatched."""
+    params = context.params if context else {}
+    n, m = len(expected), len(predicted)
+    if not n or not m or context is None or context.similarity is None:
+        return align_ordered(expected, predicted, node, options)
+    if n == m:
+        canonical = _canonical(expected)
+        if canonical is not None and canonical == _canonical(predicted):
+            return [(i, i) for i in range(n)]  # identical arrays: the diagonal is the unique best assignment
+    pairs, gold_rest, pred_rest = _match_identical(expected, predicted, list(range(n)), list(range(m)))
+    if not gold_rest or not pred_rest:
+        return _finish(pairs, gold_rest, pred_rest)
+    if len(gold_rest) * len(pred_rest) > params.get("max_cells", DEFAULT_MAX_CELLS):
+        shared = min(len(gold_rest), len(pred_rest))
+        pairs.extend(zip(gold_rest[:shared], pred_rest[:shared]))
+        return _finish(pairs, gold_rest[shared:], pred_rest[shared:])
+    similarity = context.similarity
+    matrix = np.empty((len(gold_rest), len(pred_rest)))
+    for row, i in enumerate(gold_rest):
+        gold = expected[i]
+        values = matrix[row]
+        for col, j in enumerate(pred_rest):
+            values[col] = similarity(gold, predicted[j])
+    floor = params.get("min_similarity", 0.0)
+    diagonal = min(matrix.shape)
+    matrix[np.arange(diagonal), np.arange(diagonal)] += _ORDER_BONUS
+    rows, cols = linear_sum_assignment(matrix, maximize=True)
+    gold_left = set(gold_rest)
+    pred_left = set(pred_rest)
+    for row, col in zip(rows.tolist(), cols.tolist()):
+        if floor and matrix[row, col] - (_ORDER_BONUS if row == col else 0.0) < floor:
+            continue
+        i, j = gold_rest[row], pred_rest[col]
+        pairs.append((i, j))
+        gold_left.discard(i)
+        pred_left.discard(j)
+    return _finish(pairs, sorted(gold_left), sorted(pred_left))
+
+
+def _no_params(params: Mapping[str, Any]) -> list[str]:
+    return [f"takes no parameters, got {sorted(params)}"] if params else []
+
+
+ALIGNERS.add("ordered", AlignerSpec(align_ordered, _no_params), builtin=True)
+ALIGNERS.add("key_field", AlignerSpec(align_key_field, _check_key_field), builtin=True)
+ALIGNERS.add("hungarian", AlignerSpec(align_hungarian, _check_hungarian), builtin=True)
+
+
+def register_aligner(name: str, aligner: Aligner, *, check_params: ParamCheck | None = None,
+                     overwrite: bool = False) -> None:
+    """Make ``aligner(expected, predicted, node, options, context)`` available as ``x-eval-align`` ``name``."""
+    ALIGNERS.add(name, AlignerSpec(aligner, check_params), overwrite=overwrite)
 
 
 def get_aligner(name: str) -> Aligner:
     """The aligner registered under ``name``."""
     try:
-        return _ALIGNERS[name]
-    except KeyError:
-        raise ValueError(f"unknown array alignment {name!r}; known: {sorted(_ALIGNERS)}") from None
+        return ALIGNERS.get(name).fn
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None

@@ -10,19 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from .align import align_ordered
-from .compare import compare_scalars, declared_type_ok, jaccard, types_agree
+from .align import AlignContext, _canonical, align_hungarian, align_key_field, align_ordered
+from .compare import Comparison, compare_scalars, declared_type_ok, jaccard, normalize_text, string_similarity, types_agree
+from .comparators import COMPARATORS, ComparatorError, to_comparison
 from .options import ScoringOptions
 from .result import (
+    ERROR,
     EXACT,
     INCORRECT,
     MISSED,
     ORIGIN_EXTRA_ELEMENT,
     ORIGIN_KEY,
     ORIGIN_MISSING_ELEMENT,
+    ORIGIN_NULL,
     ORIGIN_STRUCTURE,
     ORIGIN_UNKNOWN_KEY,
     PARTIAL,
+    PENDING,
     SPURIOUS,
     FieldResult,
 )
@@ -34,10 +38,17 @@ ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
 _CONTAINERS = (dict, list)
 _SCALAR_NAMES = {str: "string", int: "number", float: "number", bool: "boolean"}
 _IDENTICAL_TEXT = (1.0, 1.0, 1.0)
+_DIAGONAL_ON_IDENTICAL = frozenset({align_ordered, align_key_field, align_hungarian})
+_PENDING: Any = object()  # compare_leaf's answer for a batch comparator: judged after the walk
 
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Type-strict equality ([1] == [True] in Python, not in JSON)."""
+    return _canonical(a) == _canonical(b) is not None
 
 
 def _scalars_only(values: list[Any]) -> bool:
@@ -57,22 +68,62 @@ class FieldWalker:
         self.options = options
         self._null_absent = options.null_equals_absent
         self._empty_absent = options.empty_equals_absent
+        # (index in out, rule, expected, predicted) of fields awaiting a batch comparator
+        self._pending: list[tuple[int, Any, Any, Any]] = []
 
     def walk(self, expected: Any, predicted: Any, node: SchemaNode | None) -> list[FieldResult]:
-        """All field results, gold order first, then prediction-only fields."""
+        """All field results, gold order first, then prediction-only fields.
+
+        ``node`` carries the x-eval-* rules when it comes from :func:`~.rules.compile_rules`.
+        Fields of batch comparators are judged together once the walk is done.
+        """
         out: list[FieldResult] = []
+        self._pending = []
         self._pair(expected, predicted, node, "", 0, True, out)
+        if self._pending:
+            self._resolve_pending(out)
         return out
 
     # -- seams that schema-driven rules (x-eval-*) extend -----------------------------
 
     def compare_leaf(self, expected: Any, predicted: Any, node: SchemaNode | None, path: str) -> tuple[float, bool, Any]:
-        """``(score, equal, similarity)`` of two present scalar values."""
-        return compare_scalars(expected, predicted, self.options)
+        """``(score, equal, similarity)`` of two present values (after transforms).
+
+        Raises :class:`ComparatorError` when a rule's comparator fails; returns a marker for
+        a batch comparator, whose verdict comes after the walk.
+        """
+        rule = node.rule if node is not None else None
+        if rule is None or rule.compare is None:
+            return compare_scalars(expected, predicted, self.options)
+        kind = type(expected)
+        if kind is type(predicted) and expected == predicted and (kind is not list or _same_json(expected, predicted)):
+            return Comparison(1.0, True)  # identical values match whatever the comparator
+        if rule.batch:
+            return _PENDING
+        try:
+            return to_comparison(rule.compare(expected, predicted, rule.params, self.options))
+        except ComparatorError as exc:
+            raise ComparatorError(f"comparator {rule.comparator!r} {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a custom comparator's bug is a field status, not a crash
+            raise ComparatorError(f"comparator {rule.comparator!r} failed: {type(exc).__name__}: {exc}") from None
 
     def align(self, expected: list[Any], predicted: list[Any], node: SchemaNode | None, path: str) -> list[Any]:
-        """Pairs of element indexes for an array that holds objects."""
-        return align_ordered(expected, predicted, node, self.options)
+        """Pairs of element indexes for an array (of objects, or of scalars with x-eval-align)."""
+        rule = node.rule if node is not None else None
+        if rule is None or rule.aligner is None:
+            return align_ordered(expected, predicted, node, self.options)
+        items = node.items if node is not None else None
+        context = AlignContext(rule.align_params, lambda e, p: self.element_similarity(e, p, items), path)
+        return rule.aligner(expected, predicted, node, self.options, context)
+
+    def element_similarity(self, expected: Any, predicted: Any, node: SchemaNode | None) -> float:
+        """Mean field score of comparing two array elements with the same rules (for alignment)."""
+        pending = len(self._pending)
+        fields: list[FieldResult] = []
+        self._pair(expected, predicted, node, "", 0, True, fields)
+        del self._pending[pending:]  # a trial comparison: nothing of it is judged later
+        scores = [f.score for f in fields if f.category != PENDING and f.category != ERROR]
+        return sum(scores) / len(scores) if scores else (1.0 if not fields else 0.0)
 
     # -- the walk ------------------------------------------------------------------------
 
@@ -101,12 +152,14 @@ class FieldWalker:
     def _pair_general(
         self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
     ) -> None:
-        if self.is_absent(expected):
-            if not self.is_absent(predicted):
-                self._side(predicted, node, path, depth, required, SPURIOUS, ORIGIN_KEY, out)
-            return
-        if self.is_absent(predicted):
-            self._side(expected, node, path, depth, required, MISSED, ORIGIN_KEY, out)
+        rule = node.rule if node is not None else None
+        if rule is not None:
+            if rule.skip:
+                return
+            if rule.transforms:
+                self._pair_transformed(rule, expected, predicted, node, path, depth, required, out)
+                return
+        if self._one_sided(expected, predicted, expected, predicted, node, path, depth, required, out):
             return
         exp_kind, pred_kind = type(expected), type(predicted)
         if exp_kind is dict and pred_kind is dict:
@@ -118,6 +171,49 @@ class FieldWalker:
         else:
             self._leaf(expected, predicted, node, path, depth, required, out)
 
+    def _one_sided(
+        self, expected: Any, predicted: Any, shown_expected: Any, shown_predicted: Any, node: SchemaNode | None,
+        path: str, depth: int, required: bool, out: list,
+    ) -> bool:
+        """Emit a value present on one side only (as shown); True when at least one side is absent."""
+        if self.is_absent(expected):
+            if not self.is_absent(predicted):
+                origin = ORIGIN_NULL if expected is None else ORIGIN_KEY
+                self._side(shown_predicted, node, path, depth, required, SPURIOUS, origin, out)
+            return True
+        if self.is_absent(predicted):
+            origin = ORIGIN_NULL if predicted is None else ORIGIN_KEY
+            self._side(shown_expected, node, path, depth, required, MISSED, origin, out)
+            return True
+        return False
+
+    def _pair_transformed(
+        self, rule: Any, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int,
+        required: bool, out: list,
+    ) -> None:
+        """Compare after the x-eval-transform chain; fields keep the values as they were."""
+        try:
+            t_exp = expected if expected is ABSENT else rule.transform(expected)
+            t_pred = predicted if predicted is ABSENT else rule.transform(predicted)
+        except Exception as exc:  # noqa: BLE001 - a custom transform's bug is a field status, not a crash
+            if not self.is_absent(expected) and not self.is_absent(predicted):
+                self._error(path, expected, predicted, depth, required, rule.comparator,
+                            f"transform failed: {type(exc).__name__}: {exc}", out)
+                return
+            t_exp, t_pred = expected, predicted
+        if self._one_sided(t_exp, t_pred, expected, predicted, node, path, depth, required, out):
+            return
+        exp_kind, pred_kind = type(t_exp), type(t_pred)
+        if exp_kind is list and pred_kind is list:
+            self._arrays(t_exp, t_pred, node, path, depth, required, out)
+        elif exp_kind in _CONTAINERS or pred_kind in _CONTAINERS:
+            if exp_kind is dict and pred_kind is dict:
+                self._objects(expected, predicted, node, path, depth, out)
+            else:
+                self._structure_mismatch(expected, predicted, node, path, depth, required, out)
+        else:
+            self._leaf(t_exp, t_pred, node, path, depth, required, out, expected, predicted)
+
     def _identical(
         self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
     ) -> None:
@@ -128,20 +224,39 @@ class FieldWalker:
         transform can make a value differ from itself, so schema rules need not be consulted.
         """
         kind = type(expected)
+        if node is not None and node.rule is not None:
+            rule = node.rule
+            if rule.skip:
+                return
+            # Scalars under a rule take the general walk: transforms may make a value absent and
+            # the comparator's name is recorded. Aligned arrays let their aligner pair elements.
+            if (kind is list and rule.aligner in _DIAGONAL_ON_IDENTICAL and not rule.transforms
+                    and _same_json(expected, predicted)):
+                # every built-in aligner pairs identical arrays element by element: skip it
+                items = node.items
+                for index, (exp_item, pred_item) in enumerate(zip(expected, predicted)):
+                    self._identical(exp_item, pred_item, items, f"{path}[{index}]", depth, required, out)
+                return
+            if kind is not dict and (kind is not list or rule.aligner is not None or _scalars_only(expected)):
+                self._pair_general(expected, predicted, node, path, depth, required, out)
+                return
         if kind is not type(predicted):
             self._pair_general(expected, predicted, node, path, depth, required, out)
         elif kind is dict:
             child_depth = depth + 1 if path else 0
             properties = node.properties if node is not None else {}
             keys = node.required if node is not None else ()
+            ruled = node.ruled_keys if node is not None else ()
             empty_absent = self._empty_absent
             append = out.append
             for key, value in expected.items():
                 other = predicted[key]
                 kind = type(value)
                 child_path = f"{path}.{key}" if path else key
+                if ruled and key in ruled:
+                    self._identical(value, other, properties[key], child_path, child_depth, key in keys, out)
                 # Scalar leaves inline: one Python call fewer per field on the hottest path.
-                if kind is str and kind is type(other):
+                elif kind is str and kind is type(other):
                     if value.strip() or not empty_absent:
                         append(FieldResult(child_path, EXACT, 1.0, value, other, "string", "string", True, True,
                                            child_depth, key in keys, ORIGIN_KEY, _IDENTICAL_TEXT))
@@ -186,7 +301,11 @@ class FieldWalker:
     def _arrays(
         self, expected: list, predicted: list, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
     ) -> None:
-        if _scalars_only(expected) and _scalars_only(predicted):
+        rule = node.rule if node is not None else None
+        if (rule is None or rule.aligner is None) and _scalars_only(expected) and _scalars_only(predicted):
+            if rule is not None and rule.compare is not None:  # a comparator for the whole array
+                self._leaf(expected, predicted, node, path, depth, required, out)
+                return
             comparison = jaccard(expected, predicted, self.options)
             self._emit_compared(path, comparison.score, comparison.equal, None, expected, predicted, "array", True, depth, required, out)
             return
@@ -214,11 +333,85 @@ class FieldWalker:
         for i in range(start, len(out)):
             out[i] = out[i]._replace(expected_type=expected_type, type_ok=False)
 
-    def _leaf(self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list) -> None:
-        score, equal, similarity = self.compare_leaf(expected, predicted, node, path)
-        expected_type = json_type(expected)
-        type_ok = type(expected) is type(predicted) or types_agree(expected_type, predicted, self.options)
-        self._emit_compared(path, score, equal, similarity, expected, predicted, expected_type, type_ok, depth, required, out)
+    def _leaf(
+        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list,
+        shown_expected: Any = ABSENT, shown_predicted: Any = ABSENT,
+    ) -> None:
+        """Compare two present values; ``shown_*`` are the values before transforms, kept in the result."""
+        if shown_expected is ABSENT:
+            shown_expected, shown_predicted = expected, predicted
+        rule = node.rule if node is not None else None
+        comparator = rule.comparator if rule is not None else None
+        expected_type = json_type(shown_expected)
+        type_ok = type(shown_expected) is type(shown_predicted) or types_agree(expected_type, shown_predicted, self.options)
+        try:
+            result = self.compare_leaf(expected, predicted, node, path)
+        except ComparatorError as exc:
+            self._error(path, shown_expected, shown_predicted, depth, required, comparator, str(exc), out)
+            return
+        if result is _PENDING:
+            self._pending.append((len(out), rule, expected, predicted))
+            out.append(FieldResult(path or "$", PENDING, 0.0, shown_expected, shown_predicted, expected_type,
+                                   json_type(shown_predicted), type_ok, False, depth, required, ORIGIN_KEY, None,
+                                   comparator))
+            return
+        score, equal, similarity = result
+        if comparator is not None and similarity is None and type(expected) is str and type(predicted) is str:
+            similarity = self._text_similarity(expected, predicted)
+        self._emit_compared(path, score, equal, similarity, shown_expected, shown_predicted, expected_type, type_ok,
+                            depth, required, out, comparator)
+
+    def _text_similarity(self, expected: str, predicted: str) -> tuple[float, float, float]:
+        """The three string similarities (for diagnostics) when a rule's comparator did not give them."""
+        exp_norm = normalize_text(expected, self.options)
+        pred_norm = normalize_text(predicted, self.options)
+        if exp_norm == pred_norm:
+            return _IDENTICAL_TEXT
+        return string_similarity(pred_norm, exp_norm, self.options)[1:]
+
+    def _error(self, path: str, expected: Any, predicted: Any, depth: int, required: bool, comparator: str | None,
+               message: str, out: list) -> None:
+        out.append(FieldResult(path or "$", ERROR, 0.0, expected, predicted, json_type(expected), json_type(predicted),
+                               None, False, depth, required, ORIGIN_KEY, None, comparator, message))
+
+    def _resolve_pending(self, out: list[FieldResult]) -> None:
+        """Judge every batch-comparator field of this record: one call per comparator."""
+        groups: dict[str, list[tuple[int, Any, Any, Any]]] = {}
+        for entry in self._pending:
+            groups.setdefault(entry[1].comparator, []).append(entry)
+        self._pending = []
+        for name, entries in groups.items():
+            batch = COMPARATORS.get(name).fn
+            items = [(expected, predicted, rule.params, out[index].path) for index, rule, expected, predicted in entries]
+            try:
+                results = list(batch(items, self.options))
+                if len(results) != len(items):
+                    raise ComparatorError(f"returned {len(results)} results for {len(items)} fields")
+            except Exception as exc:  # noqa: BLE001 - the whole batch failed: every field says why
+                message = str(exc) if isinstance(exc, ComparatorError) else f"{type(exc).__name__}: {exc}"
+                results = [ComparatorError(f"comparator {name!r} failed: {message}")] * len(items)
+            for (index, _, expected, predicted), result in zip(entries, results):
+                field = out[index]
+                try:
+                    if isinstance(result, BaseException):
+                        raise ComparatorError(str(result) if isinstance(result, ComparatorError)
+                                              else f"comparator {name!r} failed: {type(result).__name__}: {result}")
+                    score, equal, similarity = to_comparison(result)
+                except ComparatorError as exc:
+                    out[index] = field._replace(category=ERROR, type_ok=None, error=str(exc))
+                    continue
+                if similarity is None and type(expected) is str and type(predicted) is str:
+                    similarity = self._text_similarity(expected, predicted)
+                out[index] = field._replace(category=self._category(score, equal), score=score, equal=equal,
+                                            similarity=similarity)
+
+    def _category(self, score: float, equal: bool) -> str:
+        options = self.options
+        if equal or score >= options.exact_threshold:
+            return EXACT
+        if score >= options.partial_threshold:
+            return PARTIAL
+        return INCORRECT
 
     def _emit_compared(
         self,
@@ -233,6 +426,7 @@ class FieldWalker:
         depth: int,
         required: bool,
         out: list,
+        comparator: str | None = None,
     ) -> None:
         options = self.options
         if equal or score >= options.exact_threshold:
@@ -244,7 +438,7 @@ class FieldWalker:
         out.append(
             FieldResult(
                 path or "$", category, score, expected, predicted, expected_type,
-                json_type(predicted), type_ok, equal, depth, required, ORIGIN_KEY, similarity,
+                json_type(predicted), type_ok, equal, depth, required, ORIGIN_KEY, similarity, comparator,
             )
         )
 
@@ -255,6 +449,16 @@ class FieldWalker:
         if self.is_absent(value):
             return
         kind = type(value)
+        rule = node.rule if node is not None else None
+        if rule is not None:
+            if rule.skip:
+                return
+            if rule.transforms and kind is not dict:
+                try:
+                    if self.is_absent(rule.transform(value)):
+                        return
+                except Exception:  # noqa: BLE001 - a failing transform leaves the value as it is
+                    pass
         if kind is dict:
             child_depth = depth + 1 if path else 0
             keys = node.required if node is not None else frozenset()

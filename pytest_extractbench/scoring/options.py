@@ -79,6 +79,16 @@ class ScoringOptions:
     # JSON Schema "format" (date, email, ...) is asserted when validating output.
     validate_formats: bool = True
     eqs_weights: EqsWeights = field(default_factory=EqsWeights)
+    # Names of post-processors run on every sample's fields before metrics (postprocess.py).
+    post_processors: tuple[str, ...] = ()
+    # Backends of the "semantic" comparator (semantic.py): embeddings ("local", "local:PATH" or an
+    # OpenAI-compatible base URL) and/or an LLM judge model (with its base URL). Neither set: the
+    # comparator falls back to the spec's composite ("partial").
+    semantic: str | None = None
+    semantic_model: str | None = None
+    semantic_threshold: float = 0.85
+    judge_model: str | None = None
+    judge_url: str | None = None
     # How run-level numbers get intervals and significance; carried here so metric sections see it.
     statistics: StatsOptions = field(default_factory=StatsOptions)
 
@@ -92,11 +102,14 @@ class ScoringOptions:
             raise ValueError(f"composite_weights must be three weights summing to 1, got {self.composite_weights}")
         if self.float_epsilon < 0:
             raise ValueError("float_epsilon must be >= 0")
+        if not 0 <= self.semantic_threshold <= 1:
+            raise ValueError(f"semantic_threshold must be in [0, 1], got {self.semantic_threshold}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form, recorded in metrics.json."""
         data = asdict(self)
         data["composite_weights"] = list(self.composite_weights)
+        data["post_processors"] = list(self.post_processors)
         return data
 
     @classmethod
@@ -109,6 +122,8 @@ class ScoringOptions:
             data["statistics"] = StatsOptions(**data["statistics"])
         if "composite_weights" in data:
             data["composite_weights"] = tuple(data["composite_weights"])
+        if "post_processors" in data:
+            data["post_processors"] = tuple(data["post_processors"])
         return cls(**data)
 
     def replace(self, **changes: Any) -> ScoringOptions:

@@ -15,6 +15,9 @@ from .options import ScoringOptions
 
 EXACT, PARTIAL, INCORRECT, MISSED, SPURIOUS = "exact", "partial", "incorrect", "missed", "spurious"
 CATEGORIES = (EXACT, PARTIAL, INCORRECT, MISSED, SPURIOUS)
+# Statuses outside every metric (seed 002): a comparator that failed, and a batch
+# comparator's field awaiting its verdict (resolved before a SampleScore is built).
+ERROR, PENDING = "error", "pending"
 MODES = ("strict", "partial", "lenient")
 EQS_COMPONENTS = ("validity", "f1_partial", "type_accuracy", "no_hallucination")
 
@@ -24,6 +27,7 @@ ORIGIN_EXTRA_ELEMENT = "extra_element"  # an unmatched predicted array element (
 ORIGIN_MISSING_ELEMENT = "missing_element"  # an unmatched gold array element
 ORIGIN_STRUCTURE = "structure"  # object vs array vs scalar at the same path
 ORIGIN_UNKNOWN_KEY = "unknown_key"  # a predicted key the schema does not declare
+ORIGIN_NULL = "null"  # the other side holds an explicit null (not a missing key): see postprocess.py
 
 
 class FieldResult(NamedTuple):
@@ -45,12 +49,20 @@ class FieldResult(NamedTuple):
     origin: str = ORIGIN_KEY
     # (token_f1, levenshtein, containment) for string pairs
     similarity: tuple[float, float, float] | None = None
+    # the x-eval-compare comparator that judged the field (None: the default one)
+    comparator: str | None = None
+    # why the comparator failed (category "error")
+    error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-able form (``similarity`` as a list)."""
+        """JSON-able form (``similarity`` as a list; unset rule fields left out)."""
         data = self._asdict()
         if self.similarity is not None:
             data["similarity"] = list(self.similarity)
+        if self.comparator is None:
+            del data["comparator"]
+        if self.error is None:
+            del data["error"]
         return data
 
     @classmethod

@@ -7,8 +7,10 @@ from typing import Any
 from .fields import ABSENT, FieldWalker
 from .options import DEFAULT_OPTIONS, ScoringOptions
 from .parse import parse_output
+from .postprocess import apply_post_processors
 from .result import SampleScore
-from .schema import compile_schema, validation_errors
+from .rules import EvalSchemaError, compile_rules
+from .schema import validation_errors
 
 _walkers: dict[int, tuple[ScoringOptions, FieldWalker]] = {}
 
@@ -28,19 +30,27 @@ def score_sample(
     *,
     options: ScoringOptions | None = None,
     sample_id: str = "",
+    rule_errors: str = "raise",
 ) -> SampleScore:
     """Score ``output`` (raw model text, or an already-parsed JSON value) against ``expected``.
 
-    ``schema`` (a JSON Schema dict) is used to validate the output and to tell
-    required from optional fields; without it, any parseable JSON counts as valid.
-    Never raises on odd output: unusable output is a result, not an error.
+    ``schema`` (a JSON Schema dict) is used to validate the output, to tell required
+    from optional fields, and for its x-eval-* rules (comparators, transforms, skip,
+    alignment). Broken x-eval-* keys raise :class:`~.rules.EvalSchemaError` unless
+    ``rule_errors="ignore"`` (then their defaults apply). Never raises on odd output:
+    unusable output is a result, not an error.
     """
     options = options or DEFAULT_OPTIONS
     parsed = parse_output(output)
     errors: list[str] = []
     if parsed.json_valid and schema is not None:
         errors = validation_errors(parsed.value, schema, validate_formats=options.validate_formats)
-    node = compile_schema(schema) if schema is not None else None
+    node = None
+    if schema is not None:
+        ruleset = compile_rules(schema)
+        if ruleset.errors and rule_errors != "ignore":
+            raise EvalSchemaError(ruleset.errors)
+        node = ruleset.root
     walker = _walker(options)
     try:
         fields = walker.walk(expected, parsed.value if parsed.json_valid else ABSENT, node)
@@ -48,6 +58,8 @@ def score_sample(
         fields = walker.walk(expected, ABSENT, node)
         errors.append("$: output is nested too deeply to compare")
         parsed = parsed._replace(json_valid=False, error="output is nested too deeply to compare")
+    if options.post_processors:
+        fields = apply_post_processors(fields, options.post_processors, options)
     return SampleScore(
         sample_id=sample_id,
         json_valid=parsed.json_valid,

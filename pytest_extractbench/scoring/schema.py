@@ -27,7 +27,7 @@ _CACHE_LIMIT = 4096
 class SchemaNode:
     """What the schema says about one location of the instance."""
 
-    __slots__ = ("declared_types", "types", "properties", "items", "required", "annotations")
+    __slots__ = ("declared_types", "types", "properties", "items", "required", "annotations", "rule", "ruled_keys")
 
     def __init__(self) -> None:
         self.declared_types: frozenset[str] = frozenset()
@@ -38,6 +38,10 @@ class SchemaNode:
         self.required: frozenset[str] = frozenset()
         # The raw keywords of this location (x-eval-*, enum, format, ...), merged.
         self.annotations: dict[str, Any] = {}
+        # The parsed x-eval-* rule of this location (rules.compile_rules sets it; None = defaults),
+        # and the property names whose node carries one (the walker's fast path checks this set).
+        self.rule: Any = None
+        self.ruled_keys: frozenset[str] = frozenset()
 
     def child(self, key: str) -> SchemaNode | None:
         """The node of property ``key``, or None when the schema does not declare it."""

@@ -25,3 +25,15 @@ def test_the_main_command_points_at_files_that_exist() -> None:
     for token in main_command.split():
         if token.startswith("fixtures/"):
             assert (ROOT / token).is_file(), token
+
+
+def test_the_x_eval_example_is_a_valid_eval_schema() -> None:
+    import json
+
+    from pytest_extractbench.scoring import parse_eval_schema
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Schema-driven rules and diagnostics", 1)[1]
+    example = re.search(r"```json\n(.+?)\n```", section, re.DOTALL).group(1)
+    root = parse_eval_schema(json.loads(example))  # raises on any bad x-eval key
+    assert root.properties["items"].rule.align == "key_field"

@@ -100,3 +100,76 @@ def test_the_equal_subtree_fast_path_changes_nothing(gold: dict, choice: int, op
     slow = FieldWalker(options)
     slow.fast_paths = False
     assert fast.walk(gold, predicted, None) == slow.walk(gold, predicted, None)
+
+
+# -- with x-eval-* rules ---------------------------------------------------------------------
+
+_COMPARE_CHOICES = ("exact", "partial", {"oneof": {"values": ["a", "B", 1]}})
+_TRANSFORM_CHOICES = ("lowercase", "strip", "sort_tokens", "normalize_whitespace", {"round_digits": {"digits": 1}})
+
+
+def _annotate(schema: dict, data, depth: int = 0) -> dict:
+    """Attach random (valid) x-eval rules to a resolved schema."""
+    out = dict(schema)
+    if "properties" in out:
+        out["properties"] = {k: _annotate(v, data, depth + 1) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict) and out["items"]:
+        out["items"] = _annotate(out["items"], data, depth + 1)
+    types = out.get("type", [])
+    types = {types} if isinstance(types, str) else set(types)
+    if depth and data.draw(st.integers(0, 9), label="skip") == 0:
+        out["x-eval-skip"] = True
+    if types - {"object", "array", "null"} or "array" in types:
+        kind = data.draw(st.integers(0, 3), label="rule")
+        if kind == 1:
+            out["x-eval-compare"] = data.draw(st.sampled_from(_COMPARE_CHOICES))
+        elif kind == 2:
+            out["x-eval-transform"] = data.draw(st.lists(st.sampled_from(_TRANSFORM_CHOICES), max_size=3))
+        elif kind == 3 and types & {"number", "integer"} and not types & {"string", "array"}:
+            out["x-eval-compare"] = {"numeric": {"tolerance": {"abs": 0.5}}}
+    if "array" in types and data.draw(st.booleans(), label="align"):
+        props = list((out.get("items") or {}).get("properties") or {})
+        choices = ["ordered", "hungarian"] + ([{"match_by": "key_field", "key": props[0]}] if props else [])
+        out["x-eval-align"] = data.draw(st.sampled_from(choices))
+    return out
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(gold=gold_objects, choice=st.integers(0, 1000), options=option_sets, data=st.data())
+def test_the_equal_subtree_fast_path_changes_nothing_under_rules(gold: dict, choice: int, options, data) -> None:
+    from pytest_extractbench.scoring import FieldWalker, compile_rules, infer_schema
+
+    schema = _annotate(infer_schema([gold]), data)
+    root = compile_rules(schema).root
+    predicted = data.draw(st.sampled_from([gold, _near(gold, choice), _near(_near(gold, choice), choice // 3)]))
+    fast = FieldWalker(options)
+    slow = FieldWalker(options)
+    slow.fast_paths = False
+    assert fast.walk(gold, predicted, root) == slow.walk(gold, predicted, root)
+    # skip really drops fields on both walks, identical or not
+    assert not any(f.path == p for f in fast.walk(gold, gold, root) for p in _skipped_leaves(schema))
+
+
+def _skipped_leaves(schema: dict, prefix: str = "") -> list[str]:
+    found = []
+    for name, child in (schema.get("properties") or {}).items():
+        path = f"{prefix}.{name}" if prefix else name
+        if child.get("x-eval-skip"):
+            found.append(path)
+        elif "properties" in child:
+            found.extend(_skipped_leaves(child, path))
+    return found
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(gold=gold_objects, choice=st.integers(0, 1000), options=option_sets)
+def test_annotated_defaults_score_like_no_annotation(gold: dict, choice: int, options) -> None:
+    from pytest_extractbench.scoring import annotate_defaults, infer_schema
+
+    predicted = _near(gold, choice)
+    resolved = infer_schema([gold])
+    plain = score_sample(predicted, gold, resolved, options=options)
+    annotated = score_sample(predicted, gold, annotate_defaults(resolved), options=options)
+    strip = lambda s: [f._replace(comparator=None) for f in s.fields]  # noqa: E731 - the rule's name is recorded
+    assert strip(plain) == strip(annotated)
+    assert plain.counts == annotated.counts and plain.eqs == annotated.eqs

@@ -1,0 +1,167 @@
+"""LLM-as-judge for the "semantic" comparator (seed 001): the 1-7 rubric over an OpenAI-compatible API.
+
+One call grades every semantic field of a record (temperature 0, structured
+output); a verdict is normalized as ``score / 7`` (seed 001), and verdicts are
+cached. The client is the official ``openai`` package (the ``judge`` extra), so
+any OpenAI-compatible server works: vLLM, llama.cpp's llama-server, OpenAI.
+The API key comes from ``EXTRACTBENCH_JUDGE_API_KEY``, else ``EXTRACTBENCH_API_KEY``,
+else ``OPENAI_API_KEY`` (never from options, never logged).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Sequence
+
+from . import semantic_cache
+
+PROMPT_VERSION = 1
+RUBRIC = """\
+7: Perfect - the same information, properly formatted
+6: Excellent - minor formatting differences, content fully correct
+5: Good - semantically correct, some non-critical differences
+4: Acceptable - core information correct, some parts missing or extra
+3: Partial - some correct information, notable gaps or errors
+2: Poor - mostly incorrect or incomplete
+1: Failed - wrong, unrelated or empty"""
+SYSTEM_PROMPT = (
+    "You grade data extraction. For every numbered item, compare the EXTRACTED value of the named field "
+    "with the EXPECTED value and grade how well the extracted value conveys the same information, "
+    "on this scale:\n" + RUBRIC + "\nAnswer with JSON only: {\"scores\": [{\"id\": <item id>, \"score\": <1-7>}, ...]}, "
+    "one entry per item."
+)
+
+
+def response_schema(count: int) -> dict[str, Any]:
+    """Exactly ``count`` grades: a bounded answer, so a small model cannot ramble on."""
+    return {
+        "type": "object",
+        "properties": {
+            "scores": {
+                "type": "array",
+                "minItems": count,
+                "maxItems": count,
+                "items": {
+                    "type": "object",
+                    "properties": {"id": {"type": "integer", "enum": list(range(1, count + 1))},
+                                   "score": {"type": "integer", "enum": list(range(1, 8))}},
+                    "required": ["id", "score"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["scores"],
+        "additionalProperties": False,
+    }
+
+
+# Tokens the answer may take: a few per grade, plus the wrapper (bounds a run-away generation).
+TOKENS_PER_ITEM = 24
+TOKENS_BASE = 32
+
+
+class JudgeError(RuntimeError):
+    """The judge could not give a verdict (unreachable, refused, unparseable answer, missing item)."""
+
+
+def api_key() -> str:
+    for name in ("EXTRACTBENCH_JUDGE_API_KEY", "EXTRACTBENCH_API_KEY", "OPENAI_API_KEY"):
+        value = os.environ.get(name)
+        if value:
+            return value
+    return "not-needed"  # local servers ignore it; the client insists on one
+
+
+class Judge:
+    """Grades (field, expected, extracted) triples with one chat completion per batch."""
+
+    def __init__(self, model: str, base_url: str, *, timeout: float = 60.0, max_retries: int = 1) -> None:
+        try:
+            import openai
+        except ImportError:
+            raise JudgeError("the LLM judge needs the 'openai' package: pip install 'pytest-extractbench[judge]'") from None
+        self.model = model
+        self.base_url = base_url
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key(), timeout=timeout, max_retries=max_retries)
+        self.calls = 0
+
+    def messages(self, items: Sequence[tuple[str, Any, Any]]) -> list[dict[str, str]]:
+        lines = [
+            json.dumps({"id": n, "field": path, "expected": expected, "extracted": predicted}, ensure_ascii=False)
+            for n, (path, expected, predicted) in enumerate(items, start=1)
+        ]
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+
+    def _ask(self, messages: list[dict[str, str]], count: int) -> str:
+        import openai
+
+        self.calls += 1
+        request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "seed": 0,
+                                   "max_tokens": TOKENS_BASE + TOKENS_PER_ITEM * count}
+        try:
+            response = self._client.chat.completions.create(
+                **request,
+                response_format={"type": "json_schema",
+                                 "json_schema": {"name": "grades", "schema": response_schema(count), "strict": True}},
+            )
+        except openai.BadRequestError:  # a server without structured output: ask in words only
+            try:
+                response = self._client.chat.completions.create(**request)
+            except openai.OpenAIError as exc:
+                raise JudgeError(f"judge request failed: {type(exc).__name__}: {exc}") from None
+        except openai.OpenAIError as exc:
+            raise JudgeError(f"judge request failed: {type(exc).__name__}: {exc}") from None
+        content = response.choices[0].message.content if response.choices else None
+        if not content:
+            raise JudgeError("the judge returned no content")
+        return content
+
+    def grade(self, items: Sequence[tuple[str, Any, Any]]) -> list[int | JudgeError]:
+        """A 1-7 grade (or the reason there is none) for each ``(field, expected, extracted)``."""
+        keys = [semantic_cache.cache_key("judge", PROMPT_VERSION, self.model, *item) for item in items]
+        grades: list[int | JudgeError | None] = [semantic_cache.get(k) for k in keys]
+        todo = [i for i, grade in enumerate(grades) if grade is None]
+        if todo:
+            try:
+                answer = self._parse(self._ask(self.messages([items[i] for i in todo]), len(todo)), len(todo))
+            except JudgeError as exc:
+                answer = [exc] * len(todo)
+            fresh = {}
+            for i, grade in zip(todo, answer):
+                grades[i] = grade
+                if not isinstance(grade, JudgeError):
+                    fresh[keys[i]] = grade
+            semantic_cache.put_many(fresh)
+        return grades  # type: ignore[return-value]
+
+    @staticmethod
+    def _parse(content: str, expected: int) -> list[int | JudgeError]:
+        text = content.strip()
+        if text.startswith("```"):
+            text = text.strip("`").removeprefix("json").strip()
+        try:
+            data = json.loads(text)
+            entries = data["scores"] if isinstance(data, dict) else data
+            found = {int(e["id"]): e["score"] for e in entries}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise JudgeError(f"unparseable judge answer ({type(exc).__name__}): {text[:200]!r}") from None
+        out: list[int | JudgeError] = []
+        for n in range(1, expected + 1):
+            score = found.get(n)
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not 1 <= score <= 7:
+                out.append(JudgeError(f"the judge gave no valid 1-7 grade for item {n} (got {score!r})"))
+            else:
+                out.append(int(round(score)))
+        return out
+
+
+_judges: dict[tuple[str, str], Judge] = {}
+
+
+def get_judge(model: str, base_url: str) -> Judge:
+    """One client per (model, server) and process."""
+    judge = _judges.get((model, base_url))
+    if judge is None:
+        judge = _judges[(model, base_url)] = Judge(model, base_url)
+    return judge

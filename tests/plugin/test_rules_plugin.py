@@ -1,0 +1,113 @@
+"""Schema-driven rules and diagnostics through pytest: hook comparators, config problems, xdist parity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "x-eval-compare": "exact", "x-eval-transform": ["strip", "lowercase"]},
+        "born": {"type": "string", "x-eval-compare": "year"},
+        "ref": {"type": "string", "x-eval-skip": True},
+        "city": {"type": "string"},
+        "items": {"type": "array", "x-eval-align": {"match_by": "key_field", "key": "sku"},
+                  "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}},
+    },
+    "required": ["name"],
+}
+SAMPLES = [
+    {"id": f"s{i}", "text": f"Ann Lee{i} was born 1980-0{i + 1}-02 in Oslo. Order A-{i}: 2 pcs; B-{i}: 1 pc.",
+     "schema": SCHEMA,
+     "expected": {"name": f"Ann Lee{i}", "born": f"1980-0{i + 1}-02", "ref": f"R{i}",
+                  "items": [{"sku": f"A-{i}", "qty": 2}, {"sku": f"B-{i}", "qty": 1}]}}
+    for i in range(4)
+]
+OUTPUTS = [
+    {"id": f"s{i}", "output": {"name": f"  ANN LEE{i} ", "born": "1980", "ref": "other", "city": "Oslo",
+                               "items": [{"sku": f"B-{i}", "qty": 1}, {"sku": f"A-{i}", "qty": 2}]}}
+    for i in range(4)
+]
+CONFTEST = '''
+def pytest_extractbench_comparators(config):
+    def year(expected, predicted, params, options):
+        return 1.0 if str(expected)[:4] == str(predicted)[:4] else 0.0
+    return {"year": year}
+'''
+
+
+def write(pytester: pytest.Pytester, samples: list, outputs: list) -> None:
+    (pytester.path / "data.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    (pytester.path / "preds.jsonl").write_text("".join(json.dumps(o) + "\n" for o in outputs))
+
+
+def run(pytester: pytest.Pytester, *args: str, out: str = "out") -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
+        "--extractbench-output", out, "--extractbench-sla", "none", *args)
+
+
+def models(pytester: pytest.Pytester, out: str = "out") -> dict:
+    return json.loads((pytester.path / out / "metrics.json").read_text())["models"]
+
+
+def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    write(pytester, SAMPLES, OUTPUTS)
+    run(pytester, "-p", "no:xdist").assert_outcomes(passed=4)
+    serial = models(pytester)["predictions"]
+    # name (transforms), born (hook comparator "year") and the 4 item fields (key_field undoes the swap) are
+    # exact; ref is skipped; city is a hallucination whose value is in the text: misplaced (type 3)
+    assert serial["match_categories"] == {"exact": 24, "partial": 0, "incorrect": 0, "missed": 0, "spurious": 4}
+    assert serial["hallucination_analysis"]["by_type"]["type_3_misplaced"] == 4
+    assert "ref" not in serial["field_metrics_by_name"]
+    assert serial["field_metrics_by_name"]["items[].qty"]["f1_strict"] == 1.0
+    samples = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    assert samples[0]["diagnostics"]["hallucination_types"] == [3]
+    assert {f["comparator"] for f in samples[0]["score"]["fields"] if f["path"] == "born"} == {"year"}
+    run(pytester, "-n", "2", out="out2").assert_outcomes(passed=4)
+    assert models(pytester, "out2")["predictions"] == serial
+
+
+def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
+    broken = json.loads(json.dumps(SCHEMA))
+    broken["properties"]["items"]["items"]["properties"]["qty"]["x-eval-compare"] = "nmeric"
+    samples = [dict(SAMPLES[0], schema=broken), SAMPLES[1]]
+    write(pytester, samples, OUTPUTS[:2])
+    result = run(pytester, "-p", "no:xdist")  # the "year" comparator is unknown too: no conftest here
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert ("data.jsonl:line 1, sample 's0', field '$.properties.items.items.properties.qty.x-eval-compare': "
+            "x-eval configuration: unknown comparator 'nmeric' (did you mean 'numeric'?)") in out
+    assert "data.jsonl:line 2, sample 's1', field '$.properties.born.x-eval-compare': x-eval configuration: " \
+           "unknown comparator 'year'" in out
+    problems = json.loads((pytester.path / "out" / "metrics.json").read_text())["run"]["problems"]
+    assert sorted((p["sample_id"], p["field"]) for p in problems) == [
+        ("s0", "$.properties.born.x-eval-compare"), ("s0", "$.properties.items.items.properties.qty.x-eval-compare"),
+        ("s1", "$.properties.born.x-eval-compare")]
+    # scored with the defaults of the broken keys: "1980" vs "1980-01-02" is a partial string match
+    assert models(pytester)["predictions"]["field_metrics_by_name"]["born"]["f1_strict"] == 0.0
+
+
+def test_post_processors_by_name_and_unknown_names(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    samples = [dict(SAMPLES[0], expected={**SAMPLES[0]["expected"], "city": None})]
+    write(pytester, samples, OUTPUTS[:1])
+    run(pytester, "-p", "no:xdist").assert_outcomes(passed=1)
+    assert models(pytester)["predictions"]["match_categories"]["spurious"] == 1
+    run(pytester, "-p", "no:xdist", "--extractbench-post-process", "nulls_as_values", out="o2").assert_outcomes(passed=1)
+    valued = models(pytester, "o2")["predictions"]["match_categories"]
+    assert valued["spurious"] == 0 and valued["incorrect"] == 1  # gold null vs "Oslo": a wrong value
+    bad = run(pytester, "--extractbench-post-process", "nulls_as_vals", out="o3")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*unknown post-processor 'nulls_as_vals' (did you mean 'nulls_as_values'?)*"])
+
+
+def test_judge_needs_a_server(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    write(pytester, SAMPLES[:1], OUTPUTS[:1])
+    result = run(pytester, "--extractbench-judge", "some-model")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--extractbench-judge needs the judge's server: --extractbench-judge-url URL*"])
