@@ -9,18 +9,34 @@ from .dataset import Sample
 from .scoring import MISSING
 
 
+# Why a response has no usable content. Parse and schema failures are not here: they are
+# properties of the content, found by the scoring core (SampleScore.json_valid / schema_valid).
+ERROR_CLASSES = (
+    "missing",  # offline: no prediction row for the sample
+    "timeout",  # no answer within the per-request timeout (after retries)
+    "connection",  # refused / reset / dropped connection (after retries)
+    "rate_limited",  # 429 after every retry
+    "server_error",  # 5xx after every retry
+    "request_error",  # 4xx other than 429: not retried, the server's message is kept
+    "truncated",  # finish_reason "length": the output hit max_tokens
+    "bad_response",  # a body that is not a valid chat completion (non-JSON, truncated body, no choices)
+)
+
+
 @dataclass
 class ModelResponse:
     """One model answer; errors are data (DESIGN decision 5), never exceptions."""
 
     content: Any = MISSING  # raw text, or an already-parsed JSON value from a predictions file
-    error_class: str | None = None  # "missing", "timeout", "connection", "http_error", "truncated", ...
+    error_class: str | None = None  # one of ERROR_CLASSES
     error: str | None = None
     latency_s: float | None = None
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
     attempts: int = 0
     cached: bool = False
+    started_at: float | None = None  # epoch seconds when the first attempt was sent
+    finished_at: float | None = None  # epoch seconds when the final answer (or error) arrived
 
     @property
     def ok(self) -> bool:
