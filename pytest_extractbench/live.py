@@ -75,7 +75,7 @@ class LiveOptions:
     concurrency: int | None = None  # None: the embedded server's slots, else 8 per base URL
     temperature: float = 0.0
     max_tokens: int = 2048
-    decoding_seed: int = 1234
+    decoding_seed: int = 42
     timeout_s: float = 120.0
     retries: int = 3
     system_prompt: Path | None = None

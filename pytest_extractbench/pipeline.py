@@ -46,20 +46,16 @@ def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
 
 
 def load_templates(live: LiveOptions, base_dir: Path) -> Any:
-    """The prompt templates: the spec's, or the files given (relative to the invocation directory)."""
+    """The prompt templates: the spec's, or the files given (relative to the invocation directory).
+
+    Raises ``client.PromptTemplateError`` naming the file when one is unreadable or lacks a placeholder.
+    """
     from .client import PromptTemplates
 
-    if live.system_prompt is None and live.user_prompt is None:
-        return PromptTemplates()
-    default = PromptTemplates()
+    def where(path: Path | None) -> Path | None:
+        return None if path is None else path if path.is_absolute() else base_dir / path
 
-    def read(path: Path | None, fallback: str) -> str:
-        if path is None:
-            return fallback
-        full = path if path.is_absolute() else base_dir / path
-        return full.read_text(encoding="utf-8")
-
-    return PromptTemplates(system=read(live.system_prompt, default.system), user=read(live.user_prompt, default.user))
+    return PromptTemplates.from_files(where(live.system_prompt), where(live.user_prompt))
 
 
 def prompt_hash(templates: Any) -> str:
@@ -68,13 +64,8 @@ def prompt_hash(templates: Any) -> str:
 
 
 def decoding_params(live: LiveOptions) -> dict[str, Any]:
-    """What, besides model, messages and schema, changes the answer (and so the cache key)."""
-    return {
-        "structured_output": live.structured_output,
-        "temperature": live.temperature,
-        "max_tokens": live.max_tokens,
-        "seed": live.decoding_seed,
-    }
+    """What, besides model, messages and schema, changes the answer: the client's own cache-key params."""
+    return client_config(live, "http://127.0.0.1/v1", None).decoding_params()
 
 
 @dataclass

@@ -309,6 +309,7 @@ class BenchSession:
             raise pytest.UsageError("extractbench: --extractbench-base-url needs the served model's name: --model NAME")
         from .client import api_key_from_env
 
+        self._templates()  # a bad template file fails now, not in every item
         self.endpoints = Endpoints(self.settings.live, models)
         self.endpoints.start(self.run_dir)
         self.endpoints.check(api_key_from_env())
@@ -351,10 +352,12 @@ class BenchSession:
     def _templates(self) -> Any:
         from .pipeline import load_templates
 
+        from .client import PromptTemplateError
+
         try:
             return load_templates(self.settings.live, self.config.invocation_params.dir)
-        except OSError as exc:
-            raise pytest.UsageError(f"extractbench: prompt template {exc.filename}: {exc.strerror or exc}") from None
+        except PromptTemplateError as exc:
+            raise pytest.UsageError(f"extractbench: {exc}") from None
 
     def live_facts(self) -> dict[str, Any] | None:
         """``run.live`` in metrics.json: how the answers were obtained (no credentials)."""
