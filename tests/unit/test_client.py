@@ -13,6 +13,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from faultserver import Fault, FaultServer
 
 from pytest_extractbench.client import (
@@ -98,11 +100,16 @@ TRANSIENT = {
 }
 
 
+def timeout_for(fault: Fault) -> float:
+    """Short only where the timeout is the fault: a loaded machine must not turn other faults into timeouts."""
+    return 0.5 if fault.kind == "slow" else 10.0
+
+
 @pytest.mark.parametrize("name", list(TRANSIENT))
 def test_a_transient_fault_is_retried_and_recovers(fault_server: FaultServer, name: str) -> None:
     fault, _ = TRANSIENT[name]
     fault_server.enqueue(fault, fault)
-    response = extract(config(fault_server, timeout_s=0.5))
+    response = extract(config(fault_server, timeout_s=timeout_for(fault)))
     assert response.ok, response.error
     assert response.attempts == 3
     assert fault_server.served == [fault.label, fault.label, "ok"]
@@ -113,7 +120,7 @@ def test_a_transient_fault_is_retried_and_recovers(fault_server: FaultServer, na
 def test_a_persistent_fault_exhausts_the_retries_and_is_classified(fault_server: FaultServer, name: str) -> None:
     fault, error_class = TRANSIENT[name]
     fault_server.default = fault
-    response = extract(config(fault_server, timeout_s=0.5, retries=2))
+    response = extract(config(fault_server, timeout_s=timeout_for(fault), retries=2))
     assert response.error_class == error_class and error_class in ERROR_CLASSES
     assert response.attempts == 3 == len(fault_server.requests)
     assert fault_server.counts[fault.label] == 3
@@ -540,3 +547,22 @@ def test_importing_the_client_needs_neither_pytest_nor_openai() -> None:
         "bad = {'pytest', '_pytest', 'openai'} & set(sys.modules); assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_credentials_in_the_url_are_not_shown_in_check_errors(fault_server: FaultServer) -> None:
+    fault_server.stop()
+    url = fault_server.url.replace("http://", f"http://user:{SECRET}@")
+    with pytest.raises(ConnectionCheckError) as info:
+        run_check(ClientConfig(url, timeout_s=2), [MODEL])
+    assert SECRET not in str(info.value) and f"at {fault_server.url}:" in str(info.value)
+    assert SECRET not in repr(ExtractionClient(ClientConfig(url)))
+
+
+@given(text=st.text(), literal=st.text(alphabet="{}abtxscheman", max_size=20))
+def test_any_document_is_inserted_verbatim(text: str, literal: str) -> None:
+    """Whatever braces the document or the template's literal part hold, only the placeholders change."""
+    while "{text}" in literal or "{schema}" in literal:
+        literal = literal.replace("{text}", "").replace("{schema}", "")
+    templates = PromptTemplates(system="", user=literal + "{text}" + "\x00" + "{schema}")
+    (user,) = build_messages(text, {"type": "object"}, templates)
+    assert user["content"] == literal + text + "\x00" + '{\n  "type": "object"\n}'
