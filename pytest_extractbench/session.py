@@ -262,12 +262,16 @@ class BenchSession:
             return f"EQS {score.eqs:.3f} is below the per-sample bar {bar:.3f}"
         return None
 
+    def close_source(self) -> None:
+        """Release the output source (live: cancel the requests still queued, fsync the journal)."""
+        source, self._source = self._source, None
+        if source is not None:
+            source.close()
+
     def close(self) -> None:
         gc.unfreeze()
         try:
-            if self._source is not None:
-                self._source.close()
-                self._source = None
+            self.close_source()
         finally:
             if self.endpoints is not None and not self.is_worker:
                 self.endpoints.stop()

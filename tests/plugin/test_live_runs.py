@@ -299,3 +299,32 @@ def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Py
     assert metrics(pytester, "spec")["run"]["live"]["prompt_hash"] != default_hash
     for path in (pytester.path / "out").iterdir():
         assert secret not in path.read_text(), path.name
+
+
+def test_ctrl_c_stops_the_requests_and_keeps_the_answers(pytester: pytest.Pytester, data: Path,
+                                                         server: FaultServer) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    server.default = Fault.ok(delay=0.3)
+    proc = pytester.popen(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "--extractbench", "--extractbench-dataset", "data.jsonl",
+         "--extractbench-output", "out", "--extractbench-base-url", server.url, "--model", "test-model",
+         "--extractbench-concurrency", "2", "--extractbench-no-cache"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while server.counts["ok"] < 6 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.4)  # let some answers land
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, proc.stdout.read().decode()[-2000:]
+    sent = len(server.requests)
+    assert sent < N  # interrupted before the end
+    time.sleep(1.0)
+    assert len(server.requests) == sent  # no request after the session ended
+    lines = journal(pytester)
+    assert len(lines) >= 6 and all(line["response"]["error_class"] is None for line in lines)
