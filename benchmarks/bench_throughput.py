@@ -108,14 +108,16 @@ async def bare_client(url: str, rows: list[dict[str, Any]], concurrency: int) ->
     client = openai.AsyncOpenAI(base_url=url, api_key="none", max_retries=0, timeout=120,
                                 http_client=openai.DefaultAsyncHttpxClient(trust_env=False))
     limit = asyncio.Semaphore(concurrency)
+    # prompts built before the first request, so the loop does nothing but send
+    requests = [(build_messages(row["text"], row["schema"]), structured_output_fields("json_schema", row["schema"]))
+                for row in rows]
 
-    async def one(row: dict[str, Any]) -> None:
+    async def one(messages: Any, fields: dict[str, Any]) -> None:
         async with limit:
             await client.chat.completions.create(
-                model="test-model", messages=build_messages(row["text"], row["schema"]), temperature=0.0,
-                max_tokens=2048, seed=42, **structured_output_fields("json_schema", row["schema"]))
+                model="test-model", messages=messages, temperature=0.0, max_tokens=2048, seed=42, **fields)
 
-    await asyncio.gather(*(one(row) for row in rows))
+    await asyncio.gather(*(one(messages, fields) for messages, fields in requests))
     await client.close()
 
 
