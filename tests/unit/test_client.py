@@ -96,13 +96,13 @@ TRANSIENT = {
     "http429": (Fault.rate_limited(retry_after=None), "rate_limited"),
     "drop": (Fault.drop(), "connection"),
     "cut_body": (Fault.truncated(cut_connection=True), "connection"),
-    "slow": (Fault.slow(2.0), "timeout"),
+    "slow": (Fault.slow(5.0), "timeout"),
 }
 
 
 def timeout_for(fault: Fault) -> float:
     """Short only where the timeout is the fault: a loaded machine must not turn other faults into timeouts."""
-    return 0.5 if fault.kind == "slow" else 10.0
+    return 1.0 if fault.kind == "slow" else 10.0
 
 
 @pytest.mark.parametrize("name", list(TRANSIENT))
