@@ -23,7 +23,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from faultserver import Fault, FaultServer  # noqa: E402
 
-from pytest_extractbench.client import ClientConfig, ExtractionClient, build_messages, structured_output_fields  # noqa: E402
+from pytest_extractbench.client import (  # noqa: E402
+    ClientConfig,
+    ExtractionClient,
+    build_messages,
+    structured_output_fields,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -54,7 +59,12 @@ async def bare(url: str, n: int, concurrency: int) -> float:
 
     async def one(k: int) -> None:
         response = await client.chat.completions.create(
-            model="test-model", messages=build_messages(f"doc {k}", SCHEMA), temperature=0.0, max_tokens=2048, seed=42, **fields
+            model="test-model",
+            messages=build_messages(f"doc {k}", SCHEMA),
+            temperature=0.0,
+            max_tokens=2048,
+            seed=42,
+            **fields,
         )
         assert response.choices[0].message.content
 
@@ -102,7 +112,10 @@ def main() -> None:
     finally:
         stop.set()
         process.join(timeout=10)
-    print(f"{args.requests} requests, concurrency {args.concurrency}, server delay {args.delay:g}s, {args.rounds} rounds")
+    print(
+        f"{args.requests} requests, concurrency {args.concurrency}, "
+        f"server delay {args.delay:g}s, {args.rounds} rounds"
+    )
     print(f"| {'client':<18} | {'median req/s':>12} | {'best req/s':>10} |")
     print(f"|{'-' * 20}|{'-' * 13}:|{'-' * 11}:|")
     for name, values in results.items():
