@@ -256,16 +256,25 @@ def model_schema(schema: Any) -> Any:
 def cache_key(model: str, messages: Sequence[Mapping[str, Any]], schema: Any, params: Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of what determines the answer: model, messages, schema (without
     x-eval keys) and decoding params (`ClientConfig.decoding_params`). Not the server or the key."""
-    payload = {"v": 1, "model": model, "messages": list(messages), "schema": model_schema(schema), "params": dict(params)}
+    payload = {
+        "v": 1,
+        "model": model,
+        "messages": list(messages),
+        "schema": model_schema(schema),
+        "params": dict(params),
+    }
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def structured_output_fields(mode: str, schema: Any, *, name: str = "extraction_result", strict: bool = True) -> dict[str, Any]:
+def structured_output_fields(
+    mode: str, schema: Any, *, name: str = "extraction_result", strict: bool = True
+) -> dict[str, Any]:
     """The request fields that constrain the output to `schema` in `mode`'s dialect."""
     schema = model_schema(schema)
     if mode == "json_schema":
-        return {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}}
+        json_schema = {"name": name, "schema": schema, "strict": strict}
+        return {"response_format": {"type": "json_schema", "json_schema": json_schema}}
     if mode == "json_object":
         return {"response_format": {"type": "json_object", "schema": schema}}
     if mode == "guided_json":
@@ -315,7 +324,8 @@ class ExtractionClient:
         )
 
     def __repr__(self) -> str:
-        return f"<ExtractionClient {_display_url(self.config.base_url)} structured_output={self.config.structured_output}>"
+        cfg = self.config
+        return f"<ExtractionClient {_display_url(cfg.base_url)} structured_output={cfg.structured_output}>"
 
     async def __aenter__(self) -> ExtractionClient:
         return self

@@ -96,13 +96,13 @@ TRANSIENT = {
     "http429": (Fault.rate_limited(retry_after=None), "rate_limited"),
     "drop": (Fault.drop(), "connection"),
     "cut_body": (Fault.truncated(cut_connection=True), "connection"),
-    "slow": (Fault.slow(2.0), "timeout"),
+    "slow": (Fault.slow(5.0), "timeout"),
 }
 
 
 def timeout_for(fault: Fault) -> float:
     """Short only where the timeout is the fault: a loaded machine must not turn other faults into timeouts."""
-    return 0.5 if fault.kind == "slow" else 10.0
+    return 1.0 if fault.kind == "slow" else 10.0
 
 
 @pytest.mark.parametrize("name", list(TRANSIENT))
@@ -349,7 +349,8 @@ def test_the_api_key_is_sent_but_never_shown(fault_server: FaultServer) -> None:
     fault_server.enqueue(Fault.bad_request(f"key {SECRET} has no access to this model"))
     failed = extract(cfg)
     assert failed.error_class == "request_error" and "key *** has no access" in failed.error
-    for shown in (repr(cfg), str(cfg), repr(ExtractionClient(cfg)), json.dumps(ok.as_dict()), json.dumps(failed.as_dict())):
+    records = (json.dumps(ok.as_dict()), json.dumps(failed.as_dict()))
+    for shown in (repr(cfg), str(cfg), repr(ExtractionClient(cfg)), *records):
         assert SECRET not in shown
 
 
@@ -441,7 +442,10 @@ def test_placeholders_are_replaced_once_and_other_braces_stay() -> None:
     templates = PromptTemplates(system="", user='Fill {schema} like {"a": 1} from:\n{text}')
     messages = build_messages("a doc that mentions {schema} and {text}", {"type": "null"}, templates)
     assert messages == [
-        {"role": "user", "content": 'Fill {\n  "type": "null"\n} like {"a": 1} from:\na doc that mentions {schema} and {text}'}
+        {
+            "role": "user",
+            "content": 'Fill {\n  "type": "null"\n} like {"a": 1} from:\na doc that mentions {schema} and {text}',
+        }
     ]
 
 
