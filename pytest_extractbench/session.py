@@ -219,9 +219,12 @@ class BenchSession:
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
-        if self.is_worker and self.config.workerinput.get(STATIC_KEY):  # type: ignore[attr-defined]
-            # live runs under xdist: the items the fixed schedule gives this worker (xdist_schedule.py)
+        if self.is_worker:
             info = self.config.workerinput  # type: ignore[attr-defined]
+            if not info.get(STATIC_KEY):
+                # --dist other than load: this worker's items are not known ahead, each asks when it runs
+                return
+            # live runs under xdist: the items the fixed schedule gives this worker (xdist_schedule.py)
             items = [items[i] for i in own_indices(len(items), info["workerid"], info["workercount"])]
         work = [(item.model, item.sample) for item in items if isinstance(item, SampleItem)]
         if work:

