@@ -8,9 +8,10 @@ Only the controller (the single process, or xdist's controller) starts servers: 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 

@@ -6,9 +6,10 @@ Kept apart from :mod:`.pipeline` so that reading options never imports the HTTP 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .baseline import redact_url
 

@@ -10,13 +10,15 @@ future, so the server stays saturated while pytest scores items one by one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import threading
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .dataset import Sample
 from .journal import Journal, ResponseCache, latest_responses, reusable_by_key
@@ -145,10 +147,9 @@ class LiveSource:
         """Cancel what is still in flight, close the clients, stop the thread, fsync the journal."""
         loop, self._loop = self._loop, None
         if loop is not None:
-            try:
+            # closing must not mask the session's own outcome
+            with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
-            except Exception:  # noqa: BLE001 - closing must not mask the session's own outcome
-                pass
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=10)
@@ -241,7 +242,7 @@ class LiveSource:
         except asyncio.CancelledError:
             request.future.cancel()
             raise
-        except BaseException as exc:  # a bug, not a server fault (those are data): the item shows it
+        except BaseException as exc:  # noqa: BLE001 - a bug, not a server fault (those are data): the item shows it
             request.future.set_exception(exc)
             return
         request.future.set_result(response)
@@ -253,10 +254,8 @@ class LiveSource:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for client in self._clients.values():
-            try:
+            with contextlib.suppress(Exception):
                 await client.aclose()
-            except Exception:  # noqa: BLE001
-                pass
         self._clients.clear()
 
 

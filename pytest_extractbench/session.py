@@ -23,8 +23,8 @@ import pytest
 from . import baseline as baselines
 from .collect import DatasetCollector, SampleItem
 from .dataset import Dataset, DatasetProblem, load_dataset
-from .endpoints import ENDPOINTS_KEY, Endpoints
 from .diagnostics import sample_diagnostics
+from .endpoints import ENDPOINTS_KEY, Endpoints
 from .extensions import rule_problems
 from .gates import GateCheck, evaluate_sla, sla_passed
 from .metrics import metrics_by_model, run_level_metrics
@@ -103,7 +103,7 @@ class BenchSession:
         if self.settings.live.resume is not None:  # a resumed run continues in its own directory
             path = self.config.invocation_params.dir / self.settings.live.resume
             if not path.is_dir():
-                raise pytest.UsageError(f"extractbench: --extractbench-resume {self.settings.live.resume}: no such run directory")
+                raise pytest.UsageError(f"extractbench: --extractbench-resume {path}: no such run directory")
         elif self.settings.output is not None:
             path = self.settings.output
             if not path.is_absolute():
@@ -357,9 +357,8 @@ class BenchSession:
         return int(getattr(self.config.option, "numprocesses", None) or 1)
 
     def _templates(self) -> Any:
-        from .pipeline import load_templates
-
         from .client import PromptTemplateError
+        from .pipeline import load_templates
 
         try:
             return load_templates(self.settings.live, self.config.invocation_params.dir)

@@ -11,8 +11,9 @@ import re
 import socket
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from faultserver import Fault, FaultServer
