@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .baseline import parse_baseline_name
 from .gates import SLA_CHOICES
+from .performance import Prices
 from .predictions import PredictionsSpec
 from .regression import CompareFailCheck, parse_compare_fail, parse_verdict_thresholds
 from .scoring import EqsWeights, ScoringOptions, StatsOptions
@@ -208,6 +209,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_compare_fail, (), "EXPR", multiple=True),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
+    # --- performance metrics (issue 3c) ---
+    OptionSpec("price_input", "Price of 1,000 input (prompt) tokens in USD, for the cost estimate (spec 4.3.3).",
+               parse_non_negative, None, "USD_PER_1K"),
+    OptionSpec("price_output", "Price of 1,000 output (completion) tokens in USD, for the cost estimate.",
+               parse_non_negative, None, "USD_PER_1K"),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
 
@@ -275,6 +281,7 @@ class Settings:
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
+    prices: Prices = field(default_factory=Prices)  # issue 3c
 
     @property
     def offline(self) -> bool:
@@ -320,6 +327,7 @@ class Settings:
             compare=values["compare"],
             compare_fail=tuple(values["compare_fail"]),
             verdict_thresholds=values["verdict_thresholds"],
+            prices=Prices(values["price_input"], values["price_output"]),  # issue 3c
         )
 
     @classmethod
@@ -344,4 +352,5 @@ class Settings:
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
             "verdict_thresholds": list(self.verdict_thresholds),
+            "prices": self.prices.to_dict(),  # issue 3c
         }
