@@ -140,9 +140,9 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
         )
     if tok["responses_with_usage"]:
         text = (
-            f"  tokens              prompt {_opt(tok['prompt']['mean'], '.0f')}  completion "
-            f"{_opt(tok['completion']['mean'], '.0f')} per sample (mean)  total {tok['total']['sum']}  "
-            f"efficiency {_opt(tok['token_efficiency'], '.3f')} fields/token"
+            f"  tokens              mean prompt {_opt(tok['prompt']['mean'], '.0f')}, completion "
+            f"{_opt(tok['completion']['mean'], '.0f')}; total {tok['total']['sum']}; "
+            f"{_opt(tok['token_efficiency'], '.3f')} fields/output token"
         )
         if cost["available"]:
             text += f"  cost ${cost['estimated_cost_usd']:.4f}"
