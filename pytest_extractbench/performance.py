@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from scipy import stats
@@ -39,7 +39,6 @@ SUCCESS_RATE = "success_rate"
 COST = "estimated_cost_usd"
 # latency vs. these per-sample quantities (Spearman: monotone, robust to latency outliers)
 CORRELATES = ("input_chars", "prompt_tokens", "schema_fields", "schema_depth", "output_tokens", "output_chars")
-TOKEN_KINDS = (("prompt", "prompt_tokens"), ("completion", "completion_tokens"), ("total", "total_tokens"))
 
 
 @dataclass(frozen=True)
@@ -62,10 +61,9 @@ class Prices:
 
 def _number(value: Any) -> float | None:
     """A finite int/float (never a bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if type(value) not in (int, float) or not math.isfinite(value):
         return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+    return float(value)
 
 
 def is_request(response: Mapping[str, Any]) -> bool:
@@ -90,33 +88,69 @@ def outcome(record: Any) -> str:
     return "valid"
 
 
-def _usage(response: Mapping[str, Any], key: str) -> float | None:
-    usage = response.get("usage") or {}
-    value = _number(usage.get(key)) if isinstance(usage, Mapping) else None
-    if value is None and key == "total_tokens":  # some servers omit the total
-        prompt, completion = _usage(response, "prompt_tokens"), _usage(response, "completion_tokens")
-        if prompt is not None and completion is not None:
-            return prompt + completion
-    return value
-
-
 def _output_chars(content: Any) -> float | None:
     if content is None:
         return None
     return float(len(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)))
 
 
-def _correlates(record: Any) -> dict[str, float | None]:
-    complexity = record.meta.get("complexity") or {}
+class Facts(NamedTuple):
+    """What the metrics need from one record, read once (10,000 records: dict lookups dominate)."""
+
+    request: bool
+    cached: bool
+    success: bool
+    outcome: str
+    attempts: float
+    truncated: bool
+    latency_s: float | None
+    started_at: float | None
+    finished_at: float | None
+    prompt_tokens: float | None
+    completion_tokens: float | None
+    total_tokens: float | None
+    fields: int  # fields the output holds (extracted fields)
+    record: Any
+
+    def correlates(self) -> dict[str, float | None]:
+        """The per-sample quantities that latency is correlated with (:data:`CORRELATES`)."""
+        meta = self.record.meta
+        complexity = meta.get("complexity") or {}
+        return {
+            "input_chars": _number(meta.get("text_chars")),
+            "prompt_tokens": self.prompt_tokens,
+            "schema_fields": _number(complexity.get("total_fields")),
+            "schema_depth": _number(complexity.get("max_nesting_depth")),
+            "output_tokens": self.completion_tokens,
+            "output_chars": _output_chars(self.record.response.get("content")),
+        }
+
+
+def facts(record: Any) -> Facts:
+    """Read one record's response and score."""
     response = record.response
-    return {
-        "input_chars": _number(record.meta.get("text_chars")),
-        "prompt_tokens": _usage(response, "prompt_tokens"),
-        "schema_fields": _number(complexity.get("total_fields")),
-        "schema_depth": _number(complexity.get("max_nesting_depth")),
-        "output_tokens": _usage(response, "completion_tokens"),
-        "output_chars": _output_chars(response.get("content")),
-    }
+    usage = response.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    prompt, completion = _number(usage.get("prompt_tokens")), _number(usage.get("completion_tokens"))
+    total = _number(usage.get("total_tokens"))
+    if total is None and prompt is not None and completion is not None:  # some servers omit the total
+        total = prompt + completion
+    return Facts(
+        request=is_request(response),
+        cached=bool(response.get("cached")),
+        success=is_success(response),
+        outcome=outcome(record),
+        attempts=_number(response.get("attempts")) or 0.0,
+        truncated=response.get("error_class") == "truncated" or response.get("finish_reason") == "length",
+        latency_s=_number(response.get("latency_s")),
+        started_at=_number(response.get("started_at")),
+        finished_at=_number(response.get("finished_at")),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=total,
+        fields=record.score.observed.predicted,
+        record=record,
+    )
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -171,19 +205,19 @@ def _rate(count: int, total: int) -> float | None:
 
 def reliability(records: Sequence[Any]) -> dict[str, Any]:
     """Spec 4.3.4 over the requests: success, parse/schema failure, timeout, retry and truncation rates."""
-    requests = [r for r in records if is_request(r.response)]
+    return _reliability([facts(r) for r in records])
+
+
+def _reliability(rows: Sequence[Facts]) -> dict[str, Any]:
+    requests = [f for f in rows if f.request]
     outcomes = {name: 0 for name in ("valid", "parse_failure", "schema_failure", *ERROR_CLASSES)}
-    for record in requests:
-        key = outcome(record)
-        outcomes[key] = outcomes.get(key, 0) + 1  # an error class a newer client added
+    for f in requests:
+        outcomes[f.outcome] = outcomes.get(f.outcome, 0) + 1  # get: an error class a newer client added
     total = len(requests)
     errors = {k: v for k, v in outcomes.items() if k not in ("valid", "parse_failure", "schema_failure")}
     successful = total - sum(errors.values())
-    retried = [r for r in requests if (_number(r.response.get("attempts")) or 0) > 1]
-    retried_successes = sum(1 for r in retried if is_success(r.response))
-    truncated = sum(
-        1 for r in requests if r.response.get("error_class") == "truncated" or r.response.get("finish_reason") == "length"
-    )
+    retried = [f for f in requests if f.attempts > 1]
+    retried_successes = sum(1 for f in retried if f.success)
     out: dict[str, Any] = {
         "measured": bool(total),
         "total_requests": total,
@@ -193,7 +227,7 @@ def reliability(records: Sequence[Any]) -> dict[str, Any]:
         "schema_failure_rate": _rate(outcomes["schema_failure"], total),
         "timeout_rate": _rate(outcomes["timeout"], total),
         "retry_rate": _rate(len(retried), total),
-        "truncation_rate": _rate(truncated, total),
+        "truncation_rate": _rate(sum(f.truncated for f in requests), total),
         "retried_successes": retried_successes,
         "reliability_score": _rate(successful - 0.5 * retried_successes, total),
         "error_counts": errors,
@@ -206,73 +240,78 @@ def reliability(records: Sequence[Any]) -> dict[str, Any]:
 
 def performance_metrics(records: Sequence[Any], prices: Prices | None = None) -> dict[str, Any]:
     """The ``performance`` object of one model's metrics (spec 4.3)."""
-    requests = [r for r in records if is_request(r.response)]
-    live = [r for r in requests if not r.response.get("cached")]
-    timed = [r for r in live if is_success(r.response) and _number(r.response.get("latency_s")) is not None]
-    latencies = [float(r.response["latency_s"]) for r in timed]
+    rows = [facts(r) for r in records]
+    requests = [f for f in rows if f.request]
+    live = [f for f in requests if not f.cached]
+    timed = [f for f in live if f.success and f.latency_s is not None]
     note = None if timed else (NOT_MEASURED if not requests else ALL_CACHED if not live else "no successful timed request")
 
-    latency = latency_stats(latencies)
+    latency = latency_stats([f.latency_s for f in timed])
     out: dict[str, Any] = {
         "measured": bool(timed),
         "note": note,
-        "requests": {"samples": len(records), "requests": len(requests), "cached": len(requests) - len(live),
+        "requests": {"samples": len(rows), "requests": len(requests), "cached": len(requests) - len(live),
                      "timed": len(timed)},
         "latency_ms": latency,
         "sla_compliance": {
             "p95_under_2s": None if latency["p95"] is None else latency["p95"] < 2000,
             "p99_under_5s": None if latency["p99"] is None else latency["p99"] < 5000,
         },
-        "latency_correlation": _correlations(timed, latencies),
-        "throughput": throughput(live),
-        "tokens": tokens(records),
-        "reliability": reliability(records),
+        "latency_correlation": _correlations(timed),
+        "throughput": _throughput(live),
+        "tokens": _tokens(rows),
+        "reliability": _reliability(rows),
     }
-    out["cost"] = cost(out["tokens"], prices or Prices(), len(records))
+    out["cost"] = cost(out["tokens"], prices or Prices(), len(rows))
     return out
 
 
-def _correlations(timed: Sequence[Any], latencies: Sequence[float]) -> dict[str, Any]:
-    rows = [_correlates(r) for r in timed]
+def _correlations(timed: Sequence[Facts]) -> dict[str, Any]:
+    rows = [(f.correlates(), f.latency_s) for f in timed]
     out = {}
     for name in CORRELATES:
-        pairs = [(row[name], latency) for row, latency in zip(rows, latencies) if row[name] is not None]
+        pairs = [(values[name], latency) for values, latency in rows if values[name] is not None]
         out[name] = spearman([p[0] for p in pairs], [p[1] for p in pairs])
     return out
 
 
-def throughput(live: Sequence[Any]) -> dict[str, Any]:
-    """Rates over the wall span of the non-cached requests."""
-    starts = [s for s in (_number(r.response.get("started_at")) for r in live) if s is not None]
-    ends = [e for e in (_number(r.response.get("finished_at")) for r in live) if e is not None]
+def throughput(records: Sequence[Any]) -> dict[str, Any]:
+    """Rates over the wall span of the non-cached requests among ``records``."""
+    return _throughput([f for f in map(facts, records) if f.request and not f.cached])
+
+
+def _throughput(live: Sequence[Facts]) -> dict[str, Any]:
+    starts = [f.started_at for f in live if f.started_at is not None]
+    ends = [f.finished_at for f in live if f.finished_at is not None]
     span = max(ends) - min(starts) if starts and ends else None
     empty = {"wall_time_s": None, "requests_per_s": None, "samples_per_min": None, "tokens_per_s": None,
              "fields_per_s": None}
     if span is None or span <= 0:
         return {**empty, "note": "no request timestamps" if span is None else "zero wall time"}
-    successes = [r for r in live if is_success(r.response)]
-    tokens_used = math.fsum(
-        (_usage(r.response, "prompt_tokens") or 0.0) + (_usage(r.response, "completion_tokens") or 0.0) for r in live
-    )
-    fields = sum(r.score.observed.predicted for r in successes)
+    successes = [f for f in live if f.success]
+    tokens_used = math.fsum((f.prompt_tokens or 0.0) + (f.completion_tokens or 0.0) for f in live)
     return {
         "wall_time_s": span,
         "requests_per_s": len(successes) / span,
         "samples_per_min": 60.0 * len(live) / span,
         "tokens_per_s": tokens_used / span,
-        "fields_per_s": fields / span,
+        "fields_per_s": sum(f.fields for f in successes) / span,
     }
 
 
 def tokens(records: Sequence[Any]) -> dict[str, Any]:
     """Token statistics over responses that report usage, and token efficiency (fields per output token)."""
+    return _tokens([facts(r) for r in records])
+
+
+def _tokens(rows: Sequence[Facts]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for kind, key in TOKEN_KINDS:
-        out[kind] = token_stats([v for v in (_usage(r.response, key) for r in records) if v is not None])
-    with_output = [(r, _usage(r.response, "completion_tokens")) for r in records]
-    with_output = [(r, n) for r, n in with_output if n is not None]
-    output_tokens = math.fsum(n for _, n in with_output)
-    fields = sum(r.score.observed.predicted for r, _ in with_output)
+    for kind in ("prompt", "completion", "total"):
+        values = [v for v in (getattr(f, f"{kind}_tokens") for f in rows) if v is not None]
+        out[kind] = token_stats(values)
+    with_output = [f for f in rows if f.completion_tokens is not None]
+    output_tokens = math.fsum(f.completion_tokens for f in with_output)  # type: ignore[misc]
+    fields = sum(f.fields for f in with_output)
     out["responses_with_usage"] = out["total"]["count"]
     out["extracted_fields"] = fields
     out["token_efficiency"] = fields / output_tokens if output_tokens else None
