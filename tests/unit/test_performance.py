@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -257,3 +259,8 @@ def test_invariants(rows: list) -> None:
     assert lat["count"] == non_cached_successes
     if perf["cost"]["available"]:
         assert perf["cost"]["estimated_cost_usd"] >= 0
+
+
+def test_the_module_is_pure() -> None:
+    code = "import sys, pytest_extractbench.performance; assert 'pytest' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
