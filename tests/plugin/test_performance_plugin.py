@@ -126,3 +126,14 @@ def test_failed_requests_fail_the_success_rate_threshold(pytester: pytest.Pytest
     rel = model["performance"]["reliability"]
     assert (rel["timeout_rate"], rel["retry_rate"], rel["success_rate"]) == (0.25, 0.25, 0.75)
     assert model["performance"]["latency_ms"]["max"] == pytest.approx(100)  # the timeout is not a latency
+
+
+def test_xdist_workers_give_the_same_performance_metrics(pytester: pytest.Pytester, data: Path) -> None:
+    timings = {f"s{i}": {"latency_s": 0.1 * (i + 1), "prompt_tokens": 100 + i, "offset": 0.05 * i} for i in range(3)}
+    timings["s3"] = {"latency_s": 2.0, "error_class": "server_error", "attempts": 4}
+    _, single = timed_run(pytester, timings)
+    _, parallel = timed_run(pytester, timings, "-n", "2")
+    assert parallel["performance"] == single["performance"]
+    assert single["performance"]["reliability"]["error_counts"]["server_error"] == 1
+    assert single["performance"]["latency_ms"]["count"] == 3
+    assert single["performance"]["latency_correlation"]["input_chars"]["n"] == 3  # text_chars came from the workers
