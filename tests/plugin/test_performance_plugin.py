@@ -1,55 +1,50 @@
-"""Performance metrics through pytest: offline runs say "not measured", timed runs reach metrics.json and the gate.
-
-Timed responses come from an output source that a conftest.py supplies through the public
-``pytest_extractbench_make_source`` hook, as any user's own client would.
-"""
+"""Performance metrics through pytest: offline runs say "not measured"; live runs against a real
+loopback server (tests/faultserver.py) reach metrics.json, the terminal summary and the SLA gate."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+from faultserver import Fault, FaultServer
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]}
 SAMPLES = [
-    {"id": f"s{i}", "text": f"Person {i} is {20 + i} years old." + " filler" * i, "schema": SCHEMA,
+    {"id": f"s{i}", "text": f"Record s{i}: Person {i} is {20 + i} years old." + " filler" * i, "schema": SCHEMA,
      "expected": {"name": f"Person {i}", "age": 20 + i}}
     for i in range(4)
 ]
-CONFTEST = '''
-import json
-import pytest
-from pytest_extractbench.responses import ModelResponse
-
-TIMINGS = json.load(open("timings.json"))
 
 
-class TimedSource:
-    """Answers with the gold JSON and the latency, usage and error class that timings.json gives."""
-
-    def prepare(self, work):
-        pass
-
-    def response(self, model, sample):
-        spec = TIMINGS[sample.id]
-        start = 1000.0 + spec.get("offset", 0.0)
-        common = dict(latency_s=spec["latency_s"], attempts=spec.get("attempts", 1), started_at=start,
-                      finished_at=start + spec["latency_s"])
-        if spec.get("error_class"):
-            return ModelResponse(error_class=spec["error_class"], error="injected", **common)
-        usage = {"prompt_tokens": spec["prompt_tokens"], "completion_tokens": 20,
-                 "total_tokens": spec["prompt_tokens"] + 20}
-        return ModelResponse(content=json.dumps(sample.expected), usage=usage, finish_reason="stop", **common)
-
-    def close(self):
-        pass
+def sample_of(body: dict[str, Any]) -> int:
+    text = " ".join(str(m.get("content")) for m in body["messages"] if m.get("role") == "user")
+    return int(re.search(r"Record s(\d)", text).group(1))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_extractbench_make_source(config, bench):
-    return TimedSource()
-'''
+def gold_answer(body: dict[str, Any]) -> Any:
+    return SAMPLES[sample_of(body)]["expected"]
+
+
+def plan(rules: dict[int, Any]) -> Any:
+    """Server plan by sample number: ``rules[n](attempt)`` gives the fault (None: answer the gold)."""
+    seen: Counter[int] = Counter()
+
+    def choose(index: int, body: dict[str, Any]) -> Fault | None:
+        n = sample_of(body)
+        attempt, seen[n] = seen[n], seen[n] + 1
+        return rules[n](attempt) if n in rules else None
+
+    return choose
+
+
+@pytest.fixture
+def server(fault_server: FaultServer) -> FaultServer:
+    fault_server.answer = gold_answer
+    return fault_server
 
 
 def write_jsonl(path: Path, rows: list) -> None:
@@ -63,14 +58,13 @@ def data(pytester: pytest.Pytester) -> Path:
     return path
 
 
-def timed_run(pytester: pytest.Pytester, timings: dict, *args: str) -> tuple[pytest.RunResult, dict]:
-    pytester.makeconftest(CONFTEST)
-    (pytester.path / "timings.json").write_text(json.dumps(timings), encoding="utf-8")
+def live_run(pytester: pytest.Pytester, server: FaultServer, *args: str) -> tuple[pytest.RunResult, dict]:
     result = pytester.runpytest(
-        "--extractbench", "--model", "m", "--extractbench-dataset", "data.jsonl", "--extractbench-output", "out", *args
+        "-p", "no:randomly", "--extractbench", "--model", "test-model", "--extractbench-base-url", server.url,
+        "--extractbench-dataset", "data.jsonl", "--extractbench-output", "out", "--extractbench-no-cache", *args,
     )
     metrics = json.loads((pytester.path / "out" / "metrics.json").read_text())
-    return result, metrics["models"]["m"]
+    return result, metrics["models"]["test-model"]
 
 
 def test_offline_run_reports_performance_as_not_measured(pytester: pytest.Pytester, data: Path) -> None:
@@ -92,48 +86,66 @@ def test_offline_run_reports_performance_as_not_measured(pytester: pytest.Pytest
     assert checks["p95_latency_ms"]["passed"] is None and checks["success_rate"]["passed"] is None
 
 
-def test_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, data: Path) -> None:
-    timings = {f"s{i}": {"latency_s": 0.2, "prompt_tokens": 100 + 10 * i, "offset": 0.1 * i} for i in range(3)}
-    timings["s3"] = {"latency_s": 9.0, "prompt_tokens": 400, "offset": 0.3}
-    result, model = timed_run(pytester, timings, "--extractbench-price-input", "0.5",
-                              "--extractbench-price-output", "1.5")
+def test_a_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, data: Path,
+                                                   server: FaultServer) -> None:
+    # latency grows with the sample number, as does the text length
+    server.plan = plan({1: lambda a: Fault.ok(delay=0.1), 2: lambda a: Fault.ok(delay=0.2), 3: lambda a: Fault.ok(delay=1.6)})
+    # excellence: p95 <= 1000 ms; the gold answers pass every other threshold
+    result, model = live_run(pytester, server, "--extractbench-sla", "excellence",
+                             "--extractbench-price-input", "0.5", "--extractbench-price-output", "1.5")
     result.assert_outcomes(passed=4)  # every sample is fine; the run as a whole is too slow
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    # p95 of 200, 200, 200, 9000 ms: rank 2.85 -> 200 + 0.85 * 8800 = 7680
     result.stdout.fnmatch_lines([
-        "*latency*p50 200 ms*p95 7680 ms*",
-        "*reliability*success 100.0%*",
-        "*SLA minimum: FAILED",
-        "*p95_latency_ms = 7680 (needs <= 5000): MISSED",
+        "*latency*p50 * ms*p95 * ms*p99 * ms*(mean *, max *; 4 timed, 0 cached)",
+        "*throughput*req/s*samples/min*tokens/s*fields/s",
+        "*tokens*mean prompt*cost $*",
+        "*reliability*success 100.0%*timeout 0.0%*",
+        "*SLA excellence: FAILED",
+        "*p95_latency_ms = * (needs <= 1000): MISSED",
+        "*recommendation:*",
     ])
-    assert "success_rate" not in result.stdout.str().split("SLA minimum: FAILED", 1)[1].split("recommendation")[0]
+    missed = result.stdout.str().split("SLA excellence: FAILED", 1)[1].split("recommendation")[0]
+    assert missed.count("MISSED") == 1
     perf = model["performance"]
-    assert model["latency_p95_ms"] == pytest.approx(7680)
-    assert perf["throughput"]["wall_time_s"] == pytest.approx(9.3)  # 1000.0 .. 1009.3
-    # ranks of input length 1, 2, 3, 4 against latency ranks 2, 2, 2, 4 (ties share a rank): 3 / sqrt(5 * 3)
-    assert perf["latency_correlation"]["input_chars"]["rho"] == pytest.approx(3 / 15**0.5)
-    assert perf["tokens"]["prompt"]["sum"] == 100 + 110 + 120 + 400
-    # (730 * 0.5 + 80 * 1.5) / 1000
-    assert model["estimated_cost_usd"] == pytest.approx(0.485)
+    assert model["latency_p95_ms"] > 1000 and perf["latency_ms"]["max"] >= 1600
+    assert perf["latency_ms"]["p50"] < 1000
+    corr = perf["latency_correlation"]
+    assert (corr["input_chars"]["rho"], corr["input_chars"]["n"]) == (pytest.approx(1.0), 4)
+    assert corr["schema_fields"]["note"] == "constant input"
+    assert perf["throughput"]["wall_time_s"] >= 1.6
+    tokens = perf["tokens"]
+    assert tokens["prompt"]["count"] == tokens["completion"]["count"] == 4
+    assert model["estimated_cost_usd"] == pytest.approx(
+        tokens["prompt"]["sum"] * 0.5 / 1000 + tokens["completion"]["sum"] * 1.5 / 1000)
+    assert model["sla"]["passed"] is False
 
 
-def test_failed_requests_fail_the_success_rate_threshold(pytester: pytest.Pytester, data: Path) -> None:
-    timings = {f"s{i}": {"latency_s": 0.1, "prompt_tokens": 100} for i in range(3)}
-    timings["s3"] = {"latency_s": 30.0, "error_class": "timeout", "attempts": 4}
-    result, model = timed_run(pytester, timings)
+def test_failed_and_retried_requests_set_the_reliability_rates(pytester: pytest.Pytester, data: Path,
+                                                               server: FaultServer) -> None:
+    server.plan = plan({
+        2: lambda attempt: Fault.status(503) if attempt == 0 else None,  # the retry succeeds
+        3: lambda attempt: Fault.status(500),  # fails every attempt
+    })
+    result, model = live_run(pytester, server, "--extractbench-retries", "1")
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines(["*errors*timeout 1", "*SLA minimum: FAILED", "*success_rate = 0.750 (needs >= 0.990): MISSED"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*errors*server_error 1", "*SLA minimum: FAILED",
+                                 "*success_rate = 0.750 (needs >= 0.990): MISSED"])
     rel = model["performance"]["reliability"]
-    assert (rel["timeout_rate"], rel["retry_rate"], rel["success_rate"]) == (0.25, 0.25, 0.75)
-    assert model["performance"]["latency_ms"]["max"] == pytest.approx(100)  # the timeout is not a latency
+    assert (rel["success_rate"], rel["retry_rate"], rel["timeout_rate"]) == (0.75, 0.5, 0.0)
+    assert rel["retried_successes"] == 1
+    assert rel["reliability_score"] == pytest.approx((3 - 0.5) / 4)
+    assert rel["error_counts"]["server_error"] == 1 and sum(rel["error_counts"].values()) == 1
+    assert model["performance"]["latency_ms"]["count"] == 3  # the failed request is not a latency
 
 
-def test_xdist_workers_give_the_same_performance_metrics(pytester: pytest.Pytester, data: Path) -> None:
-    timings = {f"s{i}": {"latency_s": 0.1 * (i + 1), "prompt_tokens": 100 + i, "offset": 0.05 * i} for i in range(3)}
-    timings["s3"] = {"latency_s": 2.0, "error_class": "server_error", "attempts": 4}
-    _, single = timed_run(pytester, timings)
-    _, parallel = timed_run(pytester, timings, "-n", "2")
-    assert parallel["performance"] == single["performance"]
-    assert single["performance"]["reliability"]["error_counts"]["server_error"] == 1
-    assert single["performance"]["latency_ms"]["count"] == 3
-    assert single["performance"]["latency_correlation"]["input_chars"]["n"] == 3  # text_chars came from the workers
+@pytest.mark.slow
+def test_xdist_workers_give_the_same_counts(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    server.plan = plan({1: lambda attempt: Fault.length()})
+    _, single = live_run(pytester, server, "-p", "no:xdist")
+    _, parallel = live_run(pytester, server, "-n", "2")
+    for key in ("reliability", "tokens", "requests"):
+        assert parallel["performance"][key] == single["performance"][key], key
+    assert single["performance"]["reliability"]["truncation_rate"] == 0.25
+    # text_chars comes from the process that ran the item
+    assert parallel["performance"]["latency_correlation"]["input_chars"]["n"] == 3
