@@ -12,8 +12,11 @@ Pure functions over sample records; each record's ``response`` dict is
 * Latency is over successful, non-cached requests; cached responses took no server time, so they
   are left out of latency and throughput too (their outcomes still count for reliability, and
   their usage for token statistics and cost: they describe the model, not this run's bill).
-* Throughput divides by the wall span ``max(finished_at) - min(started_at)`` of the non-cached
-  requests: requests/s counts successful requests (the spec's formula), samples/min every request.
+* Throughput divides by the time the non-cached requests were in flight: the union of their
+  ``[started_at, finished_at]`` intervals, which is the wall span ``max(finished_at) - min(started_at)``
+  of a run without idle gaps, and leaves out the hours between a killed run and its resume
+  (resumed responses keep their original timestamps). Requests/s counts successful requests (the
+  spec's formula), samples/min every request.
 * Percentiles use numpy's linear interpolation; ``std`` is the population standard deviation.
 * ``reliability_score`` (spec 4.3.4) gives a first-attempt success full credit and a success after
   retries half credit, so it stays in [0, 1].
@@ -276,26 +279,45 @@ def _correlations(timed: Sequence[Facts]) -> dict[str, Any]:
 
 
 def throughput(records: Sequence[Any]) -> dict[str, Any]:
-    """Rates over the wall span of the non-cached requests among ``records``."""
+    """Rates over the time the non-cached requests among ``records`` were in flight."""
     return _throughput([f for f in map(facts, records) if f.request and not f.cached])
 
 
+def busy_time(intervals: Sequence[tuple[float, float]]) -> float:
+    """Length of the union of ``(start, end)`` intervals: wall time with at least one request in flight."""
+    total, current_start, current_end = 0.0, None, None
+    for start, end in sorted(intervals):
+        if current_end is None or start > current_end:
+            if current_end is not None:
+                total += current_end - current_start  # type: ignore[operator]
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_end is not None:
+        total += current_end - current_start  # type: ignore[operator]
+    return total
+
+
 def _throughput(live: Sequence[Facts]) -> dict[str, Any]:
-    starts = [f.started_at for f in live if f.started_at is not None]
-    ends = [f.finished_at for f in live if f.finished_at is not None]
-    span = max(ends) - min(starts) if starts and ends else None
-    empty = {"wall_time_s": None, "requests_per_s": None, "samples_per_min": None, "tokens_per_s": None,
-             "fields_per_s": None}
-    if span is None or span <= 0:
-        return {**empty, "note": "no request timestamps" if span is None else "zero wall time"}
+    intervals = [(f.started_at, f.finished_at) for f in live
+                 if f.started_at is not None and f.finished_at is not None and f.finished_at >= f.started_at]
+    empty = {"wall_time_s": None, "busy_time_s": None, "requests_per_s": None, "samples_per_min": None,
+             "tokens_per_s": None, "fields_per_s": None}
+    if not intervals:
+        return {**empty, "note": "no request timestamps"}
+    span = max(end for _, end in intervals) - min(start for start, _ in intervals)
+    busy = busy_time(intervals)
+    if busy <= 0:
+        return {**empty, "wall_time_s": span, "busy_time_s": busy, "note": "zero wall time"}
     successes = [f for f in live if f.success]
     tokens_used = math.fsum((f.prompt_tokens or 0.0) + (f.completion_tokens or 0.0) for f in live)
     return {
         "wall_time_s": span,
-        "requests_per_s": len(successes) / span,
-        "samples_per_min": 60.0 * len(live) / span,
-        "tokens_per_s": tokens_used / span,
-        "fields_per_s": sum(f.fields for f in successes) / span,
+        "busy_time_s": busy,
+        "requests_per_s": len(successes) / busy,
+        "samples_per_min": 60.0 * len(live) / busy,
+        "tokens_per_s": tokens_used / busy,
+        "fields_per_s": sum(f.fields for f in successes) / busy,
     }
 
 

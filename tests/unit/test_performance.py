@@ -15,6 +15,7 @@ from pytest_extractbench.performance import (
     NOT_MEASURED,
     Prices,
     apply_prices,
+    busy_time,
     estimate_cost,
     latency_stats,
     outcome,
@@ -116,11 +117,25 @@ def test_throughput_over_the_wall_span() -> None:
         rec("e", latency_s=0.0, started_at=0.0, finished_at=500.0, cached=True, usage=usage),  # not this run's time
     ]
     thr = performance_metrics(records)["throughput"]
-    assert thr["wall_time_s"] == pytest.approx(4.0)  # 100.0 .. 104.0
+    assert thr["wall_time_s"] == thr["busy_time_s"] == pytest.approx(4.0)  # 100.0 .. 104.0
     assert thr["requests_per_s"] == pytest.approx(3 / 4)  # successful requests
     assert thr["samples_per_min"] == pytest.approx(60 * 4 / 4)  # every non-cached request
     assert thr["tokens_per_s"] == pytest.approx(3 * 400 / 4)
     assert thr["fields_per_s"] == pytest.approx(3 * 2 / 4)  # two fields extracted per valid answer
+
+
+def test_throughput_leaves_out_the_gap_before_a_resume() -> None:
+    first = [rec(f"a{i}", latency_s=1.0, started_at=100.0 + i, finished_at=101.0 + i) for i in range(3)]  # 100..103
+    resumed = [rec(f"b{i}", latency_s=2.0, started_at=5000.0, finished_at=5002.0) for i in range(3)]  # 5000..5002
+    thr = performance_metrics(first + resumed)["throughput"]
+    assert thr["wall_time_s"] == pytest.approx(4902.0)
+    assert thr["busy_time_s"] == pytest.approx(3.0 + 2.0)
+    assert thr["requests_per_s"] == pytest.approx(6 / 5)
+
+
+def test_busy_time_is_the_union_of_intervals() -> None:
+    assert busy_time([(0, 2), (1, 3), (5, 6), (5.5, 5.7), (10, 10)]) == pytest.approx(3 + 1 + 0)
+    assert busy_time([]) == 0.0
 
 
 def test_token_statistics_and_efficiency() -> None:
@@ -257,6 +272,9 @@ def test_invariants(rows: list) -> None:
     assert [outcome(r) for r in records].count("valid") == outcomes["valid"]
     non_cached_successes = sum(1 for r in records if not r.response["cached"] and r.response["error_class"] is None)
     assert lat["count"] == non_cached_successes
+    thr = perf["throughput"]
+    if thr["busy_time_s"] is not None:
+        assert 0 <= thr["busy_time_s"] <= thr["wall_time_s"] + 1e-9
     if perf["cost"]["available"]:
         assert perf["cost"]["estimated_cost_usd"] >= 0
 
