@@ -43,7 +43,8 @@ def simulated_response(rng: random.Random, output: str, clock: list[float]) -> M
     if draw < 0.02:
         return ModelResponse(error_class="timeout", error="timed out", **{**common, "attempts": 4, "usage": {}})
     if draw < 0.03:
-        return ModelResponse(content=output[: len(output) // 2], error_class="truncated", finish_reason="length", **common)
+        cut = output[: len(output) // 2]
+        return ModelResponse(content=cut, error_class="truncated", finish_reason="length", **common)
     if draw < 0.035:
         return ModelResponse(error_class="connection", error="reset", **{**common, "usage": {}})
     return ModelResponse(content=output, finish_reason="stop", **common)

@@ -247,7 +247,9 @@ def performance_metrics(records: Sequence[Any], prices: Prices | None = None) ->
     requests = [f for f in rows if f.request]
     live = [f for f in requests if not f.cached]
     timed = [f for f in live if f.success and f.latency_s is not None]
-    note = None if timed else (NOT_MEASURED if not requests else ALL_CACHED if not live else "no successful timed request")
+    note = None
+    if not timed:
+        note = NOT_MEASURED if not requests else ALL_CACHED if not live else "no successful timed request"
 
     latency = latency_stats([f.latency_s for f in timed])
     out: dict[str, Any] = {

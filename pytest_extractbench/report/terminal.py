@@ -148,7 +148,8 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
             text += f"  cost ${cost['estimated_cost_usd']:.4f}"
         lines.append(text)
     lines.append(
-        f"  reliability         success {_opt_pct(rel['success_rate'])}  parse fail {_opt_pct(rel['parse_failure_rate'])}  "
+        f"  reliability         success {_opt_pct(rel['success_rate'])}  "
+        f"parse fail {_opt_pct(rel['parse_failure_rate'])}  "
         f"schema fail {_opt_pct(rel['schema_failure_rate'])}  timeout {_opt_pct(rel['timeout_rate'])}  "
         f"retried {_opt_pct(rel['retry_rate'])}  truncated {_opt_pct(rel['truncation_rate'])}"
     )

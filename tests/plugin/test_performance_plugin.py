@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from faultserver import Fault, FaultServer
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]}
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+          "required": ["name"]}
 SAMPLES = [
     {"id": f"s{i}", "text": f"Record s{i}: Person {i} is {20 + i} years old." + " filler" * i, "schema": SCHEMA,
      "expected": {"name": f"Person {i}", "age": 20 + i}}
@@ -89,7 +90,7 @@ def test_offline_run_reports_performance_as_not_measured(pytester: pytest.Pytest
 def test_a_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, data: Path,
                                                    server: FaultServer) -> None:
     # latency grows with the sample number, as does the text length
-    server.plan = plan({1: lambda a: Fault.ok(delay=0.1), 2: lambda a: Fault.ok(delay=0.2), 3: lambda a: Fault.ok(delay=1.6)})
+    server.plan = plan({n: (lambda a, d=delay: Fault.ok(delay=d)) for n, delay in ((1, 0.1), (2, 0.2), (3, 1.6))})
     # excellence: p95 <= 1000 ms; the gold answers pass every other threshold
     result, model = live_run(pytester, server, "--extractbench-sla", "excellence",
                              "--extractbench-price-input", "0.5", "--extractbench-price-output", "1.5")
