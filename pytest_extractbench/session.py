@@ -28,6 +28,7 @@ from .endpoints import ENDPOINTS_KEY, Endpoints
 from .extensions import rule_problems
 from .gates import GateCheck, evaluate_sla, sla_passed
 from .metrics import metrics_by_model, run_level_metrics
+from .performance import apply_prices
 from .predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
 from .record import SampleRecord
 from .regression import RunComparison, compare_run
@@ -243,7 +244,7 @@ class BenchSession:
             model=item.model,
             sample_id=sample.id,
             score=score,
-            meta=dict(sample.meta),
+            meta={**sample.meta, "text_chars": len(sample.text or "")},  # input length for spec 4.3.1
             response=response.as_dict(),
             passed=failure is None,
             failure=failure,
@@ -413,6 +414,8 @@ class BenchSession:
             return
         self.records.sort(key=lambda r: r.sort_key)
         self.metrics = metrics_by_model(self.records, self.settings.scoring)
+        for metrics in self.metrics.values():
+            apply_prices(metrics, self.settings.prices)  # before the comparison reads the cost
         by_model = self._records_by_model()
         if self.settings.subsets is not None:
             for model, metrics in self.metrics.items():

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .baseline import parse_baseline_name
 from .gates import SLA_CHOICES
+from .performance import Prices
 from .live import (
     LiveOptions,
     parse_base_url,
@@ -216,6 +217,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_compare_fail, (), "EXPR", multiple=True),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
+    # --- performance metrics (issue 3c) ---
+    OptionSpec("price_input", "Price of 1,000 input (prompt) tokens in USD, for the cost estimate (spec 4.3.3).",
+               parse_non_negative, None, "USD_PER_1K"),
+    OptionSpec("price_output", "Price of 1,000 output (completion) tokens in USD, for the cost estimate.",
+               parse_non_negative, None, "USD_PER_1K"),
     # --- live runs: servers, embedded llama-server, pipeline, journal, cache (issue 3) ---
     OptionSpec("base_url", "OpenAI-compatible server URL, e.g. http://host:8000/v1 (repeatable: replicas of the "
                "same model are load-balanced). Default: start the embedded llama-server.",
@@ -308,6 +314,7 @@ class Settings:
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
+    prices: Prices = field(default_factory=Prices)  # issue 3c
     live: LiveOptions = field(default_factory=LiveOptions)
 
     @property
@@ -354,6 +361,7 @@ class Settings:
             compare=values["compare"],
             compare_fail=tuple(values["compare_fail"]),
             verdict_thresholds=values["verdict_thresholds"],
+            prices=Prices(values["price_input"], values["price_output"]),  # issue 3c
             live=LiveOptions.from_values(values),
         )
 
@@ -379,5 +387,6 @@ class Settings:
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
             "verdict_thresholds": list(self.verdict_thresholds),
+            "prices": self.prices.to_dict(),  # issue 3c
             "live": self.live.to_dict(),
         }
