@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 CACHE_SUBDIR = ("cache", "responses")
 SUBMIT_BATCH = 64
+# A replica that still fails this way after the client's retries may be down or overloaded: ask another.
+FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited")
 
 
 def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
@@ -219,23 +221,36 @@ class LiveSource:
             self._outstanding[url] = 0
         return client
 
-    def _pick(self, urls: tuple[str, ...]) -> str:
-        """Least outstanding requests; ties go round-robin."""
+    def _pick(self, urls: tuple[str, ...], tried: set[str]) -> str:
+        """Least outstanding requests among the replicas not tried yet; ties go round-robin."""
         for url in urls:
             self._client(url)
         turn = next(self._tiebreak)
-        return min(urls, key=lambda u: (self._outstanding[u], (urls.index(u) - turn) % len(urls)))
+        candidates = [u for u in urls if u not in tried] or list(urls)
+        return min(candidates, key=lambda u: (self._outstanding[u], (urls.index(u) - turn) % len(urls)))
+
+    async def _ask(self, request: _Request, route: Route) -> ModelResponse:
+        """The answer, from another replica when one fails for a reason another might not have."""
+        tried: set[str] = set()
+        attempts = 0
+        while True:
+            url = self._pick(route.urls, tried)
+            tried.add(url)
+            self._outstanding[url] += 1
+            try:
+                response = await self._client(url).extract(route.served_model, request.messages, request.schema)
+            finally:
+                self._outstanding[url] -= 1
+            attempts += response.attempts
+            if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
+                response.attempts = attempts
+                return response
 
     async def _fetch(self, request: _Request) -> None:
         route = self.routes[request.model]
         try:
             async with self._limit(route.urls):
-                url = self._pick(route.urls)
-                self._outstanding[url] += 1
-                try:
-                    response = await self._client(url).extract(route.served_model, request.messages, request.schema)
-                finally:
-                    self._outstanding[url] -= 1
+                response = await self._ask(request, route)
             self.journal.append(request.model, request.sample_id, request.key, response)
             if self.cache is not None:
                 self.cache.put(request.key, response)

@@ -252,6 +252,26 @@ def test_replicas_share_the_load(pytester: pytest.Pytester, data: Path, server: 
     assert live["base_urls"] == sorted([server.url, replica.url]) and live["concurrency"] == 16
 
 
+def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, data: Path,
+                                                    server: FaultServer) -> None:
+    def die_at_the_third(index: int, body: Any) -> Fault | None:
+        if index == 2:
+            threading.Thread(target=server.stop).start()
+            return Fault.slow(5.0)  # in flight when it dies
+        return None
+
+    server.plan = die_at_the_third
+    server.default = Fault.ok(delay=0.1)
+    with FaultServer(answer=perfect_answer, default=Fault.ok(delay=0.1)) as replica:
+        bench(pytester, server.url, "--extractbench-base-url", replica.url, "--extractbench-retries", "0",
+              "--extractbench-no-cache").assert_outcomes(passed=N)
+        found = records(pytester)
+        assert all(row["response"]["error_class"] is None for row in found.values())
+        # the dead replica answered at most its first two; the living one everything else, once each
+        assert N - 2 <= len(replica.requests) <= N and len(server.requests) >= 3
+        assert max(row["response"]["attempts"] for row in found.values()) == 2  # failed over once
+
+
 def test_unreachable_server_is_one_clear_line(pytester: pytest.Pytester, data: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
