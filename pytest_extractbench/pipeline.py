@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import itertools
+import json
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
@@ -284,6 +285,14 @@ class ReplaySource:
     @property
     def models(self) -> list[str]:
         return sorted({model for model, _ in self.responses})
+
+    def recorded_live(self) -> dict[str, Any] | None:
+        """``run.live`` of the recorded run's metrics.json (how its answers were obtained), if there is one."""
+        try:
+            live = json.loads((self.run_dir / "metrics.json").read_text(encoding="utf-8"))["run"]["live"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return live if isinstance(live, dict) else None
 
     def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
         """Everything is in memory already."""

@@ -372,7 +372,13 @@ class BenchSession:
         if self.settings.offline:
             return None
         if live.replay is not None:
-            return {"mode": "replay", "replayed_from": str(self.replay.run_dir)}
+            recorded = self.replay.recorded_live()
+            return {
+                "mode": "replay",
+                "replayed_from": str(self.replay.run_dir),
+                "prompt_hash": (recorded or {}).get("prompt_hash"),  # how the answers were asked for
+                "recorded": recorded,
+            }
         from .pipeline import decoding_params, prompt_hash
 
         facts: dict[str, Any] = {"mode": "server" if live.base_urls else "embedded"}

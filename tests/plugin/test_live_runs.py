@@ -201,7 +201,10 @@ def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytes
     replayed = bench(pytester, None, "--extractbench-replay", "out", out="replay")
     replayed.assert_outcomes(passed=N - 2, failed=2)
     replay_metrics = metrics(pytester, "replay")
-    assert replay_metrics["run"]["live"] == {"mode": "replay", "replayed_from": str(pytester.path / "out")}
+    live = replay_metrics["run"]["live"]
+    assert (live["mode"], live["replayed_from"]) == ("replay", str(pytester.path / "out"))
+    assert live["prompt_hash"] == metrics(pytester)["run"]["live"]["prompt_hash"] is not None
+    assert live["recorded"]["base_urls"] == [server.url]
     for key in ("extraction_quality_score", "field_f1_partial", "schema_validity_rate", "num_samples"):
         assert replay_metrics["models"]["test-model"][key] == first_metrics[key]
 
