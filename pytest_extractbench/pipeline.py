@@ -33,6 +33,7 @@ CACHE_SUBDIR = ("cache", "responses")
 SUBMIT_BATCH = 64
 # A replica that still fails this way after the client's retries may be down or overloaded: ask another.
 FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited")
+SUSPECT_S = 30.0  # how long such a replica is tried last
 
 
 def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
@@ -113,6 +114,7 @@ class LiveSource:
         self._thread: threading.Thread | None = None
         self._clients: dict[str, Any] = {}
         self._outstanding: dict[str, int] = {}
+        self._suspect_until: dict[str, float] = {}  # replica -> loop time until which it is tried last
         self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._tiebreak = itertools.count()
@@ -223,12 +225,15 @@ class LiveSource:
         return client
 
     def _pick(self, urls: tuple[str, ...], tried: set[str]) -> str:
-        """Least outstanding requests among the replicas not tried yet; ties go round-robin."""
+        """Least outstanding requests among the replicas not tried yet, those that failed lately last;
+        ties go round-robin."""
         for url in urls:
             self._client(url)
         turn = next(self._tiebreak)
+        now = asyncio.get_running_loop().time()
         candidates = [u for u in urls if u not in tried] or list(urls)
-        return min(candidates, key=lambda u: (self._outstanding[u], (urls.index(u) - turn) % len(urls)))
+        return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
+                                              (urls.index(u) - turn) % len(urls)))
 
     async def _ask(self, request: _Request, route: Route) -> ModelResponse:
         """The answer, from another replica when one fails for a reason another might not have."""
@@ -243,6 +248,9 @@ class LiveSource:
             finally:
                 self._outstanding[url] -= 1
             attempts += response.attempts
+            if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
+                # down or overloaded: later requests try the other replicas first for a while
+                self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
             if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
                 response.attempts = attempts
                 return response

@@ -275,6 +275,16 @@ def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, da
         assert max(row["response"]["attempts"] for row in found.values()) == 2  # failed over once
 
 
+def test_a_failing_replica_is_avoided_after_it_fails(pytester: pytest.Pytester, data: Path,
+                                                      server: FaultServer) -> None:
+    server.default = Fault.drop()  # lists its models, drops every chat request
+    with FaultServer(answer=perfect_answer) as replica:
+        bench(pytester, server.url, "--extractbench-base-url", replica.url, "--extractbench-retries", "0",
+              "--extractbench-concurrency", "1", "--extractbench-no-cache").assert_outcomes(passed=N)
+        assert len(replica.requests) == N
+    assert len(server.requests) == 1  # after its first failure the others go to the healthy replica
+
+
 def test_unreachable_server_is_one_clear_line(pytester: pytest.Pytester, data: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
