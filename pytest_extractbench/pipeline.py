@@ -15,7 +15,7 @@ import hashlib
 import itertools
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +91,7 @@ class LiveSource:
     def __init__(
         self,
         live: LiveOptions,
-        routes: dict[str, Route],
+        routes: Callable[[], dict[str, Route]],
         *,
         run_dir: Path,
         cache_dir: Path | None,
@@ -100,7 +100,8 @@ class LiveSource:
         templates: Any,
     ) -> None:
         self.live = live
-        self.routes = routes
+        self._route_provider = routes
+        self.routes: dict[str, Route] | None = None  # known once the first request must go out
         self.concurrency = concurrency
         self.templates = templates
         self._api_key = api_key
@@ -189,6 +190,8 @@ class LiveSource:
         return _Request(model, sample.id, messages, sample.schema, key, future)
 
     def _submit(self, requests: Iterable[_Request]) -> None:
+        if self.routes is None:  # main thread: may start the embedded servers and check them
+            self.routes = self._route_provider()
         loop = self._ensure_loop()
         batch = list(requests)
         loop.call_soon_threadsafe(self._schedule, batch)
@@ -256,6 +259,7 @@ class LiveSource:
                 return response
 
     async def _fetch(self, request: _Request) -> None:
+        assert self.routes is not None
         route = self.routes[request.model]
         try:
             async with self._limit(route.urls):

@@ -113,9 +113,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    # Before xdist starts its workers (its hook is trylast): they get the servers' URLs.
-    bench = _bench(session.config)
-    if bench is not None and not bench.is_worker and not session.config.option.collectonly:
+    # Under xdist, before it starts its workers (its hook is trylast): they get the servers' URLs.
+    # Without xdist the servers start (and are checked) when the first request must go out.
+    config = session.config
+    bench = _bench(config)
+    distributed = getattr(config.option, "dist", "no") != "no" and not config.option.collectonly
+    if bench is not None and not bench.is_worker and distributed:
         bench.start_live()
 
 

@@ -339,18 +339,21 @@ class BenchSession:
         if self.is_worker:
             self.endpoints = Endpoints(live, self.models())
             self.endpoints.load_wire(self.config.workerinput.get(ENDPOINTS_KEY) or {})  # type: ignore[attr-defined]
-        elif self.endpoints is None:
-            self.start_live()
-        assert self.endpoints is not None
         return LiveSource(
             live,
-            self.endpoints.routes,
+            self._routes,  # called when the first request must go out: a fully cached rerun starts no server
             run_dir=self.run_dir,
             cache_dir=None if live.no_cache else self.settings.rootdir.joinpath(".extractbench", *CACHE_SUBDIR),
             concurrency=live.default_concurrency(self._workers()),
             api_key=api_key_from_env(),
             templates=self._templates(),
         )
+
+    def _routes(self) -> dict[str, Any]:
+        if self.endpoints is None:
+            self.start_live()
+        assert self.endpoints is not None
+        return self.endpoints.routes
 
     def _workers(self) -> int:
         if self.is_worker:

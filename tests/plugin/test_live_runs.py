@@ -209,6 +209,17 @@ def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytes
         assert replay_metrics["models"]["test-model"][key] == first_metrics[key]
 
 
+def test_a_fully_cached_rerun_needs_no_server(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    bench(pytester, server.url, "-k", "s0").assert_outcomes(passed=10, deselected=N - 10)
+    server.stop()  # no server, no connection check: nothing has to be asked
+    bench(pytester, server.url, "-k", "s0", out="again").assert_outcomes(passed=10, deselected=N - 10)
+    assert all(row["response"]["cached"] for row in records(pytester, "again").values())
+    # a sample that is not cached needs the server again, and its absence is one clear line
+    result = bench(pytester, server.url, "-k", "s1", out="third")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.stderr.lines if line.startswith("ERROR:")], result.stderr.str()
+
+
 def test_replay_marks_samples_without_a_response_missing(pytester: pytest.Pytester, data: Path,
                                                          server: FaultServer) -> None:
     bench(pytester, server.url, "--extractbench-no-cache").assert_outcomes(passed=N)
