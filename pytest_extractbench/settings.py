@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .baseline import parse_baseline_name
 from .gates import SLA_CHOICES
 from .predictions import PredictionsSpec
+from .report.outputs import ReportOptions
 from .regression import CompareFailCheck, parse_compare_fail, parse_verdict_thresholds
 from .scoring import EqsWeights, ScoringOptions, StatsOptions
 from .scoring.options import TESTS
@@ -208,6 +209,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_compare_fail, (), "EXPR", multiple=True),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
+    # --- reports (issue 7) ---
+    OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
+               "are still written).", parse_bool, False, flag=True),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
 
@@ -275,6 +279,7 @@ class Settings:
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
+    report: ReportOptions = field(default_factory=ReportOptions)
 
     @property
     def offline(self) -> bool:
@@ -320,6 +325,7 @@ class Settings:
             compare=values["compare"],
             compare_fail=tuple(values["compare_fail"]),
             verdict_thresholds=values["verdict_thresholds"],
+            report=ReportOptions(html=not values["no_html_report"]),
         )
 
     @classmethod
@@ -344,4 +350,5 @@ class Settings:
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
             "verdict_thresholds": list(self.verdict_thresholds),
+            "report": self.report.as_dict(),
         }

@@ -54,7 +54,7 @@ def to_svg(fig: Any, key: str) -> str:
 
     buffer = io.StringIO()
     with matplotlib.rc_context(RC):
-        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = buffer.getvalue()
     text = _COMMENT.sub("", text[text.index("<svg"):])
     prefix = f"eb-{key}-"
@@ -69,7 +69,7 @@ def figure(width: float = 6.0, height: float = 3.2, **kwargs: Any) -> Any:
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context(RC):
-        return Figure(figsize=(width, height), **kwargs)
+        return Figure(figsize=(width, height), layout="constrained", **kwargs)
 
 
 def _axes(fig: Any, *args: Any, **kwargs: Any) -> Any:

@@ -31,6 +31,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def plain(data: Any) -> Any:
+    """The JSON data model of ``data``: what a reader of metrics.json gets back (NaN as None, no numpy)."""
+    return _plain(data)
+
+
 def dumps(data: Any, *, indent: int | None = None) -> str:
     """Strict JSON text (no NaN, no numpy types)."""
     return json.dumps(_plain(data), indent=indent, ensure_ascii=False, allow_nan=False)

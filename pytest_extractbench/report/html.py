@@ -13,6 +13,7 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -337,6 +338,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=1)
 def _environment() -> Any:
     import jinja2
 
