@@ -155,7 +155,9 @@ def _table(rows: list[dict[str, Any]], keep: set[str]) -> tuple[list[dict[str, A
     ordered = sorted(rows, key=lambda r: (r["eqs"], r["sample_id"]))
     if len(ordered) <= MAX_TABLE_ROWS:
         return ordered, f"all {len(ordered):,} samples, worst first"
-    chosen = set(np.random.default_rng(0).choice(len(ordered), size=MAX_TABLE_ROWS - len(keep), replace=False).tolist())
+    others = [i for i, r in enumerate(ordered) if r["sample_id"] not in keep]
+    size = max(0, min(len(others), MAX_TABLE_ROWS - len(keep)))
+    chosen = set(np.random.default_rng(0).choice(others, size=size, replace=False).tolist())
     table = [r for i, r in enumerate(ordered) if i in chosen or r["sample_id"] in keep]
     return table, (f"{len(table):,} of {len(ordered):,} samples (a seeded random subset plus the best and worst), "
                    "worst first; every sample is in samples.csv and samples.jsonl")
