@@ -60,7 +60,7 @@ def _write_text(path: Path, text: str) -> None:
 
 def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer)  # RFC 4180: CRLF rows, so a CR inside a cell gets quoted
     writer.writerow(header)
     for row in rows:
         writer.writerow([cell(v) for v in row])
