@@ -129,6 +129,8 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
         ax.fill(angles + angles[:1], values + values[:1], color=color(i), alpha=0.12)
     ax.set_xticks(angles)
     ax.set_xticklabels(names)
+    ax.tick_params(axis="x", pad=12)
+    ax.set_rlabel_position(100)
     ax.set_ylim(0, 1)
     ax.set_yticks([0.25, 0.5, 0.75, 1.0])
     ax.legend(loc="lower right", bbox_to_anchor=(1.35, -0.1), fontsize=8, frameon=False)
@@ -292,11 +294,11 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
 def heatmap(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], key: str, title: str, caption: str, *,
             vmin: float = 0.0, vmax: float = 1.0, cmap: str = "Reds", fmt: str = "{:.0%}") -> Chart:
     """A labelled heatmap; NaN cells are blank."""
-    fig = figure(min(2.2 + 1.0 * len(cols), 8.0), 0.8 + 0.3 * len(rows))
+    fig = figure(min(max(4.6, 3.2 + 1.1 * len(cols)), 9.0), max(2.4, 1.2 + 0.3 * len(rows)))
     ax = _axes(fig)
     image = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(cols)))
-    ax.set_xticklabels([label(c, 18) for c in cols], rotation=20 if len(cols) > 3 else 0, ha="right" if len(cols) > 3 else "center")
+    ax.set_xticklabels([label(c, 18) for c in cols], rotation=25 if len(cols) > 1 else 0, ha="right" if len(cols) > 1 else "center")
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([label(r, 36) for r in rows])
     for (r, c), v in np.ndenumerate(matrix):

@@ -255,12 +255,24 @@ def _charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[str, l
 
 
 def _omitted_names(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    worst: dict[str, float] = {}
+    """Field names most often missed (by count over all models, then by rate)."""
+    missed: dict[str, int] = {}
+    rate: dict[str, float] = {}
     for m in models.values():
         for name, entry in ((m.get("omission_analysis") or {}).get("by_field_name") or {}).items():
-            worst[name] = max(worst.get(name, 0.0), float(entry.get("omission_rate", 0.0)))
-    ranked = sorted((n for n, r in worst.items() if r > 0), key=lambda n: (-worst[n], n))
+            missed[name] = missed.get(name, 0) + int(entry.get("missed", 0))
+            rate[name] = max(rate.get(name, 0.0), float(entry.get("omission_rate", 0.0)))
+    ranked = sorted((n for n, c in missed.items() if c > 0), key=lambda n: (-missed[n], -rate[n], n))
     return ranked[:MAX_NAMES]
+
+
+def _latency_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """p50/p95/p99 of the per-sample latencies, for runs whose metrics carry no performance section."""
+    values = [r["latency_s"] for r in rows if r["latency_s"] is not None]
+    if not values:
+        return {}
+    p50, p95, p99 = np.percentile(np.asarray(values, dtype=float) * 1000, [50, 95, 99])
+    return {"latency_p50_ms": float(p50), "latency_p95_ms": float(p95), "latency_p99_ms": float(p99)}
 
 
 def _correlations(models: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, list[str], list[str]] | None:
@@ -301,6 +313,8 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
             selected[(name, sid)] = "best"
         table, note = _table(model_rows, set(worst) | set(best))
         perf = summary.performance(metrics)
+        if all(v is None for v in perf.values()):
+            perf.update(_latency_figures(model_rows))
         perf_data = metrics.get("performance")
         bins, bins_source = _bins(metrics, model_rows)
         views.append(ModelView(

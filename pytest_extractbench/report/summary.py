@@ -47,7 +47,10 @@ LABELS = {
     "field_precision_partial": "Precision (partial)",
     "field_recall_partial": "Recall (partial)",
     "type_accuracy": "Type accuracy",
+    "latency_p50_ms": "P50 latency",
     "latency_p95_ms": "P95 latency",
+    "latency_p99_ms": "P99 latency",
+    "throughput_rps": "Throughput",
     "success_rate": "Success rate",
 }
 PERCENT = frozenset({"schema_validity_rate", "exact_match_rate", "hallucination_rate", "field_omission_rate",
@@ -224,7 +227,7 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
     for key in checked:
         value = value_of(metrics, key)
         g = grade(key, value)
-        name = LABELS[key].lower()
+        name = LABELS[key][0].lower() + LABELS[key][1:]
         if g in ("A+", "A"):
             adjective = "Low" if key in LOWER_IS_BETTER else "High"
             summary.strengths.append(f"{adjective} {name} ({fmt(key, value)})")

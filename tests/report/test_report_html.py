@@ -45,7 +45,7 @@ def test_single_model_report_has_every_section_and_the_charts_the_data_supports(
     assert page.count("svg") >= 10
     metrics = document["models"]["demo"]
     assert metrics["recommendation"] in text and metrics["eqs_band"] in text
-    assert "not measured (offline predictions carry no timings)" in text
+    assert "not measured (the run carries no timings" in text
 
 
 def test_at_a_glance_grades_follow_the_sla_tiers(single) -> None:
@@ -123,7 +123,7 @@ def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) ->
     text, page = render(run)
     assert {"latency", "latency-eqs", "throughput"} <= chart_ids(page)
     assert "640 ms" in text and "3.50/s" in text and "100.0%" in text
-    assert "not measured (offline" not in text
+    assert "not measured (the run carries" not in text
 
 
 def test_untrusted_text_is_escaped_everywhere(tmp_path: Path) -> None:
