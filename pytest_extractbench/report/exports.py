@@ -91,9 +91,9 @@ def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
     return _csv(header, ([model, *(flat.get(k) for k in header[1:])] for model, flat in flat_rows.items()))
 
 
-def samples_csv(records: Iterable[Mapping[str, Any]]) -> str:
-    """One row per (model, sample) record."""
-    return _csv(SAMPLE_COLUMNS, ([sample_row(r)[k] for k in SAMPLE_COLUMNS] for r in records))
+def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+    """One row per (model, sample): the :func:`~.rows.sample_row` of each record."""
+    return _csv(SAMPLE_COLUMNS, ([row[k] for k in SAMPLE_COLUMNS] for row in rows))
 
 
 def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
@@ -146,14 +146,14 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
 
 def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> list[Path]:
     """summary.md, metrics.csv and samples.csv in the run directory; ``records()`` yields record dicts."""
+    every = [sample_row(record) for record in records()]
     rows: dict[str, list[dict[str, Any]]] = {}
-    for record in records():
-        row = sample_row(record)
+    for row in every:
         rows.setdefault(row["model"], []).append(row)
     written = []
     for name, text in ((SUMMARY_FILE, summary_md(document, rows)),
                        (METRICS_CSV, metrics_csv(document.get("models") or {})),
-                       (SAMPLES_CSV, samples_csv(records()))):
+                       (SAMPLES_CSV, samples_csv(every))):
         _write_text(run_dir / name, text)
         written.append(run_dir / name)
     return written
