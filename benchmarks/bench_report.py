@@ -21,15 +21,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import _perturb, make_workload  # noqa: E402
+from workload import _perturb, make_workload
 
-from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample  # noqa: E402
-from pytest_extractbench.complexity import complexity_features  # noqa: E402
-from pytest_extractbench.metrics import run_level_metrics  # noqa: E402
-from pytest_extractbench.report import files  # noqa: E402
-from pytest_extractbench.report.exports import write_exports  # noqa: E402
-from pytest_extractbench.report.html import write_report  # noqa: E402
-from pytest_extractbench.report.rows import load_run  # noqa: E402
+from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
+from pytest_extractbench.complexity import complexity_features
+from pytest_extractbench.metrics import run_level_metrics
+from pytest_extractbench.report import files
+from pytest_extractbench.report.exports import write_exports
+from pytest_extractbench.report.html import write_report
+from pytest_extractbench.report.rows import load_run
 
 
 def build_run(path: Path, samples: int, models: int) -> None:
@@ -45,17 +45,30 @@ def build_run(path: Path, samples: int, models: int) -> None:
             if key not in complexity:
                 complexity[key] = complexity_features(schema)
             latency = 0.3 + 0.4 * rng.random() + 0.2 * m
-            response = {"content": raw, "latency_s": latency, "started_at": 1000 + i * 0.05,
-                        "finished_at": 1000 + i * 0.05 + latency}
+            response = {
+                "content": raw,
+                "latency_s": latency,
+                "started_at": 1000 + i * 0.05,
+                "finished_at": 1000 + i * 0.05 + latency,
+            }
             score = score_sample(raw, gold, schema, options=options, sample_id=sample_id)
-            records.append(SampleRecord(model=f"model-{chr(97 + m)}", sample_id=sample_id, score=score,
-                                        meta={"topic": ("orders", "clinical", "trips")[i % 3],
-                                              "complexity": complexity[key]},
-                                        response=response, passed=score.valid))
+            records.append(
+                SampleRecord(
+                    model=f"model-{chr(97 + m)}",
+                    sample_id=sample_id,
+                    score=score,
+                    meta={"topic": ("orders", "clinical", "trips")[i % 3], "complexity": complexity[key]},
+                    response=response,
+                    passed=score.valid,
+                )
+            )
     metrics = metrics_by_model(records, options)
-    document = {"format_version": 1,
-                "run": {"dataset": {"name": "workload", "num_samples": samples}, "options": {"scoring": options.to_dict()}},
-                "models": metrics, **run_level_metrics(metrics, records, options)}
+    document = {
+        "format_version": 1,
+        "run": {"dataset": {"name": "workload", "num_samples": samples}, "options": {"scoring": options.to_dict()}},
+        "models": metrics,
+        **run_level_metrics(metrics, records, options),
+    }
     files.write_json(path / files.METRICS_FILE, document)
     files.write_jsonl(path / files.SAMPLES_FILE, (r.to_dict() for r in records))
 
@@ -70,8 +83,10 @@ def main() -> None:
         run = Path(tmp)
         start = time.perf_counter()
         build_run(run, args.samples, args.models)
-        print(f"built the run directory ({args.samples:,} samples x {args.models} models) in "
-              f"{time.perf_counter() - start:.1f} s (not timed below)")
+        print(
+            f"built the run directory ({args.samples:,} samples x {args.models} models) in "
+            f"{time.perf_counter() - start:.1f} s (not timed below)"
+        )
         import matplotlib.figure  # noqa: F401 - the one-off import is reported separately
 
         html_times, export_times = [], []
@@ -83,11 +98,15 @@ def main() -> None:
             start = time.perf_counter()
             write_exports(run, data.document, data.records)
             export_times.append(time.perf_counter() - start)
-        size = {name: (run / name).stat().st_size for name in
-                ("metrics.json", "samples.jsonl", "report.html", "summary.md", "metrics.csv", "samples.csv")}
-    print(f"| measure | best | median |\n|---|---:|---:|")
+        size = {
+            name: (run / name).stat().st_size
+            for name in ("metrics.json", "samples.jsonl", "report.html", "summary.md", "metrics.csv", "samples.csv")
+        }
+    print("| measure | best | median |\n|---|---:|---:|")
     print(f"| report.html from the run directory, s | {min(html_times):.2f} | {statistics.median(html_times):.2f} |")
-    print(f"| summary.md + metrics.csv + samples.csv, s | {min(export_times):.2f} | {statistics.median(export_times):.2f} |")
+    print(
+        f"| summary.md + metrics.csv + samples.csv, s | {min(export_times):.2f} | {statistics.median(export_times):.2f} |"
+    )
     print("\n| file | size |\n|---|---:|")
     for name, n in size.items():
         print(f"| {name} | {n / 1e6:.2f} MB |")

@@ -37,7 +37,7 @@ def check_connection(base_url: str, model: str | None = None, *, timeout: float 
     if key:
         request.add_header("Authorization", f"Bearer {key}")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - the user's URL
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             body = response.read()
     except urllib.error.HTTPError as exc:
         hint = " (set EXTRACTBENCH_API_KEY or OPENAI_API_KEY)" if exc.code in (401, 403) and not key else ""
@@ -51,6 +51,9 @@ def check_connection(base_url: str, model: str | None = None, *, timeout: float 
     except (ValueError, KeyError, TypeError):
         return ConnectionResult(False, f"{url}: answered, but not with an OpenAI model list: {body[:200]!r}")
     if model is not None and model not in models:
-        return ConnectionResult(False, f"{url}: reachable, but model {model!r} is not served (serves: "
-                                       f"{', '.join(models) or 'none'})", models)
+        return ConnectionResult(
+            False,
+            f"{url}: reachable, but model {model!r} is not served (serves: {', '.join(models) or 'none'})",
+            models,
+        )
     return ConnectionResult(True, f"{url}: OK, {len(models)} model(s): {', '.join(models) or 'none'}", models)

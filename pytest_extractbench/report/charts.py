@@ -11,19 +11,30 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 MAX_POINTS = 1500
 MAX_LABEL = 28
-CATEGORY_COLORS = {"exact": "#2e7d32", "partial": "#9ccc65", "incorrect": "#ffb300", "missed": "#e53935",
-                   "spurious": "#8e24aa"}
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-           "#17becf")
-RC = {"svg.fonttype": "path", "svg.hashsalt": "extractbench", "font.size": 9, "axes.titlesize": 10,
-      "axes.spines.top": False, "axes.spines.right": False}
+CATEGORY_COLORS = {
+    "exact": "#2e7d32",
+    "partial": "#9ccc65",
+    "incorrect": "#ffb300",
+    "missed": "#e53935",
+    "spurious": "#8e24aa",
+}
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+RC = {
+    "svg.fonttype": "path",
+    "svg.hashsalt": "extractbench",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _ID = re.compile(r'\bid="([^"]+)"')
 
@@ -56,10 +67,10 @@ def to_svg(fig: Any, key: str) -> str:
     with matplotlib.rc_context(RC):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = buffer.getvalue()
-    text = _COMMENT.sub("", text[text.index("<svg"):])
+    text = _COMMENT.sub("", text[text.index("<svg") :])
     prefix = f"eb-{key}-"
     for name in set(_ID.findall(text)):
-        text = text.replace(f'id="{name}"', f'id="{prefix}{name}"').replace(f"#{name}\"", f"#{prefix}{name}\"")
+        text = text.replace(f'id="{name}"', f'id="{prefix}{name}"').replace(f'#{name}"', f'#{prefix}{name}"')
         text = text.replace(f"#{name})", f"#{prefix}{name})")
     return text.replace("<svg ", '<svg role="img" ', 1)
 
@@ -112,8 +123,12 @@ def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key
     ax.set_ylim(-0.35, 1.2)
     ax.set_aspect("equal")
     ax.axis("off")
-    return Chart(f"gauge-{key}", f"EQS gauge: {label(model)}", to_svg(fig, f"gauge-{key}"),
-                 "Bands of spec 4.0.1: poor < 0.60 <= moderate < 0.75 <= good < 0.90 <= excellent; grey arc: the CI.")
+    return Chart(
+        f"gauge-{key}",
+        f"EQS gauge: {label(model)}",
+        to_svg(fig, f"gauge-{key}"),
+        "Bands of spec 4.0.1: poor < 0.60 <= moderate < 0.75 <= good < 0.90 <= excellent; grey arc: the CI.",
+    )
 
 
 def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
@@ -123,8 +138,12 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     fig = figure(4.2, 3.6)
     ax = _axes(fig, projection="polar")
     for i, (model, m) in enumerate(models.items()):
-        values = [m.get("schema_validity_rate", 0.0), m.get("field_f1_partial", 0.0), m.get("type_accuracy", 0.0),
-                  1.0 - m.get("hallucination_rate", 0.0)]
+        values = [
+            m.get("schema_validity_rate", 0.0),
+            m.get("field_f1_partial", 0.0),
+            m.get("type_accuracy", 0.0),
+            1.0 - m.get("hallucination_rate", 0.0),
+        ]
         ax.plot(angles + angles[:1], values + values[:1], color=color(i), lw=1.8, label=label(model))
         ax.fill(angles + angles[:1], values + values[:1], color=color(i), alpha=0.12)
     ax.set_xticks(angles)
@@ -134,7 +153,12 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     ax.set_ylim(0, 1)
     ax.set_yticks([0.25, 0.5, 0.75, 1.0])
     ax.legend(loc="lower right", bbox_to_anchor=(1.35, -0.1), fontsize=8, frameon=False)
-    return Chart("radar", "EQS components", to_svg(fig, "radar"), "Validity, F1 (partial), type accuracy and 1 - hallucination rate.")
+    return Chart(
+        "radar",
+        "EQS components",
+        to_svg(fig, "radar"),
+        "Validity, F1 (partial), type accuracy and 1 - hallucination rate.",
+    )
 
 
 # -- accuracy ----------------------------------------------------------------------------------
@@ -158,12 +182,22 @@ def categories(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     ax.set_xlim(0, 1)
     ax.invert_yaxis()
     ax.legend(ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, frameon=False)
-    return Chart("categories", "Match categories", to_svg(fig, "categories"),
-                 "Share of fields that are exact, partial, incorrect, missed or spurious (spec 4.2.4).")
+    return Chart(
+        "categories",
+        "Match categories",
+        to_svg(fig, "categories"),
+        "Share of fields that are exact, partial, incorrect, missed or spurious (spec 4.2.4).",
+    )
 
 
-def grouped_bars(models: Mapping[str, Mapping[str, Any]], metrics: Sequence[tuple[str, str]], key: str, title: str,
-                 caption: str, errors: Mapping[str, Mapping[str, tuple[float, float]]] | None = None) -> Chart:
+def grouped_bars(
+    models: Mapping[str, Mapping[str, Any]],
+    metrics: Sequence[tuple[str, str]],
+    key: str,
+    title: str,
+    caption: str,
+    errors: Mapping[str, Mapping[str, tuple[float, float]]] | None = None,
+) -> Chart:
     """One group per metric, one bar per model (with CI whiskers where given)."""
     fig = figure(6.4, 3.0)
     ax = _axes(fig)
@@ -175,8 +209,15 @@ def grouped_bars(models: Mapping[str, Mapping[str, Any]], metrics: Sequence[tupl
         if errors and model in errors:
             lows = [values[j] - errors[model].get(k, (values[j], values[j]))[0] for j, (k, _) in enumerate(metrics)]
             highs = [errors[model].get(k, (values[j], values[j]))[1] - values[j] for j, (k, _) in enumerate(metrics)]
-            ax.errorbar([b.get_x() + b.get_width() / 2 for b in bars], values,
-                        yerr=[np.maximum(lows, 0), np.maximum(highs, 0)], fmt="none", ecolor="#333333", lw=1, capsize=2)
+            ax.errorbar(
+                [b.get_x() + b.get_width() / 2 for b in bars],
+                values,
+                yerr=[np.maximum(lows, 0), np.maximum(highs, 0)],
+                fmt="none",
+                ecolor="#333333",
+                lw=1,
+                capsize=2,
+            )
         if len(models) * len(metrics) <= 24:
             for b, v in zip(bars, values):
                 ax.text(b.get_x() + b.get_width() / 2, v + 0.01, f"{v:.2f}", ha="center", va="bottom", fontsize=6.5)
@@ -187,9 +228,18 @@ def grouped_bars(models: Mapping[str, Mapping[str, Any]], metrics: Sequence[tupl
     return Chart(key, title, to_svg(fig, key), caption)
 
 
-def scatter(points: Mapping[str, Sequence[tuple[float, float]]], key: str, title: str, xlabel: str, ylabel: str,
-            caption: str, *, xlim: tuple[float, float] | None = (0, 1.02), ylim: tuple[float, float] | None = (0, 1.02),
-            total: Mapping[str, int] | None = None) -> Chart:
+def scatter(
+    points: Mapping[str, Sequence[tuple[float, float]]],
+    key: str,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    caption: str,
+    *,
+    xlim: tuple[float, float] | None = (0, 1.02),
+    ylim: tuple[float, float] | None = (0, 1.02),
+    total: Mapping[str, int] | None = None,
+) -> Chart:
     """Per-sample points, one colour per model (subsampled for huge runs)."""
     fig = figure(4.6, 3.4)
     ax = _axes(fig)
@@ -258,8 +308,12 @@ def throughput(finished: Mapping[str, Sequence[float]]) -> Chart:
     ax.set_ylim(bottom=0)
     if len(finished) > 1:
         ax.legend(fontsize=8, frameon=False)
-    return Chart("throughput", "Throughput over time", to_svg(fig, "throughput"),
-                 f"Responses completed per second, in {width:.1f} s bins.")
+    return Chart(
+        "throughput",
+        "Throughput over time",
+        to_svg(fig, "throughput"),
+        f"Responses completed per second, in {width:.1f} s bins.",
+    )
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -280,25 +334,48 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
         flat: dict[str, int] = {}
         for group in (m.get("error_patterns") or {}).values():
             flat.update(group)
-        ax.barh(np.arange(len(names)) + i * height, [flat.get(n, 0) for n in names], height, color=color(i),
-                label=label(model))
+        ax.barh(
+            np.arange(len(names)) + i * height,
+            [flat.get(n, 0) for n in names],
+            height,
+            color=color(i),
+            label=label(model),
+        )
     ax.set_yticks(np.arange(len(names)) + height * (len(models) - 1) / 2)
     ax.set_yticklabels([n.replace("_", " ") for n in names])
     ax.invert_yaxis()
     ax.set_xlabel("count")
     if len(models) > 1:
         ax.legend(fontsize=8, frameon=False)
-    return Chart("errors", "Error patterns", to_svg(fig, "errors"), "Extraction, type, structure and boundary errors (spec 4.4.5).")
+    return Chart(
+        "errors",
+        "Error patterns",
+        to_svg(fig, "errors"),
+        "Extraction, type, structure and boundary errors (spec 4.4.5).",
+    )
 
 
-def heatmap(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], key: str, title: str, caption: str, *,
-            vmin: float = 0.0, vmax: float = 1.0, cmap: str = "Reds", fmt: str = "{:.0%}") -> Chart:
+def heatmap(
+    matrix: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    key: str,
+    title: str,
+    caption: str,
+    *,
+    vmin: float = 0.0,
+    vmax: float = 1.0,
+    cmap: str = "Reds",
+    fmt: str = "{:.0%}",
+) -> Chart:
     """A labelled heatmap; NaN cells are blank."""
     fig = figure(min(max(4.6, 3.2 + 1.1 * len(cols)), 9.0), max(2.4, 1.2 + 0.3 * len(rows)))
     ax = _axes(fig)
     image = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(cols)))
-    ax.set_xticklabels([label(c, 18) for c in cols], rotation=25 if len(cols) > 1 else 0, ha="right" if len(cols) > 1 else "center")
+    ax.set_xticklabels(
+        [label(c, 18) for c in cols], rotation=25 if len(cols) > 1 else 0, ha="right" if len(cols) > 1 else "center"
+    )
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([label(r, 36) for r in rows])
     for (r, c), v in np.ndenumerate(matrix):
@@ -311,8 +388,9 @@ def heatmap(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], key: s
     return Chart(key, title, to_svg(fig, key), caption)
 
 
-def stacked_counts(models: Mapping[str, Mapping[str, float]], order: Sequence[tuple[str, str]], key: str, title: str,
-                   caption: str) -> Chart:
+def stacked_counts(
+    models: Mapping[str, Mapping[str, float]], order: Sequence[tuple[str, str]], key: str, title: str, caption: str
+) -> Chart:
     """Stacked horizontal bars of counts (e.g. hallucination severity)."""
     fig = figure(6.0, 0.9 + 0.45 * len(models))
     ax = _axes(fig)
@@ -356,8 +434,12 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
     if len(values) > 1:
         handles = [Patch(color=color(i), alpha=0.6, label=label(m)) for i, m in enumerate(values)]
         ax.legend(handles=handles, fontsize=8, frameon=False)
-    return Chart("complexity-box", "F1 by complexity bin", to_svg(fig, "complexity-box"),
-                 "Per-sample F1 (partial) in each schema complexity bin (spec 4.4.4).")
+    return Chart(
+        "complexity-box",
+        "F1 by complexity bin",
+        to_svg(fig, "complexity-box"),
+        "Per-sample F1 (partial) in each schema complexity bin (spec 4.4.4).",
+    )
 
 
 # -- several models ----------------------------------------------------------------------------
@@ -372,7 +454,9 @@ def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
         ax.barh(i, eqs, color=color(i), height=0.6)
         low, high = entry.get("ci_low"), entry.get("ci_high")
         if low is not None and high is not None:
-            ax.errorbar(eqs, i, xerr=[[max(eqs - low, 0)], [max(high - eqs, 0)]], fmt="none", ecolor="#222222", capsize=3)
+            ax.errorbar(
+                eqs, i, xerr=[[max(eqs - low, 0)], [max(high - eqs, 0)]], fmt="none", ecolor="#222222", capsize=3
+            )
         ax.text(min(eqs + 0.02, 1.0), i, f"{eqs:.3f}", va="center", fontsize=8)
         if entry.get("significantly_better_than_next"):
             ax.text(0.02, i + 0.5, "* significantly better than the next", va="center", fontsize=7, color="#b71c1c")
@@ -381,8 +465,12 @@ def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
     ax.set_xlim(0, 1.1)
     ax.invert_yaxis()
     ax.set_xlabel("EQS")
-    return Chart("ranking", "EQS ranking with significance", to_svg(fig, "ranking"),
-                 "Bars: EQS with its bootstrap CI. * marks a significant difference from the next model (paired test).")
+    return Chart(
+        "ranking",
+        "EQS ranking with significance",
+        to_svg(fig, "ranking"),
+        "Bars: EQS with its bootstrap CI. * marks a significant difference from the next model (paired test).",
+    )
 
 
 def pareto(points: Mapping[str, Mapping[str, float]], frontier: Sequence[str], cost_key: str) -> Chart:
@@ -391,8 +479,13 @@ def pareto(points: Mapping[str, Mapping[str, float]], frontier: Sequence[str], c
     ax = _axes(fig)
     for i, (model, p) in enumerate(points.items()):
         ax.scatter(p[cost_key], p["extraction_quality_score"], s=40, color=color(i), zorder=3)
-        ax.annotate(label(model, 20), (p[cost_key], p["extraction_quality_score"]), textcoords="offset points",
-                    xytext=(5, 4), fontsize=7)
+        ax.annotate(
+            label(model, 20),
+            (p[cost_key], p["extraction_quality_score"]),
+            textcoords="offset points",
+            xytext=(5, 4),
+            fontsize=7,
+        )
     line = [(points[m][cost_key], points[m]["extraction_quality_score"]) for m in frontier if m in points]
     if line:
         xs, ys = zip(*sorted(line))
@@ -400,5 +493,9 @@ def pareto(points: Mapping[str, Mapping[str, float]], frontier: Sequence[str], c
     ax.set_xlabel("p95 latency (ms)" if cost_key.startswith("latency") else "estimated cost (USD)")
     ax.set_ylabel("EQS")
     key = "pareto-" + cost_key.split("_")[0]
-    return Chart(key, "Pareto frontier: accuracy vs " + ("latency" if cost_key.startswith("latency") else "cost"),
-                 to_svg(fig, key), "Models on the dashed line are not beaten on both axes by another model.")
+    return Chart(
+        key,
+        "Pareto frontier: accuracy vs " + ("latency" if cost_key.startswith("latency") else "cost"),
+        to_svg(fig, key),
+        "Models on the dashed line are not beaten on both axes by another model.",
+    )

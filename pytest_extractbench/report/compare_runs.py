@@ -8,8 +8,9 @@ per-sample records, paired on sample ids, with the first run's scoring and stati
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..comparison import comparison_section
 from ..record import SampleRecord
@@ -49,7 +50,9 @@ def merge_runs(paths: Sequence[Path]) -> RunData:
     for mapping in names:
         duplicate = seen & set(mapping.values())
         if duplicate:
-            raise RunDirError(f"two runs give the same label {sorted(duplicate)[0]!r}: name the run directories differently")
+            raise RunDirError(
+                f"two runs give the same label {sorted(duplicate)[0]!r}: name the run directories differently"
+            )
         seen |= set(mapping.values())
     options = _options(runs[0][1].document)
     models: dict[str, Any] = {}

@@ -11,8 +11,9 @@ import csv
 import io
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from . import summary
 from .rows import sample_row
@@ -23,17 +24,59 @@ SAMPLES_CSV = "samples.csv"
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 # Inline syntax only: escaped text never starts a line, so block syntax (#, -, 1.) cannot trigger.
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]|~])")
-SAMPLE_COLUMNS = ("model", "sample_id", "passed", "json_valid", "schema_valid", "eqs", "exact_match", "f1_strict",
-                  "f1_partial", "f1_lenient", "precision_partial", "recall_partial", "type_accuracy",
-                  "hallucination_rate", "omission_rate", "fields_expected", "latency_s", "error_class", "topic",
-                  "complexity_score", "complexity_bin", "failure")
-METRIC_COLUMNS = ("num_samples", "extraction_quality_score", "eqs_band", "recommendation", "schema_validity_rate",
-                  "json_valid_rate", "field_f1_partial", "field_f1_strict", "field_f1_lenient", "field_precision_partial",
-                  "field_recall_partial", "field_precision_strict", "field_recall_strict", "field_precision_lenient",
-                  "field_recall_lenient", "exact_match_rate", "exact_match_rate_valid", "type_accuracy",
-                  "hallucination_rate", "field_omission_rate")
-CI_METRICS = ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "exact_match_rate",
-              "hallucination_rate")
+SAMPLE_COLUMNS = (
+    "model",
+    "sample_id",
+    "passed",
+    "json_valid",
+    "schema_valid",
+    "eqs",
+    "exact_match",
+    "f1_strict",
+    "f1_partial",
+    "f1_lenient",
+    "precision_partial",
+    "recall_partial",
+    "type_accuracy",
+    "hallucination_rate",
+    "omission_rate",
+    "fields_expected",
+    "latency_s",
+    "error_class",
+    "topic",
+    "complexity_score",
+    "complexity_bin",
+    "failure",
+)
+METRIC_COLUMNS = (
+    "num_samples",
+    "extraction_quality_score",
+    "eqs_band",
+    "recommendation",
+    "schema_validity_rate",
+    "json_valid_rate",
+    "field_f1_partial",
+    "field_f1_strict",
+    "field_f1_lenient",
+    "field_precision_partial",
+    "field_recall_partial",
+    "field_precision_strict",
+    "field_recall_strict",
+    "field_precision_lenient",
+    "field_recall_lenient",
+    "exact_match_rate",
+    "exact_match_rate_valid",
+    "type_accuracy",
+    "hallucination_rate",
+    "field_omission_rate",
+)
+CI_METRICS = (
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "field_f1_partial",
+    "exact_match_rate",
+    "hallucination_rate",
+)
 
 
 def md(text: Any) -> str:
@@ -135,7 +178,12 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
         lines.append("")
     comparison = document.get("comparison")
     if isinstance(comparison, Mapping) and comparison.get("eqs_ranking"):
-        lines += ["## Ranking", "", "| Rank | Model | EQS | 95% CI | Significantly better than next |", "|---|---|---|---|---|"]
+        lines += [
+            "## Ranking",
+            "",
+            "| Rank | Model | EQS | 95% CI | Significantly better than next |",
+            "|---|---|---|---|---|",
+        ]
         for e in comparison["eqs_ranking"]:
             ci = f"[{e['ci_low']:.3f}, {e['ci_high']:.3f}]" if e.get("ci_low") is not None else "-"
             better = {True: "yes", False: "no", None: "-"}[e.get("significantly_better_than_next")]
@@ -151,9 +199,11 @@ def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> l
     for row in every:
         rows.setdefault(row["model"], []).append(row)
     written = []
-    for name, text in ((SUMMARY_FILE, summary_md(document, rows)),
-                       (METRICS_CSV, metrics_csv(document.get("models") or {})),
-                       (SAMPLES_CSV, samples_csv(every))):
+    for name, text in (
+        (SUMMARY_FILE, summary_md(document, rows)),
+        (METRICS_CSV, metrics_csv(document.get("models") or {})),
+        (SAMPLES_CSV, samples_csv(every)),
+    ):
         _write_text(run_dir / name, text)
         written.append(run_dir / name)
     return written

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,9 +36,20 @@ MAX_OUTPUT = 2000
 MAX_NAMES = 20  # rows of per-field-name tables and heatmaps
 CATEGORY_CLASSES = frozenset(("exact", "partial", "incorrect", "missed", "spurious", "error"))
 BINS = ("simple", "medium", "complex")
-PRIMARY = ("extraction_quality_score", "schema_validity_rate", "json_valid_rate", "field_f1_partial", "exact_match_rate",
-           "field_precision_partial", "field_recall_partial", "field_f1_strict", "field_f1_lenient", "type_accuracy",
-           "hallucination_rate", "field_omission_rate")
+PRIMARY = (
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "json_valid_rate",
+    "field_f1_partial",
+    "exact_match_rate",
+    "field_precision_partial",
+    "field_recall_partial",
+    "field_f1_strict",
+    "field_f1_lenient",
+    "type_accuracy",
+    "hallucination_rate",
+    "field_omission_rate",
+)
 
 
 def clip(value: Any, width: int = MAX_VALUE) -> str:
@@ -78,22 +90,24 @@ class ModelView:
     bins_source: str = ""
 
 
-def _sample_view(record: Mapping[str, Any]) -> SampleView:
+def sample_view(record: Mapping[str, Any]) -> SampleView:
     score = record.get("score") or {}
     fields = []
     ordered = sorted(score.get("fields") or [], key=lambda f: (f.get("category") == "exact", f.get("path", "")))
     for f in ordered[:MAX_DIFF_FIELDS]:
         category = str(f.get("category", ""))
-        fields.append({
-            "path": clip(f.get("path", ""), 120),
-            "category": category,
-            "css": category if category in CATEGORY_CLASSES else "other",
-            "score": float(f.get("score") or 0.0),
-            "expected": clip(f.get("expected")),
-            "predicted": clip(f.get("predicted")),
-            "types": f"{f.get('expected_type') or '—'} / {f.get('predicted_type') or '—'}",
-            "type_ok": f.get("type_ok"),
-        })
+        fields.append(
+            {
+                "path": clip(f.get("path", ""), 120),
+                "category": category,
+                "css": category if category in CATEGORY_CLASSES else "other",
+                "score": float(f.get("score") or 0.0),
+                "expected": clip(f.get("expected")),
+                "predicted": clip(f.get("predicted")),
+                "types": f"{f.get('expected_type') or '—'} / {f.get('predicted_type') or '—'}",
+                "type_ok": f.get("type_ok"),
+            }
+        )
     content = (record.get("response") or {}).get("content")
     problems = [p for p in [score.get("parse_error"), *(score.get("validation_errors") or [])[:5]] if p]
     return SampleView(
@@ -136,18 +150,31 @@ def _bins(metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> tupl
         out = []
         for name, entry in given.items():
             if isinstance(entry, Mapping):
-                out.append({"bin": str(name), "n": entry.get("num_samples", entry.get("count")),
-                            "eqs": entry.get("extraction_quality_score"), "f1": entry.get("field_f1_partial"),
-                            "validity": entry.get("schema_validity_rate")})
+                out.append(
+                    {
+                        "bin": str(name),
+                        "n": entry.get("num_samples", entry.get("count")),
+                        "eqs": entry.get("extraction_quality_score"),
+                        "f1": entry.get("field_f1_partial"),
+                        "validity": entry.get("schema_validity_rate"),
+                    }
+                )
         return out, "metrics.json (metrics_by_complexity_bin)"
     grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in rows:
         if row.get("complexity_bin"):
             grouped[str(row["complexity_bin"])].append(row)
     order = [b for b in BINS if b in grouped] + sorted(b for b in grouped if b not in BINS)
-    return [{"bin": b, "n": len(grouped[b]), "eqs": float(np.mean([r["eqs"] for r in grouped[b]])),
-             "f1": float(np.mean([r["f1_partial"] for r in grouped[b]])),
-             "validity": float(np.mean([r["schema_valid"] for r in grouped[b]]))} for b in order], "means of per-sample scores"
+    return [
+        {
+            "bin": b,
+            "n": len(grouped[b]),
+            "eqs": float(np.mean([r["eqs"] for r in grouped[b]])),
+            "f1": float(np.mean([r["f1_partial"] for r in grouped[b]])),
+            "validity": float(np.mean([r["schema_valid"] for r in grouped[b]])),
+        }
+        for b in order
+    ], "means of per-sample scores"
 
 
 def _table(rows: list[dict[str, Any]], keep: set[str]) -> tuple[list[dict[str, Any]], str]:
@@ -159,8 +186,10 @@ def _table(rows: list[dict[str, Any]], keep: set[str]) -> tuple[list[dict[str, A
     size = max(0, min(len(others), MAX_TABLE_ROWS - len(keep)))
     chosen = set(np.random.default_rng(0).choice(others, size=size, replace=False).tolist())
     table = [r for i, r in enumerate(ordered) if i in chosen or r["sample_id"] in keep]
-    return table, (f"{len(table):,} of {len(ordered):,} samples (a seeded random subset plus the best and worst), "
-                   "worst first; every sample is in samples.csv and samples.jsonl")
+    return table, (
+        f"{len(table):,} of {len(ordered):,} samples (a seeded random subset plus the best and worst), "
+        "worst first; every sample is in samples.csv and samples.jsonl"
+    )
 
 
 def _chart(build: Callable[..., Chart | None], *args: Any, **kwargs: Any) -> Chart | None:
@@ -179,25 +208,51 @@ def _charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[str, l
     for i, view in enumerate(models):
         if view.metrics.get("num_samples"):
             ci = (view.metrics.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
-            out["overview"].append(_chart(charts.eqs_gauge, view.name, view.summary.eqs, ci.get("low"), ci.get("high"), str(i)))
+            out["overview"].append(
+                _chart(charts.eqs_gauge, view.name, view.summary.eqs, ci.get("low"), ci.get("high"), str(i))
+            )
     if not scored:
         return defaultdict(list, {k: [c for c in v if c is not None] for k, v in out.items()})
     out["overview"].append(_chart(charts.radar, scored))
     out["accuracy"].append(_chart(charts.categories, scored))
-    out["accuracy"].append(_chart(
-        charts.grouped_bars, scored, [("field_f1_strict", "strict"), ("field_f1_partial", "partial"), ("field_f1_lenient", "lenient")],
-        "f1-modes", "Field F1: strict, partial, lenient", "Micro F1 under the three credit modes of spec 4.1.3."))
+    out["accuracy"].append(
+        _chart(
+            charts.grouped_bars,
+            scored,
+            [("field_f1_strict", "strict"), ("field_f1_partial", "partial"), ("field_f1_lenient", "lenient")],
+            "f1-modes",
+            "Field F1: strict, partial, lenient",
+            "Micro F1 under the three credit modes of spec 4.1.3.",
+        )
+    )
     rows = {m.name: m.rows for m in models if m.rows}
-    out["accuracy"].append(_chart(
-        charts.scatter, {n: [(r["recall_partial"], r["precision_partial"]) for r in v] for n, v in rows.items()},
-        "pr", "Precision vs recall per sample", "recall (partial)", "precision (partial)", "One point per sample."))
+    out["accuracy"].append(
+        _chart(
+            charts.scatter,
+            {n: [(r["recall_partial"], r["precision_partial"]) for r in v] for n, v in rows.items()},
+            "pr",
+            "Precision vs recall per sample",
+            "recall (partial)",
+            "precision (partial)",
+            "One point per sample.",
+        )
+    )
     latencies = {n: [r["latency_s"] for r in v if r["latency_s"] is not None] for n, v in rows.items()}
     latencies = {n: v for n, v in latencies.items() if v}
     if latencies:
         out["performance"].append(_chart(charts.latency_histogram, latencies))
-        out["performance"].append(_chart(
-            charts.scatter, {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies},
-            "latency-eqs", "Latency vs accuracy", "latency (s)", "EQS", "One point per sample.", xlim=None))
+        out["performance"].append(
+            _chart(
+                charts.scatter,
+                {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies},
+                "latency-eqs",
+                "Latency vs accuracy",
+                "latency (s)",
+                "EQS",
+                "One point per sample.",
+                xlim=None,
+            )
+        )
     finished = {n: [r["finished_at"] for r in v if r["finished_at"] is not None] for n, v in rows.items()}
     finished = {n: v for n, v in finished.items() if v}
     if finished:
@@ -205,52 +260,134 @@ def _charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[str, l
     out["errors"].append(_chart(charts.error_patterns, scored))
     names = _omitted_names(scored)
     if names:
-        matrix = np.array([[((m.get("omission_analysis") or {}).get("by_field_name") or {}).get(n, {}).get("omission_rate", np.nan)
-                            for m in scored.values()] for n in names], dtype=float)
-        out["errors"].append(_chart(charts.heatmap, matrix, names, list(scored), "omissions", "Field omission heatmap",
-                                    f"Omission rate of the {len(names)} most omitted fields (spec 4.4.3)."))
+        matrix = np.array(
+            [
+                [
+                    ((m.get("omission_analysis") or {}).get("by_field_name") or {})
+                    .get(n, {})
+                    .get("omission_rate", np.nan)
+                    for m in scored.values()
+                ]
+                for n in names
+            ],
+            dtype=float,
+        )
+        out["errors"].append(
+            _chart(
+                charts.heatmap,
+                matrix,
+                names,
+                list(scored),
+                "omissions",
+                "Field omission heatmap",
+                f"Omission rate of the {len(names)} most omitted fields (spec 4.4.3).",
+            )
+        )
     severity = {n: (m.get("hallucination_analysis") or {}).get("severity") or {} for n, m in scored.items()}
     if any(sum(v.values()) for v in severity.values()):
-        out["errors"].append(_chart(charts.stacked_counts, severity,
-                                    [("critical", "#b71c1c"), ("moderate", "#fb8c00"), ("minor", "#fdd835")],
-                                    "severity", "Hallucination severity", "Spurious fields by severity (spec 4.4.2)."))
-    complexity = {n: [(r["complexity_score"], r["f1_partial"]) for r in v if r["complexity_score"] is not None]
-                  for n, v in rows.items()}
+        out["errors"].append(
+            _chart(
+                charts.stacked_counts,
+                severity,
+                [("critical", "#b71c1c"), ("moderate", "#fb8c00"), ("minor", "#fdd835")],
+                "severity",
+                "Hallucination severity",
+                "Spurious fields by severity (spec 4.4.2).",
+            )
+        )
+    complexity = {
+        n: [(r["complexity_score"], r["f1_partial"]) for r in v if r["complexity_score"] is not None]
+        for n, v in rows.items()
+    }
     if any(complexity.values()):
-        out["complexity"].append(_chart(charts.scatter, complexity, "f1-complexity", "F1 vs schema complexity",
-                                        "complexity score", "F1 (partial)", "One point per sample (spec 4.4.4)."))
-        by_bin = {n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()}
+        out["complexity"].append(
+            _chart(
+                charts.scatter,
+                complexity,
+                "f1-complexity",
+                "F1 vs schema complexity",
+                "complexity score",
+                "F1 (partial)",
+                "One point per sample (spec 4.4.4).",
+            )
+        )
+        by_bin = {
+            n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()
+        }
         out["complexity"].append(_chart(charts.box_by_bin, by_bin, BINS))
     correlation = _correlations(scored)
     if correlation is not None:
         matrix, labels, features = correlation
-        out["complexity"].append(_chart(charts.heatmap, matrix, labels, features, "correlation",
-                                        "Correlation: metrics vs complexity features",
-                                        "Pearson r of per-sample F1 and latency with each complexity feature; blank: undefined.",
-                                        vmin=-1.0, vmax=1.0, cmap="RdBu_r", fmt="{:+.2f}"))
+        out["complexity"].append(
+            _chart(
+                charts.heatmap,
+                matrix,
+                labels,
+                features,
+                "correlation",
+                "Correlation: metrics vs complexity features",
+                "Pearson r of per-sample F1 and latency with each complexity feature; blank: undefined.",
+                vmin=-1.0,
+                vmax=1.0,
+                cmap="RdBu_r",
+                fmt="{:+.2f}",
+            )
+        )
     comparison = document.get("comparison")
     if isinstance(comparison, Mapping) and len(scored) > 1:
         out["comparison"].append(_chart(charts.eqs_ranking, comparison.get("eqs_ranking") or []))
-        ci = {n: {k: (v.get("low"), v.get("high")) for k, v in (m.get("confidence_intervals") or {}).items()
-                  if v.get("low") is not None} for n, m in scored.items()}
+        ci = {
+            n: {
+                k: (v.get("low"), v.get("high"))
+                for k, v in (m.get("confidence_intervals") or {}).items()
+                if v.get("low") is not None
+            }
+            for n, m in scored.items()
+        }
         bars = scored | {}
         for n in bars:
             bars[n] = dict(bars[n], no_hallucination=1 - bars[n].get("hallucination_rate", 0.0))
-        out["comparison"].append(_chart(
-            charts.grouped_bars, bars,
-            [("extraction_quality_score", "EQS"), ("schema_validity_rate", "validity"), ("field_f1_partial", "F1 partial"),
-             ("exact_match_rate", "exact match"), ("type_accuracy", "type acc."), ("no_hallucination", "1 - halluc.")],
-            "grouped", "Key metrics across models", "Bars with 95% bootstrap CIs where computed.", errors=ci))
+        out["comparison"].append(
+            _chart(
+                charts.grouped_bars,
+                bars,
+                [
+                    ("extraction_quality_score", "EQS"),
+                    ("schema_validity_rate", "validity"),
+                    ("field_f1_partial", "F1 partial"),
+                    ("exact_match_rate", "exact match"),
+                    ("type_accuracy", "type acc."),
+                    ("no_hallucination", "1 - halluc."),
+                ],
+                "grouped",
+                "Key metrics across models",
+                "Bars with 95% bootstrap CIs where computed.",
+                errors=ci,
+            )
+        )
         wins = comparison.get("win_rate_matrix") or {}
         order = [m for m in comparison.get("models", []) if m in wins]
         if order:
-            matrix = np.array([[wins[a].get(b, np.nan) if a != b else np.nan for b in order] for a in order], dtype=float)
-            out["comparison"].append(_chart(charts.heatmap, matrix, order, order, "winrate", "Win rate matrix",
-                                            "Share of shared samples where the row model's EQS beats the column model's.",
-                                            cmap="Greens"))
+            matrix = np.array(
+                [[wins[a].get(b, np.nan) if a != b else np.nan for b in order] for a in order], dtype=float
+            )
+            out["comparison"].append(
+                _chart(
+                    charts.heatmap,
+                    matrix,
+                    order,
+                    order,
+                    "winrate",
+                    "Win rate matrix",
+                    "Share of shared samples where the row model's EQS beats the column model's.",
+                    cmap="Greens",
+                )
+            )
         for name, frontier in (comparison.get("pareto_frontier") or {}).items():
             if isinstance(frontier, Mapping) and frontier.get("available"):
-                out["comparison"].append(_chart(charts.pareto, frontier["points"], frontier["frontier"], frontier["cost_metric"]))
+                out["comparison"].append(
+                    _chart(charts.pareto, frontier["points"], frontier["frontier"], frontier["cost_metric"])
+                )
     return defaultdict(list, {k: [c for c in v if c is not None] for k, v in out.items()})
 
 
@@ -281,15 +418,20 @@ def _correlations(models: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, 
     for name, m in models.items():
         found = m.get("complexity_correlation") or {}
         for metric in ("f1", "latency"):
-            entries = {k[len(metric) + 4:]: v for k, v in found.items() if k.startswith(f"{metric}_vs_")}
+            entries = {k[len(metric) + 4 :]: v for k, v in found.items() if k.startswith(f"{metric}_vs_")}
             if any(isinstance(v, Mapping) and v.get("r") is not None for v in entries.values()):
                 prefix = f"{name}: " if len(models) > 1 else ""
                 rows.append((f"{prefix}{metric}", entries))
                 features.extend(f for f in entries if f not in features)
     if not rows:
         return None
-    matrix = np.array([[(e.get(f) or {}).get("r") if (e.get(f) or {}).get("r") is not None else np.nan for f in features]
-                       for _, e in rows], dtype=float)
+    matrix = np.array(
+        [
+            [(e.get(f) or {}).get("r") if (e.get(f) or {}).get("r") is not None else np.nan for f in features]
+            for _, e in rows
+        ],
+        dtype=float,
+    )
     return matrix, [r for r, _ in rows], [f.replace("_", " ") for f in features]
 
 
@@ -306,7 +448,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         model_rows = rows.get(name, [])
         ordered = sorted(model_rows, key=lambda r: (r["eqs"], r["sample_id"]))
         worst = [r["sample_id"] for r in ordered[:WORST]]
-        best = [r["sample_id"] for r in reversed(ordered[WORST:]) ][:BEST]
+        best = [r["sample_id"] for r in reversed(ordered[WORST:])][:BEST]
         for sid in worst:
             selected[(name, sid)] = "worst"
         for sid in best:
@@ -317,20 +459,39 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
             perf.update(_latency_figures(model_rows))
         perf_data = metrics.get("performance")
         bins, bins_source = _bins(metrics, model_rows)
-        views.append(ModelView(
-            name=name, metrics=metrics, summary=summary.summarize(name, metrics, model_rows), performance=perf,
-            performance_table=[(k, _show(v)) for k, v in _flatten(perf_data)] if isinstance(perf_data, Mapping) else [],
-            rows=model_rows, table=table, table_note=note, bins=bins, bins_source=bins_source,
-        ))
+        views.append(
+            ModelView(
+                name=name,
+                metrics=metrics,
+                summary=summary.summarize(name, metrics, model_rows),
+                performance=perf,
+                performance_table=[(k, _show(v)) for k, v in _flatten(perf_data)]
+                if isinstance(perf_data, Mapping)
+                else [],
+                rows=model_rows,
+                table=table,
+                table_note=note,
+                bins=bins,
+                bins_source=bins_source,
+            )
+        )
     if selected:
         found: dict[tuple[str, str], SampleView] = {}
         for record in run.records():
             key = (str(record.get("model", "")), str(record.get("sample_id", "")))
             if key in selected:
-                found[key] = _sample_view(record)
+                found[key] = sample_view(record)
         for view in views:
-            view.worst = [found[k] for k in sorted(found, key=lambda k: (found[k].eqs, k[1])) if k[0] == view.name and selected[k] == "worst"]
-            view.best = [found[k] for k in sorted(found, key=lambda k: (-found[k].eqs, k[1])) if k[0] == view.name and selected[k] == "best"]
+            view.worst = [
+                found[k]
+                for k in sorted(found, key=lambda k: (found[k].eqs, k[1]))
+                if k[0] == view.name and selected[k] == "worst"
+            ]
+            view.best = [
+                found[k]
+                for k in sorted(found, key=lambda k: (-found[k].eqs, k[1]))
+                if k[0] == view.name and selected[k] == "best"
+            ]
     run_info = document.get("run") or {}
     names = [v.name for v in views]
     return {
@@ -339,7 +500,9 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "run": run_info,
         "dataset": run_info.get("dataset") or {},
-        "dataset_stats": [(k, _show(v)) for k, v in _flatten(document["dataset"])] if isinstance(document.get("dataset"), Mapping) else [],
+        "dataset_stats": [(k, _show(v)) for k, v in _flatten(document["dataset"])]
+        if isinstance(document.get("dataset"), Mapping)
+        else [],
         "options_table": [(k, _show(v)) for k, v in _flatten(run_info.get("options") or {})],
         "primary_metrics": PRIMARY,
         "models": views,

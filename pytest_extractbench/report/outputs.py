@@ -7,9 +7,10 @@ the machine-readable files or changes the session's verdict.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from .exports import write_exports
 from .html import REPORT_FILE, write_report
@@ -39,13 +40,13 @@ def write_reports(
     errors: list[str] = []
     try:
         written.extend(write_exports(run_dir, document, records))
-    except Exception as exc:  # noqa: BLE001 - a report bug must not lose the run
+    except Exception as exc:
         log.exception("extractbench: writing summary.md/CSV failed")
         errors.append(f"summary.md/CSV files: {type(exc).__name__}: {exc}")
     if options.html:
         try:
             written.append(write_report(RunData(dict(document), records, run_dir), run_dir / REPORT_FILE))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             log.exception("extractbench: writing report.html failed")
             errors.append(f"report.html: {type(exc).__name__}: {exc}")
     return written, errors

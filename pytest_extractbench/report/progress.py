@@ -7,8 +7,9 @@ without drowning the output; records arrive on the controller with or without xd
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .terminal import safe
 
@@ -49,7 +50,9 @@ class Progress:
         return None
 
     def line(self) -> str:
-        parts = [f"{safe(m)} EQS {r.eqs / r.n:.3f} validity {100 * r.valid / r.n:.1f}%"
-                 for m, r in list(self.models.items())[:MAX_MODELS]]
+        parts = [
+            f"{safe(m)} EQS {r.eqs / r.n:.3f} validity {100 * r.valid / r.n:.1f}%"
+            for m, r in list(self.models.items())[:MAX_MODELS]
+        ]
         more = f"; +{len(self.models) - MAX_MODELS} more models" if len(self.models) > MAX_MODELS else ""
         return f"extractbench {self.done}/{self.total} scored: " + "; ".join(parts) + more

@@ -8,11 +8,12 @@ cells and extras as HTML: every untrusted value goes through jinja2's autoescapi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .html import SampleView, _sample_view, render_fragment
+from .html import SampleView, render_fragment, sample_view
 from .summary import fmt, headlines
 
 if TYPE_CHECKING:
@@ -26,8 +27,17 @@ COLUMNS = (("model", "Model"), ("eqs", "EQS"), ("validity", "Validity"), ("f1", 
 def junit_properties(record: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The per-sample scores as (name, value) pairs for ``item.user_properties``."""
     score = record["score"]
-    return list(zip(PROPERTIES, (record["model"], round(score["eqs"], 4), "valid" if score["schema_valid"] else "invalid",
-                                 round(score["f1"]["partial"], 4))))
+    return list(
+        zip(
+            PROPERTIES,
+            (
+                record["model"],
+                round(score["eqs"], 4),
+                "valid" if score["schema_valid"] else "invalid",
+                round(score["f1"]["partial"], 4),
+            ),
+        )
+    )
 
 
 def wants_extras(config: pytest.Config) -> bool:
@@ -39,7 +49,7 @@ def attach_extra(report: pytest.TestReport, record: Mapping[str, Any]) -> None:
     """Add the sample's field-by-field diff to the report's pytest-html extras."""
     from pytest_html import extras
 
-    view: SampleView = _sample_view(record)
+    view: SampleView = sample_view(record)
     report.extras = [*getattr(report, "extras", []), extras.html(render_fragment("item_extra.html.j2", sample=view))]
 
 
@@ -59,7 +69,9 @@ class PytestHtmlHooks:
         for offset, ((key, _), value) in enumerate(zip(COLUMNS, values)):
             cells.insert(2 + offset, render_fragment("cell.html.j2", key=key, value=value))
 
-    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session: Any) -> None:
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: Any
+    ) -> None:
         metrics = self.bench.metrics
         if metrics:
             rows = {model: headlines(m) for model, m in metrics.items()}

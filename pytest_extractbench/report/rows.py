@@ -8,9 +8,10 @@ far more than a chart needs), and full records are read again only for the sampl
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import orjson
 
@@ -91,8 +92,12 @@ def sample_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "type_accuracy": float(score.get("type_accuracy", 0.0)),
         "hallucination_rate": float(score.get("hallucination_rate", 0.0)),
         "omission_rate": float(score.get("omission_rate", 0.0)),
-        "fields_expected": int(observed.get("exact", 0) + observed.get("partial", 0) + observed.get("incorrect", 0)
-                               + observed.get("missed", 0)),
+        "fields_expected": int(
+            observed.get("exact", 0)
+            + observed.get("partial", 0)
+            + observed.get("incorrect", 0)
+            + observed.get("missed", 0)
+        ),
         "latency_s": _number(response.get("latency_s")),
         "finished_at": _number(response.get("finished_at")),
         "error_class": response.get("error_class"),

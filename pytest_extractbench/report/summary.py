@@ -9,8 +9,9 @@ C within one tier step below "minimum", F beyond. Metrics without an SLA use the
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -53,10 +54,26 @@ LABELS = {
     "throughput_rps": "Throughput",
     "success_rate": "Success rate",
 }
-PERCENT = frozenset({"schema_validity_rate", "exact_match_rate", "hallucination_rate", "field_omission_rate",
-                     "type_accuracy", "success_rate", "json_valid_rate"})
-GLANCE = ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "exact_match_rate",
-          "hallucination_rate", "latency_p95_ms", "success_rate")
+PERCENT = frozenset(
+    {
+        "schema_validity_rate",
+        "exact_match_rate",
+        "hallucination_rate",
+        "field_omission_rate",
+        "type_accuracy",
+        "success_rate",
+        "json_valid_rate",
+    }
+)
+GLANCE = (
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "field_f1_partial",
+    "exact_match_rate",
+    "hallucination_rate",
+    "latency_p95_ms",
+    "success_rate",
+)
 
 
 def tiers(metric: str) -> tuple[float, float, float] | None:
@@ -167,7 +184,9 @@ def headlines(metrics: Mapping[str, Any], keys: Sequence[str] = GLANCE) -> list[
     out = []
     for key in keys:
         value = value_of(metrics, key)
-        out.append(Headline(key, LABELS.get(key, key), value, fmt(key, value), grade(key, value), ci_text(metrics, key)))
+        out.append(
+            Headline(key, LABELS.get(key, key), value, fmt(key, value), grade(key, value), ci_text(metrics, key))
+        )
     return out
 
 
@@ -195,8 +214,11 @@ def _weak_depth(metrics: Mapping[str, Any]) -> tuple[int, float] | None:
     depths = metrics.get("field_metrics_by_depth") or {}
     if not isinstance(overall, (int, float)):
         return None
-    weak = [(int(d), e["f1_partial"]) for d, e in depths.items()
-            if str(d).isdigit() and e.get("support", 0) >= 5 and e["f1_partial"] < overall - 0.1]
+    weak = [
+        (int(d), e["f1_partial"])
+        for d, e in depths.items()
+        if str(d).isdigit() and e.get("support", 0) >= 5 and e["f1_partial"] < overall - 0.1
+    ]
     if not weak or min(d for d, _ in weak) == 0:
         return None
     depth = min(d for d, _ in weak)
@@ -222,8 +244,16 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
         summary.weaknesses.append("No sample was scored.")
         summary.next_steps.append("Check the dataset and the predictions or server: nothing was scored.")
         return summary
-    checked = ("field_precision_partial", "field_recall_partial", "schema_validity_rate", "hallucination_rate",
-               "type_accuracy", "exact_match_rate", "field_f1_partial", "latency_p95_ms")
+    checked = (
+        "field_precision_partial",
+        "field_recall_partial",
+        "schema_validity_rate",
+        "hallucination_rate",
+        "type_accuracy",
+        "exact_match_rate",
+        "field_f1_partial",
+        "latency_p95_ms",
+    )
     for key in checked:
         value = value_of(metrics, key)
         g = grade(key, value)
@@ -239,11 +269,23 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
         summary.weaknesses.append(f"Struggles with deeply nested fields (F1: {depth[1]:.2f} at depth {depth[0]}+)")
         summary.recommendation += f" for schemas with nesting depth < {depth[0]}" if eqs >= 0.70 else ""
     bins = _bins(rows, metrics)
-    if "complex" in bins and bins["complex"][0] and bins["complex"][1] < float(metrics.get("field_f1_partial", 0)) - 0.1:
-        summary.weaknesses.append(f"Weaker on complex schemas (F1: {bins['complex'][1]:.2f} over {bins['complex'][0]} samples)")
+    if (
+        "complex" in bins
+        and bins["complex"][0]
+        and bins["complex"][1] < float(metrics.get("field_f1_partial", 0)) - 0.1
+    ):
+        summary.weaknesses.append(
+            f"Weaker on complex schemas (F1: {bins['complex'][1]:.2f} over {bins['complex'][0]} samples)"
+        )
     omissions = (metrics.get("omission_analysis") or {}).get("by_field_name") or {}
-    worst = sorted(((e["omission_rate"], name) for name, e in omissions.items()
-                    if e.get("total_occurrences", 0) >= 3 and e["omission_rate"] >= 0.3), reverse=True)
+    worst = sorted(
+        (
+            (e["omission_rate"], name)
+            for name, e in omissions.items()
+            if e.get("total_occurrences", 0) >= 3 and e["omission_rate"] >= 0.3
+        ),
+        reverse=True,
+    )
     if worst:
         rate, name = worst[0]
         summary.weaknesses.append(f"Often omits {name} ({100 * rate:.0f}% of occurrences)")
@@ -251,34 +293,51 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
     return summary
 
 
-def next_steps(metrics: Mapping[str, Any], bins: Mapping[str, tuple[int, float]], omitted: Sequence[tuple[float, str]]) -> list[str]:
+def next_steps(
+    metrics: Mapping[str, Any], bins: Mapping[str, tuple[int, float]], omitted: Sequence[tuple[float, str]]
+) -> list[str]:
     """Concrete actions, most important first."""
     steps: list[str] = []
     validity = float(metrics.get("schema_validity_rate", 1.0))
     if validity < 0.95:
         invalid = metrics.get("invalid_samples") or []
-        steps.append(f"Schema validity is {validity:.1%} ({len(invalid)} invalid outputs): use constrained decoding "
-                     "(json_schema structured output) and check for truncated outputs (max tokens).")
+        steps.append(
+            f"Schema validity is {validity:.1%} ({len(invalid)} invalid outputs): use constrained decoding "
+            "(json_schema structured output) and check for truncated outputs (max tokens)."
+        )
     if float(metrics.get("hallucination_rate", 0.0)) >= 0.05:
         severity = (metrics.get("hallucination_analysis") or {}).get("severity") or {}
-        steps.append(f"Hallucinations ({metrics['hallucination_rate']:.1%}; critical {severity.get('critical', 0)}): "
-                     "instruct the model to omit fields that the text does not state, and review the worst samples.")
+        steps.append(
+            f"Hallucinations ({metrics['hallucination_rate']:.1%}; critical {severity.get('critical', 0)}): "
+            "instruct the model to omit fields that the text does not state, and review the worst samples."
+        )
     if omitted:
         names = ", ".join(name for _, name in omitted[:3])
         steps.append(f"Most omitted fields: {names}: describe them in the prompt or the schema.")
     types = (metrics.get("error_patterns") or {}).get("type_errors") or {}
-    if types.get("wrong_type", 0) + types.get("type_coercion_failed", 0) > 0 and float(metrics.get("type_accuracy", 1.0)) < 0.95:
-        steps.append(f"Type errors ({types.get('wrong_type', 0)} wrong types, {types.get('type_coercion_failed', 0)} "
-                     "placeholders such as \"N/A\"): ask for JSON numbers/booleans and null for unknown values.")
+    if (
+        types.get("wrong_type", 0) + types.get("type_coercion_failed", 0) > 0
+        and float(metrics.get("type_accuracy", 1.0)) < 0.95
+    ):
+        steps.append(
+            f"Type errors ({types.get('wrong_type', 0)} wrong types, {types.get('type_coercion_failed', 0)} "
+            'placeholders such as "N/A"): ask for JSON numbers/booleans and null for unknown values.'
+        )
     top = metrics.get("top_field_errors") or []
     if top:
         first = top[0]
-        steps.append(f"Most common field error: {first['field']} ({first['error'].replace('_', ' ')}, {first['count']}x).")
+        steps.append(
+            f"Most common field error: {first['field']} ({first['error'].replace('_', ' ')}, {first['count']}x)."
+        )
     if "complex" in bins and "simple" in bins and bins["simple"][1] - bins["complex"][1] > 0.1:
         steps.append("Accuracy drops on complex schemas: split large schemas or add few-shot examples for them.")
     p95 = performance(metrics)["latency_p95_ms"]
     if p95 is not None and p95 > SLA_TIERS["minimum"]["latency_p95_ms"]:
-        steps.append(f"P95 latency {fmt('latency_p95_ms', p95)} exceeds the 5 s minimum SLA: raise concurrency or use a smaller model.")
+        steps.append(
+            f"P95 latency {fmt('latency_p95_ms', p95)} exceeds the 5 s minimum SLA: raise concurrency or use a smaller model."
+        )
     if not steps:
-        steps.append("No weak spot stands out: gate future changes with a saved baseline (--extractbench-save / --extractbench-compare).")
+        steps.append(
+            "No weak spot stands out: gate future changes with a saved baseline (--extractbench-save / --extractbench-compare)."
+        )
     return steps

@@ -4,8 +4,9 @@ written as the plugin writes them (metrics.json, samples.jsonl)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
 from pytest_extractbench.dataset import load_dataset
@@ -26,8 +27,14 @@ def gold_outputs() -> dict[str, Any]:
     return {s.id: json.dumps(s.expected) for s in DATASET.samples}
 
 
-def make_run(path: Path, outputs: dict[str, dict[str, Any] | Callable[[Any], Any]], *, timed: bool = False,
-             samples: list | None = None, extra: Callable[[str, dict], None] | None = None) -> Path:
+def make_run(
+    path: Path,
+    outputs: dict[str, dict[str, Any] | Callable[[Any], Any]],
+    *,
+    timed: bool = False,
+    samples: list | None = None,
+    extra: Callable[[str, dict], None] | None = None,
+) -> Path:
     """A run directory with one model per entry of ``outputs`` (sample id -> raw output)."""
     samples = DATASET.samples if samples is None else samples
     records = []
@@ -36,20 +43,38 @@ def make_run(path: Path, outputs: dict[str, dict[str, Any] | Callable[[Any], Any
             output = predictions(sample) if callable(predictions) else predictions.get(sample.id)
             response: dict[str, Any] = {"content": output, "error_class": None if output is not None else "missing"}
             if timed:  # a live-like run: latencies and completion times
-                response.update(latency_s=0.2 + 0.01 * ((i * 7 + m * 3) % 50), started_at=1000.0 + i * 0.1,
-                                finished_at=1000.3 + i * 0.1 + 0.01 * (i % 5))
+                response.update(
+                    latency_s=0.2 + 0.01 * ((i * 7 + m * 3) % 50),
+                    started_at=1000.0 + i * 0.1,
+                    finished_at=1000.3 + i * 0.1 + 0.01 * (i % 5),
+                )
             score = score_sample(output, sample.expected, sample.schema, options=OPTIONS, sample_id=sample.id)
-            records.append(SampleRecord(model=model, sample_id=sample.id, score=score, meta=dict(sample.meta),
-                                        response=response, passed=score.valid, failure=None if score.valid else "invalid"))
+            records.append(
+                SampleRecord(
+                    model=model,
+                    sample_id=sample.id,
+                    score=score,
+                    meta=dict(sample.meta),
+                    response=response,
+                    passed=score.valid,
+                    failure=None if score.valid else "invalid",
+                )
+            )
     metrics = metrics_by_model(records, OPTIONS)
     if extra:
         for model, entry in metrics.items():
             extra(model, entry)
     document = {
         "format_version": 1,
-        "run": {"started_at": "2026-11-23T10:00:00+00:00", "finished_at": "2026-11-23T10:01:00+00:00", "duration_s": 60.0,
-                "dataset": {"name": "bundled", "source": "bundled", "num_samples": len(samples), "num_skipped": 0},
-                "models": list(metrics), "options": {"scoring": OPTIONS.to_dict(), "sla": "minimum"}, "problems": []},
+        "run": {
+            "started_at": "2026-11-23T10:00:00+00:00",
+            "finished_at": "2026-11-23T10:01:00+00:00",
+            "duration_s": 60.0,
+            "dataset": {"name": "bundled", "source": "bundled", "num_samples": len(samples), "num_skipped": 0},
+            "models": list(metrics),
+            "options": {"scoring": OPTIONS.to_dict(), "sla": "minimum"},
+            "problems": [],
+        },
         "models": metrics,
         **run_level_metrics(metrics, records, OPTIONS),
     }

@@ -34,9 +34,14 @@ def chromium() -> str:
     found = _find()
     if found is None and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=600)
-        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "chromium"], env=env,
-                       capture_output=True, timeout=1200)
+        subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=600, check=False)
+        subprocess.run(
+            ["apt-get", "install", "-y", "--no-install-recommends", "chromium"],
+            env=env,
+            capture_output=True,
+            timeout=1200,
+            check=False,
+        )
         found = _find()
     if found is None:
         message = "chromium is not installed and could not be installed (apt-get install -y chromium as root)"
@@ -49,9 +54,24 @@ def chromium() -> str:
 def browse(chromium: str, page: Path, *extra: str) -> tuple[str, list[str]]:
     """The DOM after load, and every console message the page produced."""
     done = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-         "--enable-logging=stderr", "--v=0", *extra, "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=180)
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--enable-logging=stderr",
+            "--v=0",
+            *extra,
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, [m.group(0) for m in CONSOLE.finditer(done.stderr)]
 
@@ -61,10 +81,17 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("browser")
     evil = DATASET.samples[0].__class__(**{**DATASET.samples[0].__dict__, "id": "evil" + XSS})
     predictions = fixture_outputs("weak.jsonl")
-    make_run(run, {"weak" + XSS: lambda s: json.dumps({"name": XSS, "x" + XSS: XSS}) if s.id.startswith("evil")
-                   else predictions.get(s.id),
-                   "good": fixture_outputs("demo.jsonl")},
-             samples=[evil, *DATASET.samples[1:]], timed=True)
+    make_run(
+        run,
+        {
+            "weak" + XSS: lambda s: (
+                json.dumps({"name": XSS, "x" + XSS: XSS}) if s.id.startswith("evil") else predictions.get(s.id)
+            ),
+            "good": fixture_outputs("demo.jsonl"),
+        },
+        samples=[evil, *DATASET.samples[1:]],
+        timed=True,
+    )
     return html.write_report(load_run(run), run / "report.html")
 
 
@@ -90,7 +117,7 @@ def test_report_loads_without_errors_and_renders_its_charts(chromium: str, repor
 def test_a_malicious_prediction_does_not_execute(chromium: str, report: Path) -> None:
     dom, console = browse(chromium, report, "--virtual-time-budget=3000")
     page = Page(dom)
-    title = re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
+    title = re.search(r"<title>(.*?)</title>", dom, re.DOTALL).group(1)
     assert "pwned" not in title.split("&lt;script&gt;")[0] and title.startswith("Model Evaluation Report")
     assert page.count("script") == 0 and page.count("img") == 0 and page.event_handlers() == []
     assert any(XSS in chunk for chunk in page.text)
@@ -99,8 +126,21 @@ def test_a_malicious_prediction_does_not_execute(chromium: str, report: Path) ->
 
 def test_screenshot(chromium: str, report: Path) -> None:
     shot = report.with_suffix(".png")
-    done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--window-size=1400,2400", f"--screenshot={shot}", report.as_uri()],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1400,2400",
+            f"--screenshot={shot}",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000

@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from _runs import Page, fixture_outputs, gold_outputs, make_run
@@ -21,8 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("runs")
-    return (make_run(base / "run_001", {"model": fixture_outputs("demo.jsonl")}),
-            make_run(base / "run_002", {"model": fixture_outputs("weak.jsonl"), "oracle": gold_outputs()}))
+    return (
+        make_run(base / "run_001", {"model": fixture_outputs("demo.jsonl")}),
+        make_run(base / "run_002", {"model": fixture_outputs("weak.jsonl"), "oracle": gold_outputs()}),
+    )
 
 
 def test_report_writes_the_html_of_a_run_directory(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
@@ -35,8 +37,14 @@ def test_report_writes_the_html_of_a_run_directory(runs: tuple[Path, Path], tmp_
 
 
 def test_report_default_output_and_python_m(runs: tuple[Path, Path]) -> None:
-    done = subprocess.run([sys.executable, "-m", "pytest_extractbench", "report", "--results-dir", str(runs[0])],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_extractbench", "report", "--results-dir", str(runs[0])],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert (runs[0] / "report.html").is_file()
 
@@ -67,7 +75,7 @@ def test_compare_needs_two_runs(runs: tuple[Path, Path], capsys) -> None:
 class _Models(BaseHTTPRequestHandler):
     key = "sk-test-secret"
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path != "/v1/models":
             self.send_error(404)
             return

@@ -12,13 +12,16 @@ from _runs import DATASET, fixture_outputs, make_run
 from pytest_extractbench.report import exports
 from pytest_extractbench.report.rows import load_run
 
-FORMULAS = ("=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1")
+FORMULAS = ('=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1")
 
 
 def write(run: Path) -> dict[str, str]:
     data = load_run(run)
     exports.write_exports(run, data.document, data.records)
-    return {name: (run / name).open(encoding="utf-8", newline="").read() for name in ("summary.md", "metrics.csv", "samples.csv")}
+    return {
+        name: (run / name).open(encoding="utf-8", newline="").read()
+        for name in ("summary.md", "metrics.csv", "samples.csv")
+    }
 
 
 def test_summary_and_csvs_carry_the_metrics_json_values(tmp_path: Path) -> None:

@@ -12,8 +12,17 @@ from _runs import DATASET, Page, fixture_outputs, gold_outputs, make_run
 from pytest_extractbench.report import charts, html
 from pytest_extractbench.report.rows import load_run
 
-SECTIONS = {"summary", "methodology", "primary", "accuracy", "performance", "errors", "complexity", "samples",
-            "recommendations"}
+SECTIONS = {
+    "summary",
+    "methodology",
+    "primary",
+    "accuracy",
+    "performance",
+    "errors",
+    "complexity",
+    "samples",
+    "recommendations",
+}
 XSS = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">'
 
 
@@ -24,7 +33,7 @@ def render(run_dir: Path) -> tuple[str, Page]:
 
 
 def chart_ids(page: Page) -> set[str]:
-    return {i[len("chart-"):] for i in page.ids() if i.startswith("chart-")}
+    return {i[len("chart-") :] for i in page.ids() if i.startswith("chart-")}
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +48,18 @@ def test_single_model_report_has_every_section_and_the_charts_the_data_supports(
     assert SECTIONS <= page.ids()
     assert "comparison" not in page.ids()
     # offline run: no latency charts; the accuracy, error and complexity charts are there
-    assert {"gauge-0", "radar", "categories", "f1-modes", "pr", "errors", "omissions", "f1-complexity",
-            "complexity-box", "correlation"} <= chart_ids(page)
+    assert {
+        "gauge-0",
+        "radar",
+        "categories",
+        "f1-modes",
+        "pr",
+        "errors",
+        "omissions",
+        "f1-complexity",
+        "complexity-box",
+        "correlation",
+    } <= chart_ids(page)
     assert not {"latency", "latency-eqs", "throughput"} & chart_ids(page)
     assert page.count("svg") >= 10
     metrics = document["models"]["demo"]
@@ -69,19 +88,25 @@ def test_the_page_is_self_contained_and_script_free(single) -> None:
 
 
 def test_several_models_get_the_comparison_charts_and_significance(tmp_path: Path) -> None:
-    run = make_run(tmp_path, {"good": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl"),
-                              "oracle": gold_outputs()})
+    run = make_run(
+        tmp_path,
+        {"good": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl"), "oracle": gold_outputs()},
+    )
     text, page = render(run)
     assert "comparison" in page.ids()
     assert {"ranking", "grouped", "winrate", "radar", "categories"} <= chart_ids(page)
     document = json.loads((run / "metrics.json").read_text())
     ranking = document["comparison"]["eqs_ranking"]
     assert [e["model"] for e in ranking][0] == "oracle"
-    significant = [k for k, p in document["comparison"]["pairwise"].items()
-                   if p["metrics"]["extraction_quality_score"]["significant"]]
+    significant = [
+        k
+        for k, p in document["comparison"]["pairwise"].items()
+        if p["metrics"]["extraction_quality_score"]["significant"]
+    ]
     assert significant  # good vs weak differ clearly
     assert text.count("<strong>* yes</strong>") == sum(
-        m["significant"] for p in document["comparison"]["pairwise"].values() for m in p["metrics"].values())
+        m["significant"] for p in document["comparison"]["pairwise"].values() for m in p["metrics"].values()
+    )
     for model in ("good", "weak", "oracle"):
         assert f"<h3>{model}</h3>" in text
 
@@ -116,8 +141,11 @@ def test_huge_texts_are_clipped_and_huge_runs_sampled(tmp_path: Path, monkeypatc
 
 def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) -> None:
     def performance(model: str, metrics: dict) -> None:
-        metrics["performance"] = {"latency": {"p50_ms": 310.0, "p95_ms": 640.0, "p99_ms": 700.0},
-                                  "throughput": {"requests_per_second": 3.5}, "reliability": {"success_rate": 1.0}}
+        metrics["performance"] = {
+            "latency": {"p50_ms": 310.0, "p95_ms": 640.0, "p99_ms": 700.0},
+            "throughput": {"requests_per_second": 3.5},
+            "reliability": {"success_rate": 1.0},
+        }
 
     run = make_run(tmp_path, {"live": gold_outputs()}, timed=True, extra=performance)
     text, page = render(run)
@@ -129,8 +157,11 @@ def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) ->
 def test_untrusted_text_is_escaped_everywhere(tmp_path: Path) -> None:
     sample = DATASET.samples[0]
     evil = sample.__class__(**{**sample.__dict__, "id": "id" + XSS})
-    run = make_run(tmp_path, {"m" + XSS: lambda s: json.dumps({**s.expected, "name": XSS, "x" + XSS: XSS})},
-                   samples=[evil, *DATASET.samples[1:4]])
+    run = make_run(
+        tmp_path,
+        {"m" + XSS: lambda s: json.dumps({**s.expected, "name": XSS, "x" + XSS: XSS})},
+        samples=[evil, *DATASET.samples[1:4]],
+    )
     text, page = render(run)
     assert page.count("script") == 0 and page.count("img") == 0
     assert page.event_handlers() == []

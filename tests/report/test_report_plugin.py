@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
 SAMPLES = [
     {"id": "s1", "text": "Ann Lee, 41.", "schema": SCHEMA, "expected": {"name": "Ann Lee", "age": 41}},
     {"id": "s2", "text": "Bo Chan is 7.", "schema": SCHEMA, "expected": {"name": "Bo Chan", "age": 7}},
@@ -28,8 +31,22 @@ PREDICTIONS = [
 def run(pytester: pytest.Pytester, *args: str, subprocess: bool = False) -> pytest.RunResult:
     for name, rows in (("data.jsonl", SAMPLES), ("preds.jsonl", PREDICTIONS)):
         (pytester.path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    argv = ["-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions",
-            "preds.jsonl", "--model", "m1", "--extractbench-output", "out", "--extractbench-sla", "none", *args]
+    argv = [
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--model",
+        "m1",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+        *args,
+    ]
     return pytester.runpytest_subprocess(*argv) if subprocess else pytester.runpytest(*argv)
 
 
@@ -47,13 +64,15 @@ def test_run_writes_every_report_and_shows_progress(pytester: pytest.Pytester) -
     metrics = json.loads((out / "metrics.json").read_text())["models"]["m1"]
     eqs = sum(r["score"]["eqs"] for r in records(pytester).values()) / 4
     assert metrics["extraction_quality_score"] == pytest.approx(eqs)
-    result.stdout.fnmatch_lines([
-        "extractbench 1/4 scored: m1 EQS 1.000 validity 100.0%",
-        "extractbench 2/4 scored: m1 EQS * validity 100.0%",
-        "extractbench 3/4 scored: m1 EQS * validity 66.7%",
-        f"extractbench 4/4 scored: m1 EQS {eqs:.3f} validity 75.0%",
-        "reports: summary.md, metrics.csv, samples.csv, report.html",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "extractbench 1/4 scored: m1 EQS 1.000 validity 100.0%",
+            "extractbench 2/4 scored: m1 EQS * validity 100.0%",
+            "extractbench 3/4 scored: m1 EQS * validity 66.7%",
+            f"extractbench 4/4 scored: m1 EQS {eqs:.3f} validity 75.0%",
+            "reports: summary.md, metrics.csv, samples.csv, report.html",
+        ]
+    )
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (out / "report.html").read_text()
 
 
@@ -79,7 +98,9 @@ def test_junit_xml_properties_per_sample(pytester: pytest.Pytester) -> None:
 
 
 class _Blob(HTMLParser):
-    blob: dict = {}
+    def __init__(self) -> None:
+        super().__init__()
+        self.blob: dict = {}
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
         found = dict(attrs)
