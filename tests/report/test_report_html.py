@@ -177,3 +177,24 @@ def test_charts_are_deterministic_and_carry_no_text_elements() -> None:
     assert "<text" not in one.svg and "<!--" not in one.svg and "a<b>" not in one.svg
     ids = re.findall(r'\bid="([^"]+)"', one.svg)
     assert ids and all(i.startswith("eb-radar-") for i in ids)
+
+
+def test_complexity_bins_and_dataset_statistics_from_metrics_json(tmp_path: Path) -> None:
+    def bins(model: str, metrics: dict) -> None:
+        metrics["metrics_by_complexity_bin"] = {
+            "simple": {"num_samples": 7, "extraction_quality_score": 0.91, "field_f1_partial": 0.88,
+                       "schema_validity_rate": 1.0},
+            "complex": {"num_samples": 3, "extraction_quality_score": 0.42, "field_f1_partial": 0.37,
+                        "schema_validity_rate": 0.5},
+        }  # fmt: skip
+
+    run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl")}, extra=bins)
+    document = json.loads((run / "metrics.json").read_text())
+    document["dataset"] = {"num_samples": 52, "topics": {"medical": 9}, "text_length": {"mean": 412.5}}
+    (run / "metrics.json").write_text(json.dumps(document))
+    text, _ = render(run)
+    section = text.split('id="complexity"', 1)[1]
+    assert "metrics.json (metrics_by_complexity_bin)" in section
+    assert "<td>complex</td><td>3</td><td>0.420</td><td>0.370</td><td>50.0%</td>" in section
+    assert "<code>topics.medical</code></td><td>9</td>" in section and "412.5" in section
+    assert "Weaker on complex schemas (F1: 0.37 over 3 samples)" in text
