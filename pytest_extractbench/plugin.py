@@ -9,6 +9,8 @@ import pytest
 
 from . import extensions, hookspecs
 from .collect import BENCH_KEY, SampleItem
+from .report import pytest_html_glue
+from .report.progress import Progress
 from .session import RUN_DIR_KEY, STATIC_KEY, BenchSession, is_worker
 from .settings import Settings, add_options
 
@@ -34,6 +36,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_InterruptListener(bench), "extractbench-interrupt")
     if not bench.is_worker:
         config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
+        # --- reports (issue 7): live progress line, pytest-html columns/summary (only when it is installed)
+        config.pluginmanager.register(_ProgressLine(config), "extractbench-progress")
+        if config.pluginmanager.hasplugin("html"):
+            config.pluginmanager.register(pytest_html_glue.PytestHtmlHooks(bench), "extractbench-pytest-html")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistController(), "extractbench-xdist")
 
@@ -50,6 +56,29 @@ class _ReportListener:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.bench.add_report(report)
+
+
+class _ProgressLine:
+    """Prints the running EQS and validity while items run (issue 7)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.progress = Progress()
+        self.session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "extractbench", None)
+        if data is None or self.config.get_verbosity() < -1:
+            return
+        line = self.progress.add(data, getattr(self.session, "testscollected", 0) or 0)
+        writer = self.config.pluginmanager.get_plugin("terminalreporter")
+        if line and writer is not None:
+            if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
+                writer.write("\n")  # after a row of progress dots
+            writer.write_line(line)
 
 
 class _InterruptListener:
@@ -137,7 +166,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
     if call.when == "call" and isinstance(item, SampleItem) and item.record is not None:
-        report.extractbench = item.record.to_dict()
+        report.extractbench = data = item.record.to_dict()
+        # JUnit XML <property> elements and pytest-html columns (issue 7), as record_property would add them
+        properties = pytest_html_glue.junit_properties(data)
+        item.user_properties.extend(properties)  # the teardown report carries them into the JUnit XML
+        report.user_properties.extend(properties)
+        if pytest_html_glue.wants_extras(item.config):
+            pytest_html_glue.attach_extra(report, data)
     return report
 
 

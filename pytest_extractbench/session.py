@@ -32,7 +32,7 @@ from .performance import apply_prices
 from .predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
 from .record import SampleRecord
 from .regression import RunComparison, compare_run
-from .report import files, terminal
+from .report import files, outputs, terminal
 from .scoring import MISSING, score_sample
 from .server import DEFAULT_EMBEDDED_MODEL
 from .subsets import gate_scopes, subset_metrics
@@ -95,6 +95,8 @@ class BenchSession:
         self.endpoints: Endpoints | None = None
         self._replay: Any = None
         self._check_live_options()
+        self.report_files: list[Path] = []
+        self.report_errors: list[str] = []
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -518,9 +520,11 @@ class BenchSession:
 
     def _write(self) -> None:
         files.write_jsonl(self.run_dir / files.SAMPLES_FILE, (r.to_dict() for r in self.records))
-        files.write_json(
-            self.run_dir / files.METRICS_FILE,
-            {"format_version": FORMAT_VERSION, "run": self.run_info(), "models": self.metrics, **self.run_level},
+        document = {"format_version": FORMAT_VERSION, "run": self.run_info(), "models": self.metrics, **self.run_level}
+        files.write_json(self.run_dir / files.METRICS_FILE, document)
+        # --- reports (issue 7): report.html, summary.md, metrics.csv, samples.csv from the same data
+        self.report_files, self.report_errors = outputs.write_reports(
+            self.run_dir, files.plain(document), lambda: (r.to_dict() for r in self.records), self.settings.report
         )
 
     def summary_lines(self) -> list[str]:
@@ -531,6 +535,9 @@ class BenchSession:
         for model, metrics in self.metrics.items():
             lines.extend(terminal.model_lines(model, metrics, self.checks.get(model, []), self.settings.sla))
         lines.extend(terminal.run_lines(self.run_level, self.baseline_comparison))
+        if self.report_files:
+            lines.append("reports: " + ", ".join(p.name for p in self.report_files))
+        lines.extend(f"report not written: {error}" for error in self.report_errors)
         if self.unscored:
             lines.append(f"{len(self.unscored)} item(s) ended without a score: " + ", ".join(sorted(self.unscored)[:5]))
         lines.extend(terminal.problem_lines(self.problems))

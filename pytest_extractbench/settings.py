@@ -26,6 +26,7 @@ from .live import (
     parse_structured_output,
 )
 from .predictions import PredictionsSpec
+from .report.outputs import ReportOptions
 from .regression import CompareFailCheck, parse_compare_fail, parse_verdict_thresholds
 from .scoring import EqsWeights, ScoringOptions, StatsOptions
 from .scoring.options import TESTS
@@ -247,6 +248,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("no_cache", "Do not read or write the response cache (.extractbench/cache/).", parse_bool, False,
                flag=True),
     OptionSpec("slots", "Parallel slots of each embedded llama-server.", parse_positive_int, 4, "N"),
+    # --- reports (issue 7) ---
+    OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
+               "are still written).", parse_bool, False, flag=True),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
 
@@ -316,6 +320,7 @@ class Settings:
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
     prices: Prices = field(default_factory=Prices)  # issue 3c
     live: LiveOptions = field(default_factory=LiveOptions)
+    report: ReportOptions = field(default_factory=ReportOptions)
 
     @property
     def offline(self) -> bool:
@@ -363,6 +368,7 @@ class Settings:
             verdict_thresholds=values["verdict_thresholds"],
             prices=Prices(values["price_input"], values["price_output"]),  # issue 3c
             live=LiveOptions.from_values(values),
+            report=ReportOptions(html=not values["no_html_report"]),
         )
 
     @classmethod
@@ -389,4 +395,5 @@ class Settings:
             "verdict_thresholds": list(self.verdict_thresholds),
             "prices": self.prices.to_dict(),  # issue 3c
             "live": self.live.to_dict(),
+            "report": self.report.as_dict(),
         }
