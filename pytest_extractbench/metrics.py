@@ -21,6 +21,7 @@ from .comparison import comparison_section
 from .gates import eqs_band, recommendation
 from .record import SampleRecord
 from .resampled import confidence_interval_section
+from .sample_extras import calibration_section, consistency_section
 from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions, prf
 
 # Spec 4.2.5 bins of the composite score of compared fields, low to high.
@@ -133,6 +134,9 @@ SECTIONS: tuple[Section, ...] = (
     breakdowns.omission_section,
     distributions.string_similarity_section,
     distributions.complexity_correlation_section,
+    # issue 8: present only with logprobs / --extractbench-repeats
+    calibration_section,
+    consistency_section,
 )
 
 

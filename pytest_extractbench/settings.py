@@ -21,6 +21,7 @@ from .regression import CompareFailCheck, parse_compare_fail, parse_verdict_thre
 from .scoring import EqsWeights, ScoringOptions, StatsOptions
 from .scoring.options import TESTS
 from .subsets import SubsetConfig, SubsetConfigError, load_subsets
+from .tracks.base import TRACK_NAMES, TrackSettings
 
 if TYPE_CHECKING:
     import pytest
@@ -109,6 +110,28 @@ def parse_test(value: str) -> str:
     """One of the paired tests of :data:`.scoring.options.TESTS`."""
     if value not in TESTS:
         raise argparse.ArgumentTypeError(f"unknown test {value!r}; choose one of {', '.join(TESTS)}")
+    return value
+
+
+def parse_track(value: str) -> str:
+    """One of :data:`.tracks.base.TRACK_NAMES`."""
+    if value not in TRACK_NAMES:
+        raise argparse.ArgumentTypeError(f"unknown track {value!r}; choose one of {', '.join(TRACK_NAMES)}")
+    return value
+
+
+def parse_repeats(value: str) -> int:
+    """A whole number >= 1."""
+    return _number(value, int, lambda x: x >= 1, "a whole number of runs per sample, at least 1")
+
+
+OTEL_EXPORTERS = ("global", "console", "otlp")
+
+
+def parse_otel(value: str) -> str:
+    """One of :data:`OTEL_EXPORTERS`."""
+    if value not in OTEL_EXPORTERS:
+        raise argparse.ArgumentTypeError(f"unknown exporter {value!r}; choose one of {', '.join(OTEL_EXPORTERS)}")
     return value
 
 
@@ -208,6 +231,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_compare_fail, (), "EXPR", multiple=True),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
+    # --- tracks, consistency, observability (issue 8) ---
+    OptionSpec("track", "Benchmark track: extraction (default), toolcall, generate (create by schema) or repair "
+               "(fix broken JSON).", parse_track, "extraction", "TRACK"),
+    OptionSpec("repeats", "Ask each sample N times (use a temperature > 0) and report consistency across the runs.",
+               parse_repeats, 1, "N"),
+    OptionSpec("otel", "Export requests, scored samples and the run to OpenTelemetry: global (the configured "
+               "providers), console or otlp (needs the 'otel' extra).", parse_otel, None, "EXPORTER"),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
 
@@ -275,6 +305,7 @@ class Settings:
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
+    tracks: TrackSettings = field(default_factory=TrackSettings)
 
     @property
     def offline(self) -> bool:
@@ -320,6 +351,7 @@ class Settings:
             compare=values["compare"],
             compare_fail=tuple(values["compare_fail"]),
             verdict_thresholds=values["verdict_thresholds"],
+            tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"]),
         )
 
     @classmethod
@@ -344,4 +376,5 @@ class Settings:
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
             "verdict_thresholds": list(self.verdict_thresholds),
+            "tracks": self.tracks.to_dict(),
         }

@@ -95,6 +95,7 @@ def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateChe
         f"  type accuracy       {pct(metrics['type_accuracy'])}",
     ]
     lines.extend(subset_lines(metrics))
+    lines.extend(calibration_consistency_lines(metrics))
     if tier != "none":
         missed = [c for c in checks if c.passed is False]
         if missed:
@@ -103,6 +104,21 @@ def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateChe
         else:
             lines.append(f"  SLA {tier}: passed")
     lines.append(f"  recommendation: {metrics['recommendation']}")
+    return lines
+
+
+def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
+    """Issue 8's optional sections: confidence calibration (logprobs) and consistency (repeats)."""
+    lines = []
+    calibration = metrics.get("calibration")
+    if calibration:
+        lines.append(f"  calibration         ECE {num(calibration['ece'])}   MCE {num(calibration['mce'])}   "
+                     f"Brier {num(calibration['brier'])} over {calibration['fields']} fields")  # fmt: skip
+    found = metrics.get("consistency")
+    if found:
+        variance = "n/a" if found["value_variance"] is None else f"{found['value_variance']:.4g}"
+        lines.append(f"  consistency ({found['runs_per_sample']} runs)  exact {pct(found['exact_match_consistency'])}   "
+                     f"field-level {pct(found['field_level_consistency'])}   numeric std {variance}")  # fmt: skip
     return lines
 
 
