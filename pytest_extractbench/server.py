@@ -457,6 +457,14 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _cpu_advertises_amx() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            return any(line.startswith("flags") and " amx_tile" in line for line in fh)
+    except OSError:
+        return False
+
+
 def _child_env(libdir: Path | None) -> dict[str, str]:
     # llama-server reads LLAMA_ARG_* and LLAMA_API_KEY as defaults; a stray LLAMA_API_KEY would make
     # every request fail with 401, so the embedded server takes its settings from its arguments only.
@@ -668,6 +676,11 @@ class EmbeddedServer:
             args += ["--chat-template-file", str(template)]
         if spec is not None:
             args += spec.server_args
+        if _cpu_advertises_amx() and not any(a in self.extra_args for a in ("--repack", "-nr", "--no-repack")):
+            # A native build on a CPU that advertises AMX compiles ggml's AMX kernels, which repacked
+            # weights run; virtual machines often advertise AMX without granting the tile state, and
+            # llama-server dies of SIGILL on the first matrix product. Unpacked weights never use AMX.
+            args.append("--no-repack")
         if self.embeddings:
             # OpenAI-style /v1/embeddings refuses the default pooling 'none' of chat models.
             args += ["--embeddings"] + ([] if "--pooling" in self.extra_args else ["--pooling", "mean"])
