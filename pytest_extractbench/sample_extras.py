@@ -23,7 +23,8 @@ def extra_diagnostics(record: SampleRecord, responses: Sequence[Any]) -> None:
         scored = [f for f in record.score.fields if f.category in (EXACT, "partial", "incorrect", SPURIOUS)]
         confidence = field_confidences(logprobs, [f.path for f in scored])
         record.diagnostics["calibration"] = [
-            [f.path, confidence[f.path], f.category == EXACT] for f in scored if f.path in confidence
+            # correct = equal after normalization: a near number is in the "exact" category (>= 0.95) but wrong
+            [f.path, confidence[f.path], bool(f.equal and f.type_ok is not False)] for f in scored if f.path in confidence
         ]
     if len(responses) > 1:
         outputs = [r.content for r in responses if r.content is not MISSING]

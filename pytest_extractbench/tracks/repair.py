@@ -60,13 +60,15 @@ class RepairTrack(Track):
     def score(self, sample: TrackSample, prediction: Any, options: Any = None) -> dict[str, Any]:
         score = score_sample(prediction, sample.expected, sample.schema, options=options, sample_id=sample.id,
                              rule_errors="ignore")  # fmt: skip
-        failing = [f.as_dict() for f in score.fields if f.category != "exact"][:20]
+        # agreement is equality (after normalization): 6380 for 6379 is "exact" by the 0.95 composite, but changed
+        differ = [f for f in score.fields if not (f.equal and f.type_ok is not False)]
+        equal = sum(1 for f in score.fields if f.equal and f.type_ok is not False and f.category != "spurious")
         if not score.json_valid:
             failure: str | None = f"still not JSON: {score.parse_error}"
         elif not score.schema_valid:
             failure = f"repaired JSON violates the schema: {score.validation_errors[0]}"
         elif not score.exact_match:
-            failure = f"values changed: {len([f for f in score.fields if f.category != 'exact'])} field(s) differ"
+            failure = f"values changed: {len(differ)} field(s) differ"
         else:
             failure = None
         return {
@@ -76,11 +78,13 @@ class RepairTrack(Track):
             "exact_match": score.exact_match,
             "field_f1_partial": score.f1["partial"],
             "field_f1_strict": score.f1["strict"],
+            "fields_equal": equal if score.schema_valid else 0,
+            "fields_expected": score.observed.expected,
             "observed": score.observed.as_dict(),
             "counts": score.counts.as_dict(),
             "parse_error": score.parse_error,
             "validation_errors": list(score.validation_errors[:5]),
-            "failing_fields": failing,
+            "failing_fields": [f.as_dict() for f in differ[:20]],
             "passed": failure is None,
             "failure": failure,
         }
@@ -100,6 +104,9 @@ class RepairTrack(Track):
             "field_recall_partial": recall,
             "field_f1_partial": f1,
             "field_f1_partial_macro": mean([r["field_f1_partial"] for r in results]),
+            # the share of the original's fields given back unchanged (0 for invalid repairs)
+            "field_agreement_rate": (sum(r["fields_equal"] for r in results) / expected) if (
+                expected := sum(r["fields_expected"] for r in results)) else 0.0,
             "by_kind": {
                 kind: {
                     "samples": len(group),
@@ -116,8 +123,8 @@ class RepairTrack(Track):
         return [
             f"  JSON valid          {100 * section['json_valid_rate']:.1f}%   schema valid "
             f"{100 * section['schema_validity_rate']:.1f}%",
-            f"  restored exactly    {100 * section['exact_match_rate']:.1f}%   field F1 (partial) "
-            f"{section['field_f1_partial']:.3f}",
+            f"  restored exactly    {100 * section['exact_match_rate']:.1f}%   fields unchanged "
+            f"{100 * section['field_agreement_rate']:.1f}%   field F1 (partial) {section['field_f1_partial']:.3f}",
             f"  exact by kind       {kinds}",
         ]
 
