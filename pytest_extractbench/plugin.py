@@ -9,7 +9,7 @@ import pytest
 
 from . import extensions, hookspecs
 from .collect import BENCH_KEY, SampleItem
-from .session import RUN_DIR_KEY, BenchSession, is_worker
+from .session import RUN_DIR_KEY, STATIC_KEY, BenchSession, is_worker
 from .settings import Settings, add_options
 
 # -------------------------------------------------------------------- configuration
@@ -64,6 +64,23 @@ class _XdistController:
         bench = _bench(node.config)
         if bench is not None:
             node.workerinput[RUN_DIR_KEY] = str(bench.run_dir)
+            # live runs (issue 3): the servers the controller started, and the fixed schedule
+            node.workerinput.update(bench.worker_input())
+            node.workerinput[STATIC_KEY] = _static_schedule(node.config)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        # Live runs: workers must know their items up front to request them ahead (xdist_schedule.py).
+        if _static_schedule(config):
+            from .xdist_schedule import StaticScheduling
+
+            return StaticScheduling(config, log)
+        return None
+
+
+def _static_schedule(config: pytest.Config) -> bool:
+    bench = _bench(config)
+    return bench is not None and bench.live and config.getvalue("dist") == "load"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -92,6 +109,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         items[:0] = bench.make_items(session)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Before xdist starts its workers (its hook is trylast): they get the servers' URLs.
+    bench = _bench(session.config)
+    if bench is not None and not bench.is_worker and not session.config.option.collectonly:
+        bench.start_live()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> None:
     bench = _bench(session.config)
@@ -113,7 +137,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(trylast=True)
 def pytest_extractbench_make_source(config: pytest.Config, bench: BenchSession) -> Any:
-    return bench.predictions
+    return bench.predictions if bench.predictions is not None else bench.make_live_source()
 
 
 # ----------------------------------------------------------------------- session end

@@ -23,6 +23,7 @@ import pytest
 from . import baseline as baselines
 from .collect import DatasetCollector, SampleItem
 from .dataset import Dataset, DatasetProblem, load_dataset
+from .endpoints import ENDPOINTS_KEY, Endpoints
 from .diagnostics import sample_diagnostics
 from .sample_extras import extra_diagnostics
 from .extensions import rule_problems
@@ -33,9 +34,17 @@ from .record import SampleRecord, TrackRecord
 from .regression import RunComparison, compare_run
 from .report import files, terminal
 from .scoring import MISSING, score_sample
+from .server import DEFAULT_EMBEDDED_MODEL
 from .subsets import gate_scopes, subset_metrics
 from .tracks import get_track
 from .tracks.session import TrackRunner
+
+STATIC_KEY = "extractbench_static_schedule"  # xdist_schedule.STATIC_KEY (that module needs xdist)
+
+
+def own_indices(total: int, workerid: str, workercount: int) -> list[int]:
+    """The item indices the fixed live-run schedule (xdist_schedule.py) gives one worker."""
+    return list(range(int(workerid.removeprefix("gw")), total, max(1, workercount)))
 
 if TYPE_CHECKING:
     from .responses import OutputSource
@@ -87,13 +96,21 @@ class BenchSession:
         self.baseline = None if self.is_worker else self._load_baseline()
         self.baseline_comparison: RunComparison | None = None
         self.saved_baseline: Path | None = None
+        # --- live runs (issue 3) ---
+        self.endpoints: Endpoints | None = None
+        self._replay: Any = None
+        self._check_live_options()
 
     # -- inputs ------------------------------------------------------------------------------
 
     def _run_dir(self) -> Path:
         if self.is_worker:
             return Path(self.config.workerinput[RUN_DIR_KEY])  # type: ignore[attr-defined]
-        if self.settings.output is not None:
+        if self.settings.live.resume is not None:  # a resumed run continues in its own directory
+            path = self.config.invocation_params.dir / self.settings.live.resume
+            if not path.is_dir():
+                raise pytest.UsageError(f"extractbench: --extractbench-resume {self.settings.live.resume}: no such run directory")
+        elif self.settings.output is not None:
             path = self.settings.output
             if not path.is_absolute():
                 path = self.config.invocation_params.dir / path
@@ -166,6 +183,10 @@ class BenchSession:
             return list(dict.fromkeys(self.settings.models))
         if self.predictions is not None:
             return self.predictions.models or [DEFAULT_OFFLINE_MODEL]
+        if self.replay is not None:
+            return self.replay.models
+        if self.settings.live.embedded:
+            return [DEFAULT_EMBEDDED_MODEL]
         return []
 
     @property
@@ -207,6 +228,10 @@ class BenchSession:
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
+        if self.is_worker and self.config.workerinput.get(STATIC_KEY):  # type: ignore[attr-defined]
+            # live runs under xdist: the items the fixed schedule gives this worker (xdist_schedule.py)
+            info = self.config.workerinput  # type: ignore[attr-defined]
+            items = [items[i] for i in own_indices(len(items), info["workerid"], info["workercount"])]
         work = [(item.model, item.sample) for item in items if isinstance(item, SampleItem)]
         if work:
             self.source.prepare(work)
@@ -263,9 +288,132 @@ class BenchSession:
 
     def close(self) -> None:
         gc.unfreeze()
-        if self._source is not None:
-            self._source.close()
-            self._source = None
+        try:
+            if self._source is not None:
+                self._source.close()
+                self._source = None
+        finally:
+            if self.endpoints is not None and not self.is_worker:
+                self.endpoints.stop()
+
+    # -- live runs (issue 3) -----------------------------------------------------------------
+
+    @property
+    def live(self) -> bool:
+        """Answers come from a server (given or embedded): neither predictions nor a replayed journal."""
+        return not self.settings.offline and self.settings.live.replay is None
+
+    def _check_live_options(self) -> None:
+        live = self.settings.live
+        if live.replay is not None and self.settings.offline:
+            raise pytest.UsageError("extractbench: --extractbench-replay and --extractbench-predictions exclude each other")
+        if live.replay is not None and live.resume is not None:
+            raise pytest.UsageError("extractbench: --extractbench-replay and --extractbench-resume exclude each other")
+
+    @property
+    def replay(self) -> Any:
+        """The ReplaySource of --extractbench-replay DIR (read once)."""
+        live = self.settings.live
+        if self._replay is None and live.replay is not None:
+            from .journal import JOURNAL_FILE
+            from .pipeline import ReplaySource
+
+            path = self.config.invocation_params.dir / live.replay
+            if not (path / JOURNAL_FILE).is_file():
+                raise pytest.UsageError(f"extractbench: --extractbench-replay {live.replay}: no {JOURNAL_FILE} in {path}")
+            self._replay = ReplaySource(path)
+        return self._replay
+
+    def start_live(self) -> None:
+        """Controller: start the embedded servers (if no URL) and check every server, before any item runs."""
+        if not self.live or self.endpoints is not None:
+            return
+        models = self.models()
+        if not models:
+            raise pytest.UsageError("extractbench: --extractbench-base-url needs the served model's name: --model NAME")
+        from .client import api_key_from_env
+
+        self._templates()  # a bad template file fails now, not in every item
+        self.endpoints = Endpoints(self.settings.live, models)
+        self.endpoints.start(self.run_dir)
+        self.endpoints.check(api_key_from_env())
+
+    def worker_input(self) -> dict[str, Any]:
+        """What a worker needs from the controller: the routes of the servers it started."""
+        return {ENDPOINTS_KEY: self.endpoints.to_wire()} if self.endpoints is not None else {}
+
+    def make_live_source(self) -> OutputSource | None:
+        """The replayed journal, or the live pipeline; None in offline runs."""
+        if self.settings.offline:
+            return None
+        if self.replay is not None:
+            return self.replay
+        from .client import api_key_from_env
+        from .pipeline import CACHE_SUBDIR, LiveSource
+
+        live = self.settings.live
+        if self.is_worker:
+            self.endpoints = Endpoints(live, self.models())
+            self.endpoints.load_wire(self.config.workerinput.get(ENDPOINTS_KEY) or {})  # type: ignore[attr-defined]
+        elif self.endpoints is None:
+            self.start_live()
+        assert self.endpoints is not None
+        return LiveSource(
+            live,
+            self.endpoints.routes,
+            run_dir=self.run_dir,
+            cache_dir=None if live.no_cache else self.settings.rootdir.joinpath(".extractbench", *CACHE_SUBDIR),
+            concurrency=live.default_concurrency(self._workers()),
+            api_key=api_key_from_env(),
+            templates=self._templates(),
+        )
+
+    def _workers(self) -> int:
+        if self.is_worker:
+            return int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        return int(getattr(self.config.option, "numprocesses", None) or 1)
+
+    def _templates(self) -> Any:
+        from .pipeline import load_templates
+
+        from .client import PromptTemplateError
+
+        try:
+            return load_templates(self.settings.live, self.config.invocation_params.dir)
+        except PromptTemplateError as exc:
+            raise pytest.UsageError(f"extractbench: {exc}") from None
+
+    def live_facts(self) -> dict[str, Any] | None:
+        """``run.live`` in metrics.json: how the answers were obtained (no credentials)."""
+        live = self.settings.live
+        if self.settings.offline:
+            return None
+        if live.replay is not None:
+            return {"mode": "replay", "replayed_from": str(self.replay.run_dir)}
+        from .pipeline import decoding_params, prompt_hash
+
+        facts: dict[str, Any] = {"mode": "server" if live.base_urls else "embedded"}
+        facts.update(self.endpoints.facts() if self.endpoints else {})
+        templates = self._templates()
+        facts.update(
+            {
+                "structured_output": live.structured_output,
+                "decoding": decoding_params(live),
+                "timeout_s": live.timeout_s,
+                "retries": live.retries,
+                "prompt_hash": prompt_hash(templates),
+                "prompt_templates": {
+                    "system": str(live.system_prompt) if live.system_prompt else "spec",
+                    "user": str(live.user_prompt) if live.user_prompt else "spec",
+                },
+                "concurrency": live.default_concurrency(self._workers()),
+                "workers": self._workers(),
+                "cache": not live.no_cache,
+                "resumed_from": str(self.run_dir) if live.resume is not None else None,
+                "cached_responses": sum(1 for r in self.records if r.response.get("cached")),
+            }
+        )
+        return facts
 
     # -- the controller ----------------------------------------------------------------------
 
@@ -333,8 +481,8 @@ class BenchSession:
                 dataset=self.dataset,
                 rootdir=settings.rootdir,
                 # live runs (issue 3) add their server URLs and prompt-template hash here
-                servers=getattr(settings, "base_urls", ()) or (),
-                prompt_hash=None,
+                servers=[url for route in (self.endpoints.routes.values() if self.endpoints else ()) for url in route.urls],
+                prompt_hash=(self.live_facts() or {}).get("prompt_hash"),
                 outputs=[self.config.invocation_params.dir / spec.path for spec in settings.predictions],
                 package_version=_version("pytest-extractbench"),
                 options=settings.to_dict(),
@@ -376,6 +524,7 @@ class BenchSession:
             "platform": sys.platform,
             "problems": [p.as_dict() for p in self.problems],
             "unscored_items": sorted(self.unscored),
+            "live": self.live_facts(),
         }
 
     def _write(self) -> None:

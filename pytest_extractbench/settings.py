@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .baseline import parse_baseline_name
 from .gates import SLA_CHOICES
+from .live import (
+    LiveOptions,
+    parse_base_url,
+    parse_count,
+    parse_positive_int,
+    parse_seconds,
+    parse_structured_output,
+)
 from .predictions import PredictionsSpec
 from .regression import CompareFailCheck, parse_compare_fail, parse_verdict_thresholds
 from .scoring import EqsWeights, ScoringOptions, StatsOptions
@@ -231,6 +239,31 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_compare_fail, (), "EXPR", multiple=True),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
+    # --- live runs: servers, embedded llama-server, pipeline, journal, cache (issue 3) ---
+    OptionSpec("base_url", "OpenAI-compatible server URL, e.g. http://host:8000/v1 (repeatable: replicas of the "
+               "same model are load-balanced). Default: start the embedded llama-server.",
+               parse_base_url, (), "URL", multiple=True),
+    OptionSpec("structured_output", "How to ask for JSON under the sample's schema: json_schema (strict), "
+               "json_object (+schema, llama.cpp), guided_json (vLLM) or none (prompt only).",
+               parse_structured_output, "json_schema", "MODE"),
+    OptionSpec("concurrency", "Requests in flight at once per server group (default: the embedded server's slots, "
+               "else 8 per base URL; shared out among xdist workers).", parse_positive_int, None, "N"),
+    OptionSpec("temperature", "Sampling temperature.", parse_non_negative, 0.0, "T"),
+    OptionSpec("max_tokens", "Completion token limit; output that hits it is classed 'truncated'.",
+               parse_positive_int, 2048, "N"),
+    OptionSpec("decoding_seed", "Seed sent with every request.", parse_int, 42, "S"),
+    OptionSpec("timeout", "Timeout of one request attempt, in seconds.", parse_seconds, 120.0, "SECONDS"),
+    OptionSpec("retries", "Retries of timeouts, connection errors, 429 and 5xx (exponential backoff with jitter).",
+               parse_count, 3, "N"),
+    OptionSpec("system_prompt", "File holding the system prompt template (default: the spec's).", Path, None, "FILE"),
+    OptionSpec("user_prompt", "File holding the user prompt template with {text} and {schema} (default: the spec's).",
+               Path, None, "FILE"),
+    OptionSpec("resume", "Continue the run in DIR: reuse its responses.jsonl and request only what is missing.",
+               Path, None, "DIR"),
+    OptionSpec("replay", "Re-score the responses.jsonl recorded in DIR, with no server.", Path, None, "DIR"),
+    OptionSpec("no_cache", "Do not read or write the response cache (.extractbench/cache/).", parse_bool, False,
+               flag=True),
+    OptionSpec("slots", "Parallel slots of each embedded llama-server.", parse_positive_int, 4, "N"),
     # --- tracks, consistency, observability (issue 8) ---
     OptionSpec("track", "Benchmark track: extraction (default), toolcall, generate (create by schema) or repair "
                "(fix broken JSON).", parse_track, "extraction", "TRACK"),
@@ -305,6 +338,7 @@ class Settings:
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
+    live: LiveOptions = field(default_factory=LiveOptions)
     tracks: TrackSettings = field(default_factory=TrackSettings)
 
     @property
@@ -351,6 +385,7 @@ class Settings:
             compare=values["compare"],
             compare_fail=tuple(values["compare_fail"]),
             verdict_thresholds=values["verdict_thresholds"],
+            live=LiveOptions.from_values(values),
             tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"]),
         )
 
@@ -376,5 +411,6 @@ class Settings:
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
             "verdict_thresholds": list(self.verdict_thresholds),
+            "live": self.live.to_dict(),
             "tracks": self.tracks.to_dict(),
         }
