@@ -358,7 +358,20 @@ class BenchSession:
         elif self.endpoints is None:
             self.start_live()
         assert self.endpoints is not None
-        return LiveSource(
+        source_class: Any = LiveSource
+        extra: dict[str, Any] = {}
+        tracks = self.settings.tracks
+        if self.tracks is not None or tracks.repeats > 1 or tracks.calibration:  # issue 8
+            from .tracks.live import TrackLiveSource
+
+            source_class = TrackLiveSource
+            extra = {"track": self.tracks.track if self.tracks else None, "repeats": tracks.repeats,
+                     "logprobs": tracks.calibration}  # fmt: skip
+            if tracks.repeats > 1 and live.temperature == 0 and not self.is_worker:
+                warnings.warn(ExtractBenchWarning(
+                    f"--extractbench-repeats {tracks.repeats} with temperature 0: runs differ only by seed; "
+                    "set --extractbench-temperature above 0 to measure consistency"))  # fmt: skip
+        return source_class(
             live,
             self.endpoints.routes,
             run_dir=self.run_dir,
@@ -366,6 +379,7 @@ class BenchSession:
             concurrency=live.default_concurrency(self._workers()),
             api_key=api_key_from_env(),
             templates=self._templates(),
+            **extra,
         )
 
     def _workers(self) -> int:

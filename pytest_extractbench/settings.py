@@ -271,6 +271,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_repeats, 1, "N"),
     OptionSpec("otel", "Export requests, scored samples and the run to OpenTelemetry: global (the configured "
                "providers), console or otlp (needs the 'otel' extra).", parse_otel, None, "EXPORTER"),
+    OptionSpec("calibration", "Ask the server for token logprobs and report per-field confidence calibration "
+               "(reliability table, ECE).", parse_bool, False, flag=True),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
 
@@ -386,7 +388,8 @@ class Settings:
             compare_fail=tuple(values["compare_fail"]),
             verdict_thresholds=values["verdict_thresholds"],
             live=LiveOptions.from_values(values),
-            tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"]),
+            tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"],
+                                 calibration=values["calibration"]),
         )
 
     @classmethod

@@ -27,14 +27,15 @@ Messages = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class TrackSettings:
-    """The options of issue 8: which track, how many runs per sample, the OpenTelemetry exporter."""
+    """The options of issue 8: which track, runs per sample, the OpenTelemetry exporter, logprobs."""
 
     track: str = EXTRACTION
     repeats: int = 1
     otel: str | None = None
+    calibration: bool = False  # ask live servers for token logprobs
 
     def to_dict(self) -> dict[str, Any]:
-        return {"track": self.track, "repeats": self.repeats, "otel": self.otel}
+        return {"track": self.track, "repeats": self.repeats, "otel": self.otel, "calibration": self.calibration}
 
 
 @dataclass(frozen=True, eq=False)
