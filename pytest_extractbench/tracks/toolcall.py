@@ -379,14 +379,17 @@ class ToolCallTrack(Track):
             return None
         category = "abstention" if not gold else ("parallel" if len(gold) > 1 else "single")
         meta = {"topic": row.get("topic") or category, "category": category}
-        return TrackSample(sample_id, {"messages": messages, "functions": functions}, gold, meta)
+        # translated once per sample: the validators are cached by schema object, so scoring reuses them
+        schemas = {f["name"]: to_json_schema(f.get("parameters") or {"type": "object", "properties": {}})
+                   for f in functions}  # fmt: skip
+        return TrackSample(sample_id, {"messages": messages, "functions": functions, "schemas": schemas}, gold, meta)
 
     def build_request(self, sample: TrackSample) -> tuple[Messages, dict[str, Any]]:
         tools = [
             {"type": "function", "function": {
                 "name": safe_name(f["name"]),
                 "description": str(f.get("description", "")),
-                "parameters": to_json_schema(f.get("parameters") or {"type": "object", "properties": {}}),
+                "parameters": sample.data["schemas"][f["name"]],
             }}
             for f in sample.data["functions"]
         ]  # fmt: skip
@@ -407,8 +410,7 @@ class ToolCallTrack(Track):
         return {"calls": calls, "format_error": error}
 
     def score(self, sample: TrackSample, prediction: Any, options: Any = None) -> dict[str, Any]:
-        schemas = {f["name"]: to_json_schema(f.get("parameters") or {}) for f in sample.data["functions"]}
-        result = score_calls(sample.expected, prediction["calls"], schemas, prediction["format_error"])
+        result = score_calls(sample.expected, prediction["calls"], sample.data["schemas"], prediction["format_error"])
         result["predicted"] = prediction["calls"]
         result["passed"] = result["correct"]
         result["failure"] = None if result["correct"] else self._why(result)

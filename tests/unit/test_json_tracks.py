@@ -156,3 +156,15 @@ def test_repair_rows_with_problems_name_the_field(tmp_path: Any) -> None:
     assert [s.id for s in dataset.samples] == ["c"]
     assert [(p.sample_id, p.field, p.location) for p in dataset.problems] == [("a", "kind", "line 1"),
                                                                                 ("b", "original", "line 2")]  # fmt: skip
+
+
+def test_tracks_consistency_and_calibration_never_import_pytest() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest_extractbench.tracks, pytest_extractbench.tracks.toolcall, pytest_extractbench.consistency, "
+        "pytest_extractbench.calibration, pytest_extractbench.sample_extras; "
+        "assert 'pytest' not in sys.modules and '_pytest' not in sys.modules, sorted(sys.modules)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
