@@ -131,5 +131,5 @@ def _response(output: object, sample_id: str, row: dict) -> ModelResponse:
     response = ModelResponse(content=output)
     # token logprobs recorded with the output (OpenAI's {"content": [...]}): confidence calibration
     if row.get("logprobs") is not None:
-        response.logprobs = row["logprobs"]  # type: ignore[attr-defined]  # a field once the client (3a) adds it
+        response.logprobs = row["logprobs"]
     return response

@@ -241,7 +241,7 @@ class BenchSession:
         if self.tracks is not None:
             return self.tracks.run_item(item)  # type: ignore[return-value]
         sample = item.sample
-        responses = self.tracks_responses(item.model, sample)
+        responses = self.item_responses(item.model, sample)
         response = responses[0]
         score = score_sample(
             response.content, sample.expected, sample.schema, options=self.settings.scoring, sample_id=sample.id,
@@ -263,7 +263,7 @@ class BenchSession:
         self.config.hook.pytest_extractbench_sample_scored(config=self.config, record=record)
         return record
 
-    def tracks_responses(self, model: str, sample: Any) -> list[Any]:
+    def item_responses(self, model: str, sample: Any) -> list[Any]:
         """The runs of one sample (several with --extractbench-repeats), each announced by the request hook."""
         repeats = self.settings.tracks.repeats
         several = getattr(self.source, "responses", None)

@@ -29,7 +29,7 @@ class TrackRunner:
     def run_item(self, item: SampleItem) -> TrackRecord:
         """Read (or request) the sample's runs, score the first, measure consistency over all."""
         bench, track, sample = self.bench, self.track, item.sample
-        responses = bench.tracks_responses(item.model, sample)
+        responses = bench.item_responses(item.model, sample)
         predictions = [track.read_response(sample, r) for r in responses]  # type: ignore[arg-type]
         result = track.score(sample, predictions[0], bench.settings.scoring)  # type: ignore[arg-type]
         found = None
