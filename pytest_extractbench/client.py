@@ -49,6 +49,7 @@ __all__ = [
     "cache_key",
     "model_schema",
     "run_check",
+    "structured_output_fields",
 ]
 
 log = logging.getLogger(__name__)
@@ -255,16 +256,25 @@ def model_schema(schema: Any) -> Any:
 def cache_key(model: str, messages: Sequence[Mapping[str, Any]], schema: Any, params: Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of what determines the answer: model, messages, schema (without
     x-eval keys) and decoding params (`ClientConfig.decoding_params`). Not the server or the key."""
-    payload = {"v": 1, "model": model, "messages": list(messages), "schema": model_schema(schema), "params": dict(params)}
+    payload = {
+        "v": 1,
+        "model": model,
+        "messages": list(messages),
+        "schema": model_schema(schema),
+        "params": dict(params),
+    }
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def structured_output_fields(mode: str, schema: Any, *, name: str = "extraction_result", strict: bool = True) -> dict[str, Any]:
+def structured_output_fields(
+    mode: str, schema: Any, *, name: str = "extraction_result", strict: bool = True
+) -> dict[str, Any]:
     """The request fields that constrain the output to `schema` in `mode`'s dialect."""
     schema = model_schema(schema)
     if mode == "json_schema":
-        return {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}}
+        json_schema = {"name": name, "schema": schema, "strict": strict}
+        return {"response_format": {"type": "json_schema", "json_schema": json_schema}}
     if mode == "json_object":
         return {"response_format": {"type": "json_object", "schema": schema}}
     if mode == "guided_json":
@@ -314,7 +324,8 @@ class ExtractionClient:
         )
 
     def __repr__(self) -> str:
-        return f"<ExtractionClient {self.config.base_url} structured_output={self.config.structured_output}>"
+        cfg = self.config
+        return f"<ExtractionClient {_display_url(cfg.base_url)} structured_output={cfg.structured_output}>"
 
     async def __aenter__(self) -> ExtractionClient:
         return self
@@ -386,6 +397,10 @@ class ExtractionClient:
                 return _Retry("server_error", message, _retry_after(exc.response.headers))
             response.error_class, response.error = "request_error", message
             return None
+        except openai.OpenAIError as exc:  # e.g. a response the package itself cannot read
+            response.error_class = "bad_response"
+            response.error = self._redact(_one_line(f"{type(exc).__name__}: {exc}"))
+            return None
         latency = time.perf_counter() - t0
         response.latency_s = latency
         _fill_completion(response, body, self.config.max_tokens if "max_tokens" not in fields else fields["max_tokens"])
@@ -412,7 +427,7 @@ class ExtractionClient:
         raises `ConnectionCheckError` with one clear line when the server is unreachable, refuses
         the key, or does not serve `model`."""
         openai = self._openai
-        url = self.config.base_url
+        url = _display_url(self.config.base_url)
         wanted = [model] if isinstance(model, str) else list(model or ())
         try:
             raw = await self._client.models.with_raw_response.list()
@@ -471,6 +486,18 @@ def run_check(config: ClientConfig, models: Iterable[str]) -> list[str] | None:
 
 # ----------------------------------------------------------------------------------------------
 # reading answers
+
+
+def _display_url(url: str) -> str:
+    """The URL without user:password@, for messages."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return parts._replace(netloc=netloc).geturl()
 
 
 def _one_line(text: str, limit: int = _MESSAGE_LIMIT) -> str:

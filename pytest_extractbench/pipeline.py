@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .endpoints import Route
 
 CACHE_SUBDIR = ("cache", "responses")
+SUBMIT_BATCH = 64
 
 
 def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
@@ -115,10 +116,21 @@ class LiveSource:
     # -- OutputSource -----------------------------------------------------------------------
 
     def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
-        """Queue a request for every pair not answered by the resumed journal or the cache."""
-        pending = [request for request in (self._admit(model, sample) for model, sample in work) if request]
-        if pending:
-            self._submit(pending)
+        """Queue a request for every pair not answered by the resumed journal or the cache.
+
+        Requests go out in batches as they are built, so the first ones are on the wire while the
+        prompts of the rest are still being rendered.
+        """
+        batch: list[_Request] = []
+        for model, sample in work:
+            request = self._admit(model, sample)
+            if request is not None:
+                batch.append(request)
+                if len(batch) >= SUBMIT_BATCH:
+                    self._submit(batch)
+                    batch = []
+        if batch:
+            self._submit(batch)
 
     def response(self, model: str, sample: Sample) -> ModelResponse:
         future = self._futures.get((model, sample.id))
@@ -140,6 +152,8 @@ class LiveSource:
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=10)
+            if not loop.is_running():
+                loop.close()
         self.journal.close()
 
     # -- admission (main thread) -------------------------------------------------------------

@@ -228,9 +228,12 @@ class BenchSession:
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
-        if self.is_worker and self.config.workerinput.get(STATIC_KEY):  # type: ignore[attr-defined]
-            # live runs under xdist: the items the fixed schedule gives this worker (xdist_schedule.py)
+        if self.is_worker:
             info = self.config.workerinput  # type: ignore[attr-defined]
+            if not info.get(STATIC_KEY):
+                # --dist other than load: this worker's items are not known ahead, each asks when it runs
+                return
+            # live runs under xdist: the items the fixed schedule gives this worker (xdist_schedule.py)
             items = [items[i] for i in own_indices(len(items), info["workerid"], info["workercount"])]
         work = [(item.model, item.sample) for item in items if isinstance(item, SampleItem)]
         if work:
@@ -286,12 +289,16 @@ class BenchSession:
             return f"EQS {score.eqs:.3f} is below the per-sample bar {bar:.3f}"
         return None
 
+    def close_source(self) -> None:
+        """Release the output source (live: cancel the requests still queued, fsync the journal)."""
+        source, self._source = self._source, None
+        if source is not None:
+            source.close()
+
     def close(self) -> None:
         gc.unfreeze()
         try:
-            if self._source is not None:
-                self._source.close()
-                self._source = None
+            self.close_source()
         finally:
             if self.endpoints is not None and not self.is_worker:
                 self.endpoints.stop()

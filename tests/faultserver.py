@@ -86,7 +86,9 @@ class Fault:
             raise ValueError(f"unknown fault kind {self.kind!r}; one of {FAULT_KINDS}")
 
     @classmethod
-    def ok(cls, content: Any = None, *, delay: float = 0.0, tool_calls: Iterable[dict[str, Any]] | None = None) -> Fault:
+    def ok(
+        cls, content: Any = None, *, delay: float = 0.0, tool_calls: Iterable[dict[str, Any]] | None = None
+    ) -> Fault:
         return cls("ok", content=content, delay=delay, tool_calls=tuple(tool_calls) if tool_calls else None)
 
     @classmethod
@@ -208,7 +210,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _send(self, code: int, payload: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None, length: int | None = None) -> None:
+    def _send(
+        self,
+        code: int,
+        payload: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+        length: int | None = None,
+    ) -> None:
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload) if length is None else length))
@@ -404,7 +413,9 @@ class FaultServer:
     def __enter__(self) -> FaultServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     def __repr__(self) -> str:
@@ -456,7 +467,10 @@ class FaultServer:
                     {
                         "id": f"call_{index}_{i}",
                         "type": "function",
-                        "function": {"name": call["name"], "arguments": args if isinstance(args, str) else json.dumps(args)},
+                        "function": {
+                            "name": call["name"],
+                            "arguments": args if isinstance(args, str) else json.dumps(args),
+                        },
                     }
                 )
             message = {"role": "assistant", "content": None, "tool_calls": calls}
@@ -465,7 +479,10 @@ class FaultServer:
         if body.get("logprobs"):
             tokens = [text[i : i + 4] for i in range(0, len(text), 4)]
             choice["logprobs"] = {
-                "content": [{"token": t, "logprob": -0.01 * (k + 1), "bytes": list(t.encode()), "top_logprobs": []} for k, t in enumerate(tokens)]
+                "content": [
+                    {"token": t, "logprob": -0.01 * (k + 1), "bytes": list(t.encode()), "top_logprobs": []}
+                    for k, t in enumerate(tokens)
+                ]
             }
         n = body.get("n") or 1
         choices = [dict(choice, index=k) for k in range(int(n))]

