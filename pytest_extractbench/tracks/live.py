@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..dataset import Sample
-from ..pipeline import LiveSource, _Request
+from ..pipeline import SUBMIT_BATCH, LiveSource, _Request
 from ..responses import ModelResponse
 from .base import Track
 
@@ -43,10 +43,19 @@ class TrackLiveSource(LiveSource):
     # -- OutputSource -------------------------------------------------------------------------
 
     def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
-        # every run of a sample before the next sample, so items find their runs done in order
-        pending = [r for model, sample in work for run in range(self.repeats) if (r := self._admit_run(model, sample, run))]
-        if pending:
-            self._submit(pending)
+        # every run of a sample before the next sample, so items find their runs done in order; in batches,
+        # so the first requests are on the wire while the rest are built (as LiveSource.prepare)
+        batch: list[_Request] = []
+        for model, sample in work:
+            for run in range(self.repeats):
+                request = self._admit_run(model, sample, run)
+                if request is not None:
+                    batch.append(request)
+            if len(batch) >= SUBMIT_BATCH:
+                self._submit(batch)
+                batch = []
+        if batch:
+            self._submit(batch)
 
     def response(self, model: str, sample: Sample) -> ModelResponse:
         return self._result(model, sample, 0)
