@@ -64,7 +64,9 @@ class SampleItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SampleFailure):
-            return failure_text(excinfo.value.record)
+            record = excinfo.value.record
+            # non-extraction tracks (issue 8) explain themselves
+            return record.failure_text() if hasattr(record, "failure_text") else failure_text(record)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

@@ -12,7 +12,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .record import SampleRecord
-    from .responses import OutputSource
+    from .responses import ModelResponse, OutputSource
     from .session import BenchSession
 
 
@@ -23,12 +23,21 @@ def pytest_extractbench_make_source(config: pytest.Config, bench: BenchSession) 
 
 @pytest.hookspec()
 def pytest_extractbench_sample_scored(config: pytest.Config, record: SampleRecord) -> None:
-    """Called in the process that ran the item, right after one (model, sample) was scored."""
+    """Called in the process that ran the item, right after one (model, sample) was scored.
+
+    ``record`` is a :class:`~pytest_extractbench.record.SampleRecord` on the extraction track and a
+    :class:`~pytest_extractbench.record.TrackRecord` (``track``, ``result``) on the others; both have
+    ``model``, ``sample_id``, ``passed``, ``failure``, ``response`` and ``to_dict()``.
+    """
 
 
 @pytest.hookspec()
 def pytest_extractbench_run_finished(config: pytest.Config, metrics: dict[str, Any]) -> None:
-    """Called once on the controller with ``{model: metrics}`` after the run directory was written."""
+    """Called once on the controller with ``{model: metrics}`` after the run directory was written.
+
+    On a non-extraction track each model's metrics hold ``track`` and the track's section
+    (``metrics[model][metrics[model]["track"]]``).
+    """
 
 
 @pytest.hookspec()
@@ -44,3 +53,19 @@ def pytest_extractbench_comparators(config: pytest.Config) -> dict[str, Any] | N
 @pytest.hookspec()
 def pytest_extractbench_transforms(config: pytest.Config) -> dict[str, Any] | None:
     """Return ``{name: transform}`` to use in ``x-eval-transform``; a transform is ``fn(value, params) -> value``."""
+
+
+# --- observability (issue 8) ---
+
+
+@pytest.hookspec()
+def pytest_extractbench_request_done(config: pytest.Config, model: str, sample_id: str, response: ModelResponse) -> None:
+    """Called in the process that runs the item, once per model response the item receives.
+
+    Live runs: one call per request (per run with ``--extractbench-repeats``), after retries;
+    ``response.error_class`` says why there is no content. Offline runs: one call per
+    predictions row used. ``response.latency_s``, ``usage``, ``started_at``/``finished_at``
+    (epoch seconds) and ``cached`` describe the request. The order of the three hooks for one
+    item is ``request_done`` (once per run), then ``sample_scored``; ``run_finished`` comes once
+    at the end on the controller. ``--extractbench-otel`` implements all three.
+    """

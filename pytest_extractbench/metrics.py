@@ -21,6 +21,7 @@ from .comparison import comparison_section
 from .gates import eqs_band, recommendation
 from .record import SampleRecord
 from .resampled import confidence_interval_section
+from .sample_extras import calibration_section, consistency_section
 from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions, prf
 
 # Spec 4.2.5 bins of the composite score of compared fields, low to high.
@@ -134,6 +135,9 @@ SECTIONS: tuple[Section, ...] = (
     distributions.string_similarity_section,
     distributions.complexity_correlation_section,
     performance.performance_section,  # spec 4.3 (issue 3c); the session adds the cost once prices are known
+    # issue 8: present only with logprobs / --extractbench-repeats
+    calibration_section,
+    consistency_section,
 )
 
 

@@ -238,6 +238,10 @@ class LiveSource:
         return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
                                               (urls.index(u) - turn) % len(urls)))
 
+    async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
+        """One request to one replica (the tracks send other request fields: tracks/live.py)."""
+        return await client.extract(served_model, request.messages, request.schema)
+
     async def _ask(self, request: _Request, route: Route) -> ModelResponse:
         """The answer, from another replica when one fails for a reason another might not have."""
         tried: set[str] = set()
@@ -247,7 +251,7 @@ class LiveSource:
             tried.add(url)
             self._outstanding[url] += 1
             try:
-                response = await self._client(url).extract(route.served_model, request.messages, request.schema)
+                response = await self._send(self._client(url), route.served_model, request)
             finally:
                 self._outstanding[url] -= 1
             attempts += response.attempts

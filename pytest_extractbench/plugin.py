@@ -42,6 +42,10 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(pytest_html_glue.PytestHtmlHooks(bench), "extractbench-pytest-html")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistController(), "extractbench-xdist")
+    if settings.tracks.otel:
+        from . import otel  # lazily: OpenTelemetry is an optional extra
+
+        otel.configure(config, settings.tracks.otel, run_id=bench.run_dir.name)
 
 
 def _bench(config: pytest.Config) -> BenchSession | None:
@@ -123,6 +127,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     bench = _bench(config)
     if bench is not None:
         bench.close()
+        if bench.settings.tracks.otel:
+            from . import otel
+
+            otel.unconfigure(config)
 
 
 # ----------------------------------------------------------------------- collection

@@ -39,6 +39,8 @@ class PredictionsSource:
     """Outputs keyed by (model, sample id), with the problems met while reading them."""
 
     outputs: dict[tuple[str, str], ModelResponse] = field(default_factory=dict)
+    # every run of a row with "outputs": [...] (--extractbench-repeats, issue 8)
+    repeats: dict[tuple[str, str], list[ModelResponse]] = field(default_factory=dict)
     origin: dict[tuple[str, str], str] = field(default_factory=dict)
     problems: list[DatasetProblem] = field(default_factory=list)
 
@@ -54,6 +56,11 @@ class PredictionsSource:
         if found is None:
             return ModelResponse(error_class="missing", error=f"no prediction for sample {sample.id!r} (model {model!r})")
         return found
+
+    def responses(self, model: str, sample: Sample, n: int) -> list[ModelResponse]:
+        """Up to ``n`` runs of one sample: a row's ``outputs`` list, else its single output."""
+        found = self.repeats.get((model, sample.id))
+        return list(found[:n]) if found else [self.response(model, sample)]
 
     def close(self) -> None:
         """Nothing to release."""
@@ -99,7 +106,11 @@ def _read_row(source: PredictionsSource, label: str, number: int, line: str, fal
         problem("a prediction row needs an 'id'; row ignored", None, "id")
         return
     sample_id = str(row["id"])
-    if "output" not in row:
+    runs = row.get("outputs")
+    if runs is not None and (not isinstance(runs, list) or not runs):
+        problem("'outputs' must be a non-empty list of outputs (one per run); row ignored", sample_id, "outputs")
+        return
+    if "output" not in row and runs is None:
         problem("missing 'output'; row ignored", sample_id, "output")
         return
     model = str(row.get("model") or fallback_model)
@@ -107,8 +118,18 @@ def _read_row(source: PredictionsSource, label: str, number: int, line: str, fal
     if key in source.outputs:
         problem(f"duplicate id (first at {source.origin[key].rsplit(':', 1)[1]}); the first row is used", sample_id, "id")
         return
-    output = row["output"]
-    source.outputs[key] = ModelResponse(content=output) if output is not None else ModelResponse(
-        error_class="missing", error=f"prediction for {sample_id!r} is null"
-    )
+    output = row["output"] if "output" in row else runs[0]  # type: ignore[index]
+    source.outputs[key] = _response(output, sample_id, row)
+    if runs is not None:
+        source.repeats[key] = [_response(run, sample_id, row) for run in runs]
     source.origin[key] = f"{label}:{location}"
+
+
+def _response(output: object, sample_id: str, row: dict) -> ModelResponse:
+    if output is None:
+        return ModelResponse(error_class="missing", error=f"prediction for {sample_id!r} is null")
+    response = ModelResponse(content=output)
+    # token logprobs recorded with the output (OpenAI's {"content": [...]}): confidence calibration
+    if row.get("logprobs") is not None:
+        response.logprobs = row["logprobs"]
+    return response

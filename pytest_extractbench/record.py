@@ -58,3 +58,60 @@ class SampleRecord:
     @property
     def sort_key(self) -> tuple[str, str]:
         return (self.model, self.sample_id)
+
+
+# --- tracks (issue 8) ---
+
+
+@dataclass
+class TrackRecord:
+    """One model's result on one sample of a non-extraction track (toolcall, generate, repair)."""
+
+    model: str
+    sample_id: str
+    track: str
+    result: dict[str, Any]  # the track's per-sample result (Track.score)
+    meta: dict[str, Any] = field(default_factory=dict)
+    response: dict[str, Any] = field(default_factory=dict)
+    passed: bool = True
+    failure: str | None = None
+    consistency: dict[str, Any] | None = None  # with --extractbench-repeats N > 1
+    details: list[str] = field(default_factory=list)  # lines shown under a failing item
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "sample_id": self.sample_id,
+            "track": self.track,
+            "passed": self.passed,
+            "failure": self.failure,
+            "meta": self.meta,
+            "response": self.response,
+            "result": self.result,
+            "consistency": self.consistency,
+            "details": self.details,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrackRecord:
+        return cls(
+            model=data["model"],
+            sample_id=data["sample_id"],
+            track=data["track"],
+            result=dict(data.get("result") or {}),
+            meta=dict(data.get("meta") or {}),
+            response=dict(data.get("response") or {}),
+            passed=bool(data.get("passed", True)),
+            failure=data.get("failure"),
+            consistency=data.get("consistency"),
+            details=list(data.get("details") or []),
+        )
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        return (self.model, self.sample_id)
+
+    def failure_text(self) -> str:
+        """Why the item failed, with the track's details."""
+        head = f"sample {self.sample_id!r} (model {self.model!r}, track {self.track}): {self.failure}"
+        return "\n".join([head, *self.details])

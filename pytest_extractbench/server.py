@@ -95,10 +95,32 @@ _GEMMA3_CHAT_TEMPLATE = """{{ bos_token }}
     {%- set first_user_prefix = '' -%}
     {%- set loop_messages = messages -%}
 {%- endif -%}
+{%- if tools -%}
+    {#- Tool calling (issue 8) in the Hermes style that llama-server recognizes by its <tool_call> tags:
+        the functions go before the first user turn; without tools the prompt is unchanged. -#}
+    {%- set ns = namespace(tools='') -%}
+    {%- for tool in tools -%}
+        {%- set ns.tools = ns.tools ~ (tool | tojson) ~ '\\n' -%}
+    {%- endfor -%}
+    {%- set first_user_prefix = first_user_prefix ~ 'You may call one or more functions to answer the request. '
+        ~ 'The functions are:\\n<tools>\\n' ~ ns.tools ~ '</tools>\\n'
+        ~ 'To call a function, answer with one JSON object per call inside tags:\\n'
+        ~ '<tool_call>\\n{"name": <function-name>, "arguments": <arguments-object>}\\n</tool_call>\\n'
+        ~ 'If no function fits the request, answer in plain words.\\n\\n' -%}
+{%- endif -%}
 {%- for message in loop_messages -%}
-    {%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}
+    {%- set role = 'model' if message['role'] == 'assistant' else ('user' if message['role'] == 'tool' else message['role']) -%}
     {{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else '') }}
-    {{- (message['content'] or '') | trim }}
+    {%- if message['role'] == 'tool' -%}
+        {{- '<tool_response>\\n' + (message['content'] or '') + '\\n</tool_response>' }}
+    {%- else -%}
+        {{- (message['content'] or '') | trim }}
+    {%- endif -%}
+    {%- if message['tool_calls'] -%}
+        {%- for call in message['tool_calls'] -%}
+            {{- '<tool_call>\\n{"name": "' ~ call['function']['name'] ~ '", "arguments": ' ~ (call['function']['arguments'] if call['function']['arguments'] is string else (call['function']['arguments'] | tojson)) ~ '}\\n</tool_call>' }}
+        {%- endfor -%}
+    {%- endif -%}
     {{- '<end_of_turn>\\n' }}
 {%- endfor -%}
 {%- if add_generation_prompt -%}

@@ -30,12 +30,15 @@ from .gates import GateCheck, evaluate_sla, sla_passed
 from .metrics import metrics_by_model, run_level_metrics
 from .performance import apply_prices
 from .predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
-from .record import SampleRecord
+from .record import SampleRecord, TrackRecord
 from .regression import RunComparison, compare_run
 from .report import files, outputs, terminal
+from .sample_extras import extra_diagnostics
 from .scoring import MISSING, score_sample
 from .server import DEFAULT_EMBEDDED_MODEL
 from .subsets import gate_scopes, subset_metrics
+from .tracks import get_track
+from .tracks.session import TrackRunner
 
 STATIC_KEY = "extractbench_static_schedule"  # xdist_schedule.STATIC_KEY (that module needs xdist)
 
@@ -77,6 +80,9 @@ class BenchSession:
         self.settings = settings
         self.is_worker = is_worker(config)
         self.records: list[SampleRecord] = []
+        self.track_records: list[TrackRecord] = []
+        # issue 8: a non-extraction track runs through its own runner (None = extraction)
+        self.tracks = TrackRunner(self, get_track(settings.tracks.track)) if settings.tracks.track != "extraction" else None
         self.unscored: list[str] = []
         self.started_at = datetime.now(timezone.utc)
         self._clock = time.perf_counter()
@@ -141,7 +147,10 @@ class BenchSession:
     def dataset(self) -> Dataset:
         if self._dataset is None:
             try:
-                self._dataset = load_dataset(self.settings.dataset, base_dir=self.config.invocation_params.dir)
+                if self.tracks is not None:
+                    self._dataset = self.tracks.track.load(self.settings.dataset, base_dir=self.config.invocation_params.dir)
+                else:
+                    self._dataset = load_dataset(self.settings.dataset, base_dir=self.config.invocation_params.dir)
             except (FileNotFoundError, OSError) as exc:
                 raise pytest.UsageError(f"extractbench: {exc}") from None
         return self._dataset
@@ -165,7 +174,7 @@ class BenchSession:
     def problems(self) -> list[DatasetProblem]:
         found = list(self.dataset.problems)
         if self._rule_problems is None:
-            self._rule_problems = rule_problems(self.dataset.samples)
+            self._rule_problems = rule_problems(self.dataset.samples) if self.tracks is None else []
         found.extend(self._rule_problems)
         if self.predictions is not None:
             found.extend(self.predictions.problems)
@@ -235,8 +244,11 @@ class BenchSession:
 
     def run_item(self, item: SampleItem) -> SampleRecord:
         """Get the item's output, score it, and decide pass/fail."""
+        if self.tracks is not None:
+            return self.tracks.run_item(item)  # type: ignore[return-value]
         sample = item.sample
-        response = self.source.response(item.model, sample)
+        responses = self.item_responses(item.model, sample)
+        response = responses[0]
         score = score_sample(
             response.content, sample.expected, sample.schema, options=self.settings.scoring, sample_id=sample.id,
             rule_errors="ignore",  # reported once per sample as an input problem instead
@@ -253,8 +265,20 @@ class BenchSession:
             # needs the source text, which only this process has: computed here, carried in the record
             diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content),
         )
+        extra_diagnostics(record, responses)  # issue 8: calibration and consistency, when there is data for them
         self.config.hook.pytest_extractbench_sample_scored(config=self.config, record=record)
         return record
+
+    def item_responses(self, model: str, sample: Any) -> list[Any]:
+        """The runs of one sample (several with --extractbench-repeats), each announced by the request hook."""
+        repeats = self.settings.tracks.repeats
+        several = getattr(self.source, "responses", None)
+        found = list(several(model, sample, repeats)) if repeats > 1 and several is not None else [
+            self.source.response(model, sample)]
+        for response in found:
+            self.config.hook.pytest_extractbench_request_done(
+                config=self.config, model=model, sample_id=sample.id, response=response)
+        return found
 
     def _failure(self, score: Any, response: Any) -> str | None:
         if response.content is MISSING:
@@ -341,7 +365,20 @@ class BenchSession:
         if self.is_worker:
             self.endpoints = Endpoints(live, self.models())
             self.endpoints.load_wire(self.config.workerinput.get(ENDPOINTS_KEY) or {})  # type: ignore[attr-defined]
-        return LiveSource(
+        source_class: Any = LiveSource
+        extra: dict[str, Any] = {}
+        tracks = self.settings.tracks
+        if self.tracks is not None or tracks.repeats > 1 or tracks.calibration:  # issue 8
+            from .tracks.live import TrackLiveSource
+
+            source_class = TrackLiveSource
+            extra = {"track": self.tracks.track if self.tracks else None, "repeats": tracks.repeats,
+                     "logprobs": tracks.calibration}  # fmt: skip
+            if tracks.repeats > 1 and live.temperature == 0 and not self.is_worker:
+                warnings.warn(ExtractBenchWarning(
+                    f"--extractbench-repeats {tracks.repeats} with temperature 0: runs differ only by seed; "
+                    "set --extractbench-temperature above 0 to measure consistency"))  # fmt: skip
+        return source_class(
             live,
             self._routes,  # called when the first request must go out: a fully cached rerun starts no server
             run_dir=self.run_dir,
@@ -349,6 +386,7 @@ class BenchSession:
             concurrency=live.default_concurrency(self._workers()),
             api_key=api_key_from_env(),
             templates=self._templates(),
+            **extra,
         )
 
     def _routes(self) -> dict[str, Any]:
@@ -414,13 +452,18 @@ class BenchSession:
     def add_report(self, report: pytest.TestReport) -> None:
         """Keep the record a sample item's report carries; note items that ended without one."""
         data = getattr(report, "extractbench", None)
-        if data is not None:
+        if data is not None and "track" in data:
+            self.track_records.append(TrackRecord.from_dict(data))
+        elif data is not None:
             self.records.append(SampleRecord.from_dict(data, self.settings.scoring))
         elif "::extractbench[" in report.nodeid and (report.when == "call" or report.failed):
             self.unscored.append(report.nodeid)
 
     def finish(self, session: pytest.Session) -> None:
         """Aggregate, write the run directory, apply the SLA gate (controller only)."""
+        if self.tracks is not None and not self.is_worker:
+            self.tracks.finish()
+            return
         if self.is_worker or not self.records:
             return
         self.records.sort(key=lambda r: r.sort_key)
@@ -520,7 +563,10 @@ class BenchSession:
 
     def _write(self) -> None:
         files.write_jsonl(self.run_dir / files.SAMPLES_FILE, (r.to_dict() for r in self.records))
-        document = {"format_version": FORMAT_VERSION, "run": self.run_info(), "models": self.metrics, **self.run_level}
+        document = {
+            "format_version": FORMAT_VERSION, "track": "extraction", "run": self.run_info(), "models": self.metrics,
+            **self.run_level,
+        }  # fmt: skip
         files.write_json(self.run_dir / files.METRICS_FILE, document)
         # --- reports (issue 7): report.html, summary.md, metrics.csv, samples.csv from the same data
         self.report_files, self.report_errors = outputs.write_reports(
@@ -529,6 +575,8 @@ class BenchSession:
 
     def summary_lines(self) -> list[str]:
         """The terminal summary: one headline block per model, problems, where the files are."""
+        if self.tracks is not None:
+            return self.tracks.summary_lines()
         if not self.metrics:
             return ["no sample was scored"] + terminal.problem_lines(self.problems)
         lines = [f"dataset {self.dataset.name}: {len(self.dataset.samples)} samples; results in {self.run_dir}"]

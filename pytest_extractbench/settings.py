@@ -31,6 +31,7 @@ from .regression import CompareFailCheck, parse_compare_fail, parse_verdict_thre
 from .scoring import EqsWeights, ScoringOptions, StatsOptions
 from .scoring.options import TESTS
 from .subsets import SubsetConfig, SubsetConfigError, load_subsets
+from .tracks.base import TRACK_NAMES, TrackSettings
 
 if TYPE_CHECKING:
     import pytest
@@ -119,6 +120,28 @@ def parse_test(value: str) -> str:
     """One of the paired tests of :data:`.scoring.options.TESTS`."""
     if value not in TESTS:
         raise argparse.ArgumentTypeError(f"unknown test {value!r}; choose one of {', '.join(TESTS)}")
+    return value
+
+
+def parse_track(value: str) -> str:
+    """One of :data:`.tracks.base.TRACK_NAMES`."""
+    if value not in TRACK_NAMES:
+        raise argparse.ArgumentTypeError(f"unknown track {value!r}; choose one of {', '.join(TRACK_NAMES)}")
+    return value
+
+
+def parse_repeats(value: str) -> int:
+    """A whole number >= 1."""
+    return _number(value, int, lambda x: x >= 1, "a whole number of runs per sample, at least 1")
+
+
+OTEL_EXPORTERS = ("global", "console", "otlp")
+
+
+def parse_otel(value: str) -> str:
+    """One of :data:`OTEL_EXPORTERS`."""
+    if value not in OTEL_EXPORTERS:
+        raise argparse.ArgumentTypeError(f"unknown exporter {value!r}; choose one of {', '.join(OTEL_EXPORTERS)}")
     return value
 
 
@@ -251,6 +274,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
     # --- reports (issue 7) ---
     OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
                "are still written).", parse_bool, False, flag=True),
+    # --- tracks, consistency, observability (issue 8) ---
+    OptionSpec("track", "Benchmark track: extraction (default), toolcall, generate (create by schema) or repair "
+               "(fix broken JSON).", parse_track, "extraction", "TRACK"),
+    OptionSpec("repeats", "Ask each sample N times (use a temperature > 0) and report consistency across the runs.",
+               parse_repeats, 1, "N"),
+    OptionSpec("otel", "Export requests, scored samples and the run to OpenTelemetry: global (the configured "
+               "providers), console or otlp (needs the 'otel' extra).", parse_otel, None, "EXPORTER"),
+    OptionSpec("calibration", "Ask the server for token logprobs and report per-field confidence calibration "
+               "(reliability table, ECE).", parse_bool, False, flag=True),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
 
@@ -321,6 +353,7 @@ class Settings:
     prices: Prices = field(default_factory=Prices)  # issue 3c
     live: LiveOptions = field(default_factory=LiveOptions)
     report: ReportOptions = field(default_factory=ReportOptions)
+    tracks: TrackSettings = field(default_factory=TrackSettings)
 
     @property
     def offline(self) -> bool:
@@ -369,6 +402,8 @@ class Settings:
             prices=Prices(values["price_input"], values["price_output"]),  # issue 3c
             live=LiveOptions.from_values(values),
             report=ReportOptions(html=not values["no_html_report"]),
+            tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"],
+                                 calibration=values["calibration"]),
         )
 
     @classmethod
@@ -396,4 +431,5 @@ class Settings:
             "prices": self.prices.to_dict(),  # issue 3c
             "live": self.live.to_dict(),
             "report": self.report.as_dict(),
+            "tracks": self.tracks.to_dict(),
         }

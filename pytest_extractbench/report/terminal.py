@@ -97,6 +97,7 @@ def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateChe
     ]
     lines.extend(subset_lines(metrics))
     lines.extend(performance_lines(metrics.get("performance")))
+    lines.extend(calibration_consistency_lines(metrics))
     if tier != "none":
         missed = [c for c in checks if c.passed is False]
         if missed:
@@ -157,6 +158,18 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
     errors = {k: v for k, v in rel["error_counts"].items() if v}
     if errors:
         lines.append("  errors              " + ", ".join(f"{safe(k)} {v}" for k, v in sorted(errors.items())))
+def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
+    """Issue 8's optional sections: confidence calibration (logprobs) and consistency (repeats)."""
+    lines = []
+    calibration = metrics.get("calibration")
+    if calibration:
+        lines.append(f"  calibration         ECE {num(calibration['ece'])}   MCE {num(calibration['mce'])}   "
+                     f"Brier {num(calibration['brier'])} over {calibration['fields']} fields")  # fmt: skip
+    found = metrics.get("consistency")
+    if found:
+        variance = "n/a" if found["value_variance"] is None else f"{found['value_variance']:.4g}"
+        lines.append(f"  consistency ({found['runs_per_sample']} runs)  exact {pct(found['exact_match_consistency'])}   "
+                     f"field-level {pct(found['field_level_consistency'])}   numeric std {variance}")  # fmt: skip
     return lines
 
 

@@ -1,0 +1,39 @@
+"""Benchmark tracks besides extraction: tool calling, create-by-schema and repair (issue 8)."""
+
+from __future__ import annotations
+
+from .base import EXTRACTION, TRACK_NAMES, Track, TrackSample, TrackSettings
+from .breakage import BREAKAGE_KINDS, BreakageError, applicable_kinds, break_json
+from .generate import GenerateTrack
+from .repair import RepairTrack
+from .toolcall import ToolCallTrack
+
+TRACKS: dict[str, type[Track]] = {"toolcall": ToolCallTrack, "generate": GenerateTrack, "repair": RepairTrack}
+
+
+def get_track(name: str) -> Track | None:
+    """The track object for ``name``; None for the extraction track (the session's own path)."""
+    if name == EXTRACTION:
+        return None
+    try:
+        return TRACKS[name]()
+    except KeyError:
+        raise ValueError(f"unknown track {name!r}; choose one of {', '.join(TRACK_NAMES)}") from None
+
+
+__all__ = [
+    "BREAKAGE_KINDS",
+    "BreakageError",
+    "EXTRACTION",
+    "GenerateTrack",
+    "RepairTrack",
+    "TRACKS",
+    "TRACK_NAMES",
+    "ToolCallTrack",
+    "Track",
+    "TrackSample",
+    "TrackSettings",
+    "applicable_kinds",
+    "break_json",
+    "get_track",
+]

@@ -1,0 +1,186 @@
+"""What every benchmark track provides: samples, the request, reading the answer, per-sample scores, aggregates.
+
+A track is a pure object (no pytest import). The session asks it for samples,
+sends the request it builds (live) or reads a predictions row (offline), and
+keeps the plain dict its :meth:`Track.score` returns; the controller calls
+:meth:`Track.aggregate` on every model's dicts. The extraction track is not a
+:class:`Track`: it keeps its own (older, richer) path in the session.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from ..dataset import Dataset, DatasetProblem, iter_rows
+from ..responses import ModelResponse
+from ..scoring import MISSING
+
+EXTRACTION = "extraction"
+TRACK_NAMES = (EXTRACTION, "toolcall", "generate", "repair")
+
+Messages = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class TrackSettings:
+    """The options of issue 8: which track, runs per sample, the OpenTelemetry exporter, logprobs."""
+
+    track: str = EXTRACTION
+    repeats: int = 1
+    otel: str | None = None
+    calibration: bool = False  # ask live servers for token logprobs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"track": self.track, "repeats": self.repeats, "otel": self.otel, "calibration": self.calibration}
+
+
+@dataclass(frozen=True, eq=False)
+class TrackSample:
+    """One task of a non-extraction track: its inputs in ``data``, the reference in ``expected``."""
+
+    id: str
+    data: Mapping[str, Any]
+    expected: Any = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def topic(self) -> str:
+        return str(self.meta.get("topic") or "")
+
+    # The extraction path's names, so code that only logs or keys by them works unchanged.
+    @property
+    def text(self) -> str:
+        return str(self.data.get("text", ""))
+
+    @property
+    def schema(self) -> Any:
+        return self.data.get("schema")
+
+
+RowParser = Callable[[Mapping[str, Any], Callable[[str, str | None], None]], "TrackSample | None"]
+
+
+def load_rows(name: str, label: str, path: Path, parse: Callable[..., TrackSample | None]) -> Dataset:
+    """Read a JSONL/JSON file with ``parse(row, sample_id, problem)``; bad rows become problems, never errors."""
+    samples: list[TrackSample] = []
+    problems: list[DatasetProblem] = []
+    seen: dict[str, str] = {}
+    for index, (location, row) in enumerate(iter_rows(path), start=1):
+        if isinstance(row, json.JSONDecodeError):
+            problems.append(DatasetProblem(label, location, f"not valid JSON: {row.msg} (column {row.colno})"))
+            continue
+        if not isinstance(row, dict):
+            problems.append(DatasetProblem(label, location, f"a row must be a JSON object, got {type(row).__name__}"))
+            continue
+        sample_id = str(row.get("id")) if row.get("id") not in (None, "") else f"row-{index}"
+        found: list[DatasetProblem] = []
+
+        def problem(message: str, field_name: str | None, severity: str = "error") -> None:
+            found.append(DatasetProblem(label, location, message, sample_id, field_name, severity))  # noqa: B023
+
+        sample = parse(row, sample_id, problem)
+        problems.extend(found)
+        if sample is None or any(p.severity == "error" for p in found):
+            continue
+        if sample.id in seen:
+            problems.append(DatasetProblem(label, location, f"duplicate id (first seen at {seen[sample.id]}); row skipped",
+                                           sample.id, "id"))  # fmt: skip
+            continue
+        seen[sample.id] = location
+        meta = {"source": label, "location": location, **dict(sample.meta)}
+        samples.append(TrackSample(sample.id, sample.data, sample.expected, meta))
+    return Dataset(name=name, source=label, samples=samples, problems=problems)  # type: ignore[arg-type]
+
+
+def content_text(response: ModelResponse) -> Any:
+    """The response content (raw text or a parsed value), MISSING when there is none."""
+    return response.content
+
+
+def mean(values: Sequence[float]) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
+class Track:
+    """Base class of the toolcall, generate and repair tracks."""
+
+    name = ""
+    bundled_file = ""
+    description = ""
+
+    # -- samples -----------------------------------------------------------------------------
+
+    def bundled_path(self) -> Path:
+        return Path(str(resources.files("pytest_extractbench") / "data" / self.bundled_file))
+
+    def load(self, spec: str | None = None, *, base_dir: Path | None = None) -> Dataset:
+        """``bundled`` (default) or a JSONL/JSON file of this track's rows."""
+        if spec in (None, "", "bundled"):
+            path = self.bundled_path()
+            return load_rows(f"bundled-{self.name}", str(path), path, self.parse_row)
+        path = Path(spec).expanduser()
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        if not path.is_file():
+            raise FileNotFoundError(f"dataset {spec!r}: no such file {path}")
+        return load_rows(path.name, spec, path, self.parse_row)
+
+    def parse_row(self, row: Mapping[str, Any], sample_id: str, problem: Callable[..., None]) -> TrackSample | None:
+        raise NotImplementedError
+
+    # -- one sample ------------------------------------------------------------------------------
+
+    def build_request(self, sample: TrackSample) -> tuple[Messages, dict[str, Any]]:
+        """The chat messages and the extra request fields (``tools``, ``response_format``...)."""
+        raise NotImplementedError
+
+    def read_response(self, sample: TrackSample, response: ModelResponse) -> Any:
+        """The prediction this track scores, from a live response or a predictions-file row."""
+        return response.content
+
+    def score(self, sample: TrackSample, prediction: Any, options: Any = None) -> dict[str, Any]:
+        """A JSON-able per-sample result; it has ``passed`` (bool) and ``failure`` (str or None)."""
+        raise NotImplementedError
+
+    def consistency_value(self, prediction: Any) -> Any:
+        """What repeated runs of one sample are compared on (spec 4.4.7)."""
+        return prediction
+
+    # -- a model's results ----------------------------------------------------------------------
+
+    def aggregate(self, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def summary_lines(self, section: Mapping[str, Any]) -> list[str]:
+        raise NotImplementedError
+
+    def failure_lines(self, result: Mapping[str, Any]) -> list[str]:
+        """Details shown under a failing item."""
+        return []
+
+
+def missing_failure(response: ModelResponse) -> str | None:
+    """Why there is nothing to score, or None."""
+    if response.content is MISSING and not getattr(response, "tool_calls", None):
+        return f"no output ({response.error_class}): {response.error}"
+    return None
+
+
+def iter_schema_nodes(schema: Any, depth: int = 0) -> Iterator[tuple[dict[str, Any], int]]:
+    """Every subschema dict with its object depth (root properties are depth 1)."""
+    if isinstance(schema, dict):
+        yield schema, depth
+        for key in ("properties", "patternProperties", "$defs", "definitions"):
+            for child in (schema.get(key) or {}).values() if isinstance(schema.get(key), dict) else ():
+                yield from iter_schema_nodes(child, depth + 1 if key.endswith("roperties") else depth)
+        for key in ("items", "additionalProperties", "not", "contains"):
+            if isinstance(schema.get(key), dict):
+                yield from iter_schema_nodes(schema[key], depth)
+        for key in ("allOf", "anyOf", "oneOf", "prefixItems"):
+            for child in schema.get(key) or ():
+                yield from iter_schema_nodes(child, depth)

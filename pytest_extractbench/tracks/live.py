@@ -1,0 +1,126 @@
+"""Live requests for issue 8: a track's own request (tools, prompts), N runs per sample, token logprobs.
+
+:class:`TrackLiveSource` is the live pipeline (:class:`~pytest_extractbench.pipeline.LiveSource`:
+requests ahead of items, journal, cache, resume) with three changes: the request comes
+from the track (:meth:`Track.build_request`; the extraction request when there is no
+track), every sample is asked ``repeats`` times (run ``r`` uses seed ``decoding_seed + r``
+and is journalled as ``<sample id>#run<r>``), and ``logprobs`` can be requested. The
+session uses it only when one of those is asked for, so plain extraction runs are untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dataset import Sample
+from ..pipeline import SUBMIT_BATCH, LiveSource, _Request
+from ..responses import ModelResponse
+from .base import Track
+
+
+@dataclass
+class _TrackRequest(_Request):
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def run_id(sample_id: str, run: int) -> str:
+    """The id a run is journalled under: the sample id for the first run."""
+    return sample_id if run == 0 else f"{sample_id}#run{run}"
+
+
+class TrackLiveSource(LiveSource):
+    """The live pipeline for tracks, repeats and logprobs (implements ``OutputSource`` and ``responses``)."""
+
+    def __init__(self, *args: Any, track: Track | None, repeats: int = 1, logprobs: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.track = track
+        self.repeats = max(1, repeats)
+        self.logprobs = logprobs
+
+    # -- OutputSource -------------------------------------------------------------------------
+
+    def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
+        # every run of a sample before the next sample, so items find their runs done in order; in batches,
+        # so the first requests are on the wire while the rest are built (as LiveSource.prepare)
+        batch: list[_Request] = []
+        for model, sample in work:
+            for run in range(self.repeats):
+                request = self._admit_run(model, sample, run)
+                if request is not None:
+                    batch.append(request)
+            if len(batch) >= SUBMIT_BATCH:
+                self._submit(batch)
+                batch = []
+        if batch:
+            self._submit(batch)
+
+    def response(self, model: str, sample: Sample) -> ModelResponse:
+        return self._result(model, sample, 0)
+
+    def responses(self, model: str, sample: Sample, n: int) -> list[ModelResponse]:
+        """The first ``n`` runs of one sample (at most ``repeats``)."""
+        return [self._result(model, sample, run) for run in range(min(n, self.repeats))]
+
+    def _result(self, model: str, sample: Sample, run: int) -> ModelResponse:
+        pair = (model, run_id(sample.id, run))
+        if pair not in self._futures:
+            request = self._admit_run(model, sample, run)
+            if request is not None:
+                self._submit([request])
+        return self._futures[pair].result()
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def _admit(self, model: str, sample: Sample) -> _Request | None:
+        return self._admit_run(model, sample, 0)
+
+    def request(self, sample: Any, run: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The messages and request fields of one run of one sample."""
+        from ..client import build_messages, structured_output_fields
+
+        mode = self.live.structured_output
+        if self.track is None:
+            messages = build_messages(sample.text, sample.schema, self.templates)
+            fields = structured_output_fields(mode, sample.schema)
+        else:
+            messages, fields = self.track.build_request(sample)
+            if self.track.name in ("generate", "repair"):  # JSON answers: the run's structured-output mode applies
+                fields = {**structured_output_fields(mode, sample.schema), **fields}
+        if self.logprobs:
+            fields["logprobs"] = True
+        if run:
+            fields["seed"] = self.live.decoding_seed + run
+        return messages, fields
+
+    def _admit_run(self, model: str, sample: Sample, run: int) -> _Request | None:
+        """As :meth:`LiveSource._admit`, for one run, with the track's request."""
+        from ..client import cache_key
+
+        pair = (model, run_id(sample.id, run))
+        if pair in self._futures:
+            return None
+        future: Future[ModelResponse] = Future()
+        self._futures[pair] = future
+        messages, fields = self.request(sample, run)
+        track = self.track.name if self.track is not None else "extraction"
+        key = cache_key(model, messages, {"track": track, "request": fields}, {**self._params, "run": run})
+        found = self._resumed.get(key)
+        if found is not None:
+            self.counts["resumed"] += 1
+            future.set_result(found)
+            return None
+        if self.cache is not None and (found := self.cache.get(key)) is not None:
+            self.counts["cached"] += 1
+            self.journal.append(model, pair[1], key, found)
+            future.set_result(found)
+            return None
+        self.counts["requested"] += 1
+        return _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields)
+
+    async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
+        """As :meth:`LiveSource._send`, with the track's request fields through ``ExtractionClient.complete``."""
+        fields = request.fields if isinstance(request, _TrackRequest) else {}
+        return await client.complete(served_model, request.messages, **fields)

@@ -1,0 +1,59 @@
+"""End to end on the embedded llama-server (gemma3-270m): the tool-call track through the tools API.
+
+The model is a 270M base model: whether it calls the right function is not what is tested here,
+but that tools reach the server through its tool-capable chat template, that every answer comes
+back, is read and scored, and that the run's metrics add up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from pytest_extractbench.server import DEFAULT_EMBEDDED_MODEL, MissingExtraError, find_llama_server, resolve_model
+
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
+
+SAMPLES = ("weather-paris", "triangle-area", "abstain-capital")
+
+
+@pytest.fixture(autouse=True)
+def local_extra() -> None:
+    try:
+        find_llama_server()
+        resolve_model(DEFAULT_EMBEDDED_MODEL)
+    except MissingExtraError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install the local extra: {exc}")
+        pytest.skip(str(exc))
+
+
+def test_toolcall_track_on_the_embedded_server(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+        import json
+        def pytest_extractbench_request_done(config, model, sample_id, response):
+            with open("requests.log", "a") as f:
+                f.write(json.dumps({"sample": sample_id, "error": response.error_class,
+                                    "prompt_tokens": response.usage.get("prompt_tokens")}) + "\\n")
+    """)
+    result = pytester.runpytest(
+        "-p", "no:randomly", "--extractbench", "--extractbench-track", "toolcall", "-k", " or ".join(SAMPLES),
+        "--extractbench-output", "out", "--extractbench-max-tokens", "48", "--extractbench-slots", "1",
+        "--extractbench-no-cache", "--extractbench-timeout", "300",
+    )  # fmt: skip
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 3, result.stdout.str()[-3000:]
+    requests = [json.loads(line) for line in (pytester.path / "requests.log").read_text().splitlines()]
+    assert sorted(r["sample"] for r in requests) == sorted(SAMPLES)
+    assert all(r["error"] in (None, "truncated") for r in requests), requests
+    # the functions are in the prompt (the tool-capable template renders them): far more than the question's tokens
+    assert all(r["prompt_tokens"] > 100 for r in requests), requests
+    found = json.loads((pytester.path / "out" / "metrics.json").read_text())
+    assert found["track"] == "toolcall" and found["run"]["live"]["mode"] == "embedded"
+    section = found["models"][DEFAULT_EMBEDDED_MODEL]["toolcall"]
+    assert section["num_samples"] == 3 and section["abstention"]["samples"] == 1
+    rows = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and all(r["response"]["content"] is not None or r["response"]["tool_calls"] for r in rows)
+    assert found["models"][DEFAULT_EMBEDDED_MODEL]["passed_samples"] == sum(r["passed"] for r in rows)
