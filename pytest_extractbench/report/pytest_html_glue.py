@@ -26,7 +26,9 @@ COLUMNS = (("model", "Model"), ("eqs", "EQS"), ("validity", "Validity"), ("f1", 
 
 def junit_properties(record: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The per-sample scores as (name, value) pairs for ``item.user_properties``."""
-    score = record["score"]
+    score = record.get("score")
+    if not score:  # the other tracks' records carry their own results, not an extraction score
+        return [("extractbench_model", record["model"])]
     return list(
         zip(
             PROPERTIES,

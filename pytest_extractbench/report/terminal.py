@@ -158,6 +158,9 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
     errors = {k: v for k, v in rel["error_counts"].items() if v}
     if errors:
         lines.append("  errors              " + ", ".join(f"{safe(k)} {v}" for k, v in sorted(errors.items())))
+    return lines
+
+
 def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
     """Issue 8's optional sections: confidence calibration (logprobs) and consistency (repeats)."""
     lines = []
