@@ -19,6 +19,7 @@ import json
 import os
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -29,6 +30,24 @@ HF_PREFIX = "hf:"
 COLUMN_NAMES = ("id", "text", "schema", "expected", "topic", "title", "medium")
 HUB_CHECK_TIMEOUT_S = 3.0
 _DATASETS_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv"}
+
+
+INVALID_POLICIES = ("skip", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class DataOptions:
+    """How the dataset is read and cut down (the issue 4 options)."""
+
+    columns: tuple[tuple[str, str], ...] = ()
+    sample: int | None = None
+    seed: int = 42
+    invalid_samples: str = "warn"
+    cache_dir: Path | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"columns": dict(self.columns), "sample": self.sample, "seed": self.seed,
+                "invalid_samples": self.invalid_samples, "cache_dir": str(self.cache_dir) if self.cache_dir else None}
 
 
 class DatasetSourceError(Exception):
