@@ -224,7 +224,7 @@ def subsample(samples: list[Sample], n: int | None, seed: int) -> list[Sample]:
     """``n`` samples chosen by the SHA-256 of ``seed`` and each sample id, kept in dataset order.
 
     A hash instead of ``random``: the choice depends only on (seed, id), so it is the same on
-    every machine, Python version and xdist worker, and growing a dataset keeps earlier picks.
+    every machine, Python version and xdist worker, whatever order the rows come in.
     """
     if n is None or n >= len(samples):
         return list(samples)

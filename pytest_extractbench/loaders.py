@@ -204,19 +204,20 @@ def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], ca
     if not _hub_offline():
         check_hub_reachable(spec)
     import datasets
-    from datasets.exceptions import DatasetNotFoundError
 
     try:
         loaded = datasets.load_dataset(name, split=split, cache_dir=str(cache_dir) if cache_dir else None)
-    except DatasetNotFoundError:
-        raise DatasetSourceError(
-            f"dataset {spec!r}: {name!r} was not found on the HuggingFace Hub (check the name; a private or "
-            "gated dataset needs HF_TOKEN in the environment)"
-        ) from None
-    except ValueError as exc:  # e.g. an unknown split
-        raise DatasetSourceError(f"dataset {spec!r}: {exc}") from None
-    except (ConnectionError, OSError) as exc:
-        raise DatasetSourceError(f"dataset {spec!r}: could not download {name!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - datasets raises many kinds; the user needs one clear sentence
+        if _hub_offline():
+            why = "HF_HUB_OFFLINE is set and it is not in the local datasets cache"
+        elif isinstance(exc, FileNotFoundError):  # DatasetNotFoundError and friends
+            why = ("it is neither a local path nor a dataset on the HuggingFace Hub (check the name; a private or "
+                   "gated dataset needs HF_TOKEN in the environment)")
+        elif isinstance(exc, ValueError):  # e.g. an unknown split
+            why = "it could not be loaded as asked"
+        else:
+            why = "it could not be downloaded"
+        raise DatasetSourceError(f"dataset {spec!r}: {name!r}: {why}: {type(exc).__name__}: {exc}") from None
     return parse_rows(name, spec, _iter_hf(loaded), columns=columns)
 
 
