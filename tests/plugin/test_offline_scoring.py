@@ -223,7 +223,7 @@ def test_without_the_flag_the_plugin_stays_out_of_the_way(pytester: pytest.Pytes
 
 def strip_timing(document: dict) -> dict:
     run = dict(document["run"])
-    for key in ("started_at", "finished_at", "duration_s", "workers", "options"):
+    for key in ("started_at", "finished_at", "duration_s", "workers", "options", "config"):
         run.pop(key)
     return {"run": run, "models": document["models"]}
 
