@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,7 +256,10 @@ def _write_prompt(directory: Path, text: str) -> Path:
     target = directory / f"prompt-{hashlib.sha256(text.encode()).hexdigest()[:16]}.txt"
     if not target.is_file():
         directory.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        # xdist workers read the same config at once: write aside, then rename (atomic)
+        scratch = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, target)
     return target
 
 

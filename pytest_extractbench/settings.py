@@ -170,7 +170,8 @@ class OptionSpec:
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("model", "Model name(s), comma-separated or repeated; every sample becomes one item per model.",
                parse_models, (), "NAME[,NAME...]", multiple=True, aliases=("--model",)),
-    OptionSpec("dataset", "Dataset: 'bundled' (default) or a .jsonl/.json file of {id, text, schema, expected} rows.",
+    OptionSpec("dataset", "Dataset: 'bundled' (default), a .jsonl/.json/.parquet file of {id, text, schema, expected} "
+               "rows, a Benchson folder (NAME/test/*.json) or hf:OWNER/NAME[:split] / hf:PATH (via datasets).",
                str, "bundled", "SPEC"),
     OptionSpec("predictions", "Score recorded outputs instead of calling a server: a JSONL file of {id, output} rows "
                "(repeatable; NAME=PATH names the model).", PredictionsSpec.parse, (), "[NAME=]PATH", multiple=True),

@@ -162,3 +162,25 @@ def test_validate_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_data_options_record() -> None:
     assert DataOptions(columns=(("text", "doc"),), sample=5).as_dict() == {
         "columns": {"text": "doc"}, "sample": 5, "seed": 42, "invalid_samples": "warn", "cache_dir": None}
+
+
+def test_dataset_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from pytest_extractbench.dataset import load_dataset, subsample
+    from pytest_extractbench.datastats import dataset_statistics
+
+    assert main(["dataset-stats", "bundled", "--sample", "10", "--seed", "1", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["statistics"] == json.loads(json.dumps(dataset_statistics(subsample(load_dataset().samples, 10, 1))))
+    assert printed["statistics"]["num_samples"] == 10 and printed["invalid_samples"] == []
+    assert main(["dataset-stats", "bundled"]) == 0
+    text = capsys.readouterr().out
+    assert "samples: 52 (52 distinct schemas)" in text and "complexity bins: 'simple'=" in text
+    bad = tmp_path / "d.jsonl"
+    bad.write_text('{"id": "x", "text": "t", "schema": {"type": "object"}}\n')
+    assert main(["dataset-stats", str(bad)]) == 0
+    assert "1 invalid sample problem(s):" in capsys.readouterr().out
+    assert main(["dataset-stats", str(tmp_path / "missing.jsonl")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    assert main(["dataset-stats", "bundled", "--columns", "nonsense"]) == 2
