@@ -24,7 +24,7 @@ _DEPTH_KNEES = ((1, 2, 3, 4), (0.0, 0.33, 0.67, 1.0))
 class _Totals:
     """What one schema location contributes, counted the way an instance is laid out (per path)."""
 
-    __slots__ = ("fields", "required", "enums", "formats", "depth", "arrays", "nested", "types", "paths")
+    __slots__ = ("arrays", "depth", "enums", "fields", "formats", "nested", "paths", "required", "types")
 
     def __init__(self) -> None:
         self.fields = self.required = self.enums = self.formats = self.depth = self.paths = 0

@@ -209,7 +209,8 @@ def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any
         try:
             prompt.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            result.problems.append(f"{key_path}: cannot read prompt file {value}: {getattr(exc, 'strerror', None) or exc}")
+            reason = getattr(exc, "strerror", None) or exc
+            result.problems.append(f"{key_path}: cannot read prompt file {value}: {reason}")
             return
         value = str(prompt)
     if key_path == "dataset.name" and isinstance(value, str) and isinstance(flat.get(SPLIT_KEY), str):
@@ -269,7 +270,8 @@ def _suggest(word: str, choices: Any) -> str:
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), type(value).__name__)
+    names = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}
+    return names.get(type(value), type(value).__name__)
 
 
 # -- the effective configuration, as recorded ---------------------------------------------------
@@ -285,7 +287,8 @@ def redact(value: Any, name: str = "") -> Any:
     if name and _SECRET_NAME.search(name):
         return REDACTED if value not in (None, "", (), []) else value
     if isinstance(value, str):
-        return _SECRET_QUERY.sub(lambda m: m.group("key") + REDACTED, _URL_CREDENTIALS.sub(r"\g<scheme>" + REDACTED + "@", value))
+        value = _URL_CREDENTIALS.sub(r"\g<scheme>" + REDACTED + "@", value)
+        return _SECRET_QUERY.sub(lambda m: m.group("key") + REDACTED, value)
     if isinstance(value, dict):
         return {k: redact(v, str(k)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -193,7 +193,10 @@ def sample_from_row(
     if not isinstance(row, dict):
         return None, [DatasetProblem(source, location, f"a row must be a JSON object, got {type(row).__name__}")]
     columns = columns or {}
-    col = lambda name: columns.get(name, name)  # noqa: E731
+
+    def col(name: str) -> str:
+        return columns.get(name, name)
+
     raw_id = row.get(col("id"))
     sample_id = str(raw_id) if raw_id not in (None, "") else f"row-{index}"
     problems: list[DatasetProblem] = []
@@ -204,7 +207,8 @@ def sample_from_row(
     text = row.get(col("text"))
     if not isinstance(text, str):
         name = col("text")
-        problem(f"missing {name!r} (a string)" if text is None else f"{name!r} must be a string, got {type(text).__name__}", name)
+        problem(f"missing {name!r} (a string)" if text is None
+                else f"{name!r} must be a string, got {type(text).__name__}", name)
     if col("schema") not in row:
         problem(f"missing {col('schema')!r}", col("schema"))
     candidates = (columns["expected"],) if "expected" in columns else _EXPECTED_KEYS

@@ -238,7 +238,8 @@ def _load_hf_local(spec: str, path: Path, split: str | None, columns: Mapping[st
     except DatasetSourceError:
         raise
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds; the user needs the words
-        raise DatasetSourceError(f"dataset {spec!r}: datasets could not load {path}: {type(exc).__name__}: {exc}") from None
+        reason = f"{type(exc).__name__}: {exc}"
+        raise DatasetSourceError(f"dataset {spec!r}: datasets could not load {path}: {reason}") from None
     return parse_rows(path.name, spec, _iter_hf(loaded), columns=columns)
 
 
