@@ -12,6 +12,7 @@ from __future__ import annotations
 from .dataset import BUNDLED, Dataset, DatasetProblem, Sample, load_dataset
 from .gates import SLA_TIERS, GateCheck, eqs_band, evaluate_sla, recommendation
 from .metrics import metrics_by_model, model_metrics
+from .performance import Prices, performance_metrics
 from .record import SampleRecord
 from .scoring import (
     EqsWeights,
@@ -46,6 +47,7 @@ __all__ = [
     "FieldResult",
     "GateCheck",
     "Interval",
+    "Prices",
     "SLA_TIERS",
     "Sample",
     "SampleRecord",
@@ -66,6 +68,7 @@ __all__ = [
     "paired_permutation_test",
     "paired_ttest",
     "parse_output",
+    "performance_metrics",
     "recommendation",
     "score_sample",
     "wilcoxon_test",

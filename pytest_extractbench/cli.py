@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NamedTuple
 
 
 class Command(NamedTuple):
@@ -26,6 +28,63 @@ def _run(args: argparse.Namespace) -> int:
     import pytest
 
     return int(pytest.main(["--extractbench", *args.extra]))
+
+
+def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results-dir", required=True, type=Path, metavar="DIR", help="A run directory (metrics.json, samples.jsonl).")
+    parser.add_argument("--output", type=Path, metavar="FILE", help="Where to write the HTML report (default DIR/report.html).")
+    parser.add_argument("--title", help="Report title.")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report.html import REPORT_FILE, write_report
+    from .report.rows import RunDirError, load_run
+
+    try:
+        path = write_report(load_run(args.results_dir), args.output or args.results_dir / REPORT_FILE, title=args.title)
+    except (RunDirError, OSError) as exc:
+        print(f"extractbench report: {exc}", file=sys.stderr)
+        return 2
+    print(f"report written to {path}")
+    return 0
+
+
+def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs", required=True, metavar="A,B,C", help="Run directories, comma-separated.")
+    parser.add_argument("--output", type=Path, default=Path("comparison.html"), metavar="FILE",
+                        help="Where to write the comparison report (default comparison.html).")
+    parser.add_argument("--title", help="Report title.")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .report.compare_runs import merge_runs
+    from .report.html import write_report
+    from .report.rows import RunDirError
+
+    paths = [Path(p.strip()) for p in args.runs.split(",") if p.strip()]
+    try:
+        merged = merge_runs(paths)
+        title = args.title or "Run comparison: " + ", ".join(str(p) for p in paths)
+        path = write_report(merged, args.output, title=title)
+    except (RunDirError, OSError) as exc:
+        print(f"extractbench compare: {exc}", file=sys.stderr)
+        return 2
+    print(f"comparison of {len(merged.document['models'])} models written to {path}")
+    return 0
+
+
+def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base-url", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")
+    parser.add_argument("--model", help="Also check that the server serves this model.")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
+
+
+def _test_connection(args: argparse.Namespace) -> int:
+    from .connection import check_connection
+
+    result = check_connection(args.base_url, args.model, timeout=args.timeout)
+    print(result.message, file=sys.stdout if result.ok else sys.stderr)
+    return 0 if result.ok else 1
 
 
 # --- datasets and configuration (issue 4) ---
@@ -95,6 +154,12 @@ def _validate_config(args: argparse.Namespace) -> int:
 
 COMMANDS: list[Command] = [
     Command("run", "Run the benchmark (pytest --extractbench with the same options).", _add_run_arguments, _run),
+    # --- reports (issue 7) ---
+    Command("report", "Write the HTML report of a run directory.", _add_report_arguments, _report),
+    Command("compare", "Compare the models of several run directories in one HTML report.", _add_compare_arguments, _compare),
+    Command("test-connection", "Check that an OpenAI-compatible server answers (GET /models).", _add_connection_arguments,
+            _test_connection),
+    # --- datasets and configuration (issue 4) ---
     Command("dataset-stats", "Print a dataset's statistics and invalid samples without running a model.",
             _add_dataset_stats_arguments, _dataset_stats),
     Command("validate-config", "Check a config file; report every problem with its key path.",

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from . import breakdowns, diagnostics, distributions
+from . import breakdowns, diagnostics, distributions, performance
 from .comparison import comparison_section
 from .gates import eqs_band, recommendation
 from .record import SampleRecord
@@ -160,6 +160,7 @@ SECTIONS: tuple[Section, ...] = (
     breakdowns.omission_section,
     distributions.string_similarity_section,
     distributions.complexity_correlation_section,
+    performance.performance_section,  # spec 4.3 (issue 3c); the session adds the cost once prices are known
     complexity_bin_section,
 )
 

@@ -9,7 +9,9 @@ import pytest
 
 from . import extensions, hookspecs
 from .collect import BENCH_KEY, SampleItem
-from .session import RUN_DIR_KEY, BenchSession, is_worker
+from .report import pytest_html_glue
+from .report.progress import Progress
+from .session import RUN_DIR_KEY, STATIC_KEY, BenchSession, is_worker
 from .settings import Settings, add_options
 
 # -------------------------------------------------------------------- configuration
@@ -33,6 +35,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[BENCH_KEY] = bench
     if not bench.is_worker:
         config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
+        # --- reports (issue 7): live progress line, pytest-html columns/summary (only when it is installed)
+        config.pluginmanager.register(_ProgressLine(config), "extractbench-progress")
+        if config.pluginmanager.hasplugin("html"):
+            config.pluginmanager.register(pytest_html_glue.PytestHtmlHooks(bench), "extractbench-pytest-html")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistController(), "extractbench-xdist")
 
@@ -51,6 +57,29 @@ class _ReportListener:
         self.bench.add_report(report)
 
 
+class _ProgressLine:
+    """Prints the running EQS and validity while items run (issue 7)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.progress = Progress()
+        self.session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "extractbench", None)
+        if data is None or self.config.get_verbosity() < -1:
+            return
+        line = self.progress.add(data, getattr(self.session, "testscollected", 0) or 0)
+        writer = self.config.pluginmanager.get_plugin("terminalreporter")
+        if line and writer is not None:
+            if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
+                writer.write("\n")  # after a row of progress dots
+            writer.write_line(line)
+
+
 class _XdistController:
     """Registered only when xdist is installed, so its hook is known."""
 
@@ -60,6 +89,23 @@ class _XdistController:
         bench = _bench(node.config)
         if bench is not None:
             node.workerinput[RUN_DIR_KEY] = str(bench.run_dir)
+            # live runs (issue 3): the servers the controller started, and the fixed schedule
+            node.workerinput.update(bench.worker_input())
+            node.workerinput[STATIC_KEY] = _static_schedule(node.config)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        # Live runs: workers must know their items up front to request them ahead (xdist_schedule.py).
+        if _static_schedule(config):
+            from .xdist_schedule import StaticScheduling
+
+            return StaticScheduling(config, log)
+        return None
+
+
+def _static_schedule(config: pytest.Config) -> bool:
+    bench = _bench(config)
+    return bench is not None and bench.live and config.getvalue("dist") == "load"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -84,6 +130,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         items[:0] = bench.make_items(session)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Before xdist starts its workers (its hook is trylast): they get the servers' URLs.
+    bench = _bench(session.config)
+    if bench is not None and not bench.is_worker and not session.config.option.collectonly:
+        bench.start_live()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> None:
     bench = _bench(session.config)
@@ -99,13 +152,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
     if call.when == "call" and isinstance(item, SampleItem) and item.record is not None:
-        report.extractbench = item.record.to_dict()
+        report.extractbench = data = item.record.to_dict()
+        # JUnit XML <property> elements and pytest-html columns (issue 7), as record_property would add them
+        properties = pytest_html_glue.junit_properties(data)
+        item.user_properties.extend(properties)  # the teardown report carries them into the JUnit XML
+        report.user_properties.extend(properties)
+        if pytest_html_glue.wants_extras(item.config):
+            pytest_html_glue.attach_extra(report, data)
     return report
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_extractbench_make_source(config: pytest.Config, bench: BenchSession) -> Any:
-    return bench.predictions
+    return bench.predictions if bench.predictions is not None else bench.make_live_source()
 
 
 # ----------------------------------------------------------------------- session end

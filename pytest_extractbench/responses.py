@@ -37,6 +37,10 @@ class ModelResponse:
     cached: bool = False
     started_at: float | None = None  # epoch seconds when the first attempt was sent
     finished_at: float | None = None  # epoch seconds when the final answer (or error) arrived
+    # Optional, live runs only (client.py):
+    tool_calls: list[dict[str, Any]] | None = None  # [{"name", "arguments"}]; arguments parsed when JSON
+    logprobs: list[dict[str, Any]] | None = None  # [{"token", "logprob"}] of the content, when returned
+    choices: list[dict[str, Any]] | None = None  # every choice when n > 1: [{"content", "finish_reason", ...}]
 
     @property
     def ok(self) -> bool:

@@ -24,17 +24,27 @@ from . import baseline as baselines
 from .collect import DatasetCollector, SampleItem
 from .dataset import Dataset, DatasetProblem, subsample
 from .datastats import dataset_statistics
+from .endpoints import ENDPOINTS_KEY, Endpoints
 from .loaders import DatasetSourceError, load_source
 from .diagnostics import sample_diagnostics
 from .extensions import rule_problems
 from .gates import GateCheck, evaluate_sla, sla_passed
 from .metrics import metrics_by_model, run_level_metrics
+from .performance import apply_prices
 from .predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
 from .record import SampleRecord
 from .regression import RunComparison, compare_run
-from .report import files, terminal
+from .report import files, outputs, terminal
 from .scoring import MISSING, score_sample
+from .server import DEFAULT_EMBEDDED_MODEL
 from .subsets import gate_scopes, subset_metrics
+
+STATIC_KEY = "extractbench_static_schedule"  # xdist_schedule.STATIC_KEY (that module needs xdist)
+
+
+def own_indices(total: int, workerid: str, workercount: int) -> list[int]:
+    """The item indices the fixed live-run schedule (xdist_schedule.py) gives one worker."""
+    return list(range(int(workerid.removeprefix("gw")), total, max(1, workercount)))
 
 if TYPE_CHECKING:
     from .responses import OutputSource
@@ -84,13 +94,23 @@ class BenchSession:
         self.baseline = None if self.is_worker else self._load_baseline()
         self.baseline_comparison: RunComparison | None = None
         self.saved_baseline: Path | None = None
+        # --- live runs (issue 3) ---
+        self.endpoints: Endpoints | None = None
+        self._replay: Any = None
+        self._check_live_options()
+        self.report_files: list[Path] = []
+        self.report_errors: list[str] = []
 
     # -- inputs ------------------------------------------------------------------------------
 
     def _run_dir(self) -> Path:
         if self.is_worker:
             return Path(self.config.workerinput[RUN_DIR_KEY])  # type: ignore[attr-defined]
-        if self.settings.output is not None:
+        if self.settings.live.resume is not None:  # a resumed run continues in its own directory
+            path = self.config.invocation_params.dir / self.settings.live.resume
+            if not path.is_dir():
+                raise pytest.UsageError(f"extractbench: --extractbench-resume {self.settings.live.resume}: no such run directory")
+        elif self.settings.output is not None:
             path = self.settings.output
             if not path.is_absolute():
                 path = self.config.invocation_params.dir / path
@@ -172,6 +192,10 @@ class BenchSession:
             return list(dict.fromkeys(self.settings.models))
         if self.predictions is not None:
             return self.predictions.models or [DEFAULT_OFFLINE_MODEL]
+        if self.replay is not None:
+            return self.replay.models
+        if self.settings.live.embedded:
+            return [DEFAULT_EMBEDDED_MODEL]
         return []
 
     @property
@@ -219,6 +243,10 @@ class BenchSession:
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
+        if self.is_worker and self.config.workerinput.get(STATIC_KEY):  # type: ignore[attr-defined]
+            # live runs under xdist: the items the fixed schedule gives this worker (xdist_schedule.py)
+            info = self.config.workerinput  # type: ignore[attr-defined]
+            items = [items[i] for i in own_indices(len(items), info["workerid"], info["workercount"])]
         work = [(item.model, item.sample) for item in items if isinstance(item, SampleItem)]
         if work:
             self.source.prepare(work)
@@ -236,7 +264,7 @@ class BenchSession:
             model=item.model,
             sample_id=sample.id,
             score=score,
-            meta=dict(sample.meta),
+            meta={**sample.meta, "text_chars": len(sample.text or "")},  # input length for spec 4.3.1
             response=response.as_dict(),
             passed=failure is None,
             failure=failure,
@@ -260,9 +288,129 @@ class BenchSession:
 
     def close(self) -> None:
         gc.unfreeze()
-        if self._source is not None:
-            self._source.close()
-            self._source = None
+        try:
+            if self._source is not None:
+                self._source.close()
+                self._source = None
+        finally:
+            if self.endpoints is not None and not self.is_worker:
+                self.endpoints.stop()
+
+    # -- live runs (issue 3) -----------------------------------------------------------------
+
+    @property
+    def live(self) -> bool:
+        """Answers come from a server (given or embedded): neither predictions nor a replayed journal."""
+        return not self.settings.offline and self.settings.live.replay is None
+
+    def _check_live_options(self) -> None:
+        live = self.settings.live
+        if live.replay is not None and self.settings.offline:
+            raise pytest.UsageError("extractbench: --extractbench-replay and --extractbench-predictions exclude each other")
+        if live.replay is not None and live.resume is not None:
+            raise pytest.UsageError("extractbench: --extractbench-replay and --extractbench-resume exclude each other")
+
+    @property
+    def replay(self) -> Any:
+        """The ReplaySource of --extractbench-replay DIR (read once)."""
+        live = self.settings.live
+        if self._replay is None and live.replay is not None:
+            from .journal import JOURNAL_FILE
+            from .pipeline import ReplaySource
+
+            path = self.config.invocation_params.dir / live.replay
+            if not (path / JOURNAL_FILE).is_file():
+                raise pytest.UsageError(f"extractbench: --extractbench-replay {live.replay}: no {JOURNAL_FILE} in {path}")
+            self._replay = ReplaySource(path)
+        return self._replay
+
+    def start_live(self) -> None:
+        """Controller: start the embedded servers (if no URL) and check every server, before any item runs."""
+        if not self.live or self.endpoints is not None:
+            return
+        models = self.models()
+        if not models:
+            raise pytest.UsageError("extractbench: --extractbench-base-url needs the served model's name: --model NAME")
+        from .client import api_key_from_env
+
+        self.endpoints = Endpoints(self.settings.live, models)
+        self.endpoints.start(self.run_dir)
+        self.endpoints.check(api_key_from_env())
+
+    def worker_input(self) -> dict[str, Any]:
+        """What a worker needs from the controller: the routes of the servers it started."""
+        return {ENDPOINTS_KEY: self.endpoints.to_wire()} if self.endpoints is not None else {}
+
+    def make_live_source(self) -> OutputSource | None:
+        """The replayed journal, or the live pipeline; None in offline runs."""
+        if self.settings.offline:
+            return None
+        if self.replay is not None:
+            return self.replay
+        from .client import api_key_from_env
+        from .pipeline import CACHE_SUBDIR, LiveSource
+
+        live = self.settings.live
+        if self.is_worker:
+            self.endpoints = Endpoints(live, self.models())
+            self.endpoints.load_wire(self.config.workerinput.get(ENDPOINTS_KEY) or {})  # type: ignore[attr-defined]
+        elif self.endpoints is None:
+            self.start_live()
+        assert self.endpoints is not None
+        return LiveSource(
+            live,
+            self.endpoints.routes,
+            run_dir=self.run_dir,
+            cache_dir=None if live.no_cache else self.settings.rootdir.joinpath(".extractbench", *CACHE_SUBDIR),
+            concurrency=live.default_concurrency(self._workers()),
+            api_key=api_key_from_env(),
+            templates=self._templates(),
+        )
+
+    def _workers(self) -> int:
+        if self.is_worker:
+            return int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        return int(getattr(self.config.option, "numprocesses", None) or 1)
+
+    def _templates(self) -> Any:
+        from .pipeline import load_templates
+
+        try:
+            return load_templates(self.settings.live, self.config.invocation_params.dir)
+        except OSError as exc:
+            raise pytest.UsageError(f"extractbench: prompt template {exc.filename}: {exc.strerror or exc}") from None
+
+    def live_facts(self) -> dict[str, Any] | None:
+        """``run.live`` in metrics.json: how the answers were obtained (no credentials)."""
+        live = self.settings.live
+        if self.settings.offline:
+            return None
+        if live.replay is not None:
+            return {"mode": "replay", "replayed_from": str(self.replay.run_dir)}
+        from .pipeline import decoding_params, prompt_hash
+
+        facts: dict[str, Any] = {"mode": "server" if live.base_urls else "embedded"}
+        facts.update(self.endpoints.facts() if self.endpoints else {})
+        templates = self._templates()
+        facts.update(
+            {
+                "structured_output": live.structured_output,
+                "decoding": decoding_params(live),
+                "timeout_s": live.timeout_s,
+                "retries": live.retries,
+                "prompt_hash": prompt_hash(templates),
+                "prompt_templates": {
+                    "system": str(live.system_prompt) if live.system_prompt else "spec",
+                    "user": str(live.user_prompt) if live.user_prompt else "spec",
+                },
+                "concurrency": live.default_concurrency(self._workers()),
+                "workers": self._workers(),
+                "cache": not live.no_cache,
+                "resumed_from": str(self.run_dir) if live.resume is not None else None,
+                "cached_responses": sum(1 for r in self.records if r.response.get("cached")),
+            }
+        )
+        return facts
 
     # -- the controller ----------------------------------------------------------------------
 
@@ -280,6 +428,8 @@ class BenchSession:
             return
         self.records.sort(key=lambda r: r.sort_key)
         self.metrics = metrics_by_model(self.records, self.settings.scoring)
+        for metrics in self.metrics.values():
+            apply_prices(metrics, self.settings.prices)  # before the comparison reads the cost
         by_model = self._records_by_model()
         if self.settings.subsets is not None:
             for model, metrics in self.metrics.items():
@@ -325,8 +475,8 @@ class BenchSession:
                 dataset=self.dataset,
                 rootdir=settings.rootdir,
                 # live runs (issue 3) add their server URLs and prompt-template hash here
-                servers=getattr(settings, "base_urls", ()) or (),
-                prompt_hash=None,
+                servers=[url for route in (self.endpoints.routes.values() if self.endpoints else ()) for url in route.urls],
+                prompt_hash=(self.live_facts() or {}).get("prompt_hash"),
                 outputs=[self.config.invocation_params.dir / spec.path for spec in settings.predictions],
                 package_version=_version("pytest-extractbench"),
                 options=settings.to_dict(),
@@ -368,6 +518,7 @@ class BenchSession:
             "platform": sys.platform,
             "problems": [p.as_dict() for p in self.problems],
             "unscored_items": sorted(self.unscored),
+            "live": self.live_facts(),
             "config": self.settings.config,
         }
 
@@ -387,10 +538,12 @@ class BenchSession:
 
     def _write(self) -> None:
         files.write_jsonl(self.run_dir / files.SAMPLES_FILE, (r.to_dict() for r in self.records))
-        files.write_json(
-            self.run_dir / files.METRICS_FILE,
-            {"format_version": FORMAT_VERSION, "run": self.run_info(), "dataset": self.dataset_section(),
-             "models": self.metrics, **self.run_level},
+        document = {"format_version": FORMAT_VERSION, "run": self.run_info(), "dataset": self.dataset_section(),
+                    "models": self.metrics, **self.run_level}
+        files.write_json(self.run_dir / files.METRICS_FILE, document)
+        # --- reports (issue 7): report.html, summary.md, metrics.csv, samples.csv from the same data
+        self.report_files, self.report_errors = outputs.write_reports(
+            self.run_dir, files.plain(document), lambda: (r.to_dict() for r in self.records), self.settings.report
         )
 
     def summary_lines(self) -> list[str]:
@@ -407,6 +560,9 @@ class BenchSession:
         for model, metrics in self.metrics.items():
             lines.extend(terminal.model_lines(model, metrics, self.checks.get(model, []), self.settings.sla))
         lines.extend(terminal.run_lines(self.run_level, self.baseline_comparison))
+        if self.report_files:
+            lines.append("reports: " + ", ".join(p.name for p in self.report_files))
+        lines.extend(f"report not written: {error}" for error in self.report_errors)
         if self.unscored:
             lines.append(f"{len(self.unscored)} item(s) ended without a score: " + ", ".join(sorted(self.unscored)[:5]))
         lines.extend(terminal.problem_lines(self.problems))

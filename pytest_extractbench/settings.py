@@ -20,7 +20,17 @@ from .baseline import parse_baseline_name
 from .config_file import ConfigError, json_value, read_config, redact
 from .loaders import INVALID_POLICIES, DataOptions, parse_columns
 from .gates import SLA_CHOICES
+from .performance import Prices
+from .live import (
+    LiveOptions,
+    parse_base_url,
+    parse_count,
+    parse_positive_int,
+    parse_seconds,
+    parse_structured_output,
+)
 from .predictions import PredictionsSpec
+from .report.outputs import ReportOptions
 from .regression import CompareFailCheck, parse_compare_fail, parse_verdict_thresholds
 from .scoring import EqsWeights, ScoringOptions, StatsOptions
 from .scoring.options import TESTS
@@ -225,6 +235,39 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_compare_fail, (), "EXPR", multiple=True),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
+    # --- performance metrics (issue 3c) ---
+    OptionSpec("price_input", "Price of 1,000 input (prompt) tokens in USD, for the cost estimate (spec 4.3.3).",
+               parse_non_negative, None, "USD_PER_1K"),
+    OptionSpec("price_output", "Price of 1,000 output (completion) tokens in USD, for the cost estimate.",
+               parse_non_negative, None, "USD_PER_1K"),
+    # --- live runs: servers, embedded llama-server, pipeline, journal, cache (issue 3) ---
+    OptionSpec("base_url", "OpenAI-compatible server URL, e.g. http://host:8000/v1 (repeatable: replicas of the "
+               "same model are load-balanced). Default: start the embedded llama-server.",
+               parse_base_url, (), "URL", multiple=True),
+    OptionSpec("structured_output", "How to ask for JSON under the sample's schema: json_schema (strict), "
+               "json_object (+schema, llama.cpp), guided_json (vLLM) or none (prompt only).",
+               parse_structured_output, "json_schema", "MODE"),
+    OptionSpec("concurrency", "Requests in flight at once per server group (default: the embedded server's slots, "
+               "else 8 per base URL; shared out among xdist workers).", parse_positive_int, None, "N"),
+    OptionSpec("temperature", "Sampling temperature.", parse_non_negative, 0.0, "T"),
+    OptionSpec("max_tokens", "Completion token limit; output that hits it is classed 'truncated'.",
+               parse_positive_int, 2048, "N"),
+    OptionSpec("decoding_seed", "Seed sent with every request.", parse_int, 1234, "S"),
+    OptionSpec("timeout", "Timeout of one request attempt, in seconds.", parse_seconds, 120.0, "SECONDS"),
+    OptionSpec("retries", "Retries of timeouts, connection errors, 429 and 5xx (exponential backoff with jitter).",
+               parse_count, 3, "N"),
+    OptionSpec("system_prompt", "File holding the system prompt template (default: the spec's).", Path, None, "FILE"),
+    OptionSpec("user_prompt", "File holding the user prompt template with {text} and {schema} (default: the spec's).",
+               Path, None, "FILE"),
+    OptionSpec("resume", "Continue the run in DIR: reuse its responses.jsonl and request only what is missing.",
+               Path, None, "DIR"),
+    OptionSpec("replay", "Re-score the responses.jsonl recorded in DIR, with no server.", Path, None, "DIR"),
+    OptionSpec("no_cache", "Do not read or write the response cache (.extractbench/cache/).", parse_bool, False,
+               flag=True),
+    OptionSpec("slots", "Parallel slots of each embedded llama-server.", parse_positive_int, 4, "N"),
+    # --- reports (issue 7) ---
+    OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
+               "are still written).", parse_bool, False, flag=True),
     # --- datasets and configuration (issue 4) ---
     OptionSpec("columns", "Map the dataset's column names onto ours: text=document,expected=gold "
                "(fields: id, text, schema, expected, topic, title, medium).", parse_columns, (), "OURS=THEIRS[,...]"),
@@ -367,6 +410,9 @@ class Settings:
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
+    prices: Prices = field(default_factory=Prices)  # issue 3c
+    live: LiveOptions = field(default_factory=LiveOptions)
+    report: ReportOptions = field(default_factory=ReportOptions)
     data: DataOptions = field(default_factory=DataOptions)
     config: dict[str, Any] = field(default_factory=dict)  # the effective configuration, as recorded
 
@@ -415,6 +461,9 @@ class Settings:
             compare=values["compare"],
             compare_fail=tuple(values["compare_fail"]),
             verdict_thresholds=values["verdict_thresholds"],
+            prices=Prices(values["price_input"], values["price_output"]),  # issue 3c
+            live=LiveOptions.from_values(values),
+            report=ReportOptions(html=not values["no_html_report"]),
             data=DataOptions(
                 columns=tuple(values["columns"]),
                 sample=values["sample"],
@@ -449,5 +498,8 @@ class Settings:
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
             "verdict_thresholds": list(self.verdict_thresholds),
+            "prices": self.prices.to_dict(),  # issue 3c
+            "live": self.live.to_dict(),
+            "report": self.report.as_dict(),
             "data": self.data.as_dict(),
         }

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
+
+if TYPE_CHECKING:
+    from faultserver import FaultServer
 
 
 @pytest.fixture
@@ -18,3 +21,16 @@ def semantic_cache_dir(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path
     semantic_cache.set_cache_dir(None)
     semantic_cache.clear_memory()
+
+
+@pytest.fixture
+def fault_server() -> Iterator["FaultServer"]:
+    """A running scriptable OpenAI-compatible server on loopback (see tests/faultserver.py).
+
+    Script it with ``fault_server.enqueue(Fault...)``, ``.plan = callable`` or ``.default = Fault...``;
+    ``.stop()`` / ``.start()`` kill and restart it on the same port.
+    """
+    from faultserver import FaultServer
+
+    with FaultServer() as server:
+        yield server

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +30,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted(_plain(v) for v in value)
     return value
+
+
+def plain(data: Any) -> Any:
+    """The JSON data model of ``data``: what a reader of metrics.json gets back (NaN as None, no numpy)."""
+    return _plain(data)
 
 
 def dumps(data: Any, *, indent: int | None = None) -> str:

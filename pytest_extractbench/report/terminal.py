@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..gates import GateCheck
 from ..scoring.result import EXACT
@@ -95,6 +96,7 @@ def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateChe
         f"  type accuracy       {pct(metrics['type_accuracy'])}",
     ]
     lines.extend(subset_lines(metrics))
+    lines.extend(performance_lines(metrics.get("performance")))
     if tier != "none":
         missed = [c for c in checks if c.passed is False]
         if missed:
@@ -103,6 +105,58 @@ def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateChe
         else:
             lines.append(f"  SLA {tier}: passed")
     lines.append(f"  recommendation: {metrics['recommendation']}")
+    return lines
+
+
+def _opt(value: float | None, fmt: str, suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{fmt}}{suffix}"
+
+
+def _opt_pct(value: float | None) -> str:
+    return "-" if value is None else pct(value)
+
+
+def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
+    """Latency, throughput, tokens/cost and reliability (spec 4.3) in four lines, or why they are missing."""
+    if not perf:
+        return []
+    rel = perf["reliability"]
+    if not rel["measured"]:
+        return [f"  performance         {perf['note'] or 'not measured'}"]
+    lat, thr, tok, cost = perf["latency_ms"], perf["throughput"], perf["tokens"], perf["cost"]
+    counts = perf["requests"]
+    lines = []
+    if perf["measured"]:
+        lines.append(
+            f"  latency             p50 {_opt(lat['p50'], '.0f')} ms  p95 {_opt(lat['p95'], '.0f')} ms  "
+            f"p99 {_opt(lat['p99'], '.0f')} ms  (mean {_opt(lat['mean'], '.0f')}, max {_opt(lat['max'], '.0f')}; "
+            f"{lat['count']} timed, {counts['cached']} cached)"
+        )
+    else:
+        lines.append(f"  latency             {perf['note']}")
+    if thr["wall_time_s"] is not None:
+        lines.append(
+            f"  throughput          {thr['requests_per_s']:.2f} req/s  {thr['samples_per_min']:.1f} samples/min  "
+            f"{thr['tokens_per_s']:.0f} tokens/s  {thr['fields_per_s']:.1f} fields/s"
+        )
+    if tok["responses_with_usage"]:
+        text = (
+            f"  tokens              mean prompt {_opt(tok['prompt']['mean'], '.0f')}, completion "
+            f"{_opt(tok['completion']['mean'], '.0f')}; total {tok['total']['sum']}; "
+            f"{_opt(tok['token_efficiency'], '.3f')} fields/output token"
+        )
+        if cost["available"]:
+            text += f"  cost ${cost['estimated_cost_usd']:.4f}"
+        lines.append(text)
+    lines.append(
+        f"  reliability         success {_opt_pct(rel['success_rate'])}  "
+        f"parse fail {_opt_pct(rel['parse_failure_rate'])}  "
+        f"schema fail {_opt_pct(rel['schema_failure_rate'])}  timeout {_opt_pct(rel['timeout_rate'])}  "
+        f"retried {_opt_pct(rel['retry_rate'])}  truncated {_opt_pct(rel['truncation_rate'])}"
+    )
+    errors = {k: v for k, v in rel["error_counts"].items() if v}
+    if errors:
+        lines.append("  errors              " + ", ".join(f"{safe(k)} {v}" for k, v in sorted(errors.items())))
     return lines
 
 

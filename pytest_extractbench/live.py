@@ -1,0 +1,135 @@
+"""Settings of live runs (a server, the embedded llama-server, or a replayed journal): one frozen dataclass.
+
+Kept apart from :mod:`.pipeline` so that reading options never imports the HTTP client.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from .baseline import redact_url
+
+STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object", "guided_json", "none")
+DEFAULT_SLOTS = 4  # parallel slots of an embedded llama-server
+DEFAULT_CONCURRENCY_PER_URL = 8  # requests in flight per --extractbench-base-url
+
+
+def parse_structured_output(value: str) -> str:
+    """One of :data:`STRUCTURED_OUTPUT_MODES`."""
+    if value not in STRUCTURED_OUTPUT_MODES:
+        raise argparse.ArgumentTypeError(
+            f"unknown structured-output mode {value!r}; choose one of {', '.join(STRUCTURED_OUTPUT_MODES)}"
+        )
+    return value
+
+
+def parse_base_url(value: str) -> str:
+    """An http(s) URL of an OpenAI-compatible API (``http://host:8000/v1``)."""
+    if not value.startswith(("http://", "https://")):
+        raise argparse.ArgumentTypeError(f"expected an http:// or https:// URL, got {redact_url(value)!r}")
+    return value.rstrip("/")
+
+
+def parse_positive_int(value: str) -> int:
+    """A whole number >= 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return number
+
+
+def parse_count(value: str) -> int:
+    """A whole number >= 0."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
+    return number
+
+
+def parse_seconds(value: str) -> float:
+    """A number of seconds > 0."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """How to reach the model, how to decode, and how to keep, reuse or replay responses."""
+
+    base_urls: tuple[str, ...] = ()
+    structured_output: str = "json_schema"
+    concurrency: int | None = None  # None: the embedded server's slots, else 8 per base URL
+    temperature: float = 0.0
+    max_tokens: int = 2048
+    decoding_seed: int = 1234
+    timeout_s: float = 120.0
+    retries: int = 3
+    system_prompt: Path | None = None
+    user_prompt: Path | None = None
+    resume: Path | None = None
+    replay: Path | None = None
+    no_cache: bool = False
+    slots: int = DEFAULT_SLOTS
+
+    @property
+    def embedded(self) -> bool:
+        """True when the plugin must start llama-server itself (no URL and nothing to replay)."""
+        return not self.base_urls and self.replay is None
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> LiveOptions:
+        """From the resolved option values of :mod:`.settings`."""
+        return cls(
+            base_urls=tuple(dict.fromkeys(values["base_url"])),
+            structured_output=values["structured_output"],
+            concurrency=values["concurrency"],
+            temperature=values["temperature"],
+            max_tokens=values["max_tokens"],
+            decoding_seed=values["decoding_seed"],
+            timeout_s=values["timeout"],
+            retries=values["retries"],
+            system_prompt=values["system_prompt"],
+            user_prompt=values["user_prompt"],
+            resume=values["resume"],
+            replay=values["replay"],
+            no_cache=bool(values["no_cache"]),
+            slots=values["slots"],
+        )
+
+    def default_concurrency(self, workers: int = 1) -> int:
+        """Requests in flight per server group in one process; under xdist the session's share of one worker."""
+        total = self.concurrency or (len(self.base_urls) * DEFAULT_CONCURRENCY_PER_URL if self.base_urls else self.slots)
+        return max(1, -(-total // max(1, workers)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """For metrics.json and baselines: no credentials (URLs lose user info and query)."""
+        return {
+            "base_urls": [redact_url(url) for url in self.base_urls],
+            "structured_output": self.structured_output,
+            "concurrency": self.concurrency,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "decoding_seed": self.decoding_seed,
+            "timeout_s": self.timeout_s,
+            "retries": self.retries,
+            "system_prompt": str(self.system_prompt) if self.system_prompt else None,
+            "user_prompt": str(self.user_prompt) if self.user_prompt else None,
+            "resume": str(self.resume) if self.resume else None,
+            "replay": str(self.replay) if self.replay else None,
+            "no_cache": self.no_cache,
+            "slots": self.slots,
+        }

@@ -1,0 +1,281 @@
+"""Requests ahead of items (DESIGN decision 2): the live output source, and the replay source.
+
+:class:`LiveSource` gets every (model, sample) this process will run in ``prepare``; an asyncio
+loop in a background thread sends their requests with bounded concurrency per server group
+(least-outstanding-requests over the replicas of a model), journals each response the moment it
+arrives, and resolves a ``concurrent.futures.Future`` per pair. An item blocks only on its own
+future, so the server stays saturated while pytest scores items one by one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from .dataset import Sample
+from .journal import Journal, ResponseCache, latest_responses, reusable_by_key
+from .live import LiveOptions
+from .responses import ModelResponse
+
+if TYPE_CHECKING:
+    from .endpoints import Route
+
+CACHE_SUBDIR = ("cache", "responses")
+
+
+def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
+    """The client settings for one server URL."""
+    from .client import ClientConfig
+
+    return ClientConfig(
+        base_url=base_url,
+        api_key=api_key,
+        structured_output=live.structured_output,
+        temperature=live.temperature,
+        max_tokens=live.max_tokens,
+        seed=live.decoding_seed,
+        timeout_s=live.timeout_s,
+        retries=live.retries,
+    )
+
+
+def load_templates(live: LiveOptions, base_dir: Path) -> Any:
+    """The prompt templates: the spec's, or the files given (relative to the invocation directory)."""
+    from .client import PromptTemplates
+
+    if live.system_prompt is None and live.user_prompt is None:
+        return PromptTemplates()
+    default = PromptTemplates()
+
+    def read(path: Path | None, fallback: str) -> str:
+        if path is None:
+            return fallback
+        full = path if path.is_absolute() else base_dir / path
+        return full.read_text(encoding="utf-8")
+
+    return PromptTemplates(system=read(live.system_prompt, default.system), user=read(live.user_prompt, default.user))
+
+
+def prompt_hash(templates: Any) -> str:
+    """sha256 of the system and user templates: runs with the same hash asked the same way."""
+    return hashlib.sha256(f"{templates.system}\x00{templates.user}".encode()).hexdigest()
+
+
+def decoding_params(live: LiveOptions) -> dict[str, Any]:
+    """What, besides model, messages and schema, changes the answer (and so the cache key)."""
+    return {
+        "structured_output": live.structured_output,
+        "temperature": live.temperature,
+        "max_tokens": live.max_tokens,
+        "seed": live.decoding_seed,
+    }
+
+
+@dataclass
+class _Request:
+    model: str
+    sample_id: str
+    messages: list[dict[str, Any]]
+    schema: dict[str, Any]
+    key: str
+    future: Future[ModelResponse]
+
+
+class LiveSource:
+    """Answers from live servers, fetched ahead of the items; implements ``OutputSource``."""
+
+    def __init__(
+        self,
+        live: LiveOptions,
+        routes: dict[str, Route],
+        *,
+        run_dir: Path,
+        cache_dir: Path | None,
+        concurrency: int,
+        api_key: str | None,
+        templates: Any,
+    ) -> None:
+        self.live = live
+        self.routes = routes
+        self.concurrency = concurrency
+        self.templates = templates
+        self._api_key = api_key
+        self._params = decoding_params(live)
+        # resume: the run directory is the resumed one; read its journal before appending to it
+        self._resumed = reusable_by_key(run_dir) if live.resume is not None else {}
+        self.journal = Journal(run_dir)
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self._futures: dict[tuple[str, str], Future[ModelResponse]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._clients: dict[str, Any] = {}
+        self._outstanding: dict[str, int] = {}
+        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._tiebreak = itertools.count()
+        self.counts = {"requested": 0, "resumed": 0, "cached": 0}
+
+    # -- OutputSource -----------------------------------------------------------------------
+
+    def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
+        """Queue a request for every pair not answered by the resumed journal or the cache."""
+        pending = [request for request in (self._admit(model, sample) for model, sample in work) if request]
+        if pending:
+            self._submit(pending)
+
+    def response(self, model: str, sample: Sample) -> ModelResponse:
+        future = self._futures.get((model, sample.id))
+        if future is None:  # not announced in prepare (e.g. an xdist worker took over a crashed one's item)
+            request = self._admit(model, sample)
+            if request is not None:
+                self._submit([request])
+            future = self._futures[(model, sample.id)]
+        return future.result()
+
+    def close(self) -> None:
+        """Cancel what is still in flight, close the clients, stop the thread, fsync the journal."""
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            try:
+                asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
+            except Exception:  # noqa: BLE001 - closing must not mask the session's own outcome
+                pass
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=10)
+        self.journal.close()
+
+    # -- admission (main thread) -------------------------------------------------------------
+
+    def _admit(self, model: str, sample: Sample) -> _Request | None:
+        """Create the pair's future; resolve it at once from the resumed journal or the cache."""
+        pair = (model, sample.id)
+        if pair in self._futures:
+            return None
+        from .client import build_messages, cache_key
+
+        future: Future[ModelResponse] = Future()
+        self._futures[pair] = future
+        messages = build_messages(sample.text, sample.schema, self.templates)
+        key = cache_key(model, messages, sample.schema, self._params)
+        found = self._resumed.get(key)
+        if found is not None:
+            self.counts["resumed"] += 1
+            future.set_result(found)
+            return None
+        if self.cache is not None and (found := self.cache.get(key)) is not None:
+            self.counts["cached"] += 1
+            self.journal.append(model, sample.id, key, found)
+            future.set_result(found)
+            return None
+        self.counts["requested"] += 1
+        return _Request(model, sample.id, messages, sample.schema, key, future)
+
+    def _submit(self, requests: Iterable[_Request]) -> None:
+        loop = self._ensure_loop()
+        batch = list(requests)
+        loop.call_soon_threadsafe(self._schedule, batch)
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="extractbench-requests", daemon=True)
+            self._thread.start()
+        return self._loop
+
+    # -- the loop thread ------------------------------------------------------------------------
+
+    def _schedule(self, batch: list[_Request]) -> None:
+        # In request order: the semaphores wake waiters first-in first-out, so answers arrive
+        # roughly in the order pytest will ask for them.
+        for request in batch:
+            task = asyncio.get_running_loop().create_task(self._fetch(request))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _limit(self, urls: tuple[str, ...]) -> asyncio.Semaphore:
+        if urls not in self._limits:
+            self._limits[urls] = asyncio.Semaphore(self.concurrency)
+        return self._limits[urls]
+
+    def _client(self, url: str) -> Any:
+        client = self._clients.get(url)
+        if client is None:
+            from .client import ExtractionClient
+
+            client = self._clients[url] = ExtractionClient(client_config(self.live, url, self._api_key))
+            self._outstanding[url] = 0
+        return client
+
+    def _pick(self, urls: tuple[str, ...]) -> str:
+        """Least outstanding requests; ties go round-robin."""
+        for url in urls:
+            self._client(url)
+        turn = next(self._tiebreak)
+        return min(urls, key=lambda u: (self._outstanding[u], (urls.index(u) - turn) % len(urls)))
+
+    async def _fetch(self, request: _Request) -> None:
+        route = self.routes[request.model]
+        try:
+            async with self._limit(route.urls):
+                url = self._pick(route.urls)
+                self._outstanding[url] += 1
+                try:
+                    response = await self._client(url).extract(route.served_model, request.messages, request.schema)
+                finally:
+                    self._outstanding[url] -= 1
+            self.journal.append(request.model, request.sample_id, request.key, response)
+            if self.cache is not None:
+                self.cache.put(request.key, response)
+        except asyncio.CancelledError:
+            request.future.cancel()
+            raise
+        except BaseException as exc:  # a bug, not a server fault (those are data): the item shows it
+            request.future.set_exception(exc)
+            return
+        request.future.set_result(response)
+
+    async def _shutdown(self) -> None:
+        current = asyncio.current_task()
+        tasks = [task for task in self._tasks if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for client in self._clients.values():
+            try:
+                await client.aclose()
+            except Exception:  # noqa: BLE001
+                pass
+        self._clients.clear()
+
+
+class ReplaySource:
+    """Responses recorded in a run directory's journal, re-scored with no server."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.responses = {pair: response for pair, (_key, response) in latest_responses(run_dir).items()}
+
+    @property
+    def models(self) -> list[str]:
+        return sorted({model for model, _ in self.responses})
+
+    def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
+        """Everything is in memory already."""
+
+    def response(self, model: str, sample: Sample) -> ModelResponse:
+        found = self.responses.get((model, sample.id))
+        if found is None:
+            return ModelResponse(
+                error_class="missing", error=f"no response for sample {sample.id!r} (model {model!r}) in {self.run_dir}"
+            )
+        return found
+
+    def close(self) -> None:
+        """Nothing to release."""

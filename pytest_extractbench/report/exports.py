@@ -1,0 +1,209 @@
+"""summary.md (the executive summary for a CI job summary or a PR comment), metrics.csv and samples.csv.
+
+Untrusted text is neutralised for each format: Markdown and HTML syntax is escaped in
+summary.md; in the CSV files a text cell that a spreadsheet would read as a formula
+(``=``, ``+``, ``-``, ``@``, tab, carriage return) gets a leading apostrophe (OWASP's advice).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import summary
+from .rows import sample_row
+
+SUMMARY_FILE = "summary.md"
+METRICS_CSV = "metrics.csv"
+SAMPLES_CSV = "samples.csv"
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+# Inline syntax only: escaped text never starts a line, so block syntax (#, -, 1.) cannot trigger.
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]|~])")
+SAMPLE_COLUMNS = (
+    "model",
+    "sample_id",
+    "passed",
+    "json_valid",
+    "schema_valid",
+    "eqs",
+    "exact_match",
+    "f1_strict",
+    "f1_partial",
+    "f1_lenient",
+    "precision_partial",
+    "recall_partial",
+    "type_accuracy",
+    "hallucination_rate",
+    "omission_rate",
+    "fields_expected",
+    "latency_s",
+    "error_class",
+    "topic",
+    "complexity_score",
+    "complexity_bin",
+    "failure",
+)
+METRIC_COLUMNS = (
+    "num_samples",
+    "extraction_quality_score",
+    "eqs_band",
+    "recommendation",
+    "schema_validity_rate",
+    "json_valid_rate",
+    "field_f1_partial",
+    "field_f1_strict",
+    "field_f1_lenient",
+    "field_precision_partial",
+    "field_recall_partial",
+    "field_precision_strict",
+    "field_recall_strict",
+    "field_precision_lenient",
+    "field_recall_lenient",
+    "exact_match_rate",
+    "exact_match_rate_valid",
+    "type_accuracy",
+    "hallucination_rate",
+    "field_omission_rate",
+)
+CI_METRICS = (
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "field_f1_partial",
+    "exact_match_rate",
+    "hallucination_rate",
+)
+
+
+def md(text: Any) -> str:
+    """Untrusted text as inert Markdown: one line, HTML escaped, Markdown syntax backslash-escaped."""
+    text = " ".join(str(text).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def cell(value: Any) -> Any:
+    """A CSV cell that no spreadsheet evaluates."""
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    if value is None:
+        return ""
+    return value
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8", newline="")
+    os.replace(tmp, path)
+
+
+def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)  # RFC 4180: CRLF rows, so a CR inside a cell gets quoted
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([cell(v) for v in row])
+    return buffer.getvalue()
+
+
+def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
+    """One row per model: the headline and core metrics, their CIs, EQS components and performance."""
+    extra: list[str] = []
+    flat_rows: dict[str, dict[str, Any]] = {}
+    for model, m in models.items():
+        flat: dict[str, Any] = {k: m.get(k) for k in METRIC_COLUMNS}
+        for key in CI_METRICS:
+            ci = (m.get("confidence_intervals") or {}).get(key) or {}
+            flat[f"{key}_ci_low"], flat[f"{key}_ci_high"] = ci.get("low"), ci.get("high")
+        for name, value in (m.get("eqs_components") or {}).items():
+            flat[f"eqs_component_{name}"] = value
+        for name, value in summary.performance(m).items():
+            flat[name] = value
+        for name, value in (m.get("match_categories") or {}).items():
+            flat[f"fields_{name}"] = value
+        flat["sla_passed"] = (m.get("sla") or {}).get("passed")
+        for key in flat:
+            if key not in METRIC_COLUMNS and key not in extra:
+                extra.append(key)
+        flat_rows[model] = flat
+    header = ["model", *METRIC_COLUMNS, *extra]
+    return _csv(header, ([model, *(flat.get(k) for k in header[1:])] for model, flat in flat_rows.items()))
+
+
+def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+    """One row per (model, sample): the :func:`~.rows.sample_row` of each record."""
+    return _csv(SAMPLE_COLUMNS, ([row[k] for k in SAMPLE_COLUMNS] for row in rows))
+
+
+def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
+    """The executive summary of spec 4.5.8 in Markdown, one block per model."""
+    run = document.get("run") or {}
+    dataset = run.get("dataset") or {}
+    models = document.get("models") or {}
+    names = ", ".join(md(m) for m in models) or "no model"
+    lines = [f"# Model Evaluation Report: {names}", ""]
+    if not models:
+        lines.append("No sample was scored.")
+    for model, metrics in models.items():
+        s = summary.summarize(model, metrics, (rows or {}).get(model, ()))
+        if len(models) > 1:
+            lines += [f"## {md(model)}", ""]
+        else:
+            lines += ["## Executive Summary", ""]
+        band = f" ({md(s.band)})" if s.band else ""
+        lines += [
+            f"- **Overall Score (EQS)**: {md(s.eqs_text)}{band}",
+            f"- **Evaluation Date**: {md(str(run.get('started_at', ''))[:10] or '-')}",
+            f"- **Dataset**: {md(dataset.get('name', '-'))} ({int(metrics.get('num_samples', 0)):,} samples)",
+            f"- **Key Strengths**: {md(', '.join(s.strengths) or 'none stands out')}",
+            f"- **Key Weaknesses**: {md(', '.join(s.weaknesses) or 'none stands out')}",
+            f"- **Recommendation**: {md(s.recommendation or '-')}",
+            "",
+            "### At a Glance",
+            "| Metric | Value | Grade |",
+            "|--------|-------|-------|",
+        ]
+        for h in s.headlines:
+            value = f"{h.text} {h.ci}".strip()
+            lines.append(f"| {md(h.label)} | {md(value)} | {md(h.grade)} |")
+        sla = metrics.get("sla") or {}
+        if sla.get("tier") not in (None, "none"):
+            lines += ["", f"SLA tier {md(sla['tier'])}: **{'passed' if sla.get('passed') else 'FAILED'}**"]
+        if s.next_steps:
+            lines += ["", "### Next steps", *[f"{i}. {md(step)}" for i, step in enumerate(s.next_steps, start=1)]]
+        lines.append("")
+    comparison = document.get("comparison")
+    if isinstance(comparison, Mapping) and comparison.get("eqs_ranking"):
+        lines += [
+            "## Ranking",
+            "",
+            "| Rank | Model | EQS | 95% CI | Significantly better than next |",
+            "|---|---|---|---|---|",
+        ]
+        for e in comparison["eqs_ranking"]:
+            ci = f"[{e['ci_low']:.3f}, {e['ci_high']:.3f}]" if e.get("ci_low") is not None else "-"
+            better = {True: "yes", False: "no", None: "-"}[e.get("significantly_better_than_next")]
+            lines.append(f"| {e['rank']} | {md(e['model'])} | {e['extraction_quality_score']:.3f} | {ci} | {better} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> list[Path]:
+    """summary.md, metrics.csv and samples.csv in the run directory; ``records()`` yields record dicts."""
+    every = [sample_row(record) for record in records()]
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for row in every:
+        rows.setdefault(row["model"], []).append(row)
+    written = []
+    for name, text in (
+        (SUMMARY_FILE, summary_md(document, rows)),
+        (METRICS_CSV, metrics_csv(document.get("models") or {})),
+        (SAMPLES_CSV, samples_csv(every)),
+    ):
+        _write_text(run_dir / name, text)
+        written.append(run_dir / name)
+    return written

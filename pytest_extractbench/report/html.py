@@ -1,0 +1,549 @@
+"""report.html: one self-contained page (spec 4.5.7, 4.5.8, Appendix C) from a run's metrics.json and records.
+
+No JavaScript and nothing fetched: charts are inline SVG, styles inline, and a Content-Security-Policy
+meta tag forbids scripts, so untrusted text (model output, dataset text, names) is inert twice over:
+jinja2 autoescapes every value, and nothing could run if it did not. The per-sample section is
+sampled for huge runs (:data:`MAX_TABLE_ROWS` rows per model; every sample is in samples.csv).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import charts, summary
+from .charts import Chart
+from .rows import RunData, sample_row
+
+log = logging.getLogger(__name__)
+
+REPORT_FILE = "report.html"
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+MAX_TABLE_ROWS = 200  # per model
+WORST, BEST = 5, 3  # samples shown with a field-by-field diff, per model
+MAX_DIFF_FIELDS = 80
+MAX_VALUE = 300
+MAX_OUTPUT = 2000
+MAX_NAMES = 20  # rows of per-field-name tables and heatmaps
+CATEGORY_CLASSES = frozenset(("exact", "partial", "incorrect", "missed", "spurious", "error"))
+BINS = ("simple", "medium", "complex")
+PRIMARY = (
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "json_valid_rate",
+    "field_f1_partial",
+    "exact_match_rate",
+    "field_precision_partial",
+    "field_recall_partial",
+    "field_f1_strict",
+    "field_f1_lenient",
+    "type_accuracy",
+    "hallucination_rate",
+    "field_omission_rate",
+)
+
+
+def clip(value: Any, width: int = MAX_VALUE) -> str:
+    """A JSON rendering of an untrusted value, cut to ``width`` characters (escaping happens in the template)."""
+    if value is None:
+        return "—"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= width else text[: width - 1] + f"… ({len(text):,} characters)"
+
+
+@dataclass
+class SampleView:
+    model: str
+    sample_id: str
+    eqs: float
+    f1: float
+    valid: bool
+    failure: str | None
+    output: str
+    problems: list[str]
+    fields: list[dict[str, Any]]
+    hidden_fields: int = 0
+
+
+@dataclass
+class ModelView:
+    name: str
+    metrics: Mapping[str, Any]
+    summary: summary.Summary
+    performance: dict[str, float | None]
+    performance_table: list[tuple[str, str]]
+    rows: list[dict[str, Any]]
+    table: list[dict[str, Any]]
+    table_note: str
+    worst: list[SampleView] = field(default_factory=list)
+    best: list[SampleView] = field(default_factory=list)
+    bins: list[dict[str, Any]] = field(default_factory=list)
+    bins_source: str = ""
+
+
+def sample_view(record: Mapping[str, Any]) -> SampleView:
+    score = record.get("score") or {}
+    fields = []
+    ordered = sorted(score.get("fields") or [], key=lambda f: (f.get("category") == "exact", f.get("path", "")))
+    for f in ordered[:MAX_DIFF_FIELDS]:
+        category = str(f.get("category", ""))
+        fields.append(
+            {
+                "path": clip(f.get("path", ""), 120),
+                "category": category,
+                "css": category if category in CATEGORY_CLASSES else "other",
+                "score": float(f.get("score") or 0.0),
+                "expected": clip(f.get("expected")),
+                "predicted": clip(f.get("predicted")),
+                "types": f"{f.get('expected_type') or '—'} / {f.get('predicted_type') or '—'}",
+                "type_ok": f.get("type_ok"),
+            }
+        )
+    content = (record.get("response") or {}).get("content")
+    problems = [p for p in [score.get("parse_error"), *(score.get("validation_errors") or [])[:5]] if p]
+    return SampleView(
+        model=str(record.get("model", "")),
+        sample_id=str(record.get("sample_id", "")),
+        eqs=float(score.get("eqs", 0.0)),
+        f1=float((score.get("f1") or {}).get("partial", 0.0)),
+        valid=bool(score.get("schema_valid")),
+        failure=record.get("failure"),
+        output=clip(content, MAX_OUTPUT),
+        problems=[clip(p, 400) for p in problems],
+        fields=fields,
+        hidden_fields=max(0, len(ordered) - MAX_DIFF_FIELDS),
+    )
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.extend(_flatten(value, name + "."))
+        elif not isinstance(value, (list, tuple)):
+            out.append((name, value))
+    return out
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value).lower() if value is not None else "—"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return clip(value, 120)
+
+
+def _bins(metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """Per complexity bin: metrics.json's metrics_by_complexity_bin when present, else means of the rows."""
+    given = metrics.get("metrics_by_complexity_bin")
+    if isinstance(given, Mapping) and given:
+        out = []
+        for name, entry in given.items():
+            if isinstance(entry, Mapping):
+                out.append(
+                    {
+                        "bin": str(name),
+                        "n": entry.get("num_samples", entry.get("count")),
+                        "eqs": entry.get("extraction_quality_score"),
+                        "f1": entry.get("field_f1_partial"),
+                        "validity": entry.get("schema_validity_rate"),
+                    }
+                )
+        return out, "metrics.json (metrics_by_complexity_bin)"
+    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row.get("complexity_bin"):
+            grouped[str(row["complexity_bin"])].append(row)
+    order = [b for b in BINS if b in grouped] + sorted(b for b in grouped if b not in BINS)
+    return [
+        {
+            "bin": b,
+            "n": len(grouped[b]),
+            "eqs": float(np.mean([r["eqs"] for r in grouped[b]])),
+            "f1": float(np.mean([r["f1_partial"] for r in grouped[b]])),
+            "validity": float(np.mean([r["schema_valid"] for r in grouped[b]])),
+        }
+        for b in order
+    ], "means of per-sample scores"
+
+
+def _table(rows: list[dict[str, Any]], keep: set[str]) -> tuple[list[dict[str, Any]], str]:
+    """The per-sample table: every row, or a seeded random subset plus the best and worst for huge runs."""
+    ordered = sorted(rows, key=lambda r: (r["eqs"], r["sample_id"]))
+    if len(ordered) <= MAX_TABLE_ROWS:
+        return ordered, f"all {len(ordered):,} samples, worst first"
+    others = [i for i, r in enumerate(ordered) if r["sample_id"] not in keep]
+    size = max(0, min(len(others), MAX_TABLE_ROWS - len(keep)))
+    chosen = set(np.random.default_rng(0).choice(others, size=size, replace=False).tolist())
+    table = [r for i, r in enumerate(ordered) if i in chosen or r["sample_id"] in keep]
+    return table, (
+        f"{len(table):,} of {len(ordered):,} samples (a seeded random subset plus the best and worst), "
+        "worst first; every sample is in samples.csv and samples.jsonl"
+    )
+
+
+def _chart(build: Callable[..., Chart | None], *args: Any, **kwargs: Any) -> Chart | None:
+    """A chart, or None with a log message when its data cannot be drawn (the report still renders)."""
+    try:
+        return build(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - one bad chart must not lose the report
+        log.warning("extractbench: chart %s failed: %s", getattr(build, "__name__", build), exc)
+        return None
+
+
+def _charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[str, list[Chart]]:
+    by_name = {m.name: m.metrics for m in models}
+    scored = {name: m for name, m in by_name.items() if m.get("num_samples")}
+    out: dict[str, list[Chart | None]] = defaultdict(list)
+    for i, view in enumerate(models):
+        if view.metrics.get("num_samples"):
+            ci = (view.metrics.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
+            out["overview"].append(
+                _chart(charts.eqs_gauge, view.name, view.summary.eqs, ci.get("low"), ci.get("high"), str(i))
+            )
+    if not scored:
+        return defaultdict(list, {k: [c for c in v if c is not None] for k, v in out.items()})
+    out["overview"].append(_chart(charts.radar, scored))
+    out["accuracy"].append(_chart(charts.categories, scored))
+    out["accuracy"].append(
+        _chart(
+            charts.grouped_bars,
+            scored,
+            [("field_f1_strict", "strict"), ("field_f1_partial", "partial"), ("field_f1_lenient", "lenient")],
+            "f1-modes",
+            "Field F1: strict, partial, lenient",
+            "Micro F1 under the three credit modes of spec 4.1.3.",
+        )
+    )
+    rows = {m.name: m.rows for m in models if m.rows}
+    out["accuracy"].append(
+        _chart(
+            charts.scatter,
+            {n: [(r["recall_partial"], r["precision_partial"]) for r in v] for n, v in rows.items()},
+            "pr",
+            "Precision vs recall per sample",
+            "recall (partial)",
+            "precision (partial)",
+            "One point per sample.",
+        )
+    )
+    latencies = {n: [r["latency_s"] for r in v if r["latency_s"] is not None] for n, v in rows.items()}
+    latencies = {n: v for n, v in latencies.items() if v}
+    if latencies:
+        out["performance"].append(_chart(charts.latency_histogram, latencies))
+        out["performance"].append(
+            _chart(
+                charts.scatter,
+                {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies},
+                "latency-eqs",
+                "Latency vs accuracy",
+                "latency (s)",
+                "EQS",
+                "One point per sample.",
+                xlim=None,
+            )
+        )
+    finished = {n: [r["finished_at"] for r in v if r["finished_at"] is not None] for n, v in rows.items()}
+    finished = {n: v for n, v in finished.items() if v}
+    if finished:
+        out["performance"].append(_chart(charts.throughput, finished))
+    out["errors"].append(_chart(charts.error_patterns, scored))
+    names = _omitted_names(scored)
+    if names:
+        matrix = np.array(
+            [
+                [
+                    ((m.get("omission_analysis") or {}).get("by_field_name") or {})
+                    .get(n, {})
+                    .get("omission_rate", np.nan)
+                    for m in scored.values()
+                ]
+                for n in names
+            ],
+            dtype=float,
+        )
+        out["errors"].append(
+            _chart(
+                charts.heatmap,
+                matrix,
+                names,
+                list(scored),
+                "omissions",
+                "Field omission heatmap",
+                f"Omission rate of the {len(names)} most omitted fields (spec 4.4.3).",
+            )
+        )
+    severity = {n: (m.get("hallucination_analysis") or {}).get("severity") or {} for n, m in scored.items()}
+    if any(sum(v.values()) for v in severity.values()):
+        out["errors"].append(
+            _chart(
+                charts.stacked_counts,
+                severity,
+                [("critical", "#b71c1c"), ("moderate", "#fb8c00"), ("minor", "#fdd835")],
+                "severity",
+                "Hallucination severity",
+                "Spurious fields by severity (spec 4.4.2).",
+            )
+        )
+    complexity = {
+        n: [(r["complexity_score"], r["f1_partial"]) for r in v if r["complexity_score"] is not None]
+        for n, v in rows.items()
+    }
+    if any(complexity.values()):
+        out["complexity"].append(
+            _chart(
+                charts.scatter,
+                complexity,
+                "f1-complexity",
+                "F1 vs schema complexity",
+                "complexity score",
+                "F1 (partial)",
+                "One point per sample (spec 4.4.4).",
+            )
+        )
+        by_bin = {
+            n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()
+        }
+        out["complexity"].append(_chart(charts.box_by_bin, by_bin, BINS))
+    correlation = _correlations(scored)
+    if correlation is not None:
+        matrix, labels, features = correlation
+        out["complexity"].append(
+            _chart(
+                charts.heatmap,
+                matrix,
+                labels,
+                features,
+                "correlation",
+                "Correlation: metrics vs complexity features",
+                "Pearson r of per-sample F1 and latency with each complexity feature; blank: undefined.",
+                vmin=-1.0,
+                vmax=1.0,
+                cmap="RdBu_r",
+                fmt="{:+.2f}",
+            )
+        )
+    comparison = document.get("comparison")
+    if isinstance(comparison, Mapping) and len(scored) > 1:
+        out["comparison"].append(_chart(charts.eqs_ranking, comparison.get("eqs_ranking") or []))
+        ci = {
+            n: {
+                k: (v.get("low"), v.get("high"))
+                for k, v in (m.get("confidence_intervals") or {}).items()
+                if v.get("low") is not None
+            }
+            for n, m in scored.items()
+        }
+        bars = scored | {}
+        for n in bars:
+            bars[n] = dict(bars[n], no_hallucination=1 - bars[n].get("hallucination_rate", 0.0))
+        out["comparison"].append(
+            _chart(
+                charts.grouped_bars,
+                bars,
+                [
+                    ("extraction_quality_score", "EQS"),
+                    ("schema_validity_rate", "validity"),
+                    ("field_f1_partial", "F1 partial"),
+                    ("exact_match_rate", "exact match"),
+                    ("type_accuracy", "type acc."),
+                    ("no_hallucination", "1 - halluc."),
+                ],
+                "grouped",
+                "Key metrics across models",
+                "Bars with 95% bootstrap CIs where computed.",
+                errors=ci,
+            )
+        )
+        wins = comparison.get("win_rate_matrix") or {}
+        order = [m for m in comparison.get("models", []) if m in wins]
+        if order:
+            matrix = np.array(
+                [[wins[a].get(b, np.nan) if a != b else np.nan for b in order] for a in order], dtype=float
+            )
+            out["comparison"].append(
+                _chart(
+                    charts.heatmap,
+                    matrix,
+                    order,
+                    order,
+                    "winrate",
+                    "Win rate matrix",
+                    "Share of shared samples where the row model's EQS beats the column model's.",
+                    cmap="Greens",
+                )
+            )
+        for name, frontier in (comparison.get("pareto_frontier") or {}).items():
+            if isinstance(frontier, Mapping) and frontier.get("available"):
+                out["comparison"].append(
+                    _chart(charts.pareto, frontier["points"], frontier["frontier"], frontier["cost_metric"])
+                )
+    return defaultdict(list, {k: [c for c in v if c is not None] for k, v in out.items()})
+
+
+def _omitted_names(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Field names most often missed (by count over all models, then by rate)."""
+    missed: dict[str, int] = {}
+    rate: dict[str, float] = {}
+    for m in models.values():
+        for name, entry in ((m.get("omission_analysis") or {}).get("by_field_name") or {}).items():
+            missed[name] = missed.get(name, 0) + int(entry.get("missed", 0))
+            rate[name] = max(rate.get(name, 0.0), float(entry.get("omission_rate", 0.0)))
+    ranked = sorted((n for n, c in missed.items() if c > 0), key=lambda n: (-missed[n], -rate[n], n))
+    return ranked[:MAX_NAMES]
+
+
+def _latency_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """p50/p95/p99 of the per-sample latencies, for runs whose metrics carry no performance section."""
+    values = [r["latency_s"] for r in rows if r["latency_s"] is not None]
+    if not values:
+        return {}
+    p50, p95, p99 = np.percentile(np.asarray(values, dtype=float) * 1000, [50, 95, 99])
+    return {"latency_p50_ms": float(p50), "latency_p95_ms": float(p95), "latency_p99_ms": float(p99)}
+
+
+def _correlations(models: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, list[str], list[str]] | None:
+    features: list[str] = []
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for name, m in models.items():
+        found = m.get("complexity_correlation") or {}
+        for metric in ("f1", "latency"):
+            entries = {k[len(metric) + 4 :]: v for k, v in found.items() if k.startswith(f"{metric}_vs_")}
+            if any(isinstance(v, Mapping) and v.get("r") is not None for v in entries.values()):
+                prefix = f"{name}: " if len(models) > 1 else ""
+                rows.append((f"{prefix}{metric}", entries))
+                features.extend(f for f in entries if f not in features)
+    if not rows:
+        return None
+    matrix = np.array(
+        [
+            [(e.get(f) or {}).get("r") if (e.get(f) or {}).get("r") is not None else np.nan for f in features]
+            for _, e in rows
+        ],
+        dtype=float,
+    )
+    return matrix, [r for r, _ in rows], [f.replace("_", " ") for f in features]
+
+
+def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
+    """Everything the template shows; numbers come from metrics.json, per-sample views from the records."""
+    document = run.document
+    metrics_by_model: Mapping[str, Mapping[str, Any]] = document.get("models") or {}
+    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in run.records():
+        rows[str(record.get("model", ""))].append(sample_row(record))
+    selected: dict[tuple[str, str], str] = {}
+    views: list[ModelView] = []
+    for name, metrics in metrics_by_model.items():
+        model_rows = rows.get(name, [])
+        ordered = sorted(model_rows, key=lambda r: (r["eqs"], r["sample_id"]))
+        worst = [r["sample_id"] for r in ordered[:WORST]]
+        best = [r["sample_id"] for r in reversed(ordered[WORST:])][:BEST]
+        for sid in worst:
+            selected[(name, sid)] = "worst"
+        for sid in best:
+            selected[(name, sid)] = "best"
+        table, note = _table(model_rows, set(worst) | set(best))
+        perf = summary.performance(metrics)
+        if all(v is None for v in perf.values()):
+            perf.update(_latency_figures(model_rows))
+        perf_data = metrics.get("performance")
+        bins, bins_source = _bins(metrics, model_rows)
+        views.append(
+            ModelView(
+                name=name,
+                metrics=metrics,
+                summary=summary.summarize(name, metrics, model_rows),
+                performance=perf,
+                performance_table=[(k, _show(v)) for k, v in _flatten(perf_data)]
+                if isinstance(perf_data, Mapping)
+                else [],
+                rows=model_rows,
+                table=table,
+                table_note=note,
+                bins=bins,
+                bins_source=bins_source,
+            )
+        )
+    if selected:
+        found: dict[tuple[str, str], SampleView] = {}
+        for record in run.records():
+            key = (str(record.get("model", "")), str(record.get("sample_id", "")))
+            if key in selected:
+                found[key] = sample_view(record)
+        for view in views:
+            view.worst = [
+                found[k]
+                for k in sorted(found, key=lambda k: (found[k].eqs, k[1]))
+                if k[0] == view.name and selected[k] == "worst"
+            ]
+            view.best = [
+                found[k]
+                for k in sorted(found, key=lambda k: (-found[k].eqs, k[1]))
+                if k[0] == view.name and selected[k] == "best"
+            ]
+    run_info = document.get("run") or {}
+    names = [v.name for v in views]
+    return {
+        "title": title or ("Model Evaluation Report: " + ", ".join(names) if names else "Model Evaluation Report"),
+        "csp": CSP,
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "run": run_info,
+        "dataset": run_info.get("dataset") or {},
+        "dataset_stats": [(k, _show(v)) for k, v in _flatten(document["dataset"])]
+        if isinstance(document.get("dataset"), Mapping)
+        else [],
+        "options_table": [(k, _show(v)) for k, v in _flatten(run_info.get("options") or {})],
+        "primary_metrics": PRIMARY,
+        "models": views,
+        "charts": _charts(views, document),
+        "comparison": document.get("comparison") if len(views) > 1 else None,
+        "baseline": document.get("baseline_comparison"),
+        "problems": (run_info.get("problems") or [])[:50],
+        "num_problems": len(run_info.get("problems") or []),
+        "fmt": summary.fmt,
+        "labels": summary.LABELS,
+        "grade": summary.grade,
+    }
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Any:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("pytest_extractbench.report", "templates"),
+        autoescape=True,  # every template, whatever its name: all data shown is untrusted
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(context: Mapping[str, Any], template: str = "report.html.j2") -> str:
+    return _environment().get_template(template).render(**context)
+
+
+def render_fragment(template: str, **context: Any) -> str:
+    """A small autoescaped template (pytest-html extras)."""
+    return _environment().get_template(template).render(**context)
+
+
+def write_report(run: RunData, output: Path, *, title: str | None = None) -> Path:
+    """Render the run into ``output`` (written atomically)."""
+    text = render(build_context(run, title=title))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_name(output.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(output)
+    return output

@@ -1,0 +1,52 @@
+"""The human-facing files of a run directory (issue 7): report.html, summary.md, metrics.csv, samples.csv.
+
+Written after metrics.json and samples.jsonl; a failure here is reported and never loses
+the machine-readable files or changes the session's verdict.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .exports import write_exports
+from .html import REPORT_FILE, write_report
+from .rows import RunData
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Report settings (one field of :class:`~pytest_extractbench.settings.Settings`)."""
+
+    html: bool = True  # --extractbench-no-html-report turns it off
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def write_reports(
+    run_dir: Path,
+    document: Mapping[str, Any],
+    records: Callable[[], Iterable[Mapping[str, Any]]],
+    options: ReportOptions,
+) -> tuple[list[Path], list[str]]:
+    """Write every report file; returns the files written and the errors met."""
+    written: list[Path] = []
+    errors: list[str] = []
+    try:
+        written.extend(write_exports(run_dir, document, records))
+    except Exception as exc:
+        log.exception("extractbench: writing summary.md/CSV failed")
+        errors.append(f"summary.md/CSV files: {type(exc).__name__}: {exc}")
+    if options.html:
+        try:
+            written.append(write_report(RunData(dict(document), records, run_dir), run_dir / REPORT_FILE))
+        except Exception as exc:
+            log.exception("extractbench: writing report.html failed")
+            errors.append(f"report.html: {type(exc).__name__}: {exc}")
+    return written, errors

@@ -1,0 +1,343 @@
+"""The executive summary of spec 4.5.8, as data: headline values with grades, strengths, weaknesses,
+the recommendation and the next steps. Pure functions over a model's ``metrics.json`` entry and the
+compact per-sample rows (:mod:`.rows`); the HTML report and summary.md both render it.
+
+Grades: A+ at or beyond the SLA tier "excellence" (spec 4.5.10), A at "target", B at "minimum",
+C within one tier step below "minimum", F beyond. Metrics without an SLA use the tiers in
+:data:`EXTRA_TIERS` (chosen here; the spec shows grades but gives no scale).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..gates import SLA_TIERS
+
+TIER_NAMES = ("minimum", "target", "excellence")
+# metric -> (minimum, target, excellence), "max" metrics must stay at or below.
+EXTRA_TIERS: dict[str, tuple[float, float, float]] = {
+    "exact_match_rate": (0.50, 0.65, 0.80),
+    "field_precision_partial": (0.70, 0.80, 0.90),
+    "field_recall_partial": (0.70, 0.80, 0.90),
+    "type_accuracy": (0.90, 0.95, 0.99),
+    "field_omission_rate": (0.20, 0.10, 0.05),
+}
+LOWER_IS_BETTER = frozenset({"hallucination_rate", "latency_p95_ms", "field_omission_rate"})
+PERFORMANCE_KEYS = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "throughput_rps", "success_rate")
+# where a performance figure may live: the top level (gates.py reads it there) or models.<m>.performance
+_PERF_ALIASES = {
+    "latency_p50_ms": ("latency_p50_ms", "latency.p50_ms", "latency_ms.p50", "p50_latency_ms"),
+    "latency_p95_ms": ("latency_p95_ms", "latency.p95_ms", "latency_ms.p95", "p95_latency_ms"),
+    "latency_p99_ms": ("latency_p99_ms", "latency.p99_ms", "latency_ms.p99", "p99_latency_ms"),
+    "throughput_rps": ("throughput_rps", "throughput.requests_per_second", "throughput.rps", "requests_per_second"),
+    "success_rate": ("success_rate", "reliability.success_rate"),
+}
+LABELS = {
+    "extraction_quality_score": "Overall score (EQS)",
+    "schema_validity_rate": "Schema validity",
+    "field_f1_partial": "Field F1 (partial)",
+    "field_f1_strict": "Field F1 (strict)",
+    "field_f1_lenient": "Field F1 (lenient)",
+    "exact_match_rate": "Exact match",
+    "hallucination_rate": "Hallucination rate",
+    "field_omission_rate": "Omission rate",
+    "field_precision_partial": "Precision (partial)",
+    "field_recall_partial": "Recall (partial)",
+    "type_accuracy": "Type accuracy",
+    "latency_p50_ms": "P50 latency",
+    "latency_p95_ms": "P95 latency",
+    "latency_p99_ms": "P99 latency",
+    "throughput_rps": "Throughput",
+    "success_rate": "Success rate",
+}
+PERCENT = frozenset(
+    {
+        "schema_validity_rate",
+        "exact_match_rate",
+        "hallucination_rate",
+        "field_omission_rate",
+        "type_accuracy",
+        "success_rate",
+        "json_valid_rate",
+    }
+)
+GLANCE = (
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "field_f1_partial",
+    "exact_match_rate",
+    "hallucination_rate",
+    "latency_p95_ms",
+    "success_rate",
+)
+
+
+def tiers(metric: str) -> tuple[float, float, float] | None:
+    if metric in EXTRA_TIERS:
+        return EXTRA_TIERS[metric]
+    if metric in SLA_TIERS["minimum"]:
+        return tuple(SLA_TIERS[name][metric] for name in TIER_NAMES)  # type: ignore[return-value]
+    return None
+
+
+def grade(metric: str, value: float | None) -> str:
+    """A+ / A / B / C / F against the metric's tiers; "-" when unmeasured or ungraded."""
+    levels = tiers(metric)
+    if value is None or levels is None:
+        return "-"
+    low, mid, high = levels
+    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
+    v, low, mid, high = sign * value, sign * low, sign * mid, sign * high
+    if v >= high:
+        return "A+"
+    if v >= mid:
+        return "A"
+    if v >= low:
+        return "B"
+    return "C" if v >= low - (mid - low) else "F"
+
+
+def fmt(metric: str, value: float | None) -> str:
+    """Display form: rates as percentages, latencies in ms or s, scores with three decimals."""
+    if value is None:
+        return "not measured"
+    if metric in PERCENT:
+        return f"{100 * value:.1f}%"
+    if metric.endswith("_ms"):
+        return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.2f} s"
+    if metric.endswith("_rps"):
+        return f"{value:.2f}/s"
+    return f"{value:.3f}"
+
+
+def _lookup(data: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(data, Mapping) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def performance(metrics: Mapping[str, Any]) -> dict[str, float | None]:
+    """Latency percentiles, throughput and success rate where the run measured them, else None."""
+    out: dict[str, float | None] = {}
+    perf = metrics.get("performance") if isinstance(metrics.get("performance"), Mapping) else {}
+    for key in PERFORMANCE_KEYS:
+        value = None
+        for alias in _PERF_ALIASES[key]:
+            for source in (metrics, perf):
+                found = _lookup(source, alias)
+                if isinstance(found, (int, float)) and not isinstance(found, bool):
+                    value = float(found)
+                    break
+            if value is not None:
+                break
+        out[key] = value
+    return out
+
+
+def value_of(metrics: Mapping[str, Any], metric: str) -> float | None:
+    if metric in PERFORMANCE_KEYS:
+        return performance(metrics)[metric]
+    found = metrics.get(metric)
+    return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
+
+
+@dataclass
+class Headline:
+    metric: str
+    label: str
+    value: float | None
+    text: str
+    grade: str
+    ci: str = ""
+
+
+@dataclass
+class Summary:
+    """What a reviewer reads first about one model."""
+
+    model: str
+    eqs: float
+    eqs_text: str
+    band: str
+    recommendation: str
+    headlines: list[Headline]
+    strengths: list[str] = field(default_factory=list)
+    weaknesses: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+
+
+def ci_text(metrics: Mapping[str, Any], metric: str) -> str:
+    interval = (metrics.get("confidence_intervals") or {}).get(metric) or {}
+    if interval.get("low") is None or interval.get("high") is None:
+        return ""
+    level = 100 * float(interval.get("confidence", 0.95))
+    return f"[{level:g}% CI: {fmt(metric, interval['low'])}, {fmt(metric, interval['high'])}]"
+
+
+def headlines(metrics: Mapping[str, Any], keys: Sequence[str] = GLANCE) -> list[Headline]:
+    out = []
+    for key in keys:
+        value = value_of(metrics, key)
+        out.append(
+            Headline(key, LABELS.get(key, key), value, fmt(key, value), grade(key, value), ci_text(metrics, key))
+        )
+    return out
+
+
+def _bins(rows: Iterable[Mapping[str, Any]], metrics: Mapping[str, Any]) -> dict[str, tuple[int, float]]:
+    """Complexity bin -> (samples, mean F1 partial): metrics_by_complexity_bin when present, else the rows."""
+    given = metrics.get("metrics_by_complexity_bin")
+    out: dict[str, tuple[int, float]] = {}
+    if isinstance(given, Mapping) and given:
+        for name, entry in given.items():
+            if isinstance(entry, Mapping) and isinstance(entry.get("field_f1_partial"), (int, float)):
+                count = entry.get("num_samples", entry.get("count", 0))
+                out[str(name)] = (int(count or 0), float(entry["field_f1_partial"]))
+        if out:
+            return out
+    grouped: dict[str, list[float]] = {}
+    for row in rows:
+        if row.get("complexity_bin"):
+            grouped.setdefault(str(row["complexity_bin"]), []).append(float(row["f1_partial"]))
+    return {name: (len(values), float(np.mean(values))) for name, values in grouped.items()}
+
+
+def _weak_depth(metrics: Mapping[str, Any]) -> tuple[int, float] | None:
+    """The shallowest nesting depth from which F1 stays 0.1 below the overall F1 (support >= 5)."""
+    overall = metrics.get("field_f1_partial")
+    depths = metrics.get("field_metrics_by_depth") or {}
+    if not isinstance(overall, (int, float)):
+        return None
+    weak = [
+        (int(d), e["f1_partial"])
+        for d, e in depths.items()
+        if str(d).isdigit() and e.get("support", 0) >= 5 and e["f1_partial"] < overall - 0.1
+    ]
+    if not weak or min(d for d, _ in weak) == 0:
+        return None
+    depth = min(d for d, _ in weak)
+    deeper = [e for d, e in depths.items() if str(d).isdigit() and int(d) >= depth]
+    support = sum(e.get("support", 0) for e in deeper)
+    f1 = sum(e["f1_partial"] * e.get("support", 0) for e in deeper) / support if support else 0.0
+    return depth, f1
+
+
+def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] = ()) -> Summary:
+    """The executive summary of one model."""
+    eqs = float(metrics.get("extraction_quality_score", 0.0))
+    lines = headlines(metrics)
+    summary = Summary(
+        model=model,
+        eqs=eqs,
+        eqs_text=f"{eqs:.3f} {ci_text(metrics, 'extraction_quality_score')}".strip(),
+        band=str(metrics.get("eqs_band", "")),
+        recommendation=str(metrics.get("recommendation", "")),
+        headlines=lines,
+    )
+    if not metrics.get("num_samples"):
+        summary.weaknesses.append("No sample was scored.")
+        summary.next_steps.append("Check the dataset and the predictions or server: nothing was scored.")
+        return summary
+    checked = (
+        "field_precision_partial",
+        "field_recall_partial",
+        "schema_validity_rate",
+        "hallucination_rate",
+        "type_accuracy",
+        "exact_match_rate",
+        "field_f1_partial",
+        "latency_p95_ms",
+    )
+    for key in checked:
+        value = value_of(metrics, key)
+        g = grade(key, value)
+        name = LABELS[key][0].lower() + LABELS[key][1:]
+        if g in ("A+", "A"):
+            adjective = "Low" if key in LOWER_IS_BETTER else "High"
+            summary.strengths.append(f"{adjective} {name} ({fmt(key, value)})")
+        elif g in ("C", "F"):
+            adjective = "High" if key in LOWER_IS_BETTER else "Low"
+            summary.weaknesses.append(f"{adjective} {name} ({fmt(key, value)})")
+    depth = _weak_depth(metrics)
+    if depth:
+        summary.weaknesses.append(f"Struggles with deeply nested fields (F1: {depth[1]:.2f} at depth {depth[0]}+)")
+        summary.recommendation += f" for schemas with nesting depth < {depth[0]}" if eqs >= 0.70 else ""
+    bins = _bins(rows, metrics)
+    if (
+        "complex" in bins
+        and bins["complex"][0]
+        and bins["complex"][1] < float(metrics.get("field_f1_partial", 0)) - 0.1
+    ):
+        summary.weaknesses.append(
+            f"Weaker on complex schemas (F1: {bins['complex'][1]:.2f} over {bins['complex'][0]} samples)"
+        )
+    omissions = (metrics.get("omission_analysis") or {}).get("by_field_name") or {}
+    worst = sorted(
+        (
+            (e["omission_rate"], name)
+            for name, e in omissions.items()
+            if e.get("total_occurrences", 0) >= 3 and e["omission_rate"] >= 0.3
+        ),
+        reverse=True,
+    )
+    if worst:
+        rate, name = worst[0]
+        summary.weaknesses.append(f"Often omits {name} ({100 * rate:.0f}% of occurrences)")
+    summary.next_steps = next_steps(metrics, bins, worst)
+    return summary
+
+
+def next_steps(
+    metrics: Mapping[str, Any], bins: Mapping[str, tuple[int, float]], omitted: Sequence[tuple[float, str]]
+) -> list[str]:
+    """Concrete actions, most important first."""
+    steps: list[str] = []
+    validity = float(metrics.get("schema_validity_rate", 1.0))
+    if validity < 0.95:
+        invalid = metrics.get("invalid_samples") or []
+        steps.append(
+            f"Schema validity is {validity:.1%} ({len(invalid)} invalid outputs): use constrained decoding "
+            "(json_schema structured output) and check for truncated outputs (max tokens)."
+        )
+    if float(metrics.get("hallucination_rate", 0.0)) >= 0.05:
+        severity = (metrics.get("hallucination_analysis") or {}).get("severity") or {}
+        steps.append(
+            f"Hallucinations ({metrics['hallucination_rate']:.1%}; critical {severity.get('critical', 0)}): "
+            "instruct the model to omit fields that the text does not state, and review the worst samples."
+        )
+    if omitted:
+        names = ", ".join(name for _, name in omitted[:3])
+        steps.append(f"Most omitted fields: {names}: describe them in the prompt or the schema.")
+    types = (metrics.get("error_patterns") or {}).get("type_errors") or {}
+    if (
+        types.get("wrong_type", 0) + types.get("type_coercion_failed", 0) > 0
+        and float(metrics.get("type_accuracy", 1.0)) < 0.95
+    ):
+        steps.append(
+            f"Type errors ({types.get('wrong_type', 0)} wrong types, {types.get('type_coercion_failed', 0)} "
+            'placeholders such as "N/A"): ask for JSON numbers/booleans and null for unknown values.'
+        )
+    top = metrics.get("top_field_errors") or []
+    if top:
+        first = top[0]
+        steps.append(
+            f"Most common field error: {first['field']} ({first['error'].replace('_', ' ')}, {first['count']}x)."
+        )
+    if "complex" in bins and "simple" in bins and bins["simple"][1] - bins["complex"][1] > 0.1:
+        steps.append("Accuracy drops on complex schemas: split large schemas or add few-shot examples for them.")
+    p95 = performance(metrics)["latency_p95_ms"]
+    if p95 is not None and p95 > SLA_TIERS["minimum"]["latency_p95_ms"]:
+        steps.append(
+            f"P95 latency {fmt('latency_p95_ms', p95)} exceeds the 5 s minimum SLA: raise concurrency or use a smaller model."
+        )
+    if not steps:
+        steps.append(
+            "No weak spot stands out: gate future changes with a saved baseline (--extractbench-save / --extractbench-compare)."
+        )
+    return steps

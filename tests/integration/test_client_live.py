@@ -1,0 +1,80 @@
+"""The request layer against the real embedded llama-server (gemma3-270m), no mocks.
+
+Needs the `local` extra; without it the tests skip with the install command, except under CI
+(CI=true), where a missing extra is a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+
+import jsonschema
+import pytest
+
+from pytest_extractbench.client import (
+    ClientConfig,
+    ConnectionCheckError,
+    ExtractionClient,
+    build_messages,
+    model_schema,
+    run_check,
+)
+from pytest_extractbench.dataset import BUNDLED, Sample, load_dataset
+from pytest_extractbench.responses import ModelResponse
+from pytest_extractbench.server import (
+    DEFAULT_EMBEDDED_MODEL,
+    EmbeddedServer,
+    MissingExtraError,
+    find_llama_server,
+    resolve_model,
+)
+
+pytestmark = pytest.mark.llm
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    try:
+        find_llama_server()
+        resolve_model(DEFAULT_EMBEDDED_MODEL)
+    except MissingExtraError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install the local extra: {exc}")
+        pytest.skip(str(exc))
+    log = tmp_path_factory.mktemp("client-live") / "llama-server.log"
+    with EmbeddedServer(model=DEFAULT_EMBEDDED_MODEL, parallel=2, log_path=log, startup_timeout=180) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def sample() -> Sample:
+    """The spec's Appendix A example 1, from the bundled dataset."""
+    samples = {s.id: s for s in load_dataset(BUNDLED).samples}
+    return samples["appendix-a-1"]
+
+
+def test_check_sees_the_embedded_model(server: EmbeddedServer) -> None:
+    config = ClientConfig(server.base_url)
+    assert run_check(config, [server.model]) == [server.model]
+    with pytest.raises(ConnectionCheckError, match=f"it serves: {server.model}$"):
+        run_check(config, ["not-a-model"])
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "json_object"])
+def test_extract_returns_schema_valid_json(server: EmbeddedServer, sample: Sample, mode: str) -> None:
+    config = ClientConfig(server.base_url, structured_output=mode, max_tokens=512, timeout_s=300)
+
+    async def go() -> ModelResponse:
+        async with ExtractionClient(config) as client:
+            return await client.extract(server.model, build_messages(sample.text, sample.schema), sample.schema)
+
+    response = asyncio.run(go())
+    assert response.ok, (response.error_class, response.error)
+    assert response.finish_reason == "stop" and response.attempts == 1
+    assert response.usage["prompt_tokens"] > 0 and response.usage["completion_tokens"] > 0
+    parsed = json.loads(response.content)
+    jsonschema.validate(parsed, model_schema(sample.schema))
+    assert parsed, "the grammar allows {} but the model should extract something"

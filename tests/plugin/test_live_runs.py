@@ -1,0 +1,301 @@
+"""Live runs through pytest against a real misbehaving server on loopback (tests/faultserver.py).
+
+Every sample is accounted for whatever the server does; the journal, resume, cache and replay
+lose nothing and repeat nothing; xdist workers pipeline their own items with the same metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from faultserver import Fault, FaultServer
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
+N = 20
+
+
+def sample(n: int) -> dict[str, Any]:
+    return {"id": f"s{n:02d}", "text": f"Record s{n:02d}: P{n} is {n} years old.", "schema": SCHEMA,
+            "expected": {"name": f"P{n}", "age": n}}
+
+
+def sample_of(body: Any) -> int:
+    """Which sample a chat request is about (its number appears in the user message)."""
+    text = " ".join(str(m.get("content")) for m in body["messages"] if m.get("role") == "user")
+    return int(re.search(r"Record s(\d\d)", text).group(1))
+
+
+def perfect_answer(body: dict[str, Any]) -> Any:
+    n = sample_of(body)
+    return {"name": f"P{n}", "age": n}
+
+
+@pytest.fixture
+def server(fault_server: FaultServer) -> FaultServer:
+    fault_server.answer = perfect_answer
+    return fault_server
+
+
+@pytest.fixture
+def data(pytester: pytest.Pytester) -> Path:
+    path = pytester.path / "data.jsonl"
+    path.write_text("".join(json.dumps(sample(n)) + "\n" for n in range(N)), encoding="utf-8")
+    return path
+
+
+def bench(pytester: pytest.Pytester, url: str | None, *args: str, out: str = "out",
+          subprocess: bool = False) -> pytest.RunResult:
+    argv = ["-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
+            "--extractbench-output", out, "--extractbench-sla", "none", *args]
+    if url is not None:
+        argv += ["--extractbench-base-url", url, "--model", "test-model"]
+    if subprocess:
+        return pytester.runpytest_subprocess(*argv)
+    return pytester.runpytest(*argv)
+
+
+def records(pytester: pytest.Pytester, out: str = "out") -> dict[str, dict[str, Any]]:
+    rows = [json.loads(line) for line in (pytester.path / out / "samples.jsonl").read_text().splitlines()]
+    return {row["sample_id"]: row for row in rows}
+
+
+def journal(pytester: pytest.Pytester, out: str = "out") -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (pytester.path / out / "responses.jsonl").read_text().splitlines()]
+
+
+def metrics(pytester: pytest.Pytester, out: str = "out") -> dict[str, Any]:
+    return json.loads((pytester.path / out / "metrics.json").read_text())
+
+
+def per_sample(plan: dict[int, Callable[[int], Fault | None]]) -> Callable[[int, Any], Fault | None]:
+    """A server plan by sample number and attempt (0 = first request for that sample)."""
+    seen: Counter[int] = Counter()
+
+    def choose(index: int, body: Any) -> Fault | None:
+        n = sample_of(body)
+        attempt = seen[n]
+        seen[n] += 1
+        rule = plan.get(n)
+        return rule(attempt) if rule else None
+
+    return choose
+
+
+def always(fault: Fault) -> Callable[[int], Fault]:
+    return lambda attempt: fault
+
+
+def first(fault: Fault) -> Callable[[int], Fault | None]:
+    return lambda attempt: fault if attempt == 0 else None
+
+
+FAULTS: dict[int, Callable[[int], Fault | None]] = {
+    10: always(Fault.status(500)),
+    11: first(Fault.status(503)),  # transient: the retry succeeds
+    12: always(Fault.rate_limited(retry_after=0.05)),
+    13: always(Fault.slow(4.0)),  # past the 1 s timeout
+    14: always(Fault.drop()),
+    15: always(Fault.truncated()),
+    16: always(Fault.non_json()),
+    17: always(Fault.length()),
+    18: first(Fault.drop()),  # transient
+    19: always(Fault.bad_request("schema keyword not supported")),
+}
+EXPECTED_CLASSES = {10: "server_error", 12: "rate_limited", 13: "timeout", 14: "connection", 15: "bad_response",
+                    16: "bad_response", 17: "truncated", 19: "request_error"}
+
+
+def test_every_sample_is_accounted_for_under_injected_faults(pytester: pytest.Pytester, data: Path,
+                                                             server: FaultServer) -> None:
+    server.plan = per_sample(FAULTS)
+    result = bench(pytester, server.url, "--extractbench-retries", "1", "--extractbench-timeout", "1")
+    result.assert_outcomes(passed=N - len(EXPECTED_CLASSES), failed=len(EXPECTED_CLASSES))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # items failed; the session itself finished
+    found = records(pytester)
+    assert sorted(found) == [f"s{n:02d}" for n in range(N)]
+    classes = {int(sid[1:]): row["response"]["error_class"] for sid, row in found.items()}
+    assert {n: c for n, c in classes.items() if c is not None} == EXPECTED_CLASSES
+    assert Counter(classes.values())[None] == N - len(EXPECTED_CLASSES)
+    attempts = {int(sid[1:]): row["response"]["attempts"] for sid, row in found.items()}
+    assert attempts[0] == 1 and attempts[11] == 2 and attempts[18] == 2  # transient faults: retried once
+    assert attempts[10] == 2 and attempts[19] == 1  # 5xx retried; a 400 is not
+    assert "schema keyword not supported" in found["s19"]["response"]["error"]  # the server's message is kept
+    # The journal holds exactly one line per sample, written as each response arrived.
+    lines = journal(pytester)
+    assert sorted(line["sample_id"] for line in lines) == sorted(found)
+    assert {line["sample_id"]: line["response"]["error_class"] for line in lines} == {
+        sid: row["response"]["error_class"] for sid, row in found.items()}
+    # The server saw every retry and nothing more: one request per attempt.
+    assert len(server.requests) == sum(attempts.values())
+    assert metrics(pytester)["models"]["test-model"]["num_samples"] == N
+
+
+def test_requests_run_ahead_of_the_items(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    server.default = Fault.ok(delay=0.5)
+    bench(pytester, server.url, "--extractbench-concurrency", "8").assert_outcomes(passed=N)
+    arrivals = sorted(server.received_at)
+    # Items one after the other would send one request per 0.5 s; the pipeline keeps 8 in flight.
+    in_first_window = sum(1 for t in arrivals if t - arrivals[0] < 0.25)
+    assert in_first_window == 8
+    assert metrics(pytester)["run"]["live"]["concurrency"] == 8
+
+
+def test_a_killed_server_then_resume_requests_only_what_is_missing(pytester: pytest.Pytester, data: Path,
+                                                                   server: FaultServer) -> None:
+    def kill_at_the_seventh(index: int, body: Any) -> Fault | None:
+        if index == 6:
+            threading.Thread(target=server.stop).start()  # not under the server's lock
+            return Fault.slow(5.0)  # in flight when the server dies
+        return None
+
+    server.plan = kill_at_the_seventh
+    first_run = bench(pytester, server.url, "--extractbench-concurrency", "1", "--extractbench-retries", "0",
+                      "--extractbench-no-cache")
+    assert first_run.ret == pytest.ExitCode.TESTS_FAILED
+    answered = {line["sample_id"] for line in journal(pytester) if line["response"]["error_class"] is None}
+    assert len(answered) == 6
+    assert len(records(pytester)) == N  # the failed ones are recorded too, as connection errors
+
+    server.plan = None
+    server.start()
+    before = len(server.requests)
+    resumed = bench(pytester, server.url, "--extractbench-resume", "out", "--extractbench-no-cache", out="ignored")
+    resumed.assert_outcomes(passed=N)
+    asked = [f"s{sample_of(body):02d}" for body in server.requests[before:]]
+    assert sorted(asked) == sorted({f"s{n:02d}" for n in range(N)} - answered)  # each missing one, once
+    assert not (pytester.path / "ignored").exists()  # the resumed run writes into its own directory
+    assert len(records(pytester)) == N
+    assert metrics(pytester)["models"]["test-model"]["schema_validity_rate"] == 1.0
+    assert metrics(pytester)["run"]["live"]["resumed_from"] == str(pytester.path / "out")
+
+
+def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytest.Pytester, data: Path,
+                                                                 server: FaultServer) -> None:
+    server.plan = per_sample({3: always(Fault.status(500)), 4: always(Fault.length())})
+    bench(pytester, server.url, "--extractbench-retries", "0").assert_outcomes(passed=N - 2, failed=2)
+    sent = len(server.requests)
+    assert sent == N
+    first_metrics = metrics(pytester)["models"]["test-model"]
+
+    server.plan = None  # would now answer s03 correctly: the error was not cached, so it is asked again
+    bench(pytester, server.url, out="again").assert_outcomes(passed=N - 1, failed=1)
+    assert [sample_of(body) for body in server.requests[sent:]] == [3]
+    again = records(pytester, "again")
+    assert sum(row["response"]["cached"] for row in again.values()) == N - 1
+    assert again["s04"]["response"]["cached"] and again["s04"]["response"]["error_class"] == "truncated"
+    assert metrics(pytester, "again")["run"]["live"]["cached_responses"] == N - 1
+
+    server.stop()
+    replayed = bench(pytester, None, "--extractbench-replay", "out", out="replay")
+    replayed.assert_outcomes(passed=N - 2, failed=2)
+    replay_metrics = metrics(pytester, "replay")
+    assert replay_metrics["run"]["live"] == {"mode": "replay", "replayed_from": str(pytester.path / "out")}
+    for key in ("extraction_quality_score", "field_f1_partial", "schema_validity_rate", "num_samples"):
+        assert replay_metrics["models"]["test-model"][key] == first_metrics[key]
+
+
+def test_replay_marks_samples_without_a_response_missing(pytester: pytest.Pytester, data: Path,
+                                                         server: FaultServer) -> None:
+    bench(pytester, server.url, "--extractbench-no-cache").assert_outcomes(passed=N)
+    path = pytester.path / "out" / "responses.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(line for line in lines if '"sample_id":"s07"' not in line) + "\n")
+    bench(pytester, None, "--extractbench-replay", "out", out="replay").assert_outcomes(passed=N - 1, failed=1)
+    assert records(pytester, "replay")["s07"]["response"]["error_class"] == "missing"
+
+
+HEADLINE = ("extraction_quality_score", "field_f1_partial", "field_precision_partial", "schema_validity_rate",
+            "json_valid_rate", "exact_match_rate", "hallucination_rate", "num_samples")
+
+
+def test_xdist_workers_pipeline_their_own_items_with_the_same_metrics(pytester: pytest.Pytester, data: Path,
+                                                                      server: FaultServer) -> None:
+    plan = {2: always(Fault.status(500)), 5: always(Fault.length()), 8: always(Fault.non_json())}
+    server.plan = per_sample(plan)
+    common = ("--extractbench-retries", "0", "--extractbench-no-cache")
+    bench(pytester, server.url, *common, "-p", "no:xdist", out="serial", subprocess=True).assert_outcomes(
+        passed=N - 3, failed=3)
+    assert len(server.requests) == N
+    server.plan = per_sample(plan)
+    bench(pytester, server.url, *common, "-n", "2", out="parallel", subprocess=True).assert_outcomes(
+        passed=N - 3, failed=3)
+    assert len(server.requests) == 2 * N  # no sample was requested by both workers
+    serial, parallel = metrics(pytester, "serial"), metrics(pytester, "parallel")
+    for key in HEADLINE:
+        assert parallel["models"]["test-model"][key] == serial["models"]["test-model"][key], key
+    assert parallel["run"]["workers"] == 2
+    outcome = {sid: (row["response"]["error_class"], row["score"]["eqs"]) for sid, row in records(pytester, "serial").items()}
+    assert {sid: (row["response"]["error_class"], row["score"]["eqs"])
+            for sid, row in records(pytester, "parallel").items()} == outcome
+    assert sorted(line["sample_id"] for line in journal(pytester, "parallel")) == sorted(outcome)
+
+
+def test_replicas_share_the_load(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    server.default = Fault.ok(delay=0.2)
+    with FaultServer(answer=perfect_answer, default=Fault.ok(delay=0.2)) as replica:
+        bench(pytester, server.url, "--extractbench-base-url", replica.url).assert_outcomes(passed=N)
+        assert len(server.requests) + len(replica.requests) == N
+        assert min(len(server.requests), len(replica.requests)) >= N // 4
+    live = metrics(pytester)["run"]["live"]
+    assert live["base_urls"] == sorted([server.url, replica.url]) and live["concurrency"] == 16
+
+
+def test_unreachable_server_is_one_clear_line(pytester: pytest.Pytester, data: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = bench(pytester, f"http://127.0.0.1:{port}/v1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0], result.stderr.str()
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+
+
+def test_a_model_the_server_does_not_serve_is_one_clear_line(pytester: pytest.Pytester, data: Path,
+                                                             server: FaultServer) -> None:
+    result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl",
+                                "--extractbench-base-url", server.url, "--model", "llama-9000")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "llama-9000" in errors[0], result.stderr.str()
+    assert server.requests == []  # no chat request was sent
+
+
+def test_an_unknown_embedded_model_is_one_clear_line(pytester: pytest.Pytester, data: Path) -> None:
+    result = bench(pytester, None, "--model", "no-such-model")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "no-such-model" in errors[0] and "gemma3-270m" in errors[0], result.stderr.str()
+
+
+def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Pytester, data: Path,
+                                                              server: FaultServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-0123456789secret"
+    server.api_key = secret
+    monkeypatch.setenv("EXTRACTBENCH_API_KEY", secret)
+    (pytester.path / "system.txt").write_text("Answer in JSON only.")
+    bench(pytester, server.url, "-k", "s01 or s02", "--extractbench-system-prompt", "system.txt",
+          "--extractbench-structured-output", "guided_json").assert_outcomes(passed=2, deselected=N - 2)
+    assert len(server.requests) == 2 and server.counts["unauthorized"] == 0
+    body = server.requests[0]
+    assert body["messages"][0] == {"role": "system", "content": "Answer in JSON only."}
+    assert "guided_json" in json.dumps(body) and body["temperature"] == 0 and body["max_tokens"] == 2048
+    live = metrics(pytester)["run"]["live"]
+    assert live["prompt_templates"]["system"] == "system.txt" and live["structured_output"] == "guided_json"
+    default_hash = live["prompt_hash"]
+    bench(pytester, server.url, "-k", "s01", out="spec").assert_outcomes(passed=1, deselected=N - 1)
+    assert metrics(pytester, "spec")["run"]["live"]["prompt_hash"] != default_hash
+    for path in (pytester.path / "out").iterdir():
+        assert secret not in path.read_text(), path.name

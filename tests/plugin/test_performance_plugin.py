@@ -1,0 +1,152 @@
+"""Performance metrics through pytest: offline runs say "not measured"; live runs against a real
+loopback server (tests/faultserver.py) reach metrics.json, the terminal summary and the SLA gate."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faultserver import Fault, FaultServer
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+          "required": ["name"]}
+SAMPLES = [
+    {"id": f"s{i}", "text": f"Record s{i}: Person {i} is {20 + i} years old." + " filler" * i, "schema": SCHEMA,
+     "expected": {"name": f"Person {i}", "age": 20 + i}}
+    for i in range(4)
+]
+
+
+def sample_of(body: dict[str, Any]) -> int:
+    text = " ".join(str(m.get("content")) for m in body["messages"] if m.get("role") == "user")
+    return int(re.search(r"Record s(\d)", text).group(1))
+
+
+def gold_answer(body: dict[str, Any]) -> Any:
+    return SAMPLES[sample_of(body)]["expected"]
+
+
+def plan(rules: dict[int, Any]) -> Any:
+    """Server plan by sample number: ``rules[n](attempt)`` gives the fault (None: answer the gold)."""
+    seen: Counter[int] = Counter()
+
+    def choose(index: int, body: dict[str, Any]) -> Fault | None:
+        n = sample_of(body)
+        attempt, seen[n] = seen[n], seen[n] + 1
+        return rules[n](attempt) if n in rules else None
+
+    return choose
+
+
+@pytest.fixture
+def server(fault_server: FaultServer) -> FaultServer:
+    fault_server.answer = gold_answer
+    return fault_server
+
+
+def write_jsonl(path: Path, rows: list) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+@pytest.fixture
+def data(pytester: pytest.Pytester) -> Path:
+    path = pytester.path / "data.jsonl"
+    write_jsonl(path, SAMPLES)
+    return path
+
+
+def live_run(pytester: pytest.Pytester, server: FaultServer, *args: str) -> tuple[pytest.RunResult, dict]:
+    result = pytester.runpytest(
+        "-p", "no:randomly", "--extractbench", "--model", "test-model", "--extractbench-base-url", server.url,
+        "--extractbench-dataset", "data.jsonl", "--extractbench-output", "out", "--extractbench-no-cache", *args,
+    )
+    metrics = json.loads((pytester.path / "out" / "metrics.json").read_text())
+    return result, metrics["models"]["test-model"]
+
+
+def test_offline_run_reports_performance_as_not_measured(pytester: pytest.Pytester, data: Path) -> None:
+    write_jsonl(pytester.path / "preds.jsonl", [{"id": s["id"], "output": s["expected"]} for s in SAMPLES])
+    result = pytester.runpytest(
+        "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
+        "--extractbench-output", "out", "--extractbench-price-input", "1.0", "--extractbench-price-output", "2.0",
+    )
+    result.assert_outcomes(passed=4)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*performance*not measured: no request was sent to a server*", "*SLA minimum: passed"])
+    model = json.loads((pytester.path / "out" / "metrics.json").read_text())["models"]["predictions"]
+    perf = model["performance"]
+    assert perf["measured"] is False
+    assert perf["latency_ms"]["p95"] is None and perf["reliability"]["success_rate"] is None
+    assert perf["cost"] == {"available": False, "price_input_per_1k": 1.0, "price_output_per_1k": 2.0,
+                            "reason": "no token usage recorded"}
+    checks = {c["label"]: c for c in model["sla"]["checks"]}
+    assert checks["p95_latency_ms"]["passed"] is None and checks["success_rate"]["passed"] is None
+
+
+def test_a_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, data: Path,
+                                                   server: FaultServer) -> None:
+    # latency grows with the sample number, as does the text length
+    server.plan = plan({n: (lambda a, d=delay: Fault.ok(delay=d)) for n, delay in ((1, 0.1), (2, 0.2), (3, 1.6))})
+    # excellence: p95 <= 1000 ms; the gold answers pass every other threshold
+    result, model = live_run(pytester, server, "--extractbench-sla", "excellence",
+                             "--extractbench-price-input", "0.5", "--extractbench-price-output", "1.5")
+    result.assert_outcomes(passed=4)  # every sample is fine; the run as a whole is too slow
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "*latency*p50 * ms*p95 * ms*p99 * ms*(mean *, max *; 4 timed, 0 cached)",
+        "*throughput*req/s*samples/min*tokens/s*fields/s",
+        "*tokens*mean prompt*cost $*",
+        "*reliability*success 100.0%*timeout 0.0%*",
+        "*SLA excellence: FAILED",
+        "*p95_latency_ms = * (needs <= 1000): MISSED",
+        "*recommendation:*",
+    ])
+    missed = result.stdout.str().split("SLA excellence: FAILED", 1)[1].split("recommendation")[0]
+    assert missed.count("MISSED") == 1
+    perf = model["performance"]
+    assert model["latency_p95_ms"] > 1000 and perf["latency_ms"]["max"] >= 1600
+    assert perf["latency_ms"]["p50"] < 1000
+    corr = perf["latency_correlation"]
+    assert (corr["input_chars"]["rho"], corr["input_chars"]["n"]) == (pytest.approx(1.0), 4)
+    assert corr["schema_fields"]["note"] == "constant input"
+    assert perf["throughput"]["wall_time_s"] >= 1.6
+    tokens = perf["tokens"]
+    assert tokens["prompt"]["count"] == tokens["completion"]["count"] == 4
+    assert model["estimated_cost_usd"] == pytest.approx(
+        tokens["prompt"]["sum"] * 0.5 / 1000 + tokens["completion"]["sum"] * 1.5 / 1000)
+    assert model["sla"]["passed"] is False
+
+
+def test_failed_and_retried_requests_set_the_reliability_rates(pytester: pytest.Pytester, data: Path,
+                                                               server: FaultServer) -> None:
+    server.plan = plan({
+        2: lambda attempt: Fault.status(503) if attempt == 0 else None,  # the retry succeeds
+        3: lambda attempt: Fault.status(500),  # fails every attempt
+    })
+    result, model = live_run(pytester, server, "--extractbench-retries", "1")
+    result.assert_outcomes(passed=3, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*errors*server_error 1", "*SLA minimum: FAILED",
+                                 "*success_rate = 0.750 (needs >= 0.990): MISSED"])
+    rel = model["performance"]["reliability"]
+    assert (rel["success_rate"], rel["retry_rate"], rel["timeout_rate"]) == (0.75, 0.5, 0.0)
+    assert rel["retried_successes"] == 1
+    assert rel["reliability_score"] == pytest.approx((3 - 0.5) / 4)
+    assert rel["error_counts"]["server_error"] == 1 and sum(rel["error_counts"].values()) == 1
+    assert model["performance"]["latency_ms"]["count"] == 3  # the failed request is not a latency
+
+
+@pytest.mark.slow
+def test_xdist_workers_give_the_same_counts(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    server.plan = plan({1: lambda attempt: Fault.length()})
+    _, single = live_run(pytester, server, "-p", "no:xdist")
+    _, parallel = live_run(pytester, server, "-n", "2")
+    for key in ("reliability", "tokens", "requests"):
+        assert parallel["performance"][key] == single["performance"][key], key
+    assert single["performance"]["reliability"]["truncation_rate"] == 0.25
+    # text_chars comes from the process that ran the item
+    assert parallel["performance"]["latency_correlation"]["input_chars"]["n"] == 3

@@ -1,0 +1,200 @@
+"""report.html rendered from real run directories: sections, charts, grades, edge cases and escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from _runs import DATASET, Page, fixture_outputs, gold_outputs, make_run
+
+from pytest_extractbench.report import charts, html
+from pytest_extractbench.report.rows import load_run
+
+SECTIONS = {
+    "summary",
+    "methodology",
+    "primary",
+    "accuracy",
+    "performance",
+    "errors",
+    "complexity",
+    "samples",
+    "recommendations",
+}
+XSS = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">'
+
+
+def render(run_dir: Path) -> tuple[str, Page]:
+    out = html.write_report(load_run(run_dir), run_dir / "report.html")
+    text = out.read_text(encoding="utf-8")
+    return text, Page(text)
+
+
+def chart_ids(page: Page) -> set[str]:
+    return {i[len("chart-") :] for i in page.ids() if i.startswith("chart-")}
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Page, dict]:
+    run = make_run(tmp_path_factory.mktemp("single"), {"demo": fixture_outputs("demo.jsonl")})
+    text, page = render(run)
+    return text, page, json.loads((run / "metrics.json").read_text())
+
+
+def test_single_model_report_has_every_section_and_the_charts_the_data_supports(single) -> None:
+    text, page, document = single
+    assert SECTIONS <= page.ids()
+    assert "comparison" not in page.ids()
+    # offline run: no latency charts; the accuracy, error and complexity charts are there
+    assert {
+        "gauge-0",
+        "radar",
+        "categories",
+        "f1-modes",
+        "pr",
+        "errors",
+        "omissions",
+        "f1-complexity",
+        "complexity-box",
+        "correlation",
+    } <= chart_ids(page)
+    assert not {"latency", "latency-eqs", "throughput"} & chart_ids(page)
+    assert page.count("svg") >= 10
+    metrics = document["models"]["demo"]
+    assert metrics["recommendation"] in text and metrics["eqs_band"] in text
+    assert "not measured (the run carries no timings" in text
+
+
+def test_at_a_glance_grades_follow_the_sla_tiers(single) -> None:
+    text, page, document = single
+    metrics = document["models"]["demo"]
+    table = text.split('id="at-a-glance"', 1)[1].split("</table>", 1)[0]
+    row = re.search(r"<td>Exact match</td>\s*<td>([^<]+)<span[^>]*>[^<]*</span></td><td[^>]*>([^<]+)</td>", table)
+    assert row, table[:2000]
+    assert row.group(1).strip() == f"{100 * metrics['exact_match_rate']:.1f}%"
+    assert row.group(2) == html.summary.grade("exact_match_rate", metrics["exact_match_rate"])
+    assert f"{metrics['extraction_quality_score']:.3f} [95% CI: " in text
+
+
+def test_the_page_is_self_contained_and_script_free(single) -> None:
+    text, page, _ = single
+    csp = [a for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert csp and "default-src 'none'" in csp[0]["content"] and "script-src" not in csp[0]["content"]
+    assert page.count("script") == 0 and page.count("link") == 0 and page.count("iframe") == 0
+    assert not re.search(r"(src|href)=\"(https?:)?//", text)  # nothing fetched
+    assert page.event_handlers() == []
+
+
+def test_several_models_get_the_comparison_charts_and_significance(tmp_path: Path) -> None:
+    run = make_run(
+        tmp_path,
+        {"good": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl"), "oracle": gold_outputs()},
+    )
+    text, page = render(run)
+    assert "comparison" in page.ids()
+    assert {"ranking", "grouped", "winrate", "radar", "categories"} <= chart_ids(page)
+    document = json.loads((run / "metrics.json").read_text())
+    ranking = document["comparison"]["eqs_ranking"]
+    assert [e["model"] for e in ranking][0] == "oracle"
+    significant = [
+        k
+        for k, p in document["comparison"]["pairwise"].items()
+        if p["metrics"]["extraction_quality_score"]["significant"]
+    ]
+    assert significant  # good vs weak differ clearly
+    assert text.count("<strong>* yes</strong>") == sum(
+        m["significant"] for p in document["comparison"]["pairwise"].values() for m in p["metrics"].values()
+    )
+    for model in ("good", "weak", "oracle"):
+        assert f"<h3>{model}</h3>" in text
+
+
+def test_zero_samples_render_a_readable_page(tmp_path: Path) -> None:
+    run = make_run(tmp_path, {}, samples=[])
+    text, page = render(run)
+    assert "This run scored no model." in text
+    assert SECTIONS <= page.ids()
+
+
+def test_all_invalid_outputs(tmp_path: Path) -> None:
+    run = make_run(tmp_path, {"broken": lambda sample: "{not json"})
+    text, page = render(run)
+    assert "0.0%" in text and "invalid output(s)" in text
+    assert "Not recommended for production" in text
+    glance = text.split('id="at-a-glance"', 1)[1].split("</table>", 1)[0]
+    assert 'class="grade grade-F">F<' in glance
+
+
+def test_huge_texts_are_clipped_and_huge_runs_sampled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(html, "MAX_TABLE_ROWS", 20)
+    long_value = "x" * 200_000
+    run = make_run(tmp_path, {"wordy": lambda s: json.dumps({k: long_value for k in s.expected})})
+    text, page = render(run)
+    assert len(text) < 3_000_000
+    assert "(200,000 characters)" in text
+    table = text.split("Per-sample scores:", 1)[1].split("</table>", 1)[0]
+    assert table.count("<tr>") - 1 == 20  # header row + 20 sampled rows
+    assert f"20 of {len(DATASET.samples)} samples" in text
+
+
+def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) -> None:
+    def performance(model: str, metrics: dict) -> None:
+        metrics["performance"] = {
+            "latency": {"p50_ms": 310.0, "p95_ms": 640.0, "p99_ms": 700.0},
+            "throughput": {"requests_per_second": 3.5},
+            "reliability": {"success_rate": 1.0},
+        }
+
+    run = make_run(tmp_path, {"live": gold_outputs()}, timed=True, extra=performance)
+    text, page = render(run)
+    assert {"latency", "latency-eqs", "throughput"} <= chart_ids(page)
+    assert "640 ms" in text and "3.50/s" in text and "100.0%" in text
+    assert "not measured (the run carries" not in text
+
+
+def test_untrusted_text_is_escaped_everywhere(tmp_path: Path) -> None:
+    sample = DATASET.samples[0]
+    evil = sample.__class__(**{**sample.__dict__, "id": "id" + XSS})
+    run = make_run(
+        tmp_path,
+        {"m" + XSS: lambda s: json.dumps({**s.expected, "name": XSS, "x" + XSS: XSS})},
+        samples=[evil, *DATASET.samples[1:4]],
+    )
+    text, page = render(run)
+    assert page.count("script") == 0 and page.count("img") == 0
+    assert page.event_handlers() == []
+    assert "&lt;script&gt;" in text
+    assert any(XSS in chunk for chunk in page.text)  # shown as text, not parsed as markup
+
+
+def test_charts_are_deterministic_and_carry_no_text_elements() -> None:
+    one = charts.radar({"a<b>": {"schema_validity_rate": 1.0, "field_f1_partial": 0.8}})
+    two = charts.radar({"a<b>": {"schema_validity_rate": 1.0, "field_f1_partial": 0.8}})
+    assert one.svg == two.svg
+    assert one.svg.startswith('<svg role="img"')
+    assert "<text" not in one.svg and "<!--" not in one.svg and "a<b>" not in one.svg
+    ids = re.findall(r'\bid="([^"]+)"', one.svg)
+    assert ids and all(i.startswith("eb-radar-") for i in ids)
+
+
+def test_complexity_bins_and_dataset_statistics_from_metrics_json(tmp_path: Path) -> None:
+    def bins(model: str, metrics: dict) -> None:
+        metrics["metrics_by_complexity_bin"] = {
+            "simple": {"num_samples": 7, "extraction_quality_score": 0.91, "field_f1_partial": 0.88,
+                       "schema_validity_rate": 1.0},
+            "complex": {"num_samples": 3, "extraction_quality_score": 0.42, "field_f1_partial": 0.37,
+                        "schema_validity_rate": 0.5},
+        }  # fmt: skip
+
+    run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl")}, extra=bins)
+    document = json.loads((run / "metrics.json").read_text())
+    document["dataset"] = {"num_samples": 52, "topics": {"medical": 9}, "text_length": {"mean": 412.5}}
+    (run / "metrics.json").write_text(json.dumps(document))
+    text, _ = render(run)
+    section = text.split('id="complexity"', 1)[1]
+    assert "metrics.json (metrics_by_complexity_bin)" in section
+    assert "<td>complex</td><td>3</td><td>0.420</td><td>0.370</td><td>50.0%</td>" in section
+    assert "<code>topics.medical</code></td><td>9</td>" in section and "412.5" in section
+    assert "Weaker on complex schemas (F1: 0.37 over 3 samples)" in text

@@ -1,0 +1,135 @@
+"""Reports through pytest: run-directory files, progress line, JUnit properties and pytest-html (also under xdist)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pytest
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
+SAMPLES = [
+    {"id": "s1", "text": "Ann Lee, 41.", "schema": SCHEMA, "expected": {"name": "Ann Lee", "age": 41}},
+    {"id": "s2", "text": "Bo Chan is 7.", "schema": SCHEMA, "expected": {"name": "Bo Chan", "age": 7}},
+    {"id": "s3", "text": "Cy Dore, 30.", "schema": SCHEMA, "expected": {"name": "Cy Dore", "age": 30}},
+    {"id": "s4", "text": "Di Eve, 55.", "schema": SCHEMA, "expected": {"name": "Di Eve", "age": 55}},
+]
+XSS = "<script>alert(1)</script>"
+PREDICTIONS = [
+    {"id": "s1", "output": json.dumps({"name": "Ann Lee", "age": 41})},
+    {"id": "s2", "output": json.dumps({"name": XSS, "age": 7})},
+    {"id": "s3", "output": "not json"},
+    {"id": "s4", "output": json.dumps({"name": "Di Eve", "age": 56})},
+]
+
+
+def run(pytester: pytest.Pytester, *args: str, subprocess: bool = False) -> pytest.RunResult:
+    for name, rows in (("data.jsonl", SAMPLES), ("preds.jsonl", PREDICTIONS)):
+        (pytester.path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    argv = [
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--model",
+        "m1",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+        *args,
+    ]
+    return pytester.runpytest_subprocess(*argv) if subprocess else pytester.runpytest(*argv)
+
+
+def records(pytester: pytest.Pytester) -> dict[str, dict]:
+    lines = (pytester.path / "out" / "samples.jsonl").read_text().splitlines()
+    return {r["sample_id"]: r for r in map(json.loads, lines)}
+
+
+def test_run_writes_every_report_and_shows_progress(pytester: pytest.Pytester) -> None:
+    result = run(pytester)
+    result.assert_outcomes(passed=3, failed=1)
+    out = pytester.path / "out"
+    for name in ("report.html", "summary.md", "metrics.csv", "samples.csv"):
+        assert (out / name).is_file(), name
+    metrics = json.loads((out / "metrics.json").read_text())["models"]["m1"]
+    eqs = sum(r["score"]["eqs"] for r in records(pytester).values()) / 4
+    assert metrics["extraction_quality_score"] == pytest.approx(eqs)
+    result.stdout.fnmatch_lines(
+        [
+            "extractbench 1/4 scored: m1 EQS 1.000 validity 100.0%",
+            "extractbench 2/4 scored: m1 EQS * validity 100.0%",
+            "extractbench 3/4 scored: m1 EQS * validity 66.7%",
+            f"extractbench 4/4 scored: m1 EQS {eqs:.3f} validity 75.0%",
+            "reports: summary.md, metrics.csv, samples.csv, report.html",
+        ]
+    )
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (out / "report.html").read_text()
+
+
+def test_no_html_report_option(pytester: pytest.Pytester) -> None:
+    run(pytester, "--extractbench-no-html-report")
+    out = pytester.path / "out"
+    assert not (out / "report.html").exists()
+    assert (out / "summary.md").is_file() and (out / "samples.csv").is_file()
+    assert json.loads((out / "metrics.json").read_text())["run"]["options"]["report"] == {"html": False}
+
+
+def test_junit_xml_properties_per_sample(pytester: pytest.Pytester) -> None:
+    run(pytester, "--junitxml", "junit.xml")
+    found = {}
+    for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"):
+        found[case.get("name")] = {p.get("name"): p.get("value") for p in case.iter("property")}
+    for sid, record in records(pytester).items():
+        props = found[f"extractbench[m1-{sid}]"]
+        assert props["extractbench_model"] == "m1"
+        assert float(props["extractbench_eqs"]) == pytest.approx(record["score"]["eqs"], abs=1e-4)
+        assert props["extractbench_validity"] == ("valid" if record["score"]["schema_valid"] else "invalid")
+        assert float(props["extractbench_f1_partial"]) == pytest.approx(record["score"]["f1"]["partial"], abs=1e-4)
+
+
+class _Blob(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blob: dict = {}
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        found = dict(attrs)
+        if "data-jsonblob" in found:
+            self.blob = json.loads(found["data-jsonblob"])
+
+
+@pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
+def test_pytest_html_columns_extras_and_summary(pytester: pytest.Pytester, workers: str | None) -> None:
+    pytest.importorskip("pytest_html")
+    args = ["--html", "ph.html"] + (["-n", workers] if workers else [])
+    result = run(pytester, *args, subprocess=workers is not None)
+    result.assert_outcomes(passed=3, failed=1)
+    page = (pytester.path / "ph.html").read_text(encoding="utf-8")
+    parser = _Blob()
+    parser.feed(page)
+    tests = parser.blob["tests"]
+    summary = page.split("<h2>extractbench</h2>", 1)[1].split("</table>", 1)[0]  # the summary section, as HTML
+    assert "<td>m1</td>" in summary and "68.8%" not in summary and "0.688" in summary
+    saved = records(pytester)
+    for sid, record in saved.items():
+        (entry,) = [e for key, v in tests.items() if key.endswith(f"[m1-{sid}]") for e in v]
+        cells = "".join(entry["resultsTableRow"])
+        assert '<td class="col-model">m1</td>' in cells
+        assert f'<td class="col-eqs">{round(record["score"]["eqs"], 4)}</td>' in cells
+        validity = "valid" if record["score"]["schema_valid"] else "invalid"
+        assert f'<td class="col-validity">{validity}</td>' in cells
+        (extra,) = [x for x in entry["extras"] if x["format_type"] == "html"]
+        assert f"<code>{sid}</code>" in extra["content"]
+        assert "<script>" not in extra["content"]
+    (s2,) = [e for key, v in tests.items() if key.endswith("[m1-s2]") for e in v]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in s2["extras"][0]["content"]

@@ -1,0 +1,79 @@
+"""Grades, performance look-ups and the progress line: hand-computed cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_extractbench.report import summary
+from pytest_extractbench.report.progress import Progress
+
+
+@pytest.mark.parametrize(
+    ("metric", "value", "expected"),
+    [
+        ("extraction_quality_score", 0.90, "A+"),  # excellence 0.90
+        ("extraction_quality_score", 0.85, "A"),  # target 0.85
+        ("extraction_quality_score", 0.80, "B"),  # minimum 0.75
+        ("extraction_quality_score", 0.70, "C"),  # within one step (0.10) below minimum
+        ("extraction_quality_score", 0.60, "F"),
+        ("hallucination_rate", 0.02, "A+"),  # lower is better: excellence 0.02
+        ("hallucination_rate", 0.05, "A"),
+        ("hallucination_rate", 0.10, "B"),
+        ("hallucination_rate", 0.14, "C"),  # step 0.05 above the 0.10 minimum
+        ("hallucination_rate", 0.16, "F"),
+        ("latency_p95_ms", 900.0, "A+"),
+        ("latency_p95_ms", 9000.0, "F"),
+        ("exact_match_rate", 0.66, "A"),
+        ("exact_match_rate", None, "-"),
+        ("json_valid_rate", 0.5, "-"),  # no tiers
+    ],
+)
+def test_grades(metric: str, value: float | None, expected: str) -> None:
+    assert summary.grade(metric, value) == expected
+
+
+def test_performance_is_found_top_level_or_in_the_performance_section() -> None:
+    found = summary.performance(
+        {"latency_p95_ms": 1200.0, "performance": {"latency": {"p50_ms": 300.0}, "reliability": {"success_rate": 0.99}}}
+    )
+    assert found == {
+        "latency_p50_ms": 300.0,
+        "latency_p95_ms": 1200.0,
+        "latency_p99_ms": None,
+        "throughput_rps": None,
+        "success_rate": 0.99,
+    }
+    assert summary.fmt("latency_p95_ms", 1200.0) == "1.20 s" and summary.fmt("latency_p50_ms", 300.0) == "300 ms"
+
+
+def test_strengths_weaknesses_and_steps_follow_the_metrics() -> None:
+    metrics = {
+        "num_samples": 10,
+        "extraction_quality_score": 0.8,
+        "field_precision_partial": 0.95,
+        "field_recall_partial": 0.6,
+        "schema_validity_rate": 0.9,
+        "hallucination_rate": 0.01,
+        "type_accuracy": 1.0,
+        "exact_match_rate": 0.3,
+        "field_f1_partial": 0.72,
+        "invalid_samples": [{"sample_id": "a"}],
+        "recommendation": "Deploy with mandatory human review",
+    }
+    s = summary.summarize("m", metrics)
+    assert "High precision (partial) (0.950)" in s.strengths and "Low hallucination rate (1.0%)" in s.strengths
+    assert "Low recall (partial) (0.600)" in s.weaknesses and "Low schema validity (90.0%)" in s.weaknesses
+    assert s.next_steps[0].startswith("Schema validity is 90.0% (1 invalid outputs)")
+
+
+def test_progress_prints_at_every_tenth_and_at_the_end() -> None:
+    progress = Progress()
+    lines = []
+    for i in range(25):
+        record = {"model": "m", "score": {"eqs": 1.0 if i % 2 == 0 else 0.5, "schema_valid": i % 5 != 0}}
+        line = progress.add(record, 25)
+        if line:
+            lines.append(line)
+    assert len(lines) == 9  # 3, 6, ..., 24 and 25
+    assert lines[0] == "extractbench 3/25 scored: m EQS 0.833 validity 66.7%"
+    assert lines[-1] == "extractbench 25/25 scored: m EQS 0.760 validity 80.0%"
