@@ -8,9 +8,10 @@ Only the controller (the single process, or xdist's controller) starts servers: 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 
@@ -73,17 +74,19 @@ class Endpoints:
             raise
 
     def check(self, api_key: str | None) -> None:
-        """Every URL answers and serves its model: one clear line otherwise, before any item runs."""
+        """Every URL answers and serves its models: one clear line otherwise, before any item runs."""
         from .client import ConnectionCheckError, run_check
-
         from .pipeline import client_config
 
-        for model, route in self.routes.items():
+        wanted: dict[str, list[str]] = {}
+        for route in self.routes.values():
             for url in route.urls:
-                try:
-                    run_check(client_config(self.live, url, api_key), [route.served_model])
-                except ConnectionCheckError as exc:
-                    raise pytest.UsageError(f"extractbench: {exc}") from None
+                wanted.setdefault(url, []).append(route.served_model)
+        for url, models in wanted.items():
+            try:
+                run_check(client_config(self.live, url, api_key), models)
+            except ConnectionCheckError as exc:
+                raise pytest.UsageError(f"extractbench: {exc}") from None
 
     def stop(self) -> None:
         for server in reversed(self._servers):

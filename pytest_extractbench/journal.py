@@ -21,8 +21,9 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .responses import ModelResponse
 from .scoring import MISSING

@@ -6,9 +6,10 @@ Kept apart from :mod:`.pipeline` so that reading options never imports the HTTP 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .baseline import redact_url
 
@@ -75,7 +76,7 @@ class LiveOptions:
     concurrency: int | None = None  # None: the embedded server's slots, else 8 per base URL
     temperature: float = 0.0
     max_tokens: int = 2048
-    decoding_seed: int = 1234
+    decoding_seed: int = 42
     timeout_s: float = 120.0
     retries: int = 3
     system_prompt: Path | None = None

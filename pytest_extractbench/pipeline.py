@@ -10,13 +10,16 @@ future, so the server stays saturated while pytest scores items one by one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
+import json
 import threading
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .dataset import Sample
 from .journal import Journal, ResponseCache, latest_responses, reusable_by_key
@@ -27,6 +30,10 @@ if TYPE_CHECKING:
     from .endpoints import Route
 
 CACHE_SUBDIR = ("cache", "responses")
+SUBMIT_BATCH = 64
+# A replica that still fails this way after the client's retries may be down or overloaded: ask another.
+FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited")
+SUSPECT_S = 30.0  # how long such a replica is tried last
 
 
 def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
@@ -46,20 +53,16 @@ def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
 
 
 def load_templates(live: LiveOptions, base_dir: Path) -> Any:
-    """The prompt templates: the spec's, or the files given (relative to the invocation directory)."""
+    """The prompt templates: the spec's, or the files given (relative to the invocation directory).
+
+    Raises ``client.PromptTemplateError`` naming the file when one is unreadable or lacks a placeholder.
+    """
     from .client import PromptTemplates
 
-    if live.system_prompt is None and live.user_prompt is None:
-        return PromptTemplates()
-    default = PromptTemplates()
+    def where(path: Path | None) -> Path | None:
+        return None if path is None else path if path.is_absolute() else base_dir / path
 
-    def read(path: Path | None, fallback: str) -> str:
-        if path is None:
-            return fallback
-        full = path if path.is_absolute() else base_dir / path
-        return full.read_text(encoding="utf-8")
-
-    return PromptTemplates(system=read(live.system_prompt, default.system), user=read(live.user_prompt, default.user))
+    return PromptTemplates.from_files(where(live.system_prompt), where(live.user_prompt))
 
 
 def prompt_hash(templates: Any) -> str:
@@ -68,13 +71,8 @@ def prompt_hash(templates: Any) -> str:
 
 
 def decoding_params(live: LiveOptions) -> dict[str, Any]:
-    """What, besides model, messages and schema, changes the answer (and so the cache key)."""
-    return {
-        "structured_output": live.structured_output,
-        "temperature": live.temperature,
-        "max_tokens": live.max_tokens,
-        "seed": live.decoding_seed,
-    }
+    """What, besides model, messages and schema, changes the answer: the client's own cache-key params."""
+    return client_config(live, "http://127.0.0.1/v1", None).decoding_params()
 
 
 @dataclass
@@ -116,6 +114,7 @@ class LiveSource:
         self._thread: threading.Thread | None = None
         self._clients: dict[str, Any] = {}
         self._outstanding: dict[str, int] = {}
+        self._suspect_until: dict[str, float] = {}  # replica -> loop time until which it is tried last
         self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._tiebreak = itertools.count()
@@ -124,10 +123,21 @@ class LiveSource:
     # -- OutputSource -----------------------------------------------------------------------
 
     def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
-        """Queue a request for every pair not answered by the resumed journal or the cache."""
-        pending = [request for request in (self._admit(model, sample) for model, sample in work) if request]
-        if pending:
-            self._submit(pending)
+        """Queue a request for every pair not answered by the resumed journal or the cache.
+
+        Requests go out in batches as they are built, so the first ones are on the wire while the
+        prompts of the rest are still being rendered.
+        """
+        batch: list[_Request] = []
+        for model, sample in work:
+            request = self._admit(model, sample)
+            if request is not None:
+                batch.append(request)
+                if len(batch) >= SUBMIT_BATCH:
+                    self._submit(batch)
+                    batch = []
+        if batch:
+            self._submit(batch)
 
     def response(self, model: str, sample: Sample) -> ModelResponse:
         future = self._futures.get((model, sample.id))
@@ -142,13 +152,14 @@ class LiveSource:
         """Cancel what is still in flight, close the clients, stop the thread, fsync the journal."""
         loop, self._loop = self._loop, None
         if loop is not None:
-            try:
+            # closing must not mask the session's own outcome
+            with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
-            except Exception:  # noqa: BLE001 - closing must not mask the session's own outcome
-                pass
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=10)
+            if not loop.is_running():
+                loop.close()
         self.journal.close()
 
     # -- admission (main thread) -------------------------------------------------------------
@@ -213,30 +224,49 @@ class LiveSource:
             self._outstanding[url] = 0
         return client
 
-    def _pick(self, urls: tuple[str, ...]) -> str:
-        """Least outstanding requests; ties go round-robin."""
+    def _pick(self, urls: tuple[str, ...], tried: set[str]) -> str:
+        """Least outstanding requests among the replicas not tried yet, those that failed lately last;
+        ties go round-robin."""
         for url in urls:
             self._client(url)
         turn = next(self._tiebreak)
-        return min(urls, key=lambda u: (self._outstanding[u], (urls.index(u) - turn) % len(urls)))
+        now = asyncio.get_running_loop().time()
+        candidates = [u for u in urls if u not in tried] or list(urls)
+        return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
+                                              (urls.index(u) - turn) % len(urls)))
+
+    async def _ask(self, request: _Request, route: Route) -> ModelResponse:
+        """The answer, from another replica when one fails for a reason another might not have."""
+        tried: set[str] = set()
+        attempts = 0
+        while True:
+            url = self._pick(route.urls, tried)
+            tried.add(url)
+            self._outstanding[url] += 1
+            try:
+                response = await self._client(url).extract(route.served_model, request.messages, request.schema)
+            finally:
+                self._outstanding[url] -= 1
+            attempts += response.attempts
+            if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
+                # down or overloaded: later requests try the other replicas first for a while
+                self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
+            if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
+                response.attempts = attempts
+                return response
 
     async def _fetch(self, request: _Request) -> None:
         route = self.routes[request.model]
         try:
             async with self._limit(route.urls):
-                url = self._pick(route.urls)
-                self._outstanding[url] += 1
-                try:
-                    response = await self._client(url).extract(route.served_model, request.messages, request.schema)
-                finally:
-                    self._outstanding[url] -= 1
+                response = await self._ask(request, route)
             self.journal.append(request.model, request.sample_id, request.key, response)
             if self.cache is not None:
                 self.cache.put(request.key, response)
         except asyncio.CancelledError:
             request.future.cancel()
             raise
-        except BaseException as exc:  # a bug, not a server fault (those are data): the item shows it
+        except BaseException as exc:  # noqa: BLE001 - a bug, not a server fault (those are data): the item shows it
             request.future.set_exception(exc)
             return
         request.future.set_result(response)
@@ -248,10 +278,8 @@ class LiveSource:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for client in self._clients.values():
-            try:
+            with contextlib.suppress(Exception):
                 await client.aclose()
-            except Exception:  # noqa: BLE001
-                pass
         self._clients.clear()
 
 
@@ -265,6 +293,14 @@ class ReplaySource:
     @property
     def models(self) -> list[str]:
         return sorted({model for model, _ in self.responses})
+
+    def recorded_live(self) -> dict[str, Any] | None:
+        """``run.live`` of the recorded run's metrics.json (how its answers were obtained), if there is one."""
+        try:
+            live = json.loads((self.run_dir / "metrics.json").read_text(encoding="utf-8"))["run"]["live"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return live if isinstance(live, dict) else None
 
     def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
         """Everything is in memory already."""

@@ -33,6 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
     extensions.configure(config, settings)
     bench = BenchSession(config, settings)
     config.stash[BENCH_KEY] = bench
+    config.pluginmanager.register(_InterruptListener(bench), "extractbench-interrupt")
     if not bench.is_worker:
         config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
         # --- reports (issue 7): live progress line, pytest-html columns/summary (only when it is installed)
@@ -78,6 +79,16 @@ class _ProgressLine:
             if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
                 writer.write("\n")  # after a row of progress dots
             writer.write_line(line)
+
+
+class _InterruptListener:
+    """Ctrl-C: stop sending requests at once (the answers already received are in the journal)."""
+
+    def __init__(self, bench: BenchSession) -> None:
+        self.bench = bench
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.bench.close_source()
 
 
 class _XdistController:
@@ -174,7 +185,9 @@ def pytest_extractbench_make_source(config: pytest.Config, bench: BenchSession) 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     bench = _bench(session.config)
     if bench is not None:
+        bench.close_source()  # every item has run (or the run was stopped): no more requests
         bench.finish(session)
+
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

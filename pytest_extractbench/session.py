@@ -24,11 +24,11 @@ from . import baseline as baselines
 from .collect import DatasetCollector, SampleItem
 from .dataset import Dataset, DatasetProblem, subsample
 from .datastats import dataset_statistics
-from .endpoints import ENDPOINTS_KEY, Endpoints
-from .loaders import DatasetSourceError, load_source
 from .diagnostics import sample_diagnostics
+from .endpoints import ENDPOINTS_KEY, Endpoints
 from .extensions import rule_problems
 from .gates import GateCheck, evaluate_sla, sla_passed
+from .loaders import DatasetSourceError, load_source
 from .metrics import metrics_by_model, run_level_metrics
 from .performance import apply_prices
 from .predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
@@ -109,7 +109,7 @@ class BenchSession:
         if self.settings.live.resume is not None:  # a resumed run continues in its own directory
             path = self.config.invocation_params.dir / self.settings.live.resume
             if not path.is_dir():
-                raise pytest.UsageError(f"extractbench: --extractbench-resume {self.settings.live.resume}: no such run directory")
+                raise pytest.UsageError(f"extractbench: --extractbench-resume {path}: no such run directory")
         elif self.settings.output is not None:
             path = self.settings.output
             if not path.is_absolute():
@@ -243,9 +243,12 @@ class BenchSession:
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
-        if self.is_worker and self.config.workerinput.get(STATIC_KEY):  # type: ignore[attr-defined]
-            # live runs under xdist: the items the fixed schedule gives this worker (xdist_schedule.py)
+        if self.is_worker:
             info = self.config.workerinput  # type: ignore[attr-defined]
+            if not info.get(STATIC_KEY):
+                # --dist other than load: this worker's items are not known ahead, each asks when it runs
+                return
+            # live runs under xdist: the items the fixed schedule gives this worker (xdist_schedule.py)
             items = [items[i] for i in own_indices(len(items), info["workerid"], info["workercount"])]
         work = [(item.model, item.sample) for item in items if isinstance(item, SampleItem)]
         if work:
@@ -286,12 +289,16 @@ class BenchSession:
             return f"EQS {score.eqs:.3f} is below the per-sample bar {bar:.3f}"
         return None
 
+    def close_source(self) -> None:
+        """Release the output source (live: cancel the requests still queued, fsync the journal)."""
+        source, self._source = self._source, None
+        if source is not None:
+            source.close()
+
     def close(self) -> None:
         gc.unfreeze()
         try:
-            if self._source is not None:
-                self._source.close()
-                self._source = None
+            self.close_source()
         finally:
             if self.endpoints is not None and not self.is_worker:
                 self.endpoints.stop()
@@ -333,6 +340,7 @@ class BenchSession:
             raise pytest.UsageError("extractbench: --extractbench-base-url needs the served model's name: --model NAME")
         from .client import api_key_from_env
 
+        self._templates()  # a bad template file fails now, not in every item
         self.endpoints = Endpoints(self.settings.live, models)
         self.endpoints.start(self.run_dir)
         self.endpoints.check(api_key_from_env())
@@ -373,12 +381,13 @@ class BenchSession:
         return int(getattr(self.config.option, "numprocesses", None) or 1)
 
     def _templates(self) -> Any:
+        from .client import PromptTemplateError
         from .pipeline import load_templates
 
         try:
             return load_templates(self.settings.live, self.config.invocation_params.dir)
-        except OSError as exc:
-            raise pytest.UsageError(f"extractbench: prompt template {exc.filename}: {exc.strerror or exc}") from None
+        except PromptTemplateError as exc:
+            raise pytest.UsageError(f"extractbench: {exc}") from None
 
     def live_facts(self) -> dict[str, Any] | None:
         """``run.live`` in metrics.json: how the answers were obtained (no credentials)."""
@@ -386,7 +395,13 @@ class BenchSession:
         if self.settings.offline:
             return None
         if live.replay is not None:
-            return {"mode": "replay", "replayed_from": str(self.replay.run_dir)}
+            recorded = self.replay.recorded_live()
+            return {
+                "mode": "replay",
+                "replayed_from": str(self.replay.run_dir),
+                "prompt_hash": (recorded or {}).get("prompt_hash"),  # how the answers were asked for
+                "recorded": recorded,
+            }
         from .pipeline import decoding_params, prompt_hash
 
         facts: dict[str, Any] = {"mode": "server" if live.base_urls else "embedded"}

@@ -252,7 +252,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("temperature", "Sampling temperature.", parse_non_negative, 0.0, "T"),
     OptionSpec("max_tokens", "Completion token limit; output that hits it is classed 'truncated'.",
                parse_positive_int, 2048, "N"),
-    OptionSpec("decoding_seed", "Seed sent with every request.", parse_int, 1234, "S"),
+    OptionSpec("decoding_seed", "Seed sent with every request.", parse_int, 42, "S"),
     OptionSpec("timeout", "Timeout of one request attempt, in seconds.", parse_seconds, 120.0, "SECONDS"),
     OptionSpec("retries", "Retries of timeouts, connection errors, 429 and 5xx (exponential backoff with jitter).",
                parse_count, 3, "N"),

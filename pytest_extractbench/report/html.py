@@ -466,7 +466,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
                 summary=summary.summarize(name, metrics, model_rows),
                 performance=perf,
                 performance_table=[(k, _show(v)) for k, v in _flatten(perf_data)]
-                if isinstance(perf_data, Mapping)
+                if isinstance(perf_data, Mapping) and perf_data.get("measured")
                 else [],
                 rows=model_rows,
                 table=table,

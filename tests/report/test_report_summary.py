@@ -34,7 +34,7 @@ def test_grades(metric: str, value: float | None, expected: str) -> None:
 
 def test_performance_is_found_top_level_or_in_the_performance_section() -> None:
     found = summary.performance(
-        {"latency_p95_ms": 1200.0, "performance": {"latency": {"p50_ms": 300.0}, "reliability": {"success_rate": 0.99}}}
+        {"latency_p95_ms": 1200.0, "performance": {"latency_ms": {"p50": 300.0}, "reliability": {"success_rate": 0.99}}}
     )
     assert found == {
         "latency_p50_ms": 300.0,

@@ -1,0 +1,67 @@
+"""`pytest --extractbench` end to end against the real embedded llama-server (gemma3-270m), with and without xdist.
+
+Three short bundled samples (`-k`) keep it to a few minutes on two shared cores. Needs the `local`
+extra: skipped without it, except under CI (CI=true), where a missing extra is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from urllib.parse import urlsplit
+
+import pytest
+
+from pytest_extractbench.server import DEFAULT_EMBEDDED_MODEL, MissingExtraError, find_llama_server, resolve_model
+
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
+
+SAMPLES = ("appendix-a-1", "travel-004", "medical-004")  # the shortest texts of the bundled dataset
+
+
+@pytest.fixture(autouse=True)
+def local_extra() -> None:
+    try:
+        find_llama_server()
+        resolve_model(DEFAULT_EMBEDDED_MODEL)
+    except MissingExtraError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install the local extra: {exc}")
+        pytest.skip(str(exc))
+
+
+def _refused(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port), timeout=2):
+            return False
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("xdist", [("-p", "no:xdist"), ("-n", "2")], ids=["serial", "xdist"])
+def test_the_main_command_scores_bundled_samples_on_the_embedded_server(pytester: pytest.Pytester,
+                                                                        xdist: tuple[str, str]) -> None:
+    # The README's main command, narrowed to three samples, bounded output and no gate.
+    result = pytester.runpytest_subprocess(
+        "--extractbench", "-k", " or ".join(SAMPLES), "--extractbench-output", "out", "--extractbench-sla", "none",
+        "--extractbench-max-tokens", "512", *xdist, timeout=1200,
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 3, result.stdout.str()
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    document = json.loads((pytester.path / "out" / "metrics.json").read_text())
+    model = document["models"][DEFAULT_EMBEDDED_MODEL]
+    assert model["num_samples"] == 3
+    assert 0.0 <= model["schema_validity_rate"] <= 1.0 and 0.0 <= model["extraction_quality_score"] <= 1.0
+    live = document["run"]["live"]
+    assert live["mode"] == "embedded" and live["structured_output"] == "json_schema"
+    assert live["embedded"][DEFAULT_EMBEDDED_MODEL]["model_file"].endswith(".gguf")
+    # Every sample got a real answer from the server: no transport error, nothing lost.
+    rows = [json.loads(line) for line in (pytester.path / "out" / "responses.jsonl").read_text().splitlines()]
+    assert sorted(row["sample_id"] for row in rows) == sorted(SAMPLES)
+    assert all(row["response"]["error_class"] in (None, "truncated") for row in rows), rows
+    assert all(row["response"]["usage"]["completion_tokens"] > 0 for row in rows)
+    # The controller stopped the server at session end.
+    assert all(_refused(url) for url in live["base_urls"])

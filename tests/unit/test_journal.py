@@ -1,0 +1,113 @@
+"""The response journal and cache on real files, with real concurrent processes."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from pytest_extractbench.journal import (
+    JOURNAL_FILE,
+    Journal,
+    ResponseCache,
+    latest_responses,
+    read_journal,
+    response_from_dict,
+    reusable_by_key,
+)
+from pytest_extractbench.live import LiveOptions
+from pytest_extractbench.responses import ModelResponse
+from pytest_extractbench.scoring import MISSING
+
+
+def ok(content: str = '{"a": 1}', **kw: object) -> ModelResponse:
+    fields = {"latency_s": 0.5, "usage": {"prompt_tokens": 3}, "finish_reason": "stop", "attempts": 1, **kw}
+    return ModelResponse(content=content, **fields)  # type: ignore[arg-type]
+
+
+def _append_many(run_dir: str, worker: int, lines: int) -> None:
+    journal = Journal(Path(run_dir))
+    for i in range(lines):
+        # ~3 KB per line: several filesystem blocks, so interleaving would show
+        journal.append("m", f"w{worker}-{i}", f"k{worker}-{i}", ok(json.dumps({"pad": "x" * 3000, "i": i})))
+    journal.close()
+
+
+def test_processes_appending_at_once_never_tear_a_line(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    procs = [context.Process(target=_append_many, args=(str(tmp_path), w, 300)) for w in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    raw = (tmp_path / JOURNAL_FILE).read_text().splitlines()
+    assert len(raw) == 1200
+    entries = [json.loads(line) for line in raw]  # every line is whole JSON
+    assert sorted(e["sample_id"] for e in entries) == sorted(f"w{w}-{i}" for w in range(4) for i in range(300))
+    for worker in range(4):  # each process's lines keep their order
+        mine = [e["response"]["content"] for e in entries if e["sample_id"].startswith(f"w{worker}-")]
+        assert [json.loads(c)["i"] for c in mine] == list(range(300))
+
+
+def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.append("m", "s1", "k1", ok())
+    journal.close()
+    with (tmp_path / JOURNAL_FILE).open("a") as handle:
+        handle.write('{"model": "m", "sample_id": "s2", "key": "k2", "resp')  # killed mid-line
+    assert [e["sample_id"] for e in read_journal(tmp_path)] == ["s1"]
+    assert list(latest_responses(tmp_path)) == [("m", "s1")]
+
+
+def test_resume_reuses_answers_and_asks_failures_again(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.append("m", "s1", "k1", ModelResponse(error_class="connection", error="refused", attempts=4))
+    journal.append("m", "s1", "k1", ok())  # the resumed run's answer
+    journal.append("m", "s2", "k2", ok('{"cut', error_class="truncated", finish_reason="length"))
+    journal.append("m", "s3", "k3", ModelResponse(error_class="server_error", error="HTTP 500"))
+    journal.append("m", "s4", "k4", ok())
+    journal.append("m", "s4", "k4", ModelResponse(error_class="timeout"))  # an answer is never replaced by a failure
+    journal.close()
+    assert set(reusable_by_key(tmp_path)) == {"k1", "k2", "k4"}
+    latest = latest_responses(tmp_path)
+    assert latest[("m", "s1")][1].content == '{"a": 1}'
+    assert latest[("m", "s3")][1].error_class == "server_error"
+    assert latest[("m", "s4")][1].error_class is None
+
+
+def test_records_round_trip_and_ignore_unknown_fields() -> None:
+    original = ok(cached=False, started_at=1.0, finished_at=2.0)
+    data = dict(original.as_dict(), future_field="x")
+    assert response_from_dict(data) == original
+    assert response_from_dict({"content": None, "error_class": "missing"}).content is MISSING
+
+
+def test_the_cache_keeps_answers_only(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    cache.put("a" * 64, ok())
+    cache.put("b" * 64, ModelResponse(error_class="timeout", error="slow"))
+    cache.put("c" * 64, ok('{"cut', error_class="truncated", finish_reason="length"))
+    hit = cache.get("a" * 64)
+    assert hit is not None and hit.cached and hit.content == '{"a": 1}' and hit.usage == {"prompt_tokens": 3}
+    assert cache.get("b" * 64) is None
+    assert cache.get("c" * 64) is not None
+    assert cache.get("d" * 64) is None
+    assert not list(tmp_path.rglob("*.tmp"))  # written through a temp file and a rename
+
+
+@pytest.mark.parametrize(
+    ("options", "workers", "expected"),
+    [
+        (LiveOptions(), 1, 4),  # the embedded server's slots
+        (LiveOptions(slots=6), 2, 3),
+        (LiveOptions(base_urls=("http://a/v1", "http://b/v1")), 1, 16),  # 8 per URL
+        (LiveOptions(base_urls=("http://a/v1",)), 3, 3),  # ceil(8 / 3)
+        (LiveOptions(concurrency=5), 2, 3),
+        (LiveOptions(concurrency=1), 4, 1),
+    ],
+)
+def test_default_concurrency(options: LiveOptions, workers: int, expected: int) -> None:
+    assert options.default_concurrency(workers) == expected
