@@ -22,7 +22,7 @@ from .gates import eqs_band, recommendation
 from .record import SampleRecord
 from .resampled import confidence_interval_section
 from .sample_extras import calibration_section, consistency_section
-from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions, prf
+from .scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions
 
 # Spec 4.2.5 bins of the composite score of compared fields, low to high.
 SCORE_BINS = ("very_poor", "poor", "fair", "good", "excellent")
@@ -123,6 +123,33 @@ def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, i
     return {name: int(n) for name, n in zip(SCORE_BINS, counts)}
 
 
+# --- per complexity bin (issue 4) ---
+BIN_METRICS = ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "field_f1_strict",
+               "exact_match_rate", "type_accuracy", "hallucination_rate", "field_omission_rate")
+
+
+def complexity_bin_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
+    """Spec 4.4.4's binned performance: headline metrics of the simple, medium and complex samples."""
+    from .complexity import BINS
+
+    grouped: dict[str, list[SampleRecord]] = {name: [] for name in BINS}
+    for record in records:
+        name = (record.meta.get("complexity") or {}).get("complexity_bin")
+        if name in grouped:
+            grouped[name].append(record)
+    out: dict[str, Any] = {}
+    for name, found in grouped.items():
+        entry: dict[str, Any] = {"num_samples": len(found)}
+        if found:
+            metrics = accuracy_section(found, options)
+            entry.update({key: metrics[key] for key in BIN_METRICS})
+            latencies = [r.response.get("latency_s") for r in found]
+            timed = [x for x in latencies if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            entry["mean_latency_s"] = _mean(timed) if timed else None
+        out[name] = entry
+    return {"metrics_by_complexity_bin": out}
+
+
 # Each section adds its keys to a model's metrics; later issues add performance,
 # diagnostics and statistics sections here.
 SECTIONS: tuple[Section, ...] = (
@@ -138,6 +165,7 @@ SECTIONS: tuple[Section, ...] = (
     # issue 8: present only with logprobs / --extractbench-repeats
     calibration_section,
     consistency_section,
+    complexity_bin_section,
 )
 
 

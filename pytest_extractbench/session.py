@@ -22,11 +22,13 @@ import pytest
 
 from . import baseline as baselines
 from .collect import DatasetCollector, SampleItem
-from .dataset import Dataset, DatasetProblem, load_dataset
+from .dataset import Dataset, DatasetProblem, subsample
+from .datastats import dataset_statistics
 from .diagnostics import sample_diagnostics
 from .endpoints import ENDPOINTS_KEY, Endpoints
 from .extensions import rule_problems
 from .gates import GateCheck, evaluate_sla, sla_passed
+from .loaders import DatasetSourceError, load_source
 from .metrics import metrics_by_model, run_level_metrics
 from .performance import apply_prices
 from .predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
@@ -88,6 +90,7 @@ class BenchSession:
         self._clock = time.perf_counter()
         self.run_dir = self._run_dir()
         self._dataset: Dataset | None = None
+        self.population = 0
         self._predictions: PredictionsSource | None = None
         self._source: OutputSource | None = None
         self._rule_problems: list[DatasetProblem] | None = None
@@ -146,14 +149,24 @@ class BenchSession:
     @property
     def dataset(self) -> Dataset:
         if self._dataset is None:
+            data = self.settings.data
             try:
-                if self.tracks is not None:
-                    self._dataset = self.tracks.track.load(self.settings.dataset, base_dir=self.config.invocation_params.dir)
+                if self.tracks is not None:  # issue 8: each track reads its own rows
+                    loaded = self.tracks.track.load(self.settings.dataset, base_dir=self.config.invocation_params.dir)
                 else:
-                    self._dataset = load_dataset(self.settings.dataset, base_dir=self.config.invocation_params.dir)
-            except (FileNotFoundError, OSError) as exc:
+                    loaded = load_source(self.settings.dataset, base_dir=self.config.invocation_params.dir,
+                                         columns=dict(data.columns), cache_dir=data.cache_dir)  # fmt: skip
+            except (FileNotFoundError, OSError, DatasetSourceError) as exc:
                 raise pytest.UsageError(f"extractbench: {exc}") from None
+            self.population = len(loaded.samples)
+            loaded.samples = subsample(loaded.samples, data.sample, data.seed)
+            self._dataset = loaded
         return self._dataset
+
+    @property
+    def invalid_samples(self) -> list[DatasetProblem]:
+        """Dataset rows that were not loaded (bad JSON, schema, gold, duplicates): spec 2.2."""
+        return [p for p in self.dataset.problems if p.severity == "error"]
 
     @property
     def predictions(self) -> PredictionsSource | None:
@@ -173,6 +186,8 @@ class BenchSession:
     @property
     def problems(self) -> list[DatasetProblem]:
         found = list(self.dataset.problems)
+        if self.settings.data.invalid_samples == "skip":  # listed in metrics.json only
+            found = [p for p in found if p.severity != "error"]
         if self._rule_problems is None:
             self._rule_problems = rule_problems(self.dataset.samples) if self.tracks is None else []
         found.extend(self._rule_problems)
@@ -208,6 +223,12 @@ class BenchSession:
         models = self.models()
         if not models:
             raise pytest.UsageError("extractbench: no model given (use --model NAME)")
+        invalid = self.invalid_samples
+        if invalid and self.settings.data.invalid_samples == "fail":
+            listed = "\n  ".join(str(p) for p in invalid[:MAX_WARNINGS])
+            more = f"\n  ... {len(invalid) - MAX_WARNINGS} more" if len(invalid) > MAX_WARNINGS else ""
+            raise pytest.UsageError(f"extractbench: {len(invalid)} invalid sample problem(s) and "
+                                    f"--extractbench-invalid-samples fail:\n  {listed}{more}")
         self._warn(self.problems)
         # The dataset stays unchanged for the whole session: keep the cyclic GC from rescanning
         # it after every few hundred scored fields (30% of scoring time on 10,000 samples).
@@ -559,13 +580,28 @@ class BenchSession:
             "problems": [p.as_dict() for p in self.problems],
             "unscored_items": sorted(self.unscored),
             "live": self.live_facts(),
+            "config": self.settings.config,
+        }
+
+    def dataset_section(self) -> dict[str, Any]:
+        """metrics.json ``dataset``: what was evaluated, what was left out and why, and its statistics."""
+        data = self.settings.data
+        return {
+            "name": self.dataset.name,
+            "source": self.dataset.source,
+            "num_samples": len(self.dataset.samples),
+            "num_loaded": self.population,
+            "sampling": {"sample": data.sample, "seed": data.seed, "method": "sha256(seed, sample id)"},
+            "invalid_policy": data.invalid_samples,
+            "invalid_samples": [p.as_dict() for p in self.invalid_samples],
+            "statistics": dataset_statistics(self.dataset.samples),
         }
 
     def _write(self) -> None:
         files.write_jsonl(self.run_dir / files.SAMPLES_FILE, (r.to_dict() for r in self.records))
         document = {
-            "format_version": FORMAT_VERSION, "track": "extraction", "run": self.run_info(), "models": self.metrics,
-            **self.run_level,
+            "format_version": FORMAT_VERSION, "track": "extraction", "run": self.run_info(),
+            "dataset": self.dataset_section(), "models": self.metrics, **self.run_level,
         }  # fmt: skip
         files.write_json(self.run_dir / files.METRICS_FILE, document)
         # --- reports (issue 7): report.html, summary.md, metrics.csv, samples.csv from the same data
@@ -580,6 +616,12 @@ class BenchSession:
         if not self.metrics:
             return ["no sample was scored"] + terminal.problem_lines(self.problems)
         lines = [f"dataset {self.dataset.name}: {len(self.dataset.samples)} samples; results in {self.run_dir}"]
+        if self.settings.data.sample is not None:
+            lines.append(f"sampled {len(self.dataset.samples)} of {self.population} (seed {self.settings.data.seed})")
+        invalid = {p.sample_id or f"{p.source}:{p.location}" for p in self.invalid_samples}
+        if invalid:
+            lines.append(f"{len(invalid)} invalid sample(s) skipped (--extractbench-invalid-samples "
+                         f"{self.settings.data.invalid_samples}): " + ", ".join(sorted(invalid)[:10]))
         for model, metrics in self.metrics.items():
             lines.extend(terminal.model_lines(model, metrics, self.checks.get(model, []), self.settings.sla))
         lines.extend(terminal.run_lines(self.run_level, self.baseline_comparison))

@@ -1,8 +1,9 @@
 """Command-line options, their ini mirrors, and their resolution into one frozen :class:`Settings`.
 
 Every option is declared once in :data:`OPTIONS`; ``--extractbench-NAME`` on the
-command line beats ``extractbench_NAME`` in ``[tool.pytest.ini_options]``, which
-beats the default. Converters are pure and raise ``ArgumentTypeError`` (xdist
+command line beats the ``EXTRACTBENCH_NAME`` environment variable, which beats the
+``--extractbench-config`` YAML file, which beats ``extractbench_NAME`` in
+``[tool.pytest.ini_options]``, which beats the default. Converters are pure and raise ``ArgumentTypeError`` (xdist
 workers re-parse the command line, so they must be cheap). Secrets never come
 from options: API keys are read from environment variables only.
 """
@@ -10,11 +11,14 @@ from options: API keys are read from environment variables only.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .baseline import parse_baseline_name
+from .config_file import ConfigError, json_value, read_config, redact
+from .loaders import INVALID_POLICIES, DataOptions, parse_columns
 from .gates import SLA_CHOICES
 from .performance import Prices
 from .live import (
@@ -155,6 +159,18 @@ def parse_subsets(value: str) -> SubsetConfig:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def parse_sample_size(value: str) -> int:
+    """A whole number >= 1."""
+    return _number(value, int, lambda x: x >= 1, "a whole number of samples, at least 1")
+
+
+def parse_invalid_policy(value: str) -> str:
+    """What to do with invalid samples: skip, warn or fail."""
+    if value not in INVALID_POLICIES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(INVALID_POLICIES)}, got {value!r}")
+    return value
+
+
 # -- the option table --------------------------------------------------------------------
 
 
@@ -187,7 +203,8 @@ class OptionSpec:
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("model", "Model name(s), comma-separated or repeated; every sample becomes one item per model.",
                parse_models, (), "NAME[,NAME...]", multiple=True, aliases=("--model",)),
-    OptionSpec("dataset", "Dataset: 'bundled' (default) or a .jsonl/.json file of {id, text, schema, expected} rows.",
+    OptionSpec("dataset", "Dataset: 'bundled' (default), a .jsonl/.json/.parquet file of {id, text, schema, expected} "
+               "rows, a Benchson folder (NAME/test/*.json) or hf:OWNER/NAME[:split] / hf:PATH (via datasets).",
                str, "bundled", "SPEC"),
     OptionSpec("predictions", "Score recorded outputs instead of calling a server: a JSONL file of {id, output} rows "
                "(repeatable; NAME=PATH names the model).", PredictionsSpec.parse, (), "[NAME=]PATH", multiple=True),
@@ -283,6 +300,17 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "providers), console or otlp (needs the 'otel' extra).", parse_otel, None, "EXPORTER"),
     OptionSpec("calibration", "Ask the server for token logprobs and report per-field confidence calibration "
                "(reliability table, ECE).", parse_bool, False, flag=True),
+    # --- datasets and configuration (issue 4) ---
+    OptionSpec("columns", "Map the dataset's column names onto ours: text=document,expected=gold "
+               "(fields: id, text, schema, expected, topic, title, medium).", parse_columns, (), "OURS=THEIRS[,...]"),
+    OptionSpec("sample", "Evaluate N samples chosen by --extractbench-seed (the same on every machine).",
+               parse_sample_size, None, "N"),
+    OptionSpec("seed", "Seed of --extractbench-sample.", parse_int, 42, "S"),
+    OptionSpec("invalid_samples", "Samples with an invalid schema or gold: skip (quietly), warn (skip, list them) "
+               "or fail the session.", parse_invalid_policy, "warn", "skip|warn|fail"),
+    OptionSpec("dataset_cache", "Cache folder of the datasets library for hf: datasets.", Path, None, "DIR"),
+    OptionSpec("config", "YAML config file (spec 5.3: model, dataset, prompts, metrics, output, performance); "
+               "command line and EXTRACTBENCH_<NAME> variables win over it, it wins over ini.", Path, None, "FILE"),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
 
@@ -317,19 +345,83 @@ def _ini_value(config: pytest.Config, spec: OptionSpec) -> Any:
         raise UsageError(f"ini option {spec.ini} = {raw!r}: {exc}") from None
 
 
-def resolve(config: pytest.Config) -> dict[str, Any]:
-    """Every option's effective value: command line > ini > default."""
+ENV_PREFIX = "EXTRACTBENCH_"
+_CONFIG = "config"
+
+
+def _env_value(spec: OptionSpec) -> Any:
+    """``EXTRACTBENCH_<NAME>`` converted like the option (repeatable options: whitespace-separated)."""
+    raw = os.environ.get(ENV_PREFIX + spec.name.upper())
+    if raw is None or raw.strip() == "":
+        return None
+    try:
+        if spec.multiple:
+            return tuple(spec.converter(part) for part in raw.split())
+        return spec.converter(raw.strip())
+    except argparse.ArgumentTypeError as exc:
+        from pytest import UsageError
+
+        raise UsageError(f"environment variable {ENV_PREFIX + spec.name.upper()}={raw!r}: {exc}") from None
+
+
+def _config_file(config: pytest.Config) -> Any:
+    """The --extractbench-config file, read and checked (None when there is none)."""
+    spec = OPTIONS_BY_NAME[_CONFIG]
+    path, base = config.getoption(spec.dest), config.invocation_params.dir
+    if path is None:
+        path = _env_value(spec)
+    if path is None:
+        path, base = _ini_value(config, spec), config.rootpath
+    if path is None:
+        return None
+    path = path if path.is_absolute() else base / path
+    found = read_config(path, OPTIONS_BY_NAME, base_dir=config.invocation_params.dir,
+                        prompt_dir=config.rootpath / ".extractbench" / "prompts")
+    if not found.ok:
+        from pytest import UsageError
+
+        raise UsageError(f"extractbench: {ConfigError(found)}")
+    return found
+
+
+def resolve_layers(config: pytest.Config) -> tuple[dict[str, Any], dict[str, str], Any]:
+    """Every option's value and where it came from: command line > environment > config file > ini > default."""
+    from_file = _config_file(config)
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     for spec in OPTIONS:
-        value = config.getoption(spec.dest)
-        if value is None:
-            value = _ini_value(config, spec)
-        elif spec.multiple:
+        value, source = config.getoption(spec.dest), "command line"
+        if value is not None and spec.multiple:
             value = tuple(value)
+        if value is None:
+            value, source = _env_value(spec), f"environment {ENV_PREFIX}{spec.name.upper()}"
+        if value is None and from_file is not None and spec.name in from_file.values:
+            value, source = from_file.values[spec.name], f"config file {from_file.sources[spec.name]}"
+        if value is None:
+            value, source = _ini_value(config, spec), "ini"
         values[spec.name] = spec.default if value is None else value
+        sources[spec.name] = "default" if value is None else source
     # --model a,b --model c -> ("a", "b", "c")
     values["model"] = tuple(name for group in values["model"] for name in (group if isinstance(group, tuple) else (group,)))
-    return values
+    return values, sources, from_file
+
+
+def resolve(config: pytest.Config) -> dict[str, Any]:
+    """Every option's effective value (see :func:`resolve_layers`)."""
+    return resolve_layers(config)[0]
+
+
+def effective_config(values: dict[str, Any], sources: dict[str, str], from_file: Any = None) -> dict[str, Any]:
+    """What metrics.json records as ``run.config``: each option's value and source, secrets redacted."""
+    options = {name: {"value": redact(json_value(values[name]), name), "source": sources[name]} for name in values}
+    record: dict[str, Any] = {"options": options, "config_file": None}
+    if from_file is not None:
+        record["config_file"] = {
+            "path": str(from_file.path),
+            "not_applied": {k: redact(json_value(v), k) for k, v in from_file.pending.items()},
+            "notes": list(from_file.notes),
+        }
+    return record
 
 
 @dataclass(frozen=True)
@@ -354,13 +446,16 @@ class Settings:
     live: LiveOptions = field(default_factory=LiveOptions)
     report: ReportOptions = field(default_factory=ReportOptions)
     tracks: TrackSettings = field(default_factory=TrackSettings)
+    data: DataOptions = field(default_factory=DataOptions)
+    config: dict[str, Any] = field(default_factory=dict)  # the effective configuration, as recorded
 
     @property
     def offline(self) -> bool:
         return bool(self.predictions)
 
     @classmethod
-    def from_values(cls, values: dict[str, Any], *, enabled: bool, rootdir: Path) -> Settings:
+    def from_values(cls, values: dict[str, Any], *, enabled: bool, rootdir: Path,
+                    record: dict[str, Any] | None = None) -> Settings:
         """Build settings from resolved option values."""
         scoring = ScoringOptions(
             case_sensitive=values["case_sensitive"],
@@ -404,12 +499,22 @@ class Settings:
             report=ReportOptions(html=not values["no_html_report"]),
             tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"],
                                  calibration=values["calibration"]),
+            data=DataOptions(
+                columns=tuple(values["columns"]),
+                sample=values["sample"],
+                seed=values["seed"],
+                invalid_samples=values["invalid_samples"],
+                cache_dir=values["dataset_cache"],
+            ),
+            config=record or {},
         )
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
-        """Resolve the pytest config (command line and ini) once."""
-        return cls.from_values(resolve(config), enabled=bool(config.getoption("extractbench")), rootdir=config.rootpath)
+        """Resolve the pytest config (command line, environment, config file, ini) once."""
+        values, sources, from_file = resolve_layers(config)
+        return cls.from_values(values, enabled=bool(config.getoption("extractbench")), rootdir=config.rootpath,
+                               record=effective_config(values, sources, from_file))
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as recorded in metrics.json (holds no secrets)."""
@@ -432,4 +537,5 @@ class Settings:
             "live": self.live.to_dict(),
             "report": self.report.as_dict(),
             "tracks": self.tracks.to_dict(),
+            "data": self.data.as_dict(),
         }

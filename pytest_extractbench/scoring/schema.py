@@ -22,6 +22,7 @@ from referencing.jsonschema import DRAFT202012
 _FOLD = {"integer": "number"}
 
 _CACHE_LIMIT = 4096
+_MERGE_BUDGET = 50_000
 
 
 class SchemaNode:
@@ -57,6 +58,12 @@ class _Compiler:
         self._resolver = Registry().with_resource("", resource).resolver()
         self._memo: dict[int, SchemaNode] = {}
         self._active: set[int] = set()
+        # (node, branch) merges already made: branches that share definitions at several levels
+        # (anyOf of mutually recursive $refs) would otherwise be merged again on every path.
+        self._merged: dict[tuple[int, int], SchemaNode] = {}
+        # Merging anyOf branches of mutually recursive definitions is exponential in the worst case:
+        # past this many merge steps, further branches are left out (the walkable view gets coarser).
+        self._budget = _MERGE_BUDGET
 
     def compile(self, schema: Any) -> SchemaNode:
         if not isinstance(schema, dict):
@@ -70,8 +77,9 @@ class _Compiler:
         return node
 
     def _merge_into(self, node: SchemaNode, schema: Any) -> None:
-        if not isinstance(schema, dict) or id(schema) in self._active:
+        if not isinstance(schema, dict) or id(schema) in self._active or self._budget <= 0:
             return
+        self._budget -= 1
         self._active.add(id(schema))
         try:
             ref = schema.get("$ref")
@@ -87,6 +95,14 @@ class _Compiler:
                         self._merge_into(node, branch)
         finally:
             self._active.discard(id(schema))
+
+    def _merge_copy(self, existing: SchemaNode, sub: Any) -> SchemaNode:
+        key = (id(existing), id(sub))
+        merged = self._merged.get(key)
+        if merged is None:
+            merged = self._merged[key] = _copy(existing)
+            self._merge_into(merged, sub)
+        return merged
 
     def _lookup(self, ref: str) -> Any:
         try:
@@ -114,9 +130,7 @@ class _Compiler:
                 if existing is None or existing is compiled:
                     node.properties[name] = compiled
                 else:  # the same property declared by two branches: merge a copy
-                    merged = _copy(existing)
-                    self._merge_into(merged, sub)
-                    node.properties[name] = merged
+                    node.properties[name] = self._merge_copy(existing, sub)
         required = schema.get("required")
         if isinstance(required, list):
             node.required |= frozenset(r for r in required if isinstance(r, str))
@@ -125,9 +139,7 @@ class _Compiler:
             if node.items is None:
                 node.items = self.compile(items)
             else:
-                merged = _copy(node.items)
-                self._merge_into(merged, items)
-                node.items = merged
+                node.items = self._merge_copy(node.items, items)
         for keyword, value in schema.items():
             if keyword not in _STRUCTURAL:
                 node.annotations.setdefault(keyword, value)

@@ -167,7 +167,7 @@ def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(pytes
     predictions = [PERFECT[0], {"id": "gold-off", "output": {"name": "x"}}, "oops", {"id": "ghost", "output": "{}"},
                    PERFECT[0]]
     result = run(pytester, predictions, "--extractbench-sla", "none")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=1)  # gold-off is skipped too: its gold violates its schema (spec 2.2)
     output = result.stdout.str()
     for expected in (
         "data.jsonl:line 2: not valid JSON",
@@ -181,10 +181,10 @@ def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(pytes
     ):
         assert expected in output, expected
     problems = metrics(pytester)["run"]["problems"]
-    assert len(problems) == 9  # gold-off's gold breaks two constraints (name is required; age)
-    assert {p["severity"] for p in problems if p["sample_id"] == "gold-off"} == {"warning"}
+    assert len(problems) == 10  # gold-off's gold breaks two constraints (name is required; age)
+    assert {p["severity"] for p in problems if p["sample_id"] == "gold-off" and p["source"] == "data.jsonl"} == {"error"}
     assert metrics(pytester)["run"]["dataset"] == {
-        "name": "data.jsonl", "source": "data.jsonl", "num_samples": 2, "num_skipped": 4
+        "name": "data.jsonl", "source": "data.jsonl", "num_samples": 1, "num_skipped": 6
     }
 
 
@@ -223,7 +223,7 @@ def test_without_the_flag_the_plugin_stays_out_of_the_way(pytester: pytest.Pytes
 
 def strip_timing(document: dict) -> dict:
     run = dict(document["run"])
-    for key in ("started_at", "finished_at", "duration_s", "workers", "options"):
+    for key in ("started_at", "finished_at", "duration_s", "workers", "options", "config"):
         run.pop(key)
     return {"run": run, "models": document["models"]}
 

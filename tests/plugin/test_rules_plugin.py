@@ -94,7 +94,9 @@ def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(pytester: 
 
 def test_post_processors_by_name_and_unknown_names(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
-    samples = [dict(SAMPLES[0], expected={**SAMPLES[0]["expected"], "city": None})]
+    # a null gold must be allowed by the schema, or the sample is invalid (spec 2.2) and skipped
+    nullable = {**SCHEMA, "properties": {**SCHEMA["properties"], "city": {"type": ["string", "null"]}}}
+    samples = [dict(SAMPLES[0], schema=nullable, expected={**SAMPLES[0]["expected"], "city": None})]
     write(pytester, samples, OUTPUTS[:1])
     run(pytester, "-p", "no:xdist").assert_outcomes(passed=1)
     assert models(pytester)["predictions"]["match_categories"]["spurious"] == 1

@@ -50,3 +50,22 @@ def test_refs_arrays_enums_and_formats_are_counted() -> None:
                                              (0.6699, "medium"), (0.67, "complex"), (1.0, "complex")])
 def test_bin_edges(score: float, name: str) -> None:
     assert complexity_bin(score) == name
+
+
+def test_shared_definitions_are_counted_per_path_in_linear_time() -> None:
+    # d0 -> (a, b) -> d1 -> (a, b) -> ... -> d20 {x}: 2**20 leaf paths; a walk that follows every
+    # path would take millions of steps, the memoized walk visits each definition once.
+    levels = 20
+    defs = {f"d{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"},
+                                                        "b": {"$ref": f"#/$defs/d{i + 1}"}}, "required": ["a"]}
+            for i in range(levels)}
+    defs[f"d{levels}"] = {"type": "object", "properties": {"x": {"type": "string", "format": "email"}}}
+    features = complexity_features({"$defs": defs, "$ref": "#/$defs/d0"})
+    fields, required, formats = 1, 0, 1  # d20
+    for _ in range(levels):
+        fields, required, formats = 2 + 2 * fields, 1 + 2 * required, 2 * formats
+    assert features["total_possible_paths"] == 2**levels
+    assert (features["total_fields"], features["required_fields"]) == (fields, required)
+    assert features["format_constrained_fields"] == formats == 2**levels
+    assert features["max_nesting_depth"] == levels + 1 and features["complexity_bin"] == "complex"
+
