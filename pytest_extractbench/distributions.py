@@ -11,7 +11,7 @@ samples or no latency at all give ``r = p_value = null`` and a ``note`` (never N
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -63,19 +63,24 @@ def _features(record: SampleRecord) -> dict[str, float]:
     return {k: float(v) for k, v in found.items() if isinstance(v, (int, float)) and not isinstance(v, str)}
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    """``{"r", "p_value", "n"}``; null r and p with a ``note`` where Pearson's r is undefined."""
+def correlation(x: Sequence[float], y: Sequence[float], test: Callable[..., Any], key: str) -> dict[str, Any]:
+    """``{key, "p_value", "n"}`` from a scipy correlation test; null values with a ``note`` where it is undefined."""
     n = len(x)
     if n < 3:
-        return {"r": None, "p_value": None, "n": n, "note": "fewer than 3 samples"}
+        return {key: None, "p_value": None, "n": n, "note": "fewer than 3 samples"}
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return {"r": None, "p_value": None, "n": n, "note": "constant input"}
-    result = stats.pearsonr(a, b)
+        return {key: None, "p_value": None, "n": n, "note": "constant input"}
+    result = test(a, b)
     r, p = float(result.statistic), float(result.pvalue)
     if not (math.isfinite(r) and math.isfinite(p)):
-        return {"r": None, "p_value": None, "n": n, "note": "undefined"}
-    return {"r": r, "p_value": p, "n": n}
+        return {key: None, "p_value": None, "n": n, "note": "undefined"}
+    return {key: r, "p_value": p, "n": n}
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
+    """``{"r", "p_value", "n"}``: Pearson's r with its p-value."""
+    return correlation(x, y, stats.pearsonr, "r")
 
 
 def complexity_correlation_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:

@@ -34,39 +34,6 @@ def parse_base_url(value: str) -> str:
     return value.rstrip("/")
 
 
-def parse_positive_int(value: str) -> int:
-    """A whole number >= 1."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
-    return number
-
-
-def parse_count(value: str) -> int:
-    """A whole number >= 0."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
-    return number
-
-
-def parse_seconds(value: str) -> float:
-    """A number of seconds > 0."""
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {value!r}")
-    return number
-
-
 @dataclass(frozen=True)
 class LiveOptions:
     """How to reach the model, how to decode, and how to keep, reuse or replay responses."""

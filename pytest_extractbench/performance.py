@@ -32,6 +32,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 from scipy import stats
 
+from .distributions import correlation
 from .responses import ERROR_CLASSES
 
 NOT_MEASURED = "not measured: no request was sent to a server (offline predictions carry no timings)"
@@ -171,18 +172,8 @@ def latency_stats(latencies_s: Sequence[float]) -> dict[str, Any]:
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    """``{"rho", "p_value", "n"}``; null rho and p with a ``note`` where the rank correlation is undefined."""
-    n = len(x)
-    if n < 3:
-        return {"rho": None, "p_value": None, "n": n, "note": "fewer than 3 samples"}
-    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return {"rho": None, "p_value": None, "n": n, "note": "constant input"}
-    result = stats.spearmanr(a, b)
-    rho, p = float(result.statistic), float(result.pvalue)
-    if not (math.isfinite(rho) and math.isfinite(p)):
-        return {"rho": None, "p_value": None, "n": n, "note": "undefined"}
-    return {"rho": rho, "p_value": p, "n": n}
+    """``{"rho", "p_value", "n"}``: Spearman's rank correlation (latency is skewed: ranks, not values)."""
+    return correlation(x, y, stats.spearmanr, "rho")
 
 
 def token_stats(values: Sequence[float]) -> dict[str, Any]:

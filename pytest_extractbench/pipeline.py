@@ -131,14 +131,17 @@ class LiveSource:
         """
         batch: list[_Request] = []
         for model, sample in work:
-            request = self._admit(model, sample)
-            if request is not None:
-                batch.append(request)
-                if len(batch) >= SUBMIT_BATCH:
-                    self._submit(batch)
-                    batch = []
+            batch.extend(self._admissions(model, sample))
+            if len(batch) >= SUBMIT_BATCH:
+                self._submit(batch)
+                batch = []
         if batch:
             self._submit(batch)
+
+    def _admissions(self, model: str, sample: Sample) -> list[_Request]:
+        """The requests one pair still needs (the tracks' repeats need several)."""
+        request = self._admit(model, sample)
+        return [] if request is None else [request]
 
     def response(self, model: str, sample: Sample) -> ModelResponse:
         future = self._futures.get((model, sample.id))
@@ -166,16 +169,24 @@ class LiveSource:
     # -- admission (main thread) -------------------------------------------------------------
 
     def _admit(self, model: str, sample: Sample) -> _Request | None:
-        """Create the pair's future; resolve it at once from the resumed journal or the cache."""
+        """The pair's request, unless the resumed journal or the cache answers it."""
         pair = (model, sample.id)
         if pair in self._futures:
             return None
         from .client import build_messages, cache_key
 
-        future: Future[ModelResponse] = Future()
-        self._futures[pair] = future
         messages = build_messages(sample.text, sample.schema, self.templates)
         key = cache_key(model, messages, sample.schema, self._params)
+        return self._admit_pair(
+            pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)
+        )
+
+    def _admit_pair(
+        self, pair: tuple[str, str], key: str, make_request: Callable[[Future[ModelResponse]], _Request]
+    ) -> _Request | None:
+        """Create the pair's future; resolve it at once from the resumed journal or the cache."""
+        future: Future[ModelResponse] = Future()
+        self._futures[pair] = future
         found = self._resumed.get(key)
         if found is not None:
             self.counts["resumed"] += 1
@@ -183,11 +194,11 @@ class LiveSource:
             return None
         if self.cache is not None and (found := self.cache.get(key)) is not None:
             self.counts["cached"] += 1
-            self.journal.append(model, sample.id, key, found)
+            self.journal.append(pair[0], pair[1], key, found)
             future.set_result(found)
             return None
         self.counts["requested"] += 1
-        return _Request(model, sample.id, messages, sample.schema, key, future)
+        return make_request(future)
 
     def _submit(self, requests: Iterable[_Request]) -> None:
         if self.routes is None:  # main thread: may start the embedded servers and check them

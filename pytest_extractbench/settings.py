@@ -24,9 +24,6 @@ from .performance import Prices
 from .live import (
     LiveOptions,
     parse_base_url,
-    parse_count,
-    parse_positive_int,
-    parse_seconds,
     parse_structured_output,
 )
 from .predictions import PredictionsSpec
@@ -113,6 +110,21 @@ def parse_level(value: str) -> float:
 def parse_resamples(value: str) -> int:
     """A whole number >= 100."""
     return _number(value, int, lambda x: x >= 100, "a whole number of resamples, at least 100")
+
+
+def parse_positive_int(value: str) -> int:
+    """A whole number >= 1."""
+    return _number(value, int, lambda x: x >= 1, "a whole number >= 1")
+
+
+def parse_count(value: str) -> int:
+    """A whole number >= 0."""
+    return _number(value, int, lambda x: x >= 0, "a whole number >= 0")
+
+
+def parse_seconds(value: str) -> float:
+    """A number of seconds > 0."""
+    return _number(value, float, lambda x: x > 0, "a number of seconds > 0")
 
 
 def parse_int(value: str) -> int:

@@ -10,13 +10,11 @@ session uses it only when one of those is asked for, so plain extraction runs ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..dataset import Sample
-from ..pipeline import SUBMIT_BATCH, LiveSource, _Request
+from ..pipeline import LiveSource, _Request
 from ..responses import ModelResponse
 from .base import Track
 
@@ -42,20 +40,10 @@ class TrackLiveSource(LiveSource):
 
     # -- OutputSource -------------------------------------------------------------------------
 
-    def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
-        # every run of a sample before the next sample, so items find their runs done in order; in batches,
-        # so the first requests are on the wire while the rest are built (as LiveSource.prepare)
-        batch: list[_Request] = []
-        for model, sample in work:
-            for run in range(self.repeats):
-                request = self._admit_run(model, sample, run)
-                if request is not None:
-                    batch.append(request)
-            if len(batch) >= SUBMIT_BATCH:
-                self._submit(batch)
-                batch = []
-        if batch:
-            self._submit(batch)
+    def _admissions(self, model: str, sample: Sample) -> list[_Request]:
+        # every run of a sample before the next sample, so items find their runs done in order
+        found = (self._admit_run(model, sample, run) for run in range(self.repeats))
+        return [request for request in found if request is not None]
 
     def response(self, model: str, sample: Sample) -> ModelResponse:
         return self._result(model, sample, 0)
@@ -102,23 +90,12 @@ class TrackLiveSource(LiveSource):
         pair = (model, run_id(sample.id, run))
         if pair in self._futures:
             return None
-        future: Future[ModelResponse] = Future()
-        self._futures[pair] = future
         messages, fields = self.request(sample, run)
         track = self.track.name if self.track is not None else "extraction"
         key = cache_key(model, messages, {"track": track, "request": fields}, {**self._params, "run": run})
-        found = self._resumed.get(key)
-        if found is not None:
-            self.counts["resumed"] += 1
-            future.set_result(found)
-            return None
-        if self.cache is not None and (found := self.cache.get(key)) is not None:
-            self.counts["cached"] += 1
-            self.journal.append(model, pair[1], key, found)
-            future.set_result(found)
-            return None
-        self.counts["requested"] += 1
-        return _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields)
+        return self._admit_pair(
+            pair, key, lambda future: _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields)
+        )
 
     async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
         """As :meth:`LiveSource._send`, with the track's request fields through ``ExtractionClient.complete``."""

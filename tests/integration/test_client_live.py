@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 
 import jsonschema
@@ -27,23 +26,13 @@ from pytest_extractbench.responses import ModelResponse
 from pytest_extractbench.server import (
     DEFAULT_EMBEDDED_MODEL,
     EmbeddedServer,
-    MissingExtraError,
-    find_llama_server,
-    resolve_model,
 )
 
 pytestmark = pytest.mark.llm
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    try:
-        find_llama_server()
-        resolve_model(DEFAULT_EMBEDDED_MODEL)
-    except MissingExtraError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install the local extra: {exc}")
-        pytest.skip(str(exc))
+def server(tmp_path_factory: pytest.TempPathFactory, local_extra: None) -> Iterator[EmbeddedServer]:
     log = tmp_path_factory.mktemp("client-live") / "llama-server.log"
     with EmbeddedServer(model=DEFAULT_EMBEDDED_MODEL, parallel=2, log_path=log, startup_timeout=180) as srv:
         yield srv

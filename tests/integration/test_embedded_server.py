@@ -26,11 +26,8 @@ import pytest
 from pytest_extractbench.server import (
     DEFAULT_EMBEDDED_MODEL,
     EmbeddedServer,
-    MissingExtraError,
     ModelNotFoundError,
     ServerStartError,
-    find_llama_server,
-    resolve_model,
 )
 
 pytestmark = pytest.mark.llm
@@ -74,17 +71,6 @@ NESTED: dict[str, Any] = {
 
 # Loopback must not go through an HTTP_PROXY that CI may set.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def _require_local_extra() -> None:
-    """Skip (or fail under CI) when llama-server or the default model is not installed."""
-    try:
-        find_llama_server()
-        resolve_model(MODEL)
-    except MissingExtraError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install the local extra: {exc}")
-        pytest.skip(str(exc))
 
 
 def _get(url: str) -> tuple[int, Any]:
@@ -145,9 +131,8 @@ def _wait_dead(pid: int, timeout: float = 15.0) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+def server(tmp_path_factory: pytest.TempPathFactory, local_extra: None) -> Iterator[EmbeddedServer]:
     """One gemma3-270m server with two slots, shared by the module's request tests."""
-    _require_local_extra()
     log = tmp_path_factory.mktemp("embedded") / "llama-server.log"
     with EmbeddedServer(model=MODEL, parallel=2, log_path=log, startup_timeout=180) as srv:
         yield srv
@@ -207,8 +192,7 @@ def test_two_concurrent_requests_both_succeed(server: EmbeddedServer) -> None:
         jsonschema.validate(json.loads(results[name]["choices"][0]["message"]["content"]), sample["schema"])
 
 
-def test_stop_leaves_no_process(tmp_path: Path) -> None:
-    _require_local_extra()
+def test_stop_leaves_no_process(tmp_path: Path, local_extra: None) -> None:
     srv = EmbeddedServer(model=MODEL, log_path=tmp_path / "server.log")
     srv.start()
     pid, url = srv.pid, srv.root_url + "/health"
@@ -236,9 +220,8 @@ _CHILD = textwrap.dedent(
 
 
 @pytest.mark.parametrize("how", ["interrupt", "sigkill"])
-def test_server_dies_with_its_parent(tmp_path: Path, how: str) -> None:
+def test_server_dies_with_its_parent(tmp_path: Path, how: str, local_extra: None) -> None:
     """Ctrl-C unwinds through stop(); SIGKILL of the parent (no atexit) is caught by the kernel hook."""
-    _require_local_extra()
     child = subprocess.Popen(
         [sys.executable, "-c", _CHILD, MODEL, str(tmp_path / "server.log"), how],
         stdout=subprocess.PIPE,
@@ -273,8 +256,7 @@ def test_missing_gguf_path_is_named_in_the_error(tmp_path: Path) -> None:
         EmbeddedServer(model=str(missing)).start()
 
 
-def test_a_server_that_dies_reports_its_log(tmp_path: Path) -> None:
-    _require_local_extra()
+def test_a_server_that_dies_reports_its_log(tmp_path: Path, local_extra: None) -> None:
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"this is not a gguf file" * 100)
     srv = EmbeddedServer(model=str(broken), log_path=tmp_path / "server.log", startup_timeout=60)

@@ -7,28 +7,16 @@ extra: skipped without it, except under CI (CI=true), where a missing extra is a
 from __future__ import annotations
 
 import json
-import os
 import socket
 from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_extractbench.server import DEFAULT_EMBEDDED_MODEL, MissingExtraError, find_llama_server, resolve_model
+from pytest_extractbench.server import DEFAULT_EMBEDDED_MODEL
 
-pytestmark = [pytest.mark.llm, pytest.mark.slow]
+pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 
 SAMPLES = ("appendix-a-1", "travel-004", "medical-004")  # the shortest texts of the bundled dataset
-
-
-@pytest.fixture(autouse=True)
-def local_extra() -> None:
-    try:
-        find_llama_server()
-        resolve_model(DEFAULT_EMBEDDED_MODEL)
-    except MissingExtraError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install the local extra: {exc}")
-        pytest.skip(str(exc))
 
 
 def _refused(url: str) -> bool:

@@ -8,26 +8,14 @@ back, is read and scored, and that the run's metrics add up.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
-from pytest_extractbench.server import DEFAULT_EMBEDDED_MODEL, MissingExtraError, find_llama_server, resolve_model
+from pytest_extractbench.server import DEFAULT_EMBEDDED_MODEL
 
-pytestmark = [pytest.mark.llm, pytest.mark.slow]
+pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 
 SAMPLES = ("weather-paris", "triangle-area", "abstain-capital")
-
-
-@pytest.fixture(autouse=True)
-def local_extra() -> None:
-    try:
-        find_llama_server()
-        resolve_model(DEFAULT_EMBEDDED_MODEL)
-    except MissingExtraError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install the local extra: {exc}")
-        pytest.skip(str(exc))
 
 
 def test_toolcall_track_on_the_embedded_server(pytester: pytest.Pytester) -> None:
