@@ -14,7 +14,7 @@ import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .baseline import parse_baseline_name
 from .config_file import ConfigError, json_value, read_config, redact
@@ -61,6 +61,12 @@ def _number(value: str, cast: Callable[[str], Any], ok: Callable[[Any], bool], e
     return number
 
 
+def _choice(value: str, choices: Sequence[str], what: str) -> str:
+    if value not in choices:
+        raise argparse.ArgumentTypeError(f"unknown {what} {value!r}; choose one of {', '.join(choices)}")
+    return value
+
+
 def parse_fraction(value: str) -> float:
     """A number in [0, 1]."""
     return _number(value, float, lambda x: 0.0 <= x <= 1.0, "a number between 0 and 1")
@@ -73,9 +79,7 @@ def parse_non_negative(value: str) -> float:
 
 def parse_sla(value: str) -> str:
     """One of the SLA tiers of spec 4.5.10, or ``none``."""
-    if value not in SLA_CHOICES:
-        raise argparse.ArgumentTypeError(f"unknown SLA tier {value!r}; choose one of {', '.join(SLA_CHOICES)}")
-    return value
+    return _choice(value, SLA_CHOICES, "SLA tier")
 
 
 def parse_models(value: str) -> tuple[str, ...]:
@@ -134,16 +138,12 @@ def parse_int(value: str) -> int:
 
 def parse_test(value: str) -> str:
     """One of the paired tests of :data:`.scoring.options.TESTS`."""
-    if value not in TESTS:
-        raise argparse.ArgumentTypeError(f"unknown test {value!r}; choose one of {', '.join(TESTS)}")
-    return value
+    return _choice(value, TESTS, "test")
 
 
 def parse_track(value: str) -> str:
     """One of :data:`.tracks.base.TRACK_NAMES`."""
-    if value not in TRACK_NAMES:
-        raise argparse.ArgumentTypeError(f"unknown track {value!r}; choose one of {', '.join(TRACK_NAMES)}")
-    return value
+    return _choice(value, TRACK_NAMES, "track")
 
 
 def parse_repeats(value: str) -> int:
@@ -156,9 +156,7 @@ OTEL_EXPORTERS = ("global", "console", "otlp")
 
 def parse_otel(value: str) -> str:
     """One of :data:`OTEL_EXPORTERS`."""
-    if value not in OTEL_EXPORTERS:
-        raise argparse.ArgumentTypeError(f"unknown exporter {value!r}; choose one of {', '.join(OTEL_EXPORTERS)}")
-    return value
+    return _choice(value, OTEL_EXPORTERS, "exporter")
 
 
 def parse_subsets(value: str) -> SubsetConfig:
@@ -178,9 +176,7 @@ def parse_sample_size(value: str) -> int:
 
 def parse_invalid_policy(value: str) -> str:
     """What to do with invalid samples: skip, warn or fail."""
-    if value not in INVALID_POLICIES:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(INVALID_POLICIES)}, got {value!r}")
-    return value
+    return _choice(value, INVALID_POLICIES, "invalid-samples policy")
 
 
 # -- the option table --------------------------------------------------------------------

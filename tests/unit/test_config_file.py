@@ -97,7 +97,7 @@ options:
         "model.temperatur: unknown key (did you mean 'model.temperature'?)",
         "model.model_name: must be a single value, got a mapping",
         "dataset.sample_size: expected a whole number of samples, at least 1, got '0'",
-        "dataset.invalid_samples: expected one of skip, warn, fail, got 'maybe'",
+        "dataset.invalid_samples: unknown invalid-samples policy 'maybe'; choose one of skip, warn, fail",
         "dataset.split: needs dataset.name",
         "prompts.user_file: cannot read prompt file missing.txt: No such file or directory",
         "metrics.field_matching.numeric_tolerance: expected a non-negative number, got '-1'",
