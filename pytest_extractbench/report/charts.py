@@ -65,7 +65,7 @@ def to_svg(fig: Any, key: str) -> str:
 
     buffer = io.StringIO()
     with matplotlib.rc_context(RC):
-        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     text = buffer.getvalue()
     text = _COMMENT.sub("", text[text.index("<svg") :])
     prefix = f"eb-{key}-"
@@ -133,7 +133,7 @@ def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key
 
 def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     """The four EQS inputs (validity, F1 partial, type accuracy, 1 - hallucination) per model."""
-    names = ("Validity", "F1 partial", "Type accuracy", "1 - hallucination")
+    names = ("Validity", "F1 partial", "Type\naccuracy", "1 - hallucination")  # short lines: polar labels are not laid out
     angles = np.linspace(0, 2 * np.pi, len(names), endpoint=False).tolist()
     fig = figure(4.2, 3.6)
     ax = _axes(fig, projection="polar")
@@ -148,7 +148,7 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
         ax.fill(angles + angles[:1], values + values[:1], color=color(i), alpha=0.12)
     ax.set_xticks(angles)
     ax.set_xticklabels(names)
-    ax.tick_params(axis="x", pad=12)
+    ax.tick_params(axis="x", pad=10)
     ax.set_rlabel_position(100)
     ax.set_ylim(0, 1)
     ax.set_yticks([0.25, 0.5, 0.75, 1.0])
