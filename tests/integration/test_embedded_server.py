@@ -227,6 +227,9 @@ def test_server_dies_with_its_parent(tmp_path: Path, how: str, local_extra: None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A shell's background job ignores SIGINT, and the child would inherit that: Python then installs
+        # no KeyboardInterrupt handler. Give the child the default, as in a terminal.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert child.stdout is not None

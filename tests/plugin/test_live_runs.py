@@ -359,6 +359,8 @@ def test_ctrl_c_stops_the_requests_and_keeps_the_answers(pytester: pytest.Pytest
          "--extractbench-output", "out", "--extractbench-base-url", server.url, "--model", "test-model",
          "--extractbench-concurrency", "2", "--extractbench-no-cache"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        # a background job's SIGINT is ignored and inherited (then Python installs no handler): restore it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while server.counts["ok"] < 6 and time.monotonic() < deadline and proc.poll() is None:
