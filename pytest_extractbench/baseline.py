@@ -96,6 +96,8 @@ def redact_url(url: str) -> str:
     """A server URL without credentials, query or fragment (they can hold tokens)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -30,6 +30,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from .baseline import redact_url
+from .live import STRUCTURED_OUTPUT_MODES
 from .responses import ModelResponse
 
 if TYPE_CHECKING:
@@ -58,7 +60,6 @@ log = logging.getLogger(__name__)
 API_KEY_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")
 #: json_schema: OpenAI/vLLM/llama-server ``response_format``; json_object: llama.cpp's
 #: ``{"type": "json_object", "schema": ...}``; guided_json: vLLM's extra body; none: prompt only.
-STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object", "guided_json", "none")
 #: llama-server and others accept any key; the openai package insists on one.
 _NO_KEY = "no-key"
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -325,7 +326,7 @@ class ExtractionClient:
 
     def __repr__(self) -> str:
         cfg = self.config
-        return f"<ExtractionClient {_display_url(cfg.base_url)} structured_output={cfg.structured_output}>"
+        return f"<ExtractionClient {redact_url(cfg.base_url)} structured_output={cfg.structured_output}>"
 
     async def __aenter__(self) -> ExtractionClient:
         return self
@@ -427,7 +428,7 @@ class ExtractionClient:
         raises `ConnectionCheckError` with one clear line when the server is unreachable, refuses
         the key, or does not serve `model`."""
         openai = self._openai
-        url = _display_url(self.config.base_url)
+        url = redact_url(self.config.base_url)
         wanted = [model] if isinstance(model, str) else list(model or ())
         try:
             raw = await self._client.models.with_raw_response.list()
@@ -486,18 +487,6 @@ def run_check(config: ClientConfig, models: Iterable[str]) -> list[str] | None:
 
 # ----------------------------------------------------------------------------------------------
 # reading answers
-
-
-def _display_url(url: str) -> str:
-    """The URL without user:password@, for messages."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return parts._replace(netloc=netloc).geturl()
 
 
 def _one_line(text: str, limit: int = _MESSAGE_LIMIT) -> str:

@@ -7,12 +7,12 @@ EXTRACTBENCH_API_KEY or OPENAI_API_KEY and never appears in a message.
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
-KEY_VARIABLES = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")
+from .baseline import redact_url
+from .client import api_key_from_env
 
 
 @dataclass
@@ -22,18 +22,11 @@ class ConnectionResult:
     models: list[str] = field(default_factory=list)
 
 
-def api_key() -> str | None:
-    for name in KEY_VARIABLES:
-        if os.environ.get(name):
-            return os.environ[name]
-    return None
-
-
 def check_connection(base_url: str, model: str | None = None, *, timeout: float = 10.0) -> ConnectionResult:
     """List the server's models; ok when it answers (and serves ``model``, when given)."""
-    url = base_url.rstrip("/") + "/models"
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    key = api_key()
+    request = urllib.request.Request(base_url.rstrip("/") + "/models", headers={"Accept": "application/json"})
+    url = redact_url(request.full_url)  # for messages: no credentials, no query
+    key = api_key_from_env()
     if key:
         request.add_header("Authorization", f"Bearer {key}")
     try:
