@@ -48,7 +48,6 @@ class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.spans: dict[str, tuple[int, int]] = {}
-        self.decoder = json.JSONDecoder()
 
     def skip(self, i: int) -> int:
         while i < len(self.text) and self.text[i] in " \t\r\n":
@@ -117,7 +116,7 @@ def value_spans(text: str) -> dict[str, tuple[int, int]]:
     try:
         scanner.value(min(starts), "")
     except (ValueError, IndexError, AssertionError):
-        return scanner.spans if scanner.spans else {}
+        return scanner.spans
     return scanner.spans
 
 

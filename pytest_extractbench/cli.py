@@ -113,7 +113,7 @@ def _dataset_stats(args: argparse.Namespace) -> int:
         return 2
     samples = subsample(dataset.samples, args.sample, args.seed)
     stats = dataset_statistics(samples)
-    invalid = [p for p in dataset.problems if p.severity == "error"]
+    invalid = dataset.skipped
     if args.json:
         print(json.dumps({"dataset": dataset.name, "statistics": stats,
                           "invalid_samples": [p.as_dict() for p in invalid]}, indent=2))

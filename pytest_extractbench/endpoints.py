@@ -41,9 +41,6 @@ class Endpoints:
         if live.base_urls:
             self.routes = {model: Route(live.base_urls, model) for model in self.models}
 
-    @property
-    def started(self) -> bool:
-        return bool(self.routes)
 
     def start(self, log_dir: Path) -> None:
         """Start one embedded server per model (a no-op with base URLs or when already started)."""

@@ -271,11 +271,6 @@ def _correlations(timed: Sequence[Facts]) -> dict[str, Any]:
     return out
 
 
-def throughput(records: Sequence[Any]) -> dict[str, Any]:
-    """Rates over the time the non-cached requests among ``records`` were in flight."""
-    return _throughput([f for f in map(facts, records) if f.request and not f.cached])
-
-
 def busy_time(intervals: Sequence[tuple[float, float]]) -> float:
     """Length of the union of ``(start, end)`` intervals: wall time with at least one request in flight."""
     total, current_start, current_end = 0.0, None, None
@@ -312,11 +307,6 @@ def _throughput(live: Sequence[Facts]) -> dict[str, Any]:
         "tokens_per_s": tokens_used / busy,
         "fields_per_s": sum(f.fields for f in successes) / busy,
     }
-
-
-def tokens(records: Sequence[Any]) -> dict[str, Any]:
-    """Token statistics over responses that report usage, and token efficiency (fields per output token)."""
-    return _tokens([facts(r) for r in records])
 
 
 def _tokens(rows: Sequence[Facts]) -> dict[str, Any]:

@@ -103,6 +103,8 @@ class BenchSession:
         # --- live runs (issue 3) ---
         self.endpoints: Endpoints | None = None
         self._replay: Any = None
+        self._prompt_templates: Any = None
+        self._live_facts: dict[str, Any] | None = None
         self._check_live_options()
         self.report_files: list[Path] = []
         self.report_errors: list[str] = []
@@ -164,11 +166,6 @@ class BenchSession:
         return self._dataset
 
     @property
-    def invalid_samples(self) -> list[DatasetProblem]:
-        """Dataset rows that were not loaded (bad JSON, schema, gold, duplicates): spec 2.2."""
-        return [p for p in self.dataset.problems if p.severity == "error"]
-
-    @property
     def predictions(self) -> PredictionsSource | None:
         if self._predictions is None and self.settings.offline:
             models = self.settings.models
@@ -223,7 +220,7 @@ class BenchSession:
         models = self.models()
         if not models:
             raise pytest.UsageError("extractbench: no model given (use --model NAME)")
-        invalid = self.invalid_samples
+        invalid = self.dataset.skipped
         if invalid and self.settings.data.invalid_samples == "fail":
             listed = "\n  ".join(str(p) for p in invalid[:MAX_WARNINGS])
             more = f"\n  ... {len(invalid) - MAX_WARNINGS} more" if len(invalid) > MAX_WARNINGS else ""
@@ -422,16 +419,25 @@ class BenchSession:
         return int(getattr(self.config.option, "numprocesses", None) or 1)
 
     def _templates(self) -> Any:
-        from .client import PromptTemplateError
-        from .pipeline import load_templates
+        """The prompt templates, read once (their files are read at the first call)."""
+        if self._prompt_templates is None:
+            from .client import PromptTemplateError
+            from .pipeline import load_templates
 
-        try:
-            return load_templates(self.settings.live, self.config.invocation_params.dir)
-        except PromptTemplateError as exc:
-            raise pytest.UsageError(f"extractbench: {exc}") from None
+            try:
+                self._prompt_templates = load_templates(self.settings.live, self.config.invocation_params.dir)
+            except PromptTemplateError as exc:
+                raise pytest.UsageError(f"extractbench: {exc}") from None
+        return self._prompt_templates
 
     def live_facts(self) -> dict[str, Any] | None:
-        """``run.live`` in metrics.json: how the answers were obtained (no credentials)."""
+        """``run.live`` in metrics.json: how the answers were obtained (no credentials); computed once,
+        at session end, for metrics.json and the saved baseline alike."""
+        if self._live_facts is None:
+            self._live_facts = self._collect_live_facts()
+        return self._live_facts
+
+    def _collect_live_facts(self) -> dict[str, Any] | None:
         live = self.settings.live
         if self.settings.offline:
             return None
@@ -593,7 +599,7 @@ class BenchSession:
             "num_loaded": self.population,
             "sampling": {"sample": data.sample, "seed": data.seed, "method": "sha256(seed, sample id)"},
             "invalid_policy": data.invalid_samples,
-            "invalid_samples": [p.as_dict() for p in self.invalid_samples],
+            "invalid_samples": [p.as_dict() for p in self.dataset.skipped],
             "statistics": dataset_statistics(self.dataset.samples),
         }
 
@@ -618,7 +624,7 @@ class BenchSession:
         lines = [f"dataset {self.dataset.name}: {len(self.dataset.samples)} samples; results in {self.run_dir}"]
         if self.settings.data.sample is not None:
             lines.append(f"sampled {len(self.dataset.samples)} of {self.population} (seed {self.settings.data.seed})")
-        invalid = {p.sample_id or f"{p.source}:{p.location}" for p in self.invalid_samples}
+        invalid = {p.sample_id or f"{p.source}:{p.location}" for p in self.dataset.skipped}
         if invalid:
             lines.append(f"{len(invalid)} invalid sample(s) skipped (--extractbench-invalid-samples "
                          f"{self.settings.data.invalid_samples}): " + ", ".join(sorted(invalid)[:10]))

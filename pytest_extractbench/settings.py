@@ -414,11 +414,6 @@ def resolve_layers(config: pytest.Config) -> tuple[dict[str, Any], dict[str, str
     return values, sources, from_file
 
 
-def resolve(config: pytest.Config) -> dict[str, Any]:
-    """Every option's effective value (see :func:`resolve_layers`)."""
-    return resolve_layers(config)[0]
-
-
 def effective_config(values: dict[str, Any], sources: dict[str, str], from_file: Any = None) -> dict[str, Any]:
     """What metrics.json records as ``run.config``: each option's value and source, secrets redacted."""
     options = {name: {"value": redact(json_value(values[name]), name), "source": sources[name]} for name in values}

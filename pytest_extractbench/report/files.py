@@ -60,7 +60,3 @@ def write_jsonl(path: Path, rows: Iterable[Any]) -> None:
     os.replace(tmp, path)
 
 
-def read_jsonl(path: Path) -> list[Any]:
-    """The rows of a JSONL file."""
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]

@@ -9,7 +9,7 @@ node per location, once per schema object.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import jsonschema_rs
@@ -273,15 +273,3 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
-def iter_leaf_paths(node: SchemaNode, prefix: str = "", _seen: frozenset[int] = frozenset()) -> Iterator[str]:
-    """Flattened leaf paths the schema can produce (array elements written ``[]``)."""
-    if id(node) in _seen:
-        return
-    seen = _seen | {id(node)}
-    if node.properties:
-        for name, child in node.properties.items():
-            yield from iter_leaf_paths(child, f"{prefix}.{name}" if prefix else name, seen)
-    elif node.items is not None and node.items.properties:
-        yield from iter_leaf_paths(node.items, f"{prefix}[]", seen)
-    elif prefix:
-        yield prefix

@@ -17,7 +17,6 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..dataset import Dataset, DatasetProblem, iter_rows
 from ..responses import ModelResponse
-from ..scoring import MISSING
 
 EXTRACTION = "extraction"
 TRACK_NAMES = (EXTRACTION, "toolcall", "generate", "repair")
@@ -61,7 +60,6 @@ class TrackSample:
         return self.data.get("schema")
 
 
-RowParser = Callable[[Mapping[str, Any], Callable[[str, str | None], None]], "TrackSample | None"]
 
 
 def load_rows(name: str, label: str, path: Path, parse: Callable[..., TrackSample | None]) -> Dataset:
@@ -94,11 +92,6 @@ def load_rows(name: str, label: str, path: Path, parse: Callable[..., TrackSampl
         meta = {"source": label, "location": location, **dict(sample.meta)}
         samples.append(TrackSample(sample.id, sample.data, sample.expected, meta))
     return Dataset(name=name, source=label, samples=samples, problems=problems)  # type: ignore[arg-type]
-
-
-def content_text(response: ModelResponse) -> Any:
-    """The response content (raw text or a parsed value), MISSING when there is none."""
-    return response.content
 
 
 def mean(values: Sequence[float]) -> float:
@@ -162,13 +155,6 @@ class Track:
     def failure_lines(self, result: Mapping[str, Any]) -> list[str]:
         """Details shown under a failing item."""
         return []
-
-
-def missing_failure(response: ModelResponse) -> str | None:
-    """Why there is nothing to score, or None."""
-    if response.content is MISSING and not getattr(response, "tool_calls", None):
-        return f"no output ({response.error_class}): {response.error}"
-    return None
 
 
 def iter_schema_nodes(schema: Any, depth: int = 0) -> Iterator[tuple[dict[str, Any], int]]:

@@ -13,7 +13,7 @@ import json
 from collections import defaultdict
 from typing import Any, Callable, Mapping, Sequence
 
-from ..scoring import FieldCounts, FieldResult, ScoringOptions, check_schema, score_sample, validation_errors
+from ..scoring import FieldCounts, FieldResult, check_schema, score_sample, validation_errors
 from .base import Messages, Track, TrackSample, mean
 from .breakage import BREAKAGE_KINDS, BreakageError, break_json
 
@@ -137,5 +137,3 @@ class RepairTrack(Track):
         return lines
 
 
-def default_options() -> ScoringOptions:
-    return ScoringOptions()

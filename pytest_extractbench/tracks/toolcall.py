@@ -221,11 +221,6 @@ def argument_counts(gold: Mapping[str, list[Any]] | None, predicted: Mapping[str
     return {"tp": tp, "fp": fp, "fn": fn}
 
 
-def arguments_exact(gold: Mapping[str, list[Any]], predicted: Mapping[str, Any] | None) -> bool:
-    counts = argument_counts(gold, predicted)
-    return counts["fp"] == 0 and counts["fn"] == 0
-
-
 def _pair_score(gold_name: str, gold_args: Mapping[str, list[Any]], call: Mapping[str, Any]) -> float:
     if call["name"] != gold_name:
         return 0.0
