@@ -36,17 +36,28 @@ def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", help="Report title.")
 
 
-def _report(args: argparse.Namespace) -> int:
-    from .report.html import REPORT_FILE, write_report
-    from .report.rows import RunDirError, load_run
+def _write_html(command: str, write: Callable[[], str]) -> int:
+    """Run ``write`` (returns the line to print); a run directory that cannot be read exits 2."""
+    from .report.rows import RunDirError
 
     try:
-        path = write_report(load_run(args.results_dir), args.output or args.results_dir / REPORT_FILE, title=args.title)
+        message = write()
     except (RunDirError, OSError) as exc:
-        print(f"extractbench report: {exc}", file=sys.stderr)
+        print(f"extractbench {command}: {exc}", file=sys.stderr)
         return 2
-    print(f"report written to {path}")
+    print(message)
     return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report.html import REPORT_FILE, write_report
+    from .report.rows import load_run
+
+    def write() -> str:
+        path = write_report(load_run(args.results_dir), args.output or args.results_dir / REPORT_FILE, title=args.title)
+        return f"report written to {path}"
+
+    return _write_html("report", write)
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,18 +70,16 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
 def _compare(args: argparse.Namespace) -> int:
     from .report.compare_runs import merge_runs
     from .report.html import write_report
-    from .report.rows import RunDirError
 
     paths = [Path(p.strip()) for p in args.runs.split(",") if p.strip()]
-    try:
+
+    def write() -> str:
         merged = merge_runs(paths)
         title = args.title or "Run comparison: " + ", ".join(str(p) for p in paths)
         path = write_report(merged, args.output, title=title)
-    except (RunDirError, OSError) as exc:
-        print(f"extractbench compare: {exc}", file=sys.stderr)
-        return 2
-    print(f"comparison of {len(merged.document['models'])} models written to {path}")
-    return 0
+        return f"comparison of {len(merged.document['models'])} models written to {path}"
+
+    return _write_html("compare", write)
 
 
 def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -134,7 +143,6 @@ def _add_validate_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _validate_config(args: argparse.Namespace) -> int:
     import tempfile
-    from pathlib import Path
 
     from .config_file import read_config
     from .settings import OPTIONS_BY_NAME

@@ -84,7 +84,8 @@ class BenchSession:
         self.records: list[SampleRecord] = []
         self.track_records: list[TrackRecord] = []
         # issue 8: a non-extraction track runs through its own runner (None = extraction)
-        self.tracks = TrackRunner(self, get_track(settings.tracks.track)) if settings.tracks.track != "extraction" else None
+        track = get_track(settings.tracks.track)
+        self.tracks = TrackRunner(self, track) if track is not None else None
         self.unscored: list[str] = []
         self.started_at = datetime.now(timezone.utc)
         self._clock = time.perf_counter()

@@ -12,10 +12,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .exports import write_exports
-from .html import REPORT_FILE, write_report
-from .rows import RunData
-
 log = logging.getLogger(__name__)
 
 
@@ -36,6 +32,11 @@ def write_reports(
     options: ReportOptions,
 ) -> tuple[list[Path], list[str]]:
     """Write every report file; returns the files written and the errors met."""
+    # imported here: the report writers (jinja2, matplotlib behind them) are needed once, at session end
+    from .exports import write_exports
+    from .html import REPORT_FILE, write_report
+    from .rows import RunData
+
     written: list[Path] = []
     errors: list[str] = []
     try:

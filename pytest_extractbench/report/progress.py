@@ -34,7 +34,9 @@ class Progress:
     _next: int = 0
 
     def add(self, record: Mapping[str, Any], total: int) -> str | None:
-        score = record.get("score") or {}
+        score = record.get("score")
+        if score is None:  # the other tracks' records have no EQS or schema validity to run
+            return None
         running = self.models.setdefault(str(record.get("model", "")), Running())
         running.n += 1
         running.eqs += float(score.get("eqs", 0.0))

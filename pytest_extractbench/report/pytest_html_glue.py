@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .html import SampleView, render_fragment, sample_view
-from .summary import fmt, headlines
-
 if TYPE_CHECKING:
     from ..session import BenchSession
+
+# The rendering modules (jinja2 templates, summary) are imported where they are used: this module is
+# imported with the plugin, for the JUnit properties every benchmark item gets.
 
 # JUnit XML property names (record_property): CI systems show them per test case.
 PROPERTIES = ("extractbench_model", "extractbench_eqs", "extractbench_validity", "extractbench_f1_partial")
@@ -51,7 +51,9 @@ def attach_extra(report: pytest.TestReport, record: Mapping[str, Any]) -> None:
     """Add the sample's field-by-field diff to the report's pytest-html extras."""
     from pytest_html import extras
 
-    view: SampleView = sample_view(record)
+    from .html import render_fragment, sample_view
+
+    view = sample_view(record)
     report.extras = [*getattr(report, "extras", []), extras.html(render_fragment("item_extra.html.j2", sample=view))]
 
 
@@ -66,6 +68,8 @@ class PytestHtmlHooks:
             cells.insert(2 + offset, f'<th class="sortable" data-column-type="{key}">{title}</th>')
 
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        from .html import render_fragment
+
         found = dict(getattr(report, "user_properties", ()) or ())
         values = [found.get(name, "") for name in PROPERTIES]
         for offset, ((key, _), value) in enumerate(zip(COLUMNS, values)):
@@ -74,6 +78,9 @@ class PytestHtmlHooks:
     def pytest_html_results_summary(
         self, prefix: list[str], summary: list[str], postfix: list[str], session: Any
     ) -> None:
+        from .html import render_fragment
+        from .summary import fmt, headlines
+
         metrics = self.bench.metrics
         if metrics:
             rows = {model: headlines(m) for model, m in metrics.items()}

@@ -105,6 +105,10 @@ class Track:
     name = ""
     bundled_file = ""
     description = ""
+    # the answer is a JSON document under the sample's schema: the run's structured-output mode applies
+    json_answer = False
+    # consistency across repeats compares the track's parsed predictions (else the raw answers)
+    compare_parsed = False
 
     # -- samples -----------------------------------------------------------------------------
 
@@ -127,6 +131,10 @@ class Track:
         raise NotImplementedError
 
     # -- one sample ------------------------------------------------------------------------------
+
+    def expected_lines(self, sample: TrackSample) -> list[str]:
+        """Lines of a failing item's message that show the gold (none where it is a whole document)."""
+        return []
 
     def build_request(self, sample: TrackSample) -> tuple[Messages, dict[str, Any]]:
         """The chat messages and the extra request fields (``tools``, ``response_format``...)."""

@@ -81,6 +81,7 @@ class GenerateTrack(Track):
     name = "generate"
     bundled_file = "generate.jsonl"
     description = "create a valid instance from a JSON Schema alone (Benchson create-by-schema)"
+    json_answer = True
 
     def parse_row(self, row: Mapping[str, Any], sample_id: str, problem: Callable[..., None]) -> TrackSample | None:
         schema = row.get("schema")

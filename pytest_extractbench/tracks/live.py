@@ -75,7 +75,7 @@ class TrackLiveSource(LiveSource):
             fields = structured_output_fields(mode, sample.schema)
         else:
             messages, fields = self.track.build_request(sample)
-            if self.track.name in ("generate", "repair"):  # JSON answers: the run's structured-output mode applies
+            if self.track.json_answer:
                 fields = {**structured_output_fields(mode, sample.schema), **fields}
         if self.logprobs:
             fields["logprobs"] = True

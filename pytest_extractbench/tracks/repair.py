@@ -28,6 +28,7 @@ class RepairTrack(Track):
     name = "repair"
     bundled_file = "repair.jsonl"
     description = "repair broken JSON against its schema (Benchson fix-errors)"
+    json_answer = True
 
     def parse_row(self, row: Mapping[str, Any], sample_id: str, problem: Callable[..., None]) -> TrackSample | None:
         schema, original, kind = row.get("schema"), row.get("original"), row.get("kind")

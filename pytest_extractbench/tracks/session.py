@@ -45,19 +45,13 @@ class TrackRunner:
             passed=bool(result["passed"]),
             failure=result["failure"],
             consistency=found,
-            details=track.failure_lines(result) + self._expected_lines(sample) if not result["passed"] else [],
+            details=track.failure_lines(result) + self.track.expected_lines(sample) if not result["passed"] else [],
         )
         bench.config.hook.pytest_extractbench_sample_scored(config=bench.config, record=record)
         return record
 
     def _parsed(self) -> bool:
-        # the tool-call track compares normalized calls; the JSON tracks compare raw text (parsed as JSON)
-        return self.track.name == "toolcall"
-
-    def _expected_lines(self, sample: Any) -> list[str]:
-        if self.track.name == "toolcall":
-            return [f"  expected: {terminal.clip(sample.expected, 200)}"]
-        return []
+        return self.track.compare_parsed
 
     # -- the controller ---------------------------------------------------------------------------
 

@@ -32,7 +32,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..responses import ModelResponse
-from ..scoring import MISSING, strip_fence, validation_errors
+from ..report.terminal import clip
+from ..scoring import MISSING, prf, strip_fence, validation_errors
 from .base import Messages, Track, TrackSample, mean
 
 # OpenAI tool names: ^[a-zA-Z0-9_-]{1,64}$; BFCL names have dots (math.factorial).
@@ -309,13 +310,6 @@ def score_calls(
     }
 
 
-def _prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
-    precision = tp / (tp + fp) if tp + fp else (1.0 if not fn else 0.0)
-    recall = tp / (tp + fn) if tp + fn else (1.0 if not fp else 0.0)
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
-
-
 def aggregate_calls(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The track's metrics over per-sample :func:`score_calls` results."""
     calls = sum(r["calls"] for r in results)
@@ -323,7 +317,7 @@ def aggregate_calls(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     tp = sum(r["arguments"]["tp"] for r in results)
     fp = sum(r["arguments"]["fp"] for r in results)
     fn = sum(r["arguments"]["fn"] for r in results)
-    precision, recall, f1 = _prf(tp, fp, fn)
+    precision, recall, f1 = prf(tp, tp + fp, tp + fn)
     abstain = [r for r in results if r["abstention_expected"]]
     expect = [r for r in results if not r["abstention_expected"]]
     return {
@@ -353,6 +347,10 @@ class ToolCallTrack(Track):
     name = "toolcall"
     bundled_file = "toolcall.jsonl"
     description = "tool calling through the OpenAI tools API, BFCL-style acceptable values"
+    compare_parsed = True
+
+    def expected_lines(self, sample: TrackSample) -> list[str]:
+        return [f"  expected: {clip(sample.expected, 200)}"]
 
     def parse_row(self, row: Mapping[str, Any], sample_id: str, problem: Callable[..., None]) -> TrackSample | None:
         messages = _turns(row.get("question"))
