@@ -118,10 +118,10 @@ def _read_row(source: PredictionsSource, label: str, number: int, line: str, fal
     if key in source.outputs:
         problem(f"duplicate id (first at {source.origin[key].rsplit(':', 1)[1]}); the first row is used", sample_id, "id")
         return
-    output = row["output"] if "output" in row else runs[0]  # type: ignore[index]
-    source.outputs[key] = _response(output, sample_id, row)
     if runs is not None:
         source.repeats[key] = [_response(run, sample_id, row) for run in runs]
+    # without "output", the first run is the scored one
+    source.outputs[key] = _response(row["output"], sample_id, row) if "output" in row else source.repeats[key][0]
     source.origin[key] = f"{label}:{location}"
 
 

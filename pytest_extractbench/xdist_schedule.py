@@ -15,7 +15,7 @@ from xdist.scheduler import LoadScheduling
 
 from .session import STATIC_KEY, own_indices
 
-__all__ = ["STATIC_KEY", "StaticScheduling", "own_indices"]
+__all__ = ["STATIC_KEY", "StaticScheduling"]
 
 
 class StaticScheduling(LoadScheduling):
@@ -33,12 +33,12 @@ class StaticScheduling(LoadScheduling):
         self.collection = next(iter(self.node2collection.values()))
         if not self.collection:
             return
-        by_id: dict[str, Any] = {node.gateway.id: node for node in self.nodes}
         count = next(iter(self.nodes)).workerinput["workercount"]
-        first = self.nodes[0]
-        batches: dict[Any, list[int]] = {node: [] for node in self.nodes}
-        for index in range(len(self.collection)):
-            batches[by_id.get(f"gw{index % count}", first)].append(index)
+        total = len(self.collection)
+        # the very partition each worker computes for itself (own_indices), so it requests what it runs
+        batches: dict[Any, list[int]] = {node: own_indices(total, node.gateway.id, count) for node in self.nodes}
+        assigned = {index for indices in batches.values() for index in indices}
+        batches[self.nodes[0]].extend(i for i in range(total) if i not in assigned)  # workers that are missing
         self.pending[:] = []
         for node, indices in batches.items():
             if indices:
