@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
-from .align import _canonical
 from .compare import Comparison, _as_number, compare_scalars, jaccard, scalar_key
 from .options import ScoringOptions
 from .registry import Note, Registry, unknown_params
@@ -77,13 +76,22 @@ def to_comparison(value: Any) -> Comparison:
 # -- built-ins --------------------------------------------------------------------------------
 
 
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON values: same type all the way down (true is not 1), 42 and 42.0 the same number."""
+    kind = json_type(a)
+    if kind != json_type(b):
+        return False
+    if kind == "object":
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if kind == "array":
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
 def compare_exact(expected: Any, predicted: Any, params: Mapping[str, Any], options: ScoringOptions) -> Comparison:
-    """Same JSON type and same value (42 and 42.0 are the same number; "42" is not; objects and
-    arrays compare whole, type-strict all the way down)."""
-    if type(expected) in (dict, list) or type(predicted) in (dict, list):
-        same = _canonical(expected) == _canonical(predicted) is not None
-    else:
-        same = json_type(expected) == json_type(predicted) and expected == predicted
+    """Same JSON type and same value (42 and 42.0 are the same number; "42" is not); objects and
+    arrays compare whole, the same way all the way down."""
+    same = _json_equal(expected, predicted)
     return Comparison(1.0 if same else 0.0, same)
 
 

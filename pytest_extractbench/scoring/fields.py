@@ -62,16 +62,21 @@ def _scalars_only(values: list[Any]) -> bool:
 
 def _elementwise(node: SchemaNode | None) -> bool:
     """Whether the elements of an array of scalars are fields of their own (else the array is one
-    field): an explicit alignment, or rules on its items, unless a comparator judges the array whole."""
+    field, scored by Jaccard): a comparator on the array judges it whole; else an explicit alignment,
+    or items that carry a comparator, a transform or skip, make each element a field ("partial"
+    names the default and changes nothing)."""
     if node is None:
         return False
     rule = node.rule
     if rule is not None:
-        if rule.compare is not None:
+        if rule.whole:
             return False
         if rule.aligner is not None:
             return True
-    return node.items is not None and node.items.rule is not None
+        if rule.compare is not None:
+            return False
+    items = node.items.rule if node.items is not None else None
+    return items is not None and (items.whole or items.skip or bool(items.transforms))
 
 
 class FieldWalker:
@@ -178,7 +183,7 @@ class FieldWalker:
         if self._one_sided(expected, predicted, expected, predicted, node, path, depth, required, out):
             return
         exp_kind, pred_kind = type(expected), type(predicted)
-        if rule is not None and rule.compare is not None and (exp_kind in _CONTAINERS or pred_kind in _CONTAINERS):
+        if rule is not None and rule.whole and (exp_kind in _CONTAINERS or pred_kind in _CONTAINERS):
             self._leaf(expected, predicted, node, path, depth, required, out)  # the comparator judges it whole
         elif exp_kind is dict and pred_kind is dict:
             self._objects(expected, predicted, node, path, depth, out)
@@ -222,7 +227,7 @@ class FieldWalker:
         if self._one_sided(t_exp, t_pred, expected, predicted, node, path, depth, required, out):
             return
         exp_kind, pred_kind = type(t_exp), type(t_pred)
-        if rule.compare is not None and (exp_kind in _CONTAINERS or pred_kind in _CONTAINERS):
+        if rule.whole and (exp_kind in _CONTAINERS or pred_kind in _CONTAINERS):
             self._leaf(t_exp, t_pred, node, path, depth, required, out, expected, predicted)
         elif exp_kind is list and pred_kind is list:
             self._arrays(t_exp, t_pred, node, path, depth, required, out)
@@ -248,7 +253,7 @@ class FieldWalker:
             rule = node.rule
             if rule.skip:
                 return
-            if rule.compare is not None and kind in _CONTAINERS:  # judged whole by the comparator
+            if rule.whole and kind in _CONTAINERS:  # judged whole by the comparator
                 self._pair_general(expected, predicted, node, path, depth, required, out)
                 return
             # Scalars under a rule take the general walk: transforms may make a value absent and
@@ -478,7 +483,7 @@ class FieldWalker:
                         return
                 except Exception:  # noqa: BLE001 - a failing transform leaves the value as it is
                     pass
-        whole = rule is not None and rule.compare is not None  # one field, as when both sides have it
+        whole = rule is not None and rule.whole  # one field, as when both sides have it
         if kind is dict and not whole:
             child_depth = depth + 1 if path else 0
             keys = node.required if node is not None else frozenset()

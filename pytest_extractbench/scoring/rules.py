@@ -34,12 +34,16 @@ KEYS = ("x-eval-compare", "x-eval-transform", "x-eval-skip", "x-eval-align")
 class FieldRule:
     """What the x-eval-* keys say about one schema location."""
 
-    __slots__ = ("skip", "comparator", "compare", "batch", "params", "transforms", "align", "aligner", "align_params")
+    __slots__ = ("skip", "comparator", "compare", "whole", "batch", "params", "transforms", "align", "aligner",
+                 "align_params")
 
     def __init__(self) -> None:
         self.skip = False
         self.comparator: str | None = None
         self.compare: Callable[..., Any] | None = None
+        # The comparator judges objects and arrays whole, as struct-extract-eval does. Not "partial":
+        # it names the default, which walks containers field by field.
+        self.whole = False
         self.batch = False
         self.params: Mapping[str, Any] = {}
         self.transforms: tuple[tuple[Callable[[Any, Mapping[str, Any]], Any], Mapping[str, Any]], ...] = ()
@@ -139,6 +143,7 @@ def _parse_compare(rule: FieldRule, node: SchemaNode, value: Any, errors: list[s
     if _failed(spec.check_params(params) if spec.check_params else (), name, errors):
         return
     rule.comparator, rule.compare, rule.batch, rule.params = name, spec.fn, spec.batch, params
+    rule.whole = name != "partial"
 
 
 def _parse_transforms(rule: FieldRule, node: SchemaNode, value: Any, errors: list[str]) -> None:
