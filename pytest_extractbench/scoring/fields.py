@@ -117,7 +117,8 @@ class FieldWalker:
         if rule is None or rule.compare is None:
             return compare_scalars(expected, predicted, self.options)
         kind = type(expected)
-        if kind is type(predicted) and expected == predicted and (kind not in _CONTAINERS or _same_json(expected, predicted)):
+        if (kind is type(predicted) and expected == predicted
+                and (kind not in _CONTAINERS or _same_json(expected, predicted))):
             return Comparison(1.0, True)  # identical values match whatever the comparator
         if rule.batch:
             return _PENDING

@@ -97,7 +97,8 @@ def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(pyt
         "name": {"type": "string", "x-eval-compare": "exact", "x-eval-note": "reviewed"},
         "tags": {"type": "array", "x-eval-align": {"ordered": False, "match_by": "hungarian"},
                  "items": {"type": "string", "x-eval-compare": "exact", "x-eval-transform": ["lowercase"]}}}}
-    write(pytester, [{"id": "s0", "text": "Ann: x, y", "schema": schema, "expected": {"name": "Ann", "tags": ["x", "y"]}}],
+    write(pytester,
+          [{"id": "s0", "text": "Ann: x, y", "schema": schema, "expected": {"name": "Ann", "tags": ["x", "y"]}}],
           [{"id": "s0", "output": {"name": "Ann", "tags": ["Y", "X", "z"]}}])
     result = run(pytester, "-p", "no:xdist")
     result.assert_outcomes(passed=1)

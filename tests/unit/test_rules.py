@@ -411,8 +411,8 @@ def test_a_comparator_on_an_array_of_objects_or_a_mixed_type_field_compares_the_
     got = fields({"lines": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}], "x": {"v": 1}}, gold, schema)
     # before: lines[0].* exact, lines[1].* spurious; x missed + x.v spurious (a structure mismatch)
     assert [(p, f.category) for p, f in got.items()] == [("lines", "incorrect"), ("x", "incorrect")]
-    got = fields({"lines": [{"sku": "A", "qty": 1.0}], "x": {"v": 1}}, {"lines": [{"sku": "A", "qty": 1}], "x": {"v": 1}},
-                 schema)
+    got = fields({"lines": [{"sku": "A", "qty": 1.0}], "x": {"v": 1}},
+                 {"lines": [{"sku": "A", "qty": 1}], "x": {"v": 1}}, schema)
     assert [(p, f.category) for p, f in got.items()] == [("lines", "exact"), ("x", "exact")]
 
 
@@ -437,7 +437,8 @@ def test_rules_on_items_of_a_scalar_array_score_each_element_in_order() -> None:
     skip = obj(tags={"type": "array", "items": {"type": "string", "x-eval-skip": True}}, n={"type": "number"})
     assert list(fields({"tags": ["z"], "n": 1}, {"tags": ["a", "b"], "n": 1}, skip)) == ["n"]
     # a comparator on the array itself still judges it whole
-    whole = obj(tags={"type": "array", "x-eval-compare": "exact", "items": {"type": "string", "x-eval-compare": "exact"}})
+    whole = obj(tags={"type": "array", "x-eval-compare": "exact",
+                      "items": {"type": "string", "x-eval-compare": "exact"}})
     assert [(p, f.category) for p, f in fields({"tags": ["b", "a"]}, {"tags": ["a", "b"]}, whole).items()] == [
         ("tags", "incorrect")]
 
@@ -490,7 +491,8 @@ def test_key_field_keys_are_type_aware() -> None:
     got = fields({"flags": [{"flag": "TRUE", "v": 1}]}, {"flags": [{"flag": True, "v": 1}]}, schema)
     # true and "TRUE" are different keys: the gold element is missed, the output's is spurious
     assert [(p, f.category) for p, f in got.items()] == [
-        ("flags[0].flag", "missed"), ("flags[0].v", "missed"), ("flags[1].flag", "spurious"), ("flags[1].v", "spurious")]
+        ("flags[0].flag", "missed"), ("flags[0].v", "missed"),
+        ("flags[1].flag", "spurious"), ("flags[1].v", "spurious")]
     # 1 and 1.0 are the same JSON number: they pair
     by_id = obj(rows={"type": "array", "x-eval-align": {"match_by": "key_field", "key": "id"},
                       "items": obj(id={"type": "number"}, v={"type": "string"})})
@@ -515,7 +517,8 @@ def test_min_similarity_at_the_threshold_does_not_depend_on_element_order() -> N
 
 def test_their_alignment_spellings() -> None:
     def tags(align) -> dict:
-        return obj(tags={"type": "array", "x-eval-align": align, "items": {"type": "string", "x-eval-compare": "exact"}})
+        return obj(tags={"type": "array", "x-eval-align": align,
+                         "items": {"type": "string", "x-eval-compare": "exact"}})
 
     gold, output = {"tags": ["x", "y"]}, {"tags": ["y", "x"]}
     assert [f.category for f in fields(output, gold, tags({"ordered": True})).values()] == ["incorrect"] * 2
