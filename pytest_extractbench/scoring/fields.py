@@ -2,10 +2,10 @@
 
 A field is a leaf path: ``name``, ``contact.email``, ``items[2].sku``; an array of
 scalars is one field (``tags``) scored by Jaccard similarity, unless it is aligned or its
-items carry rules (then each element is a field), and a location whose x-eval-compare
-names a comparator is one field whatever its value (objects and arrays compare whole). The number of
-expected fields depends only on the gold, never on the prediction, so recall
-denominators are comparable across models.
+items carry rules (then each element is a field), and a location whose x-eval-compare names
+a comparator other than ``partial`` is one field whatever its value (objects and arrays
+compare whole). The number of expected fields depends only on the gold, never on the
+prediction, so recall denominators are comparable across models.
 """
 
 from __future__ import annotations
