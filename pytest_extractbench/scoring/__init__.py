@@ -23,7 +23,7 @@ from .result import (
     count_fields,
     prf,
 )
-from .rules import EvalSchemaError, FieldRule, RuleError, compile_rules, parse_eval_schema
+from .rules import EvalSchemaError, EvalSchemaWarning, FieldRule, RuleError, compile_rules, parse_eval_schema
 from .sample import score_sample
 from .schema import SchemaNode, check_schema, compile_schema, json_type, validation_errors
 from .transforms import register_transform
@@ -39,6 +39,7 @@ __all__ = [
     "ERROR",
     "EqsWeights",
     "EvalSchemaError",
+    "EvalSchemaWarning",
     "FieldCounts",
     "FieldResult",
     "FieldRule",

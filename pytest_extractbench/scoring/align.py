@@ -29,8 +29,8 @@ from scipy.optimize import linear_sum_assignment
 
 from .compare import scalar_key
 from .options import ScoringOptions
-from .registry import Registry, param_problems
-from .schema import SchemaNode
+from .registry import Registry, param_problems, unknown_params
+from .schema import SchemaNode, json_type
 
 Pair = tuple[Optional[int], Optional[int]]
 
@@ -144,16 +144,15 @@ def _check_key_field(params: Mapping[str, Any]) -> list[str]:
         isinstance(key, list) and key and all(isinstance(k, str) and k for k in key)
     ):
         problems.append(f"key_field needs 'key': a property name or a list of them, got {key!r}")
-    if set(params) - {"key"}:
-        problems.append(f"unknown parameter(s) {sorted(set(params) - {'key'})}")
-    return problems
+    return problems + unknown_params(params, {"key"})
 
 
 def align_key_field(
     expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
     context: AlignContext | None = None,
 ) -> list[Pair]:
-    """Pair elements whose key properties are equal (strings normalized as the options say)."""
+    """Pair elements whose key properties are equal: same JSON type (``true`` never pairs with
+    ``"TRUE"``, 1 pairs with 1.0) and same value, strings normalized as the options say."""
     keys = _keys(context.params if context else {})
 
     def key_of(element: Any) -> tuple[Any, ...] | None:
@@ -164,7 +163,7 @@ def align_key_field(
             value = element.get(name)
             if value is None or type(value) in (dict, list):
                 return None
-            values.append(scalar_key(value, options))
+            values.append((json_type(value), scalar_key(value, options)))
         return tuple(values)
 
     pairs, gold_rest, pred_rest = _match_by(expected, predicted, list(range(len(expected))),
@@ -206,20 +205,24 @@ def align_hungarian(
         pairs.extend(zip(gold_rest[:shared], pred_rest[:shared]))
         return _finish(pairs, gold_rest[shared:], pred_rest[shared:])
     similarity = context.similarity
-    matrix = np.empty((len(gold_rest), len(pred_rest)))
+    raw = np.empty((len(gold_rest), len(pred_rest)))
     for row, i in enumerate(gold_rest):
         gold = expected[i]
-        values = matrix[row]
+        values = raw[row]
         for col, j in enumerate(pred_rest):
             values[col] = similarity(gold, predicted[j])
-    floor = params.get("min_similarity", 0.0)
+    # Which pairs may be kept is decided on the similarities themselves, before the order bonus
+    # touches them (0.5 + 1e-9 - 1e-9 is not 0.5): the verdict cannot depend on element order.
+    # A pair below the floor is worth nothing to the assignment either.
+    usable = raw >= params.get("min_similarity", 0.0)
+    matrix = np.where(usable, raw, 0.0)
     diagonal = min(matrix.shape)
     matrix[np.arange(diagonal), np.arange(diagonal)] += _ORDER_BONUS
     rows, cols = linear_sum_assignment(matrix, maximize=True)
     gold_left = set(gold_rest)
     pred_left = set(pred_rest)
     for row, col in zip(rows.tolist(), cols.tolist()):
-        if floor and matrix[row, col] - (_ORDER_BONUS if row == col else 0.0) < floor:
+        if not usable[row, col]:
             continue
         i, j = gold_rest[row], pred_rest[col]
         pairs.append((i, j))
@@ -229,7 +232,7 @@ def align_hungarian(
 
 
 def _no_params(params: Mapping[str, Any]) -> list[str]:
-    return [f"takes no parameters, got {sorted(params)}"] if params else []
+    return unknown_params(params, frozenset())
 
 
 ALIGNERS.add("ordered", AlignerSpec(align_ordered, _no_params), builtin=True)

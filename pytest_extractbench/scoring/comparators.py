@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from .compare import Comparison, _as_number, compare_scalars, jaccard, scalar_key
 from .options import ScoringOptions
-from .registry import Registry
+from .registry import Note, Registry, unknown_params
 from .schema import json_type
 
 CompareFn = Callable[[Any, Any, Mapping[str, Any], ScoringOptions], Any]
@@ -76,29 +76,56 @@ def to_comparison(value: Any) -> Comparison:
 # -- built-ins --------------------------------------------------------------------------------
 
 
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON values: same type all the way down (true is not 1), 42 and 42.0 the same number."""
+    kind = json_type(a)
+    if kind != json_type(b):
+        return False
+    if kind == "object":
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if kind == "array":
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
 def compare_exact(expected: Any, predicted: Any, params: Mapping[str, Any], options: ScoringOptions) -> Comparison:
-    """Same JSON type and same value (42 and 42.0 are the same number; "42" is not)."""
-    same = json_type(expected) == json_type(predicted) and expected == predicted
+    """Same JSON type and same value (42 and 42.0 are the same number; "42" is not); objects and
+    arrays compare whole, the same way all the way down."""
+    same = _json_equal(expected, predicted)
     return Comparison(1.0 if same else 0.0, same)
+
+
+_TOLERANCES = frozenset({"abs", "rel"})
+_COMBINE = ("all", "any")
 
 
 def _check_numeric(params: Mapping[str, Any]) -> list[str]:
     tolerance = params.get("tolerance", {})
-    unknown = set(params) - {"tolerance"}
-    problems = [f"unknown parameter(s) {sorted(unknown)}; expected 'tolerance'"] if unknown else []
-    if not isinstance(tolerance, Mapping) or set(tolerance) - {"abs", "rel"}:
+    problems: list[str] = unknown_params(params, {"tolerance", "combine"})
+    if params.get("combine", "all") not in _COMBINE:
+        problems.append(f"'combine' must be 'all' or 'any', got {params['combine']!r}")
+    if tolerance is None:
+        return problems
+    if not isinstance(tolerance, Mapping):
         return problems + ["'tolerance' must be an object with 'abs' and/or 'rel'"]
-    for key, value in tolerance.items():
+    extra = sorted(set(tolerance) - _TOLERANCES, key=str)
+    if extra:
+        problems.append(Note(f"unknown tolerance key(s) {extra} ignored; known: abs, rel"))
+    for key in _TOLERANCES & set(tolerance):
+        value = tolerance[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             problems.append(f"tolerance '{key}' must be a non-negative number, got {value!r}")
     return problems
 
 
 def compare_numeric(expected: Any, predicted: Any, params: Mapping[str, Any], options: ScoringOptions) -> Comparison:
-    """1 when ``|p - e| <= abs`` or ``|p - e| <= rel * |e|`` (default: equal within float_epsilon), else 0.
+    """1 when the difference is within every tolerance given, else 0.
 
-    A numeric string prediction ("1,200") is read as its number; whether that is a
-    type error is judged separately, as for every field.
+    ``abs``: ``|p - e| <= abs``; ``rel``: ``|p - e| / |e| <= rel``, where a gold 0 divides by 1
+    (``rel`` then acts as an absolute tolerance). Both given: both must hold, as in
+    struct-extract-eval; ``"combine": "any"`` accepts either. No tolerance: equal within the
+    absolute ``float_epsilon`` (0 makes it exact). Numeric strings ("1,200", " 12 ") on either
+    side are read as their number; whether that is a type error is judged separately.
     """
     e = expected if type(expected) in (int, float) else _as_number(expected)
     p = predicted if type(predicted) in (int, float) else _as_number(predicted)
@@ -106,10 +133,16 @@ def compare_numeric(expected: Any, predicted: Any, params: Mapping[str, Any], op
         return Comparison(0.0, False)
     tolerance = params.get("tolerance") or {}
     diff = abs(p - e)
-    if tolerance:
-        ok = diff <= tolerance.get("abs", -1.0) or diff <= tolerance.get("rel", -1.0) * abs(e)
+    abs_tol, rel_tol = tolerance.get("abs"), tolerance.get("rel")
+    if abs_tol is None and rel_tol is None:
+        ok = diff <= options.float_epsilon
     else:
-        ok = math.isclose(p, e, rel_tol=options.float_epsilon, abs_tol=options.float_epsilon)
+        checks = []
+        if abs_tol is not None:
+            checks.append(diff <= abs_tol)
+        if rel_tol is not None:
+            checks.append(diff / (abs(e) or 1.0) <= rel_tol)
+        ok = any(checks) if params.get("combine") == "any" else all(checks)
     return Comparison(1.0 if ok else 0.0, ok)
 
 
@@ -119,7 +152,7 @@ def _check_oneof(params: Mapping[str, Any]) -> list[str]:
         return ["'values' must be a non-empty list of accepted values (or of synonym lists)"]
     if any(isinstance(v, list) for v in values) and not all(isinstance(v, list) for v in values):
         return ["'values' must hold either values or synonym lists, not both"]
-    return []
+    return unknown_params(params, {"values"})
 
 
 def compare_oneof(expected: Any, predicted: Any, params: Mapping[str, Any], options: ScoringOptions) -> Comparison:
@@ -148,11 +181,13 @@ def compare_partial(expected: Any, predicted: Any, params: Mapping[str, Any], op
 
 
 def _no_params(params: Mapping[str, Any]) -> list[str]:
-    return [f"takes no parameters, got {sorted(params)}"] if params else []
+    return unknown_params(params, frozenset())
 
 
 COMPARATORS.add("exact", ComparatorSpec(compare_exact, False, _no_params), builtin=True)
-COMPARATORS.add("numeric", ComparatorSpec(compare_numeric, False, _check_numeric, frozenset({"number"})), builtin=True)
+# numeric also takes string fields that hold numbers (struct-extract-eval reads them with float())
+COMPARATORS.add("numeric", ComparatorSpec(compare_numeric, False, _check_numeric, frozenset({"number", "string"})),
+                builtin=True)
 COMPARATORS.add("oneof", ComparatorSpec(compare_oneof, False, _check_oneof), builtin=True)
 COMPARATORS.add("partial", ComparatorSpec(compare_partial, False, _no_params), builtin=True)
 

@@ -146,8 +146,9 @@ def compare_scalars(expected: Any, predicted: Any, options: ScoringOptions) -> C
             number = _as_number(predicted)
         if number is None:
             return Comparison(0.0, False)
-        eps = options.float_epsilon
-        if math.isclose(number, expected, rel_tol=eps, abs_tol=eps):
+        # equal within an absolute epsilon, as the option says (a relative one would call
+        # 123456789 and 123456790 equal)
+        if abs(number - expected) <= options.float_epsilon:
             return Comparison(1.0, True)
         return Comparison(number_similarity(number, expected), False)
     if expected is None:  # only reachable when null is a value (null_equals_absent=False)

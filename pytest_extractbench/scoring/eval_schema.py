@@ -159,9 +159,10 @@ def validate_gold(gold: Iterable[Any], eval_schema: Any, *, missing: bool = Fals
     """Check gold instances against an eval schema: fields the schema does not declare and values of
     the wrong type are errors (they would be scored without the rules meant for them); with
     ``missing=True``, declared fields a gold instance leaves out are warnings. Broken x-eval-* keys
-    are reported as ``config_error`` (index -1)."""
+    are reported as ``config_error`` (index -1; ignored ones as warnings)."""
     ruleset = compile_rules(eval_schema)
     problems = [GoldProblem(-1, e.path, "config_error", e.message) for e in ruleset.errors]
+    problems.extend(GoldProblem(-1, w.path, "config_error", w.message, "warning") for w in ruleset.warnings)
     for index, instance in enumerate(gold):
         _check(instance, ruleset.root, "$", index, missing, problems)
     return problems

@@ -1,9 +1,11 @@
 """Walk gold and prediction side by side and judge every leaf field (DESIGN "Metric decisions").
 
 A field is a leaf path: ``name``, ``contact.email``, ``items[2].sku``; an array of
-scalars is one field (``tags``) scored by Jaccard similarity. The number of
-expected fields depends only on the gold, never on the prediction, so recall
-denominators are comparable across models.
+scalars is one field (``tags``) scored by Jaccard similarity, unless it is aligned or its
+items carry rules (then each element is a field), and a location whose x-eval-compare names
+a comparator other than ``partial`` is one field whatever its value (objects and arrays
+compare whole). The number of expected fields depends only on the gold, never on the
+prediction, so recall denominators are comparable across models.
 """
 
 from __future__ import annotations
@@ -58,6 +60,25 @@ def _scalars_only(values: list[Any]) -> bool:
     return True
 
 
+def _elementwise(node: SchemaNode | None) -> bool:
+    """Whether the elements of an array of scalars are fields of their own (else the array is one
+    field, scored by Jaccard): a comparator on the array judges it whole; else an explicit alignment,
+    or items that carry a comparator, a transform or skip, make each element a field ("partial"
+    names the default and changes nothing)."""
+    if node is None:
+        return False
+    rule = node.rule
+    if rule is not None:
+        if rule.whole:
+            return False
+        if rule.aligner is not None:
+            return True
+        if rule.compare is not None:
+            return False
+    items = node.items.rule if node.items is not None else None
+    return items is not None and (items.whole or items.skip or bool(items.transforms))
+
+
 class FieldWalker:
     """Produces the :class:`FieldResult` list for one (gold, prediction) pair."""
 
@@ -96,7 +117,8 @@ class FieldWalker:
         if rule is None or rule.compare is None:
             return compare_scalars(expected, predicted, self.options)
         kind = type(expected)
-        if kind is type(predicted) and expected == predicted and (kind is not list or _same_json(expected, predicted)):
+        if (kind is type(predicted) and expected == predicted
+                and (kind not in _CONTAINERS or _same_json(expected, predicted))):
             return Comparison(1.0, True)  # identical values match whatever the comparator
         if rule.batch:
             return _PENDING
@@ -162,7 +184,9 @@ class FieldWalker:
         if self._one_sided(expected, predicted, expected, predicted, node, path, depth, required, out):
             return
         exp_kind, pred_kind = type(expected), type(predicted)
-        if exp_kind is dict and pred_kind is dict:
+        if rule is not None and rule.whole and (exp_kind in _CONTAINERS or pred_kind in _CONTAINERS):
+            self._leaf(expected, predicted, node, path, depth, required, out)  # the comparator judges it whole
+        elif exp_kind is dict and pred_kind is dict:
             self._objects(expected, predicted, node, path, depth, out)
         elif exp_kind is list and pred_kind is list:
             self._arrays(expected, predicted, node, path, depth, required, out)
@@ -204,7 +228,9 @@ class FieldWalker:
         if self._one_sided(t_exp, t_pred, expected, predicted, node, path, depth, required, out):
             return
         exp_kind, pred_kind = type(t_exp), type(t_pred)
-        if exp_kind is list and pred_kind is list:
+        if rule.whole and (exp_kind in _CONTAINERS or pred_kind in _CONTAINERS):
+            self._leaf(t_exp, t_pred, node, path, depth, required, out, expected, predicted)
+        elif exp_kind is list and pred_kind is list:
             self._arrays(t_exp, t_pred, node, path, depth, required, out)
         elif exp_kind in _CONTAINERS or pred_kind in _CONTAINERS:
             if exp_kind is dict and pred_kind is dict:
@@ -227,6 +253,9 @@ class FieldWalker:
         if node is not None and node.rule is not None:
             rule = node.rule
             if rule.skip:
+                return
+            if rule.whole and kind in _CONTAINERS:  # judged whole by the comparator
+                self._pair_general(expected, predicted, node, path, depth, required, out)
                 return
             # Scalars under a rule take the general walk: transforms may make a value absent and
             # the comparator's name is recorded. Aligned arrays let their aligner pair elements.
@@ -301,11 +330,7 @@ class FieldWalker:
     def _arrays(
         self, expected: list, predicted: list, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
     ) -> None:
-        rule = node.rule if node is not None else None
-        if (rule is None or rule.aligner is None) and _scalars_only(expected) and _scalars_only(predicted):
-            if rule is not None and rule.compare is not None:  # a comparator for the whole array
-                self._leaf(expected, predicted, node, path, depth, required, out)
-                return
+        if not _elementwise(node) and _scalars_only(expected) and _scalars_only(predicted):
             comparison = jaccard(expected, predicted, self.options)
             self._emit_compared(path, comparison.score, comparison.equal, None, expected, predicted, "array", True, depth, required, out)
             return
@@ -459,14 +484,15 @@ class FieldWalker:
                         return
                 except Exception:  # noqa: BLE001 - a failing transform leaves the value as it is
                     pass
-        if kind is dict:
+        whole = rule is not None and rule.whole  # one field, as when both sides have it
+        if kind is dict and not whole:
             child_depth = depth + 1 if path else 0
             keys = node.required if node is not None else frozenset()
             for key, child_value in value.items():
                 child = node.properties.get(key) if node is not None else None
                 self._side(child_value, child, _join(path, key), child_depth, key in keys, category, origin, out)
             return
-        if kind is list and not _scalars_only(value):
+        if kind is list and not whole and (not _scalars_only(value) or _elementwise(node)):
             items = node.items if node is not None else None
             for index, element in enumerate(value):
                 self._side(element, items, f"{path}[{index}]", depth, required, category, origin, out)

@@ -71,13 +71,26 @@ class Registry(Generic[T]):
         return iter(sorted(self._entries))
 
 
+class Note(str):
+    """A parameter problem that is only worth a warning: the rule still applies (an unknown
+    parameter is ignored, as struct-extract-eval ignores it, instead of failing the field)."""
+
+
+def unknown_params(params: Mapping[str, Any], known: set[str] | frozenset[str]) -> list[str]:
+    """A :class:`Note` naming the parameters not in ``known`` (they are ignored), or nothing."""
+    unknown = sorted(set(params) - set(known), key=str)
+    if not unknown:
+        return []
+    expected = f"; known: {', '.join(sorted(known))}" if known else "; it takes none"
+    return [Note(f"unknown parameter(s) {unknown} ignored{expected}")]
+
+
 def param_problems(params: Mapping[str, Any], known: set[str], fractions: Mapping[str, float] = {}) -> list[str]:
-    """Common parameter checks: unknown names, and numbers that must lie in [0, 1] (with their defaults)."""
-    problems = []
+    """Common parameter checks: numbers that must lie in [0, 1] (with their defaults), and unknown
+    names (a :class:`Note`: ignored with a warning)."""
+    problems: list[str] = []
     for name, default in fractions.items():
         value = params.get(name, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             problems.append(f"'{name}' must be a number in [0, 1], got {value!r}")
-    if set(params) - known:
-        problems.append(f"unknown parameter(s) {sorted(set(params) - known)}")
-    return problems
+    return problems + unknown_params(params, known)

@@ -4,17 +4,21 @@
     "x-eval-transform": ["strip", "lowercase", {"round_digits": {"digits": 2}}]
     "x-eval-skip":      true
     "x-eval-align":     "hungarian" | {"match_by": "key_field", "key": "sku"} | {"hungarian": {"max_cells": 400}}
+                        | {"ordered": true} | {"ordered": false, "match_by": "hungarian"}
 
 Both ``compare`` and ``transform`` entries (and ``align``) take the two shapes of seed
 002: a name, or a one-key object ``{name: params}``. Rules are found on the compiled
 schema (``$ref``/``allOf``/``anyOf`` already folded in) and every problem is reported
 with its path there, e.g. ``$.properties.items.items.properties.qty.x-eval-compare:
 unknown comparator 'nmeric' (did you mean 'numeric'?)``. A broken key is left out
-(its defaults apply); :func:`parse_eval_schema` raises instead.
+(its defaults apply); :func:`parse_eval_schema` raises instead. What struct-extract-eval
+tolerates (an unknown ``x-eval-*`` key, an unknown parameter) is a *warning* with its path:
+the rest of the rule still applies.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from . import registry
@@ -30,12 +34,16 @@ KEYS = ("x-eval-compare", "x-eval-transform", "x-eval-skip", "x-eval-align")
 class FieldRule:
     """What the x-eval-* keys say about one schema location."""
 
-    __slots__ = ("skip", "comparator", "compare", "batch", "params", "transforms", "align", "aligner", "align_params")
+    __slots__ = ("skip", "comparator", "compare", "whole", "batch", "params", "transforms", "align", "aligner",
+                 "align_params")
 
     def __init__(self) -> None:
         self.skip = False
         self.comparator: str | None = None
         self.compare: Callable[..., Any] | None = None
+        # The comparator judges objects and arrays whole, as struct-extract-eval does. Not "partial":
+        # it names the default, which walks containers field by field.
+        self.whole = False
         self.batch = False
         self.params: Mapping[str, Any] = {}
         self.transforms: tuple[tuple[Callable[[Any, Mapping[str, Any]], Any], Mapping[str, Any]], ...] = ()
@@ -92,11 +100,16 @@ class EvalSchemaError(ValueError):
         super().__init__("invalid x-eval configuration:\n" + "\n".join(f"  {e}" for e in self.errors))
 
 
+class EvalSchemaWarning(UserWarning):
+    """Something in an eval schema that is ignored (an unknown x-eval-* key or parameter)."""
+
+
 class RuleSet(NamedTuple):
-    """The compiled schema with its rules attached, and every configuration problem."""
+    """The compiled schema with its rules attached, every configuration problem, and what is ignored."""
 
     root: SchemaNode
     errors: tuple[RuleError, ...]
+    warnings: tuple[RuleError, ...] = ()
 
 
 def split_spec(value: Any) -> tuple[str, dict[str, Any]]:
@@ -127,11 +140,10 @@ def _parse_compare(rule: FieldRule, node: SchemaNode, value: Any, errors: list[s
         errors.append(f"comparator {name!r} compares {'/'.join(sorted(spec.types))} values, "
                       f"but the field is declared {'/'.join(sorted(node.declared_types or node.types))}")
         return
-    problems = list(spec.check_params(params)) if spec.check_params else []
-    if problems:
-        errors.extend(f"{name}: {p}" for p in problems)
+    if _failed(spec.check_params(params) if spec.check_params else (), name, errors):
         return
     rule.comparator, rule.compare, rule.batch, rule.params = name, spec.fn, spec.batch, params
+    rule.whole = name != "partial"
 
 
 def _parse_transforms(rule: FieldRule, node: SchemaNode, value: Any, errors: list[str]) -> None:
@@ -154,9 +166,7 @@ def _parse_transforms(rule: FieldRule, node: SchemaNode, value: Any, errors: lis
             errors.append(f"[{index}]: {TRANSFORMS.unknown(name)}")
             continue
         spec = TRANSFORMS.get(name)
-        problems = list(spec.check_params(params)) if spec.check_params else []
-        if problems:
-            errors.extend(f"[{index}] {name}: {p}" for p in problems)
+        if _failed(spec.check_params(params) if spec.check_params else (), f"[{index}] {name}", errors):
             continue
         chain.append((spec.fn, params))
     if len(chain) == len(value):
@@ -164,6 +174,21 @@ def _parse_transforms(rule: FieldRule, node: SchemaNode, value: Any, errors: lis
 
 
 def _parse_align(rule: FieldRule, node: SchemaNode, value: Any, errors: list[str]) -> None:
+    if isinstance(value, dict) and "ordered" in value:  # struct-extract-eval's spelling
+        ordered = value["ordered"]
+        if not isinstance(ordered, bool):
+            errors.append(f"'ordered' must be true or false, got {ordered!r}")
+            return
+        if ordered:  # as there, ordered wins over any match_by
+            ignored = sorted((k for k in value if k != "ordered"), key=str)
+            if ignored:
+                errors.append(registry.Note(f"{ignored} ignored: 'ordered': true aligns in order"))
+            value = "ordered"
+        elif "match_by" not in value:
+            errors.append("'ordered': false needs 'match_by' (key_field or hungarian)")
+            return
+        else:
+            value = {k: v for k, v in value.items() if k != "ordered"}
     if isinstance(value, dict) and "match_by" in value:
         params = {k: v for k, v in value.items() if k != "match_by"}
         name = value["match_by"]
@@ -183,15 +208,20 @@ def _parse_align(rule: FieldRule, node: SchemaNode, value: Any, errors: list[str
         errors.append(ALIGNERS.unknown(name))
         return
     spec: AlignerSpec = ALIGNERS.get(name)
-    problems = list(spec.check_params(params)) if spec.check_params else []
-    if problems:
-        errors.extend(f"{name}: {p}" for p in problems)
+    if _failed(spec.check_params(params) if spec.check_params else (), name, errors):
         return
     rule.align, rule.aligner, rule.align_params = name, spec.fn, params
 
 
+def _failed(problems: Sequence[str], name: str, errors: list[str]) -> bool:
+    """Record a check's problems under ``name``; True when one is more than a warning."""
+    errors.extend(type(p)(f"{name}: {p}") for p in problems)  # a Note stays a Note
+    return any(not isinstance(p, registry.Note) for p in problems)
+
+
 def parse_rule(node: SchemaNode, path: str = "$") -> tuple[FieldRule | None, list[RuleError]]:
-    """The rule of one location (None when it has no x-eval-* key) and the problems of its keys."""
+    """The rule of one location (None when it has no x-eval-* key) and the problems of its keys
+    (a message that is a :class:`~.registry.Note` is only a warning)."""
     keys = [k for k in node.annotations if isinstance(k, str) and k.startswith(PREFIX)]
     if not keys:
         return None, []
@@ -212,7 +242,7 @@ def parse_rule(node: SchemaNode, path: str = "$") -> tuple[FieldRule | None, lis
         elif key == "x-eval-align":
             _parse_align(rule, node, value, found)
         else:
-            found.append(f"unknown key; known: {', '.join(KEYS)}")
+            found.append(registry.Note(f"unknown key ignored; known: {', '.join(KEYS)}"))
         errors.extend(RuleError(f"{path}.{key}", message) for message in found)
     return rule, errors
 
@@ -241,18 +271,27 @@ def compile_rules(schema: Any) -> RuleSet:
     if entry is not None and entry[0] is schema and entry[1] == current:
         return entry[2]
     root = compile_schema(schema)
-    errors: list[RuleError] = []
-    _attach(root, "$", set(), errors)
-    ruleset = RuleSet(root, tuple(errors))
+    found: list[RuleError] = []
+    _attach(root, "$", set(), found)
+    ruleset = RuleSet(root, tuple(e for e in found if not isinstance(e.message, registry.Note)),
+                      tuple(e for e in found if isinstance(e.message, registry.Note)))
     if len(_rulesets) >= _CACHE_LIMIT:
         _rulesets.clear()
     _rulesets[id(schema)] = (schema, current, ruleset)
     return ruleset
 
 
+def warn_ignored(ruleset: RuleSet, stacklevel: int = 3) -> None:
+    """One :class:`EvalSchemaWarning` per ignored key or parameter, naming its schema path."""
+    for problem in ruleset.warnings:
+        warnings.warn(str(problem), EvalSchemaWarning, stacklevel=stacklevel)
+
+
 def parse_eval_schema(schema: Any) -> SchemaNode:
-    """The compiled eval schema; raises :class:`EvalSchemaError` listing every bad x-eval-* key."""
+    """The compiled eval schema; raises :class:`EvalSchemaError` listing every bad x-eval-* key
+    and warns (:class:`EvalSchemaWarning`) about every ignored one."""
     ruleset = compile_rules(schema)
     if ruleset.errors:
         raise EvalSchemaError(ruleset.errors)
+    warn_ignored(ruleset)
     return ruleset.root

@@ -9,7 +9,7 @@ from .options import DEFAULT_OPTIONS, ScoringOptions
 from .parse import parse_output
 from .postprocess import apply_post_processors
 from .result import SampleScore
-from .rules import EvalSchemaError, compile_rules
+from .rules import EvalSchemaError, compile_rules, warn_ignored
 from .schema import validation_errors
 
 _walkers: dict[int, tuple[ScoringOptions, FieldWalker]] = {}
@@ -36,8 +36,8 @@ def score_sample(
 
     ``schema`` (a JSON Schema dict) is used to validate the output, to tell required
     from optional fields, and for its x-eval-* rules (comparators, transforms, skip,
-    alignment). Broken x-eval-* keys raise :class:`~.rules.EvalSchemaError` unless
-    ``rule_errors="ignore"`` (then their defaults apply). Never raises on odd output:
+    alignment). Broken x-eval-* keys raise :class:`~.rules.EvalSchemaError` (ignored ones warn)
+    unless ``rule_errors="ignore"`` (then their defaults apply). Never raises on odd output:
     unusable output is a result, not an error.
     """
     options = options or DEFAULT_OPTIONS
@@ -48,8 +48,10 @@ def score_sample(
     node = None
     if schema is not None:
         ruleset = compile_rules(schema)
-        if ruleset.errors and rule_errors != "ignore":
-            raise EvalSchemaError(ruleset.errors)
+        if rule_errors != "ignore":
+            if ruleset.errors:
+                raise EvalSchemaError(ruleset.errors)
+            warn_ignored(ruleset)
         node = ruleset.root
     walker = _walker(options)
     try:

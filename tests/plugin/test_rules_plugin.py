@@ -92,6 +92,23 @@ def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(pytester: 
     assert models(pytester)["predictions"]["field_metrics_by_name"]["born"]["f1_strict"] == 0.0
 
 
+def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(pytester: pytest.Pytester) -> None:
+    schema = {"type": "object", "properties": {
+        "name": {"type": "string", "x-eval-compare": "exact", "x-eval-note": "reviewed"},
+        "tags": {"type": "array", "x-eval-align": {"ordered": False, "match_by": "hungarian"},
+                 "items": {"type": "string", "x-eval-compare": "exact", "x-eval-transform": ["lowercase"]}}}}
+    write(pytester,
+          [{"id": "s0", "text": "Ann: x, y", "schema": schema, "expected": {"name": "Ann", "tags": ["x", "y"]}}],
+          [{"id": "s0", "output": {"name": "Ann", "tags": ["Y", "X", "z"]}}])
+    result = run(pytester, "-p", "no:xdist")
+    result.assert_outcomes(passed=1)
+    assert ("data.jsonl:line 1, sample 's0', field '$.properties.name.x-eval-note': x-eval configuration: "
+            "unknown key ignored") in result.stdout.str()
+    # the rules apply: x and y pair up whatever their order and case (tags[0], tags[1]); z is spurious
+    assert models(pytester)["predictions"]["match_categories"] == {
+        "exact": 3, "partial": 0, "incorrect": 0, "missed": 0, "spurious": 1}
+
+
 def test_post_processors_by_name_and_unknown_names(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     # a null gold must be allowed by the schema, or the sample is invalid (spec 2.2) and skipped

@@ -86,3 +86,11 @@ def test_validate_gold_reports_extra_fields_type_errors_and_config_errors() -> N
     }
     assert all(p.severity == "warning" for p in problems if p.kind == "missing_field")
     assert "gold[1] $.extra: field 'extra' is not declared by the eval schema" in [str(p) for p in problems]
+
+
+def test_validate_gold_lists_ignored_x_eval_keys_as_warnings() -> None:
+    schema = infer_schema(GOLD[:1])
+    schema["properties"]["method"]["x-eval-reviewer"] = "ann"
+    problems = validate_gold(GOLD[:1], schema)
+    assert [(p.path, p.kind, p.severity) for p in problems] == [
+        ("$.properties.method.x-eval-reviewer", "config_error", "warning")]

@@ -13,6 +13,7 @@ from pytest_extractbench import ScoringOptions, score_sample
 from pytest_extractbench.scoring import (
     ERROR,
     EvalSchemaError,
+    EvalSchemaWarning,
     FieldWalker,
     compile_rules,
     parse_eval_schema,
@@ -332,7 +333,7 @@ def test_config_errors_name_their_schema_path() -> None:
         "$defs": {"qty": {"type": "integer", "x-eval-compare": "nmeric"}},
         "properties": {
             "items": {"type": "array", "items": {"type": "object", "properties": {"qty": {"$ref": "#/$defs/qty"}}}},
-            "name": {"type": "string", "x-eval-compare": {"numeric": {}}, "x-eval-transform": ["strip", "strp"],
+            "name": {"type": "boolean", "x-eval-compare": {"numeric": {}}, "x-eval-transform": ["strip", "strp"],
                      "x-eval-skip": "yes", "x-eval-align": "hungarian", "x-eval-colour": 1},
             "tags": {"type": "array", "x-eval-align": {"match_by": "key_field"}},
             "n": {"type": "number", "x-eval-compare": {"numeric": {"tolerance": {"rel": -1}}}},
@@ -342,19 +343,23 @@ def test_config_errors_name_their_schema_path() -> None:
     assert "$.properties.items.items.properties.qty.x-eval-compare: unknown comparator 'nmeric' (did you mean " \
            "'numeric'?); known: exact, numeric, oneof, partial, semantic" in messages
     expected_fragments = [
-        "$.properties.name.x-eval-compare: comparator 'numeric' compares number values, but the field is declared string",
+        "$.properties.name.x-eval-compare: comparator 'numeric' compares number/string values, but the field is "
+        "declared boolean",
         "$.properties.name.x-eval-transform: [1]: unknown transform 'strp' (did you mean 'strip'?)",
         "$.properties.name.x-eval-skip: expected true or false, got 'yes'",
-        "$.properties.name.x-eval-align: array alignment on a field declared string",
-        "$.properties.name.x-eval-colour: unknown key",
+        "$.properties.name.x-eval-align: array alignment on a field declared boolean",
         "$.properties.tags.x-eval-align: key_field: key_field needs 'key'",
         "$.properties.n.x-eval-compare: numeric: tolerance 'rel' must be a non-negative number, got -1",
     ]
     for fragment in expected_fragments:
         assert any(m.startswith(fragment) for m in messages), (fragment, messages)
+    # an unknown x-eval-* key is ignored with a warning, as struct-extract-eval ignores it
+    assert [str(w) for w in compile_rules(schema).warnings] == [
+        "$.properties.name.x-eval-colour: unknown key ignored; known: x-eval-compare, x-eval-transform, "
+        "x-eval-skip, x-eval-align"]
     with pytest.raises(EvalSchemaError) as raised:
         parse_eval_schema(schema)
-    assert len(raised.value.errors) == len(messages) == 8
+    assert len(raised.value.errors) == len(messages) == 7
     with pytest.raises(EvalSchemaError):
         score_sample("{}", {}, schema)
     # the plugin scores anyway, with the defaults of the broken keys (the composite, not "numeric")
@@ -370,3 +375,203 @@ def test_rules_registered_after_first_use_are_picked_up() -> None:
         assert not compile_rules(schema).errors
     finally:
         COMPARATORS.remove("test_late")
+
+
+# -- what eval schemas written for struct-extract-eval mean here ------------------------------------------
+
+
+ADDRESS = {"type": "object", "x-eval-compare": "exact",
+           "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}}
+
+
+def test_a_comparator_on_an_object_compares_the_whole_value() -> None:
+    schema = obj(addr=ADDRESS)
+    # one field, not addr.city (equal) + addr.zip (composite 0.24): exact says the objects differ
+    got = fields({"addr": {"city": "Paris", "zip": "75002"}}, {"addr": {"city": "Paris", "zip": "75001"}}, schema)
+    assert list(got) == ["addr"]
+    assert (got["addr"].category, got["addr"].score, got["addr"].comparator) == ("incorrect", 0.0, "exact")
+    assert got["addr"].expected == {"city": "Paris", "zip": "75001"}
+    got = fields({"addr": {"zip": "75001", "city": "Paris"}}, {"addr": {"city": "Paris", "zip": "75001"}}, schema)
+    assert [(p, f.category) for p, f in got.items()] == [("addr", "exact")]  # key order is no difference
+    # exact is type-strict inside too (Python's 1 == True is not JSON's)
+    got = fields({"addr": {"city": 1}}, {"addr": {"city": True}}, schema)
+    assert got["addr"].score == 0.0
+    # missing: still one field (recall counts on the gold, whatever the output does)
+    got = fields({}, {"addr": {"city": "Paris", "zip": "75001"}}, schema)
+    assert [(p, f.category) for p, f in got.items()] == [("addr", "missed")]
+    got = fields({"addr": {"city": "Paris"}}, {}, schema)
+    assert [(p, f.category) for p, f in got.items()] == [("addr", "spurious")]
+
+
+def test_a_comparator_on_an_array_of_objects_or_a_mixed_type_field_compares_the_whole_value() -> None:
+    line = {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "number"}}}
+    schema = obj(lines={"type": "array", "items": line, "x-eval-compare": "exact"},
+                 x={"type": ["string", "object"], "x-eval-compare": "exact"})
+    gold = {"lines": [{"sku": "A", "qty": 1}], "x": "n/a"}
+    got = fields({"lines": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}], "x": {"v": 1}}, gold, schema)
+    # before: lines[0].* exact, lines[1].* spurious; x missed + x.v spurious (a structure mismatch)
+    assert [(p, f.category) for p, f in got.items()] == [("lines", "incorrect"), ("x", "incorrect")]
+    got = fields({"lines": [{"sku": "A", "qty": 1.0}], "x": {"v": 1}},
+                 {"lines": [{"sku": "A", "qty": 1}], "x": {"v": 1}}, schema)
+    assert [(p, f.category) for p, f in got.items()] == [("lines", "exact"), ("x", "exact")]
+
+
+def test_partial_on_an_object_keeps_the_default_field_by_field_walk() -> None:
+    schema = obj(addr={"type": "object", "x-eval-compare": "partial",
+                       "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}})
+    got = fields({"addr": {"city": "Paris", "zip": "75002"}}, {"addr": {"city": "Paris", "zip": "75001"}}, schema)
+    assert list(got) == ["addr.city", "addr.zip"]
+
+
+def test_rules_on_items_of_a_scalar_array_score_each_element_in_order() -> None:
+    exact = obj(tags={"type": "array", "items": {"type": "string", "x-eval-compare": "exact"}})
+    got = fields({"tags": ["a", "C", "b", "x"]}, {"tags": ["a", "c", "b"]}, exact)
+    # in order: a=a, "C" vs "c" under exact, b=b, x is extra (not one Jaccard field "tags")
+    assert [(p, f.category) for p, f in got.items()] == [
+        ("tags[0]", "exact"), ("tags[1]", "incorrect"), ("tags[2]", "exact"), ("tags[3]", "spurious")]
+    assert [(p, f.category) for p, f in fields({}, {"tags": ["a", "b"]}, exact).items()] == [
+        ("tags[0]", "missed"), ("tags[1]", "missed")]
+    lower = obj(tags={"type": "array", "items": {"type": "string", "x-eval-compare": "exact",
+                                                 "x-eval-transform": ["lowercase"]}})
+    assert [f.category for f in fields({"tags": ["A", "b"]}, {"tags": ["a", "B"]}, lower).values()] == ["exact"] * 2
+    skip = obj(tags={"type": "array", "items": {"type": "string", "x-eval-skip": True}}, n={"type": "number"})
+    assert list(fields({"tags": ["z"], "n": 1}, {"tags": ["a", "b"], "n": 1}, skip)) == ["n"]
+    # a comparator on the array itself still judges it whole
+    whole = obj(tags={"type": "array", "x-eval-compare": "exact",
+                      "items": {"type": "string", "x-eval-compare": "exact"}})
+    assert [(p, f.category) for p, f in fields({"tags": ["b", "a"]}, {"tags": ["a", "b"]}, whole).items()] == [
+        ("tags", "incorrect")]
+
+
+def test_numbers_are_equal_within_an_absolute_epsilon() -> None:
+    # relative 1e-6 would call these equal (1/123456789 < 1e-6); absolute 1e-6 does not
+    numeric = obj(n={"type": "number", "x-eval-compare": "numeric"})
+    assert fields({"n": 123456790}, {"n": 123456789}, numeric)["n"].score == 0.0
+    assert fields({"n": 0.30000000000000004}, {"n": 0.3}, numeric)["n"].score == 1.0  # float noise: 5.6e-17
+    assert fields({"n": 0.30000000000000004}, {"n": 0.3}, numeric, float_epsilon=0.0)["n"].score == 0.0
+    default = fields({"n": 123456790}, {"n": 123456789}, obj(n={"type": "number"}))["n"]
+    assert not default.equal and default.score == pytest.approx(1 - 1 / 123456789)
+
+
+@pytest.mark.parametrize(("tolerance", "gold", "output", "score"), [
+    ({"abs": 0.5, "rel": 0.001}, 100, 100.4, 0.0),  # abs holds (0.4), rel does not (0.004): both must
+    ({"abs": 0.5, "rel": 0.01}, 100, 100.4, 1.0),
+    ({"abs": 0.1, "rel": 0.01}, 100, 100.4, 0.0),  # rel holds, abs does not
+    ({"rel": 0.1}, 0, 0.05, 1.0),  # gold 0: |diff| / 1 <= rel
+    ({"rel": 0.1}, 0, 0.2, 0.0),
+    ({"rel": 0.1}, 3, 3.3, 1.0),  # 0.2999.../3 <= 0.1 (0.1 * 3 would be 0.30000000000000004)
+    ({"rel": 0.01}, -200, -202, 1.0),
+])
+def test_numeric_tolerances_combine_as_in_struct_extract_eval(tolerance, gold, output, score) -> None:
+    schema = obj(t={"type": "number", "x-eval-compare": {"numeric": {"tolerance": tolerance}}})
+    assert fields({"t": output}, {"t": gold}, schema)["t"].score == score
+
+
+def test_numeric_combine_any_accepts_either_tolerance() -> None:
+    schema = obj(t={"type": "number", "x-eval-compare": {"numeric": {"tolerance": {"abs": 0.5, "rel": 0.001},
+                                                                      "combine": "any"}}})
+    assert fields({"t": 100.4}, {"t": 100}, schema)["t"].score == 1.0  # abs holds
+    assert fields({"t": 100.6}, {"t": 100}, schema)["t"].score == 0.0  # neither: 0.6 > 0.5, 0.006 > 0.001
+    bad = obj(t={"type": "number", "x-eval-compare": {"numeric": {"combine": "some"}}})
+    assert [str(e) for e in compile_rules(bad).errors] == [
+        "$.properties.t.x-eval-compare: numeric: 'combine' must be 'all' or 'any', got 'some'"]
+
+
+def test_numeric_on_a_string_field_reads_the_numbers() -> None:
+    schema = obj(v={"type": "string", "x-eval-compare": {"numeric": {"tolerance": {"abs": 0.01}}}})
+    assert not compile_rules(schema).errors
+    assert fields({"v": "12.5"}, {"v": "12.50"}, schema)["v"].score == 1.0
+    assert fields({"v": "12.6"}, {"v": "12.50"}, schema)["v"].score == 0.0
+    assert fields({"v": "n/a"}, {"v": "12.50"}, schema)["v"].score == 0.0
+
+
+def test_key_field_keys_are_type_aware() -> None:
+    schema = obj(flags={"type": "array", "x-eval-align": {"match_by": "key_field", "key": "flag"},
+                        "items": obj(flag={"type": "boolean"}, v={"type": "number"})})
+    got = fields({"flags": [{"flag": "TRUE", "v": 1}]}, {"flags": [{"flag": True, "v": 1}]}, schema)
+    # true and "TRUE" are different keys: the gold element is missed, the output's is spurious
+    assert [(p, f.category) for p, f in got.items()] == [
+        ("flags[0].flag", "missed"), ("flags[0].v", "missed"),
+        ("flags[1].flag", "spurious"), ("flags[1].v", "spurious")]
+    # 1 and 1.0 are the same JSON number: they pair
+    by_id = obj(rows={"type": "array", "x-eval-align": {"match_by": "key_field", "key": "id"},
+                      "items": obj(id={"type": "number"}, v={"type": "string"})})
+    got = fields({"rows": [{"id": 2.0, "v": "b"}, {"id": 1.0, "v": "a"}]},
+                 {"rows": [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]}, by_id)
+    assert {f.category for f in got.values()} == {"exact"} and len(got) == 4
+
+
+def test_min_similarity_at_the_threshold_does_not_depend_on_element_order() -> None:
+    # two fields per element, one equal and one not: similarity exactly 0.5 = min_similarity -> kept,
+    # whether the pair sits on the diagonal (where the order bonus is added) or not
+    schema = obj(xs={"type": "array", "x-eval-align": {"hungarian": {"min_similarity": 0.5}},
+                     "items": obj(a={"type": "string", "x-eval-compare": "exact"},
+                                  b={"type": "string", "x-eval-compare": "exact"})})
+    gold = {"xs": [{"a": "p", "b": "q"}, {"a": "r", "b": "s"}]}
+    on_diagonal = fields({"xs": [{"a": "p", "b": "X"}, {"a": "r", "b": "Y"}]}, gold, schema)
+    off_diagonal = fields({"xs": [{"a": "r", "b": "Y"}, {"a": "p", "b": "X"}]}, gold, schema)
+    expected = [("xs[0].a", "exact"), ("xs[0].b", "incorrect"), ("xs[1].a", "exact"), ("xs[1].b", "incorrect")]
+    assert [(p, f.category) for p, f in on_diagonal.items()] == expected
+    assert [(p, f.category) for p, f in off_diagonal.items()] == expected
+
+
+def test_their_alignment_spellings() -> None:
+    def tags(align) -> dict:
+        return obj(tags={"type": "array", "x-eval-align": align,
+                         "items": {"type": "string", "x-eval-compare": "exact"}})
+
+    gold, output = {"tags": ["x", "y"]}, {"tags": ["y", "x"]}
+    assert [f.category for f in fields(output, gold, tags({"ordered": True})).values()] == ["incorrect"] * 2
+    assert [f.category for f in fields(output, gold, tags({"ordered": False, "match_by": "hungarian"})).values()] == [
+        "exact"] * 2
+    ruleset = compile_rules(tags({"ordered": True, "match_by": "hungarian"}))  # ordered wins, as there
+    assert ruleset.root.properties["tags"].rule.align == "ordered" and not ruleset.errors
+    assert [str(w) for w in ruleset.warnings] == [
+        "$.properties.tags.x-eval-align: ['match_by'] ignored: 'ordered': true aligns in order"]
+    assert [str(e) for e in compile_rules(tags({"ordered": False})).errors] == [
+        "$.properties.tags.x-eval-align: 'ordered': false needs 'match_by' (key_field or hungarian)"]
+    assert [str(e) for e in compile_rules(tags({"ordered": "yes"})).errors] == [
+        "$.properties.tags.x-eval-align: 'ordered' must be true or false, got 'yes'"]
+
+
+@pytest.mark.parametrize(("to", "gold", "output", "exact"), [
+    ("float", "12", 12, True),  # 12.0 == 12.0
+    ("int", 12, 12.7, True),  # int(12.7) is 12
+    ("int", "12.5", 12, False),  # "12.5" is no int: it stays a string
+    ("str", 7, "7", True),
+    ("bool", "TRUE", True, True),
+    ("bool", " 0 ", False, True),
+    ("bool", "yes", True, False),  # not a boolean token: stays "yes"
+])
+def test_type_convert_transform(to, gold, output, exact) -> None:
+    schema = obj(v={"x-eval-compare": "exact", "x-eval-transform": [{"type_convert": {"to": to}}]})
+    assert fields({"v": output}, {"v": gold}, schema)["v"].equal is exact
+    assert [str(e) for e in compile_rules(obj(v={"x-eval-transform": [{"type_convert": {"to": "date"}}]})).errors] == [
+        "$.properties.v.x-eval-transform: [0] type_convert: needs {'to': one of float, int, str, bool}, "
+        "got {'to': 'date'}"]
+
+
+def test_unknown_keys_and_parameters_warn_with_their_path_and_the_rule_still_applies() -> None:
+    schema = obj(t={"type": "number", "x-eval-note": "checked",
+                    "x-eval-compare": {"numeric": {"tolerance": {"abs": 1, "pct": 2}, "unit": "K"}}},
+                 s={"type": "string", "x-eval-compare": {"exact": {"strict": True}},
+                    "x-eval-transform": [{"strip": {"chars": "x"}}]})
+    ruleset = compile_rules(schema)
+    assert not ruleset.errors
+    assert sorted(str(w) for w in ruleset.warnings) == [
+        "$.properties.s.x-eval-compare: exact: unknown parameter(s) ['strict'] ignored; it takes none",
+        "$.properties.s.x-eval-transform: [0] strip: unknown parameter(s) ['chars'] ignored; it takes none",
+        "$.properties.t.x-eval-compare: numeric: unknown parameter(s) ['unit'] ignored; known: combine, tolerance",
+        "$.properties.t.x-eval-compare: numeric: unknown tolerance key(s) ['pct'] ignored; known: abs, rel",
+        "$.properties.t.x-eval-note: unknown key ignored; known: x-eval-compare, x-eval-transform, x-eval-skip, "
+        "x-eval-align",
+    ]
+    with pytest.warns(EvalSchemaWarning) as record:
+        parse_eval_schema(schema)
+    assert sorted(str(w.message) for w in record) == sorted(str(w) for w in ruleset.warnings)
+    assert {w.filename for w in record} == {__file__}  # pointing at the caller
+    with pytest.warns(EvalSchemaWarning):
+        score = score_sample('{"t": 301, "s": " a"}', {"t": 300, "s": "a"}, schema)
+    # the rules apply: |301 - 300| <= abs 1; strip and exact
+    assert [(f.path, f.category, f.comparator) for f in score.fields] == [
+        ("t", "exact", "numeric"), ("s", "exact", "exact")]

@@ -173,3 +173,43 @@ def test_annotated_defaults_score_like_no_annotation(gold: dict, choice: int, op
     strip = lambda s: [f._replace(comparator=None) for f in s.fields]  # noqa: E731 - the rule's name is recorded
     assert strip(plain) == strip(annotated)
     assert plain.counts == annotated.counts and plain.eqs == annotated.eqs
+
+
+# -- numeric tolerances and type-aware keys ------------------------------------------------------------------
+
+numbers = st.one_of(st.integers(-10**6, 10**6), st.floats(-1e6, 1e6, allow_nan=False, width=32))
+tolerances = st.floats(0, 10, allow_nan=False, width=32)
+
+
+@given(gold=numbers, output=numbers, a=tolerances, r=tolerances)
+def test_numeric_tolerances_together_are_the_and_of_each_alone_or_with_any_the_or(gold, output, a, r) -> None:
+    from pytest_extractbench.scoring import DEFAULT_OPTIONS
+    from pytest_extractbench.scoring.comparators import compare_numeric
+
+    def score(**params) -> float:
+        return compare_numeric(gold, output, params, DEFAULT_OPTIONS).score
+
+    alone = score(tolerance={"abs": a}), score(tolerance={"rel": r})
+    assert score(tolerance={"abs": a, "rel": r}) == min(alone)
+    assert score(tolerance={"abs": a, "rel": r}, combine="any") == max(alone)
+    # abs alone is symmetric: only the distance counts
+    swapped = compare_numeric(output, gold, {"tolerance": {"abs": a}}, DEFAULT_OPTIONS).score
+    assert score(tolerance={"abs": a}) == swapped
+
+
+key_values = st.one_of(st.booleans(), st.integers(-3, 3), st.sampled_from(["true", "TRUE", "1", "0", " 1", "false"]))
+
+
+@given(gold=st.lists(key_values, max_size=4), output=st.lists(key_values, max_size=4))
+def test_key_field_never_pairs_keys_of_different_json_types(gold, output) -> None:
+    from pytest_extractbench.scoring import DEFAULT_OPTIONS, AlignContext, align_key_field, json_type
+
+    expected = [{"k": v} for v in gold]
+    predicted = [{"k": v} for v in output]
+    pairs = align_key_field(expected, predicted, None, DEFAULT_OPTIONS, AlignContext({"key": "k"}))
+    for i, j in pairs:
+        if i is not None and j is not None:
+            assert json_type(gold[i]) == json_type(output[j])
+    # every element is accounted for exactly once
+    assert sorted(i for i, _ in pairs if i is not None) == list(range(len(gold)))
+    assert sorted(j for _, j in pairs if j is not None) == list(range(len(output)))
