@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .baseline import parse_baseline_name
+from .baseline import parse_baseline_name, redact_url
 from .config_file import ConfigError, json_value, read_config, redact
 from .loaders import INVALID_POLICIES, DataOptions, parse_columns
 from .gates import SLA_CHOICES
@@ -350,7 +350,7 @@ def _ini_value(config: pytest.Config, spec: OptionSpec) -> Any:
     except argparse.ArgumentTypeError as exc:
         from pytest import UsageError
 
-        raise UsageError(f"ini option {spec.ini} = {raw!r}: {exc}") from None
+        raise UsageError(f"ini option {spec.ini} = {_shown(spec, str(raw))!r}: {exc}") from None
 
 
 ENV_PREFIX = "EXTRACTBENCH_"
@@ -369,7 +369,14 @@ def _env_value(spec: OptionSpec) -> Any:
     except argparse.ArgumentTypeError as exc:
         from pytest import UsageError
 
-        raise UsageError(f"environment variable {ENV_PREFIX + spec.name.upper()}={raw!r}: {exc}") from None
+        raise UsageError(f"environment variable {ENV_PREFIX + spec.name.upper()}={_shown(spec, raw)!r}: {exc}") from None
+
+
+def _shown(spec: OptionSpec, raw: str) -> str:
+    """A rejected value as an error message may quote it: URLs without their credentials."""
+    if spec.name == "base_url":
+        return " ".join(redact_url(part) for part in raw.split())
+    return raw
 
 
 def _config_file(config: pytest.Config) -> Any:
