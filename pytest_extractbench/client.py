@@ -113,7 +113,7 @@ class ClientConfig:
                 f"structured_output must be one of {', '.join(STRUCTURED_OUTPUT_MODES)}, got {self.structured_output!r}"
             )
         checks = {
-            "temperature": self.temperature >= 0,
+            "temperature": self.temperature >= 0 and math.isfinite(self.temperature),
             "max_tokens": self.max_tokens >= 1,
             "timeout_s": self.timeout_s > 0 and math.isfinite(self.timeout_s),
             "retries": self.retries >= 0,

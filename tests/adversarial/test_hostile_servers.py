@@ -513,3 +513,17 @@ def test_model_output_nested_990_deep_is_accounted(pytester: pytest.Pytester, se
     text = result.stdout.str()
     assert_accounted(pytester.path / "out", 4)
     assert "Traceback" not in text and "SLA passed" not in text and "Deploy without human review" not in text
+
+
+@pytest.mark.parametrize(("option", "value", "words"), [
+    ("--extractbench-timeout", "inf", "a number of seconds > 0 and <= 86400"),
+    ("--extractbench-timeout", "1e300", "a number of seconds > 0 and <= 86400"),
+    ("--extractbench-temperature", "inf", "a finite non-negative number"),
+    ("--extractbench-retries", "1000000000", "a whole number from 0 to 100"),
+])  # fmt: skip
+def test_live_options_that_would_never_end_are_refused(pytester: pytest.Pytester, server: FaultServer,
+                                                       option: str, value: str, words: str) -> None:
+    write_data(pytester.path / "data.jsonl", 2)
+    result = bench(pytester, server.url, option, value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and words in result.stderr.str()
+    assert server.requests == []
