@@ -51,6 +51,7 @@ __all__ = [
     "api_key_from_env",
     "build_messages",
     "cache_key",
+    "check_api_key",
     "model_schema",
     "run_check",
     "structured_output_fields",
@@ -83,6 +84,16 @@ def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
+def check_api_key(key: str | None) -> None:
+    """Raise ``ValueError`` (never quoting the key) when an HTTP header cannot carry it: non-ASCII,
+    whitespace or control characters. Else every request would fail with an error that shows it."""
+    if key and not all(33 <= ord(ch) <= 126 for ch in key):
+        raise ValueError(
+            f"the API key (from {API_KEY_ENV_VARS[0]} or {API_KEY_ENV_VARS[1]}) holds characters an HTTP header "
+            "cannot carry (non-ASCII, spaces or control characters); check the variable's value"
+        )
+
+
 # ----------------------------------------------------------------------------------------------
 # configuration
 
@@ -108,6 +119,7 @@ class ClientConfig:
 
     def __post_init__(self) -> None:
         check_base_url(self.base_url)  # one clear ValueError, credentials never quoted
+        check_api_key(self.api_key)
         if self.structured_output not in STRUCTURED_OUTPUT_MODES:
             raise ValueError(
                 f"structured_output must be one of {', '.join(STRUCTURED_OUTPUT_MODES)}, got {self.structured_output!r}"

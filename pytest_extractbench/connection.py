@@ -13,7 +13,7 @@ import urllib.request
 from dataclasses import dataclass, field
 
 from .baseline import redact_url
-from .client import api_key_from_env
+from .client import api_key_from_env, check_api_key
 from .live import check_base_url
 from .redact import redact_credentials
 
@@ -39,6 +39,10 @@ def check_connection(base_url: str, model: str | None = None, *, timeout: float 
         return ConnectionResult(False, f"--base-url: {exc}")
     url = redact_url(base_url + "/models")  # for messages: no credentials, no query
     key = api_key_from_env()
+    try:
+        check_api_key(key)
+    except ValueError as exc:
+        return ConnectionResult(False, str(exc))
     outcome: list[ConnectionResult] = []
     # a daemon thread with a deadline: urllib's timeout applies to each socket operation only
     worker = threading.Thread(target=lambda: outcome.append(_check(base_url, url, key, model, timeout)), daemon=True)

@@ -527,3 +527,17 @@ def test_live_options_that_would_never_end_are_refused(pytester: pytest.Pytester
     result = bench(pytester, server.url, option, value)
     assert result.ret == pytest.ExitCode.USAGE_ERROR and words in result.stderr.str()
     assert server.requests == []
+
+
+@pytest.mark.parametrize("key", ["sk-clé-Zq8vSECRET", "sk-Zq8v\nX-Injected: SECRET", "sk-Zq8v SECRET"])
+def test_an_api_key_no_header_can_carry_stops_the_run_without_showing_it(
+    pytester: pytest.Pytester, server: FaultServer, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    monkeypatch.setenv("EXTRACTBENCH_API_KEY", key)
+    write_data(pytester.path / "data.jsonl", 2)
+    result = bench(pytester, server.url)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "characters an HTTP header cannot carry" in text
+    assert "SECRET" not in text and server.headers == []
+    outcome = check_connection(server.url, MODEL, timeout=2)
+    assert not outcome.ok and "cannot carry" in outcome.message and "SECRET" not in outcome.message
