@@ -461,10 +461,12 @@ class ExtractionClient:
             return
         if isinstance(response.content, str) and key in response.content:
             response.content = response.content.replace(key, "***")
+        escaped = json.dumps(key)[1:-1]  # the key as it appears inside JSON text
         for name in ("tool_calls", "logprobs", "choices"):
             value = getattr(response, name)
-            if value is not None and key in json.dumps(value, default=str):
-                setattr(response, name, json.loads(json.dumps(value, default=str).replace(json.dumps(key)[1:-1], "***")))
+            text = json.dumps(value, default=str) if value is not None else ""
+            if escaped in text:
+                setattr(response, name, json.loads(text.replace(escaped, "***")))
 
     # -- connection check ------------------------------------------------------------------------
 

@@ -541,3 +541,23 @@ def test_an_api_key_no_header_can_carry_stops_the_run_without_showing_it(
     assert "SECRET" not in text and server.headers == []
     outcome = check_connection(server.url, MODEL, timeout=2)
     assert not outcome.ok and "cannot carry" in outcome.message and "SECRET" not in outcome.message
+
+
+@pytest.mark.parametrize("where", ["tool_call_arguments", "tool_call_name"])
+def test_a_key_echoed_inside_tool_calls_is_masked(api_key: str, where: str) -> None:
+    call = {"name": "lookup", "arguments": {"auth": api_key}} if where == "tool_call_arguments" else {
+        "name": f"call-{api_key}", "arguments": {}}
+    with FaultServer(default=Fault.ok(tool_calls=[call])) as srv:
+        response = extract(cfg(srv, api_key=api_key))
+    assert response.error_class is None and response.tool_calls
+    assert api_key not in json.dumps(response.as_dict()) and "***" in json.dumps(response.tool_calls)
+
+
+def test_credentials_in_a_config_file_url_are_refused_without_being_shown(pytester: pytest.Pytester) -> None:
+    write_data(pytester.path / "data.jsonl", 2)
+    (pytester.path / "bench.yaml").write_text(f'model:\n  base_url: "http://admin:{PASSWORD}@127.0.0.1:9/v1"\n')
+    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
+                                "--extractbench-config", "bench.yaml", "--model", MODEL)  # fmt: skip
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "bench.yaml" in text and "model.base_url" in text
+    assert "credentials" in text and PASSWORD not in text
