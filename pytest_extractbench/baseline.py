@@ -93,13 +93,22 @@ class Baseline:
 
 
 def redact_url(url: str) -> str:
-    """A server URL without credentials, query or fragment (they can hold tokens)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
+    """A server URL without credentials, query or fragment (they can hold tokens); never raises,
+    even for a URL that cannot be parsed (bad port, broken IPv6 literal): messages quote it."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        # keep what follows the last "@" of the authority, drop query and fragment
+        scheme, sep, rest = str(url).partition("://")
+        authority, slash, path = rest.partition("/")
+        rest = authority.rpartition("@")[2] + slash + path
+        return (scheme + sep + rest).split("?")[0].split("#")[0]
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    if port:
+        host = f"{host}:{port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 

@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from .baseline import redact_url
-from .live import STRUCTURED_OUTPUT_MODES
-from .responses import ModelResponse
+from .live import STRUCTURED_OUTPUT_MODES, check_base_url
+from .redact import redact_credentials
+from .responses import ModelResponse, clean_usage
+from .scoring import MISSING
 
 if TYPE_CHECKING:
     import openai
@@ -49,6 +51,7 @@ __all__ = [
     "api_key_from_env",
     "build_messages",
     "cache_key",
+    "check_api_key",
     "model_schema",
     "run_check",
     "structured_output_fields",
@@ -64,6 +67,11 @@ API_KEY_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")
 _NO_KEY = "no-key"
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _MESSAGE_LIMIT = 500
+# JSON-LIMITS (client side): a chat completion is a few levels deep; anything deeper than this in a
+# body, or in a tool call's arguments, is not read as JSON (the stdlib raises RecursionError near
+# 1,000 levels, and copying or scoring such a value recurses as deep). To fold into the shared
+# limited JSON reader at merge time.
+MAX_BODY_DEPTH = 128
 
 
 def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
@@ -74,6 +82,16 @@ def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
         if value:
             return value
     return None
+
+
+def check_api_key(key: str | None) -> None:
+    """Raise ``ValueError`` (never quoting the key) when an HTTP header cannot carry it: non-ASCII,
+    whitespace or control characters. Else every request would fail with an error that shows it."""
+    if key and not all(33 <= ord(ch) <= 126 for ch in key):
+        raise ValueError(
+            f"the API key (from {API_KEY_ENV_VARS[0]} or {API_KEY_ENV_VARS[1]}) holds characters an HTTP header "
+            "cannot carry (non-ASCII, spaces or control characters); check the variable's value"
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -100,17 +118,16 @@ class ClientConfig:
     schema_name: str = "extraction_result"
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.base_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {self.base_url!r}")
+        check_base_url(self.base_url)  # one clear ValueError, credentials never quoted
+        check_api_key(self.api_key)
         if self.structured_output not in STRUCTURED_OUTPUT_MODES:
             raise ValueError(
                 f"structured_output must be one of {', '.join(STRUCTURED_OUTPUT_MODES)}, got {self.structured_output!r}"
             )
         checks = {
-            "temperature": self.temperature >= 0,
+            "temperature": self.temperature >= 0 and math.isfinite(self.temperature),
             "max_tokens": self.max_tokens >= 1,
-            "timeout_s": self.timeout_s > 0,
+            "timeout_s": self.timeout_s > 0 and math.isfinite(self.timeout_s),
             "retries": self.retries >= 0,
             "backoff_base_s": self.backoff_base_s >= 0,
             "backoff_max_s": self.backoff_max_s >= 0,
@@ -381,13 +398,19 @@ class ExtractionClient:
         """Send once; fill `response` on a final outcome, or say why to retry."""
         openai = self._openai
         t0 = time.perf_counter()
-        try:
+
+        async def send() -> bytes:
             raw = await self._client.chat.completions.with_raw_response.create(
                 model=model, messages=list(messages), **fields
             )
-            body = raw.content
-        except openai.APITimeoutError:
-            return _Retry("timeout", f"no answer within {self.config.timeout_s:g}s")
+            return raw.content
+
+        try:
+            # the timeout bounds the whole attempt, not each read: a server that drips one byte a
+            # second would otherwise keep the request alive for ever
+            body = await asyncio.wait_for(send(), self.config.timeout_s)
+        except (openai.APITimeoutError, asyncio.TimeoutError):
+            return _Retry("timeout", f"no complete answer within {self.config.timeout_s:g}s")
         except openai.APIConnectionError as exc:
             return _Retry("connection", self._redact(_connection_reason(exc)))
         except openai.APIStatusError as exc:
@@ -403,10 +426,17 @@ class ExtractionClient:
             response.error = self._redact(_one_line(f"{type(exc).__name__}: {exc}"))
             return None
         latency = time.perf_counter() - t0
+        try:
+            problem = _fill_completion(response, body, fields.get("max_tokens", self.config.max_tokens))
+        except Exception as exc:  # noqa: BLE001 - whatever a body holds, the sample keeps an outcome
+            problem = f"the client could not read the server's answer: {type(exc).__name__}: {_one_line(str(exc), 200)}"
+        if problem is not None:
+            # a 200 whose body is not a chat completion (cut short, an HTML error page from a proxy,
+            # nested beyond reading): transient as often as not, so asked again like a 5xx
+            _clear(response)
+            return _Retry("bad_response", self._redact(problem))
         response.latency_s = latency
-        _fill_completion(response, body, self.config.max_tokens if "max_tokens" not in fields else fields["max_tokens"])
-        if response.error:
-            response.error = self._redact(response.error)
+        self._redact_response(response)
         return None
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
@@ -418,8 +448,25 @@ class ExtractionClient:
         return max(0.0, base * self._rng.uniform(1 - cfg.jitter, 1 + cfg.jitter))
 
     def _redact(self, text: str) -> str:
+        """A server's or the transport's message without the API key or anything credential-shaped."""
+        return redact_credentials(text, (self.config.api_key,))
+
+    def _redact_response(self, response: ModelResponse) -> None:
+        """The API key, should a server echo it, never reaches what is recorded. Only the exact key:
+        the model's output is otherwise kept as sent (it is what gets scored)."""
         key = self.config.api_key
-        return text.replace(key, "***") if key else text
+        if response.error:
+            response.error = self._redact(response.error)
+        if not key:
+            return
+        if isinstance(response.content, str) and key in response.content:
+            response.content = response.content.replace(key, "***")
+        escaped = json.dumps(key)[1:-1]  # the key as it appears inside JSON text
+        for name in ("tool_calls", "logprobs", "choices"):
+            value = getattr(response, name)
+            text = json.dumps(value, default=str) if value is not None else ""
+            if escaped in text:
+                setattr(response, name, json.loads(text.replace(escaped, "***")))
 
     # -- connection check ------------------------------------------------------------------------
 
@@ -430,12 +477,16 @@ class ExtractionClient:
         openai = self._openai
         url = redact_url(self.config.base_url)
         wanted = [model] if isinstance(model, str) else list(model or ())
-        try:
+
+        async def send() -> bytes:
             raw = await self._client.models.with_raw_response.list()
-            body = raw.content
-        except openai.APITimeoutError:
+            return raw.content
+
+        try:
+            body = await asyncio.wait_for(send(), self.config.timeout_s)
+        except (openai.APITimeoutError, asyncio.TimeoutError):
             raise ConnectionCheckError(
-                f"cannot reach the model server at {url}: no answer within {self.config.timeout_s:g}s"
+                f"cannot reach the model server at {url}: no complete answer within {self.config.timeout_s:g}s"
             ) from None
         except openai.APIConnectionError as exc:
             raise ConnectionCheckError(
@@ -454,12 +505,15 @@ class ExtractionClient:
             raise ConnectionCheckError(
                 f"the model server at {url} answered GET /models with HTTP {exc.status_code}: {message}"
             ) from None
+        data, problem = _parse_body(body)
         try:
-            served = [str(entry["id"]) for entry in json.loads(body)["data"]]
+            if problem is not None:
+                raise ValueError(problem)
+            served = [str(entry["id"]) for entry in data["data"]]
         except (ValueError, KeyError, TypeError):
             raise ConnectionCheckError(
                 f"the model server at {url} answered GET /models with something that is not a model list: "
-                f"{_one_line(body.decode('utf-8', 'replace'))!r}"
+                f"{self._redact(_one_line(body[:2000].decode('utf-8', 'replace')))!r}"
             ) from None
         missing = [name for name in wanted if name not in served]
         if missing:
@@ -543,20 +597,51 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def _fill_completion(response: ModelResponse, body: bytes, max_tokens: Any) -> None:
-    """Read a 200 body into `response`; anything but a chat completion is a bad_response."""
+def _too_deep(value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
+    """True when `value` nests containers more than `limit` levels deep (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def _parse_body(body: bytes) -> tuple[Any, str | None]:
+    """(JSON value, None), or (None, what is wrong with the body) in words for the error message.
+
+    JSON-LIMITS (client side): the stdlib's own limits, caught; to fold into the shared reader."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except RecursionError:
+        return None, f"the server sent a body nested too deeply to read ({len(body)} bytes)"
+    except ValueError as exc:
+        if "digits" in str(exc):  # int('9' * 5000): Python's integer string limit
+            return None, f"the server sent a body with an integer too long to read: {exc}"
         kind = "a truncated JSON body" if body.lstrip()[:1] in (b"{", b"[") else "a body that is not JSON"
-        response.error_class = "bad_response"
-        response.error = f"the server sent {kind}: {_one_line(body.decode('utf-8', 'replace'), 200)!r}"
-        return
+        return None, f"the server sent {kind}: {_one_line(body[:2000].decode('utf-8', 'replace'), 200)!r}"
+    if _too_deep(data):
+        return None, f"the server sent a body nested more than {MAX_BODY_DEPTH} levels deep"
+    return data, None
+
+
+def _clear(response: ModelResponse) -> None:
+    """Forget what a failed attempt had read, so a retry starts clean."""
+    response.content, response.finish_reason, response.usage = MISSING, None, {}
+    response.tool_calls = response.logprobs = response.choices = None
+    response.error_class = response.error = None
+
+
+def _fill_completion(response: ModelResponse, body: bytes, max_tokens: Any) -> str | None:
+    """Read a 200 body into `response`; return what is wrong when it is not a chat completion."""
+    data, problem = _parse_body(body)
+    if problem is not None:
+        return problem
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices or not all(isinstance(c, dict) for c in choices):
-        response.error_class = "bad_response"
-        response.error = f"the server's answer has no choices: {_one_line(json.dumps(data), 200)!r}"
-        return
+        return f"the server's answer has no choices: {_one_line(body[:2000].decode('utf-8', 'replace'), 200)!r}"
     first = _read_choice(choices[0])
     response.content = first["content"]
     response.finish_reason = first["finish_reason"]
@@ -564,16 +649,12 @@ def _fill_completion(response: ModelResponse, body: bytes, max_tokens: Any) -> N
     response.logprobs = first.get("logprobs")
     if len(choices) > 1:
         response.choices = [_read_choice(c) for c in choices]
-    usage = data.get("usage")
-    if isinstance(usage, dict):
-        response.usage = {
-            k: int(usage[k])
-            for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-            if isinstance(usage.get(k), (int, float))
-        }
+    # odd counts (1e400, NaN, a list, negative) are left out: the answer itself is still scored
+    response.usage = clean_usage(data.get("usage"), keys=("prompt_tokens", "completion_tokens", "total_tokens"))
     if response.finish_reason == "length":
         response.error_class = "truncated"
         response.error = f"the output hit max_tokens ({max_tokens}) and was cut off"
+    return None
 
 
 def _read_choice(choice: dict[str, Any]) -> dict[str, Any]:
@@ -581,7 +662,7 @@ def _read_choice(choice: dict[str, Any]) -> dict[str, Any]:
     content = message.get("content")
     out: dict[str, Any] = {
         "content": content if isinstance(content, str) else ("" if content is None else json.dumps(content)),
-        "finish_reason": choice.get("finish_reason"),
+        "finish_reason": choice["finish_reason"] if isinstance(choice.get("finish_reason"), str) else None,
     }
     calls = message.get("tool_calls")
     if isinstance(calls, list) and calls:
@@ -600,8 +681,11 @@ def _read_tool_call(call: dict[str, Any]) -> dict[str, Any]:
     function = call.get("function") if isinstance(call.get("function"), dict) else {}
     arguments = function.get("arguments")
     if isinstance(arguments, str):
+        # JSON-LIMITS (client side): too deep or too big to read stays the raw string
         try:
-            arguments = json.loads(arguments)
-        except ValueError:
+            parsed = json.loads(arguments)
+        except (ValueError, RecursionError):
             pass  # kept as the raw string: invalid arguments are the tool-call track's finding
+        else:
+            arguments = arguments if _too_deep(parsed) else parsed
     return {"name": function.get("name"), "arguments": arguments}

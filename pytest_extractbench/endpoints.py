@@ -82,7 +82,7 @@ class Endpoints:
         for url, models in wanted.items():
             try:
                 run_check(client_config(self.live, url, api_key), models)
-            except ConnectionCheckError as exc:
+            except (ConnectionCheckError, ValueError) as exc:  # ValueError: a URL or key no request can carry
                 raise pytest.UsageError(f"extractbench: {exc}") from None
 
     def stop(self) -> None:

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .responses import ModelResponse
+from .responses import ModelResponse, clean_usage
 from .scoring import MISSING
 
 JOURNAL_FILE = "responses.jsonl"
@@ -37,13 +38,30 @@ def is_reusable(response: ModelResponse) -> bool:
     return response.error_class in REUSABLE_ERRORS and response.content is not MISSING
 
 
+# What each recorded field may hold; a value of another type (a hand-edited or foreign journal:
+# ``usage`` as a list, ``attempts`` as text) is dropped rather than crash resume, replay or metrics.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "error_class": (str,), "error": (str,), "finish_reason": (str,),
+    "latency_s": (int, float), "started_at": (int, float), "finished_at": (int, float),
+    "attempts": (int,), "cached": (bool,), "tool_calls": (list,), "logprobs": (list,), "choices": (list,),
+}  # fmt: skip
+
+
 def response_from_dict(data: dict[str, Any]) -> ModelResponse:
-    """Inverse of ``ModelResponse.as_dict()``; unknown fields (added by newer clients) are dropped."""
-    known = set(ModelResponse.__dataclass_fields__)
-    values = {k: v for k, v in data.items() if k in known}
+    """Inverse of ``ModelResponse.as_dict()``; unknown fields (added by newer clients) and values of
+    the wrong type are dropped, odd token counts left out (`clean_usage`)."""
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        types = _FIELD_TYPES.get(name)
+        if name == "content" or (types is not None and isinstance(value, types)
+                                 and (name == "cached" or not isinstance(value, bool))):
+            values[name] = value
+    for name in ("latency_s", "started_at", "finished_at"):
+        if name in values and not math.isfinite(values[name]):
+            del values[name]
     if values.get("content") is None:
         values["content"] = MISSING
-    values["usage"] = dict(values.get("usage") or {})
+    values["usage"] = clean_usage(data.get("usage"))
     return ModelResponse(**values)
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 CACHE_SUBDIR = ("cache", "responses")
 SUBMIT_BATCH = 64
 # A replica that still fails this way after the client's retries may be down or overloaded: ask another.
-FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited")
+FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited", "bad_response")
 SUSPECT_S = 30.0  # how long such a replica is tried last
 
 
@@ -73,6 +73,15 @@ def prompt_hash(templates: Any) -> str:
 def decoding_params(live: LiveOptions) -> dict[str, Any]:
     """What, besides model, messages and schema, changes the answer: the client's own cache-key params."""
     return client_config(live, "http://127.0.0.1/v1", None).decoding_params()
+
+
+def client_error(what: str, exc: BaseException, previous: ModelResponse | None = None) -> ModelResponse:
+    """The outcome of a pair whose answer the client failed on: counted as ``client_error``, never dropped."""
+    response = ModelResponse(error_class="client_error", error=f"the client {what}: {type(exc).__name__}: {str(exc)[:300]}")
+    if previous is not None:
+        response.attempts, response.latency_s = previous.attempts, previous.latency_s
+        response.started_at, response.finished_at = previous.started_at, previous.finished_at
+    return response
 
 
 @dataclass
@@ -277,15 +286,25 @@ class LiveSource:
         assert self.routes is not None
         route = self.routes[request.model]
         try:
-            async with self._limit(route.urls):
-                response = await self._ask(request, route)
-            self.journal.append(request.model, request.sample_id, request.key, response)
+            try:
+                async with self._limit(route.urls):
+                    response = await self._ask(request, route)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a defect, not a server fault: still an outcome
+                response = client_error("could not get the answer", exc)
+            # journaled before anyone scores it; an answer the journal cannot write is recorded as an error
+            try:
+                self.journal.append(request.model, request.sample_id, request.key, response)
+            except (TypeError, ValueError, RecursionError) as exc:
+                response = client_error("could not record the answer", exc, response)
+                self.journal.append(request.model, request.sample_id, request.key, response)
             if self.cache is not None:
                 self.cache.put(request.key, response)
         except asyncio.CancelledError:
             request.future.cancel()
             raise
-        except BaseException as exc:  # noqa: BLE001 - a bug, not a server fault (those are data): the item shows it
+        except BaseException as exc:  # noqa: BLE001 - e.g. a full disk: the item shows it
             request.future.set_exception(exc)
             return
         request.future.set_result(response)

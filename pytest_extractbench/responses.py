@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, Sequence
 
@@ -19,8 +21,26 @@ ERROR_CLASSES = (
     "server_error",  # 5xx after every retry
     "request_error",  # 4xx other than 429: not retried, the server's message is kept
     "truncated",  # finish_reason "length": the output hit max_tokens
-    "bad_response",  # a body that is not a valid chat completion (non-JSON, truncated body, no choices)
+    "bad_response",  # a body that is not a valid chat completion (non-JSON, truncated, no choices, too deep), after retries
+    "client_error",  # the answer could not be read or recorded (a defect): the sample is still accounted for
 )
+
+
+def clean_usage(usage: Any, keys: Sequence[str] | None = None) -> dict[str, int]:
+    """Token counts that are finite, non-negative numbers, as ints; anything else (1e400, NaN, a
+    list, a string, true) is left out rather than crash a reader: usage informs, the answer counts."""
+    if not isinstance(usage, Mapping):
+        return {}
+    out: dict[str, int] = {}
+    for name in usage if keys is None else keys:
+        value = usage.get(name)
+        if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        if value >= 0:
+            out[name] = int(value)
+    return out
 
 
 @dataclass

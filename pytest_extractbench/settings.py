@@ -11,12 +11,13 @@ from options: API keys are read from environment variables only.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .baseline import parse_baseline_name
+from .baseline import parse_baseline_name, redact_url
 from .config_file import ConfigError, json_value, read_config, redact
 from .loaders import INVALID_POLICIES, DataOptions, parse_columns
 from .gates import SLA_CHOICES
@@ -73,8 +74,8 @@ def parse_fraction(value: str) -> float:
 
 
 def parse_non_negative(value: str) -> float:
-    """A number >= 0."""
-    return _number(value, float, lambda x: x >= 0, "a non-negative number")
+    """A finite number >= 0 (inf would reach the server as invalid JSON)."""
+    return _number(value, float, lambda x: 0 <= x < math.inf, "a finite non-negative number")
 
 
 def parse_sla(value: str) -> str:
@@ -126,9 +127,20 @@ def parse_count(value: str) -> int:
     return _number(value, int, lambda x: x >= 0, "a whole number >= 0")
 
 
+MAX_SECONDS = 86_400.0  # a day: a longer request timeout is a typo, and inf would never time out
+
+
 def parse_seconds(value: str) -> float:
-    """A number of seconds > 0."""
-    return _number(value, float, lambda x: x > 0, "a number of seconds > 0")
+    """A number of seconds > 0, at most a day."""
+    return _number(value, float, lambda x: 0 < x <= MAX_SECONDS, f"a number of seconds > 0 and <= {MAX_SECONDS:g}")
+
+
+MAX_RETRIES = 100
+
+
+def parse_retries(value: str) -> int:
+    """A whole number of retries, 0 to 100 (each retry waits up to 30 s of backoff)."""
+    return _number(value, int, lambda x: 0 <= x <= MAX_RETRIES, f"a whole number from 0 to {MAX_RETRIES}")
 
 
 def parse_int(value: str) -> int:
@@ -286,7 +298,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("decoding_seed", "Seed sent with every request.", parse_int, 42, "S"),
     OptionSpec("timeout", "Timeout of one request attempt, in seconds.", parse_seconds, 120.0, "SECONDS"),
     OptionSpec("retries", "Retries of timeouts, connection errors, 429 and 5xx (exponential backoff with jitter).",
-               parse_count, 3, "N"),
+               parse_retries, 3, "N"),
     OptionSpec("system_prompt", "File holding the system prompt template (default: the spec's).", Path, None, "FILE"),
     OptionSpec("user_prompt", "File holding the user prompt template with {text} and {schema} (default: the spec's).",
                Path, None, "FILE"),
@@ -350,7 +362,7 @@ def _ini_value(config: pytest.Config, spec: OptionSpec) -> Any:
     except argparse.ArgumentTypeError as exc:
         from pytest import UsageError
 
-        raise UsageError(f"ini option {spec.ini} = {raw!r}: {exc}") from None
+        raise UsageError(f"ini option {spec.ini} = {_shown(spec, str(raw))!r}: {exc}") from None
 
 
 ENV_PREFIX = "EXTRACTBENCH_"
@@ -369,7 +381,14 @@ def _env_value(spec: OptionSpec) -> Any:
     except argparse.ArgumentTypeError as exc:
         from pytest import UsageError
 
-        raise UsageError(f"environment variable {ENV_PREFIX + spec.name.upper()}={raw!r}: {exc}") from None
+        raise UsageError(f"environment variable {ENV_PREFIX + spec.name.upper()}={_shown(spec, raw)!r}: {exc}") from None
+
+
+def _shown(spec: OptionSpec, raw: str) -> str:
+    """A rejected value as an error message may quote it: URLs without their credentials."""
+    if spec.name == "base_url":
+        return " ".join(redact_url(part) for part in raw.split())
+    return raw
 
 
 def _config_file(config: pytest.Config) -> Any:

@@ -36,8 +36,20 @@ Faults (constructors of the frozen dataclass `Fault`):
     Fault.non_json()                  200 with an HTML body (Content-Type text/html)
     Fault.length(content=None)        200 with finish_reason "length" and content cut in half
 
+Hostile modes (what a broken or malicious server does):
+    Fault.drip(interval=0.2)          200 whose body trickles out one byte every `interval` seconds
+                                      (every read is quick; only a budget for the whole attempt ends it)
+    Fault.raw(body, status=200, content_type="application/json")  exactly these bytes
+    Fault.deep(depth=5000, where="body")  a chat completion carrying an array nested `depth` deep:
+                                      in the body ("body"), or as the answer's content ("content")
+    Fault.usage(raw_json)             an ok answer whose ``usage`` is this JSON text verbatim
+                                      ("1e400", "NaN", "[1, 2]", '{"prompt_tokens": 1e400}', ...)
+    Fault.echo_headers(status=200)    echoes the request's HTTP headers (Authorization included):
+                                      as the answer's content with 200, as the error message otherwise
+
 Other constructor arguments: ``models=("test-model",)`` served by ``/v1/models`` (``None``: that route
-answers 404, like servers without it), ``api_key=None`` (when set, requests without
+answers 404, like servers without it), ``models_fault=None`` (a drip, raw, status or echo_headers
+fault for ``GET /v1/models``), ``api_key=None`` (when set, requests without
 ``Authorization: Bearer <api_key>`` get 401), ``answer=callable(body) -> str | JSON value`` for ok
 answers (default: a minimal instance of the schema found in the request's structured-output fields,
 else ``{"echo": <last user message>}``), ``host``, ``port`` (0: a free port, kept across restarts).
@@ -60,7 +72,7 @@ from typing import Any, Callable, Iterable
 
 __all__ = ["Fault", "FaultServer", "minimal_instance"]
 
-FAULT_KINDS = ("ok", "status", "slow", "drop", "truncated", "non_json", "length")
+FAULT_KINDS = ("ok", "status", "slow", "drop", "truncated", "non_json", "length", "drip", "raw", "deep", "echo")
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,11 @@ class Fault:
     content: Any = None  # None: use the server's `answer`
     tool_calls: tuple[dict[str, Any], ...] | None = None  # ({"name": ..., "arguments": {...} or "..."}, ...)
     cut_connection: bool = False
+    body: bytes | None = None  # raw: the bytes sent
+    content_type: str = "application/json"
+    depth: int = 0  # deep: nesting depth; delay doubles as drip's interval
+    where: str = "body"  # deep: "body" or "content"
+    usage_json: str | None = None  # ok: the usage value's JSON text, verbatim
 
     @property
     def label(self) -> str:
@@ -122,6 +139,29 @@ class Fault:
     @classmethod
     def length(cls, content: Any = None) -> Fault:
         return cls("length", content=content)
+
+    @classmethod
+    def drip(cls, interval: float = 0.2, content: Any = None) -> Fault:
+        return cls("drip", delay=interval, content=content)
+
+    @classmethod
+    def raw(cls, body: bytes | str, status: int = 200, content_type: str = "application/json") -> Fault:
+        data = body.encode() if isinstance(body, str) else body
+        return cls("raw", status_code=status, body=data, content_type=content_type)
+
+    @classmethod
+    def deep(cls, depth: int = 5000, where: str = "body") -> Fault:
+        if where not in ("body", "content"):
+            raise ValueError("where is 'body' or 'content'")
+        return cls("deep", depth=depth, where=where)
+
+    @classmethod
+    def usage(cls, raw_json: str, content: Any = None) -> Fault:
+        return cls("ok", content=content, usage_json=raw_json)
+
+    @classmethod
+    def echo_headers(cls, status: int = 200) -> Fault:
+        return cls("echo", status_code=status)
 
 
 def minimal_instance(schema: Any) -> Any:
@@ -227,6 +267,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
         self.wfile.flush()
 
+    def _drip(self, payload: bytes, interval: float) -> None:
+        """Headers at once, then the body one byte per `interval`, until done, hung up on or stopped."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        try:
+            for i in range(len(payload)):
+                self.wfile.write(payload[i : i + 1])
+                self.wfile.flush()
+                if self.server.owner._stopping.wait(interval):
+                    break
+        except OSError:  # the client gave up: what a bounded attempt does
+            pass
+        self._close_now()
+
     def _send_json(self, code: int, data: Any, headers: dict[str, str] | None = None) -> None:
         self._send(code, json.dumps(data).encode(), headers=headers)
 
@@ -257,7 +313,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"status": "ok"})
         elif path == "/v1/models" and owner.models is not None:
             owner._count("models")
-            if self._authorized():
+            if owner.models_fault is not None and self._authorized():
+                data = [{"id": m, "object": "model"} for m in owner.models]
+                self._answer_models(owner.models_fault, json.dumps({"object": "list", "data": data}).encode())
+            elif self._authorized():
                 data = [{"id": m, "object": "model", "created": 0, "owned_by": "faultserver"} for m in owner.models]
                 self._send_json(200, {"object": "list", "data": data})
         else:
@@ -284,6 +343,20 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._answer(index, fault, body)
 
+    def _answer_models(self, fault: Fault, payload: bytes) -> None:
+        """GET /v1/models answered by a fault: drip, raw, status or echo_headers (others answer normally)."""
+        if fault.kind == "drip":
+            self._drip(payload, fault.delay)
+        elif fault.kind == "raw":
+            self._send(fault.status_code, fault.body or b"", fault.content_type)
+        elif fault.kind in ("status", "echo"):
+            message = fault.message or f"injected HTTP {fault.status_code}"
+            if fault.kind == "echo":
+                message = f"bad request; your headers were {json.dumps(dict(self.headers.items()))}"
+            self._error(fault.status_code, message)
+        else:
+            self._send(200, payload)
+
     def _answer(self, index: int, fault: Fault, body: dict[str, Any]) -> None:
         owner = self.server.owner
         if fault.kind == "drop":
@@ -297,10 +370,36 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.kind == "non_json":
             self._send(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
             return
+        if fault.kind == "raw":
+            self._send(fault.status_code, fault.body or b"", fault.content_type)
+            return
+        if fault.kind == "echo":
+            echoed = json.dumps(dict(self.headers.items()))
+            if fault.status_code != 200:
+                self._error(fault.status_code, f"bad request; your headers were {echoed}")
+                return
+            fault = Fault.ok(echoed)
+        if fault.kind == "deep":
+            nested = "[" * fault.depth + "]" * fault.depth
+            if fault.where == "content":
+                payload = json.dumps(owner._completion(index, Fault.ok(nested), body)).encode()
+            else:
+                payload = json.dumps(owner._completion(index, Fault.ok(), body))[:-1].encode()
+                payload += b', "x_nested": ' + nested.encode() + b"}"
+            self._send(200, payload)
+            return
+        if fault.kind == "drip":
+            self._drip(json.dumps(owner._completion(index, fault, body)).encode(), fault.delay)
+            return
         if fault.delay and owner._stopping.wait(fault.delay):
             self._close_now()  # stopped while sleeping: the client sees a dropped connection
             return
-        payload = json.dumps(owner._completion(index, fault, body)).encode()
+        completion = owner._completion(index, fault, body)
+        if fault.usage_json is not None:
+            completion["usage"] = "__USAGE__"
+        payload = json.dumps(completion).encode()
+        if fault.usage_json is not None:
+            payload = payload.replace(b'"__USAGE__"', fault.usage_json.encode())
         if fault.kind == "truncated":
             cut = payload[: len(payload) // 2]
             self._send(200, cut, length=len(payload) if fault.cut_connection else len(cut))
@@ -324,8 +423,10 @@ class FaultServer:
         answer: Callable[[dict[str, Any]], Any] = default_answer,
         host: str = "127.0.0.1",
         port: int = 0,
+        models_fault: Fault | None = None,
     ) -> None:
         self.plan = plan
+        self.models_fault = models_fault  # how GET /v1/models misbehaves (drip, raw, status, echo_headers)
         self.default = default or Fault.ok()
         self.models = tuple(models) if models is not None else None
         self.api_key = api_key

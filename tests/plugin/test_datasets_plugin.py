@@ -135,7 +135,7 @@ dataset:
 metrics:
   sla: excellence
 model:
-  base_url: "http://user:s3cret@llm.internal:8000/v1"
+  base_url: "http://llm.internal:8000/v1?api_key=s3cret"
 options:
   resamples: 500
 """
@@ -160,7 +160,7 @@ def test_command_line_beats_environment_beats_config_file_beats_ini(
     assert _option(pytester, "dataset")["value"] == "data.jsonl"
     assert metrics(pytester)["dataset"]["invalid_policy"] == "skip"
     record = json.dumps(metrics(pytester)["run"]["config"])
-    assert "s3cret" not in record and "http://***@llm.internal:8000/v1" in record
+    assert "s3cret" not in record and "http://llm.internal:8000/v1?api_key=***" in record
 
     monkeypatch.setenv("EXTRACTBENCH_SLA", "minimum")
     bench(pytester, *base)

@@ -100,7 +100,7 @@ options:
         "dataset.invalid_samples: unknown invalid-samples policy 'maybe'; choose one of skip, warn, fail",
         "dataset.split: needs dataset.name",
         "prompts.user_file: cannot read prompt file missing.txt: No such file or directory",
-        "metrics.field_matching.numeric_tolerance: expected a non-negative number, got '-1'",
+        "metrics.field_matching.numeric_tolerance: expected a finite non-negative number, got '-1'",
         "output.generate_report: expected true or false, got 'yes'",
         "options.resampels: unknown option (did you mean 'resamples'?)",
     ]
