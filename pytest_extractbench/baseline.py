@@ -251,7 +251,7 @@ def load(path: Path) -> Baseline:
     except OSError as exc:
         raise BaselineError(f"baseline {path}: cannot read it: {exc}") from None
     except jsonio.JsonInputError as exc:
-        raise BaselineError(f"baseline {path}: line {exc.line or 1}: {exc}") from None
+        raise BaselineError(f"baseline {path}: not JSON (line {exc.line or 1}: {exc})") from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise BaselineError(f"baseline {path}: not a pytest-extractbench baseline file")
     version = data.get("format_version")

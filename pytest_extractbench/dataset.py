@@ -171,7 +171,7 @@ def _json_field(row: Mapping[str, Any], key: str) -> tuple[Any, str | None]:
         try:
             value = jsonio.loads(value)
         except jsonio.JsonInputError as exc:
-            return None, f"is a string but not usable JSON: {exc}"
+            return None, f"is a string but {exc}"
     else:
         deep = jsonio.too_deep(value)
         if deep is not None:

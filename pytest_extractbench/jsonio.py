@@ -38,6 +38,8 @@ _BOMS = {
     b"\xfe\xff": "UTF-16",
 }
 _UTF8_BOM = b"\xef\xbb\xbf"
+_LONG_INT = re.compile(r"\d{19}")
+_LONG_INT_B = re.compile(rb"\d{19}")
 _ID = re.compile(rb'"id"\s*:\s*(?:"((?:[^"\\]|\\.){1,200})"|(-?\d{1,40}))')
 
 
@@ -71,8 +73,10 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, allow_nonfinite: boo
     refuses goes to the standard parser, which accepts NaN/Infinity and big integers (up to 4,300
     digits) and explains syntax errors with a line and column.
     """
+    # orjson reads integers past 64 bits as floats (digits lost): such texts go to the standard parser.
+    long_int = (_LONG_INT_B if isinstance(text, (bytes, bytearray)) else _LONG_INT).search(text)
     try:
-        value = orjson.loads(text)
+        value = _loads_std(text) if long_int else orjson.loads(text)
     except orjson.JSONDecodeError:
         value = _loads_std(text)
     _check(value, text, max_depth, allow_nonfinite)
@@ -169,7 +173,7 @@ def _encoding_error(data: bytes, exc: UnicodeDecodeError) -> JsonInputError:
 def _bom_error(head: bytes) -> JsonInputError | None:
     for bom, name in _BOMS.items():
         if head.startswith(bom):
-            return JsonInputError(f"the file is {name} (byte-order mark); save it as UTF-8", line=1, column=1)
+            return JsonInputError(f"the file is {name} (byte-order mark); save it as UTF-8", line=1)
     return None
 
 
@@ -201,12 +205,13 @@ def guess_id(line: bytes) -> str | None:
 
 
 def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool = True,
-               max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, Any]]:
+               max_line_bytes: int | None = None) -> Iterator[tuple[int, Any]]:
     """``(line number, value or JsonInputError)`` for every non-blank line of a JSONL file.
 
     A bad line never stops the file: it is yielded as an error and reading goes on. A line longer
     than ``max_line_bytes`` is skipped in chunks, so a huge line costs no memory.
     """
+    max_line_bytes = max_line_bytes or MAX_LINE_BYTES
     with path.open("rb") as handle:
         head = handle.peek(4)[:4] if hasattr(handle, "peek") else b""
         error = _bom_error(head)
