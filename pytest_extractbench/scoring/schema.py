@@ -285,9 +285,16 @@ def _additional_properties(validator: Any, extra_schema: Any, instance: Any, sch
     if validator.is_type(extra_schema, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], extra_schema, path=extra)
-    elif not extra_schema and extras:
-        listed = ", ".join(repr(e) for e in sorted(extras, key=str)[:20])
-        yield jsonschema.ValidationError(f"Additional properties are not allowed ({listed} unexpected)")
+    elif not extra_schema and extras:  # jsonschema's own words
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield jsonschema.ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            listed = ", ".join(repr(extra) for extra in sorted(extras, key=str))
+            yield jsonschema.ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
 
 
 _BOUNDED = {"pattern": _pattern, "patternProperties": _pattern_properties,
