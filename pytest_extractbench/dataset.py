@@ -178,7 +178,7 @@ def _json_field(row: Mapping[str, Any], key: str) -> tuple[Any, str | None]:
             return None, f"{deep}: nested too deeply (more than {jsonio.MAX_DEPTH} levels)"
     bad = jsonio.find_nonfinite(value)
     if bad is not None:
-        return None, f"{bad}: {jsonio.nonfinite_message(value, bad)}"
+        return None, f"{bad}: {jsonio.NONFINITE}"
     return value, None
 
 

@@ -28,6 +28,8 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 """Longest JSONL line read (a 2 MB document with its schema and gold fits many times over)."""
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 """Largest whole-file JSON document read into memory."""
+NONFINITE = ("a number that is not finite (NaN, Infinity, or beyond ±1.8e308 such as 1e400); "
+             "JSON numbers must be finite")
 CLIP = 120
 """Characters of untrusted text (an id guessed from a broken line) quoted in a message."""
 
@@ -102,16 +104,15 @@ def _loads_std(text: str | bytes) -> Any:
 def _check(value: Any, text: str | bytes, max_depth: int, allow_nonfinite: bool) -> None:
     # Depth > max_depth needs at least max_depth opening brackets: a C-level count skips the walk
     # for ordinary rows.
-    opening = text.count(b"[" if isinstance(text, (bytes, bytearray)) else "[") + text.count(
-        b"{" if isinstance(text, (bytes, bytearray)) else "{")
-    if opening > max_depth:
+    brackets = (b"[", b"{") if isinstance(text, (bytes, bytearray)) else ("[", "{")
+    if text.count(brackets[0]) + text.count(brackets[1]) > max_depth:  # type: ignore[arg-type]
         path = too_deep(value, max_depth)
         if path is not None:
             raise JsonInputError(f"nested too deeply (more than {max_depth} levels)", path=path)
     if not allow_nonfinite:
         path = find_nonfinite(value)
         if path is not None:
-            raise JsonInputError(nonfinite_message(value, path), path=path)
+            raise JsonInputError(NONFINITE, path=path)
 
 
 def _walk(value: Any) -> Iterator[tuple[Any, tuple[Any, ...]]]:
@@ -152,11 +153,6 @@ def find_nonfinite(value: Any) -> str | None:
         if type(node) is float and not math.isfinite(node):
             return format_path(path)
     return None
-
-
-def nonfinite_message(value: Any, path: str) -> str:
-    return ("a number that is not finite (NaN, Infinity, or beyond ±1.8e308 such as 1e400); "
-            "JSON numbers must be finite")
 
 
 # -- files ------------------------------------------------------------------------------------
