@@ -37,9 +37,7 @@ from .record import SampleRecord, TrackRecord
 from .regression import RunComparison, compare_run
 from .report import files, outputs, terminal
 from .sample_extras import extra_diagnostics
-from .jsonio import clip
-from .scoring import MISSING, score_sample
-from .scoring.budget import ScoringTimeout, time_budget
+from .scoring import MISSING, budget, score_sample
 from .scoring.sample import SCORING_ERROR, scoring_error_score
 from .server import DEFAULT_EMBEDDED_MODEL
 from .subsets import gate_scopes, subset_metrics
@@ -60,8 +58,6 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 RUN_DIR_KEY = "extractbench_run_dir"
 MAX_WARNINGS = 20
-SCORING_BUDGET_S = 60.0
-"""Wall-clock budget for scoring one item; past it the sample is a scoring_error and the run goes on."""
 
 
 class ExtractBenchWarning(UserWarning):
@@ -279,7 +275,7 @@ class BenchSession:
         meta = {**sample.meta, "text_chars": len(sample.text or "")}  # input length for spec 4.3.1
         try:
             # Any failure or overrun while scoring is this sample's scoring_error, never a lost sample.
-            with time_budget(SCORING_BUDGET_S):
+            with budget.time_budget(budget.ITEM_BUDGET_S):
                 score = score_sample(
                     response.content, sample.expected, sample.schema, options=self.settings.scoring,
                     sample_id=sample.id, rule_errors="ignore",  # reported once per sample as an input problem instead
@@ -300,12 +296,7 @@ class BenchSession:
     def _scoring_error(self, model: str, sample: Any, meta: dict[str, Any], response: Any,
                        exc: BaseException) -> SampleRecord:
         """The record of a sample whose scoring failed: invalid output (EQS 0, every gold field missed)."""
-        if isinstance(exc, ScoringTimeout):
-            reason = f"scoring took longer than {SCORING_BUDGET_S:g} s"
-        elif isinstance(exc, RecursionError):
-            reason = "the output is nested too deeply to score"
-        else:
-            reason = f"{type(exc).__name__}: {clip(str(exc), 300)}"
+        reason = budget.failure_reason(exc)
         score = scoring_error_score(sample.expected, reason, options=self.settings.scoring, sample_id=sample.id)
         try:
             content = response.as_dict()

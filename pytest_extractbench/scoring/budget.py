@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+ITEM_BUDGET_S = 60.0
+"""Wall-clock budget for scoring one pytest item (read at each item, so a test can lower it)."""
+
 _deadline: ContextVar[float | None] = ContextVar("extractbench_scoring_deadline", default=None)
 _clock = time.monotonic
 
@@ -36,3 +39,13 @@ def check() -> None:
     deadline = _deadline.get()
     if deadline is not None and _clock() > deadline:
         raise ScoringTimeout("scoring took longer than its time budget")
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line saying why scoring a sample failed (for its ``scoring_error``)."""
+    if isinstance(exc, ScoringTimeout):
+        return f"scoring took longer than {ITEM_BUDGET_S:g} s"
+    if isinstance(exc, RecursionError):
+        return "the output is nested too deeply to score"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text if len(text) <= 300 else text[:299] + '…'}"

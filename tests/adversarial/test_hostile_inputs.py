@@ -254,9 +254,9 @@ def test_an_exception_while_scoring_is_that_samples_scoring_error(pytester: pyte
 
 def test_the_scoring_budget_turns_an_overrun_into_scoring_errors(pytester: pytest.Pytester,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_extractbench import session
+    from pytest_extractbench.scoring import budget
 
-    monkeypatch.setattr(session, "SCORING_BUDGET_S", -1.0)  # spent before it starts: every item overruns
+    monkeypatch.setattr(budget, "ITEM_BUDGET_S", -1.0)  # spent before it starts: every item overruns
     result = bench(pytester, b"".join(line(r) for r in GOOD), good_preds(), "--extractbench-sla", "minimum")
     text = finished(result)
     assert result.ret == 1  # the gate sees two invalid samples
@@ -287,6 +287,50 @@ def test_the_text_index_agrees_with_the_word_boundary_rule(value: object, found:
     assert occurs_in(value, index) is found
     assert occurs_in(value, "w1 w12 w13 1,234 x") is found
 
+
+
+GENERATE = [{"id": "code", "schema": {"type": "object", "properties": {"c": {"type": "string", "pattern": "^(a+)+$"}},
+                                      "required": ["c"]}},
+            {"id": "name", "schema": {"type": "object", "properties": {"n": {"type": "string"}}, "required": ["n"]}}]
+
+
+def run_generate(pytester: pytest.Pytester, preds: list) -> pytest.RunResult:
+    (pytester.path / "gen.jsonl").write_bytes(b"".join(line(r) for r in GENERATE))
+    (pytester.path / "preds.jsonl").write_bytes(b"".join(line(p) for p in preds))
+    return pytester.runpytest(*ARGS, "--extractbench", "--extractbench-track", "generate", "--extractbench-dataset",
+                              "gen.jsonl", "--extractbench-predictions", "preds.jsonl", "--extractbench-output", "out",
+                              "--extractbench-sla", "none")
+
+
+def test_a_catastrophic_pattern_in_the_generate_track_is_bounded(pytester: pytest.Pytester) -> None:
+    result = run_generate(pytester, [{"id": "code", "output": {"c": "a" * 41 + "!"}}, {"id": "name", "output": {"n": "x"}}])
+    finished(result)
+    result.assert_outcomes(passed=1, failed=1)
+    assert_accounted(pytester.path / "out", 2)
+    result.stdout.fnmatch_lines(["*features violated: pattern*"])
+
+
+def test_an_exception_while_scoring_a_track_is_that_samples_scoring_error(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+        from pytest_extractbench.tracks.generate import GenerateTrack
+
+        original = GenerateTrack.score
+
+        def score(self, sample, prediction, options=None):
+            if sample.id == "name" and isinstance(prediction, dict):
+                raise ZeroDivisionError("a track bug")
+            return original(self, sample, prediction, options)
+
+        GenerateTrack.score = score
+    """)
+    result = run_generate(pytester, [{"id": "code", "output": {"c": "aaa"}}, {"id": "name", "output": {"n": "x"}}])
+    text = finished(result)
+    result.assert_outcomes(passed=1, failed=1)
+    assert_accounted(pytester.path / "out", 2)
+    [failed] = [json.loads(s) for s in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()
+                if json.loads(s)["sample_id"] == "name"]
+    assert failed["result"]["scoring_error"] == "ZeroDivisionError: a track bug"
+    assert "scoring failed (scoring_error): ZeroDivisionError: a track bug" in text
 
 # -- predictions files -------------------------------------------------------------------------------
 
