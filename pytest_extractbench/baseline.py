@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
+from . import jsonio
 from .report.files import dumps, write_json
 from .resampled import METRICS, ROW_KEYS, metric_values, sample_row
 
@@ -255,11 +256,11 @@ def save(document: Mapping[str, Any], directory: Path) -> Path:
 def load(path: Path) -> Baseline:
     """Read and check a baseline file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.load_file(path)
     except OSError as exc:
         raise BaselineError(f"baseline {path}: cannot read it: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise BaselineError(f"baseline {path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    except jsonio.JsonInputError as exc:
+        raise BaselineError(f"baseline {path}: not JSON (line {exc.line or 1}: {exc})") from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise BaselineError(f"baseline {path}: not a pytest-extractbench baseline file")
     version = data.get("format_version")

@@ -24,6 +24,8 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
+from . import yamlio
+
 # key path -> option name (options another issue adds are listed too: they apply once they exist).
 KEY_PATHS: dict[str, str] = {
     "model.base_url": "base_url",
@@ -135,12 +137,12 @@ def read_config(
     """Read and check ``path`` against the option table ``options`` (name -> OptionSpec)."""
     result = ConfigFile(path=path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the YAML
     except (OSError, UnicodeDecodeError) as exc:
         result.problems.append(f"cannot read the file: {getattr(exc, 'strerror', None) or exc}")
         return result
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.safe_load(text)  # aliases, size and nesting bounded
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""

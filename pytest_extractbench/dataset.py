@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 
+from . import jsonio
 from .complexity import complexity_features
 from .scoring import check_schema, validation_errors
 
@@ -107,26 +108,35 @@ def load_dataset(
 
 
 def iter_rows(path: Path) -> Iterator[tuple[str, Any]]:
-    """``(location, row)`` pairs of a JSONL or JSON file; a row that is not JSON is a ``JSONDecodeError``."""
+    """``(location, row)`` pairs of a JSONL or JSON file; a row that cannot be read is a :class:`JsonInputError`.
+
+    Reading goes through :mod:`.jsonio`, whose limits (encoding, line size, nesting, number size)
+    turn hostile rows into problems instead of crashes.
+    """
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            yield f"line {exc.lineno}", exc
+            data = jsonio.load_file(path)
+        except jsonio.JsonInputError as exc:
+            yield f"line {exc.line or 1}", exc
             return
         if isinstance(data, dict):  # {"samples": [...]} / {"data": [...]} wrappers
             data = next((data[k] for k in ("samples", "data", "rows") if isinstance(data.get(k), list)), [data])
         for index, row in enumerate(data if isinstance(data, list) else [data], start=1):
             yield f"row {index}", row
         return
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield f"line {number}", json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield f"line {number}", exc
+    for number, row in jsonio.iter_jsonl(path):
+        yield f"line {number}", row
+
+
+def row_error(source: str, location: str, error: Exception) -> DatasetProblem:
+    """The problem for a row that could not be read (bad JSON, bad bytes, too deep, too long)."""
+    if isinstance(error, jsonio.JsonInputError):
+        field_name = error.path.removeprefix("$.").split(".")[0].split("[")[0] if error.path else None
+        return DatasetProblem(source, location, str(error) if error.path or error.column else error.message,
+                              error.sample_id, field_name or None)
+    if isinstance(error, json.JSONDecodeError):
+        return DatasetProblem(source, location, f"not valid JSON: {error.msg} (column {error.colno})")
+    return DatasetProblem(source, location, jsonio.clip(str(error), 300))
 
 
 def parse_rows(
@@ -137,8 +147,8 @@ def parse_rows(
     problems: list[DatasetProblem] = []
     seen: dict[str, str] = {}
     for index, (location, row) in enumerate(rows, start=1):
-        if isinstance(row, json.JSONDecodeError):
-            problems.append(DatasetProblem(source, location, f"not valid JSON: {row.msg} (column {row.colno})"))
+        if isinstance(row, (json.JSONDecodeError, jsonio.JsonInputError)):
+            problems.append(row_error(source, location, row))
             continue
         sample, row_problems = sample_from_row(row, source=source, location=location, index=index, columns=columns)
         problems.extend(row_problems)
@@ -155,12 +165,20 @@ def parse_rows(
 
 
 def _json_field(row: Mapping[str, Any], key: str) -> tuple[Any, str | None]:
+    """The value of ``row[key]`` (parsed when it is a JSON string), or why it cannot be used."""
     value = row[key]
     if isinstance(value, str):
         try:
-            return json.loads(value), None
-        except json.JSONDecodeError as exc:
-            return None, f"is a string but not valid JSON: {exc.msg} (column {exc.colno})"
+            value = jsonio.loads(value)
+        except jsonio.JsonInputError as exc:
+            return None, f"is a string but {exc}"
+    else:
+        deep = jsonio.too_deep(value)
+        if deep is not None:
+            return None, f"{deep}: nested too deeply (more than {jsonio.MAX_DEPTH} levels)"
+    bad = jsonio.find_nonfinite(value)
+    if bad is not None:
+        return None, f"{bad}: {jsonio.NONFINITE}"
     return value, None
 
 

@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 from .record import SampleRecord
 from .scoring import ScoringOptions, parse_output
+from .scoring.budget import check as budget_check
 from .scoring.result import (
     ERROR,
     EXACT,
@@ -73,7 +74,38 @@ def _number_forms(value: float) -> list[str]:
     return forms
 
 
-def occurs_in(value: Any, normal_text: str) -> bool:
+_WORD = re.compile(r"\w+")
+
+
+class TextIndex:
+    """The normalized source text, searchable for many values in about linear time.
+
+    A value made of word characters only occurs, with word boundaries, exactly when it is one of
+    the text's words: a set lookup. Other values are first ruled out by a plain substring test
+    and only then searched with the boundary regex; answers are memoized per value. (10,000
+    spurious keys against a 2 MB text took 202 s one regex scan each; this takes well under a second.)
+    """
+
+    def __init__(self, normal_text: str) -> None:
+        self.text = normal_text
+        self._words: set[str] | None = None
+        self._seen: dict[str, bool] = {}
+
+    def contains(self, needle: str) -> bool:
+        found = self._seen.get(needle)
+        if found is None:
+            if _WORD.fullmatch(needle):
+                if self._words is None:
+                    self._words = set(_WORD.findall(self.text))
+                found = needle in self._words
+            else:
+                found = needle in self.text and re.search(
+                    r"(?<!\w)" + re.escape(needle) + r"(?!\w)", self.text) is not None
+            self._seen[needle] = found
+        return found
+
+
+def occurs_in(value: Any, normal_text: str | TextIndex) -> bool:
     """Whether a predicted scalar appears in the (normalized) source text."""
     kind = type(value)
     if kind is str:
@@ -82,14 +114,13 @@ def occurs_in(value: Any, normal_text: str) -> bool:
         needles = _number_forms(value)
     else:
         return False
-    for needle in needles:
-        if needle and re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", normal_text):
-            return True
-    return False
+    index = normal_text if isinstance(normal_text, TextIndex) else TextIndex(normal_text)
+    return any(needle and index.contains(needle) for needle in needles)
 
 
-def hallucination_type(field: FieldResult, normal_text: str | None) -> int:
+def hallucination_type(field: FieldResult, normal_text: str | TextIndex | None) -> int:
     """1-4 for one spurious field (``normal_text`` None: the text is unknown, so never type 3)."""
+    budget_check()  # a hostile output can hold many thousands of spurious fields
     if field.origin == ORIGIN_EXTRA_ELEMENT:
         return 4
     if normal_text is not None and occurs_in(field.predicted, normal_text):
@@ -133,8 +164,9 @@ def structure_mismatches(expected: Any, predicted: Any) -> dict[str, int]:
 def sample_diagnostics(score: SampleScore, text: str | None, expected: Any, output: Any) -> dict[str, Any]:
     """What needs the source text or the raw values, per sample: a hallucination type for each spurious
     field (in field order) and the shape mismatches."""
-    normal_text = _normal(text) if text else None
-    types = [hallucination_type(f, normal_text) for f in score.fields if f.category == SPURIOUS]
+    spurious = [f for f in score.fields if f.category == SPURIOUS]
+    index = TextIndex(_normal(text)) if text and spurious else None
+    types = [hallucination_type(f, index) for f in spurious]
     parsed = parse_output(output)
     shapes = structure_mismatches(expected, parsed.value) if parsed.json_valid else {}
     return {"hallucination_types": types, "structure": shapes}

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import jsonio
 from .responses import ModelResponse, clean_usage
 from .scoring import MISSING
 
@@ -96,18 +97,15 @@ class Journal:
 
 
 def read_journal(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """The journal's entries in order; unreadable (torn) lines are skipped."""
+    """The journal's entries in order; unreadable (torn, hostile) lines are skipped."""
     path = run_dir / JOURNAL_FILE
     if not path.is_file():
         return
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(entry, dict) and isinstance(entry.get("response"), dict) and "model" in entry:
-                yield entry
+    # jsonio's limits (line size, nesting, number size, encoding) make a hostile or torn line one
+    # more skipped line: its sample is asked again (resume) or reported missing (replay).
+    for _, entry in jsonio.iter_jsonl(path):
+        if isinstance(entry, dict) and isinstance(entry.get("response"), dict) and "model" in entry:
+            yield entry
 
 
 def latest_responses(run_dir: Path) -> dict[tuple[str, str], tuple[str | None, ModelResponse]]:
@@ -142,7 +140,7 @@ class ResponseCache:
 
     def get(self, key: str) -> ModelResponse | None:
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = jsonio.load_file(self._path(key))
         except (OSError, ValueError):
             return None
         response = response_from_dict(data)

@@ -15,7 +15,6 @@ samples, so validation and problem reports are the same whatever the source. Spe
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import urllib.error
 import urllib.request
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from . import jsonio
 from .dataset import BUNDLED, Dataset, bundled_path, iter_rows, parse_rows
 
 HF_PREFIX = "hf:"
@@ -142,21 +142,21 @@ def iter_benchson(folder: Path, label: str) -> Iterator[tuple[str, Any]]:
     schema_file = folder / "schema.json"
     if schema_file.is_file():
         try:
-            shared_schema = json.loads(schema_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DatasetSourceError(f"{schema_file}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+            shared_schema = jsonio.load_file(schema_file, allow_nonfinite=False)
+        except jsonio.JsonInputError as exc:
+            raise DatasetSourceError(f"{schema_file}: line {exc.line or 1}: {exc}") from None
     files = sorted(test_dir.glob("*.json"))
     if not files:
         raise DatasetSourceError(f"dataset {label!r}: {test_dir} holds no *.json instances")
     for file in files:
         location = f"test/{file.name} line 1"
         try:
-            instance = json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            yield f"test/{file.name} line {exc.lineno}", exc
+            instance = jsonio.load_file(file)
+        except jsonio.JsonInputError as exc:
+            yield f"test/{file.name} line {exc.line or 1}", exc
             continue
-        except (OSError, UnicodeDecodeError) as exc:
-            yield location, f"unreadable: {exc}"
+        except OSError as exc:
+            yield location, jsonio.JsonInputError(f"unreadable: {exc.strerror or exc}")
             continue
         yield location, benchson_row(instance, file.stem, shared_schema)
 

@@ -103,6 +103,9 @@ def accuracy_section(records: Sequence[SampleRecord], options: ScoringOptions) -
         if not r.score.valid
     ]
     out["failed_samples"] = [r.sample_id for r in records if not r.passed]
+    errored = [r.sample_id for r in records if getattr(r, "scoring_error", None)]
+    if errored:  # samples whose scoring raised or ran out of time (scored as invalid output)
+        out["scoring_errors"] = errored
     return out
 
 

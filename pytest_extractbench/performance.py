@@ -81,10 +81,12 @@ def is_success(response: Mapping[str, Any]) -> bool:
 
 
 def outcome(record: Any) -> str:
-    """Exactly one of ``valid``, ``parse_failure``, ``schema_failure`` or an error class."""
+    """Exactly one of ``valid``, ``parse_failure``, ``schema_failure``, ``scoring_error`` or an error class."""
     response = record.response
     if not is_success(response):
         return str(response.get("error_class") or "missing")
+    if getattr(record, "scoring_error", None):
+        return "scoring_error"
     if not record.score.json_valid:
         return "parse_failure"
     if not record.score.schema_valid:
@@ -204,11 +206,11 @@ def reliability(records: Sequence[Any]) -> dict[str, Any]:
 
 def _reliability(rows: Sequence[Facts]) -> dict[str, Any]:
     requests = [f for f in rows if f.request]
-    outcomes = {name: 0 for name in ("valid", "parse_failure", "schema_failure", *ERROR_CLASSES)}
+    outcomes = {name: 0 for name in ("valid", "parse_failure", "schema_failure", *ERROR_CLASSES, "scoring_error")}
     for f in requests:
         outcomes[f.outcome] = outcomes.get(f.outcome, 0) + 1  # get: an error class a newer client added
     total = len(requests)
-    errors = {k: v for k, v in outcomes.items() if k not in ("valid", "parse_failure", "schema_failure")}
+    errors = {k: v for k, v in outcomes.items() if k not in ("valid", "parse_failure", "schema_failure", "scoring_error")}
     successful = total - sum(errors.values())
     retried = [f for f in requests if f.attempts > 1]
     retried_successes = sum(1 for f in retried if f.success)

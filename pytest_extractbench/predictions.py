@@ -8,11 +8,11 @@ the single ``--model`` given, else ``predictions``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from . import jsonio
 from .dataset import DatasetProblem, Sample
 from .responses import ModelResponse
 
@@ -84,23 +84,19 @@ def load_predictions(specs: Sequence[PredictionsSpec], *, default_model: str | N
         label = str(spec.path)
         if not path.is_file():
             raise FileNotFoundError(f"predictions file {label}: no such file ({path})")
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    _read_row(source, label, number, line, spec.model or default_model or DEFAULT_OFFLINE_MODEL)
+        for number, row in jsonio.iter_jsonl(path):
+            _read_row(source, label, number, row, spec.model or default_model or DEFAULT_OFFLINE_MODEL)
     return source
 
 
-def _read_row(source: PredictionsSource, label: str, number: int, line: str, fallback_model: str) -> None:
+def _read_row(source: PredictionsSource, label: str, number: int, row: object, fallback_model: str) -> None:
     location = f"line {number}"
 
     def problem(message: str, sample_id: str | None = None, field_name: str | None = None) -> None:
         source.problems.append(DatasetProblem(label, location, message, sample_id, field_name, "warning"))
 
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        problem(f"not valid JSON: {exc.msg} (column {exc.colno}); row ignored")
+    if isinstance(row, jsonio.JsonInputError):  # bad bytes, bad JSON, too deep, too long: the sample is missing
+        problem(f"{row}; row ignored", row.sample_id, row.path.removeprefix("$.").split(".")[0] if row.path else None)
         return
     if not isinstance(row, dict) or row.get("id") in (None, ""):
         problem("a prediction row needs an 'id'; row ignored", None, "id")

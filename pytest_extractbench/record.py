@@ -27,6 +27,8 @@ class SampleRecord:
     failure: str | None = None
     # per-sample diagnostics computed where the item ran (diagnostics.sample_diagnostics)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    # why scoring itself failed (an exception or the time budget): the sample counts as a scoring_error
+    scoring_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The wire/journal form."""
@@ -35,6 +37,7 @@ class SampleRecord:
             "sample_id": self.sample_id,
             "passed": self.passed,
             "failure": self.failure,
+            "scoring_error": self.scoring_error,
             "meta": self.meta,
             "response": self.response,
             "score": self.score.as_dict(),
@@ -53,6 +56,7 @@ class SampleRecord:
             passed=bool(data.get("passed", True)),
             failure=data.get("failure"),
             diagnostics=dict(data.get("diagnostics") or {}),
+            scoring_error=data.get("scoring_error"),
         )
 
     @property

@@ -8,6 +8,7 @@ controller aggregates the same way with and without xdist (DESIGN decision 3).
 from __future__ import annotations
 
 import gc
+import linecache
 import platform
 import sys
 import time
@@ -36,7 +37,8 @@ from .record import SampleRecord, TrackRecord
 from .regression import RunComparison, compare_run
 from .report import files, outputs, terminal
 from .sample_extras import extra_diagnostics
-from .scoring import MISSING, score_sample
+from .scoring import MISSING, budget, score_sample
+from .scoring.sample import SCORING_ERROR, scoring_error_score
 from .server import DEFAULT_EMBEDDED_MODEL
 from .subsets import gate_scopes, subset_metrics
 from .tracks import get_track
@@ -243,7 +245,9 @@ class BenchSession:
         if self.is_worker and self.config.workerinput.get("workerid") != "gw0":  # type: ignore[attr-defined]
             return  # every worker loads the same inputs: let one of them speak
         for problem in problems[:MAX_WARNINGS]:
-            # Point the warning at the data file, not at this module.
+            # Point the warning at the data file, not at this module. The warnings module would echo the
+            # file's line under the message (a 50 MB bad line whole): an empty cached copy stops that.
+            linecache.cache.setdefault(problem.source, (0, None, [], problem.source))
             warnings.warn_explicit(ExtractBenchWarning(str(problem)), ExtractBenchWarning, problem.source, problem.lineno)
         if len(problems) > MAX_WARNINGS:
             warnings.warn(ExtractBenchWarning(f"{len(problems) - MAX_WARNINGS} more input problems; see metrics.json"))
@@ -268,25 +272,40 @@ class BenchSession:
         sample = item.sample
         responses = self.item_responses(item.model, sample)
         response = responses[0]
-        score = score_sample(
-            response.content, sample.expected, sample.schema, options=self.settings.scoring, sample_id=sample.id,
-            rule_errors="ignore",  # reported once per sample as an input problem instead
-        )
-        failure = self._failure(score, response)
-        record = SampleRecord(
-            model=item.model,
-            sample_id=sample.id,
-            score=score,
-            meta={**sample.meta, "text_chars": len(sample.text or "")},  # input length for spec 4.3.1
-            response=response.as_dict(),
-            passed=failure is None,
-            failure=failure,
-            # needs the source text, which only this process has: computed here, carried in the record
-            diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content),
-        )
-        extra_diagnostics(record, responses)  # issue 8: calibration and consistency, when there is data for them
+        meta = {**sample.meta, "text_chars": len(sample.text or "")}  # input length for spec 4.3.1
+        try:
+            # Any failure or overrun while scoring is this sample's scoring_error, never a lost sample.
+            with budget.time_budget(budget.ITEM_BUDGET_S):
+                score = score_sample(
+                    response.content, sample.expected, sample.schema, options=self.settings.scoring,
+                    sample_id=sample.id, rule_errors="ignore",  # reported once per sample as an input problem instead
+                )
+                failure = self._failure(score, response)
+                record = SampleRecord(
+                    model=item.model, sample_id=sample.id, score=score, meta=meta, response=response.as_dict(),
+                    passed=failure is None, failure=failure,
+                    # needs the source text, which only this process has: computed here, carried in the record
+                    diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content),
+                )
+                extra_diagnostics(record, responses)  # issue 8: calibration and consistency, when there is data
+        except Exception as exc:  # noqa: BLE001 - see above
+            record = self._scoring_error(item.model, sample, meta, response, exc)
         self.config.hook.pytest_extractbench_sample_scored(config=self.config, record=record)
         return record
+
+    def _scoring_error(self, model: str, sample: Any, meta: dict[str, Any], response: Any,
+                       exc: BaseException) -> SampleRecord:
+        """The record of a sample whose scoring failed: invalid output (EQS 0, every gold field missed)."""
+        reason = budget.failure_reason(exc)
+        score = scoring_error_score(sample.expected, reason, options=self.settings.scoring, sample_id=sample.id)
+        try:
+            content = response.as_dict()
+        except Exception:  # noqa: BLE001 - the response itself may be what broke scoring
+            content = {"content": None, "error_class": response.error_class, "error": response.error}
+        return SampleRecord(
+            model=model, sample_id=sample.id, score=score, meta=meta, response=content, passed=False,
+            failure=f"scoring failed ({SCORING_ERROR}): {reason}", scoring_error=reason,
+        )
 
     def item_responses(self, model: str, sample: Any) -> list[Any]:
         """The runs of one sample (several with --extractbench-repeats), each announced by the request hook."""

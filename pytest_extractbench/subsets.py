@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from . import jsonio
 from .record import SampleRecord
 from .regression import CompareFailCheck, Scope, parse_compare_fail
 from .resampled import HEADLINE, confidence_intervals, metric_values, sample_row
@@ -298,17 +299,22 @@ def _group(raw: Any, where: str, problems: list[str]) -> GroupBy | None:
 def load_subsets(path: str | Path) -> SubsetConfig:
     """Read a JSON or YAML subsets file; raises :class:`SubsetConfigError` (or ``OSError``)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
     if path.suffix.lower() not in (".yaml", ".yml"):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SubsetConfigError(str(path), [f"line {exc.lineno}: not valid JSON: {exc.msg}"]) from None
+            data = jsonio.load_file(path)
+        except jsonio.JsonInputError as exc:
+            raise SubsetConfigError(str(path), [f"line {exc.line or 1}: {exc}"]) from None
         return SubsetConfig.from_data(data, str(path))
     import yaml  # only YAML files need it
 
+    from .yamlio import safe_load
+
     try:
-        data = yaml.safe_load(text)
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SubsetConfigError(str(path), [f"not UTF-8 (byte {exc.start}); save the file as UTF-8"]) from None
+    try:
+        data = safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .align import AlignContext, _canonical, align_hungarian, align_key_field, align_ordered
+from .budget import check as budget_check
 from .compare import Comparison, compare_scalars, declared_type_ok, jaccard, normalize_text, string_similarity, types_agree
 from .comparators import COMPARATORS, ComparatorError, to_comparison
 from .options import ScoringOptions
@@ -166,6 +167,7 @@ class FieldWalker:
     def _pair(
         self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
     ) -> None:
+        budget_check()
         if self.fast_paths and type(expected) is type(predicted) and expected == predicted:
             self._identical(expected, predicted, node, path, depth, required, out)
             return
@@ -200,6 +202,7 @@ class FieldWalker:
         path: str, depth: int, required: bool, out: list,
     ) -> bool:
         """Emit a value present on one side only (as shown); True when at least one side is absent."""
+        budget_check()
         if self.is_absent(expected):
             if not self.is_absent(predicted):
                 origin = ORIGIN_NULL if expected is None else ORIGIN_KEY

@@ -208,6 +208,108 @@ _validators: dict[tuple[int, bool], tuple[Any, Any, Any]] = {}
 MAX_ERRORS = 50
 MAX_MESSAGE = 300
 
+# $ref is resolved inside the schema only: no http(s):// or file:// fetches, ever (a hostile schema
+# must not read local files or stall an offline run on a host that never answers).
+_LOCAL_ONLY = Registry()
+
+
+def _refuse(uri: str) -> Any:
+    raise LookupError(f"{uri}: only references inside the schema are resolved (nothing is fetched)")
+
+
+# -- regular expressions through jsonschema-rs's engine -----------------------------------------
+#
+# Python's re backtracks without limit: "^(a+)+$" against 41 characters never returns. The
+# reference validator's regex keywords are routed through jsonschema-rs's engine instead (linear
+# time, or backtracking with a step limit for backreferences), so explaining an error is bounded.
+
+_patterns: dict[str, Any] = {}
+_BACKTRACK = "Error executing regex"
+
+
+class PatternError(ValueError):
+    """A schema regex that cannot be compiled or run within the engine's limits."""
+
+
+def _rs_pattern(pattern: str) -> Any:
+    validator = _patterns.get(pattern)
+    if validator is None:
+        try:
+            validator = jsonschema_rs.validator_for({"pattern": pattern})
+        except Exception as exc:  # noqa: BLE001 - jsonschema-rs says "... is not a "regex""
+            raise PatternError(f"pattern {_clip(repr(pattern))} is not a valid regular expression: "
+                               f"{_clip(str(exc).splitlines()[0])}") from None
+        if len(_patterns) >= _CACHE_LIMIT:
+            _patterns.clear()
+        _patterns[pattern] = validator
+    return validator
+
+
+def regex_search(pattern: str, text: str) -> bool:
+    """``re.search(pattern, text)`` with a bound on the work; :class:`PatternError` when it gives up."""
+    validator = _rs_pattern(pattern)
+    if validator.is_valid(text):
+        return True
+    for error in validator.iter_errors(text):
+        if _BACKTRACK in error.message:
+            raise PatternError(f"pattern {_clip(repr(pattern))} could not be checked: the regular expression "
+                               "needs too much backtracking")
+    return False
+
+
+def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
+    if validator.is_type(instance, "string") and not regex_search(patrn, instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if regex_search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional(instance: Any, schema: Any) -> list[Any]:
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    return [key for key in instance
+            if key not in properties and not any(regex_search(p, key) for p in patterns)]
+
+
+def _additional_properties(validator: Any, extra_schema: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    extras = _additional(instance, schema)
+    if validator.is_type(extra_schema, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], extra_schema, path=extra)
+    elif not extra_schema and extras:  # jsonschema's own words
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield jsonschema.ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            listed = ", ".join(repr(extra) for extra in sorted(extras, key=str))
+            yield jsonschema.ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+
+_BOUNDED = {"pattern": _pattern, "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties}
+_bounded_classes: dict[Any, Any] = {}
+
+
+def _bounded(cls: Any) -> Any:
+    """``cls`` with its regex keywords run by the bounded engine."""
+    bounded = _bounded_classes.get(cls)
+    if bounded is None:
+        bounded = _bounded_classes[cls] = jsonschema.validators.extend(
+            cls, {k: v for k, v in _BOUNDED.items() if k in cls.VALIDATORS})
+    return bounded
+
 
 def _validators_for(schema: Any, validate_formats: bool) -> tuple[Any, Any]:
     """(jsonschema-rs validator or None, jsonschema validator) for ``schema``, cached."""
@@ -216,9 +318,10 @@ def _validators_for(schema: Any, validate_formats: bool) -> tuple[Any, Any]:
     if entry is not None and entry[0] is schema:
         return entry[1], entry[2]
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    reference = cls(schema, format_checker=cls.FORMAT_CHECKER if validate_formats else None)
+    reference = _bounded(cls)(schema, format_checker=cls.FORMAT_CHECKER if validate_formats else None,
+                              registry=_LOCAL_ONLY)
     try:
-        fast = jsonschema_rs.validator_for(schema, validate_formats=validate_formats)
+        fast = jsonschema_rs.validator_for(schema, validate_formats=validate_formats, retriever=_refuse)
     except Exception:  # noqa: BLE001 - drafts or keywords it does not know: the reference takes over
         fast = None
     if len(_validators) >= _CACHE_LIMIT:
@@ -245,12 +348,32 @@ def check_schema(schema: Any) -> list[str]:
     if isinstance(schema, dict):
         try:
             if jsonschema_rs.meta.is_valid(schema):
-                return []
+                return unusable_schema(schema)
         except Exception:  # noqa: BLE001 - a draft or keyword it does not know: the reference decides
             pass
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: (e.json_path, e.message))
-    return [_describe(e) for e in errors[:MAX_ERRORS]]
+    return [_describe(e) for e in errors[:MAX_ERRORS]] or unusable_schema(schema)
+
+
+def unusable_schema(schema: Any) -> list[str]:
+    """Why a well-formed ``schema`` still cannot be applied: a ``$ref`` that does not resolve inside it
+    (remote and file references are never fetched), or a regular expression the engine rejects.
+    These are faults of the schema, so they are reported against it, not against the gold."""
+    if not isinstance(schema, dict):
+        return []
+    try:
+        jsonschema_rs.validator_for(schema, retriever=_refuse)
+        return []
+    except Exception as exc:  # noqa: BLE001 - its ValidationError/ValueError carry the reason
+        reason = _clip(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    if "regex" in reason:
+        return [f"a regular expression in it cannot be used: {reason}"]
+    if "only references inside the schema" in reason or "not present in a registry" in reason:
+        return [f"a $ref points outside the schema (remote and file references are not fetched): {reason}"]
+    if any(word in reason for word in ("Pointer", "reference", "Reference", "resolve", "anchor", "Anchor")):
+        return [f"a $ref does not resolve inside the schema: {reason}"]
+    return []  # something else jsonschema-rs does not support: the reference validator takes over
 
 
 def validation_errors(instance: Any, schema: Any, *, validate_formats: bool = True) -> list[str]:
@@ -268,6 +391,8 @@ def validation_errors(instance: Any, schema: Any, *, validate_formats: bool = Tr
             errors = [f"{_rs_path(e.instance_path)}: {_clip(e.message)}" for e in fast.iter_errors(instance)]
     except RecursionError:
         return ["$: output is nested too deeply to validate"]
+    except PatternError as exc:
+        return [f"$: {exc}"]
     except Exception as exc:  # noqa: BLE001 - a broken schema (bad regex, ...) is reported, not raised
         return [f"$: schema could not be applied: {type(exc).__name__}: {_clip(str(exc))}"]
     return errors[:MAX_ERRORS]

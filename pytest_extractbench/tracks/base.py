@@ -15,7 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..dataset import Dataset, DatasetProblem, iter_rows
+from ..dataset import Dataset, DatasetProblem, iter_rows, row_error
+from ..jsonio import JsonInputError
 from ..responses import ModelResponse
 
 EXTRACTION = "extraction"
@@ -68,8 +69,8 @@ def load_rows(name: str, label: str, path: Path, parse: Callable[..., TrackSampl
     problems: list[DatasetProblem] = []
     seen: dict[str, str] = {}
     for index, (location, row) in enumerate(iter_rows(path), start=1):
-        if isinstance(row, json.JSONDecodeError):
-            problems.append(DatasetProblem(label, location, f"not valid JSON: {row.msg} (column {row.colno})"))
+        if isinstance(row, (json.JSONDecodeError, JsonInputError)):
+            problems.append(row_error(label, location, row))
             continue
         if not isinstance(row, dict):
             problems.append(DatasetProblem(label, location, f"a row must be a JSON object, got {type(row).__name__}"))

@@ -14,6 +14,7 @@ import json
 from collections import Counter
 from typing import Any, Callable, Mapping, Sequence
 
+from .. import jsonio
 from ..scoring import check_schema, parse_output
 from ..scoring.schema import get_validator
 from .base import Messages, Track, TrackSample, iter_schema_nodes, mean
@@ -87,9 +88,9 @@ class GenerateTrack(Track):
         schema = row.get("schema")
         if isinstance(schema, str):
             try:
-                schema = json.loads(schema)
-            except json.JSONDecodeError as exc:
-                problem(f"'schema' is a string but not valid JSON: {exc.msg} (column {exc.colno})", "schema")
+                schema = jsonio.loads(schema, allow_nonfinite=False)
+            except jsonio.JsonInputError as exc:
+                problem(f"'schema' is a string but {exc}", "schema")
                 return None
         if not isinstance(schema, dict):
             problem("missing 'schema' (a JSON Schema object)", "schema")

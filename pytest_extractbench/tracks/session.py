@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..consistency import aggregate_consistency, consistency
 from ..record import TrackRecord
+from ..responses import ModelResponse
+from ..scoring import budget
+from ..scoring.sample import SCORING_ERROR
 from ..report import files, terminal
 from .base import Track
 
@@ -30,11 +33,16 @@ class TrackRunner:
         """Read (or request) the sample's runs, score the first, measure consistency over all."""
         bench, track, sample = self.bench, self.track, item.sample
         responses = bench.item_responses(item.model, sample)
-        predictions = [track.read_response(sample, r) for r in responses]  # type: ignore[arg-type]
-        result = track.score(sample, predictions[0], bench.settings.scoring)  # type: ignore[arg-type]
         found = None
-        if len(predictions) > 1:
-            found = consistency([track.consistency_value(p) for p in predictions], parsed=self._parsed())
+        try:
+            # Any failure or overrun while scoring is this sample's scoring_error, never a lost sample.
+            with budget.time_budget(budget.ITEM_BUDGET_S):
+                predictions = [track.read_response(sample, r) for r in responses]  # type: ignore[arg-type]
+                result = track.score(sample, predictions[0], bench.settings.scoring)  # type: ignore[arg-type]
+                if len(predictions) > 1:
+                    found = consistency([track.consistency_value(p) for p in predictions], parsed=self._parsed())
+        except Exception as exc:  # noqa: BLE001 - see above
+            result = self._scoring_error(sample, budget.failure_reason(exc))
         record = TrackRecord(
             model=item.model,
             sample_id=sample.id,
@@ -49,6 +57,16 @@ class TrackRunner:
         )
         bench.config.hook.pytest_extractbench_sample_scored(config=bench.config, record=record)
         return record
+
+    def _scoring_error(self, sample: Any, reason: str) -> dict[str, Any]:
+        """The result of a sample whose scoring failed: scored as no output, failed, with the reason."""
+        try:
+            result = dict(self.track.score(sample, self.track.read_response(sample, ModelResponse()),
+                                           self.bench.settings.scoring))
+        except Exception:  # noqa: BLE001 - a track that cannot score "no output" either
+            result = {}
+        result.update(passed=False, failure=f"scoring failed ({SCORING_ERROR}): {reason}", scoring_error=reason)
+        return result
 
     def _parsed(self) -> bool:
         return self.track.compare_parsed

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from .. import jsonio
 from ..responses import ModelResponse
 from ..report.terminal import clip
 from ..scoring import MISSING, prf, strip_fence, validation_errors
@@ -111,9 +112,9 @@ def _check_gold(calls: Any, names: set[str]) -> str | None:
 def _as_arguments(raw: Any) -> tuple[Any, str | None]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
-            return None, f"arguments are not valid JSON: {exc.msg} (column {exc.colno})"
+            raw = jsonio.loads(raw) if raw.strip() else {}  # bounded: model text can be nested 5,000 deep
+        except jsonio.JsonInputError as exc:
+            return None, f"arguments are {exc}"
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -148,9 +149,9 @@ def parse_calls(content: Any, names: Mapping[str, str]) -> tuple[list[dict[str, 
         if text[0] not in "[{":
             return [], None  # an answer in words: the model made no call
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            return [], f"output looks like a call but is not valid JSON: {exc.msg} (column {exc.colno})"
+            value = jsonio.loads(text)
+        except jsonio.JsonInputError as exc:
+            return [], f"output looks like a call but is {exc}"
     if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
         value = value["tool_calls"]
     if isinstance(value, dict):

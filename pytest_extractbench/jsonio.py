@@ -1,0 +1,252 @@
+"""The one reader of user JSON and JSONL files (datasets, predictions, baselines, journals), with limits.
+
+Hostile or broken files must give a clear message, never a crash or a hang: every reader here
+enforces the same explicit limits and raises (or yields) :class:`JsonInputError`, which names the
+line and column and, when the value could be parsed, the JSON path of the fault.
+
+- encoding: UTF-8; a UTF-8 byte-order mark is dropped, UTF-16/32 files and invalid bytes are errors;
+- line size: a JSONL line longer than :data:`MAX_LINE_BYTES` is skipped unread (never echoed);
+- nesting: deeper than :data:`MAX_DEPTH` levels is refused (the scorers and validators recurse);
+- numbers: integers longer than Python's 4,300-digit limit are refused; non-finite numbers
+  (``NaN``, ``Infinity``, ``1e400``) are found by :func:`find_nonfinite` for callers that reject them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+MAX_DEPTH = 128
+"""Deepest nesting accepted in an input file (the Python validators use ~5 stack frames a level)."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""Longest JSONL line read (a 2 MB document with its schema and gold fits many times over)."""
+MAX_FILE_BYTES = 1024 * 1024 * 1024
+"""Largest whole-file JSON document read into memory."""
+NONFINITE = ("a number that is not finite (NaN, Infinity, or beyond ±1.8e308 such as 1e400); "
+             "JSON numbers must be finite")
+CLIP = 120
+"""Characters of untrusted text (an id guessed from a broken line) quoted in a message."""
+
+_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+_UTF8_BOM = b"\xef\xbb\xbf"
+_LONG_INT = re.compile(r"\d{19}")
+_LONG_INT_B = re.compile(rb"\d{19}")
+_ID = re.compile(rb'"id"\s*:\s*(?:"((?:[^"\\]|\\.){1,200})"|(-?\d{1,40}))')
+
+
+class JsonInputError(ValueError):
+    """Why a JSON text (a file, a JSONL line, a JSON string in a row) cannot be used."""
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
+                 path: str | None = None, sample_id: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.path = path  # "$.expected.total", when the value was parsed
+        self.sample_id = sample_id  # the row's "id", when it can be told
+
+    def __str__(self) -> str:
+        where = f" (column {self.column})" if self.column else ""
+        at = f"{self.path}: " if self.path and self.path != "$" else ""
+        return f"{at}{self.message}{where}"
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    """At most ``limit`` characters of ``text`` (an ellipsis marks the cut)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool = True) -> Any:
+    """Parse one JSON text within the limits, or raise :class:`JsonInputError`.
+
+    orjson parses the common case fast (it is strict RFC 8259: no NaN, 64-bit integers); what it
+    refuses goes to the standard parser, which accepts NaN/Infinity and big integers (up to 4,300
+    digits) and explains syntax errors with a line and column.
+    """
+    # orjson reads integers past 64 bits as floats (digits lost): such texts go to the standard parser.
+    long_int = (_LONG_INT_B if isinstance(text, (bytes, bytearray)) else _LONG_INT).search(text)
+    try:
+        value = _loads_std(text) if long_int else orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = _loads_std(text)
+    _check(value, text, max_depth, allow_nonfinite)
+    return value
+
+
+def _loads_std(text: str | bytes) -> Any:
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _encoding_error(bytes(text), exc) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JsonInputError(f"not valid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+    except RecursionError:
+        raise JsonInputError(f"nested too deeply (more than {MAX_DEPTH} levels)") from None
+    except ValueError as exc:  # int('9' * 5000): "Exceeds the limit (4300 digits) for integer string conversion"
+        raise JsonInputError(f"a number is too large to read ({clip(str(exc), 200)})") from None
+
+
+def _check(value: Any, text: str | bytes, max_depth: int, allow_nonfinite: bool) -> None:
+    # Depth > max_depth needs at least max_depth opening brackets: a C-level count skips the walk
+    # for ordinary rows.
+    brackets = (b"[", b"{") if isinstance(text, (bytes, bytearray)) else ("[", "{")
+    if text.count(brackets[0]) + text.count(brackets[1]) > max_depth:  # type: ignore[arg-type]
+        path = too_deep(value, max_depth)
+        if path is not None:
+            raise JsonInputError(f"nested too deeply (more than {max_depth} levels)", path=path)
+    if not allow_nonfinite:
+        path = find_nonfinite(value)
+        if path is not None:
+            raise JsonInputError(NONFINITE, path=path)
+
+
+def _walk(value: Any) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """Every node with its path, iteratively (no recursion on hostile nesting)."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        yield node, path
+        if type(node) is dict:
+            stack.extend((child, (*path, key)) for key, child in reversed(node.items()))
+        elif type(node) is list:
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(node))))
+
+
+def format_path(parts: tuple[Any, ...]) -> str:
+    """``("expected", "items", 2)`` -> ``$.expected.items[2]`` (keys clipped)."""
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{clip(str(p), 60)}" for p in parts)
+
+
+def too_deep(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
+    """The path where ``value`` first nests deeper than ``max_depth`` containers, or None."""
+    if type(value) not in (dict, list):
+        return None
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) >= max_depth:
+            # the first levels say where; the rest is the same bracket over and over
+            return format_path(path[:8]) + ("…" if len(path) > 8 else "")
+        items = node.items() if type(node) is dict else enumerate(node)
+        stack.extend((child, (*path, key)) for key, child in items if type(child) in (dict, list))
+    return None
+
+
+def find_nonfinite(value: Any) -> str | None:
+    """The path of the first NaN or infinite number in ``value`` (``1e400`` reads as infinity), or None."""
+    for node, path in _walk(value):
+        if type(node) is float and not math.isfinite(node):
+            return format_path(path)
+    return None
+
+
+# -- files ------------------------------------------------------------------------------------
+
+
+def _encoding_error(data: bytes, exc: UnicodeDecodeError) -> JsonInputError:
+    start = exc.start
+    line = data.count(b"\n", 0, start) + 1
+    column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+    return JsonInputError(f"not UTF-8: byte 0x{data[start]:02x} cannot be decoded; save the file as UTF-8",
+                          line=line, column=column)
+
+
+def _bom_error(head: bytes) -> JsonInputError | None:
+    for bom, name in _BOMS.items():
+        if head.startswith(bom):
+            return JsonInputError(f"the file is {name} (byte-order mark); save it as UTF-8", line=1)
+    return None
+
+
+def load_file(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool = True) -> Any:
+    """A whole JSON file (a UTF-8 byte-order mark is dropped); raises :class:`JsonInputError` or ``OSError``."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise JsonInputError(f"the file is {size:,} bytes; at most {MAX_FILE_BYTES:,} are read")
+    data = path.read_bytes()
+    error = _bom_error(data[:4])
+    if error is not None:
+        raise error
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _encoding_error(data, exc) from None
+    return loads(data, max_depth=max_depth, allow_nonfinite=allow_nonfinite)
+
+
+def guess_id(line: bytes) -> str | None:
+    """The ``"id"`` of a JSONL row that could not be parsed, when it is plainly there (for messages only)."""
+    match = _ID.search(line[:4096])
+    if match is None:
+        return None
+    raw = match.group(1) if match.group(1) is not None else match.group(2)
+    return clip(raw.decode("utf-8", errors="replace"))
+
+
+def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool = True,
+               max_line_bytes: int | None = None) -> Iterator[tuple[int, Any]]:
+    """``(line number, value or JsonInputError)`` for every non-blank line of a JSONL file.
+
+    A bad line never stops the file: it is yielded as an error and reading goes on. A line longer
+    than ``max_line_bytes`` is skipped in chunks, so a huge line costs no memory.
+    """
+    max_line_bytes = max_line_bytes or MAX_LINE_BYTES
+    with path.open("rb") as handle:
+        head = handle.peek(4)[:4] if hasattr(handle, "peek") else b""
+        error = _bom_error(head)
+        if error is not None:
+            yield 1, error
+            return
+        for number, line in enumerate(_lines(handle, max_line_bytes), start=1):
+            if number == 1 and line is not None and line.startswith(_UTF8_BOM):
+                line = line[len(_UTF8_BOM):]
+            if line is None:
+                yield number, JsonInputError(f"line longer than {max_line_bytes:,} bytes; skipped unread", line=number)
+                continue
+            if not line.strip():
+                continue
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                error = _encoding_error(line, exc)
+                error.line, error.sample_id = number, guess_id(line)
+                yield number, error
+                continue
+            try:
+                yield number, loads(line, max_depth=max_depth, allow_nonfinite=allow_nonfinite)
+            except JsonInputError as exc:
+                exc.line, exc.sample_id = number, guess_id(line)
+                yield number, exc
+
+
+def _lines(handle: BinaryIO, limit: int) -> Iterator[bytes | None]:
+    """The file's lines (None for one longer than ``limit``, whose bytes are skipped)."""
+    while True:
+        line = handle.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while True:  # drain the rest of the long line
+                rest = handle.readline(1024 * 1024)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
+            continue
+        yield line
