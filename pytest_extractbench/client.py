@@ -30,6 +30,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from . import jsonio
 from .baseline import redact_url
 from .live import STRUCTURED_OUTPUT_MODES, check_base_url
 from .redact import redact_credentials
@@ -67,13 +68,6 @@ API_KEY_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")
 _NO_KEY = "no-key"
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _MESSAGE_LIMIT = 500
-# JSON-LIMITS (client side): a chat completion is a few levels deep; anything deeper than this in a
-# body, or in a tool call's arguments, is not read as JSON (the stdlib raises RecursionError near
-# 1,000 levels, and copying or scoring such a value recurses as deep). To fold into the shared
-# limited JSON reader at merge time.
-MAX_BODY_DEPTH = 128
-
-
 def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     """The API key from EXTRACTBENCH_API_KEY, else OPENAI_API_KEY, else None."""
     env = os.environ if environ is None else environ
@@ -597,34 +591,17 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def _too_deep(value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
-    """True when `value` nests containers more than `limit` levels deep (iterative: no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return False
-
-
 def _parse_body(body: bytes) -> tuple[Any, str | None]:
-    """(JSON value, None), or (None, what is wrong with the body) in words for the error message.
-
-    JSON-LIMITS (client side): the stdlib's own limits, caught; to fold into the shared reader."""
+    """(JSON value, None), or (None, what is wrong with the body) in words for the error message."""
     try:
-        data = json.loads(body)
-    except RecursionError:
-        return None, f"the server sent a body nested too deeply to read ({len(body)} bytes)"
-    except ValueError as exc:
-        if "digits" in str(exc):  # int('9' * 5000): Python's integer string limit
-            return None, f"the server sent a body with an integer too long to read: {exc}"
+        return jsonio.loads(body), None
+    except jsonio.JsonInputError as exc:
+        if exc.message.startswith("a number is too large"):
+            return None, f"the server sent a body with an integer too long to read ({len(body)} bytes)"
+        if exc.message.startswith("nested too deeply"):
+            return None, f"the server sent a body nested more than {jsonio.MAX_DEPTH} levels deep ({len(body)} bytes)"
         kind = "a truncated JSON body" if body.lstrip()[:1] in (b"{", b"[") else "a body that is not JSON"
         return None, f"the server sent {kind}: {_one_line(body[:2000].decode('utf-8', 'replace'), 200)!r}"
-    if _too_deep(data):
-        return None, f"the server sent a body nested more than {MAX_BODY_DEPTH} levels deep"
-    return data, None
 
 
 def _clear(response: ModelResponse) -> None:
@@ -681,11 +658,8 @@ def _read_tool_call(call: dict[str, Any]) -> dict[str, Any]:
     function = call.get("function") if isinstance(call.get("function"), dict) else {}
     arguments = function.get("arguments")
     if isinstance(arguments, str):
-        # JSON-LIMITS (client side): too deep or too big to read stays the raw string
         try:
-            parsed = json.loads(arguments)
-        except (ValueError, RecursionError):
+            arguments = jsonio.loads(arguments)
+        except jsonio.JsonInputError:
             pass  # kept as the raw string: invalid arguments are the tool-call track's finding
-        else:
-            arguments = arguments if _too_deep(parsed) else parsed
     return {"name": function.get("name"), "arguments": arguments}

@@ -504,8 +504,6 @@ def test_model_output_nested_990_deep_is_journaled_before_it_is_scored(pytester:
     assert journaled["s01"]["content"] == "[" * 990 + "]" * 990 and journaled["s01"]["error_class"] is None
 
 
-@pytest.mark.xfail(reason="scoring such an output raises today; the scoring side makes it the sample's "
-                          "scoring_error (counted in the metrics)", strict=False)
 def test_model_output_nested_990_deep_is_accounted(pytester: pytest.Pytester, server: FaultServer) -> None:
     write_data(pytester.path / "data.jsonl", 4)
     server.plan = lambda index, body: Fault.deep(990, where="content") if sample_number(body) % 2 else None
