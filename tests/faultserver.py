@@ -28,6 +28,8 @@ Faults (constructors of the frozen dataclass `Fault`):
         string or a JSON value; by default the `answer` callable's value (see below)
     Fault.status(code, message=None)  an OpenAI-style JSON error body with that HTTP status
     Fault.bad_request(message)        400 with {"error": {"message": message, ...}}
+    Fault.error_body(code, body)      that HTTP status with `body` (any JSON value) as the whole response body,
+        e.g. vLLM's top-level {"object": "error", "message": ...} or llama-server's extra error fields
     Fault.rate_limited(retry_after)   429 with a ``Retry-After: <seconds>`` header (None: no header)
     Fault.slow(seconds)               answers ok after `seconds` (use with a shorter client timeout)
     Fault.drop()                      reads the request, then closes the connection without a response
@@ -75,6 +77,7 @@ class Fault:
     content: Any = None  # None: use the server's `answer`
     tool_calls: tuple[dict[str, Any], ...] | None = None  # ({"name": ..., "arguments": {...} or "..."}, ...)
     cut_connection: bool = False
+    body: Any = None  # status faults: the whole JSON body instead of the OpenAI-style error object
 
     @property
     def label(self) -> str:
@@ -94,6 +97,10 @@ class Fault:
     @classmethod
     def status(cls, code: int, message: str | None = None, *, retry_after: float | None = None) -> Fault:
         return cls("status", status_code=code, message=message, retry_after=retry_after)
+
+    @classmethod
+    def error_body(cls, code: int, body: Any) -> Fault:
+        return cls("status", status_code=code, body=body)
 
     @classmethod
     def bad_request(cls, message: str = "invalid request") -> Fault:
@@ -292,6 +299,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.kind == "status":
             headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else None
             message = fault.message or f"injected HTTP {fault.status_code}"
+            if fault.body is not None:
+                self._send_json(fault.status_code, fault.body, headers)
+                return
             self._error(fault.status_code, message, headers)
             return
         if fault.kind == "non_json":
