@@ -265,8 +265,11 @@ def plan_context(
             ctx = trained
             reason += f"; capped at the model's trained context of {trained} tokens"
     too_long = tuple(sorted(((sid, n) for sid, n in prompt_tokens.items() if n >= ctx), key=lambda kv: (-kv[1], kv[0])))
-    if too_long:
-        reason += f"; {len(too_long)} prompt(s) longer than that do not fit"
+    beyond = sum(1 for _, n in too_long if trained is not None and n >= trained)
+    if beyond:
+        reason += f"; {beyond} prompt(s) longer than the trained context cannot fit"
+    if len(too_long) > beyond:
+        reason += f"; {len(too_long) - beyond} prompt(s) longer than this context do not fit"
     kv = None
     if kv_bytes_per_token:
         kv = kv_bytes_per_token * ctx * slots
