@@ -25,6 +25,7 @@ __all__ = [
     "ContextPlan",
     "GGUFError",
     "available_memory",
+    "gguf_facts",
     "kv_bytes_per_token",
     "plan_context",
     "prompt_token_bound",
