@@ -178,3 +178,14 @@ def test_every_prompt_that_can_fit_does(prompts: dict[str, int], budget: int, sl
 def test_the_byte_bound_is_at_least_the_bytes(texts: list[str]) -> None:
     messages = [{"role": "user", "content": t} for t in texts]
     assert prompt_token_bound(messages) >= sum(len(t.encode()) for t in texts) + len(texts)
+
+
+def test_the_context_option_takes_whole_token_counts_of_at_least_256() -> None:
+    import argparse
+
+    from pytest_extractbench.settings import OPTIONS_BY_NAME, parse_context
+
+    assert parse_context("8192") == 8192 and OPTIONS_BY_NAME["context"].default is None
+    for bad in ("100", "8k", "-1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="at least 256"):
+            parse_context(bad)
