@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -413,6 +414,11 @@ class ExtractionClient:
                 return _Retry("rate_limited", message, _retry_after(exc.response.headers))
             if exc.status_code >= 500:
                 return _Retry("server_error", message, _retry_after(exc.response.headers))
+            fit = context_exceeded(exc.body, _server_message(exc))
+            if fit is not None:
+                response.error_class, response.context = "context_exceeded", fit
+                response.error = f"{_describe_fit(fit)}: {message}"
+                return None
             response.error_class, response.error = "request_error", message
             return None
         except openai.OpenAIError as exc:  # e.g. a response the package itself cannot read
@@ -559,6 +565,46 @@ def _server_message(exc: openai.APIStatusError) -> str:
     except Exception:  # the body may be unreadable
         text = ""
     return _one_line(text) or exc.response.reason_phrase or "no message"
+
+
+# How servers say that a prompt does not fit the context: llama-server ("request (4531 tokens) exceeds
+# the available context size (4096 tokens)", type exceed_context_size_error), vLLM and OpenAI ("This
+# model's maximum context length is N tokens. However, you requested M tokens ..." / "your messages
+# resulted in M tokens" / "your request has M input tokens", code context_length_exceeded).
+_CONTEXT_MARKERS = ("exceeds the available context size", "maximum context length", "context_length_exceeded",
+                    "exceed_context_size_error")  # fmt: skip
+# the messages' own count first: vLLM's "requested M tokens (P in the messages, C in the completion)"
+_CONTEXT_PROMPT = (re.compile(r"(\d+) in the messages"),
+                   re.compile(r"request \((\d+) tokens\)|(?:requested|resulted in|request has) (\d+) (?:input )?tokens"))
+_CONTEXT_LIMIT = (re.compile(r"context size \((\d+) tokens\)|maximum context length is (\d+)"),)
+
+
+def context_exceeded(body: Any, message: str) -> dict[str, int | None] | None:
+    """``{"prompt_tokens", "limit"}`` (each None when the server did not say) when a 4xx answer says
+    the prompt does not fit the model's context; None for any other request error."""
+    fields = body if isinstance(body, dict) else {}
+    words = " ".join(str(fields.get(k, "")) for k in ("type", "code")) + " " + message
+    if not any(marker in words.lower() for marker in _CONTEXT_MARKERS):
+        return None
+
+    def first(patterns: tuple[re.Pattern[str], ...], key: str) -> int | None:
+        value = fields.get(key)  # llama-server says it in fields too
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        for pattern in patterns:
+            found = pattern.search(message)
+            if found:
+                return int(next(g for g in found.groups() if g))
+        return None
+
+    return {"prompt_tokens": first(_CONTEXT_PROMPT, "n_prompt_tokens"), "limit": first(_CONTEXT_LIMIT, "n_ctx")}
+
+
+def _describe_fit(fit: dict[str, int | None]) -> str:
+    tokens, limit = fit.get("prompt_tokens"), fit.get("limit")
+    size = f" ({tokens} tokens)" if tokens is not None else ""
+    room = f" ({limit} tokens)" if limit is not None else ""
+    return f"the prompt{size} does not fit the model's context{room}"
 
 
 def _connection_reason(exc: openai.APIConnectionError) -> str:

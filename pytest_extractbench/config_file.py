@@ -57,6 +57,7 @@ KEY_PATHS: dict[str, str] = {
     "output.generate_report": "no_html_report",  # inverted
     "performance.concurrency": "concurrency",
     "performance.slots": "slots",
+    "performance.context": "context",
     "performance.enable_caching": "no_cache",  # inverted
 }
 INVERTED = frozenset({"output.generate_report", "performance.enable_caching"})

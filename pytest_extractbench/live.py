@@ -84,6 +84,7 @@ class LiveOptions:
     replay: Path | None = None
     no_cache: bool = False
     slots: int = DEFAULT_SLOTS
+    context: int | None = None  # tokens per embedded slot; None: sized to the prompts (context.py)
 
     @property
     def embedded(self) -> bool:
@@ -108,6 +109,7 @@ class LiveOptions:
             replay=values["replay"],
             no_cache=bool(values["no_cache"]),
             slots=values["slots"],
+            context=values["context"],
         )
 
     def default_concurrency(self, workers: int = 1) -> int:
@@ -132,4 +134,5 @@ class LiveOptions:
             "replay": str(self.replay) if self.replay else None,
             "no_cache": self.no_cache,
             "slots": self.slots,
+            "context": self.context,
         }

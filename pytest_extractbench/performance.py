@@ -15,8 +15,9 @@ Pure functions over sample records; each record's ``response`` dict is
 * Throughput divides by the time the non-cached requests were in flight: the union of their
   ``[started_at, finished_at]`` intervals, which is the wall span ``max(finished_at) - min(started_at)``
   of a run without idle gaps, and leaves out the hours between a killed run and its resume
-  (resumed responses keep their original timestamps). Requests/s counts successful requests (the
-  spec's formula), samples/min every request.
+  (resumed responses keep their original timestamps). Every throughput figure counts successful
+  requests over that one interval, so ``samples_per_min == 60 * requests_per_s`` always; a failed
+  request adds time but nothing done. With no successful request the figures are null, "not measured".
 * Percentiles use numpy's linear interpolation; ``std`` is the population standard deviation.
 * ``reliability_score`` (spec 4.3.4) gives a first-attempt success full credit and a success after
   retries half credit, so it stays in [0, 1].
@@ -37,6 +38,7 @@ from .responses import ERROR_CLASSES
 
 NOT_MEASURED = "not measured: no request was sent to a server (offline predictions carry no timings)"
 ALL_CACHED = "not measured: every response came from the cache"
+NO_SUCCESS = "not measured: no request succeeded"
 # top-level keys of a model's metrics (the SLA gate and the model comparison read them)
 LATENCY_P95 = "latency_p95_ms"
 SUCCESS_RATE = "success_rate"
@@ -222,6 +224,7 @@ def _reliability(rows: Sequence[Facts]) -> dict[str, Any]:
         "parse_failure_rate": _rate(outcomes["parse_failure"], total),
         "schema_failure_rate": _rate(outcomes["schema_failure"], total),
         "timeout_rate": _rate(outcomes["timeout"], total),
+        "context_exceeded_rate": _rate(outcomes["context_exceeded"], total),
         "retry_rate": _rate(len(retried), total),
         "truncation_rate": _rate(sum(f.truncated for f in requests), total),
         "retried_successes": retried_successes,
@@ -297,16 +300,20 @@ def _throughput(live: Sequence[Facts]) -> dict[str, Any]:
         return {**empty, "note": "no request timestamps"}
     span = max(end for _, end in intervals) - min(start for start, _ in intervals)
     busy = busy_time(intervals)
+    successes = [f for f in live if f.success]
+    if not successes:
+        return {**empty, "wall_time_s": span, "busy_time_s": busy, "note": NO_SUCCESS}
     if busy <= 0:
         return {**empty, "wall_time_s": span, "busy_time_s": busy, "note": "zero wall time"}
-    successes = [f for f in live if f.success]
-    tokens_used = math.fsum((f.prompt_tokens or 0.0) + (f.completion_tokens or 0.0) for f in live)
+    # one numerator (successful requests) and one interval for every figure: they cannot disagree
+    per_s = len(successes) / busy
+    tokens_done = math.fsum((f.prompt_tokens or 0.0) + (f.completion_tokens or 0.0) for f in successes)
     return {
         "wall_time_s": span,
         "busy_time_s": busy,
-        "requests_per_s": len(successes) / busy,
-        "samples_per_min": 60.0 * len(live) / busy,
-        "tokens_per_s": tokens_used / busy,
+        "requests_per_s": per_s,
+        "samples_per_min": 60.0 * per_s,
+        "tokens_per_s": tokens_done / busy,
         "fields_per_s": sum(f.fields for f in successes) / busy,
     }
 

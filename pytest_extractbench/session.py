@@ -383,8 +383,19 @@ class BenchSession:
 
         self._templates()  # a bad template file fails now, not in every item
         self.endpoints = Endpoints(self.settings.live, models)
-        self.endpoints.start(self.run_dir)
+        self.endpoints.start(self.run_dir, self._sizing_prompts)
         self.endpoints.check(api_key_from_env())
+
+    def _sizing_prompts(self) -> dict[str, Any]:
+        """The chat messages of every extraction sample, which the embedded server's context must hold.
+
+        Tracks build their own, short requests: they keep the default context."""
+        if self.tracks is not None:
+            return {}
+        from .client import build_messages
+
+        templates = self._templates()
+        return {sample.id: build_messages(sample.text, sample.schema, templates) for sample in self.dataset.samples}
 
     def worker_input(self) -> dict[str, Any]:
         """What a worker needs from the controller: the routes of the servers it started."""
@@ -648,6 +659,7 @@ class BenchSession:
         if invalid:
             lines.append(f"{len(invalid)} invalid sample(s) skipped (--extractbench-invalid-samples "
                          f"{self.settings.data.invalid_samples}): " + ", ".join(sorted(invalid)[:10]))
+        lines.extend(terminal.context_lines(self.live_facts(), self.records))
         for model, metrics in self.metrics.items():
             lines.extend(terminal.model_lines(model, metrics, self.checks.get(model, []), self.settings.sla))
         lines.extend(terminal.run_lines(self.run_level, self.baseline_comparison))

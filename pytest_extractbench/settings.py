@@ -134,6 +134,11 @@ def parse_positive_int(value: str) -> int:
     return _number(value, int, lambda x: x >= 1, "a whole number >= 1")
 
 
+def parse_context(value: str) -> int:
+    """A context size in tokens, at least 256 (llama-server's smallest useful slot)."""
+    return _number(value, int, lambda x: x >= 256, "a whole number of tokens, at least 256")
+
+
 def parse_count(value: str) -> int:
     """A whole number >= 0."""
     return _number(value, int, lambda x: x >= 0, "a whole number >= 0")
@@ -320,6 +325,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("no_cache", "Do not read or write the response cache (.extractbench/cache/).", parse_bool, False,
                flag=True),
     OptionSpec("slots", "Parallel slots of each embedded llama-server.", parse_positive_int, 4, "N"),
+    OptionSpec("context", "Context of each embedded llama-server slot, in tokens (default: the longest prompt plus "
+               "--extractbench-max-tokens, at least 4096, at most the model's trained context).",
+               parse_context, None, "TOKENS"),
     # --- reports (issue 7) ---
     OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
                "are still written).", parse_bool, False, flag=True),

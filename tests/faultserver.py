@@ -28,6 +28,8 @@ Faults (constructors of the frozen dataclass `Fault`):
         string or a JSON value; by default the `answer` callable's value (see below)
     Fault.status(code, message=None)  an OpenAI-style JSON error body with that HTTP status
     Fault.bad_request(message)        400 with {"error": {"message": message, ...}}
+    Fault.error_body(code, body)      that HTTP status with `body` (any JSON value) as the whole response body,
+        e.g. vLLM's top-level {"object": "error", "message": ...} or llama-server's extra error fields
     Fault.rate_limited(retry_after)   429 with a ``Retry-After: <seconds>`` header (None: no header)
     Fault.slow(seconds)               answers ok after `seconds` (use with a shorter client timeout)
     Fault.drop()                      reads the request, then closes the connection without a response
@@ -111,6 +113,10 @@ class Fault:
     @classmethod
     def status(cls, code: int, message: str | None = None, *, retry_after: float | None = None) -> Fault:
         return cls("status", status_code=code, message=message, retry_after=retry_after)
+
+    @classmethod
+    def error_body(cls, code: int, body: Any) -> Fault:
+        return cls.raw(json.dumps(body), status=code)
 
     @classmethod
     def bad_request(cls, message: str = "invalid request") -> Fault:

@@ -135,7 +135,9 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
         )
     else:
         lines.append(f"  latency             {perf['note']}")
-    if thr["wall_time_s"] is not None:
+    if thr["requests_per_s"] is None:
+        lines.append(f"  throughput          {thr.get('note') or 'not measured'}")
+    else:
         lines.append(
             f"  throughput          {thr['requests_per_s']:.2f} req/s  {thr['samples_per_min']:.1f} samples/min  "
             f"{thr['tokens_per_s']:.0f} tokens/s  {thr['fields_per_s']:.1f} fields/s"
@@ -158,6 +160,34 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
     errors = {k: v for k, v in rel["error_counts"].items() if v}
     if errors:
         lines.append("  errors              " + ", ".join(f"{safe(k)} {v}" for k, v in sorted(errors.items())))
+    return lines
+
+
+MAX_LISTED = 10
+
+
+def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord]) -> list[str]:
+    """The context each embedded server got and why, its peak memory, and the samples that did not fit."""
+    lines = []
+    for model, facts in ((live or {}).get("embedded") or {}).items():
+        plan = facts.get("context") or {}
+        if not plan:
+            continue
+        peak = facts.get("peak_rss_bytes")
+        memory = f"; llama-server peak RSS {peak / 2**20:.0f} MB" if peak else ""
+        lines.append(f"embedded {safe(model)}: {plan['ctx_per_slot']} tokens of context per slot x {plan['slots']} "
+                     f"slot(s) ({safe(plan['reason'])}){memory}")  # fmt: skip
+    unfit = [r for r in records if r.response.get("error_class") == "context_exceeded"]
+    if unfit:
+        def fit(record: SampleRecord) -> str:
+            found = record.response.get("context") or {}
+            tokens, limit = found.get("prompt_tokens"), found.get("limit")
+            size = f"{tokens if tokens is not None else '?'} tokens > {limit if limit is not None else '?'}"
+            return f"{safe(record.sample_id)} ({size})"
+
+        more = f", ... {len(unfit) - MAX_LISTED} more" if len(unfit) > MAX_LISTED else ""
+        lines.append(f"{len(unfit)} sample(s) did not fit the model's context (context_exceeded): "
+                     + ", ".join(fit(r) for r in unfit[:MAX_LISTED]) + more)  # fmt: skip
     return lines
 
 

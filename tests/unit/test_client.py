@@ -177,6 +177,49 @@ def test_request_errors_are_not_retried_and_keep_the_servers_message(fault_serve
     assert response.error == f"HTTP {code}: {message}"
 
 
+LLAMA_MESSAGE = "request (40123 tokens) exceeds the available context size (32768 tokens), try increasing it"
+
+
+@pytest.mark.parametrize(("fault", "tokens", "limit"), [
+    # llama-server: the numbers in its extra fields and in the message
+    (Fault.error_body(400, {"error": {"code": 400, "message": LLAMA_MESSAGE, "type": "exceed_context_size_error",
+                                      "n_prompt_tokens": 40123, "n_ctx": 32768}}), 40123, 32768),
+    # an older llama-server: the message only
+    (Fault.bad_request(LLAMA_MESSAGE), 40123, 32768),
+    # vLLM, top-level error object: the messages' own tokens, not messages + completion
+    (Fault.error_body(400, {"object": "error", "type": "BadRequestError", "code": 400, "param": None, "message":
+                            "This model's maximum context length is 2048 tokens. However, you requested 2600 tokens "
+                            "(2100 in the messages, 500 in the completion). Please reduce the length of the messages "
+                            "or completion."}), 2100, 2048),
+    # newer vLLM: the prompt fits but not with max_tokens
+    (Fault.error_body(400, {"object": "error", "message": "'max_tokens' or 'max_completion_tokens' is too large: 2048. "
+                            "This model's maximum context length is 4096 tokens and your request has 3000 input tokens "
+                            "(2048 > 4096 - 3000).", "type": "BadRequestError", "code": 400}), 3000, 4096),
+    # OpenAI
+    (Fault.error_body(400, {"error": {"message": "This model's maximum context length is 8192 tokens. However, your "
+                                      "messages resulted in 9001 tokens. Please reduce the length of the messages.",
+                                      "type": "invalid_request_error", "code": "context_length_exceeded"}}), 9001, 8192),
+    # a proxy that says only the code
+    (Fault.error_body(413, {"error": {"message": "too long", "code": "context_length_exceeded"}}), None, None),
+], ids=["llama-server", "llama-server-message", "vllm", "vllm-max-tokens", "openai", "code-only"])  # fmt: skip
+def test_a_prompt_beyond_the_context_is_context_exceeded(fault_server: FaultServer, fault: Fault,
+                                                         tokens: int | None, limit: int | None) -> None:
+    fault_server.default = fault
+    response = extract(config(fault_server))
+    assert response.error_class == "context_exceeded"
+    assert response.context == {"prompt_tokens": tokens, "limit": limit}
+    assert response.attempts == 1 == len(fault_server.requests)  # not retried: it cannot fit on a retry either
+    if tokens is not None:
+        assert response.error.startswith(f"the prompt ({tokens} tokens) does not fit the model's context ({limit} tokens)")
+    assert f"HTTP {fault.status_code}:" in response.error  # the server's own words are kept
+
+
+def test_other_bad_requests_mentioning_tokens_stay_request_errors(fault_server: FaultServer) -> None:
+    fault_server.default = Fault.bad_request("max_tokens must be at least 1, got 0")
+    response = extract(config(fault_server))
+    assert response.error_class == "request_error" and response.context is None
+
+
 def test_retry_after_is_honoured(fault_server: FaultServer) -> None:
     fault_server.enqueue(Fault.rate_limited(retry_after=1))
     response = extract(config(fault_server))

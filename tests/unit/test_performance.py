@@ -119,9 +119,34 @@ def test_throughput_over_the_wall_span() -> None:
     thr = performance_metrics(records)["throughput"]
     assert thr["wall_time_s"] == thr["busy_time_s"] == pytest.approx(4.0)  # 100.0 .. 104.0
     assert thr["requests_per_s"] == pytest.approx(3 / 4)  # successful requests
-    assert thr["samples_per_min"] == pytest.approx(60 * 4 / 4)  # every non-cached request
+    assert thr["samples_per_min"] == pytest.approx(60 * 3 / 4)  # the same successes over the same interval
     assert thr["tokens_per_s"] == pytest.approx(3 * 400 / 4)
     assert thr["fields_per_s"] == pytest.approx(3 * 2 / 4)  # two fields extracted per valid answer
+
+
+def test_throughput_is_not_measured_when_no_request_succeeded() -> None:
+    # The run a new user saw: every request refused at once; "0.00 req/s, 2426.5 samples/min" must not recur.
+    records = [rec(f"s{i}", error_class="context_exceeded", started_at=100.0 + i / 100, finished_at=100.01 + i / 100)
+               for i in range(3)]  # fmt: skip
+    perf = performance_metrics(records)
+    thr = perf["throughput"]
+    assert thr["requests_per_s"] is None and thr["samples_per_min"] is None and thr["tokens_per_s"] is None
+    assert thr["note"] == "not measured: no request succeeded"
+    assert perf["reliability"]["error_counts"]["context_exceeded"] == 3
+    assert perf["reliability"]["context_exceeded_rate"] == 1.0 and perf["reliability"]["success_rate"] == 0.0
+
+
+@given(st.lists(st.tuples(st.floats(0, 100), st.floats(0, 10), st.booleans()), min_size=1, max_size=30))
+def test_throughput_figures_always_agree(requests: list[tuple[float, float, bool]]) -> None:
+    records = [rec(f"s{i}", **({} if ok else {"error_class": "timeout"}), started_at=start, finished_at=start + length,
+                   latency_s=length) for i, (start, length, ok) in enumerate(requests)]  # fmt: skip
+    thr = performance_metrics(records)["throughput"]
+    if thr["requests_per_s"] is None:
+        assert thr["samples_per_min"] is None
+        assert not any(ok for *_, ok in requests) or thr["busy_time_s"] == 0
+    else:
+        assert thr["samples_per_min"] == pytest.approx(60 * thr["requests_per_s"])
+        assert thr["requests_per_s"] == pytest.approx(sum(ok for *_, ok in requests) / thr["busy_time_s"])
 
 
 def test_throughput_leaves_out_the_gap_before_a_resume() -> None:
