@@ -98,7 +98,8 @@ class Fault:
     @property
     def label(self) -> str:
         """How `FaultServer.served` and `.counts` name this fault: the kind, or ``http<code>`` for statuses."""
-        return f"http{self.status_code}" if self.kind == "status" else self.kind
+        http = self.kind == "status" or (self.kind == "raw" and self.status_code != 200)
+        return f"http{self.status_code}" if http else self.kind
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
