@@ -509,6 +509,10 @@ def _child_env(libdir: Path | None) -> dict[str, str]:
     # llama-server reads LLAMA_ARG_* and LLAMA_API_KEY as defaults; a stray LLAMA_API_KEY would make
     # every request fail with 401, so the embedded server takes its settings from its arguments only.
     env = {k: v for k, v in os.environ.items() if not (k.startswith("LLAMA_ARG_") or k == "LLAMA_API_KEY")}
+    # ggml's CPU backend is built with OpenMP, whose threads spin while they wait; when other processes
+    # share the cores (CI, a laptop), spinning threads steal each other's time and decoding slows 10-20x
+    # (measured 5 vs 88 tokens/s with 2 threads at load average 5). Passive waiting costs little when idle.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if libdir is not None:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(libdir), env.get("LD_LIBRARY_PATH")]))
     return env
