@@ -413,15 +413,16 @@ def test_other_xdist_modes_ask_each_sample_once(pytester: pytest.Pytester, data:
 
 def test_the_closing_verdict_says_the_tool_worked_and_why_the_gate_failed(pytester: pytest.Pytester, data: Path,
                                                                           server: FaultServer) -> None:
-    # Every answer is valid JSON under the schema but gets the age wrong on odd samples: name exact, age wrong
-    # on 10 of 20, so the model misses the minimum tier's EQS/F1 and the session exits 1 after scoring all.
-    server.answer = lambda body: {"name": f"P{sample_of(body)}", "age": sample_of(body) + sample_of(body) % 2 * 50}
+    # Every answer is valid JSON under the schema but no field is right, so the model misses the minimum
+    # tier's EQS (0.75) and F1 (0.7) thresholds and the session exits 1 after scoring every sample.
+    server.answer = lambda body: {"name": "nobody", "age": 999}
     result = bench(pytester, server.url, "--extractbench-sla", "minimum", "--extractbench-max-tokens", "300")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     text = result.stdout.str()
     verdict = text[text.index("verdict: the benchmark worked"):]
     assert "test-model: EQS" in verdict and "20 of 20 requests answered" in verdict
-    assert "missed" in verdict and "threshold(s) of the 'minimum' SLA tier" in verdict
+    assert "missed 2 threshold(s) of the 'minimum' SLA tier" in verdict
+    assert "its extracted fields are often wrong or missing" in verdict and "too few fields match" in verdict
     assert "exit code 1 means the model missed the production SLA ('minimum'), not that the tool failed" in verdict
     # --extractbench-max-tokens overrides the budget derived from the schema
     assert {body["max_tokens"] for body in server.requests} == {300}
