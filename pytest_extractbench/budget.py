@@ -19,11 +19,11 @@ MAX_BUDGET = 2048  # the former fixed default: a huge schema asks no more than b
 SAFETY = 1.5  # answers are rarely two thirds of the estimate; loops are cut at 1.5x it
 
 _CHARS_PER_TOKEN = 3.0  # conservative for JSON keys and values in BPE vocabularies
-_FREE_STRING = 48  # a string without maxLength, enum or format: a name, an address, a sentence
+_FREE_STRING = 32  # a string without maxLength, enum or format: a name, an address, a phrase
 _FORMAT_STRING = {"date": 6, "date-time": 12, "time": 6, "email": 12, "uri": 24, "uuid": 24, "ipv4": 8}
 _NUMBER = 6
 _SCALAR = 2  # true, false, null
-_ARRAY_ITEMS = 6  # items assumed when the schema sets no maxItems
+_ARRAY_ITEMS = 4  # items assumed when the schema sets no maxItems
 _ARRAY_ITEMS_CAP = 20
 _LINE = 2  # per property/item: indentation, quotes, colon and comma of pretty-printed JSON
 _OPEN_SCHEMA = 64  # {} or an object that only says additionalProperties

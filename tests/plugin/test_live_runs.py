@@ -337,7 +337,7 @@ def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Py
     body = server.requests[0]
     assert body["messages"][0] == {"role": "system", "content": "Answer in JSON only."}
     assert "guided_json" in json.dumps(body) and body["temperature"] == 0
-    # the schema's budget: 1.5 x (2 + name 2+2+48 + age 2+2+6) = 96, raised to the 256 floor
+    # the schema's budget: 1.5 x (2 + name 2+2+32 + age 2+2+6) = 72, raised to the 256 floor
     assert body["max_tokens"] == 256
     live = metrics(pytester)["run"]["live"]
     assert live["prompt_templates"]["system"] == "system.txt" and live["structured_output"] == "guided_json"
