@@ -28,16 +28,32 @@ from pytest_extractbench.server import list_models
 SERVER_MARKERS = ("llama-server", "extractbench-llama-server")
 
 
-def _server_peak_rss_mb(root_pid: int, peaks: dict[int, float], stop: threading.Event) -> None:
-    """Poll the descendants of root_pid; record each server process's VmHWM (peak RSS) in MB."""
+def _descends_from(pid: int, root: int) -> bool:
+    for _ in range(16):
+        if pid == root:
+            return True
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid <= 1:
+            return False
+    return False
+
+
+def _server_peak_rss_mb(root_pid: int, peaks: dict[int, float], cpu: dict[int, float], stop: threading.Event) -> None:
+    """Poll the server processes; record each one's VmHWM (peak RSS) in MB and its CPU seconds so far."""
+    tick = os.sysconf("SC_CLK_TCK")
     while not stop.wait(0.5):
         for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
+            if not entry.name.isdigit() or not _descends_from(int(entry.name), root_pid):
+                continue  # other people's servers on a shared machine are not ours to count
             try:
                 cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
                 if not any(marker in cmdline for marker in SERVER_MARKERS) or "--model" not in cmdline:
                     continue
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
                 for line in (entry / "status").read_text().splitlines():
                     if line.startswith("VmHWM:"):
                         peaks[int(entry.name)] = max(peaks.get(int(entry.name), 0.0), int(line.split()[1]) / 1024)
@@ -53,8 +69,9 @@ def run_model(model: str, extra: list[str], workdir: Path) -> dict[str, Any]:
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     peaks: dict[int, float] = {}
+    cpu: dict[int, float] = {}
     stop = threading.Event()
-    poller = threading.Thread(target=_server_peak_rss_mb, args=(proc.pid, peaks, stop), daemon=True)
+    poller = threading.Thread(target=_server_peak_rss_mb, args=(proc.pid, peaks, cpu, stop), daemon=True)
     poller.start()
     output = proc.communicate()[0].decode(errors="replace")
     wall = time.perf_counter() - start
@@ -83,6 +100,8 @@ def run_model(model: str, extra: list[str], workdir: Path) -> dict[str, Any]:
         "tokens_per_s": perf.get("throughput", {}).get("tokens_per_s"),
         "completion_mean": sum(completion) / max(1, len(completion)),
         "rss_mb": max(peaks.values(), default=float("nan")),
+        # CPU seconds the server used: what a quiet machine needs, whatever else shared the cores
+        "cpu_s": sum(cpu.values()),
         "load": (load_before, os.getloadavg()[0]),
     }
 
@@ -96,7 +115,7 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs; load average before: {os.getloadavg()[0]:.2f}", flush=True)
     header = (f"| {'model':<20} | {'EQS':>5} | {'valid':>6} | {'F1':>5} | {'trunc':>6} | {'timeouts':>8} | "
               f"{'wall s':>7} | {'s/sample':>8} | {'p50 s':>6} | {'tok/s':>6} | {'compl. mean':>11} | "
-              f"{'RSS MB':>6} | {'load 1m':>9} |")
+              f"{'RSS MB':>6} | {'server CPU s':>12} | {'load 1m':>9} |")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-models-") as tmp:
         for model in models:
@@ -113,7 +132,7 @@ def main() -> int:
             continue
         print(f"| {r['model']:<20} | {r['eqs']:>5.3f} | {r['validity']:>6.1%} | {r['f1']:>5.3f} | {r['truncated']:>6.1%} | "
               f"{r['timeouts']:>8} | {r['wall_s']:>7.0f} | {r['s_per_sample']:>8.2f} | {(r['p50_ms'] or 0) / 1000:>6.1f} | "
-              f"{r['tokens_per_s'] or 0:>6.1f} | {r['completion_mean']:>11.0f} | {r['rss_mb']:>6.0f} | "
+              f"{r['tokens_per_s'] or 0:>6.1f} | {r['completion_mean']:>11.0f} | {r['rss_mb']:>6.0f} | {r['cpu_s']:>12.0f} | "
               f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} |")
     return 0
 
