@@ -1,4 +1,4 @@
-"""`pytest --extractbench` end to end against the real embedded llama-server (gemma3-270m), with and without xdist.
+"""`pytest --extractbench` end to end against the real embedded llama-server (the default model), with and without xdist.
 
 Three short bundled samples (`-k`) keep it to a few minutes on two shared cores. Needs the `local`
 extra: skipped without it, except under CI (CI=true), where a missing extra is a failure.
