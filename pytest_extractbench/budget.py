@@ -80,9 +80,8 @@ def estimate_tokens(schema: Any, root: Any = None, depth: int = 0) -> int:
         )
     if kind == "array" or (kind is None and "items" in schema):
         items = schema.get("items", {})
-        count = schema.get("maxItems")
-        count = _ARRAY_ITEMS if not isinstance(count, int) else count
-        count = max(min(count, _ARRAY_ITEMS_CAP), int(schema.get("minItems") or 0) if isinstance(schema.get("minItems"), int) else 0)
+        most, least = schema.get("maxItems"), schema.get("minItems")
+        count = most if isinstance(most, int) else max(_ARRAY_ITEMS, least if isinstance(least, int) else 0)
         count = min(count, _ARRAY_ITEMS_CAP)
         return 2 + count * (_LINE + estimate_tokens(items, root, depth + 1))
     if kind == "string":

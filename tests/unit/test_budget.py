@@ -24,6 +24,8 @@ def test_arrays_enums_formats_and_max_length() -> None:
     assert estimate_tokens(item) == 18
     assert estimate_tokens({"type": "array", "items": item, "maxItems": 3}) == 2 + 3 * (2 + 18)
     assert estimate_tokens({"type": "array", "items": item}) == 2 + 4 * (2 + 18)  # four items when unbounded
+    assert estimate_tokens({"type": "array", "items": item, "minItems": 9}) == 2 + 9 * (2 + 18)
+    assert estimate_tokens({"type": "array", "items": item, "maxItems": 500}) == 2 + 20 * (2 + 18)  # capped
     assert estimate_tokens({"enum": ["a", "longer value"]}) == 6  # '"longer value"' is 14 chars -> 5, + 1
     assert estimate_tokens({"type": "string", "format": "date"}) == 6
     assert estimate_tokens({"type": ["string", "null"]}) == 32
