@@ -434,4 +434,5 @@ def test_the_verdict_of_a_run_without_a_gate_says_so(pytester: pytest.Pytester, 
     result = bench(pytester, server.url, "-k", "s01 or s02")
     assert result.ret == pytest.ExitCode.OK
     assert "no SLA tier was asserted (--extractbench-sla none)" in result.stdout.str()
-    assert metrics(pytester)["run"]["live"]["decoding"]["max_tokens"] == "schema"
+    live = metrics(pytester)["run"]["live"]
+    assert live["decoding"]["max_tokens"] == "schema" and live["timeout_s"] == 120  # a server URL: 120 s

@@ -26,3 +26,14 @@ def test_the_flags_the_embedded_server_passes_reach_the_parameters(tmp_path: Pat
     assert set(params.model_alias) == {"tiny"} and params.use_jinja and not params.ui
     assert params.chat_template == "{{ messages[0]['content'] }}"
     assert params.embedding and int(params.pooling_type) == 1 and params.no_extra_bufts
+
+
+def test_the_server_process_waits_passively_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_extractbench.server import _child_env
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setenv("LLAMA_API_KEY", "stray")
+    env = _child_env(None)
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE" and "LLAMA_API_KEY" not in env
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert _child_env(None)["OMP_WAIT_POLICY"] == "ACTIVE"
