@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 from . import jsonio
 from .baseline import redact_url
+from .budget import MAX_BUDGET, max_tokens_for_schema
 from .live import STRUCTURED_OUTPUT_MODES, check_base_url
 from .redact import redact_credentials
 from .responses import ModelResponse, clean_usage
@@ -101,7 +102,7 @@ class ClientConfig:
     api_key: str | None = field(default=None, repr=False)
     structured_output: str = "json_schema"
     temperature: float = 0.0
-    max_tokens: int = 2048
+    max_tokens: int | None = None  # None: derived from each request's schema (budget.max_tokens_for_schema)
     seed: int | None = 42
     timeout_s: float = 60.0
     retries: int = 3  # retries after the first attempt, for timeouts, connection errors, 429 and 5xx
@@ -121,7 +122,7 @@ class ClientConfig:
             )
         checks = {
             "temperature": self.temperature >= 0 and math.isfinite(self.temperature),
-            "max_tokens": self.max_tokens >= 1,
+            "max_tokens": self.max_tokens is None or self.max_tokens >= 1,
             "timeout_s": self.timeout_s > 0 and math.isfinite(self.timeout_s),
             "retries": self.retries >= 0,
             "backoff_base_s": self.backoff_base_s >= 0,
@@ -140,7 +141,7 @@ class ClientConfig:
             "strict": self.strict if self.structured_output == "json_schema" else None,
             "schema_name": self.schema_name if self.structured_output == "json_schema" else None,
             "temperature": float(self.temperature),
-            "max_tokens": int(self.max_tokens),
+            "max_tokens": "schema" if self.max_tokens is None else int(self.max_tokens),
             "seed": self.seed,
         }
 
@@ -361,6 +362,8 @@ class ExtractionClient:
         """One structured-output completion; never raises for server faults."""
         cfg = self.config
         fields = structured_output_fields(cfg.structured_output, schema, name=cfg.schema_name, strict=cfg.strict)
+        if cfg.max_tokens is None:
+            fields["max_tokens"] = max_tokens_for_schema(schema)
         return await self.complete(model, messages, **fields)
 
     async def complete(self, model: str, messages: Sequence[Mapping[str, Any]], **request_fields: Any) -> ModelResponse:
@@ -368,7 +371,7 @@ class ExtractionClient:
         logprobs, n, response_format, extra_body, ...) and override the config's temperature,
         max_tokens and seed. Never raises for server faults."""
         cfg = self.config
-        fields: dict[str, Any] = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+        fields: dict[str, Any] = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens or MAX_BUDGET}
         if cfg.seed is not None:
             fields["seed"] = cfg.seed
         fields.update(request_fields)

@@ -84,10 +84,12 @@ class Endpoints:
     def _start_sized(self, server: Any, messages: Mapping[str, Any]) -> ContextPlan:
         """Start ``server`` with a context that holds every prompt that can fit, counting tokens when
         a prompt's byte size alone does not prove it fits the default (then the server may restart)."""
+        from .budget import MAX_BUDGET
         from .server import DEFAULT_CTX_PER_SLOT, resolve_model
 
         trained, kv_per_token = gguf_facts(resolve_model(server.requested_model).path)
-        requested, budget = self.live.context, self.live.max_tokens
+        # 'auto' budgets are derived per schema and never exceed MAX_BUDGET: sizing with it holds them all
+        requested, budget = self.live.context, self.live.max_tokens or MAX_BUDGET
         floor = min(DEFAULT_CTX_PER_SLOT, trained or DEFAULT_CTX_PER_SLOT)
         tokens = {sid: prompt_token_bound(m) for sid, m in messages.items()}
         limit = requested if requested is not None else floor - budget

@@ -17,6 +17,11 @@ from .baseline import redact_url
 STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object", "guided_json", "none")
 DEFAULT_SLOTS = 4  # parallel slots of an embedded llama-server
 DEFAULT_CONCURRENCY_PER_URL = 8  # requests in flight per --extractbench-base-url
+DEFAULT_TIMEOUT_S = 120.0  # one request attempt to a model server
+# The embedded server runs a small model on this machine's CPU: with 4 slots sharing 2 busy cores a slot
+# decodes ~7-10 tokens/s, so an answer at the largest default budget (2048 tokens) takes ~300 s; its
+# timeout leaves room for that, so a slow CPU model is measured rather than timed out and retried.
+EMBEDDED_TIMEOUT_S = 600.0
 
 
 def parse_structured_output(value: str) -> str:
@@ -74,7 +79,7 @@ class LiveOptions:
     structured_output: str = "json_schema"
     concurrency: int | None = None  # None: the embedded server's slots, else 8 per base URL
     temperature: float = 0.0
-    max_tokens: int = 2048
+    max_tokens: int | None = None  # None: derived from each sample's schema
     decoding_seed: int = 42
     timeout_s: float = 120.0
     retries: int = 3
@@ -101,7 +106,8 @@ class LiveOptions:
             temperature=values["temperature"],
             max_tokens=values["max_tokens"],
             decoding_seed=values["decoding_seed"],
-            timeout_s=values["timeout"],
+            timeout_s=values["timeout"] if values["timeout"] is not None else (
+                EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None else DEFAULT_TIMEOUT_S),
             retries=values["retries"],
             system_prompt=values["system_prompt"],
             user_prompt=values["user_prompt"],

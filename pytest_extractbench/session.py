@@ -43,6 +43,7 @@ from .server import DEFAULT_EMBEDDED_MODEL
 from .subsets import gate_scopes, subset_metrics
 from .tracks import get_track
 from .tracks.session import TrackRunner
+from .verdict import verdict_lines
 
 STATIC_KEY = "extractbench_static_schedule"  # xdist_schedule.STATIC_KEY (that module needs xdist)
 
@@ -669,4 +670,7 @@ class BenchSession:
         if self.unscored:
             lines.append(f"{len(self.unscored)} item(s) ended without a score: " + ", ".join(sorted(self.unscored)[:5]))
         lines.extend(terminal.problem_lines(self.problems))
+        regressions = len(self.baseline_comparison.failures) if self.baseline_comparison else 0
+        lines.extend(verdict_lines(self.metrics, self.checks, self.settings.sla, regressions=regressions,
+                                   safe=terminal.safe))
         return lines

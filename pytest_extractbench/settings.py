@@ -139,6 +139,13 @@ def parse_context(value: str) -> int:
     return _number(value, int, lambda x: x >= 256, "a whole number of tokens, at least 256")
 
 
+def parse_max_tokens(value: str) -> int | None:
+    """A positive token limit, or 'auto' (None): a budget derived from each sample's schema."""
+    if str(value).strip().lower() == "auto":
+        return None
+    return parse_positive_int(value)
+
+
 def parse_count(value: str) -> int:
     """A whole number >= 0."""
     return _number(value, int, lambda x: x >= 0, "a whole number >= 0")
@@ -310,10 +317,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("concurrency", "Requests in flight at once per server group (default: the embedded server's slots, "
                "else 8 per base URL; shared out among xdist workers).", parse_positive_int, None, "N"),
     OptionSpec("temperature", "Sampling temperature.", parse_non_negative, 0.0, "T"),
-    OptionSpec("max_tokens", "Completion token limit; output that hits it is classed 'truncated'.",
-               parse_positive_int, 2048, "N"),
+    OptionSpec("max_tokens", "Completion token limit per request; output that hits it is classed 'truncated'. "
+               "Default 'auto': derived from each sample's schema (256-2048).",
+               parse_max_tokens, None, "N|auto"),
     OptionSpec("decoding_seed", "Seed sent with every request.", parse_int, 42, "S"),
-    OptionSpec("timeout", "Timeout of one request attempt, in seconds.", parse_seconds, 120.0, "SECONDS"),
+    OptionSpec("timeout", "Timeout of one request attempt, in seconds (default 120; 600 for the embedded server, "
+               "whose CPU model is slow).", parse_seconds, None, "SECONDS"),
     OptionSpec("retries", "Retries of timeouts, connection errors, 429 and 5xx (exponential backoff with jitter).",
                parse_retries, 3, "N"),
     OptionSpec("system_prompt", "File holding the system prompt template (default: the spec's).", Path, None, "FILE"),

@@ -11,10 +11,12 @@ from pytest_extractbench.server import DEFAULT_EMBEDDED_MODEL, MissingExtraError
 
 @pytest.fixture(scope="session")
 def local_extra() -> None:
-    """Skip when llama-server or the default model is not installed; under CI (env CI set) fail instead."""
+    """Skip when llama-server, the default model or the tests' fast model (gemma3-270m, in the dev extra) is
+    not installed; under CI (env CI set) fail instead."""
     try:
         find_llama_server()
         resolve_model(DEFAULT_EMBEDDED_MODEL)
+        resolve_model("gemma3-270m")
     except MissingExtraError as exc:
         if os.environ.get("CI"):
             pytest.fail(f"CI must install the local extra: {exc}")

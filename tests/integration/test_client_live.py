@@ -1,4 +1,4 @@
-"""The request layer against the real embedded llama-server (gemma3-270m), no mocks.
+"""The request layer against the real embedded llama-server (the default model), no mocks.
 
 Needs the `local` extra; without it the tests skip with the install command, except under CI
 (CI=true), where a missing extra is a failure.

