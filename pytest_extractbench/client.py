@@ -19,7 +19,6 @@ import concurrent.futures
 import email.utils
 import hashlib
 import json
-import logging
 import math
 import os
 import random
@@ -30,6 +29,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from . import textsafe
 from .baseline import redact_url
 from .live import STRUCTURED_OUTPUT_MODES
 from .responses import ModelResponse
@@ -54,7 +54,7 @@ __all__ = [
     "structured_output_fields",
 ]
 
-log = logging.getLogger(__name__)
+log = textsafe.get_logger(__name__)
 
 #: Where the API key comes from, first non-empty wins (DESIGN decision 8: environment only).
 API_KEY_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")

@@ -7,7 +7,7 @@ from typing import Any, Generator
 
 import pytest
 
-from . import extensions, hookspecs
+from . import extensions, hookspecs, textsafe
 from .collect import BENCH_KEY, SampleItem
 from .report import pytest_html_glue
 from .report.progress import Progress
@@ -82,7 +82,7 @@ class _ProgressLine:
         if line and writer is not None:
             if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
                 writer.write("\n")  # after a row of progress dots
-            writer.write_line(line)
+            writer.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))
 
 
 class _InterruptListener:
@@ -207,4 +207,5 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     terminalreporter.section("extractbench")
     for line in bench.summary_lines():
-        terminalreporter.write_line(line)
+        # the one terminal sink of the summary: whatever a line quotes, no control character gets out
+        terminalreporter.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))
