@@ -33,9 +33,13 @@ NAME_PART = 120  # longest model name or sample id shown in an item name
 
 
 def _name_part(text: str) -> str:
-    """A model name or sample id made safe for the terminal; a clipped one keeps a hash, so names stay distinct."""
-    shown = textsafe.terminal(text, None)
-    if len(shown) <= NAME_PART:
+    """A model name or sample id made safe for the terminal; a clipped one keeps a hash, so names stay distinct.
+
+    Backslashes are doubled, as pytest does in parametrize ids: pytest-html decodes node ids as
+    ``unicode_escape``, and a lone ``\\x`` or ``\\N`` in an id would stop its report with a traceback.
+    """
+    shown = textsafe.terminal(text[:NAME_PART].replace("\\", "\\\\"), None)
+    if len(text) <= NAME_PART and len(shown) <= NAME_PART:
         return shown
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{shown[: NAME_PART - 14]}…{digest}"
