@@ -116,7 +116,7 @@ class BenchSession:
     # -- inputs ------------------------------------------------------------------------------
 
     def _run_dir(self) -> Path:
-        """The session's run directory, checked (and, on the controller, locked) before any item runs."""
+        """The session's run directory, checked before any item runs (locked at the end of __init__)."""
         if self.is_worker:
             return Path(self.config.workerinput[RUN_DIR_KEY])  # type: ignore[attr-defined]
         # --collect-only writes nothing: the path is checked, an earlier run's files are no obstacle

@@ -170,7 +170,8 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
         if sla.get("tier") not in (None, "none"):
             lines += ["", f"SLA tier {md(sla['tier'])}: **{'passed' if sla.get('passed') else 'FAILED'}**"]
         if s.next_steps:
-            lines += ["", "### Next steps", *[f"{i}. {md(step, textsafe.LINE_LIMIT)}" for i, step in enumerate(s.next_steps, start=1)]]
+            steps = [f"{i}. {md(step, textsafe.LINE_LIMIT)}" for i, step in enumerate(s.next_steps, start=1)]
+            lines += ["", "### Next steps", *steps]
         lines.append("")
     comparison = document.get("comparison")
     if isinstance(comparison, Mapping) and comparison.get("eqs_ranking"):

@@ -35,7 +35,8 @@ def failure_text(record: SampleRecord) -> str:
     """Why a sample item failed, with expected vs predicted for each failing field."""
     score = record.score
     # sample id, model, server messages, parse errors and schema errors quote untrusted text: each part clipped
-    lines = [f"sample '{safe(record.sample_id)}' (model '{safe(record.model)}'): {safe(record.failure, textsafe.LINE_LIMIT)}"]
+    failure = safe(record.failure, textsafe.LINE_LIMIT)
+    lines = [f"sample '{safe(record.sample_id)}' (model '{safe(record.model)}'): {failure}"]
     if score.parse_error:
         lines.append(f"  output: {safe(score.parse_error)}")
     for error in score.validation_errors[:10]:

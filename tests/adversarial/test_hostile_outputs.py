@@ -202,7 +202,8 @@ def test_resume_into_a_folder_that_is_not_a_run_is_refused(pytester: pytest.Pyte
     result = offline(pytester, two_samples(), None, "--extractbench-resume", folder, out="")
     assert result.ret == USAGE_ERROR
     assert str(target) in result.stderr.str()
-    assert ("no such run directory" if folder == "missing" else "not an extractbench run directory") in result.stderr.str()
+    expected = "no such run directory" if folder == "missing" else "not an extractbench run directory"
+    assert expected in result.stderr.str()
     if folder != "missing":
         assert not (target / "metrics.json").exists() and not (target / "samples.jsonl").exists()
 
