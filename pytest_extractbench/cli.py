@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 
+def say(text: object, *, err: bool = False) -> None:
+    """Print a message that may quote untrusted text (file names, sample ids, server answers), made safe."""
+    from .textsafe import text_lines
+
+    print(text_lines(text), file=sys.stderr if err else sys.stdout)
+
+
 class Command(NamedTuple):
     name: str
     help: str
@@ -43,9 +50,9 @@ def _write_html(command: str, write: Callable[[], str]) -> int:
     try:
         message = write()
     except (RunDirError, OSError) as exc:
-        print(f"extractbench {command}: {exc}", file=sys.stderr)
+        say(f"extractbench {command}: {exc}", err=True)
         return 2
-    print(message)
+    say(message)
     return 0
 
 
@@ -92,7 +99,7 @@ def _test_connection(args: argparse.Namespace) -> int:
     from .connection import check_connection
 
     result = check_connection(args.base_url, args.model, timeout=args.timeout)
-    print(result.message, file=sys.stdout if result.ok else sys.stderr)
+    say(result.message, err=not result.ok)
     return 0 if result.ok else 1
 
 
@@ -118,7 +125,7 @@ def _dataset_stats(args: argparse.Namespace) -> int:
     try:
         dataset = load_source(args.spec, columns=dict(parse_columns(args.columns)))
     except (argparse.ArgumentTypeError, DatasetSourceError, OSError) as exc:
-        print(f"extractbench dataset-stats: {exc}", file=sys.stderr)
+        say(f"extractbench dataset-stats: {exc}", err=True)
         return 2
     samples = subsample(dataset.samples, args.sample, args.seed)
     stats = dataset_statistics(samples)
@@ -127,13 +134,13 @@ def _dataset_stats(args: argparse.Namespace) -> int:
         print(json.dumps({"dataset": dataset.name, "statistics": stats,
                           "invalid_samples": [p.as_dict() for p in invalid]}, indent=2))
         return 0
-    print(f"dataset {dataset.name} ({dataset.source})")
+    say(f"dataset {dataset.name} ({dataset.source})")
     for line in statistics_lines(stats):
-        print(line)
+        say(line)
     if invalid:
-        print(f"{len(invalid)} invalid sample problem(s):")
+        say(f"{len(invalid)} invalid sample problem(s):")
         for problem in invalid[:20]:
-            print(f"  {problem}")
+            say(f"  {problem}")
     return 0
 
 
@@ -150,13 +157,13 @@ def _validate_config(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as scratch:  # inline prompts are checked, not materialized
         found = read_config(Path(args.file), OPTIONS_BY_NAME, base_dir=Path.cwd(), prompt_dir=Path(scratch))
     for note in found.notes:
-        print(f"note: {note}")
+        say(f"note: {note}")
     for problem in found.problems:
-        print(f"{args.file}: {problem}", file=sys.stderr)
+        say(f"{args.file}: {problem}", err=True)
     if found.problems:
-        print(f"{args.file}: {len(found.problems)} problem(s)", file=sys.stderr)
+        say(f"{args.file}: {len(found.problems)} problem(s)", err=True)
         return 1
-    print(f"{args.file}: OK ({len(found.values) + len(found.pending)} option(s) set)")
+    say(f"{args.file}: OK ({len(found.values) + len(found.pending)} option(s) set)")
     return 0
 
 

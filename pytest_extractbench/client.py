@@ -19,7 +19,6 @@ import concurrent.futures
 import email.utils
 import hashlib
 import json
-import logging
 import math
 import os
 import random
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from . import jsonio
+from . import textsafe
 from .baseline import redact_url
 from .budget import MAX_BUDGET, max_tokens_for_schema
 from .live import STRUCTURED_OUTPUT_MODES, check_base_url
@@ -60,7 +60,7 @@ __all__ = [
     "structured_output_fields",
 ]
 
-log = logging.getLogger(__name__)
+log = textsafe.get_logger(__name__)
 
 #: Where the API key comes from, first non-empty wins (DESIGN decision 8: environment only).
 API_KEY_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")

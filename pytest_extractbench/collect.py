@@ -6,10 +6,12 @@ worker collects exactly the same items.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any, Iterable
 
 import pytest
 
+from . import textsafe
 from .dataset import Sample
 from .report.terminal import failure_text
 
@@ -27,9 +29,25 @@ class SampleFailure(Exception):
         self.record = record
 
 
+NAME_PART = 120  # longest model name or sample id shown in an item name
+
+
+def _name_part(text: str) -> str:
+    """A model name or sample id made safe for the terminal; a clipped one keeps a hash, so names stay distinct.
+
+    Backslashes are doubled, as pytest does in parametrize ids: pytest-html decodes node ids as
+    ``unicode_escape``, and a lone ``\\x`` or ``\\N`` in an id would stop its report with a traceback.
+    """
+    shown = textsafe.terminal(text[:NAME_PART].replace("\\", "\\\\"), None)
+    if len(text) <= NAME_PART and len(shown) <= NAME_PART:
+        return shown
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{shown[: NAME_PART - 14]}…{digest}"
+
+
 def item_name(model: str, sample_id: str) -> str:
-    """The item name shown by pytest: ``extractbench[<model>-<sample_id>]``."""
-    return f"extractbench[{model}-{sample_id}]"
+    """The item name shown by pytest: ``extractbench[<model>-<sample_id>]`` (untrusted parts escaped, clipped)."""
+    return f"extractbench[{_name_part(model)}-{_name_part(sample_id)}]"
 
 
 class DatasetCollector(pytest.Collector):
@@ -66,8 +84,9 @@ class SampleItem(pytest.Item):
         if isinstance(excinfo.value, SampleFailure):
             record = excinfo.value.record
             # non-extraction tracks (issue 8) explain themselves
-            return record.failure_text() if hasattr(record, "failure_text") else failure_text(record)
+            text = record.failure_text() if hasattr(record, "failure_text") else failure_text(record)
+            return textsafe.text_lines(text)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.path, None, f"{self.model} on sample {self.sample.id}"
+        return self.path, None, f"{textsafe.terminal(self.model)} on sample {textsafe.terminal(self.sample.id)}"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Generator
+from typing import Any, Generator, Iterator
 
 import pytest
 
-from . import extensions, hookspecs
+from . import extensions, hookspecs, textsafe
 from .collect import BENCH_KEY, SampleItem
 from .report import pytest_html_glue
 from .report.progress import Progress
@@ -25,13 +26,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@contextmanager
+def _safe_usage_errors() -> Iterator[None]:
+    """pytest prints a UsageError as it is; ours quote file names, ids and config values: make them safe."""
+    try:
+        yield
+    except pytest.UsageError as exc:
+        raise pytest.UsageError(textsafe.text_lines(str(exc))) from None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "llm: needs a real model server (the embedded llama-server)")
     if not config.getoption("extractbench"):
         return  # not a benchmark run: no option, config file or environment is read
-    settings = Settings.from_config(config)
-    extensions.configure(config, settings)
-    bench = BenchSession(config, settings)
+    with _safe_usage_errors():
+        settings = Settings.from_config(config)
+        extensions.configure(config, settings)
+        bench = BenchSession(config, settings)
     config.stash[BENCH_KEY] = bench
     config.pluginmanager.register(_InterruptListener(bench), "extractbench-interrupt")
     if not bench.is_worker:
@@ -82,7 +93,7 @@ class _ProgressLine:
         if line and writer is not None:
             if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
                 writer.write("\n")  # after a row of progress dots
-            writer.write_line(line)
+            writer.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))
 
 
 class _InterruptListener:
@@ -146,7 +157,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     # tryfirst: -k/-m deselection (later impls of this hook) must see the sample items.
     bench = _bench(config)
     if bench is not None:
-        items[:0] = bench.make_items(session)
+        with _safe_usage_errors():
+            items[:0] = bench.make_items(session)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -156,7 +168,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     bench = _bench(config)
     distributed = getattr(config.option, "dist", "no") != "no" and not config.option.collectonly
     if bench is not None and not bench.is_worker and distributed:
-        bench.start_live()
+        with _safe_usage_errors():
+            bench.start_live()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -207,4 +220,5 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     terminalreporter.section("extractbench")
     for line in bench.summary_lines():
-        terminalreporter.write_line(line)
+        # the one terminal sink of the summary: whatever a line quotes, no control character gets out
+        terminalreporter.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))

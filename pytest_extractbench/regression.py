@@ -24,6 +24,7 @@ from .stats import format_p
 from .scoring.result import EXACT, MISSED, PARTIAL, SPURIOUS
 
 IMPROVED, NEUTRAL, REGRESSED = "improved", "neutral", "regressed"
+NOT_COMPARABLE = "not comparable"
 _MARGIN = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(%?)$")
 _INDEX = re.compile(r"\[\d+\]")
 
@@ -133,11 +134,22 @@ class CheckResult:
 def evaluate_check(
     check: CompareFailCheck, delta: MetricDelta, *, model: str, scope: str | None, alpha: float
 ) -> CheckResult:
-    """Fail when the worsening exceeds the margin and the paired test is significant at ``alpha``."""
+    """Fail when the worsening exceeds the margin and the paired test is significant at ``alpha``.
+
+    A value that is not a number (a NaN or infinity in the baseline file) fails the check: NaN
+    compares false with every margin, so it would otherwise pass whatever the run did.
+    """
+    where = f"model {model!r}" + (f", {scope}" if scope else "")
+    if not (math.isfinite(delta.a) and math.isfinite(delta.b)):
+        side = "the baseline" if not math.isfinite(delta.b) else "this run"
+        message = (
+            f"CANNOT COMPARE {where}: {delta.metric} {delta.b:.3f} -> {delta.a:.3f}: {side} has no numeric "
+            f"value for it ({check}); fix or re-save the baseline"
+        )
+        return CheckResult(str(check), check.metric, model, scope, True, message, delta, None, False)
     allowed = check.allowed(delta.b)
     exceeds = delta.worsening > allowed + 1e-12
     failed = exceeds and delta.significant
-    where = f"model {model!r}" + (f", {scope}" if scope else "")
     ci = delta.ci
     facts = (
         f"{delta.metric} {delta.b:.3f} -> {delta.a:.3f} (delta {delta.delta:+.3f} "
@@ -162,6 +174,8 @@ def evaluate_check(
 def verdict(delta: float, thresholds: tuple[float, float], higher_is_better: bool = True) -> str:
     """bizSupply's rule on a delta: improved above the first threshold, regressed below the second."""
     improve, regress = thresholds
+    if not math.isfinite(delta):  # a NaN in the baseline is not "neutral": the runs cannot be compared
+        return NOT_COMPARABLE
     gain = delta if higher_is_better else -delta
     if gain > improve:
         return IMPROVED

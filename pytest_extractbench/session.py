@@ -8,7 +8,6 @@ controller aggregates the same way with and without xdist (DESIGN decision 3).
 from __future__ import annotations
 
 import gc
-import linecache
 import platform
 import sys
 import time
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import baseline as baselines
+from . import rundir, textsafe
 from .collect import DatasetCollector, SampleItem
 from .dataset import Dataset, DatasetProblem, subsample
 from .datastats import dataset_statistics
@@ -92,6 +92,7 @@ class BenchSession:
         self.unscored: list[str] = []
         self.started_at = datetime.now(timezone.utc)
         self._clock = time.perf_counter()
+        self._lock: rundir.RunLock | None = None
         self.run_dir = self._run_dir()
         self._dataset: Dataset | None = None
         self.population = 0
@@ -112,29 +113,42 @@ class BenchSession:
         self._check_live_options()
         self.report_files: list[Path] = []
         self.report_errors: list[str] = []
+        self._own_run_dir()
 
     # -- inputs ------------------------------------------------------------------------------
 
     def _run_dir(self) -> Path:
+        """The session's run directory, checked before any item runs (locked at the end of __init__)."""
         if self.is_worker:
             return Path(self.config.workerinput[RUN_DIR_KEY])  # type: ignore[attr-defined]
-        if self.settings.live.resume is not None:  # a resumed run continues in its own directory
-            path = self.config.invocation_params.dir / self.settings.live.resume
-            if not path.is_dir():
-                raise pytest.UsageError(f"extractbench: --extractbench-resume {path}: no such run directory")
-        elif self.settings.output is not None:
-            path = self.settings.output
-            if not path.is_absolute():
-                path = self.config.invocation_params.dir / path
-        else:
-            stamp = self.started_at.astimezone().strftime("%Y%m%d-%H%M%S")
-            base = self.settings.rootdir / ".extractbench" / "runs" / stamp
-            path, n = base, 1
-            while path.exists():
-                n += 1
-                path = base.with_name(f"{stamp}-{n}")
-        path.mkdir(parents=True, exist_ok=True)
+        # --collect-only writes nothing: the path is checked, an earlier run's files are no obstacle
+        writes = not self.config.option.collectonly
+        try:
+            if self.settings.live.resume is not None:  # a resumed run continues in its own directory
+                path = self.config.invocation_params.dir / self.settings.live.resume
+                rundir.prepare(path, what="--extractbench-resume", resume=True)
+            elif self.settings.output is not None:
+                path = self.settings.output
+                if not path.is_absolute():
+                    path = self.config.invocation_params.dir / path
+                rundir.prepare(path, what="--extractbench-output", fresh=writes)
+            else:
+                stamp = self.started_at.astimezone().strftime("%Y%m%d-%H%M%S")
+                path = rundir.claim_new(self.settings.rootdir / ".extractbench" / "runs" / stamp)
+        except rundir.RunDirError as exc:
+            raise pytest.UsageError(textsafe.text_lines(f"extractbench: {exc}")) from None
         return path
+
+    def _own_run_dir(self) -> None:
+        """Lock the run directory for this session (last step of __init__: a failed start leaves no lock held)."""
+        if self.is_worker or self.config.option.collectonly:
+            return
+        lock = rundir.RunLock(self.run_dir)
+        try:
+            lock.acquire()
+        except rundir.RunDirError as exc:
+            raise pytest.UsageError(textsafe.text_lines(f"extractbench: {exc}")) from None
+        self._lock = lock
 
     def _load_baseline(self) -> baselines.Baseline | None:
         """The --extractbench-compare target, read before anything runs so a typo fails fast."""
@@ -226,7 +240,7 @@ class BenchSession:
             raise pytest.UsageError("extractbench: no model given (use --model NAME)")
         invalid = self.dataset.skipped
         if invalid and self.settings.data.invalid_samples == "fail":
-            listed = "\n  ".join(str(p) for p in invalid[:MAX_WARNINGS])
+            listed = "\n  ".join(textsafe.terminal(p, terminal.PROBLEM_WIDTH) for p in invalid[:MAX_WARNINGS])
             more = f"\n  ... {len(invalid) - MAX_WARNINGS} more" if len(invalid) > MAX_WARNINGS else ""
             raise pytest.UsageError(f"extractbench: {len(invalid)} invalid sample problem(s) and "
                                     f"--extractbench-invalid-samples fail:\n  {listed}{more}")
@@ -246,10 +260,11 @@ class BenchSession:
         if self.is_worker and self.config.workerinput.get("workerid") != "gw0":  # type: ignore[attr-defined]
             return  # every worker loads the same inputs: let one of them speak
         for problem in problems[:MAX_WARNINGS]:
-            # Point the warning at the data file, not at this module. The warnings module would echo the
-            # file's line under the message (a 50 MB bad line whole): an empty cached copy stops that.
-            linecache.cache.setdefault(problem.source, (0, None, [], problem.source))
-            warnings.warn_explicit(ExtractBenchWarning(str(problem)), ExtractBenchWarning, problem.source, problem.lineno)
+            # Point the warning at the data file, not at this module; line 0, because pytest would echo the
+            # line it points at verbatim (a bad row can be megabytes of untrusted bytes): the message says
+            # which line, clipped and made safe.
+            text = textsafe.terminal(problem, terminal.PROBLEM_WIDTH)
+            warnings.warn_explicit(ExtractBenchWarning(text), ExtractBenchWarning, textsafe.terminal(problem.source), 0)
         if len(problems) > MAX_WARNINGS:
             warnings.warn(ExtractBenchWarning(f"{len(problems) - MAX_WARNINGS} more input problems; see metrics.json"))
 
@@ -344,6 +359,8 @@ class BenchSession:
         finally:
             if self.endpoints is not None and not self.is_worker:
                 self.endpoints.stop()
+            if self._lock is not None:
+                self._lock.release()
 
     # -- live runs (issue 3) -----------------------------------------------------------------
 

@@ -372,11 +372,13 @@ def add_options(parser: pytest.Parser) -> None:
                     help="Run the extraction benchmark: one test item per (model, sample).")
     for spec in OPTIONS:
         names = (spec.option, *spec.aliases)
+        # argparse %-formats help texts: a literal % (as in "-2%") must be doubled or --help crashes
+        text = spec.help.replace("%", "%%")
         if spec.flag:
-            group.addoption(*names, action="store_true", dest=spec.dest, default=None, help=spec.help)
+            group.addoption(*names, action="store_true", dest=spec.dest, default=None, help=text)
         else:
             group.addoption(*names, action="append" if spec.multiple else "store", dest=spec.dest, default=None,
-                            type=spec.converter, metavar=spec.metavar, help=spec.help)
+                            type=spec.converter, metavar=spec.metavar, help=text)
         parser.addini(spec.ini, spec.help, default="")
 
 

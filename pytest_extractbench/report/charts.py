@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import textsafe
+
 MAX_POINTS = 1500
 MAX_LABEL = 28
 CATEGORY_COLORS = {
@@ -50,9 +52,12 @@ class Chart:
 
 
 def label(text: Any, width: int = MAX_LABEL) -> str:
-    """A short one-line label (long untrusted names would squeeze the plot)."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """A short one-line label (long untrusted names would squeeze the plot).
+
+    Control characters are shown as escapes (no font has them, and matplotlib's "missing glyph"
+    warning would carry them raw to the terminal) and ``$`` is escaped so no name becomes mathtext.
+    """
+    return textsafe.terminal(" ".join(str(text).split()), width).replace("$", r"\$")
 
 
 def color(index: int) -> str:
@@ -342,7 +347,7 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
             label=label(model),
         )
     ax.set_yticks(np.arange(len(names)) + height * (len(models) - 1) / 2)
-    ax.set_yticklabels([n.replace("_", " ") for n in names])
+    ax.set_yticklabels([label(n.replace("_", " "), 40) for n in names])
     ax.invert_yaxis()
     ax.set_xlabel("count")
     if len(models) > 1:

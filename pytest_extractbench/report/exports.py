@@ -10,11 +10,11 @@ from __future__ import annotations
 import csv
 import io
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import textsafe
 from . import summary
 from .rows import sample_row
 
@@ -22,8 +22,6 @@ SUMMARY_FILE = "summary.md"
 METRICS_CSV = "metrics.csv"
 SAMPLES_CSV = "samples.csv"
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
-# Inline syntax only: escaped text never starts a line, so block syntax (#, -, 1.) cannot trigger.
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]|~])")
 SAMPLE_COLUMNS = (
     "model",
     "sample_id",
@@ -79,11 +77,9 @@ CI_METRICS = (
 )
 
 
-def md(text: Any) -> str:
-    """Untrusted text as inert Markdown: one line, HTML escaped, Markdown syntax backslash-escaped."""
-    text = " ".join(str(text).split())
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MARKDOWN.sub(r"\\\1", text)
+def md(text: Any, limit: int = textsafe.LIMIT) -> str:
+    """Untrusted text as inert Markdown (one line, clipped): see :func:`..textsafe.markdown`."""
+    return textsafe.markdown(text, limit)
 
 
 def cell(value: Any) -> Any:
@@ -159,9 +155,9 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
             f"- **Overall Score (EQS)**: {md(s.eqs_text)}{band}",
             f"- **Evaluation Date**: {md(str(run.get('started_at', ''))[:10] or '-')}",
             f"- **Dataset**: {md(dataset.get('name', '-'))} ({int(metrics.get('num_samples', 0)):,} samples)",
-            f"- **Key Strengths**: {md(', '.join(s.strengths) or 'none stands out')}",
-            f"- **Key Weaknesses**: {md(', '.join(s.weaknesses) or 'none stands out')}",
-            f"- **Recommendation**: {md(s.recommendation or '-')}",
+            f"- **Key Strengths**: {md(', '.join(s.strengths) or 'none stands out', textsafe.LINE_LIMIT)}",
+            f"- **Key Weaknesses**: {md(', '.join(s.weaknesses) or 'none stands out', textsafe.LINE_LIMIT)}",
+            f"- **Recommendation**: {md(s.recommendation or '-', textsafe.LINE_LIMIT)}",
             "",
             "### At a Glance",
             "| Metric | Value | Grade |",
@@ -174,7 +170,8 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
         if sla.get("tier") not in (None, "none"):
             lines += ["", f"SLA tier {md(sla['tier'])}: **{'passed' if sla.get('passed') else 'FAILED'}**"]
         if s.next_steps:
-            lines += ["", "### Next steps", *[f"{i}. {md(step)}" for i, step in enumerate(s.next_steps, start=1)]]
+            steps = [f"{i}. {md(step, textsafe.LINE_LIMIT)}" for i, step in enumerate(s.next_steps, start=1)]
+            lines += ["", "### Next steps", *steps]
         lines.append("")
     comparison = document.get("comparison")
     if isinstance(comparison, Mapping) and comparison.get("eqs_ranking"):

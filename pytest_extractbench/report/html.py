@@ -9,7 +9,6 @@ sampled for huge runs (:data:`MAX_TABLE_ROWS` rows per model; every sample is in
 from __future__ import annotations
 
 import json
-import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import textsafe
 from . import charts, summary
 from .charts import Chart
 from .rows import RunData, sample_row
 
-log = logging.getLogger(__name__)
+log = textsafe.get_logger(__name__)
 
 REPORT_FILE = "report.html"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -58,6 +58,13 @@ def clip(value: Any, width: int = MAX_VALUE) -> str:
         return "—"
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= width else text[: width - 1] + f"… ({len(text):,} characters)"
+
+
+def _problem_view(problem: Any) -> dict[str, str]:
+    """One input problem of metrics.json, each part clipped (text only: the template escapes it)."""
+    found = problem if isinstance(problem, Mapping) else {"message": problem}
+    return {k: "" if found.get(k) is None else clip(str(found[k]), 1000)
+            for k in ("severity", "source", "location", "sample_id", "field", "message")}  # fmt: skip
 
 
 @dataclass
@@ -509,7 +516,8 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "charts": _charts(views, document),
         "comparison": document.get("comparison") if len(views) > 1 else None,
         "baseline": document.get("baseline_comparison"),
-        "problems": (run_info.get("problems") or [])[:50],
+        # input problems quote the rows they found (clipped here too: a foreign metrics.json may not be)
+        "problems": [_problem_view(p) for p in (run_info.get("problems") or [])[:50]],
         "num_problems": len(run_info.get("problems") or []),
         "fmt": summary.fmt,
         "labels": summary.LABELS,

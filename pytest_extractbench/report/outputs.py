@@ -6,13 +6,14 @@ the machine-readable files or changes the session's verdict.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from .. import textsafe
+
+log = textsafe.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,19 @@ def write_reports(
 ) -> tuple[list[Path], list[str]]:
     """Write every report file; returns the files written and the errors met."""
     # imported here: the report writers (jinja2, matplotlib behind them) are needed once, at session end
-    from .exports import write_exports
+    from .exports import METRICS_CSV, SAMPLES_CSV, SUMMARY_FILE, write_exports
     from .html import REPORT_FILE, write_report
     from .rows import RunData
 
     written: list[Path] = []
     errors: list[str] = []
+    # A resumed run's directory holds the previous reports: a report that is not rewritten (turned off,
+    # or failing) must not stay beside the new metrics.json and describe another run.
+    for name in (SUMMARY_FILE, METRICS_CSV, SAMPLES_CSV, REPORT_FILE):
+        try:
+            (run_dir / name).unlink(missing_ok=True)
+        except OSError as exc:
+            errors.append(f"{name}: an earlier run's file cannot be removed: {exc}")
     try:
         written.extend(write_exports(run_dir, document, records))
     except Exception as exc:

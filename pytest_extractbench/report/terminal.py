@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import textsafe
 from ..gates import GateCheck
 from ..scoring.result import EXACT
 from ..stats import format_p
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 MAX_FAILING_FIELDS = 25
 VALUE_WIDTH = 32
+PROBLEM_WIDTH = 1000  # one input problem: file, line, sample id, field and a message that may quote the row
 
 
 def clip(value: Any, width: int = VALUE_WIDTH) -> str:
@@ -32,11 +34,13 @@ def clip(value: Any, width: int = VALUE_WIDTH) -> str:
 def failure_text(record: SampleRecord) -> str:
     """Why a sample item failed, with expected vs predicted for each failing field."""
     score = record.score
-    lines = [f"sample {record.sample_id!r} (model {record.model!r}): {record.failure}"]
+    # sample id, model, server messages, parse errors and schema errors quote untrusted text: each part clipped
+    failure = safe(record.failure, textsafe.LINE_LIMIT)
+    lines = [f"sample '{safe(record.sample_id)}' (model '{safe(record.model)}'): {failure}"]
     if score.parse_error:
-        lines.append(f"  output: {score.parse_error}")
+        lines.append(f"  output: {safe(score.parse_error)}")
     for error in score.validation_errors[:10]:
-        lines.append(f"  schema: {error}")
+        lines.append(f"  schema: {safe(error)}")
     if len(score.validation_errors) > 10:
         lines.append(f"  schema: ... {len(score.validation_errors) - 10} more")
     failing = [f for f in score.fields if f.category != EXACT]
@@ -45,8 +49,8 @@ def failure_text(record: SampleRecord) -> str:
         lines.append(f"  {'field':<{width}}  {'expected':<{VALUE_WIDTH}}  {'predicted':<{VALUE_WIDTH}}  category   score")
         for field in failing[:MAX_FAILING_FIELDS]:
             lines.append(
-                f"  {field.path[:width]:<{width}}  {clip(field.expected):<{VALUE_WIDTH}}  "
-                f"{clip(field.predicted):<{VALUE_WIDTH}}  {field.category:<9}  {field.score:.2f}"
+                f"  {safe(field.path, width):<{width}}  {safe(clip(field.expected)):<{VALUE_WIDTH}}  "
+                f"{safe(clip(field.predicted)):<{VALUE_WIDTH}}  {field.category:<9}  {field.score:.2f}"
             )
         if len(failing) > MAX_FAILING_FIELDS:
             lines.append(f"  ... {len(failing) - MAX_FAILING_FIELDS} more fields")
@@ -65,9 +69,9 @@ def num(value: float) -> str:
     return f"{value:.3f}"
 
 
-def safe(text: Any) -> str:
+def safe(text: Any, limit: int | None = textsafe.LIMIT) -> str:
     """Model names and field paths come from user files: no control characters reach the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+    return textsafe.terminal(text, limit)
 
 
 def with_ci(value: float, interval: Mapping[str, Any] | None, fmt: Callable[[float], str] = num) -> str:
@@ -212,7 +216,7 @@ def problem_lines(problems: Sequence[DatasetProblem], limit: int = 20) -> list[s
         return []
     ordered = sorted(problems, key=lambda p: p.severity != "error")
     lines = [f"{len(problems)} input problem(s):"]
-    lines.extend(f"  [{p.severity}] {p}" for p in ordered[:limit])
+    lines.extend(f"  [{p.severity}] {safe(p, PROBLEM_WIDTH)}" for p in ordered[:limit])
     if len(problems) > limit:
         lines.append(f"  ... {len(problems) - limit} more in metrics.json")
     return lines

@@ -4,6 +4,7 @@ the dataset section of metrics.json and the precedence of command line, environm
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,6 +31,7 @@ def write_jsonl(path: Path, rows: list) -> Path:
 
 
 def bench(pytester: pytest.Pytester, *args: str, out: str = "out", subprocess: bool = False) -> pytest.RunResult:
+    shutil.rmtree(pytester.path / out, ignore_errors=True)  # each call is a new run, which needs an empty directory
     argv = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench", "--extractbench-output", out, *args]
     return pytester.runpytest_subprocess(*argv) if subprocess else pytester.runpytest(*argv)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ def data(pytester: pytest.Pytester) -> Path:
 
 def run(pytester: pytest.Pytester, predictions: list, *args: str, subprocess: bool = False) -> pytest.RunResult:
     write_jsonl(pytester.path / "preds.jsonl", predictions)
+    shutil.rmtree(pytester.path / "out", ignore_errors=True)  # each call is a new run, which needs an empty directory
     argv = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
             "--extractbench-output", "out", *args]
     if subprocess:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from typing import Any
 
@@ -11,6 +12,7 @@ from faultserver import Fault, FaultServer
 
 
 def bench(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
+    shutil.rmtree(pytester.path / "out", ignore_errors=True)  # each call is a new run, which needs an empty directory
     return pytester.runpytest("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
                               "--extractbench-base-url", url, "--model", "test-model", "--extractbench-output", "out",
                               "--extractbench-no-cache", *args)  # fmt: skip

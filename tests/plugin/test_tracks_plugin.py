@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ def write_jsonl(path: Path, rows: list) -> Path:
 
 def run(pytester: pytest.Pytester, track: str, predictions: list, *args: str) -> pytest.RunResult:
     write_jsonl(pytester.path / "preds.jsonl", predictions)
+    shutil.rmtree(pytester.path / "out", ignore_errors=True)  # each call is a new run, which needs an empty directory
     return pytester.runpytest(*ARGS, "--extractbench-track", track, "--extractbench-predictions", "preds.jsonl", *args)
 
 

@@ -1,0 +1,111 @@
+"""The one sanitizer for untrusted text on its way to a terminal, a log or Markdown.
+
+Sample ids, model names, model-output keys, gold keys, server messages and echoed dataset
+lines come from files, models and servers we do not control. Before any of it reaches a
+sink it is clipped (a 50 MB line must not be echoed whole) and every character a terminal
+or a viewer would act on is made visible instead: C0/C1 controls (ESC starts an escape
+sequence, CR rewrites a line), DEL, bidirectional overrides and other format characters,
+line/paragraph separators and lone surrogates become ``\\x1b``-style escapes. Markdown
+additionally gets HTML and inline syntax escaped and ``@mentions`` defused.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from typing import Any
+
+LIMIT = 300
+"""Default length of one untrusted value (sample id, model name, key, message)."""
+LINE_LIMIT = 2000
+"""Longest line a sink prints; a longer one is clipped and says how long it was."""
+ELLIPSIS = "…"
+
+# Categories a terminal or a text viewer acts on: controls, format characters (bidi overrides,
+# zero-width joiners), line/paragraph separators, surrogates, private use.
+_UNSAFE_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs", "Co"))
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]|~])")  # inline syntax only: escaped text never starts a line
+_MENTION = re.compile(r"@(?=[\w-])")
+# U+200B keeps GitHub and GitLab from linking "@name" (a notification to a stranger) or "@team".
+_MENTION_BREAK = "@&#8203;"
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _is_unsafe(char: str) -> bool:
+    if " " <= char <= "~":  # printable ASCII: the common case, decided without a table lookup
+        return False
+    return unicodedata.category(char) in _UNSAFE_CATEGORIES
+
+
+def _cut(text: str, limit: int, total: int) -> str:
+    """``text`` cut to ``limit`` characters, ending with how long the original was when there is room."""
+    note = f"{ELLIPSIS} ({total:,} characters)"
+    if limit < 3 * len(note):  # a narrow column: just the ellipsis
+        note = ELLIPSIS
+    return text[: max(0, limit - len(note))] + note
+
+
+def clip(text: str, limit: int | None) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    if limit is None or len(text) <= limit:
+        return text
+    return _cut(text, limit, len(text))
+
+
+def terminal(text: Any, limit: int | None = LIMIT, *, lines: bool = False) -> str:
+    """Untrusted text as inert terminal/log text: unsafe characters escaped, then clipped to ``limit``.
+
+    ``lines=True`` keeps newlines and tabs (a multi-line message); otherwise the result is one line.
+    """
+    text = str(text)
+    total = len(text)
+    if limit is not None and total > limit:
+        text = text[:limit]  # escaping only lengthens the text: never scan more than can be shown
+    keep = "\n\t" if lines else ""
+    out = "".join(_escape(c) if c not in keep and _is_unsafe(c) else c for c in text)
+    if limit is not None and (len(out) > limit or total > limit):
+        out = _cut(out, limit, total)
+    return out
+
+
+def text_lines(text: Any, line_limit: int = LINE_LIMIT) -> str:
+    """A multi-line message (a failure explanation, a summary): each line made safe and clipped."""
+    return "\n".join(terminal(line, line_limit) for line in str(text).split("\n"))
+
+
+def markdown(text: Any, limit: int | None = LIMIT) -> str:
+    """Untrusted text as inert Markdown: one line, HTML escaped, inline syntax and @mentions defused."""
+    text = " ".join(terminal(text, limit).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MENTION.sub(_MENTION_BREAK, _MARKDOWN.sub(r"\\\1", text))
+
+
+class SafeLogFilter(logging.Filter):
+    """Formats each record once and makes the message and the traceback safe for any handler."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = text_lines(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = text_lines(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+_FILTER = SafeLogFilter()
+
+
+def get_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` whose records are made safe before any handler sees them."""
+    logger = logging.getLogger(name)
+    if _FILTER not in logger.filters:
+        logger.addFilter(_FILTER)
+    return logger
