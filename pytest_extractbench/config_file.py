@@ -280,6 +280,8 @@ def _type_name(value: Any) -> str:
 # -- the effective configuration, as recorded ---------------------------------------------------
 
 _SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization)", re.IGNORECASE)
+# ... unless the name counts tokens (max_tokens, prompt_tokens, tokens_per_s): a limit, not a credential.
+_TOKEN_COUNT = re.compile(r"(max|prompt|completion|total|output|input|context)_tokens$|^tokens_per", re.IGNORECASE)
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 _SECRET_QUERY = re.compile(r"(?P<key>[?&][^=&#]*(?:key|token|secret|password|sig)[^=&#]*=)[^&#\s]*", re.IGNORECASE)
 REDACTED = "***"
@@ -287,7 +289,7 @@ REDACTED = "***"
 
 def redact(value: Any, name: str = "") -> Any:
     """``value`` with credentials removed: secret-named keys, user:password@ in URLs, key=... query parameters."""
-    if name and _SECRET_NAME.search(name):
+    if name and _SECRET_NAME.search(name) and not _TOKEN_COUNT.search(name):
         return REDACTED if value not in (None, "", (), []) else value
     if isinstance(value, str):
         value = _URL_CREDENTIALS.sub(r"\g<scheme>" + REDACTED + "@", value)
