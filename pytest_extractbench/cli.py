@@ -103,7 +103,7 @@ def _test_connection(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-# --- datasets and configuration (issue 4) ---
+# --- datasets and configuration ---
 
 
 def _add_dataset_stats_arguments(parser: argparse.ArgumentParser) -> None:
@@ -169,12 +169,12 @@ def _validate_config(args: argparse.Namespace) -> int:
 
 COMMANDS: list[Command] = [
     Command("run", "Run the benchmark (pytest --extractbench with the same options).", _add_run_arguments, _run),
-    # --- reports (issue 7) ---
+    # --- reports ---
     Command("report", "Write the HTML report of a run directory.", _add_report_arguments, _report),
     Command("compare", "Compare the models of several run directories in one HTML report.", _add_compare_arguments, _compare),
     Command("test-connection", "Check that an OpenAI-compatible server answers (GET /models).", _add_connection_arguments,
             _test_connection),
-    # --- datasets and configuration (issue 4) ---
+    # --- datasets and configuration ---
     Command("dataset-stats", "Print a dataset's statistics and invalid samples without running a model.",
             _add_dataset_stats_arguments, _dataset_stats),
     Command("validate-config", "Check a config file; report every problem with its key path.",

@@ -83,7 +83,7 @@ class SampleItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SampleFailure):
             record = excinfo.value.record
-            # non-extraction tracks (issue 8) explain themselves
+            # non-extraction tracks explain themselves
             text = record.failure_text() if hasattr(record, "failure_text") else failure_text(record)
             return textsafe.text_lines(text)
         return super().repr_failure(excinfo, style=style)

@@ -55,7 +55,7 @@ def pytest_extractbench_transforms(config: pytest.Config) -> dict[str, Any] | No
     """Return ``{name: transform}`` to use in ``x-eval-transform``; a transform is ``fn(value, params) -> value``."""
 
 
-# --- observability (issue 8) ---
+# --- observability ---
 
 
 @pytest.hookspec()

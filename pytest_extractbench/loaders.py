@@ -37,7 +37,7 @@ INVALID_POLICIES = ("skip", "warn", "fail")
 
 @dataclass(frozen=True)
 class DataOptions:
-    """How the dataset is read and cut down (the issue 4 options)."""
+    """How the dataset is read and cut down (the dataset options)."""
 
     columns: tuple[tuple[str, str], ...] = ()
     sample: int | None = None

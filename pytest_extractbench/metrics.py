@@ -126,7 +126,7 @@ def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, i
     return {name: int(n) for name, n in zip(SCORE_BINS, counts)}
 
 
-# --- per complexity bin (issue 4) ---
+# --- per complexity bin ---
 BIN_METRICS = ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "field_f1_strict",
                "exact_match_rate", "type_accuracy", "hallucination_rate", "field_omission_rate")
 
@@ -164,8 +164,8 @@ SECTIONS: tuple[Section, ...] = (
     breakdowns.omission_section,
     distributions.string_similarity_section,
     distributions.complexity_correlation_section,
-    performance.performance_section,  # spec 4.3 (issue 3c); the session adds the cost once prices are known
-    # issue 8: present only with logprobs / --extractbench-repeats
+    performance.performance_section,  # the session adds the cost once prices are known
+    # present only with logprobs / --extractbench-repeats
     calibration_section,
     consistency_section,
     complexity_bin_section,

@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_InterruptListener(bench), "extractbench-interrupt")
     if not bench.is_worker:
         config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
-        # --- reports (issue 7): live progress line, pytest-html columns/summary (only when it is installed)
+        # --- reports: live progress line, pytest-html columns/summary (only when it is installed)
         config.pluginmanager.register(_ProgressLine(config), "extractbench-progress")
         if config.pluginmanager.hasplugin("html"):
             config.pluginmanager.register(pytest_html_glue.PytestHtmlHooks(bench), "extractbench-pytest-html")
@@ -74,7 +74,7 @@ class _ReportListener:
 
 
 class _ProgressLine:
-    """Prints the running EQS and validity while items run (issue 7)."""
+    """Prints the running EQS and validity while items run."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -115,7 +115,7 @@ class _XdistController:
         bench = _bench(node.config)
         if bench is not None:
             node.workerinput[RUN_DIR_KEY] = str(bench.run_dir)
-            # live runs (issue 3): the servers the controller started, and the fixed schedule
+            # live runs: the servers the controller started, and the fixed schedule
             node.workerinput.update(bench.worker_input())
             node.workerinput[STATIC_KEY] = _static_schedule(node.config)
 
@@ -188,7 +188,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
     if call.when == "call" and isinstance(item, SampleItem) and item.record is not None:
         report.extractbench = data = item.record.to_dict()
-        # JUnit XML <property> elements and pytest-html columns (issue 7), as record_property would add them
+        # JUnit XML <property> elements and pytest-html columns, as record_property would add them
         properties = pytest_html_glue.junit_properties(data)
         item.user_properties.extend(properties)  # the teardown report carries them into the JUnit XML
         report.user_properties.extend(properties)

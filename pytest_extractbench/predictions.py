@@ -39,7 +39,7 @@ class PredictionsSource:
     """Outputs keyed by (model, sample id), with the problems met while reading them."""
 
     outputs: dict[tuple[str, str], ModelResponse] = field(default_factory=dict)
-    # every run of a row with "outputs": [...] (--extractbench-repeats, issue 8)
+    # every run of a row with "outputs": [...] (--extractbench-repeats)
     repeats: dict[tuple[str, str], list[ModelResponse]] = field(default_factory=dict)
     origin: dict[tuple[str, str], str] = field(default_factory=dict)
     problems: list[DatasetProblem] = field(default_factory=list)

@@ -64,7 +64,7 @@ class SampleRecord:
         return (self.model, self.sample_id)
 
 
-# --- tracks (issue 8) ---
+# --- tracks ---
 
 
 @dataclass

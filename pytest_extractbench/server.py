@@ -102,7 +102,7 @@ _GEMMA3_CHAT_TEMPLATE = """{{ bos_token }}
     {%- set loop_messages = messages -%}
 {%- endif -%}
 {%- if tools -%}
-    {#- Tool calling (issue 8) in the Hermes style that llama-server recognizes by its <tool_call> tags:
+    {#- Tool calling in the Hermes style that llama-server recognizes by its <tool_call> tags:
         the functions go before the first user turn; without tools the prompt is unchanged. -#}
     {%- set ns = namespace(tools='') -%}
     {%- for tool in tools -%}

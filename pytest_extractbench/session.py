@@ -86,7 +86,7 @@ class BenchSession:
         self.is_worker = is_worker(config)
         self.records: list[SampleRecord] = []
         self.track_records: list[TrackRecord] = []
-        # issue 8: a non-extraction track runs through its own runner (None = extraction)
+        # a non-extraction track runs through its own runner (None = extraction)
         track = get_track(settings.tracks.track)
         self.tracks = TrackRunner(self, track) if track is not None else None
         self.unscored: list[str] = []
@@ -105,7 +105,7 @@ class BenchSession:
         self.baseline = None if self.is_worker else self._load_baseline()
         self.baseline_comparison: RunComparison | None = None
         self.saved_baseline: Path | None = None
-        # --- live runs (issue 3) ---
+        # --- live runs ---
         self.endpoints: Endpoints | None = None
         self._replay: Any = None
         self._prompt_templates: Any = None
@@ -171,7 +171,7 @@ class BenchSession:
         if self._dataset is None:
             data = self.settings.data
             try:
-                if self.tracks is not None:  # issue 8: each track reads its own rows
+                if self.tracks is not None:  # each track reads its own rows
                     loaded = self.tracks.track.load(self.settings.dataset, base_dir=self.config.invocation_params.dir)
                 else:
                     loaded = load_source(self.settings.dataset, base_dir=self.config.invocation_params.dir,
@@ -303,7 +303,7 @@ class BenchSession:
                     # needs the source text, which only this process has: computed here, carried in the record
                     diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content),
                 )
-                extra_diagnostics(record, responses)  # issue 8: calibration and consistency, when there is data
+                extra_diagnostics(record, responses)  # calibration and consistency, when there is data
         except Exception as exc:  # noqa: BLE001 - see above
             record = self._scoring_error(item.model, sample, meta, response, exc)
         self.config.hook.pytest_extractbench_sample_scored(config=self.config, record=record)
@@ -362,7 +362,7 @@ class BenchSession:
             if self._lock is not None:
                 self._lock.release()
 
-    # -- live runs (issue 3) -----------------------------------------------------------------
+    # -- live runs -----------------------------------------------------------------
 
     @property
     def live(self) -> bool:
@@ -435,7 +435,7 @@ class BenchSession:
         source_class: Any = LiveSource
         extra: dict[str, Any] = {}
         tracks = self.settings.tracks
-        if self.tracks is not None or tracks.repeats > 1 or tracks.calibration:  # issue 8
+        if self.tracks is not None or tracks.repeats > 1 or tracks.calibration:
             from .tracks.live import TrackLiveSource
 
             source_class = TrackLiveSource
@@ -590,7 +590,7 @@ class BenchSession:
                 models=list(self.metrics),
                 dataset=self.dataset,
                 rootdir=settings.rootdir,
-                # live runs (issue 3) add their server URLs and prompt-template hash here
+                # live runs add their server URLs and prompt-template hash here
                 servers=[url for route in (self.endpoints.routes.values() if self.endpoints else ()) for url in route.urls],
                 prompt_hash=(self.live_facts() or {}).get("prompt_hash"),
                 outputs=[self.config.invocation_params.dir / spec.path for spec in settings.predictions],
@@ -659,7 +659,7 @@ class BenchSession:
             "dataset": self.dataset_section(), "models": self.metrics, **self.run_level,
         }  # fmt: skip
         files.write_json(self.run_dir / files.METRICS_FILE, document)
-        # --- reports (issue 7): report.html, summary.md, metrics.csv, samples.csv from the same data
+        # --- reports: report.html, summary.md, metrics.csv, samples.csv from the same data
         self.report_files, self.report_errors = outputs.write_reports(
             self.run_dir, files.plain(document), lambda: (r.to_dict() for r in self.records), self.settings.report
         )

@@ -302,12 +302,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_compare_fail, (), "EXPR", multiple=True),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
-    # --- performance metrics (issue 3c) ---
+    # --- performance metrics ---
     OptionSpec("price_input", "Price of 1,000 input (prompt) tokens in USD, for the cost estimate (spec 4.3.3).",
                parse_non_negative, None, "USD_PER_1K"),
     OptionSpec("price_output", "Price of 1,000 output (completion) tokens in USD, for the cost estimate.",
                parse_non_negative, None, "USD_PER_1K"),
-    # --- live runs: servers, embedded llama-server, pipeline, journal, cache (issue 3) ---
+    # --- live runs: servers, embedded llama-server, pipeline, journal, cache ---
     OptionSpec("base_url", "OpenAI-compatible server URL, e.g. http://host:8000/v1 (repeatable: replicas of the "
                "same model are load-balanced). Default: start the embedded llama-server.",
                parse_base_url, (), "URL", multiple=True),
@@ -337,10 +337,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("context", "Context of each embedded llama-server slot, in tokens (default: the longest prompt plus "
                "--extractbench-max-tokens, at least 4096, at most the model's trained context).",
                parse_context, None, "TOKENS"),
-    # --- reports (issue 7) ---
+    # --- reports ---
     OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
                "are still written).", parse_bool, False, flag=True),
-    # --- tracks, consistency, observability (issue 8) ---
+    # --- tracks, consistency, observability ---
     OptionSpec("track", "Benchmark track: extraction (default), toolcall, generate (create by schema) or repair "
                "(fix broken JSON).", parse_track, "extraction", "TRACK"),
     OptionSpec("repeats", "Ask each sample N times (use a temperature > 0) and report consistency across the runs.",
@@ -349,7 +349,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "providers), console or otlp (needs the 'otel' extra).", parse_otel, None, "EXPORTER"),
     OptionSpec("calibration", "Ask the server for token logprobs and report per-field confidence calibration "
                "(reliability table, ECE).", parse_bool, False, flag=True),
-    # --- datasets and configuration (issue 4) ---
+    # --- datasets and configuration ---
     OptionSpec("columns", "Map the dataset's column names onto ours: text=document,expected=gold "
                "(fields: id, text, schema, expected, topic, title, medium).", parse_columns, (), "OURS=THEIRS[,...]"),
     OptionSpec("sample", "Evaluate N samples chosen by --extractbench-seed (the same on every machine).",
@@ -495,7 +495,7 @@ class Settings:
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
-    prices: Prices = field(default_factory=Prices)  # issue 3c
+    prices: Prices = field(default_factory=Prices)
     live: LiveOptions = field(default_factory=LiveOptions)
     report: ReportOptions = field(default_factory=ReportOptions)
     tracks: TrackSettings = field(default_factory=TrackSettings)
@@ -547,7 +547,7 @@ class Settings:
             compare=values["compare"],
             compare_fail=tuple(values["compare_fail"]),
             verdict_thresholds=values["verdict_thresholds"],
-            prices=Prices(values["price_input"], values["price_output"]),  # issue 3c
+            prices=Prices(values["price_input"], values["price_output"]),
             live=LiveOptions.from_values(values),
             report=ReportOptions(html=not values["no_html_report"]),
             tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"],
@@ -586,7 +586,7 @@ class Settings:
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
             "verdict_thresholds": list(self.verdict_thresholds),
-            "prices": self.prices.to_dict(),  # issue 3c
+            "prices": self.prices.to_dict(),
             "live": self.live.to_dict(),
             "report": self.report.as_dict(),
             "tracks": self.tracks.to_dict(),

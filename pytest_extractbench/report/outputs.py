@@ -1,4 +1,4 @@
-"""The human-facing files of a run directory (issue 7): report.html, summary.md, metrics.csv, samples.csv.
+"""The human-facing files of a run directory: report.html, summary.md, metrics.csv, samples.csv.
 
 Written after metrics.json and samples.jsonl; a failure here is reported and never loses
 the machine-readable files or changes the session's verdict.

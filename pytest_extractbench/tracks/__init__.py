@@ -1,4 +1,4 @@
-"""Benchmark tracks besides extraction: tool calling, create-by-schema and repair (issue 8)."""
+"""Benchmark tracks besides extraction: tool calling, create-by-schema and repair."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ Messages = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class TrackSettings:
-    """The options of issue 8: which track, runs per sample, the OpenTelemetry exporter, logprobs."""
+    """The track options: which track, runs per sample, the OpenTelemetry exporter, logprobs."""
 
     track: str = EXTRACTION
     repeats: int = 1

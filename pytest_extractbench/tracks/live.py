@@ -1,4 +1,4 @@
-"""Live requests for issue 8: a track's own request (tools, prompts), N runs per sample, token logprobs.
+"""Live requests of the tracks: a track's own request (tools, prompts), N runs per sample, token logprobs.
 
 :class:`TrackLiveSource` is the live pipeline (:class:`~pytest_extractbench.pipeline.LiveSource`:
 requests ahead of items, journal, cache, resume) with three changes: the request comes
