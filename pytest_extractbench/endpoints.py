@@ -29,6 +29,8 @@ class Route:
 
     urls: tuple[str, ...]
     served_model: str
+    # an embedded server's slot count, when memory made it lower than --extractbench-slots asked
+    slots: int | None = None
 
 
 class Endpoints:
@@ -64,7 +66,7 @@ class Endpoints:
                 self._servers.append(server)
                 self._by_model[model] = server
                 plan = self._start_sized(server, messages)
-                self.routes[model] = Route((server.base_url,), server.model)
+                self.routes[model] = Route((server.base_url,), server.model, server.parallel)
                 resolved = server.resolved
                 self.embedded[model] = {
                     "model_file": str(resolved.path) if resolved else None,
@@ -142,10 +144,10 @@ class Endpoints:
 
     def to_wire(self) -> dict[str, Any]:
         """JSON-able form for ``workerinput`` (the controller's started servers)."""
-        return {model: [list(route.urls), route.served_model] for model, route in self.routes.items()}
+        return {model: [list(route.urls), route.served_model, route.slots] for model, route in self.routes.items()}
 
     def load_wire(self, data: dict[str, Any]) -> None:
-        self.routes = {model: Route(tuple(urls), served) for model, (urls, served) in data.items()}
+        self.routes = {model: Route(tuple(urls), served, slots) for model, (urls, served, slots) in data.items()}
 
     def _note_memory(self) -> None:
         """Record each running embedded server's peak resident memory (read before it stops)."""

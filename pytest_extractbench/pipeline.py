@@ -84,6 +84,15 @@ def client_error(what: str, exc: BaseException, previous: ModelResponse | None =
     return response
 
 
+
+def route_concurrency(concurrency: int, live: LiveOptions, route: Route) -> int:
+    """This process's requests in flight to ``route``: ``concurrency``, scaled down when the embedded
+    server was started with fewer slots than asked (memory), so requests wait here rather than in the
+    server's queue, where their time would count against the timeout."""
+    if live.concurrency is not None or not route.slots or route.slots >= live.slots:
+        return concurrency
+    return max(1, concurrency * route.slots // live.slots)
+
 @dataclass
 class _Request:
     model: str
@@ -233,10 +242,10 @@ class LiveSource:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def _limit(self, urls: tuple[str, ...]) -> asyncio.Semaphore:
-        if urls not in self._limits:
-            self._limits[urls] = asyncio.Semaphore(self.concurrency)
-        return self._limits[urls]
+    def _limit(self, route: Route) -> asyncio.Semaphore:
+        if route.urls not in self._limits:
+            self._limits[route.urls] = asyncio.Semaphore(route_concurrency(self.concurrency, self.live, route))
+        return self._limits[route.urls]
 
     def _client(self, url: str) -> Any:
         client = self._clients.get(url)
@@ -287,7 +296,7 @@ class LiveSource:
         route = self.routes[request.model]
         try:
             try:
-                async with self._limit(route.urls):
+                async with self._limit(route):
                     response = await self._ask(request, route)
             except asyncio.CancelledError:
                 raise

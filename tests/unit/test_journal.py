@@ -111,3 +111,23 @@ def test_the_cache_keeps_answers_only(tmp_path: Path) -> None:
 )
 def test_default_concurrency(options: LiveOptions, workers: int, expected: int) -> None:
     assert options.default_concurrency(workers) == expected
+
+
+@pytest.mark.parametrize(
+    ("options", "workers", "server_slots", "expected"),
+    [
+        (LiveOptions(), 1, 4, 4),  # the server got the slots asked for
+        (LiveOptions(), 1, 2, 2),  # memory halved the slots: half the requests in flight
+        (LiveOptions(), 2, 2, 1),  # ... shared by two workers: 1 each, 2 in all
+        (LiveOptions(slots=6), 1, 1, 1),
+        (LiveOptions(), 1, None, 4),  # a server URL: no slot count known
+        (LiveOptions(concurrency=8), 1, 2, 8),  # asked for explicitly: kept
+    ],
+)
+def test_route_concurrency_follows_the_slots_the_server_got(options: LiveOptions, workers: int,
+                                                            server_slots: int | None, expected: int) -> None:
+    from pytest_extractbench.endpoints import Route
+    from pytest_extractbench.pipeline import route_concurrency
+
+    route = Route(("http://127.0.0.1:1/v1",), "m", server_slots)
+    assert route_concurrency(options.default_concurrency(workers), options, route) == expected
