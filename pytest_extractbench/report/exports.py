@@ -135,6 +135,23 @@ def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     return _csv(SAMPLE_COLUMNS, ([row[k] for k in SAMPLE_COLUMNS] for row in rows))
 
 
+def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any]) -> list[str]:
+    """The embedded server's context and why, and how many samples did not fit (live runs only)."""
+    lines = []
+    facts = (((run.get("live") or {}).get("embedded") or {}).get(model)) or {}
+    plan = facts.get("context") or {}
+    if plan:
+        peak = facts.get("peak_rss_bytes")
+        memory = f"; llama-server peak RSS {peak / 2**20:.0f} MB" if peak else ""
+        lines.append(f"- **Context**: {plan['ctx_per_slot']} tokens per slot x {plan['slots']} slot(s) "
+                     f"({md(plan.get('reason', ''), textsafe.LINE_LIMIT)}){memory}")  # fmt: skip
+    errors = ((metrics.get("performance") or {}).get("reliability") or {}).get("error_counts") or {}
+    if errors.get("context_exceeded"):
+        lines.append(f"- **Did not fit the model's context**: {int(errors['context_exceeded'])} sample(s) "
+                     "(`context_exceeded`)")
+    return lines
+
+
 def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
     """The executive summary of spec 4.5.8 in Markdown, one block per model."""
     run = document.get("run") or {}
@@ -155,6 +172,7 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
             f"- **Overall Score (EQS)**: {md(s.eqs_text)}{band}",
             f"- **Evaluation Date**: {md(str(run.get('started_at', ''))[:10] or '-')}",
             f"- **Dataset**: {md(dataset.get('name', '-'))} ({int(metrics.get('num_samples', 0)):,} samples)",
+            *_context_lines(run, model, metrics),
             f"- **Key Strengths**: {md(', '.join(s.strengths) or 'none stands out', textsafe.LINE_LIMIT)}",
             f"- **Key Weaknesses**: {md(', '.join(s.weaknesses) or 'none stands out', textsafe.LINE_LIMIT)}",
             f"- **Recommendation**: {md(s.recommendation or '-', textsafe.LINE_LIMIT)}",

@@ -196,7 +196,7 @@ def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord
 
 
 def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
-    """Issue 8's optional sections: confidence calibration (logprobs) and consistency (repeats)."""
+    """The optional sections: confidence calibration (logprobs) and consistency (repeats)."""
     lines = []
     calibration = metrics.get("calibration")
     if calibration:

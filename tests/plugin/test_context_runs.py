@@ -64,6 +64,9 @@ def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(pyteste
     rows = {json.loads(line)["sample_id"]: json.loads(line) for line in
             (pytester.path / "out" / "samples.jsonl").read_text().splitlines()}  # fmt: skip
     assert rows["s4"]["response"]["context"] == {"prompt_tokens": 9000, "limit": 8192}
+    summary_md = (pytester.path / "out" / "summary.md").read_text()
+    assert "- **Did not fit the model's context**: 2 sample(s) (`context_exceeded`)" in summary_md
+    assert "**Context**" not in summary_md  # a server URL: the plugin chose no context
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
