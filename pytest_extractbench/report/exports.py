@@ -17,6 +17,7 @@ from typing import Any
 from .. import textsafe
 from . import summary
 from .rows import sample_row
+from .terminal import context_text
 
 SUMMARY_FILE = "summary.md"
 METRICS_CSV = "metrics.csv"
@@ -138,13 +139,9 @@ def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
 def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any]) -> list[str]:
     """The embedded server's context and why, and how many samples did not fit (live runs only)."""
     lines = []
-    facts = (((run.get("live") or {}).get("embedded") or {}).get(model)) or {}
-    plan = facts.get("context") or {}
-    if plan:
-        peak = facts.get("peak_rss_bytes")
-        memory = f"; llama-server peak RSS {peak / 2**20:.0f} MB" if peak else ""
-        lines.append(f"- **Context**: {plan['ctx_per_slot']} tokens per slot x {plan['slots']} slot(s) "
-                     f"({md(plan.get('reason', ''), textsafe.LINE_LIMIT)}){memory}")  # fmt: skip
+    context = context_text(((run.get("live") or {}).get("embedded") or {}).get(model) or {})
+    if context:
+        lines.append(f"- **Context**: {md(context, textsafe.LINE_LIMIT)}")
     errors = ((metrics.get("performance") or {}).get("reliability") or {}).get("error_counts") or {}
     if errors.get("context_exceeded"):
         lines.append(f"- **Did not fit the model's context**: {int(errors['context_exceeded'])} sample(s) "

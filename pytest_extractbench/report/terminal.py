@@ -170,17 +170,23 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
 MAX_LISTED = 10
 
 
+def context_text(facts: Mapping[str, Any]) -> str | None:
+    """The context an embedded server got, why, and its peak memory (raw text: callers escape it)."""
+    plan = facts.get("context") or {}
+    if not plan:
+        return None
+    peak = facts.get("peak_rss_bytes")
+    memory = f"; llama-server peak RSS {peak / 2**20:.0f} MB" if peak else ""
+    return f"{plan['ctx_per_slot']} tokens of context per slot x {plan['slots']} slot(s) ({plan['reason']}){memory}"
+
+
 def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord]) -> list[str]:
     """The context each embedded server got and why, its peak memory, and the samples that did not fit."""
     lines = []
     for model, facts in ((live or {}).get("embedded") or {}).items():
-        plan = facts.get("context") or {}
-        if not plan:
-            continue
-        peak = facts.get("peak_rss_bytes")
-        memory = f"; llama-server peak RSS {peak / 2**20:.0f} MB" if peak else ""
-        lines.append(f"embedded {safe(model)}: {plan['ctx_per_slot']} tokens of context per slot x {plan['slots']} "
-                     f"slot(s) ({safe(plan['reason'])}){memory}")  # fmt: skip
+        text = context_text(facts)
+        if text:
+            lines.append(f"embedded {safe(model)}: {safe(text)}")
     unfit = [r for r in records if r.response.get("error_class") == "context_exceeded"]
     if unfit:
         def fit(record: SampleRecord) -> str:

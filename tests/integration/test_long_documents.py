@@ -59,5 +59,5 @@ def test_long_documents_get_a_context_that_holds_them(pytester: pytest.Pytester)
         f"({refused['context']['prompt_tokens']} tokens > {plan['ctx_per_slot']})",
     ])  # fmt: skip
     summary_md = (pytester.path / "out" / "summary.md").read_text()
-    assert f"- **Context**: {plan['ctx_per_slot']} tokens per slot x 2 slot(s) (longest prompt " in summary_md
+    assert f"- **Context**: {plan['ctx_per_slot']} tokens of context per slot x 2 slot(s) (longest prompt " in summary_md
     assert "- **Did not fit the model's context**: 1 sample(s) (`context_exceeded`)" in summary_md
