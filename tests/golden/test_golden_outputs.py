@@ -112,6 +112,9 @@ def _normalize_value(value: Any, roots: tuple[str, ...]) -> Any:
         return [_normalize_value(v, roots) for v in value]
     if isinstance(value, str):
         return _normalize_text(value, roots)
+    if isinstance(value, float):
+        # 12 significant digits: the last bits of scipy's reductions differ between CPUs (SIMD paths)
+        return float(f"{value:.12g}")
     return value
 
 
