@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from pytest_extractbench.dataset import bundled_path, subsample  # noqa: E402
-from pytest_extractbench.datastats import dataset_statistics  # noqa: E402
-from pytest_extractbench.loaders import load_source  # noqa: E402
+from pytest_extractbench.dataset.samples import bundled_path, subsample  # noqa: E402
+from pytest_extractbench.dataset.statistics import dataset_statistics  # noqa: E402
+from pytest_extractbench.dataset.sources import load_source  # noqa: E402
 
 
 def rows(n: int) -> list[dict]:

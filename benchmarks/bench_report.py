@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workload import _perturb, make_workload
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
-from pytest_extractbench.complexity import complexity_features
-from pytest_extractbench.metrics import run_level_metrics
-from pytest_extractbench.report import files
+from pytest_extractbench.dataset.complexity import complexity_features
+from pytest_extractbench.analysis.metrics import run_level_metrics
+from pytest_extractbench.core import files
 from pytest_extractbench.report.exports import write_exports
 from pytest_extractbench.report.html import write_report
 from pytest_extractbench.report.rows import load_run

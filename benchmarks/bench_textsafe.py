@@ -1,4 +1,4 @@
-"""Cost of the text sanitizer (pytest_extractbench.textsafe) at the sinks that call it most.
+"""Cost of the text sanitizer (pytest_extractbench.core.textsafe) at the sinks that call it most.
 
 Times terminal() on a typical sample id, on a hostile one, on a 50 MB line (must cost what the
 clipped part costs, not the whole line), markdown() on a model name, and a whole terminal summary
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_extractbench import textsafe  # noqa: E402
+from pytest_extractbench.core import textsafe  # noqa: E402
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_extractbench.responses import ModelResponse
+from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.tracks.toolcall import ToolCallTrack
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "bfcl_tool_calls"

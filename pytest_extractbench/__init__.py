@@ -9,11 +9,11 @@ The scoring core is importable without pytest::
 
 from __future__ import annotations
 
-from .dataset import BUNDLED, Dataset, DatasetProblem, Sample, load_dataset
-from .gates import SLA_TIERS, GateCheck, eqs_band, evaluate_sla, recommendation
-from .metrics import metrics_by_model, model_metrics
-from .performance import Prices, performance_metrics
-from .record import SampleRecord
+from .dataset.samples import BUNDLED, Dataset, DatasetProblem, Sample, load_dataset
+from .gating.sla import SLA_TIERS, GateCheck, eqs_band, evaluate_sla, recommendation
+from .analysis.metrics import metrics_by_model, model_metrics
+from .analysis.performance import Prices, performance_metrics
+from .dataset.records import SampleRecord
 from .scoring import (
     EqsWeights,
     FieldCounts,
@@ -24,7 +24,7 @@ from .scoring import (
     parse_output,
     score_sample,
 )
-from .stats import (
+from .analysis.stats import (
     Interval,
     bootstrap_ci,
     cohens_d,
@@ -34,7 +34,7 @@ from .stats import (
     paired_ttest,
     wilcoxon_test,
 )
-from .subsets import SubsetConfig, load_subsets
+from .gating.subsets import SubsetConfig, load_subsets
 
 __version__ = "0.1.0"
 

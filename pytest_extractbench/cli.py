@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 def say(text: object, *, err: bool = False) -> None:
     """Print a message that may quote untrusted text (file names, sample ids, server answers), made safe."""
-    from .textsafe import text_lines
+    from .core.textsafe import text_lines
 
     print(text_lines(text), file=sys.stderr if err else sys.stdout)
 
@@ -96,7 +96,7 @@ def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _test_connection(args: argparse.Namespace) -> int:
-    from .connection import check_connection
+    from .live.connection import check_connection
 
     result = check_connection(args.base_url, args.model, timeout=args.timeout)
     say(result.message, err=not result.ok)
@@ -118,9 +118,9 @@ def _add_dataset_stats_arguments(parser: argparse.ArgumentParser) -> None:
 def _dataset_stats(args: argparse.Namespace) -> int:
     import json
 
-    from .dataset import subsample
-    from .datastats import dataset_statistics, statistics_lines
-    from .loaders import DatasetSourceError, load_source, parse_columns
+    from .dataset.samples import subsample
+    from .dataset.statistics import dataset_statistics, statistics_lines
+    from .dataset.sources import DatasetSourceError, load_source, parse_columns
 
     try:
         dataset = load_source(args.spec, columns=dict(parse_columns(args.columns)))
@@ -151,8 +151,8 @@ def _add_validate_config_arguments(parser: argparse.ArgumentParser) -> None:
 def _validate_config(args: argparse.Namespace) -> int:
     import tempfile
 
-    from .config_file import read_config
-    from .settings import OPTIONS_BY_NAME
+    from .config.file import read_config
+    from .config.settings import OPTIONS_BY_NAME
 
     with tempfile.TemporaryDirectory() as scratch:  # inline prompts are checked, not materialized
         found = read_config(Path(args.file), OPTIONS_BY_NAME, base_dir=Path.cwd(), prompt_dir=Path(scratch))

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import textsafe
+from ..core import textsafe
 
 MAX_POINTS = 1500
 MAX_LABEL = 28

@@ -2,7 +2,7 @@
 
 Each (run, model) becomes one model of the merged document: its metrics are the run's own
 metrics.json entry, unchanged; the cross-run comparison (ranking, paired tests, win rates)
-comes from :func:`~pytest_extractbench.comparison.comparison_section` on the runs' stored
+comes from :func:`~pytest_extractbench.analysis.comparison.comparison_section` on the runs' stored
 per-sample records, paired on sample ids, with the first run's scoring and statistics options.
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..comparison import comparison_section
-from ..record import SampleRecord
+from ..analysis.comparison import comparison_section
+from ..dataset.records import SampleRecord
 from ..scoring import ScoringOptions
 from .rows import RunData, RunDirError, load_run
 

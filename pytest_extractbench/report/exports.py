@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import textsafe
+from ..core import textsafe
 from . import summary
 from .rows import sample_row
 from .terminal import context_text

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import textsafe
+from ..core import textsafe
 from . import charts, summary
 from .charts import Chart
 from .rows import RunData, sample_row

@@ -11,14 +11,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import textsafe
+from ..core import textsafe
 
 log = textsafe.get_logger(__name__)
 
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """Report settings (one field of :class:`~pytest_extractbench.settings.Settings`)."""
+    """Report settings (one field of :class:`~pytest_extractbench.config.settings.Settings`)."""
 
     html: bool = True  # --extractbench-no-html-report turns it off
 

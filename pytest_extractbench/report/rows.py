@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .files import METRICS_FILE, SAMPLES_FILE
+from ..core.files import METRICS_FILE, SAMPLES_FILE
 
 Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of record dicts per call
 

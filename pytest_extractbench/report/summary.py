@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..gates import SLA_TIERS
+from ..gating.sla import SLA_TIERS
 
 TIER_NAMES = ("minimum", "target", "excellence")
 # metric -> (minimum, target, excellence), "max" metrics must stay at or below.

@@ -6,15 +6,15 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import textsafe
-from ..gates import GateCheck
+from ..core import textsafe
+from ..gating.sla import GateCheck
 from ..scoring.result import EXACT
-from ..stats import format_p
+from ..analysis.stats import format_p
 
 if TYPE_CHECKING:
-    from ..dataset import DatasetProblem
-    from ..record import SampleRecord
-    from ..regression import RunComparison
+    from ..dataset.samples import DatasetProblem
+    from ..dataset.records import SampleRecord
+    from ..gating.regression import RunComparison
 
 MAX_FAILING_FIELDS = 25
 VALUE_WIDTH = 32

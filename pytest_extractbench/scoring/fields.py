@@ -14,7 +14,15 @@ from typing import Any
 
 from .align import AlignContext, _canonical, align_hungarian, align_key_field, align_ordered
 from .budget import check as budget_check
-from .compare import Comparison, compare_scalars, declared_type_ok, jaccard, normalize_text, string_similarity, types_agree
+from .compare import (
+    Comparison,
+    compare_scalars,
+    declared_type_ok,
+    jaccard,
+    normalize_text,
+    string_similarity,
+    types_agree,
+)
 from .comparators import COMPARATORS, ComparatorError, to_comparison
 from .options import ScoringOptions
 from .result import (

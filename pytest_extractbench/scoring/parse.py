@@ -8,7 +8,7 @@ import re
 import orjson
 from typing import Any, NamedTuple
 
-from ..jsonio import MAX_DEPTH, too_deep
+from ..core.jsonio import MAX_DEPTH, too_deep
 
 # A fenced block anywhere in the text: ```json ... ``` (the language tag is optional).
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|json5)?[ \t]*\r?\n?(.*?)\r?\n?[ \t]*```", re.DOTALL)

@@ -15,9 +15,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..dataset import Dataset, DatasetProblem, iter_rows, row_error
-from ..jsonio import JsonInputError
-from ..responses import ModelResponse
+from ..dataset.samples import Dataset, DatasetProblem, iter_rows, row_error
+from ..core.jsonio import JsonInputError
+from ..dataset.responses import ModelResponse
 
 EXTRACTION = "extraction"
 TRACK_NAMES = (EXTRACTION, "toolcall", "generate", "repair")

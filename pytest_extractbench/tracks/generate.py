@@ -14,7 +14,7 @@ import json
 from collections import Counter
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import jsonio
+from ..core import jsonio
 from ..scoring import check_schema, parse_output
 from ..scoring.schema import get_validator
 from .base import Messages, Track, TrackSample, iter_schema_nodes, mean

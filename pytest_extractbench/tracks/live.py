@@ -1,6 +1,6 @@
 """Live requests of the tracks: a track's own request (tools, prompts), N runs per sample, token logprobs.
 
-:class:`TrackLiveSource` is the live pipeline (:class:`~pytest_extractbench.pipeline.LiveSource`:
+:class:`TrackLiveSource` is the live pipeline (:class:`~pytest_extractbench.live.pipeline.LiveSource`:
 requests ahead of items, journal, cache, resume) with three changes: the request comes
 from the track (:meth:`Track.build_request`; the extraction request when there is no
 track), every sample is asked ``repeats`` times (run ``r`` uses seed ``decoding_seed + r``
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dataset import Sample
-from ..pipeline import LiveSource, _Request
-from ..responses import ModelResponse
+from ..dataset.samples import Sample
+from ..live.pipeline import LiveSource, _Request
+from ..dataset.responses import ModelResponse
 from .base import Track
 
 
@@ -67,7 +67,7 @@ class TrackLiveSource(LiveSource):
 
     def request(self, sample: Any, run: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The messages and request fields of one run of one sample."""
-        from ..client import build_messages, structured_output_fields
+        from ..live.client import build_messages, structured_output_fields
 
         mode = self.live.structured_output
         if self.track is None:
@@ -85,7 +85,7 @@ class TrackLiveSource(LiveSource):
 
     def _admit_run(self, model: str, sample: Sample, run: int) -> _Request | None:
         """As :meth:`LiveSource._admit`, for one run, with the track's request."""
-        from ..client import cache_key
+        from ..live.client import cache_key
 
         pair = (model, run_id(sample.id, run))
         if pair in self._futures:

@@ -31,8 +31,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .. import jsonio
-from ..responses import ModelResponse
+from ..core import jsonio
+from ..dataset.responses import ModelResponse
 from ..report.terminal import clip
 from ..scoring import MISSING, prf, strip_fence, validation_errors
 from .base import Messages, Track, TrackSample, mean

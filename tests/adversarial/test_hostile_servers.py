@@ -23,11 +23,11 @@ import pytest
 from faultserver import Fault, FaultServer
 
 from _checks import assert_accounted, assert_clean_terminal, assert_no_secret
-from pytest_extractbench.client import ClientConfig, ExtractionClient, build_messages, run_check
-from pytest_extractbench.connection import check_connection
-from pytest_extractbench.journal import response_from_dict
-from pytest_extractbench.redact import redact_credentials
-from pytest_extractbench.responses import ERROR_CLASSES, ModelResponse
+from pytest_extractbench.live.client import ClientConfig, ExtractionClient, build_messages, run_check
+from pytest_extractbench.live.connection import check_connection
+from pytest_extractbench.live.journal import response_from_dict
+from pytest_extractbench.core.redact import redact_credentials
+from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 from pytest_extractbench.scoring import MISSING
 
 SECRET = "sk-hostile-7Qf2Lx9SECRET"  # the API key a hostile server tries to get recorded
@@ -119,7 +119,7 @@ def test_a_drip_that_finishes_within_the_budget_is_an_answer() -> None:
 
 
 def test_the_connection_check_has_the_same_budget() -> None:
-    from pytest_extractbench.client import ConnectionCheckError
+    from pytest_extractbench.live.client import ConnectionCheckError
 
     with FaultServer(models_fault=Fault.drip(0.1)) as srv, pytest.raises(ConnectionCheckError) as info:
         run_check(cfg(srv, timeout_s=1.0), [MODEL])
@@ -367,7 +367,7 @@ def test_test_connection_masks_an_echoed_key(api_key: str) -> None:
 
 
 def test_the_connection_check_masks_an_echoed_key(api_key: str) -> None:
-    from pytest_extractbench.client import ConnectionCheckError
+    from pytest_extractbench.live.client import ConnectionCheckError
 
     with FaultServer(models_fault=Fault.echo_headers(403)) as srv, pytest.raises(ConnectionCheckError) as info:
         run_check(cfg(srv, api_key=api_key), [MODEL])
@@ -445,10 +445,10 @@ def test_bad_200_bodies_in_a_mixed_run_are_retried_and_nothing_is_lost(pytester:
 def test_an_answer_the_client_fails_on_is_journaled_as_a_client_error(tmp_path: Path) -> None:
     """A defect inside the request path (here: the send itself raises) still gives the pair an
     outcome, journaled before the item sees it: the sample is counted, never dropped."""
-    from pytest_extractbench.dataset import Sample
-    from pytest_extractbench.endpoints import Route
-    from pytest_extractbench.live import LiveOptions
-    from pytest_extractbench.pipeline import LiveSource, load_templates
+    from pytest_extractbench.dataset.samples import Sample
+    from pytest_extractbench.live.endpoints import Route
+    from pytest_extractbench.live.options import LiveOptions
+    from pytest_extractbench.live.pipeline import LiveSource, load_templates
 
     class Broken(LiveSource):
         async def _send(self, client: Any, served_model: str, request: Any) -> ModelResponse:

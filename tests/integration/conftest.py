@@ -6,7 +6,12 @@ import os
 
 import pytest
 
-from pytest_extractbench.server import DEFAULT_EMBEDDED_MODEL, MissingExtraError, find_llama_server, resolve_model
+from pytest_extractbench.live.llama_server import (
+    DEFAULT_EMBEDDED_MODEL,
+    MissingExtraError,
+    find_llama_server,
+    resolve_model,
+)
 
 
 @pytest.fixture(scope="session")

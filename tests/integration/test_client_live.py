@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import jsonschema
 import pytest
 
-from pytest_extractbench.client import (
+from pytest_extractbench.live.client import (
     ClientConfig,
     ConnectionCheckError,
     ExtractionClient,
@@ -21,12 +21,9 @@ from pytest_extractbench.client import (
     model_schema,
     run_check,
 )
-from pytest_extractbench.dataset import BUNDLED, Sample, load_dataset
-from pytest_extractbench.responses import ModelResponse
-from pytest_extractbench.server import (
-    DEFAULT_EMBEDDED_MODEL,
-    EmbeddedServer,
-)
+from pytest_extractbench.dataset.samples import BUNDLED, Sample, load_dataset
+from pytest_extractbench.dataset.responses import ModelResponse
+from pytest_extractbench.live.llama_server import DEFAULT_EMBEDDED_MODEL, EmbeddedServer
 
 pytestmark = pytest.mark.llm
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_extractbench.complexity import complexity_features
-from pytest_extractbench.dataset import sample_from_row
+from pytest_extractbench.dataset.complexity import complexity_features
+from pytest_extractbench.dataset.samples import sample_from_row
 
 CORPUS = Path(os.environ.get("EXTRACTBENCH_JSONSCHEMABENCH",
                              Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "jsonschemabench"))

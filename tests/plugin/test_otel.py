@@ -88,8 +88,8 @@ def test_spans_and_metrics_of_an_offline_run(pytester: pytest.Pytester, spans: I
 
 
 def test_request_span_uses_the_request_timestamps(pytester: pytest.Pytester, spans: InMemorySpanExporter) -> None:
-    from pytest_extractbench.otel import OtelExporter
-    from pytest_extractbench.responses import ModelResponse
+    from pytest_extractbench.plugin.otel import OtelExporter
+    from pytest_extractbench.dataset.responses import ModelResponse
 
     exporter = OtelExporter("global", run_id="r1")
     response = ModelResponse(content="{}", latency_s=1.5, usage={"prompt_tokens": 12, "completion_tokens": 7,

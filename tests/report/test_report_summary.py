@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_extractbench.report import summary
-from pytest_extractbench.report.progress import Progress
+from pytest_extractbench.plugin.progress import Progress
 
 
 @pytest.mark.parametrize(

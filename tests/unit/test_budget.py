@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_extractbench.budget import MAX_BUDGET, MIN_BUDGET, estimate_tokens, max_tokens_for_schema
+from pytest_extractbench.live.max_tokens import MAX_BUDGET, MIN_BUDGET, estimate_tokens, max_tokens_for_schema
 
 
 def test_scalars_strings_and_objects_add_up_by_hand() -> None:

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from faultserver import Fault, FaultServer
 
-from pytest_extractbench.client import (
+from pytest_extractbench.live.client import (
     DEFAULT_SYSTEM_PROMPT,
     ClientConfig,
     ConnectionCheckError,
@@ -30,7 +30,7 @@ from pytest_extractbench.client import (
     model_schema,
     run_check,
 )
-from pytest_extractbench.responses import ERROR_CLASSES, ModelResponse
+from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 from pytest_extractbench.scoring import MISSING
 
 MODEL = "test-model"
@@ -593,7 +593,7 @@ def test_bad_config_values_are_named(field: str, value: Any, words: str) -> None
 
 def test_importing_the_client_needs_neither_pytest_nor_openai() -> None:
     code = (
-        "import sys, pytest_extractbench.client; "
+        "import sys, pytest_extractbench.live.client; "
         "bad = {'pytest', '_pytest', 'openai'} & set(sys.modules); assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

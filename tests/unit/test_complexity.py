@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_extractbench.complexity import complexity_bin, complexity_features
+from pytest_extractbench.dataset.complexity import complexity_bin, complexity_features
 
 FLAT = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}
 NESTED = {

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from pytest_extractbench.cli import main
-from pytest_extractbench.config_file import KEY_PATHS, NOTED, read_config, redact
-from pytest_extractbench.loaders import DataOptions
+from pytest_extractbench.config.file import KEY_PATHS, NOTED, read_config, redact
+from pytest_extractbench.dataset.sources import DataOptions
 from pytest_extractbench.scoring import EqsWeights
-from pytest_extractbench.settings import OPTIONS_BY_NAME
+from pytest_extractbench.config.settings import OPTIONS_BY_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -167,8 +167,8 @@ def test_data_options_record() -> None:
 def test_dataset_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from pytest_extractbench.dataset import load_dataset, subsample
-    from pytest_extractbench.datastats import dataset_statistics
+    from pytest_extractbench.dataset.samples import load_dataset, subsample
+    from pytest_extractbench.dataset.statistics import dataset_statistics
 
     assert main(["dataset-stats", "bundled", "--sample", "10", "--seed", "1", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -191,6 +191,6 @@ def test_dataset_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     ("max_tokens", False), ("prompt_tokens", False), ("tokens_per_s", False), ("context_tokens", False),
 ])  # fmt: skip
 def test_token_limits_are_recorded_and_token_credentials_are_not(name: str, secret: bool) -> None:
-    from pytest_extractbench.config_file import REDACTED, redact
+    from pytest_extractbench.config.file import REDACTED, redact
 
     assert (redact("123", name) == REDACTED) is secret

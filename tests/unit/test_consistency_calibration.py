@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_extractbench.calibration import field_confidences, reliability, token_offsets, value_spans
-from pytest_extractbench.consistency import aggregate_consistency, consistency, flatten
+from pytest_extractbench.analysis.calibration import field_confidences, reliability, token_offsets, value_spans
+from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency, flatten
 
 # -- consistency ---------------------------------------------------------------------------------
 

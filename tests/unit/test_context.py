@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_extractbench.context import (
+from pytest_extractbench.live.context import (
     CONTEXT_STEP,
     GGUFError,
     kv_bytes_per_token,
@@ -183,7 +183,7 @@ def test_the_byte_bound_is_at_least_the_bytes(texts: list[str]) -> None:
 def test_the_context_option_takes_whole_token_counts_of_at_least_256() -> None:
     import argparse
 
-    from pytest_extractbench.settings import OPTIONS_BY_NAME, parse_context
+    from pytest_extractbench.config.settings import OPTIONS_BY_NAME, parse_context
 
     assert parse_context("8192") == 8192 and OPTIONS_BY_NAME["context"].default is None
     for bad in ("100", "8k", "-1"):

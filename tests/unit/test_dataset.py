@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_extractbench import BUNDLED, load_dataset
-from pytest_extractbench.dataset import bundled_path
+from pytest_extractbench.dataset.samples import bundled_path
 from pytest_extractbench.scoring import check_schema, compile_schema, validation_errors
 
 

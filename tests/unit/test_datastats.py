@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_extractbench.complexity import complexity_features
-from pytest_extractbench.dataset import Sample
-from pytest_extractbench.datastats import dataset_statistics, gold_field_count, statistics_lines
+from pytest_extractbench.dataset.complexity import complexity_features
+from pytest_extractbench.dataset.samples import Sample
+from pytest_extractbench.dataset.statistics import dataset_statistics, gold_field_count, statistics_lines
 
 FLAT = {"type": "object", "properties": {"a": {"type": "string"}}}
 NESTED = {"type": "object", "properties": {"p": {"type": "object", "properties": {"q": {"type": "string"},

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_extractbench.journal import (
+from pytest_extractbench.live.journal import (
     JOURNAL_FILE,
     Journal,
     ResponseCache,
@@ -17,8 +17,8 @@ from pytest_extractbench.journal import (
     response_from_dict,
     reusable_by_key,
 )
-from pytest_extractbench.live import LiveOptions
-from pytest_extractbench.responses import ModelResponse
+from pytest_extractbench.live.options import LiveOptions
+from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.scoring import MISSING
 
 
@@ -126,8 +126,8 @@ def test_default_concurrency(options: LiveOptions, workers: int, expected: int) 
 )
 def test_route_concurrency_follows_the_slots_the_server_got(options: LiveOptions, workers: int,
                                                             server_slots: int | None, expected: int) -> None:
-    from pytest_extractbench.endpoints import Route
-    from pytest_extractbench.pipeline import route_concurrency
+    from pytest_extractbench.live.endpoints import Route
+    from pytest_extractbench.live.pipeline import route_concurrency
 
     route = Route(("http://127.0.0.1:1/v1",), "m", server_slots)
     assert route_concurrency(options.default_concurrency(workers), options, route) == expected

@@ -163,8 +163,8 @@ def test_tracks_consistency_and_calibration_never_import_pytest() -> None:
     import sys
 
     code = (
-        "import sys, pytest_extractbench.tracks, pytest_extractbench.tracks.toolcall, pytest_extractbench.consistency, "
-        "pytest_extractbench.calibration, pytest_extractbench.sample_extras; "
+        "import sys, pytest_extractbench.tracks, pytest_extractbench.tracks.toolcall, pytest_extractbench.analysis.consistency, "
+        "pytest_extractbench.analysis.calibration, pytest_extractbench.analysis.sample_extras; "
         "assert 'pytest' not in sys.modules and '_pytest' not in sys.modules, sorted(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

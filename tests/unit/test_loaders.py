@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pytest_extractbench.dataset import load_dataset, subsample
-from pytest_extractbench.loaders import DatasetSourceError, load_source, parse_columns
+from pytest_extractbench.dataset.samples import load_dataset, subsample
+from pytest_extractbench.dataset.sources import DatasetSourceError, load_source, parse_columns
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -224,7 +224,7 @@ def test_subsample_is_seeded_order_preserving_and_order_independent() -> None:
 
 
 def test_subsample_is_the_same_in_another_interpreter() -> None:
-    code = ("from pytest_extractbench.dataset import load_dataset, subsample\n"
+    code = ("from pytest_extractbench.dataset.samples import load_dataset, subsample\n"
             "print(','.join(s.id for s in subsample(load_dataset().samples, 7, 3)))")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "123"}
     other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
@@ -261,7 +261,7 @@ def empty_hub() -> Iterator[str]:
 
 def _load_in_subprocess(spec: str, tmp_path: Path, **env: str) -> tuple[str, float]:
     # huggingface_hub reads HF_ENDPOINT / HF_HUB_OFFLINE at import: a fresh interpreter per case.
-    code = ("from pytest_extractbench.loaders import load_source\n"
+    code = ("from pytest_extractbench.dataset.sources import load_source\n"
             f"try:\n    load_source({spec!r})\nexcept Exception as exc:\n    print(type(exc).__name__, exc)")
     full = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HOME": str(tmp_path / "hf"), **env}
     full.pop("HF_HUB_OFFLINE", None) if "HF_HUB_OFFLINE" not in env else None

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_extractbench import SampleRecord, ScoringOptions, evaluate_sla, model_metrics, recommendation, score_sample
-from pytest_extractbench.gates import eqs_band, sla_passed
+from pytest_extractbench import (
+    SampleRecord,
+    ScoringOptions,
+    evaluate_sla,
+    model_metrics,
+    recommendation,
+    score_sample,
+)
+from pytest_extractbench.gating.sla import eqs_band, sla_passed
 
 OPTIONS = ScoringOptions()
 

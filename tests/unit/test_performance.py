@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_extractbench import SampleRecord, ScoringOptions, evaluate_sla, model_metrics, score_sample
-from pytest_extractbench.performance import (
+from pytest_extractbench.analysis.performance import (
     NOT_MEASURED,
     Prices,
     apply_prices,
@@ -23,7 +23,7 @@ from pytest_extractbench.performance import (
     reliability,
     spearman,
 )
-from pytest_extractbench.responses import ERROR_CLASSES, ModelResponse
+from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}
 EXPECTED = {"a": "x", "b": 1}
@@ -305,5 +305,5 @@ def test_invariants(rows: list) -> None:
 
 
 def test_the_module_is_pure() -> None:
-    code = "import sys, pytest_extractbench.performance; assert 'pytest' not in sys.modules"
+    code = "import sys, pytest_extractbench.analysis.performance; assert 'pytest' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

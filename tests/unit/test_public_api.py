@@ -24,10 +24,10 @@ def test_all_is_sorted_and_exported(module) -> None:
 
 def test_scoring_core_never_imports_pytest() -> None:
     code = (
-        "import sys, pytest_extractbench, pytest_extractbench.scoring, pytest_extractbench.metrics, "
-        "pytest_extractbench.gates, pytest_extractbench.dataset, pytest_extractbench.stats, "
-        "pytest_extractbench.resampled, pytest_extractbench.comparison, pytest_extractbench.regression, "
-        "pytest_extractbench.baseline, pytest_extractbench.subsets; "
+        "import sys, pytest_extractbench, pytest_extractbench.scoring, pytest_extractbench.analysis.metrics, "
+        "pytest_extractbench.gating.sla, pytest_extractbench.dataset.samples, pytest_extractbench.analysis.stats, "
+        "pytest_extractbench.analysis.resampled, pytest_extractbench.analysis.comparison, pytest_extractbench.gating.regression, "
+        "pytest_extractbench.gating.baseline, pytest_extractbench.gating.subsets; "
         "assert 'pytest' not in sys.modules and '_pytest' not in sys.modules, sorted(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

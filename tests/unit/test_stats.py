@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from pytest_extractbench import stats
+from pytest_extractbench.analysis import stats
 
 RNG = np.random.default_rng(20240501)
 X = RNG.random(120)

@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 from pytest_extractbench import SampleRecord, StatsOptions, load_subsets, score_sample
-from pytest_extractbench.dataset import load_dataset
-from pytest_extractbench.subsets import MISSING_GROUP, SubsetConfig, SubsetConfigError, gate_scopes, subset_metrics
+from pytest_extractbench.dataset.samples import load_dataset
+from pytest_extractbench.gating.subsets import (
+    MISSING_GROUP,
+    SubsetConfig,
+    SubsetConfigError,
+    gate_scopes,
+    subset_metrics,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = StatsOptions(resamples=500)

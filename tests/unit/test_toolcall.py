@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_extractbench.responses import ModelResponse
+from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.tracks.toolcall import (
     ToolCallTrack,
     acceptable,

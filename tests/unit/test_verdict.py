@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_extractbench.gates import evaluate_sla
-from pytest_extractbench.verdict import verdict_lines
+from pytest_extractbench.gating.sla import evaluate_sla
+from pytest_extractbench.gating.verdict import verdict_lines
 
 
 def _metrics(eqs: float, p95_ms: float, **extra: Any) -> dict[str, Any]:

@@ -1,0 +1,100 @@
+"""Field-level precision/recall/F1 and omission rates by group (spec 4.2.1, 4.2.2, 4.4.3).
+
+Groups: field type (the gold's type; the predicted type for spurious fields), nesting
+depth (0 = a top-level field; array elements keep their array's depth), field name
+(index-free path, ``items[].sku``) and required vs optional. Per-complexity-bin metrics
+live with the dataset statistics, not here.
+
+P/R/F1 use the credited counts, like the headline metrics: the fields of an output that
+is invalid earn nothing. Omission rates use what was observed, like ``field_omission_rate``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Callable, Sequence
+
+from .diagnostics import field_name
+from ..dataset.records import SampleRecord
+from ..scoring import MODES, FieldCounts, ScoringOptions
+from ..scoring.result import EXACT, INCORRECT, MISSED, PARTIAL, SPURIOUS, FieldResult
+
+_INDEX = {EXACT: 0, PARTIAL: 1, INCORRECT: 3, MISSED: 4, SPURIOUS: 5}
+
+
+def _type(field: FieldResult) -> str:
+    return (field.predicted_type if field.category == SPURIOUS else field.expected_type) or "unknown"
+
+
+GROUPINGS: dict[str, Callable[[FieldResult], str]] = {
+    "field_metrics_by_type": _type,
+    "field_metrics_by_depth": lambda f: str(f.depth),
+    "field_metrics_by_name": lambda f: field_name(f.path),
+    "field_metrics_by_required": lambda f: "required" if f.required else "optional",
+}
+
+
+def _tally(records: Sequence[SampleRecord], key: Callable[[FieldResult], str], options: ScoringOptions,
+           credited: bool) -> dict[str, list[int]]:
+    """group -> [exact, partial, partial_lenient, incorrect, missed, spurious]."""
+    lenient = options.lenient_threshold
+    tallies: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
+    for record in records:
+        valid = record.score.valid
+        for field in record.score.fields:
+            category = field.category
+            index = _INDEX.get(category)
+            if index is None:  # error / pending: outside every metric
+                continue
+            row = tallies[key(field)]
+            if credited and not valid and index < 4:  # no credit for an invalid output
+                row[3] += 1
+                continue
+            row[index] += 1
+            if category == PARTIAL or (category == INCORRECT and field.score >= lenient):
+                row[2] += 1
+    return tallies
+
+
+def _metrics(row: list[int]) -> dict[str, Any]:
+    counts = FieldCounts(*row)
+    out: dict[str, Any] = {"support": counts.expected, "predicted": counts.predicted}
+    for mode in MODES:
+        p, r, f = counts.precision_recall_f1(mode)
+        out.update({f"precision_{mode}": p, f"recall_{mode}": r, f"f1_{mode}": f})
+    return out
+
+
+def _order(keys: Any) -> list[str]:
+    return sorted(keys, key=lambda k: (0, int(k)) if k.isdigit() else (1, k))
+
+
+def breakdown_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
+    """P/R/F1 (strict, partial, lenient) per field type, depth, name and required/optional."""
+    out: dict[str, Any] = {}
+    for name, key in GROUPINGS.items():
+        tallies = _tally(records, key, options, credited=True)
+        out[name] = {group: _metrics(tallies[group]) for group in _order(tallies)}
+    return out
+
+
+def omission_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
+    """Spec 4.4.3: which expected fields are missed, by name, type, required/optional and depth."""
+    def rates(key: Callable[[FieldResult], str]) -> dict[str, dict[str, Any]]:
+        tallies = _tally(records, key, options, credited=False)
+        out = {}
+        for group in _order(tallies):
+            row = tallies[group]
+            expected = row[0] + row[1] + row[3] + row[4]
+            if expected:
+                out[group] = {"omission_rate": row[4] / expected, "missed": row[4], "total_occurrences": expected}
+        return out
+
+    by_name = rates(GROUPINGS["field_metrics_by_name"])
+    flat = {
+        label: {group: entry["omission_rate"] for group, entry in rates(GROUPINGS[grouping]).items()}
+        for label, grouping in (("by_field_type", "field_metrics_by_type"),
+                                ("by_required_vs_optional", "field_metrics_by_required"),
+                                ("by_nesting_depth", "field_metrics_by_depth"))
+    }
+    return {"omission_analysis": {"by_field_name": by_name, **flat}}

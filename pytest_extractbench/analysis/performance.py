@@ -1,0 +1,384 @@
+"""Performance metrics of one model (spec 4.3): latency, throughput, tokens, cost and reliability.
+
+Pure functions over sample records; each record's ``response`` dict is
+:meth:`.responses.ModelResponse.as_dict`. Definitions where the spec leaves room:
+
+* A record is a *request* when the run asked a server for it (``attempts > 0``, ``cached``, or a
+  latency was recorded); offline predictions are not requests, so their request-level values are
+  ``null`` with a ``note`` (the SLA gate then reports p95 latency and success rate as not measured).
+* *Success* means the request produced content (``error_class`` is null); parse and schema failures
+  are successes whose content is unusable, so ``success = valid + parse failures + schema failures``
+  and ``requests = success + sum(error classes)``.
+* Latency is over successful, non-cached requests; cached responses took no server time, so they
+  are left out of latency and throughput too (their outcomes still count for reliability, and
+  their usage for token statistics and cost: they describe the model, not this run's bill).
+* Throughput divides by the time the non-cached requests were in flight: the union of their
+  ``[started_at, finished_at]`` intervals, which is the wall span ``max(finished_at) - min(started_at)``
+  of a run without idle gaps, and leaves out the hours between a killed run and its resume
+  (resumed responses keep their original timestamps). Every throughput figure counts successful
+  requests over that one interval, so ``samples_per_min == 60 * requests_per_s`` always; a failed
+  request adds time but nothing done. With no successful request the figures are null, "not measured".
+* Percentiles use numpy's linear interpolation; ``std`` is the population standard deviation.
+* ``reliability_score`` (spec 4.3.4) gives a first-attempt success full credit and a success after
+  retries half credit, so it stays in [0, 1].
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import numpy as np
+from scipy import stats
+
+from .distributions import correlation
+from ..dataset.responses import ERROR_CLASSES
+
+NOT_MEASURED = "not measured: no request was sent to a server (offline predictions carry no timings)"
+ALL_CACHED = "not measured: every response came from the cache"
+NO_SUCCESS = "not measured: no request succeeded"
+# top-level keys of a model's metrics (the SLA gate and the model comparison read them)
+LATENCY_P95 = "latency_p95_ms"
+SUCCESS_RATE = "success_rate"
+COST = "estimated_cost_usd"
+# latency vs. these per-sample quantities (Spearman: monotone, robust to latency outliers)
+CORRELATES = ("input_chars", "prompt_tokens", "schema_fields", "schema_depth", "output_tokens", "output_chars")
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per 1,000 tokens (``--extractbench-price-input`` / ``--extractbench-price-output``)."""
+
+    input_per_1k: float | None = None
+    output_per_1k: float | None = None
+
+    @property
+    def given(self) -> bool:
+        return self.input_per_1k is not None or self.output_per_1k is not None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"price_input_per_1k": self.input_per_1k, "price_output_per_1k": self.output_per_1k}
+
+
+# -- per-record facts ------------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    """A finite int/float (never a bool), else None."""
+    if type(value) not in (int, float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def is_request(response: Mapping[str, Any]) -> bool:
+    """True when the run asked a server for this response (live, cached or replayed)."""
+    return bool(response.get("attempts") or response.get("cached")) or _number(response.get("latency_s")) is not None
+
+
+def is_success(response: Mapping[str, Any]) -> bool:
+    """The request produced content (possibly unparseable or schema-invalid)."""
+    return response.get("error_class") is None and response.get("content") is not None
+
+
+def outcome(record: Any) -> str:
+    """Exactly one of ``valid``, ``parse_failure``, ``schema_failure``, ``scoring_error`` or an error class."""
+    response = record.response
+    if not is_success(response):
+        return str(response.get("error_class") or "missing")
+    if getattr(record, "scoring_error", None):
+        return "scoring_error"
+    if not record.score.json_valid:
+        return "parse_failure"
+    if not record.score.schema_valid:
+        return "schema_failure"
+    return "valid"
+
+
+def _output_chars(content: Any) -> float | None:
+    if content is None:
+        return None
+    return float(len(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)))
+
+
+class Facts(NamedTuple):
+    """What the metrics need from one record, read once (10,000 records: dict lookups dominate)."""
+
+    request: bool
+    cached: bool
+    success: bool
+    outcome: str
+    attempts: float
+    truncated: bool
+    latency_s: float | None
+    started_at: float | None
+    finished_at: float | None
+    prompt_tokens: float | None
+    completion_tokens: float | None
+    total_tokens: float | None
+    fields: int  # fields the output holds (extracted fields)
+    record: Any
+
+    def correlates(self) -> dict[str, float | None]:
+        """The per-sample quantities that latency is correlated with (:data:`CORRELATES`)."""
+        meta = self.record.meta
+        complexity = meta.get("complexity") or {}
+        return {
+            "input_chars": _number(meta.get("text_chars")),
+            "prompt_tokens": self.prompt_tokens,
+            "schema_fields": _number(complexity.get("total_fields")),
+            "schema_depth": _number(complexity.get("max_nesting_depth")),
+            "output_tokens": self.completion_tokens,
+            "output_chars": _output_chars(self.record.response.get("content")),
+        }
+
+
+def facts(record: Any) -> Facts:
+    """Read one record's response and score."""
+    response = record.response
+    usage = response.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    prompt, completion = _number(usage.get("prompt_tokens")), _number(usage.get("completion_tokens"))
+    total = _number(usage.get("total_tokens"))
+    if total is None and prompt is not None and completion is not None:  # some servers omit the total
+        total = prompt + completion
+    return Facts(
+        request=is_request(response),
+        cached=bool(response.get("cached")),
+        success=is_success(response),
+        outcome=outcome(record),
+        attempts=_number(response.get("attempts")) or 0.0,
+        truncated=response.get("error_class") == "truncated" or response.get("finish_reason") == "length",
+        latency_s=_number(response.get("latency_s")),
+        started_at=_number(response.get("started_at")),
+        finished_at=_number(response.get("finished_at")),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=total,
+        fields=record.score.observed.predicted,
+        record=record,
+    )
+
+
+# -- statistics ------------------------------------------------------------------------------
+
+
+def latency_stats(latencies_s: Sequence[float]) -> dict[str, Any]:
+    """Mean, percentiles, extremes and spread in milliseconds; every value null when there is none."""
+    keys = ("mean", "p50", "p95", "p99", "min", "max", "std")
+    if not len(latencies_s):
+        return {"count": 0, **dict.fromkeys(keys)}
+    ms = np.asarray(latencies_s, dtype=float) * 1000.0
+    p50, p95, p99 = np.percentile(ms, [50, 95, 99])
+    values = (ms.mean(), p50, p95, p99, ms.min(), ms.max(), ms.std())
+    return {"count": int(ms.size), **{k: float(v) for k, v in zip(keys, values)}}
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
+    """``{"rho", "p_value", "n"}``: Spearman's rank correlation (latency is skewed: ranks, not values)."""
+    return correlation(x, y, stats.spearmanr, "rho")
+
+
+def token_stats(values: Sequence[float]) -> dict[str, Any]:
+    """Count, mean, median, p95 and sum of one token kind."""
+    if not len(values):
+        return {"count": 0, "mean": None, "median": None, "p95": None, "sum": 0}
+    array = np.asarray(values, dtype=float)
+    return {
+        "count": int(array.size),
+        "mean": float(array.mean()),
+        "median": float(np.median(array)),
+        "p95": float(np.percentile(array, 95)),
+        "sum": int(array.sum()),
+    }
+
+
+def _rate(count: int, total: int) -> float | None:
+    return count / total if total else None
+
+
+# -- sections --------------------------------------------------------------------------------
+
+
+def reliability(records: Sequence[Any]) -> dict[str, Any]:
+    """Spec 4.3.4 over the requests: success, parse/schema failure, timeout, retry and truncation rates."""
+    return _reliability([facts(r) for r in records])
+
+
+def _reliability(rows: Sequence[Facts]) -> dict[str, Any]:
+    requests = [f for f in rows if f.request]
+    outcomes = {name: 0 for name in ("valid", "parse_failure", "schema_failure", *ERROR_CLASSES, "scoring_error")}
+    for f in requests:
+        outcomes[f.outcome] = outcomes.get(f.outcome, 0) + 1  # get: an error class a newer client added
+    total = len(requests)
+    errors = {k: v for k, v in outcomes.items() if k not in ("valid", "parse_failure", "schema_failure", "scoring_error")}
+    successful = total - sum(errors.values())
+    retried = [f for f in requests if f.attempts > 1]
+    retried_successes = sum(1 for f in retried if f.success)
+    out: dict[str, Any] = {
+        "measured": bool(total),
+        "total_requests": total,
+        "successful_requests": successful,
+        "success_rate": _rate(successful, total),
+        "parse_failure_rate": _rate(outcomes["parse_failure"], total),
+        "schema_failure_rate": _rate(outcomes["schema_failure"], total),
+        "timeout_rate": _rate(outcomes["timeout"], total),
+        "context_exceeded_rate": _rate(outcomes["context_exceeded"], total),
+        "retry_rate": _rate(len(retried), total),
+        "truncation_rate": _rate(sum(f.truncated for f in requests), total),
+        "retried_successes": retried_successes,
+        "reliability_score": _rate(successful - 0.5 * retried_successes, total),
+        "error_counts": errors,
+        "outcome_counts": outcomes,
+    }
+    if not total:
+        out["note"] = NOT_MEASURED
+    return out
+
+
+def performance_metrics(records: Sequence[Any], prices: Prices | None = None) -> dict[str, Any]:
+    """The ``performance`` object of one model's metrics (spec 4.3)."""
+    rows = [facts(r) for r in records]
+    requests = [f for f in rows if f.request]
+    live = [f for f in requests if not f.cached]
+    timed = [f for f in live if f.success and f.latency_s is not None]
+    note = None
+    if not timed:
+        note = NOT_MEASURED if not requests else ALL_CACHED if not live else "no successful timed request"
+
+    latency = latency_stats([f.latency_s for f in timed])
+    out: dict[str, Any] = {
+        "measured": bool(timed),
+        "note": note,
+        "requests": {"samples": len(rows), "requests": len(requests), "cached": len(requests) - len(live),
+                     "timed": len(timed)},
+        "latency_ms": latency,
+        "sla_compliance": {
+            "p95_under_2s": None if latency["p95"] is None else latency["p95"] < 2000,
+            "p99_under_5s": None if latency["p99"] is None else latency["p99"] < 5000,
+        },
+        "latency_correlation": _correlations(timed),
+        "throughput": _throughput(live),
+        "tokens": _tokens(rows),
+        "reliability": _reliability(rows),
+    }
+    out["cost"] = cost(out["tokens"], prices or Prices(), len(rows))
+    return out
+
+
+def _correlations(timed: Sequence[Facts]) -> dict[str, Any]:
+    rows = [(f.correlates(), f.latency_s) for f in timed]
+    out = {}
+    for name in CORRELATES:
+        pairs = [(values[name], latency) for values, latency in rows if values[name] is not None]
+        out[name] = spearman([p[0] for p in pairs], [p[1] for p in pairs])
+    return out
+
+
+def busy_time(intervals: Sequence[tuple[float, float]]) -> float:
+    """Length of the union of ``(start, end)`` intervals: wall time with at least one request in flight."""
+    total, current_start, current_end = 0.0, None, None
+    for start, end in sorted(intervals):
+        if current_end is None or start > current_end:
+            if current_end is not None:
+                total += current_end - current_start  # type: ignore[operator]
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_end is not None:
+        total += current_end - current_start  # type: ignore[operator]
+    return total
+
+
+def _throughput(live: Sequence[Facts]) -> dict[str, Any]:
+    intervals = [(f.started_at, f.finished_at) for f in live
+                 if f.started_at is not None and f.finished_at is not None and f.finished_at >= f.started_at]
+    empty = {"wall_time_s": None, "busy_time_s": None, "requests_per_s": None, "samples_per_min": None,
+             "tokens_per_s": None, "fields_per_s": None}
+    if not intervals:
+        return {**empty, "note": "no request timestamps"}
+    span = max(end for _, end in intervals) - min(start for start, _ in intervals)
+    busy = busy_time(intervals)
+    successes = [f for f in live if f.success]
+    if not successes:
+        return {**empty, "wall_time_s": span, "busy_time_s": busy, "note": NO_SUCCESS}
+    if busy <= 0:
+        return {**empty, "wall_time_s": span, "busy_time_s": busy, "note": "zero wall time"}
+    # one numerator (successful requests) and one interval for every figure: they cannot disagree
+    per_s = len(successes) / busy
+    tokens_done = math.fsum((f.prompt_tokens or 0.0) + (f.completion_tokens or 0.0) for f in successes)
+    return {
+        "wall_time_s": span,
+        "busy_time_s": busy,
+        "requests_per_s": per_s,
+        "samples_per_min": 60.0 * per_s,
+        "tokens_per_s": tokens_done / busy,
+        "fields_per_s": sum(f.fields for f in successes) / busy,
+    }
+
+
+def _tokens(rows: Sequence[Facts]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in ("prompt", "completion", "total"):
+        values = [v for v in (getattr(f, f"{kind}_tokens") for f in rows) if v is not None]
+        out[kind] = token_stats(values)
+    with_output = [f for f in rows if f.completion_tokens is not None]
+    output_tokens = math.fsum(f.completion_tokens for f in with_output)  # type: ignore[misc]
+    fields = sum(f.fields for f in with_output)
+    out["responses_with_usage"] = out["total"]["count"]
+    out["extracted_fields"] = fields
+    out["token_efficiency"] = fields / output_tokens if output_tokens else None
+    return out
+
+
+def estimate_cost(input_tokens: float, output_tokens: float, prices: Prices) -> float:
+    """Spec 4.3.3: ``input * price_in / 1000 + output * price_out / 1000`` (a missing price counts as 0)."""
+    return input_tokens * (prices.input_per_1k or 0.0) / 1000 + output_tokens * (prices.output_per_1k or 0.0) / 1000
+
+
+def cost(token_section: Mapping[str, Any], prices: Prices, num_samples: int) -> dict[str, Any]:
+    """The cost estimate from the token sums, or why there is none."""
+    out: dict[str, Any] = {"available": False, **prices.to_dict()}
+    if not prices.given:
+        return {**out, "reason": "no prices given (--extractbench-price-input/--extractbench-price-output)"}
+    prompt, completion = token_section["prompt"], token_section["completion"]
+    if not prompt["count"] and not completion["count"]:
+        return {**out, "reason": "no token usage recorded"}
+    total = estimate_cost(prompt["sum"], completion["sum"], prices)
+    priced = max(prompt["count"], completion["count"])
+    return {
+        **out,
+        "available": True,
+        "input_cost_usd": estimate_cost(prompt["sum"], 0, prices),
+        "output_cost_usd": estimate_cost(0, completion["sum"], prices),
+        COST: total,
+        "cost_per_sample_usd": total / priced,
+        "responses_priced": priced,
+        "samples": num_samples,
+    }
+
+
+def headline(performance: Mapping[str, Any]) -> dict[str, Any]:
+    """The top-level keys that the SLA gate and the model comparison read."""
+    return {
+        LATENCY_P95: performance["latency_ms"]["p95"],
+        SUCCESS_RATE: performance["reliability"]["success_rate"],
+        COST: performance["cost"].get(COST),
+    }
+
+
+def performance_section(records: Sequence[Any], options: Any = None) -> dict[str, Any]:
+    """A :data:`.metrics.SECTIONS` entry: the performance object without prices, and its headline keys."""
+    performance = performance_metrics(records)
+    return {"performance": performance, **headline(performance)}
+
+
+def apply_prices(metrics: dict[str, Any], prices: Prices) -> None:
+    """Add the cost estimate to a model's metrics once the run's prices are known (the session does)."""
+    performance = metrics.get("performance")
+    if performance is None or not prices.given:
+        return
+    performance["cost"] = cost(performance["tokens"], prices, performance["requests"]["samples"])
+    metrics[COST] = performance["cost"].get(COST)
+

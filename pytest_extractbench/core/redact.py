@@ -1,0 +1,66 @@
+"""Credential-shaped text removed from what servers say, before it is recorded or shown.
+
+A server can echo the request's headers (``Authorization: Bearer ...``), a proxy can quote a URL
+with ``user:pass@``, an error page can print a config dump: none of that may reach
+``responses.jsonl``, ``samples.jsonl``, the reports or the terminal. The known API key is removed
+exactly wherever it appears; the patterns below catch the common shapes of other secrets.
+No pytest import; cheap to import.
+
+    redact_credentials("401: got Authorization: Bearer sk-abc123456789")  ->  "401: got Authorization: ***"
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["MASK", "redact_credentials", "redact_url"]
+
+MASK = "***"
+
+_PATTERNS = (
+    # a header or setting named like a credential, whatever its value looks like
+    (re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]?key|access[-_]?token|auth[-_]?token|"
+                r"client[-_]?secret|secret|password|passwd|cookie|set-cookie)"
+                r"(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"'\\,;&}\]]+"),
+     rf"\1\2{MASK}"),
+    # an auth scheme followed by its token: "Bearer abc1...", "Basic dXNlcjpwYXNz" (a token has a digit
+    # or a symbol, so prose such as "Basic authentication failed" stays readable)
+    (re.compile(r"(?i)\b(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
+     rf"\1 {MASK}"),
+    # OpenAI-style keys and other common key prefixes
+    (re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}"), rf"\1-{MASK}"),
+    # credentials in a URL: scheme://user:pass@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"']+@"), rf"\1{MASK}@"),
+)
+
+
+def redact_credentials(text: str, known: Iterable[str | None] = ()) -> str:
+    """`text` with every value of `known` (the API key) and anything credential-shaped masked."""
+    for secret in known:
+        if secret:
+            text = text.replace(secret, MASK)
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_url(url: str) -> str:
+    """A server URL without credentials, query or fragment (they can hold tokens); never raises,
+    even for a URL that cannot be parsed (bad port, broken IPv6 literal): messages quote it."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        # keep what follows the last "@" of the authority, drop query and fragment
+        scheme, sep, rest = str(url).partition("://")
+        authority, slash, path = rest.partition("/")
+        rest = authority.rpartition("@")[2] + slash + path
+        return (scheme + sep + rest).split("?")[0].split("#")[0]
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    if port:
+        host = f"{host}:{port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -1,0 +1,6 @@
+"""Inputs of a run: samples and where they come from, recorded predictions, and the per-sample values
+(model responses, scored records) that flow from them."""
+
+from .samples import BUNDLED, Dataset, DatasetProblem, Sample, load_dataset, subsample
+
+__all__ = ["BUNDLED", "Dataset", "DatasetProblem", "Sample", "load_dataset", "subsample"]

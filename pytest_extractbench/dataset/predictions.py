@@ -1,0 +1,131 @@
+"""Offline mode: model outputs read from predictions files instead of a server.
+
+A predictions file is JSONL with rows ``{"id", "output"}`` (``output`` is the raw
+model text or a JSON value) and an optional ``"model"``. The option value is
+``PATH`` or ``NAME=PATH``; a row's model is its ``model`` key, else ``NAME``, else
+the single ``--model`` given, else ``predictions``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..core import jsonio
+from .samples import DatasetProblem, Sample
+from .responses import ModelResponse
+
+DEFAULT_OFFLINE_MODEL = "predictions"
+
+
+@dataclass(frozen=True)
+class PredictionsSpec:
+    """One ``--extractbench-predictions [NAME=]PATH`` value."""
+
+    path: Path
+    model: str | None = None
+
+    @classmethod
+    def parse(cls, value: str) -> PredictionsSpec:
+        name, sep, path = value.partition("=")
+        if sep and name and not Path(value).exists():
+            return cls(Path(path), name)
+        return cls(Path(value))
+
+
+@dataclass
+class PredictionsSource:
+    """Outputs keyed by (model, sample id), with the problems met while reading them."""
+
+    outputs: dict[tuple[str, str], ModelResponse] = field(default_factory=dict)
+    # every run of a row with "outputs": [...] (--extractbench-repeats)
+    repeats: dict[tuple[str, str], list[ModelResponse]] = field(default_factory=dict)
+    origin: dict[tuple[str, str], str] = field(default_factory=dict)
+    problems: list[DatasetProblem] = field(default_factory=list)
+
+    @property
+    def models(self) -> list[str]:
+        return sorted({model for model, _ in self.outputs})
+
+    def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
+        """Nothing to prefetch: everything is already in memory."""
+
+    def response(self, model: str, sample: Sample) -> ModelResponse:
+        found = self.outputs.get((model, sample.id))
+        if found is None:
+            return ModelResponse(error_class="missing", error=f"no prediction for sample {sample.id!r} (model {model!r})")
+        return found
+
+    def responses(self, model: str, sample: Sample, n: int) -> list[ModelResponse]:
+        """Up to ``n`` runs of one sample: a row's ``outputs`` list, else its single output."""
+        found = self.repeats.get((model, sample.id))
+        return list(found[:n]) if found else [self.response(model, sample)]
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def check_ids(self, samples: Iterable[Sample]) -> None:
+        """Report predictions whose id is not in the dataset."""
+        known = {s.id for s in samples}
+        for (model, sample_id), where in sorted(self.origin.items(), key=lambda kv: kv[1]):
+            if sample_id not in known:
+                source, location = where.rsplit(":", 1)
+                self.problems.append(
+                    DatasetProblem(source, location, f"unknown sample id (model {model!r}): not in the dataset", sample_id, "id", "warning")
+                )
+
+
+def load_predictions(specs: Sequence[PredictionsSpec], *, default_model: str | None, base_dir: Path) -> PredictionsSource:
+    """Read every predictions file; bad rows become problems, the first row of a duplicate id wins."""
+    source = PredictionsSource()
+    for spec in specs:
+        path = spec.path if spec.path.is_absolute() else base_dir / spec.path
+        label = str(spec.path)
+        if not path.is_file():
+            raise FileNotFoundError(f"predictions file {label}: no such file ({path})")
+        for number, row in jsonio.iter_jsonl(path):
+            _read_row(source, label, number, row, spec.model or default_model or DEFAULT_OFFLINE_MODEL)
+    return source
+
+
+def _read_row(source: PredictionsSource, label: str, number: int, row: object, fallback_model: str) -> None:
+    location = f"line {number}"
+
+    def problem(message: str, sample_id: str | None = None, field_name: str | None = None) -> None:
+        source.problems.append(DatasetProblem(label, location, message, sample_id, field_name, "warning"))
+
+    if isinstance(row, jsonio.JsonInputError):  # bad bytes, bad JSON, too deep, too long: the sample is missing
+        problem(f"{row}; row ignored", row.sample_id, row.path.removeprefix("$.").split(".")[0] if row.path else None)
+        return
+    if not isinstance(row, dict) or row.get("id") in (None, ""):
+        problem("a prediction row needs an 'id'; row ignored", None, "id")
+        return
+    sample_id = str(row["id"])
+    runs = row.get("outputs")
+    if runs is not None and (not isinstance(runs, list) or not runs):
+        problem("'outputs' must be a non-empty list of outputs (one per run); row ignored", sample_id, "outputs")
+        return
+    if "output" not in row and runs is None:
+        problem("missing 'output'; row ignored", sample_id, "output")
+        return
+    model = str(row.get("model") or fallback_model)
+    key = (model, sample_id)
+    if key in source.outputs:
+        problem(f"duplicate id (first at {source.origin[key].rsplit(':', 1)[1]}); the first row is used", sample_id, "id")
+        return
+    if runs is not None:
+        source.repeats[key] = [_response(run, sample_id, row) for run in runs]
+    # without "output", the first run is the scored one
+    source.outputs[key] = _response(row["output"], sample_id, row) if "output" in row else source.repeats[key][0]
+    source.origin[key] = f"{label}:{location}"
+
+
+def _response(output: object, sample_id: str, row: dict) -> ModelResponse:
+    if output is None:
+        return ModelResponse(error_class="missing", error=f"prediction for {sample_id!r} is null")
+    response = ModelResponse(content=output)
+    # token logprobs recorded with the output (OpenAI's {"content": [...]}): confidence calibration
+    if row.get("logprobs") is not None:
+        response.logprobs = row["logprobs"]
+    return response

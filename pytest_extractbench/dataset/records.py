@@ -1,0 +1,121 @@
+"""The per-(model, sample) record: what travels from an item to the session and into samples.jsonl.
+
+It is a plain JSON-able dict on the wire (xdist serializes test reports), and a
+:class:`SampleRecord` in memory for aggregation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..scoring import SampleScore, ScoringOptions
+
+
+@dataclass
+class SampleRecord:
+    """One model's result on one sample: the score plus what is known about the sample and the request."""
+
+    model: str
+    sample_id: str
+    score: SampleScore
+    # sample metadata: topic, title, medium, source location, complexity, ...
+    meta: dict[str, Any] = field(default_factory=dict)
+    # request facts: raw output, latency, usage, finish_reason, attempts, error class, ...
+    response: dict[str, Any] = field(default_factory=dict)
+    passed: bool = True
+    failure: str | None = None
+    # per-sample diagnostics computed where the item ran (diagnostics.sample_diagnostics)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    # why scoring itself failed (an exception or the time budget): the sample counts as a scoring_error
+    scoring_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire/journal form."""
+        return {
+            "model": self.model,
+            "sample_id": self.sample_id,
+            "passed": self.passed,
+            "failure": self.failure,
+            "scoring_error": self.scoring_error,
+            "meta": self.meta,
+            "response": self.response,
+            "score": self.score.as_dict(),
+            "diagnostics": self.diagnostics,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], options: ScoringOptions) -> SampleRecord:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            model=data["model"],
+            sample_id=data["sample_id"],
+            score=SampleScore.from_dict(data["score"], options),
+            meta=dict(data.get("meta") or {}),
+            response=dict(data.get("response") or {}),
+            passed=bool(data.get("passed", True)),
+            failure=data.get("failure"),
+            diagnostics=dict(data.get("diagnostics") or {}),
+            scoring_error=data.get("scoring_error"),
+        )
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        return (self.model, self.sample_id)
+
+
+# --- tracks ---
+
+
+@dataclass
+class TrackRecord:
+    """One model's result on one sample of a non-extraction track (toolcall, generate, repair)."""
+
+    model: str
+    sample_id: str
+    track: str
+    result: dict[str, Any]  # the track's per-sample result (Track.score)
+    meta: dict[str, Any] = field(default_factory=dict)
+    response: dict[str, Any] = field(default_factory=dict)
+    passed: bool = True
+    failure: str | None = None
+    consistency: dict[str, Any] | None = None  # with --extractbench-repeats N > 1
+    details: list[str] = field(default_factory=list)  # lines shown under a failing item
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "sample_id": self.sample_id,
+            "track": self.track,
+            "passed": self.passed,
+            "failure": self.failure,
+            "meta": self.meta,
+            "response": self.response,
+            "result": self.result,
+            "consistency": self.consistency,
+            "details": self.details,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrackRecord:
+        return cls(
+            model=data["model"],
+            sample_id=data["sample_id"],
+            track=data["track"],
+            result=dict(data.get("result") or {}),
+            meta=dict(data.get("meta") or {}),
+            response=dict(data.get("response") or {}),
+            passed=bool(data.get("passed", True)),
+            failure=data.get("failure"),
+            consistency=data.get("consistency"),
+            details=list(data.get("details") or []),
+        )
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        return (self.model, self.sample_id)
+
+    def failure_text(self) -> str:
+        """Why the item failed, with the track's details."""
+        head = f"sample {self.sample_id!r} (model {self.model!r}, track {self.track}): {self.failure}"
+        return "\n".join([head, *self.details])

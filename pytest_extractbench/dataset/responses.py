@@ -1,0 +1,89 @@
+"""What a model returned for one sample, and the seam that produces it (offline file or live server)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, Sequence
+
+from .samples import Sample
+from ..scoring import MISSING
+
+
+# Why a response has no usable content. Parse and schema failures are not here: they are
+# properties of the content, found by the scoring core (SampleScore.json_valid / schema_valid).
+ERROR_CLASSES = (
+    "missing",  # offline: no prediction row for the sample
+    "timeout",  # no answer within the per-request timeout (after retries)
+    "connection",  # refused / reset / dropped connection (after retries)
+    "rate_limited",  # 429 after every retry
+    "server_error",  # 5xx after every retry
+    "request_error",  # 4xx other than 429: not retried, the server's message is kept
+    "context_exceeded",  # a 4xx saying the prompt does not fit the model's context (see `context`)
+    "truncated",  # finish_reason "length": the output hit max_tokens
+    "bad_response",  # a body that is not a valid chat completion (non-JSON, truncated, no choices, too deep), after retries
+    "client_error",  # the answer could not be read or recorded (a defect): the sample is still accounted for
+)
+
+
+def clean_usage(usage: Any, keys: Sequence[str] | None = None) -> dict[str, int]:
+    """Token counts that are finite, non-negative numbers, as ints; anything else (1e400, NaN, a
+    list, a string, true) is left out rather than crash a reader: usage informs, the answer counts."""
+    if not isinstance(usage, Mapping):
+        return {}
+    out: dict[str, int] = {}
+    for name in usage if keys is None else keys:
+        value = usage.get(name)
+        if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        if value >= 0:
+            out[name] = int(value)
+    return out
+
+
+@dataclass
+class ModelResponse:
+    """One model answer; errors are data (DESIGN decision 5), never exceptions."""
+
+    content: Any = MISSING  # raw text, or an already-parsed JSON value from a predictions file
+    error_class: str | None = None  # one of ERROR_CLASSES
+    error: str | None = None
+    latency_s: float | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    attempts: int = 0
+    cached: bool = False
+    started_at: float | None = None  # epoch seconds when the first attempt was sent
+    finished_at: float | None = None  # epoch seconds when the final answer (or error) arrived
+    # Optional, live runs only (client.py):
+    tool_calls: list[dict[str, Any]] | None = None  # [{"name", "arguments"}]; arguments parsed when JSON
+    logprobs: list[dict[str, Any]] | None = None  # [{"token", "logprob"}] of the content, when returned
+    choices: list[dict[str, Any]] | None = None  # every choice when n > 1: [{"content", "finish_reason", ...}]
+    context: dict[str, int | None] | None = None  # context_exceeded: {"prompt_tokens", "limit"} as the server said
+
+    @property
+    def ok(self) -> bool:
+        return self.content is not MISSING and self.error_class is None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form; a missing output is ``null``."""
+        data = asdict(self)
+        data["content"] = None if self.content is MISSING else self.content
+        return data
+
+
+class OutputSource(Protocol):
+    """Produces model outputs for (model, sample) pairs."""
+
+    def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
+        """Called once with every pair this process will run, before the first item (prefetch here)."""
+
+    def response(self, model: str, sample: Sample) -> ModelResponse:
+        """The output for one pair; blocks until it is available."""
+        ...
+
+    def close(self) -> None:
+        """Release servers, threads and files."""

@@ -1,0 +1,256 @@
+"""Samples and where they come from: the bundled dataset and JSONL/JSON files.
+
+Rows look like ``{"id", "text", "schema", "expected"}``; ``schema`` and
+``expected`` may be objects or JSON strings, and paraloq's ``item`` (or the
+spec's ``expected_output``) is accepted for ``expected``. Bad rows never stop a
+load: each becomes a :class:`DatasetProblem` naming the file, line, sample id and
+field, and the rest of the dataset loads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+
+from ..core import jsonio
+from .complexity import complexity_features
+from ..scoring import check_schema, validation_errors
+
+BUNDLED = "bundled"
+"""Dataset spec naming the dataset shipped inside the package."""
+
+_EXPECTED_KEYS = ("expected", "item", "expected_output")
+_META_KEYS = ("topic", "title", "medium")
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """One extraction task: a document, the JSON Schema to fill and the gold JSON."""
+
+    id: str
+    text: str
+    schema: dict[str, Any]
+    expected: Any
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def topic(self) -> str:
+        return str(self.meta.get("topic") or "")
+
+
+@dataclass(frozen=True)
+class DatasetProblem:
+    """Something wrong with one row; ``severity`` "error" means the sample was not loaded."""
+
+    source: str
+    location: str  # "line 12" or "row 3"
+    message: str
+    sample_id: str | None = None
+    field: str | None = None
+    severity: str = "error"
+
+    @property
+    def lineno(self) -> int:
+        """The line (or row) number, for tools that point at a file position."""
+        digits = self.location.rpartition(" ")[2]
+        return int(digits) if digits.isdigit() else 0
+
+    def __str__(self) -> str:
+        parts = [f"{self.source}:{self.location}"]
+        if self.sample_id is not None:
+            parts.append(f"sample {self.sample_id!r}")
+        if self.field is not None:
+            parts.append(f"field {self.field!r}")
+        return ", ".join(parts) + f": {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "location": self.location,
+            "sample_id": self.sample_id,
+            "field": self.field,
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+@dataclass
+class Dataset:
+    """Loaded samples in file order, plus every problem met on the way."""
+
+    name: str
+    source: str
+    samples: list[Sample]
+    problems: list[DatasetProblem] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> list[DatasetProblem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+def bundled_path() -> Path:
+    """The dataset file installed with the package."""
+    return Path(str(resources.files("pytest_extractbench") / "data" / "extraction.jsonl"))
+
+
+def load_dataset(
+    spec: str | None = None, *, base_dir: Path | None = None, columns: Mapping[str, str] | None = None
+) -> Dataset:
+    """Load the dataset named by ``spec`` (``bundled`` by default; see :mod:`.loaders` for every source)."""
+    from .sources import load_source  # the sources build on this module's row parsing
+
+    return load_source(spec, base_dir=base_dir, columns=columns)
+
+
+def iter_rows(path: Path) -> Iterator[tuple[str, Any]]:
+    """``(location, row)`` pairs of a JSONL or JSON file; a row that cannot be read is a :class:`JsonInputError`.
+
+    Reading goes through :mod:`.jsonio`, whose limits (encoding, line size, nesting, number size)
+    turn hostile rows into problems instead of crashes.
+    """
+    if path.suffix.lower() == ".json":
+        try:
+            data = jsonio.load_file(path)
+        except jsonio.JsonInputError as exc:
+            yield f"line {exc.line or 1}", exc
+            return
+        if isinstance(data, dict):  # {"samples": [...]} / {"data": [...]} wrappers
+            data = next((data[k] for k in ("samples", "data", "rows") if isinstance(data.get(k), list)), [data])
+        for index, row in enumerate(data if isinstance(data, list) else [data], start=1):
+            yield f"row {index}", row
+        return
+    for number, row in jsonio.iter_jsonl(path):
+        yield f"line {number}", row
+
+
+def row_error(source: str, location: str, error: Exception) -> DatasetProblem:
+    """The problem for a row that could not be read (bad JSON, bad bytes, too deep, too long)."""
+    if isinstance(error, jsonio.JsonInputError):
+        field_name = error.path.removeprefix("$.").split(".")[0].split("[")[0] if error.path else None
+        return DatasetProblem(source, location, str(error) if error.path or error.column else error.message,
+                              error.sample_id, field_name or None)
+    if isinstance(error, json.JSONDecodeError):
+        return DatasetProblem(source, location, f"not valid JSON: {error.msg} (column {error.colno})")
+    return DatasetProblem(source, location, jsonio.clip(str(error), 300))
+
+
+def parse_rows(
+    name: str, source: str, rows: Iterable[tuple[str, Any]], *, columns: Mapping[str, str] | None = None
+) -> Dataset:
+    """Turn raw rows into samples, collecting problems instead of raising."""
+    samples: list[Sample] = []
+    problems: list[DatasetProblem] = []
+    seen: dict[str, str] = {}
+    for index, (location, row) in enumerate(rows, start=1):
+        if isinstance(row, (json.JSONDecodeError, jsonio.JsonInputError)):
+            problems.append(row_error(source, location, row))
+            continue
+        sample, row_problems = sample_from_row(row, source=source, location=location, index=index, columns=columns)
+        problems.extend(row_problems)
+        if sample is None:
+            continue
+        if sample.id in seen:
+            problems.append(
+                DatasetProblem(source, location, f"duplicate id (first seen at {seen[sample.id]}); row skipped", sample.id, "id")
+            )
+            continue
+        seen[sample.id] = location
+        samples.append(sample)
+    return Dataset(name=name, source=source, samples=samples, problems=problems)
+
+
+def _json_field(row: Mapping[str, Any], key: str) -> tuple[Any, str | None]:
+    """The value of ``row[key]`` (parsed when it is a JSON string), or why it cannot be used."""
+    value = row[key]
+    if isinstance(value, str):
+        try:
+            value = jsonio.loads(value)
+        except jsonio.JsonInputError as exc:
+            return None, f"is a string but {exc}"
+    else:
+        deep = jsonio.too_deep(value)
+        if deep is not None:
+            return None, f"{deep}: nested too deeply (more than {jsonio.MAX_DEPTH} levels)"
+    bad = jsonio.find_nonfinite(value)
+    if bad is not None:
+        return None, f"{bad}: {jsonio.NONFINITE}"
+    return value, None
+
+
+def sample_from_row(
+    row: Any, *, source: str, location: str, index: int, columns: Mapping[str, str] | None = None
+) -> tuple[Sample | None, list[DatasetProblem]]:
+    """Validate one row; returns the sample (or None when unusable) and its problems.
+
+    ``columns`` maps our names (id, text, schema, expected, topic, ...) to the row's own
+    column names; problems name the row's column, which is what the user can look up.
+    """
+    if not isinstance(row, dict):
+        return None, [DatasetProblem(source, location, f"a row must be a JSON object, got {type(row).__name__}")]
+    columns = columns or {}
+
+    def col(name: str) -> str:
+        return columns.get(name, name)
+
+    raw_id = row.get(col("id"))
+    sample_id = str(raw_id) if raw_id not in (None, "") else f"row-{index}"
+    problems: list[DatasetProblem] = []
+
+    def problem(message: str, field_name: str | None, severity: str = "error") -> None:
+        problems.append(DatasetProblem(source, location, message, sample_id, field_name, severity))
+
+    text = row.get(col("text"))
+    if not isinstance(text, str):
+        name = col("text")
+        problem(f"missing {name!r} (a string)" if text is None
+                else f"{name!r} must be a string, got {type(text).__name__}", name)
+    if col("schema") not in row:
+        problem(f"missing {col('schema')!r}", col("schema"))
+    candidates = (columns["expected"],) if "expected" in columns else _EXPECTED_KEYS
+    expected_key = next((k for k in candidates if k in row), None)
+    if expected_key is None:
+        problem(f"missing the gold output (one of {', '.join(candidates)})", col("expected"))
+    if problems:
+        return None, problems
+
+    schema, error = _json_field(row, col("schema"))
+    if error:
+        problem(error, col("schema"))
+        return None, problems
+    schema_errors = check_schema(schema)
+    if schema_errors:
+        problem("not a valid JSON Schema: " + "; ".join(schema_errors[:3]), col("schema"))
+        return None, problems
+    expected, error = _json_field(row, expected_key)
+    if error:
+        problem(error, expected_key)
+        return None, problems
+    gold_errors = validation_errors(expected, schema)
+    for message in gold_errors:
+        # Spec 2.2: gold must satisfy its schema, or the sample measures nothing; it is skipped.
+        problem(f"gold violates its own schema at {message}", expected_key)
+    if gold_errors:
+        return None, problems
+
+    meta = {key: row[col(key)] for key in _META_KEYS if row.get(col(key)) is not None}
+    # Records carry the meta to the controller, where breakdowns by complexity need it.
+    meta.update({"source": source, "location": location, "complexity": complexity_features(schema)})
+    return Sample(id=sample_id, text=text, schema=schema, expected=expected, meta=meta), problems
+
+
+def subsample(samples: list[Sample], n: int | None, seed: int) -> list[Sample]:
+    """``n`` samples chosen by the SHA-256 of ``seed`` and each sample id, kept in dataset order.
+
+    A hash instead of ``random``: the choice depends only on (seed, id), so it is the same on
+    every machine, Python version and xdist worker, whatever order the rows come in.
+    """
+    if n is None or n >= len(samples):
+        return list(samples)
+    rank = {id(s): hashlib.sha256(f"{seed}\x00{s.id}".encode()).digest() for s in samples}
+    chosen = {id(s) for s in sorted(samples, key=lambda s: rank[id(s)])[:n]}
+    return [s for s in samples if id(s) in chosen]

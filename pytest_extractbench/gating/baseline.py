@@ -1,0 +1,281 @@
+"""Stored runs (baselines): versioned files with per-sample scores and provenance.
+
+``--extractbench-save NAME`` writes ``.extractbench/baselines/NNNN_NAME.json``
+(numbered, so saving a name again keeps the history); ``--extractbench-compare``
+takes ``NAME`` (its newest file), ``NNNN`` (that file) or a path. A baseline holds,
+per model and sample, the row of per-sample quantities every resampled metric is
+rebuilt from (:mod:`.resampled`) and the category and score of each field, so a
+later run is compared sample by sample without re-scoring anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..core import jsonio
+from ..core.redact import redact_url
+from ..core.files import dumps, write_json
+from ..analysis.resampled import METRICS, ROW_KEYS, metric_values, sample_row
+
+FORMAT_VERSION = 1
+KIND = "pytest-extractbench baseline"
+BASELINES_DIR = Path(".extractbench") / "baselines"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_FILE = re.compile(r"^(\d{4,})_(.+)\.json$")
+
+
+class BaselineError(Exception):
+    """A baseline that cannot be found or read; the message names the file and the reason."""
+
+
+def parse_baseline_name(value: str) -> str:
+    """A name usable in a file name: letters, digits, ``.``, ``_``, ``-``."""
+    if not _NAME.match(value):
+        raise argparse.ArgumentTypeError(
+            f"baseline name {value!r}: use letters, digits, '.', '_' and '-' (at most 100), "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class SampleSnapshot:
+    """What a baseline keeps of one scored sample."""
+
+    row: Mapping[str, float]  # resampled.sample_row
+    fields: tuple[tuple[str, str, float], ...] = ()  # (path, category, score) of every field
+
+    @classmethod
+    def from_score(cls, score: Any) -> SampleSnapshot:
+        return cls(sample_row(score), tuple((f.path, f.category, round(float(f.score), 6)) for f in score.fields))
+
+    def as_dict(self, sample_id: str) -> dict[str, Any]:
+        return {"sample_id": sample_id, "row": dict(self.row), "fields": [list(f) for f in self.fields]}
+
+
+Snapshots = dict[str, dict[str, SampleSnapshot]]  # model -> sample id -> snapshot
+
+
+def snapshot_records(records: Iterable[Any]) -> Snapshots:
+    """Per-model, per-sample snapshots of scored records."""
+    out: Snapshots = {}
+    for record in records:
+        out.setdefault(record.model, {})[record.sample_id] = SampleSnapshot.from_score(record.score)
+    return out
+
+
+@dataclass
+class Baseline:
+    """A loaded baseline."""
+
+    path: Path
+    name: str
+    created_at: str
+    provenance: dict[str, Any]
+    models: Snapshots
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``'main' (0003_main.json, 2026-05-01T10:00:00+00:00, commit abc1234)``."""
+        commit = (self.provenance.get("git") or {}).get("commit")
+        parts = [self.path.name, self.created_at] + ([f"commit {commit[:10]}"] if commit else [])
+        return f"{self.name!r} ({', '.join(parts)})"
+
+
+# -- provenance ---------------------------------------------------------------------------------
+
+
+def _sha256(data: Any) -> str:
+    return hashlib.sha256(dumps(data).encode("utf-8")).hexdigest()
+
+
+def dataset_hash(samples: Sequence[Any]) -> str:
+    """Content hash of the samples (id, text, schema, gold) in order: the same data gives the same hash."""
+    return _sha256([[s.id, s.text, s.schema, s.expected] for s in samples])
+
+
+def file_hash(path: Path) -> str | None:
+    """sha256 of a file's bytes, None when unreadable."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def git_info(directory: Path) -> dict[str, Any] | None:
+    """Commit and dirty flag of the git checkout holding ``directory``; None outside git."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(directory), *args], capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status), "branch": git("rev-parse", "--abbrev-ref", "HEAD")}
+
+
+def provenance(
+    *,
+    models: Sequence[str],
+    dataset: Any,
+    rootdir: Path,
+    servers: Sequence[str] = (),
+    prompt_hash: str | None = None,
+    outputs: Sequence[Path] = (),
+    package_version: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Where a run came from: enough to tell whether two runs are comparable. Holds no secrets."""
+    return {
+        "models": list(models),
+        "servers": [redact_url(url) for url in servers],
+        "dataset": {
+            "name": dataset.name,
+            "source": dataset.source,
+            "num_samples": len(dataset.samples),
+            "hash": dataset_hash(dataset.samples),
+        },
+        # Live runs hash their system/user prompt templates here; offline runs have no prompt.
+        "prompt_hash": prompt_hash,
+        "outputs": [{"path": str(path), "hash": file_hash(path)} for path in outputs],
+        "git": git_info(rootdir),
+        "package_version": package_version,
+        "options": dict(options or {}),
+    }
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def baseline_dir(rootdir: Path) -> Path:
+    return rootdir / BASELINES_DIR
+
+
+def stored(directory: Path) -> list[tuple[int, str, Path]]:
+    """``(number, name, path)`` of every baseline file in ``directory``, oldest first."""
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in directory.iterdir():
+        match = _FILE.match(path.name)
+        if match and path.is_file():
+            found.append((int(match.group(1)), match.group(2), path))
+    return sorted(found)
+
+
+def resolve(ref: str, directory: Path, *, base_dir: Path) -> Path:
+    """The file ``ref`` names: a path, ``NNNN`` or ``NNNN_NAME``, or a NAME (its newest file)."""
+    candidate = Path(ref).expanduser()
+    if not candidate.is_absolute():
+        candidate = base_dir / candidate
+    if candidate.is_file():
+        return candidate
+    files = stored(directory)
+    matches = [path for number, name, path in files if name == ref or f"{number:04d}" == ref or path.stem == ref]
+    if matches:
+        return matches[-1]
+    names = sorted({name for _, name, _ in files})
+    available = f"stored baselines: {', '.join(names)}" if names else "no baseline is stored there yet"
+    raise BaselineError(
+        f"no baseline {ref!r}: not a file, and not a name in {directory} ({available}; "
+        "create one with --extractbench-save NAME)"
+    )
+
+
+def build(
+    name: str,
+    snapshots: Snapshots,
+    metrics: Mapping[str, Mapping[str, Any]],
+    provenance_info: Mapping[str, Any],
+    statistics: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The JSON document of a baseline."""
+    models = {}
+    for model, samples in snapshots.items():
+        model_metrics = metrics.get(model, {})
+        models[model] = {
+            "metrics": {key: model_metrics[key] for key in METRICS if key in model_metrics},
+            "confidence_intervals": model_metrics.get("confidence_intervals", {}),
+            "samples": [samples[sample_id].as_dict(sample_id) for sample_id in sorted(samples)],
+        }
+    return {
+        "format_version": FORMAT_VERSION,
+        "kind": KIND,
+        "name": name,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "provenance": dict(provenance_info),
+        "statistics": dict(statistics),
+        "models": models,
+    }
+
+
+def save(document: Mapping[str, Any], directory: Path) -> Path:
+    """Write a baseline as the next numbered file; returns its path."""
+    files = stored(directory)
+    number = files[-1][0] + 1 if files else 1
+    path = directory / f"{number:04d}_{document['name']}.json"
+    write_json(path, document)
+    return path
+
+
+def load(path: Path) -> Baseline:
+    """Read and check a baseline file."""
+    try:
+        data = jsonio.load_file(path)
+    except OSError as exc:
+        raise BaselineError(f"baseline {path}: cannot read it: {exc}") from None
+    except jsonio.JsonInputError as exc:
+        raise BaselineError(f"baseline {path}: not JSON (line {exc.line or 1}: {exc})") from None
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise BaselineError(f"baseline {path}: not a pytest-extractbench baseline file")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        raise BaselineError(
+            f"baseline {path}: format_version {version!r} is not supported (this version reads {FORMAT_VERSION}); "
+            "save the baseline again"
+        )
+    models: Snapshots = {}
+    try:
+        for model, entry in data["models"].items():
+            samples = {}
+            for index, sample in enumerate(entry["samples"]):
+                row = sample["row"]
+                missing = [key for key in ROW_KEYS if key not in row]
+                if missing:
+                    raise BaselineError(
+                        f"baseline {path}: model {model!r}, sample {sample.get('sample_id')!r} (#{index}): "
+                        f"row lacks {', '.join(missing)}"
+                    )
+                samples[str(sample["sample_id"])] = SampleSnapshot(
+                    {key: float(row[key]) for key in ROW_KEYS},
+                    tuple((str(p), str(c), float(s)) for p, c, s in sample.get("fields", ())),
+                )
+            models[model] = samples
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BaselineError(f"baseline {path}: malformed ({type(exc).__name__}: {exc})") from None
+    metrics = {
+        model: metric_values([s.row for s in samples.values()], METRICS) for model, samples in models.items() if samples
+    }
+    return Baseline(
+        path=path,
+        name=str(data.get("name", path.stem)),
+        created_at=str(data.get("created_at", "")),
+        provenance=dict(data.get("provenance") or {}),
+        models=models,
+        metrics=metrics,
+    )

@@ -1,0 +1,442 @@
+"""Comparing a run with a baseline: per-metric and per-field deltas, bizSupply's verdict, the regression gate.
+
+A ``--extractbench-compare-fail`` check fails only when the metric got worse by
+more than its margin AND the paired test on the samples both runs scored says the
+change is significant: a rerun of an unchanged model, or noise the size of the
+confidence interval, does not fail CI. Pure functions, no pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .baseline import Baseline, SampleSnapshot, Snapshots
+from ..analysis.resampled import HEADLINE, MetricDelta, paired_deltas, resolve_metric
+from ..scoring import StatsOptions, prf
+from ..analysis.stats import format_p
+from ..scoring.result import EXACT, MISSED, PARTIAL, SPURIOUS
+
+IMPROVED, NEUTRAL, REGRESSED = "improved", "neutral", "regressed"
+NOT_COMPARABLE = "not comparable"
+_MARGIN = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(%?)$")
+_INDEX = re.compile(r"\[\d+\]")
+
+
+# -- --extractbench-compare-fail EXPR ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompareFailCheck:
+    """``METRIC:[-]X`` (absolute) or ``METRIC:[-]X%`` (relative to the baseline value): the tolerated worsening."""
+
+    metric: str
+    margin: float
+    relative: bool
+    expr: str
+
+    def allowed(self, baseline_value: float) -> float:
+        """The largest worsening that passes, in the metric's units."""
+        return self.margin * abs(baseline_value) if self.relative else self.margin
+
+    def __str__(self) -> str:
+        return self.expr
+
+
+def parse_compare_fail(value: str) -> CompareFailCheck:
+    """Parse ``eqs:-0.02``, ``field_f1_partial:-2%``, ``hallucination_rate:+0.01`` (``argparse`` type)."""
+    text = str(value).strip()
+    name, sep, margin_text = text.rpartition(":")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected METRIC:MARGIN, e.g. eqs:-0.02 or field_f1_partial:-2%")
+    try:
+        metric = resolve_metric(name)
+    except KeyError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r}: {exc.args[0]}") from None
+    match = _MARGIN.match(margin_text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: the margin {margin_text!r} must be a number, optionally signed and ending in %"
+        )
+    sign, number, percent = match.groups()
+    wrong_sign = "+" if metric.higher_is_better else "-"
+    if sign == wrong_sign:
+        direction, right = ("higher", "-") if metric.higher_is_better else ("lower", "+")
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: a {direction} {metric.name} is better; give the tolerated worsening as "
+            f"{name}:{right}{number}{percent}"
+        )
+    return CompareFailCheck(metric.name, float(number) / (100 if percent else 1), bool(percent), text)
+
+
+def parse_verdict_thresholds(value: str) -> tuple[float, float]:
+    """``IMPROVE,REGRESS`` EQS deltas of bizSupply's verdict, e.g. ``0.01,-0.02``."""
+    try:
+        improve, regress = (float(part) for part in str(value).split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected two numbers IMPROVE,REGRESS such as 0.01,-0.02, got {value!r}"
+        ) from None
+    if not (math.isfinite(improve) and math.isfinite(regress)) or improve < 0:
+        raise argparse.ArgumentTypeError(f"expected IMPROVE >= 0 and a finite REGRESS, got {value!r}")
+    return improve, -abs(regress)
+
+
+# -- results ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One compare-fail check applied to one model (and scope)."""
+
+    check: str
+    metric: str
+    model: str
+    scope: str | None
+    failed: bool
+    message: str
+    delta: MetricDelta | None = None
+    allowed_drop: float | None = None
+    exceeds_margin: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "check": self.check,
+            "metric": self.metric,
+            "model": self.model,
+            "scope": self.scope,
+            "failed": self.failed,
+            "exceeds_margin": self.exceeds_margin,
+            "allowed_drop": self.allowed_drop,
+            "message": self.message,
+        }
+        if self.delta is not None:
+            d = self.delta
+            out.update(
+                baseline=d.b,
+                current=d.a,
+                delta=d.delta,
+                ci=d.ci.as_dict(),
+                p_value=d.p_value,
+                test=d.test,
+                significant=d.significant,
+                n_shared=d.n,
+            )
+        return out
+
+
+def evaluate_check(
+    check: CompareFailCheck, delta: MetricDelta, *, model: str, scope: str | None, alpha: float
+) -> CheckResult:
+    """Fail when the worsening exceeds the margin and the paired test is significant at ``alpha``.
+
+    A value that is not a number (a NaN or infinity in the baseline file) fails the check: NaN
+    compares false with every margin, so it would otherwise pass whatever the run did.
+    """
+    where = f"model {model!r}" + (f", {scope}" if scope else "")
+    if not (math.isfinite(delta.a) and math.isfinite(delta.b)):
+        side = "the baseline" if not math.isfinite(delta.b) else "this run"
+        message = (
+            f"CANNOT COMPARE {where}: {delta.metric} {delta.b:.3f} -> {delta.a:.3f}: {side} has no numeric "
+            f"value for it ({check}); fix or re-save the baseline"
+        )
+        return CheckResult(str(check), check.metric, model, scope, True, message, delta, None, False)
+    allowed = check.allowed(delta.b)
+    exceeds = delta.worsening > allowed + 1e-12
+    failed = exceeds and delta.significant
+    ci = delta.ci
+    facts = (
+        f"{delta.metric} {delta.b:.3f} -> {delta.a:.3f} (delta {delta.delta:+.3f} "
+        f"[{100 * ci.confidence:g}% CI: {ci.low:+.3f}, {ci.high:+.3f}], {format_p(delta.p_value)}, "
+        f"paired {delta.test} test on {delta.n} shared samples)"
+    )
+    if failed:
+        message = (
+            f"REGRESSION {where}: {facts}: worse by more than the allowed {allowed:.3f} ({check}) "
+            f"and significant at {alpha:g}"
+        )
+    elif exceeds:
+        message = (
+            f"within noise {where}: {facts}: worse by more than {allowed:.3f} ({check}) "
+            f"but not significant at {alpha:g}"
+        )
+    else:
+        message = f"ok {where}: {facts}: within the allowed {allowed:.3f} ({check})"
+    return CheckResult(str(check), check.metric, model, scope, failed, message, delta, allowed, exceeds)
+
+
+def verdict(delta: float, thresholds: tuple[float, float], higher_is_better: bool = True) -> str:
+    """bizSupply's rule on a delta: improved above the first threshold, regressed below the second."""
+    improve, regress = thresholds
+    if not math.isfinite(delta):  # a NaN in the baseline is not "neutral": the runs cannot be compared
+        return NOT_COMPARABLE
+    gain = delta if higher_is_better else -delta
+    if gain > improve:
+        return IMPROVED
+    if gain < regress:
+        return REGRESSED
+    return NEUTRAL
+
+
+# -- per-field deltas -----------------------------------------------------------------------------
+
+
+def field_scores(samples: Iterable[SampleSnapshot]) -> dict[str, dict[str, float]]:
+    """Per field path (array indices as ``[]``): occurrences and partial-mode F1 with the sample's credit rules."""
+    counts: dict[str, list[float]] = {}  # path -> [credit, predicted, expected]
+    for sample in samples:
+        valid = sample.row["schema_valid"] > 0
+        for path, category, _score in sample.fields:
+            slot = counts.setdefault(_INDEX.sub("[]", path), [0.0, 0.0, 0.0])
+            if category != MISSED:
+                slot[1] += 1
+            if category != SPURIOUS:
+                slot[2] += 1
+            if valid:  # invalid output earns no credit (spec 4.1.1)
+                slot[0] += 1.0 if category == EXACT else 0.5 if category == PARTIAL else 0.0
+    return {
+        path: {
+            "f1_partial": prf(credit, int(predicted), int(expected))[2],
+            "expected": expected,
+            "predicted": predicted,
+        }
+        for path, (credit, predicted, expected) in sorted(counts.items())
+    }
+
+
+def field_deltas(current: Sequence[SampleSnapshot], baseline: Sequence[SampleSnapshot]) -> dict[str, dict[str, Any]]:
+    """Per-field F1 (partial) of both runs on the same samples, worst change first."""
+    now, before = field_scores(current), field_scores(baseline)
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(set(now) | set(before)):
+        c = now.get(path, {}).get("f1_partial")
+        b = before.get(path, {}).get("f1_partial")
+        out[path] = {
+            "baseline": b,
+            "current": c,
+            "delta": None if b is None or c is None else c - b,
+            "expected": now.get(path, before.get(path, {})).get("expected", 0),
+        }
+    # worst first; among equal drops, the field with more occurrences first
+    return dict(
+        sorted(
+            out.items(),
+            key=lambda item: (item[1]["delta"] is None, item[1]["delta"] or 0.0, -item[1]["expected"], item[0]),
+        )
+    )
+
+
+# -- comparing one model with its baseline -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A named part of the samples (a subset or a group) with its own checks."""
+
+    label: str
+    sample_ids: frozenset[str]
+    checks: tuple[CompareFailCheck, ...]
+
+
+@dataclass
+class ModelComparison:
+    """One model of the current run against its counterpart in the baseline."""
+
+    model: str
+    baseline_model: str
+    shared: list[str]
+    only_current: list[str]
+    only_baseline: list[str]
+    deltas: dict[str, MetricDelta]
+    fields: dict[str, dict[str, Any]]
+    verdict: str
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.failed]
+
+    def as_dict(self) -> dict[str, Any]:
+        eqs = self.deltas.get("extraction_quality_score")
+        return {
+            "baseline_model": self.baseline_model,
+            "n_shared": len(self.shared),
+            "only_current": len(self.only_current),
+            "only_baseline": len(self.only_baseline),
+            "paired_on": "shared sample ids"
+            + (" (the sample sets differ)" if self.only_current or self.only_baseline else ""),
+            "verdict": self.verdict,
+            "baseline_accuracy": eqs.b if eqs else None,
+            "candidate_accuracy": eqs.a if eqs else None,
+            "delta": eqs.delta if eqs else None,
+            "metrics": {name: d.as_dict() for name, d in self.deltas.items()},
+            "per_field_deltas": self.fields,
+            "checks": [c.as_dict() for c in self.checks],
+        }
+
+
+def _rng(options: StatsOptions, *parts: str) -> np.random.Generator:
+    # One stream per comparison, independent of which other comparisons ran.
+    return np.random.default_rng([options.seed, zlib.crc32("\0".join(parts).encode("utf-8"))])
+
+
+def compare_model(
+    model: str,
+    current: Mapping[str, SampleSnapshot],
+    baseline: Mapping[str, SampleSnapshot],
+    options: StatsOptions,
+    *,
+    baseline_model: str | None = None,
+    checks: Sequence[CompareFailCheck] = (),
+    scopes: Sequence[Scope] = (),
+    thresholds: tuple[float, float] = (0.01, -0.02),
+) -> ModelComparison:
+    """Deltas current - baseline on the samples both scored, the verdict, and every check's result."""
+    baseline_model = baseline_model or model
+    shared = sorted(set(current) & set(baseline))
+    only_current = sorted(set(current) - set(baseline))
+    only_baseline = sorted(set(baseline) - set(current))
+    names = list(dict.fromkeys([*HEADLINE, *(c.metric for c in checks)]))
+    deltas: dict[str, MetricDelta] = {}
+    fields: dict[str, dict[str, Any]] = {}
+    if shared:
+        deltas = paired_deltas(
+            [current[i].row for i in shared], [baseline[i].row for i in shared], options, names,
+            rng=_rng(options, model, baseline_model),
+        )  # fmt: skip
+        fields = field_deltas([current[i] for i in shared], [baseline[i] for i in shared])
+    eqs = deltas.get("extraction_quality_score")
+    result = ModelComparison(
+        model, baseline_model, shared, only_current, only_baseline, deltas, fields,
+        verdict(eqs.delta, thresholds) if eqs else NEUTRAL,
+    )  # fmt: skip
+    result.checks.extend(_run_checks(model, None, checks, deltas, options))
+    for scope in scopes:
+        ids = [i for i in shared if i in scope.sample_ids]
+        scoped: dict[str, MetricDelta] = {}
+        if ids:
+            scoped = paired_deltas(
+                [current[i].row for i in ids],
+                [baseline[i].row for i in ids],
+                options,
+                list(dict.fromkeys(c.metric for c in scope.checks)),
+                rng=_rng(options, model, baseline_model, scope.label),
+            )
+        result.checks.extend(_run_checks(model, scope.label, scope.checks, scoped, options))
+    return result
+
+
+def _run_checks(
+    model: str,
+    scope: str | None,
+    checks: Sequence[CompareFailCheck],
+    deltas: Mapping[str, MetricDelta],
+    options: StatsOptions,
+) -> list[CheckResult]:
+    out = []
+    for check in checks:
+        delta = deltas.get(check.metric)
+        if delta is None:
+            where = f"model {model!r}" + (f", {scope}" if scope else "")
+            out.append(
+                CheckResult(
+                    str(check),
+                    check.metric,
+                    model,
+                    scope,
+                    True,
+                    f"NOT CHECKED {where}: no sample in common with the baseline ({check})",
+                )
+            )
+            continue
+        out.append(evaluate_check(check, delta, model=model, scope=scope, alpha=options.alpha))
+    return out
+
+
+def pair_models(current: Sequence[str], baseline: Sequence[str]) -> dict[str, str | None]:
+    """Which baseline model each current model is compared with: the same name, or the only one of each."""
+    if len(current) == 1 and len(baseline) == 1:
+        return {current[0]: baseline[0]}
+    return {model: (model if model in baseline else None) for model in current}
+
+
+@dataclass
+class RunComparison:
+    """The whole run against a baseline."""
+
+    baseline: Baseline
+    models: dict[str, ModelComparison]
+    unchecked: list[CheckResult]  # checks that could not run (no counterpart model in the baseline)
+    notes: list[str]
+    options: StatsOptions
+
+    @property
+    def checks(self) -> list[CheckResult]:
+        return [c for m in self.models.values() for c in m.checks] + self.unchecked
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.failed]
+
+    def as_dict(self) -> dict[str, Any]:
+        b = self.baseline
+        return {
+            "baseline": {"name": b.name, "path": str(b.path), "created_at": b.created_at, "provenance": b.provenance},
+            "test": self.options.test,
+            "alpha": self.options.alpha,
+            "confidence": self.options.confidence,
+            "notes": self.notes,
+            "models": {model: comparison.as_dict() for model, comparison in self.models.items()},
+            "checks": [c.as_dict() for c in self.checks],
+            "passed": not self.failures,
+        }
+
+
+def compare_run(
+    current: Snapshots,
+    baseline: Baseline,
+    options: StatsOptions,
+    *,
+    checks: Sequence[CompareFailCheck] = (),
+    scopes: Mapping[str, Sequence[Scope]] | None = None,
+    thresholds: tuple[float, float] = (0.01, -0.02),
+    dataset_hash: str | None = None,
+) -> RunComparison:
+    """Compare every model of the run with its baseline counterpart and apply the checks."""
+    notes = []
+    stored_hash = (baseline.provenance.get("dataset") or {}).get("hash")
+    if dataset_hash and stored_hash and dataset_hash != stored_hash:
+        notes.append("the dataset differs from the baseline's (content hash): samples are paired by id")
+    models: dict[str, ModelComparison] = {}
+    unchecked: list[CheckResult] = []
+    has_checks = bool(checks) or any(s.checks for found in (scopes or {}).values() for s in found)
+    for model, counterpart in pair_models(sorted(current), sorted(baseline.models)).items():
+        if counterpart is None:
+            notes.append(f"model {model!r} is not in the baseline (it has: {', '.join(sorted(baseline.models))})")
+            if has_checks:
+                unchecked.append(CheckResult(
+                    "*", "*", model, None, True,
+                    f"NOT CHECKED model {model!r}: the baseline has no model of that name "
+                    f"(it has: {', '.join(sorted(baseline.models))})",
+                ))  # fmt: skip
+            continue
+        if counterpart != model:
+            notes.append(f"model {model!r} is compared with the baseline's only model {counterpart!r}")
+        comparison = compare_model(
+            model, current[model], baseline.models[counterpart], options, baseline_model=counterpart,
+            checks=checks, scopes=(scopes or {}).get(model, ()), thresholds=thresholds,
+        )  # fmt: skip
+        if comparison.only_current or comparison.only_baseline:
+            notes.append(
+                f"model {model!r}: paired on the {len(comparison.shared)} samples both runs scored "
+                f"({len(comparison.only_current)} only in this run, "
+                f"{len(comparison.only_baseline)} only in the baseline)"
+            )
+        models[model] = comparison
+    return RunComparison(baseline, models, unchecked, notes, options)

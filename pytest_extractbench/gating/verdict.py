@@ -1,0 +1,103 @@
+"""The closing lines of a run: did the tool work, what did the model score, and what the exit code means.
+
+Why: a newcomer's first live run on a CPU usually ends with exit code 1, which reads like a crash;
+these lines say that the benchmark itself worked, that the model was measured, which production SLA
+thresholds it missed (with a short reason for each kind) and how to report without the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .sla import GateCheck
+
+__all__ = ["verdict_lines"]
+
+# Why a threshold is usually missed, in words a newcomer can act on.
+_REASONS = {
+    "extraction_quality_score": "its extracted fields are often wrong or missing",
+    "schema_validity_rate": "some outputs are not valid JSON under the sample's schema",
+    "field_f1_partial": "too few fields match the gold",
+    "hallucination_rate": "it fills in values the text does not contain",
+    "latency_p95_ms": "answers take too long on this hardware",
+    "success_rate": "some requests failed (timeouts, errors or truncated output)",
+}
+
+
+def _value(check: GateCheck) -> str:
+    if check.value is None:
+        return "-"
+    if check.metric.endswith("_ms"):
+        return f"{check.value / 1000:.1f} s"
+    if check.metric in ("schema_validity_rate", "hallucination_rate", "success_rate"):
+        return f"{100 * check.value:.1f}%"
+    return f"{check.value:.3f}"
+
+
+def _threshold(check: GateCheck) -> str:
+    op = ">=" if check.direction == "min" else "<="
+    if check.metric.endswith("_ms"):
+        return f"{op} {check.threshold / 1000:g} s"
+    if check.metric in ("schema_validity_rate", "hallucination_rate", "success_rate"):
+        return f"{op} {100 * check.threshold:g}%"
+    return f"{op} {check.threshold:g}"
+
+
+def _answered(metrics: Mapping[str, Any]) -> str:
+    reliability = (metrics.get("performance") or {}).get("reliability") or {}
+    total = reliability.get("total_requests")
+    if not total:
+        return ""
+    counts = reliability.get("error_counts") or {}
+    failed = {name: n for name, n in counts.items() if n}
+    text = f"; {reliability.get('successful_requests', 0)} of {total} requests answered"
+    if failed:
+        text += " (" + ", ".join(f"{n} {name}" for name, n in sorted(failed.items())) + ")"
+    return text
+
+
+def verdict_lines(
+    metrics_by_model: Mapping[str, Mapping[str, Any]],
+    checks_by_model: Mapping[str, Sequence[GateCheck]],
+    tier: str,
+    *,
+    regressions: int = 0,
+    safe: Any = str,
+) -> list[str]:
+    """The verdict block printed last in the terminal summary (plain text; `safe` cleans model names)."""
+    if not metrics_by_model:
+        return []
+    lines = ["verdict: the benchmark worked: it ran to the end and scored every model (details above)."]
+    missed_any = False
+    for model, metrics in metrics_by_model.items():
+        lines.append(
+            f"  {safe(model)}: EQS {metrics['extraction_quality_score']:.3f} ({metrics['eqs_band'].split(' - ')[0]}), "
+            f"schema validity {100 * metrics['schema_validity_rate']:.1f}% on {metrics['num_samples']} samples"
+            + _answered(metrics)
+        )
+        if tier == "none":
+            continue
+        missed = [c for c in checks_by_model.get(model, ()) if c.passed is False]
+        if not missed:
+            lines.append(f"    meets every measured threshold of the '{tier}' SLA tier")
+            continue
+        missed_any = True
+        lines.append(f"    missed {len(missed)} threshold(s) of the '{tier}' SLA tier:")
+        lines.extend(
+            f"      {c.label} {_value(c)} (needs {_threshold(c)}): {_REASONS.get(c.metric, 'below the tier')}"
+            for c in missed
+        )
+    if missed_any:
+        lines.append(
+            f"exit code 1 means the model missed the production SLA ('{tier}'), not that the tool failed: "
+            "try a larger model (--model NAME, or --extractbench-base-url URL for a server), "
+            "or report without the gate (--extractbench-sla none)."
+        )
+    elif regressions:
+        lines.append("exit code 1 means the run regressed against its baseline (listed above), not that the tool failed.")
+    elif tier == "none":
+        lines.append("no SLA tier was asserted (--extractbench-sla none): the session gate passes whatever the scores.")
+    else:
+        lines.append(f"the model meets the '{tier}' SLA tier: the session gate passes.")
+    return lines

@@ -1,0 +1,163 @@
+"""Nothing is lost (DESIGN decision 4): the run's response journal and the cross-run response cache.
+
+The journal is ``responses.jsonl`` in the run directory, one line per response:
+``{"model", "sample_id", "key", "response"}``, where ``response`` is ``ModelResponse.as_dict()``
+and ``key`` the request's cache key. Each line is written with one ``os.write`` on an
+``O_APPEND`` descriptor the moment the response arrives, so it reaches the kernel at once (a
+killed process loses nothing it had received) and xdist workers can share the file: the kernel
+appends each write whole at the end of the file. It is fsynced once, at close (cheap; survives a
+process crash, and a power loss up to the last close). A reader skips a torn last line.
+
+The cache holds one JSON file per key under ``.extractbench/cache/responses/`` written through a
+temp file and an atomic rename, so concurrent writers (workers, parallel CI jobs) never expose a
+half-written entry. Only reusable responses are cached or resumed: answers (``error_class`` None)
+and truncated answers (deterministic at temperature 0, and the most expensive to redo); transient
+failures (timeouts, connection errors, 429, 5xx, bad bodies) and request errors are asked again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..core import jsonio
+from ..dataset.responses import ModelResponse, clean_usage
+from ..scoring import MISSING
+
+JOURNAL_FILE = "responses.jsonl"
+REUSABLE_ERRORS = (None, "truncated")
+
+
+def is_reusable(response: ModelResponse) -> bool:
+    """An answer worth keeping: a rerun with the same inputs would get the same thing."""
+    return response.error_class in REUSABLE_ERRORS and response.content is not MISSING
+
+
+# What each recorded field may hold; a value of another type (a hand-edited or foreign journal:
+# ``usage`` as a list, ``attempts`` as text) is dropped rather than crash resume, replay or metrics.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "error_class": (str,), "error": (str,), "finish_reason": (str,),
+    "latency_s": (int, float), "started_at": (int, float), "finished_at": (int, float),
+    "attempts": (int,), "cached": (bool,), "tool_calls": (list,), "logprobs": (list,), "choices": (list,),
+}  # fmt: skip
+
+
+def response_from_dict(data: dict[str, Any]) -> ModelResponse:
+    """Inverse of ``ModelResponse.as_dict()``; unknown fields (added by newer clients) and values of
+    the wrong type are dropped, odd token counts left out (`clean_usage`)."""
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        types = _FIELD_TYPES.get(name)
+        if name == "content" or (types is not None and isinstance(value, types)
+                                 and (name == "cached" or not isinstance(value, bool))):
+            values[name] = value
+    for name in ("latency_s", "started_at", "finished_at"):
+        if name in values and not math.isfinite(values[name]):
+            del values[name]
+    if values.get("content") is None:
+        values["content"] = MISSING
+    values["usage"] = clean_usage(data.get("usage"))
+    return ModelResponse(**values)
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class Journal:
+    """Appends one line per response to ``responses.jsonl`` (shared by xdist workers)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / JOURNAL_FILE
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def append(self, model: str, sample_id: str, key: str, response: ModelResponse) -> None:
+        """Write the line now: one write() call, so lines from several processes never interleave."""
+        if self._fd is None:
+            return
+        line = _dumps({"model": model, "sample_id": sample_id, "key": key, "response": response.as_dict()}) + "\n"
+        data = line.encode("utf-8")
+        written = os.write(self._fd, data)
+        while written < len(data):  # only on a full disk or a signal; finish the line
+            written += os.write(self._fd, data[written:])
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+
+
+def read_journal(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """The journal's entries in order; unreadable (torn, hostile) lines are skipped."""
+    path = run_dir / JOURNAL_FILE
+    if not path.is_file():
+        return
+    # jsonio's limits (line size, nesting, number size, encoding) make a hostile or torn line one
+    # more skipped line: its sample is asked again (resume) or reported missing (replay).
+    for _, entry in jsonio.iter_jsonl(path):
+        if isinstance(entry, dict) and isinstance(entry.get("response"), dict) and "model" in entry:
+            yield entry
+
+
+def latest_responses(run_dir: Path) -> dict[tuple[str, str], tuple[str | None, ModelResponse]]:
+    """(model, sample id) -> (key, response): the last reusable response, else the last one."""
+    found: dict[tuple[str, str], tuple[str | None, ModelResponse]] = {}
+    for entry in read_journal(run_dir):
+        pair = (str(entry["model"]), str(entry.get("sample_id")))
+        response = response_from_dict(entry["response"])
+        previous = found.get(pair)
+        if previous is None or is_reusable(response) or not is_reusable(previous[1]):
+            found[pair] = (entry.get("key"), response)
+    return found
+
+
+def reusable_by_key(run_dir: Path) -> dict[str, ModelResponse]:
+    """Cache key -> reusable response, for ``--extractbench-resume``."""
+    return {
+        entry["key"]: response
+        for entry in read_journal(run_dir)
+        if entry.get("key") and is_reusable(response := response_from_dict(entry["response"]))
+    }
+
+
+class ResponseCache:
+    """Reusable responses by cache key, one small JSON file each."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ModelResponse | None:
+        try:
+            data = jsonio.load_file(self._path(key))
+        except (OSError, ValueError):
+            return None
+        response = response_from_dict(data)
+        response.cached = True
+        return response
+
+    def put(self, key: str, response: ModelResponse) -> None:
+        """Store a reusable response (others are ignored); never raises on a full or read-only disk."""
+        if not is_reusable(response) or response.cached:
+            return
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(_dumps(response.as_dict()))
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)

@@ -1,0 +1,144 @@
+"""Settings of live runs (a server, the embedded llama-server, or a replayed journal): one frozen dataclass.
+
+Kept apart from :mod:`.pipeline` so that reading options never imports the HTTP client.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..core.redact import redact_url
+
+STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object", "guided_json", "none")
+DEFAULT_SLOTS = 4  # parallel slots of an embedded llama-server
+DEFAULT_CONCURRENCY_PER_URL = 8  # requests in flight per --extractbench-base-url
+DEFAULT_TIMEOUT_S = 120.0  # one request attempt to a model server
+# The embedded server runs a small model on this machine's CPU: with 4 slots sharing 2 busy cores a slot
+# decodes ~7-10 tokens/s, so an answer at the largest default budget (2048 tokens) takes ~300 s; its
+# timeout leaves room for that, so a slow CPU model is measured rather than timed out and retried.
+EMBEDDED_TIMEOUT_S = 600.0
+
+
+def parse_structured_output(value: str) -> str:
+    """One of :data:`STRUCTURED_OUTPUT_MODES`."""
+    if value not in STRUCTURED_OUTPUT_MODES:
+        raise argparse.ArgumentTypeError(
+            f"unknown structured-output mode {value!r}; choose one of {', '.join(STRUCTURED_OUTPUT_MODES)}"
+        )
+    return value
+
+
+def check_base_url(value: str) -> str:
+    """The URL of an OpenAI-compatible API (``http://host:8000/v1``) without a trailing slash.
+
+    Raises ``ValueError`` with one clear line (credentials never quoted) for anything the HTTP
+    client would crash on or misuse: another scheme, no host, a port outside 1-65535, a broken
+    IPv6 literal, or credentials (``user:pass@``): the HTTP client would send them as Basic auth
+    in place of the API key, and a server that echoes headers would record them.
+    """
+    shown = redact_url(value)
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"expected an http:// or https:// URL, got {shown!r}")
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:  # "Port out of range 0-65535", "Invalid IPv6 URL", ...
+        raise ValueError(f"{shown!r} is not a valid URL: {exc}") from None
+    if not parts.hostname:
+        raise ValueError(f"{shown!r} has no host name; expected e.g. http://127.0.0.1:8000/v1")
+    if port == 0:
+        raise ValueError(f"{shown!r} has port 0; expected a port from 1 to 65535")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(
+            f"{shown!r} carries credentials (user:password@), which would be sent as HTTP Basic auth instead "
+            "of the API key; remove them from the URL and set the key in EXTRACTBENCH_API_KEY (or OPENAI_API_KEY)"
+        )
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError(f"{shown!r} contains whitespace or control characters")
+    return value.rstrip("/")
+
+
+def parse_base_url(value: str) -> str:
+    """An http(s) URL of an OpenAI-compatible API (``http://host:8000/v1``): :func:`check_base_url` for argparse."""
+    try:
+        return check_base_url(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """How to reach the model, how to decode, and how to keep, reuse or replay responses."""
+
+    base_urls: tuple[str, ...] = ()
+    structured_output: str = "json_schema"
+    concurrency: int | None = None  # None: the embedded server's slots, else 8 per base URL
+    temperature: float = 0.0
+    max_tokens: int | None = None  # None: derived from each sample's schema
+    decoding_seed: int = 42
+    timeout_s: float = 120.0
+    retries: int = 3
+    system_prompt: Path | None = None
+    user_prompt: Path | None = None
+    resume: Path | None = None
+    replay: Path | None = None
+    no_cache: bool = False
+    slots: int = DEFAULT_SLOTS
+    context: int | None = None  # tokens per embedded slot; None: sized to the prompts (context.py)
+
+    @property
+    def embedded(self) -> bool:
+        """True when the plugin must start llama-server itself (no URL and nothing to replay)."""
+        return not self.base_urls and self.replay is None
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> LiveOptions:
+        """From the resolved option values of :mod:`.settings`."""
+        return cls(
+            base_urls=tuple(dict.fromkeys(values["base_url"])),
+            structured_output=values["structured_output"],
+            concurrency=values["concurrency"],
+            temperature=values["temperature"],
+            max_tokens=values["max_tokens"],
+            decoding_seed=values["decoding_seed"],
+            timeout_s=values["timeout"] if values["timeout"] is not None else (
+                EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None else DEFAULT_TIMEOUT_S),
+            retries=values["retries"],
+            system_prompt=values["system_prompt"],
+            user_prompt=values["user_prompt"],
+            resume=values["resume"],
+            replay=values["replay"],
+            no_cache=bool(values["no_cache"]),
+            slots=values["slots"],
+            context=values["context"],
+        )
+
+    def default_concurrency(self, workers: int = 1) -> int:
+        """Requests in flight per server group in one process; under xdist the session's share of one worker."""
+        total = self.concurrency or (len(self.base_urls) * DEFAULT_CONCURRENCY_PER_URL if self.base_urls else self.slots)
+        return max(1, -(-total // max(1, workers)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """For metrics.json and baselines: no credentials (URLs lose user info and query)."""
+        return {
+            "base_urls": [redact_url(url) for url in self.base_urls],
+            "structured_output": self.structured_output,
+            "concurrency": self.concurrency,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "decoding_seed": self.decoding_seed,
+            "timeout_s": self.timeout_s,
+            "retries": self.retries,
+            "system_prompt": str(self.system_prompt) if self.system_prompt else None,
+            "user_prompt": str(self.user_prompt) if self.user_prompt else None,
+            "resume": str(self.resume) if self.resume else None,
+            "replay": str(self.replay) if self.replay else None,
+            "no_cache": self.no_cache,
+            "slots": self.slots,
+            "context": self.context,
+        }

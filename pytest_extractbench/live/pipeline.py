@@ -1,0 +1,364 @@
+"""Requests ahead of items (DESIGN decision 2): the live output source, and the replay source.
+
+:class:`LiveSource` gets every (model, sample) this process will run in ``prepare``; an asyncio
+loop in a background thread sends their requests with bounded concurrency per server group
+(least-outstanding-requests over the replicas of a model), journals each response the moment it
+arrives, and resolves a ``concurrent.futures.Future`` per pair. An item blocks only on its own
+future, so the server stays saturated while pytest scores items one by one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..dataset.samples import Sample
+from .journal import Journal, ResponseCache, latest_responses, reusable_by_key
+from .options import LiveOptions
+from ..dataset.responses import ModelResponse
+
+if TYPE_CHECKING:
+    from .endpoints import Route
+
+CACHE_SUBDIR = ("cache", "responses")
+SUBMIT_BATCH = 64
+# A replica that still fails this way after the client's retries may be down or overloaded: ask another.
+FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited", "bad_response")
+SUSPECT_S = 30.0  # how long such a replica is tried last
+
+
+def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
+    """The client settings for one server URL."""
+    from .client import ClientConfig
+
+    return ClientConfig(
+        base_url=base_url,
+        api_key=api_key,
+        structured_output=live.structured_output,
+        temperature=live.temperature,
+        max_tokens=live.max_tokens,
+        seed=live.decoding_seed,
+        timeout_s=live.timeout_s,
+        retries=live.retries,
+    )
+
+
+def load_templates(live: LiveOptions, base_dir: Path) -> Any:
+    """The prompt templates: the spec's, or the files given (relative to the invocation directory).
+
+    Raises ``client.PromptTemplateError`` naming the file when one is unreadable or lacks a placeholder.
+    """
+    from .client import PromptTemplates
+
+    def where(path: Path | None) -> Path | None:
+        return None if path is None else path if path.is_absolute() else base_dir / path
+
+    return PromptTemplates.from_files(where(live.system_prompt), where(live.user_prompt))
+
+
+def prompt_hash(templates: Any) -> str:
+    """sha256 of the system and user templates: runs with the same hash asked the same way."""
+    return hashlib.sha256(f"{templates.system}\x00{templates.user}".encode()).hexdigest()
+
+
+def decoding_params(live: LiveOptions) -> dict[str, Any]:
+    """What, besides model, messages and schema, changes the answer: the client's own cache-key params."""
+    return client_config(live, "http://127.0.0.1/v1", None).decoding_params()
+
+
+def client_error(what: str, exc: BaseException, previous: ModelResponse | None = None) -> ModelResponse:
+    """The outcome of a pair whose answer the client failed on: counted as ``client_error``, never dropped."""
+    response = ModelResponse(error_class="client_error", error=f"the client {what}: {type(exc).__name__}: {str(exc)[:300]}")
+    if previous is not None:
+        response.attempts, response.latency_s = previous.attempts, previous.latency_s
+        response.started_at, response.finished_at = previous.started_at, previous.finished_at
+    return response
+
+
+
+def route_concurrency(concurrency: int, live: LiveOptions, route: Route) -> int:
+    """This process's requests in flight to ``route``: ``concurrency``, scaled down when the embedded
+    server was started with fewer slots than asked (memory), so requests wait here rather than in the
+    server's queue, where their time would count against the timeout."""
+    if live.concurrency is not None or not route.slots or route.slots >= live.slots:
+        return concurrency
+    return max(1, concurrency * route.slots // live.slots)
+
+@dataclass
+class _Request:
+    model: str
+    sample_id: str
+    messages: list[dict[str, Any]]
+    schema: dict[str, Any]
+    key: str
+    future: Future[ModelResponse]
+
+
+class LiveSource:
+    """Answers from live servers, fetched ahead of the items; implements ``OutputSource``."""
+
+    def __init__(
+        self,
+        live: LiveOptions,
+        routes: Callable[[], dict[str, Route]],
+        *,
+        run_dir: Path,
+        cache_dir: Path | None,
+        concurrency: int,
+        api_key: str | None,
+        templates: Any,
+    ) -> None:
+        self.live = live
+        self._route_provider = routes
+        self.routes: dict[str, Route] | None = None  # known once the first request must go out
+        self.concurrency = concurrency
+        self.templates = templates
+        self._api_key = api_key
+        self._params = decoding_params(live)
+        # resume: the run directory is the resumed one; read its journal before appending to it
+        self._resumed = reusable_by_key(run_dir) if live.resume is not None else {}
+        self.journal = Journal(run_dir)
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self._futures: dict[tuple[str, str], Future[ModelResponse]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._clients: dict[str, Any] = {}
+        self._outstanding: dict[str, int] = {}
+        self._suspect_until: dict[str, float] = {}  # replica -> loop time until which it is tried last
+        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._tiebreak = itertools.count()
+        self.counts = {"requested": 0, "resumed": 0, "cached": 0}
+
+    # -- OutputSource -----------------------------------------------------------------------
+
+    def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
+        """Queue a request for every pair not answered by the resumed journal or the cache.
+
+        Requests go out in batches as they are built, so the first ones are on the wire while the
+        prompts of the rest are still being rendered.
+        """
+        batch: list[_Request] = []
+        for model, sample in work:
+            batch.extend(self._admissions(model, sample))
+            if len(batch) >= SUBMIT_BATCH:
+                self._submit(batch)
+                batch = []
+        if batch:
+            self._submit(batch)
+
+    def _admissions(self, model: str, sample: Sample) -> list[_Request]:
+        """The requests one pair still needs (the tracks' repeats need several)."""
+        request = self._admit(model, sample)
+        return [] if request is None else [request]
+
+    def response(self, model: str, sample: Sample) -> ModelResponse:
+        future = self._futures.get((model, sample.id))
+        if future is None:  # not announced in prepare (e.g. an xdist worker took over a crashed one's item)
+            request = self._admit(model, sample)
+            if request is not None:
+                self._submit([request])
+            future = self._futures[(model, sample.id)]
+        return future.result()
+
+    def close(self) -> None:
+        """Cancel what is still in flight, close the clients, stop the thread, fsync the journal."""
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            # closing must not mask the session's own outcome
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=10)
+            if not loop.is_running():
+                loop.close()
+        self.journal.close()
+
+    # -- admission (main thread) -------------------------------------------------------------
+
+    def _admit(self, model: str, sample: Sample) -> _Request | None:
+        """The pair's request, unless the resumed journal or the cache answers it."""
+        pair = (model, sample.id)
+        if pair in self._futures:
+            return None
+        from .client import build_messages, cache_key
+
+        messages = build_messages(sample.text, sample.schema, self.templates)
+        key = cache_key(model, messages, sample.schema, self._params)
+        return self._admit_pair(
+            pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)
+        )
+
+    def _admit_pair(
+        self, pair: tuple[str, str], key: str, make_request: Callable[[Future[ModelResponse]], _Request]
+    ) -> _Request | None:
+        """Create the pair's future; resolve it at once from the resumed journal or the cache."""
+        future: Future[ModelResponse] = Future()
+        self._futures[pair] = future
+        found = self._resumed.get(key)
+        if found is not None:
+            self.counts["resumed"] += 1
+            future.set_result(found)
+            return None
+        if self.cache is not None and (found := self.cache.get(key)) is not None:
+            self.counts["cached"] += 1
+            self.journal.append(pair[0], pair[1], key, found)
+            future.set_result(found)
+            return None
+        self.counts["requested"] += 1
+        return make_request(future)
+
+    def _submit(self, requests: Iterable[_Request]) -> None:
+        if self.routes is None:  # main thread: may start the embedded servers and check them
+            self.routes = self._route_provider()
+        loop = self._ensure_loop()
+        batch = list(requests)
+        loop.call_soon_threadsafe(self._schedule, batch)
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="extractbench-requests", daemon=True)
+            self._thread.start()
+        return self._loop
+
+    # -- the loop thread ------------------------------------------------------------------------
+
+    def _schedule(self, batch: list[_Request]) -> None:
+        # In request order: the semaphores wake waiters first-in first-out, so answers arrive
+        # roughly in the order pytest will ask for them.
+        for request in batch:
+            task = asyncio.get_running_loop().create_task(self._fetch(request))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _limit(self, route: Route) -> asyncio.Semaphore:
+        if route.urls not in self._limits:
+            self._limits[route.urls] = asyncio.Semaphore(route_concurrency(self.concurrency, self.live, route))
+        return self._limits[route.urls]
+
+    def _client(self, url: str) -> Any:
+        client = self._clients.get(url)
+        if client is None:
+            from .client import ExtractionClient
+
+            client = self._clients[url] = ExtractionClient(client_config(self.live, url, self._api_key))
+            self._outstanding[url] = 0
+        return client
+
+    def _pick(self, urls: tuple[str, ...], tried: set[str]) -> str:
+        """Least outstanding requests among the replicas not tried yet, those that failed lately last;
+        ties go round-robin."""
+        for url in urls:
+            self._client(url)
+        turn = next(self._tiebreak)
+        now = asyncio.get_running_loop().time()
+        candidates = [u for u in urls if u not in tried] or list(urls)
+        return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
+                                              (urls.index(u) - turn) % len(urls)))
+
+    async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
+        """One request to one replica (the tracks send other request fields: tracks/live.py)."""
+        return await client.extract(served_model, request.messages, request.schema)
+
+    async def _ask(self, request: _Request, route: Route) -> ModelResponse:
+        """The answer, from another replica when one fails for a reason another might not have."""
+        tried: set[str] = set()
+        attempts = 0
+        while True:
+            url = self._pick(route.urls, tried)
+            tried.add(url)
+            self._outstanding[url] += 1
+            try:
+                response = await self._send(self._client(url), route.served_model, request)
+            finally:
+                self._outstanding[url] -= 1
+            attempts += response.attempts
+            if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
+                # down or overloaded: later requests try the other replicas first for a while
+                self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
+            if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
+                response.attempts = attempts
+                return response
+
+    async def _fetch(self, request: _Request) -> None:
+        assert self.routes is not None
+        route = self.routes[request.model]
+        try:
+            try:
+                async with self._limit(route):
+                    response = await self._ask(request, route)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a defect, not a server fault: still an outcome
+                response = client_error("could not get the answer", exc)
+            # journaled before anyone scores it; an answer the journal cannot write is recorded as an error
+            try:
+                self.journal.append(request.model, request.sample_id, request.key, response)
+            except (TypeError, ValueError, RecursionError) as exc:
+                response = client_error("could not record the answer", exc, response)
+                self.journal.append(request.model, request.sample_id, request.key, response)
+            if self.cache is not None:
+                self.cache.put(request.key, response)
+        except asyncio.CancelledError:
+            request.future.cancel()
+            raise
+        except BaseException as exc:  # noqa: BLE001 - e.g. a full disk: the item shows it
+            request.future.set_exception(exc)
+            return
+        request.future.set_result(response)
+
+    async def _shutdown(self) -> None:
+        current = asyncio.current_task()
+        tasks = [task for task in self._tasks if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for client in self._clients.values():
+            with contextlib.suppress(Exception):
+                await client.aclose()
+        self._clients.clear()
+
+
+class ReplaySource:
+    """Responses recorded in a run directory's journal, re-scored with no server."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.responses = {pair: response for pair, (_key, response) in latest_responses(run_dir).items()}
+
+    @property
+    def models(self) -> list[str]:
+        return sorted({model for model, _ in self.responses})
+
+    def recorded_live(self) -> dict[str, Any] | None:
+        """``run.live`` of the recorded run's metrics.json (how its answers were obtained), if there is one."""
+        try:
+            live = json.loads((self.run_dir / "metrics.json").read_text(encoding="utf-8"))["run"]["live"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return live if isinstance(live, dict) else None
+
+    def prepare(self, work: Sequence[tuple[str, Sample]]) -> None:
+        """Everything is in memory already."""
+
+    def response(self, model: str, sample: Sample) -> ModelResponse:
+        found = self.responses.get((model, sample.id))
+        if found is None:
+            return ModelResponse(
+                error_class="missing", error=f"no response for sample {sample.id!r} (model {model!r}) in {self.run_dir}"
+            )
+        return found
+
+    def close(self) -> None:
+        """Nothing to release."""

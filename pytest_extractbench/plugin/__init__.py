@@ -1,0 +1,225 @@
+"""pytest hooks only; the work lives in :mod:`.session` and :mod:`.collect`."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Generator, Iterator
+
+import pytest
+
+from . import extensions, hookspecs
+from ..core import textsafe
+from .items import BENCH_KEY, SampleItem
+from . import pytest_html as pytest_html_glue
+from .progress import Progress
+from .session import RUN_DIR_KEY, STATIC_KEY, BenchSession, is_worker
+from ..config.settings import Settings, add_options
+
+# -------------------------------------------------------------------- configuration
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+@contextmanager
+def _safe_usage_errors() -> Iterator[None]:
+    """pytest prints a UsageError as it is; ours quote file names, ids and config values: make them safe."""
+    try:
+        yield
+    except pytest.UsageError as exc:
+        raise pytest.UsageError(textsafe.text_lines(str(exc))) from None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "llm: needs a real model server (the embedded llama-server)")
+    if not config.getoption("extractbench"):
+        return  # not a benchmark run: no option, config file or environment is read
+    with _safe_usage_errors():
+        settings = Settings.from_config(config)
+        extensions.configure(config, settings)
+        bench = BenchSession(config, settings)
+    config.stash[BENCH_KEY] = bench
+    config.pluginmanager.register(_InterruptListener(bench), "extractbench-interrupt")
+    if not bench.is_worker:
+        config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
+        # --- reports: live progress line, pytest-html columns/summary (only when it is installed)
+        config.pluginmanager.register(_ProgressLine(config), "extractbench-progress")
+        if config.pluginmanager.hasplugin("html"):
+            config.pluginmanager.register(pytest_html_glue.PytestHtmlHooks(bench), "extractbench-pytest-html")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistController(), "extractbench-xdist")
+    if settings.tracks.otel:
+        from . import otel  # lazily: OpenTelemetry is an optional extra
+
+        otel.configure(config, settings.tracks.otel, run_id=bench.run_dir.name)
+
+
+def _bench(config: pytest.Config) -> BenchSession | None:
+    return config.stash.get(BENCH_KEY, None)
+
+
+class _ReportListener:
+    """Collects sample records from test reports; on the controller they arrive from every worker."""
+
+    def __init__(self, bench: BenchSession) -> None:
+        self.bench = bench
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.bench.add_report(report)
+
+
+class _ProgressLine:
+    """Prints the running EQS and validity while items run."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.progress = Progress()
+        self.session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "extractbench", None)
+        if data is None or self.config.get_verbosity() < -1:
+            return
+        line = self.progress.add(data, getattr(self.session, "testscollected", 0) or 0)
+        writer = self.config.pluginmanager.get_plugin("terminalreporter")
+        if line and writer is not None:
+            if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
+                writer.write("\n")  # after a row of progress dots
+            writer.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))
+
+
+class _InterruptListener:
+    """Ctrl-C: stop sending requests at once (the answers already received are in the journal)."""
+
+    def __init__(self, bench: BenchSession) -> None:
+        self.bench = bench
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.bench.close_source()
+
+
+class _XdistController:
+    """Registered only when xdist is installed, so its hook is known."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        # Workers write into the run directory the controller chose (journal, caches).
+        bench = _bench(node.config)
+        if bench is not None:
+            node.workerinput[RUN_DIR_KEY] = str(bench.run_dir)
+            # live runs: the servers the controller started, and the fixed schedule
+            node.workerinput.update(bench.worker_input())
+            node.workerinput[STATIC_KEY] = _static_schedule(node.config)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        # Live runs: workers must know their items up front to request them ahead (xdist_schedule.py).
+        if _static_schedule(config):
+            from .xdist_schedule import StaticScheduling
+
+            return StaticScheduling(config, log)
+        return None
+
+
+def _static_schedule(config: pytest.Config) -> bool:
+    bench = _bench(config)
+    return bench is not None and bench.live and config.getvalue("dist") == "load"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    bench = _bench(config)
+    if bench is not None:
+        bench.close()
+        if bench.settings.tracks.otel:
+            from . import otel
+
+            otel.unconfigure(config)
+
+
+# ----------------------------------------------------------------------- collection
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # A benchmark run collects samples, not test files; paths given explicitly still collect.
+    return True if _bench(config) is not None else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    # tryfirst: -k/-m deselection (later impls of this hook) must see the sample items.
+    bench = _bench(config)
+    if bench is not None:
+        with _safe_usage_errors():
+            items[:0] = bench.make_items(session)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Under xdist, before it starts its workers (its hook is trylast): they get the servers' URLs.
+    # Without xdist the servers start (and are checked) when the first request must go out.
+    config = session.config
+    bench = _bench(config)
+    distributed = getattr(config.option, "dist", "no") != "no" and not config.option.collectonly
+    if bench is not None and not bench.is_worker and distributed:
+        with _safe_usage_errors():
+            bench.start_live()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    bench = _bench(session.config)
+    if bench is not None and not session.config.option.collectonly:
+        bench.prepare(session.items)
+
+
+# -------------------------------------------------------------------------- running
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
+    if call.when == "call" and isinstance(item, SampleItem) and item.record is not None:
+        report.extractbench = data = item.record.to_dict()
+        # JUnit XML <property> elements and pytest-html columns, as record_property would add them
+        properties = pytest_html_glue.junit_properties(data)
+        item.user_properties.extend(properties)  # the teardown report carries them into the JUnit XML
+        report.user_properties.extend(properties)
+        if pytest_html_glue.wants_extras(item.config):
+            pytest_html_glue.attach_extra(report, data)
+    return report
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_extractbench_make_source(config: pytest.Config, bench: BenchSession) -> Any:
+    return bench.predictions if bench.predictions is not None else bench.make_live_source()
+
+
+# ----------------------------------------------------------------------- session end
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    bench = _bench(session.config)
+    if bench is not None:
+        bench.close_source()  # every item has run (or the run was stopped): no more requests
+        bench.finish(session)
+
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    bench = _bench(config)
+    if bench is None or is_worker(config):
+        return
+    terminalreporter.section("extractbench")
+    for line in bench.summary_lines():
+        # the one terminal sink of the summary: whatever a line quotes, no control character gets out
+        terminalreporter.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))

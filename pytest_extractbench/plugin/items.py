@@ -1,0 +1,92 @@
+"""Test items: one :class:`SampleItem` per (model, sample), under one collector per dataset.
+
+Ids are stable and sorted (dataset order, models in name order), so every xdist
+worker collects exactly the same items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, Iterable
+
+import pytest
+
+from ..core import textsafe
+from ..dataset.samples import Sample
+from ..report.terminal import failure_text
+
+if TYPE_CHECKING:
+    from ..dataset.records import SampleRecord
+
+BENCH_KEY = pytest.StashKey["BenchSession"]()
+
+
+class SampleFailure(Exception):
+    """A sample item failed: its output is unusable or below the per-sample quality bar."""
+
+    def __init__(self, record: SampleRecord) -> None:
+        super().__init__(record.failure)
+        self.record = record
+
+
+NAME_PART = 120  # longest model name or sample id shown in an item name
+
+
+def _name_part(text: str) -> str:
+    """A model name or sample id made safe for the terminal; a clipped one keeps a hash, so names stay distinct.
+
+    Backslashes are doubled, as pytest does in parametrize ids: pytest-html decodes node ids as
+    ``unicode_escape``, and a lone ``\\x`` or ``\\N`` in an id would stop its report with a traceback.
+    """
+    shown = textsafe.terminal(text[:NAME_PART].replace("\\", "\\\\"), None)
+    if len(text) <= NAME_PART and len(shown) <= NAME_PART:
+        return shown
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{shown[: NAME_PART - 14]}…{digest}"
+
+
+def item_name(model: str, sample_id: str) -> str:
+    """The item name shown by pytest: ``extractbench[<model>-<sample_id>]`` (untrusted parts escaped, clipped)."""
+    return f"extractbench[{_name_part(model)}-{_name_part(sample_id)}]"
+
+
+class DatasetCollector(pytest.Collector):
+    """The dataset as a pytest collector; its children are the sample items."""
+
+    def __init__(self, *, work: Iterable[tuple[str, Sample]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._work = list(work)
+
+    def collect(self) -> list[SampleItem]:
+        return [
+            SampleItem.from_parent(self, name=item_name(model, sample.id), model=model, sample=sample)
+            for model, sample in self._work
+        ]
+
+
+class SampleItem(pytest.Item):
+    """Asks the model for one sample's output (or reads it), scores it, and passes or fails."""
+
+    def __init__(self, *, model: str, sample: Sample, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+        self.sample = sample
+        self.record: SampleRecord | None = None
+        # -k selects on sample id, topic and model as well as on the item name.
+        self.extra_keyword_matches.update(k for k in (sample.id, sample.topic, model) if k)
+
+    def runtest(self) -> None:
+        self.record = self.config.stash[BENCH_KEY].run_item(self)
+        if not self.record.passed:
+            raise SampleFailure(self.record)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SampleFailure):
+            record = excinfo.value.record
+            # non-extraction tracks explain themselves
+            text = record.failure_text() if hasattr(record, "failure_text") else failure_text(record)
+            return textsafe.text_lines(text)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{textsafe.terminal(self.model)} on sample {textsafe.terminal(self.sample.id)}"
