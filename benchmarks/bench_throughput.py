@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_extractbench.live.client import build_messages, structured_output_fields
-from pytest_extractbench.dataset.samples import load_dataset
+from pytest_extractbench.dataset import load_dataset
 
 # The server process: answers with the gold of the sample whose text is in the request,
 # and reports (requests, first arrival, last answer) on "stats", forgetting them on "reset".

@@ -9,7 +9,8 @@ The scoring core is importable without pytest::
 
 from __future__ import annotations
 
-from .dataset.samples import BUNDLED, Dataset, DatasetProblem, Sample, load_dataset
+from .dataset.samples import BUNDLED, Dataset, DatasetProblem, Sample
+from .dataset.sources import load_dataset
 from .gating.sla import SLA_TIERS, GateCheck, eqs_band, evaluate_sla, recommendation
 from .analysis.metrics import metrics_by_model, model_metrics
 from .analysis.performance import Prices, performance_metrics
@@ -38,6 +39,27 @@ from .gating.subsets import SubsetConfig, load_subsets
 
 __version__ = "0.1.0"
 
+# One whole run from Python; imported on first use, so `import pytest_extractbench` stays light.
+_LAZY = {
+    "evaluate": "pytest_extractbench.run.api",
+    "load_run": "pytest_extractbench.run.result",
+    "RunResult": "pytest_extractbench.run.result",
+    "ModelResponse": "pytest_extractbench.dataset.responses",
+    "UsageProblem": "pytest_extractbench.core.errors",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_extractbench' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "BUNDLED",
     "Dataset",
@@ -47,7 +69,9 @@ __all__ = [
     "FieldResult",
     "GateCheck",
     "Interval",
+    "ModelResponse",
     "Prices",
+    "RunResult",
     "SLA_TIERS",
     "Sample",
     "SampleRecord",
@@ -55,13 +79,16 @@ __all__ = [
     "ScoringOptions",
     "StatsOptions",
     "SubsetConfig",
+    "UsageProblem",
     "bootstrap_ci",
     "cohens_d",
     "compare_paired",
     "eqs_band",
+    "evaluate",
     "evaluate_sla",
     "interpret_cohens_d",
     "load_dataset",
+    "load_run",
     "load_subsets",
     "metrics_by_model",
     "model_metrics",

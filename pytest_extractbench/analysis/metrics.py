@@ -18,7 +18,7 @@ import numpy as np
 
 from . import breakdowns, diagnostics, distributions, performance
 from .comparison import comparison_section
-from ..gating.sla import eqs_band, recommendation
+from .bands import eqs_band, recommendation
 from ..dataset.records import SampleRecord
 from .resampled import confidence_interval_section
 from .sample_extras import calibration_section, consistency_section

@@ -1,9 +1,9 @@
-"""Command-line options, their ini mirrors, and their resolution into one frozen :class:`Settings`.
+"""The option table and one frozen :class:`Settings` built from resolved values (no pytest here).
 
-Every option is declared once in :data:`OPTIONS`; ``--extractbench-NAME`` on the
-command line beats the ``EXTRACTBENCH_NAME`` environment variable, which beats the
+Every option is declared once in :data:`OPTIONS`; :mod:`.layers` resolves each from its sources
+(``--extractbench-NAME`` on the command line beats the ``EXTRACTBENCH_NAME`` environment variable, which beats the
 ``--extractbench-config`` YAML file, which beats ``extractbench_NAME`` in
-``[tool.pytest.ini_options]``, which beats the default. Converters are pure and raise ``ArgumentTypeError`` (xdist
+``[tool.pytest.ini_options]``, which beats the default), and the pytest adapter registers them. Converters are pure and raise ``ArgumentTypeError`` (xdist
 workers re-parse the command line, so they must be cheap). Secrets never come
 from options: API keys are read from environment variables only.
 """
@@ -31,9 +31,6 @@ from ..scoring import EqsWeights, ScoringOptions, StatsOptions
 from ..scoring.options import TESTS
 from ..gating.subsets import SubsetConfig, SubsetConfigError, load_subsets
 from ..tracks.base import TRACK_NAMES, TrackSettings
-
-if TYPE_CHECKING:
-    import pytest
 
 
 # -- converters -------------------------------------------------------------------------
@@ -308,6 +305,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("base_url", "OpenAI-compatible server URL, e.g. http://host:8000/v1 (repeatable: replicas of the "
                "same model are load-balanced). Default: start the embedded llama-server.",
                parse_base_url, (), "URL", multiple=True),
+    OptionSpec("extractor", "Benchmark a Python callable instead of a server: MODULE:FUNCTION or FILE.py:FUNCTION, "
+               "called with each sample, returning JSON text, a dict or a ModelResponse (sync or async).",
+               str, None, "MODULE:FUNCTION"),
     OptionSpec("structured_output", "How to ask for JSON under the sample's schema: json_schema (strict), "
                "json_object (+schema, llama.cpp), guided_json (vLLM) or none (prompt only).",
                parse_structured_output, "json_schema", "MODE"),
@@ -359,106 +359,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "command line and EXTRACTBENCH_<NAME> variables win over it, it wins over ini.", Path, None, "FILE"),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}
-
-
-def add_options(parser: pytest.Parser) -> None:
-    """Register every option and its ini mirror."""
-    # Help texts start with a capital letter and end with a period (pytest-xdist's rule).
-    group = parser.getgroup("extractbench", "LLM structured-extraction benchmark")
-    group.addoption("--extractbench", action="store_true", dest="extractbench", default=False,
-                    help="Run the extraction benchmark: one test item per (model, sample).")
-    for spec in OPTIONS:
-        names = (spec.option, *spec.aliases)
-        # argparse %-formats help texts: a literal % (as in "-2%") must be doubled or --help crashes
-        text = spec.help.replace("%", "%%")
-        if spec.flag:
-            group.addoption(*names, action="store_true", dest=spec.dest, default=None, help=text)
-        else:
-            group.addoption(*names, action="append" if spec.multiple else "store", dest=spec.dest, default=None,
-                            type=spec.converter, metavar=spec.metavar, help=text)
-        parser.addini(spec.ini, spec.help, default="")
-
-
-def _ini_value(config: pytest.Config, spec: OptionSpec) -> Any:
-    raw = config.getini(spec.ini)
-    if raw in ("", None):
-        return None
-    try:
-        if spec.multiple:
-            return tuple(spec.converter(part) for part in str(raw).split())
-        return spec.converter(str(raw).strip())
-    except argparse.ArgumentTypeError as exc:
-        from pytest import UsageError
-
-        raise UsageError(f"ini option {spec.ini} = {_shown(spec, str(raw))!r}: {exc}") from None
-
-
-ENV_PREFIX = "EXTRACTBENCH_"
-_CONFIG = "config"
-
-
-def _env_value(spec: OptionSpec) -> Any:
-    """``EXTRACTBENCH_<NAME>`` converted like the option (repeatable options: whitespace-separated)."""
-    raw = os.environ.get(ENV_PREFIX + spec.name.upper())
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        if spec.multiple:
-            return tuple(spec.converter(part) for part in raw.split())
-        return spec.converter(raw.strip())
-    except argparse.ArgumentTypeError as exc:
-        from pytest import UsageError
-
-        raise UsageError(f"environment variable {ENV_PREFIX + spec.name.upper()}={_shown(spec, raw)!r}: {exc}") from None
-
-
-def _shown(spec: OptionSpec, raw: str) -> str:
-    """A rejected value as an error message may quote it: URLs without their credentials."""
-    if spec.name == "base_url":
-        return " ".join(redact_url(part) for part in raw.split())
-    return raw
-
-
-def _config_file(config: pytest.Config) -> Any:
-    """The --extractbench-config file, read and checked (None when there is none)."""
-    spec = OPTIONS_BY_NAME[_CONFIG]
-    path, base = config.getoption(spec.dest), config.invocation_params.dir
-    if path is None:
-        path = _env_value(spec)
-    if path is None:
-        path, base = _ini_value(config, spec), config.rootpath
-    if path is None:
-        return None
-    path = path if path.is_absolute() else base / path
-    found = read_config(path, OPTIONS_BY_NAME, base_dir=config.invocation_params.dir,
-                        prompt_dir=config.rootpath / ".extractbench" / "prompts")
-    if not found.ok:
-        from pytest import UsageError
-
-        raise UsageError(f"extractbench: {ConfigError(found)}")
-    return found
-
-
-def resolve_layers(config: pytest.Config) -> tuple[dict[str, Any], dict[str, str], Any]:
-    """Every option's value and where it came from: command line > environment > config file > ini > default."""
-    from_file = _config_file(config)
-    values: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    for spec in OPTIONS:
-        value, source = config.getoption(spec.dest), "command line"
-        if value is not None and spec.multiple:
-            value = tuple(value)
-        if value is None:
-            value, source = _env_value(spec), f"environment {ENV_PREFIX}{spec.name.upper()}"
-        if value is None and from_file is not None and spec.name in from_file.values:
-            value, source = from_file.values[spec.name], f"config file {from_file.sources[spec.name]}"
-        if value is None:
-            value, source = _ini_value(config, spec), "ini"
-        values[spec.name] = spec.default if value is None else value
-        sources[spec.name] = "default" if value is None else source
-    # --model a,b --model c -> ("a", "b", "c")
-    values["model"] = tuple(name for group in values["model"] for name in (group if isinstance(group, tuple) else (group,)))
-    return values, sources, from_file
 
 
 def effective_config(values: dict[str, Any], sources: dict[str, str], from_file: Any = None) -> dict[str, Any]:
@@ -558,13 +458,6 @@ class Settings:
             ),
             config=record or {},
         )
-
-    @classmethod
-    def from_config(cls, config: pytest.Config) -> Settings:
-        """Resolve the pytest config (command line, environment, config file, ini) once."""
-        values, sources, from_file = resolve_layers(config)
-        return cls.from_values(values, enabled=bool(config.getoption("extractbench")), rootdir=config.rootpath,
-                               record=effective_config(values, sources, from_file))
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as recorded in metrics.json (holds no secrets)."""

@@ -11,6 +11,7 @@ additionally gets HTML and inline syntax escaped and ``@mentions`` defused.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import unicodedata
@@ -109,3 +110,13 @@ def get_logger(name: str) -> logging.Logger:
     if _FILTER not in logger.filters:
         logger.addFilter(_FILTER)
     return logger
+
+
+def json_line(value: Any, width: int) -> str:
+    """A one-line JSON rendering of ``value``, cut to ``width`` characters."""
+    if value is None:
+        text = "-"
+    else:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -98,15 +98,6 @@ def bundled_path() -> Path:
     return Path(str(resources.files("pytest_extractbench") / "data" / "extraction.jsonl"))
 
 
-def load_dataset(
-    spec: str | None = None, *, base_dir: Path | None = None, columns: Mapping[str, str] | None = None
-) -> Dataset:
-    """Load the dataset named by ``spec`` (``bundled`` by default; see :mod:`.loaders` for every source)."""
-    from .sources import load_source  # the sources build on this module's row parsing
-
-    return load_source(spec, base_dir=base_dir, columns=columns)
-
-
 def iter_rows(path: Path) -> Iterator[tuple[str, Any]]:
     """``(location, row)`` pairs of a JSONL or JSON file; a row that cannot be read is a :class:`JsonInputError`.
 

@@ -281,3 +281,10 @@ def check_hub_reachable(spec: str, timeout: float = HUB_CHECK_TIMEOUT_S) -> None
             "on a connected machine and pass its local files as hf:PATH or PATH.parquet, or set HF_HUB_OFFLINE=1 "
             "to use the local datasets cache."
         ) from None
+
+
+def load_dataset(
+    spec: str | None = None, *, base_dir: Path | None = None, columns: Mapping[str, str] | None = None
+) -> Dataset:
+    """Load the dataset named by ``spec`` (``bundled`` by default; :func:`load_source` lists every source)."""
+    return load_source(spec, base_dir=base_dir, columns=columns)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from ..analysis.bands import eqs_band, recommendation
+
 # (metric key in metrics.json, display name, "min" = value must be >= threshold, "max" = <=)
 _SLA_METRICS = (
     ("extraction_quality_score", "eqs", "min"),
@@ -97,25 +99,3 @@ def evaluate_sla(metrics: Mapping[str, Any], tier: str) -> list[GateCheck]:
 def sla_passed(checks: list[GateCheck]) -> bool:
     """True when no measured threshold was missed."""
     return all(check.passed is not False for check in checks)
-
-
-def eqs_band(eqs: float) -> str:
-    """Interpretation band of spec 4.0.1."""
-    if eqs >= 0.90:
-        return "Excellent - production-ready for most use cases"
-    if eqs >= 0.75:
-        return "Good - suitable with human review"
-    if eqs >= 0.60:
-        return "Moderate - needs significant oversight"
-    return "Poor - not recommended for production"
-
-
-def recommendation(eqs: float, hallucination_rate: float) -> str:
-    """The evaluation decision tree of spec 4.5.10."""
-    if eqs >= 0.90 and hallucination_rate < 0.02:
-        return "Deploy without human review"
-    if eqs >= 0.80 and hallucination_rate < 0.05:
-        return "Deploy with spot-check human review"
-    if eqs >= 0.70 and hallucination_rate < 0.10:
-        return "Deploy with mandatory human review"
-    return "Not recommended for production - needs improvement"

@@ -34,7 +34,7 @@ from ..core import jsonio
 from ..core import textsafe
 from ..core.redact import redact_url
 from .max_tokens import MAX_BUDGET, max_tokens_for_schema
-from .options import STRUCTURED_OUTPUT_MODES, check_base_url
+from .options import STRUCTURED_OUTPUT_MODES, LiveOptions, check_base_url
 from ..core.redact import redact_credentials
 from ..dataset.responses import ModelResponse, clean_usage
 from ..scoring import MISSING
@@ -712,3 +712,17 @@ def _read_tool_call(call: dict[str, Any]) -> dict[str, Any]:
         except jsonio.JsonInputError:
             pass  # kept as the raw string: invalid arguments are the tool-call track's finding
     return {"name": function.get("name"), "arguments": arguments}
+
+
+def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> ClientConfig:
+    """The client settings for one server URL."""
+    return ClientConfig(
+        base_url=base_url,
+        api_key=api_key,
+        structured_output=live.structured_output,
+        temperature=live.temperature,
+        max_tokens=live.max_tokens,
+        seed=live.decoding_seed,
+        timeout_s=live.timeout_s,
+        retries=live.retries,
+    )

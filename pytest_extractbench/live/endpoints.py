@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 
+from ..core.errors import UsageProblem
 from ..core.redact import redact_url
 from .context import ContextPlan, available_memory, gguf_facts, plan_context, prompt_token_bound
 from .options import LiveOptions
@@ -78,7 +78,7 @@ class Endpoints:
                 }
         except EmbeddedServerError as exc:
             self.stop()
-            raise pytest.UsageError(f"extractbench: {exc}") from None
+            raise UsageProblem(f"extractbench: {exc}") from None
         except BaseException:
             self.stop()
             raise
@@ -119,8 +119,7 @@ class Endpoints:
 
     def check(self, api_key: str | None) -> None:
         """Every URL answers and serves its models: one clear line otherwise, before any item runs."""
-        from .client import ConnectionCheckError, run_check
-        from .pipeline import client_config
+        from .client import ConnectionCheckError, client_config, run_check
 
         wanted: dict[str, list[str]] = {}
         for route in self.routes.values():
@@ -130,7 +129,7 @@ class Endpoints:
             try:
                 run_check(client_config(self.live, url, api_key), models)
             except (ConnectionCheckError, ValueError) as exc:  # ValueError: a URL or key no request can carry
-                raise pytest.UsageError(f"extractbench: {exc}") from None
+                raise UsageProblem(f"extractbench: {exc}") from None
 
     def stop(self) -> None:
         self._note_memory()

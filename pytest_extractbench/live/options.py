@@ -90,11 +90,12 @@ class LiveOptions:
     no_cache: bool = False
     slots: int = DEFAULT_SLOTS
     context: int | None = None  # tokens per embedded slot; None: sized to the prompts (context.py)
+    extractor: str | None = None  # MODULE:FUNCTION answering instead of a server (live/extractor.py)
 
     @property
     def embedded(self) -> bool:
-        """True when the plugin must start llama-server itself (no URL and nothing to replay)."""
-        return not self.base_urls and self.replay is None
+        """True when the plugin must start llama-server itself (no URL, no extractor, nothing to replay)."""
+        return not self.base_urls and self.replay is None and self.extractor is None
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> LiveOptions:
@@ -116,11 +117,16 @@ class LiveOptions:
             no_cache=bool(values["no_cache"]),
             slots=values["slots"],
             context=values["context"],
+            extractor=values["extractor"],
         )
 
     def default_concurrency(self, workers: int = 1) -> int:
         """Requests in flight per server group in one process; under xdist the session's share of one worker."""
-        total = self.concurrency or (len(self.base_urls) * DEFAULT_CONCURRENCY_PER_URL if self.base_urls else self.slots)
+        if self.base_urls:
+            default = len(self.base_urls) * DEFAULT_CONCURRENCY_PER_URL
+        else:  # a Python extractor gets as many calls in flight as one server would
+            default = DEFAULT_CONCURRENCY_PER_URL if self.extractor else self.slots
+        total = self.concurrency or default
         return max(1, -(-total // max(1, workers)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -141,4 +147,5 @@ class LiveOptions:
             "no_cache": self.no_cache,
             "slots": self.slots,
             "context": self.context,
+            "extractor": self.extractor,
         }

@@ -1,4 +1,4 @@
-"""Requests ahead of items (DESIGN decision 2): the live output source, and the replay source.
+"""Requests ahead of items: the live output source, and the replay source.
 
 :class:`LiveSource` gets every (model, sample) this process will run in ``prepare``; an asyncio
 loop in a background thread sends their requests with bounded concurrency per server group
@@ -36,22 +36,6 @@ FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited", "bad
 SUSPECT_S = 30.0  # how long such a replica is tried last
 
 
-def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Any:
-    """The client settings for one server URL."""
-    from .client import ClientConfig
-
-    return ClientConfig(
-        base_url=base_url,
-        api_key=api_key,
-        structured_output=live.structured_output,
-        temperature=live.temperature,
-        max_tokens=live.max_tokens,
-        seed=live.decoding_seed,
-        timeout_s=live.timeout_s,
-        retries=live.retries,
-    )
-
-
 def load_templates(live: LiveOptions, base_dir: Path) -> Any:
     """The prompt templates: the spec's, or the files given (relative to the invocation directory).
 
@@ -72,6 +56,8 @@ def prompt_hash(templates: Any) -> str:
 
 def decoding_params(live: LiveOptions) -> dict[str, Any]:
     """What, besides model, messages and schema, changes the answer: the client's own cache-key params."""
+    from .client import client_config
+
     return client_config(live, "http://127.0.0.1/v1", None).decoding_params()
 
 
@@ -103,41 +89,40 @@ class _Request:
     future: Future[ModelResponse]
 
 
-class LiveSource:
-    """Answers from live servers, fetched ahead of the items; implements ``OutputSource``."""
+class AheadSource:
+    """Answers fetched ahead of the items on an asyncio loop in a background thread; implements ``OutputSource``.
 
-    def __init__(
-        self,
-        live: LiveOptions,
-        routes: Callable[[], dict[str, Route]],
-        *,
-        run_dir: Path,
-        cache_dir: Path | None,
-        concurrency: int,
-        api_key: str | None,
-        templates: Any,
-    ) -> None:
-        self.live = live
-        self._route_provider = routes
-        self.routes: dict[str, Route] | None = None  # known once the first request must go out
-        self.concurrency = concurrency
-        self.templates = templates
-        self._api_key = api_key
-        self._params = decoding_params(live)
+    The base of every live-like source: it owns admission (a future per pair, answered at once from the
+    resumed journal or the cache), the loop thread, journaling each answer the moment it arrives and
+    caching it. A subclass builds the pair's request (:meth:`_admit`) and answers it (:meth:`_answer`).
+    """
+
+    def __init__(self, *, run_dir: Path, cache_dir: Path | None, resume: bool) -> None:
         # resume: the run directory is the resumed one; read its journal before appending to it
-        self._resumed = reusable_by_key(run_dir) if live.resume is not None else {}
+        self._resumed = reusable_by_key(run_dir) if resume else {}
         self.journal = Journal(run_dir)
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self._futures: dict[tuple[str, str], Future[ModelResponse]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._clients: dict[str, Any] = {}
-        self._outstanding: dict[str, int] = {}
-        self._suspect_until: dict[str, float] = {}  # replica -> loop time until which it is tried last
-        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._tiebreak = itertools.count()
         self.counts = {"requested": 0, "resumed": 0, "cached": 0}
+
+    # -- what a subclass provides -------------------------------------------------------------
+
+    def _admit(self, model: str, sample: Sample) -> Any:
+        """The pair's request (via :meth:`_admit_pair`), or None when it is answered already."""
+        raise NotImplementedError
+
+    async def _answer(self, request: Any) -> ModelResponse:
+        """Get one request's answer (on the loop thread); errors are returned as responses."""
+        raise NotImplementedError
+
+    def _before_submit(self) -> None:
+        """Main thread, before the first request goes out (e.g. start the servers)."""
+
+    async def _close_clients(self) -> None:
+        """Loop thread, at close: release connections."""
 
     # -- OutputSource -----------------------------------------------------------------------
 
@@ -147,7 +132,7 @@ class LiveSource:
         Requests go out in batches as they are built, so the first ones are on the wire while the
         prompts of the rest are still being rendered.
         """
-        batch: list[_Request] = []
+        batch: list[Any] = []
         for model, sample in work:
             batch.extend(self._admissions(model, sample))
             if len(batch) >= SUBMIT_BATCH:
@@ -156,7 +141,7 @@ class LiveSource:
         if batch:
             self._submit(batch)
 
-    def _admissions(self, model: str, sample: Sample) -> list[_Request]:
+    def _admissions(self, model: str, sample: Sample) -> list[Any]:
         """The requests one pair still needs (the tracks' repeats need several)."""
         request = self._admit(model, sample)
         return [] if request is None else [request]
@@ -186,22 +171,7 @@ class LiveSource:
 
     # -- admission (main thread) -------------------------------------------------------------
 
-    def _admit(self, model: str, sample: Sample) -> _Request | None:
-        """The pair's request, unless the resumed journal or the cache answers it."""
-        pair = (model, sample.id)
-        if pair in self._futures:
-            return None
-        from .client import build_messages, cache_key
-
-        messages = build_messages(sample.text, sample.schema, self.templates)
-        key = cache_key(model, messages, sample.schema, self._params)
-        return self._admit_pair(
-            pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)
-        )
-
-    def _admit_pair(
-        self, pair: tuple[str, str], key: str, make_request: Callable[[Future[ModelResponse]], _Request]
-    ) -> _Request | None:
+    def _admit_pair(self, pair: tuple[str, str], key: str, make_request: Callable[[Future[ModelResponse]], Any]) -> Any:
         """Create the pair's future; resolve it at once from the resumed journal or the cache."""
         future: Future[ModelResponse] = Future()
         self._futures[pair] = future
@@ -218,9 +188,8 @@ class LiveSource:
         self.counts["requested"] += 1
         return make_request(future)
 
-    def _submit(self, requests: Iterable[_Request]) -> None:
-        if self.routes is None:  # main thread: may start the embedded servers and check them
-            self.routes = self._route_provider()
+    def _submit(self, requests: Iterable[Any]) -> None:
+        self._before_submit()
         loop = self._ensure_loop()
         batch = list(requests)
         loop.call_soon_threadsafe(self._schedule, batch)
@@ -234,7 +203,7 @@ class LiveSource:
 
     # -- the loop thread ------------------------------------------------------------------------
 
-    def _schedule(self, batch: list[_Request]) -> None:
+    def _schedule(self, batch: list[Any]) -> None:
         # In request order: the semaphores wake waiters first-in first-out, so answers arrive
         # roughly in the order pytest will ask for them.
         for request in batch:
@@ -242,62 +211,10 @@ class LiveSource:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def _limit(self, route: Route) -> asyncio.Semaphore:
-        if route.urls not in self._limits:
-            self._limits[route.urls] = asyncio.Semaphore(route_concurrency(self.concurrency, self.live, route))
-        return self._limits[route.urls]
-
-    def _client(self, url: str) -> Any:
-        client = self._clients.get(url)
-        if client is None:
-            from .client import ExtractionClient
-
-            client = self._clients[url] = ExtractionClient(client_config(self.live, url, self._api_key))
-            self._outstanding[url] = 0
-        return client
-
-    def _pick(self, urls: tuple[str, ...], tried: set[str]) -> str:
-        """Least outstanding requests among the replicas not tried yet, those that failed lately last;
-        ties go round-robin."""
-        for url in urls:
-            self._client(url)
-        turn = next(self._tiebreak)
-        now = asyncio.get_running_loop().time()
-        candidates = [u for u in urls if u not in tried] or list(urls)
-        return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
-                                              (urls.index(u) - turn) % len(urls)))
-
-    async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
-        """One request to one replica (the tracks send other request fields: tracks/live.py)."""
-        return await client.extract(served_model, request.messages, request.schema)
-
-    async def _ask(self, request: _Request, route: Route) -> ModelResponse:
-        """The answer, from another replica when one fails for a reason another might not have."""
-        tried: set[str] = set()
-        attempts = 0
-        while True:
-            url = self._pick(route.urls, tried)
-            tried.add(url)
-            self._outstanding[url] += 1
-            try:
-                response = await self._send(self._client(url), route.served_model, request)
-            finally:
-                self._outstanding[url] -= 1
-            attempts += response.attempts
-            if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
-                # down or overloaded: later requests try the other replicas first for a while
-                self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
-            if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
-                response.attempts = attempts
-                return response
-
-    async def _fetch(self, request: _Request) -> None:
-        assert self.routes is not None
-        route = self.routes[request.model]
+    async def _fetch(self, request: Any) -> None:
         try:
             try:
-                async with self._limit(route):
-                    response = await self._ask(request, route)
+                response = await self._answer(request)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a defect, not a server fault: still an outcome
@@ -324,6 +241,110 @@ class LiveSource:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._close_clients()
+
+
+class LiveSource(AheadSource):
+    """Answers from live servers: chat completions over the routes of each model."""
+
+    def __init__(
+        self,
+        live: LiveOptions,
+        routes: Callable[[], dict[str, Route]],
+        *,
+        run_dir: Path,
+        cache_dir: Path | None,
+        concurrency: int,
+        api_key: str | None,
+        templates: Any,
+    ) -> None:
+        super().__init__(run_dir=run_dir, cache_dir=cache_dir, resume=live.resume is not None)
+        self.live = live
+        self._route_provider = routes
+        self.routes: dict[str, Route] | None = None  # known once the first request must go out
+        self.concurrency = concurrency
+        self.templates = templates
+        self._api_key = api_key
+        self._params = decoding_params(live)
+        self._clients: dict[str, Any] = {}
+        self._outstanding: dict[str, int] = {}
+        self._suspect_until: dict[str, float] = {}  # replica -> loop time until which it is tried last
+        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
+        self._tiebreak = itertools.count()
+
+    def _admit(self, model: str, sample: Sample) -> _Request | None:
+        """The pair's request, unless the resumed journal or the cache answers it."""
+        pair = (model, sample.id)
+        if pair in self._futures:
+            return None
+        from .client import build_messages, cache_key
+
+        messages = build_messages(sample.text, sample.schema, self.templates)
+        key = cache_key(model, messages, sample.schema, self._params)
+        return self._admit_pair(
+            pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)
+        )
+
+    def _before_submit(self) -> None:
+        if self.routes is None:  # main thread: may start the embedded servers and check them
+            self.routes = self._route_provider()
+
+    def _limit(self, route: Route) -> asyncio.Semaphore:
+        if route.urls not in self._limits:
+            self._limits[route.urls] = asyncio.Semaphore(route_concurrency(self.concurrency, self.live, route))
+        return self._limits[route.urls]
+
+    def _client(self, url: str) -> Any:
+        client = self._clients.get(url)
+        if client is None:
+            from .client import ExtractionClient, client_config
+
+            client = self._clients[url] = ExtractionClient(client_config(self.live, url, self._api_key))
+            self._outstanding[url] = 0
+        return client
+
+    def _pick(self, urls: tuple[str, ...], tried: set[str]) -> str:
+        """Least outstanding requests among the replicas not tried yet, those that failed lately last;
+        ties go round-robin."""
+        for url in urls:
+            self._client(url)
+        turn = next(self._tiebreak)
+        now = asyncio.get_running_loop().time()
+        candidates = [u for u in urls if u not in tried] or list(urls)
+        return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
+                                              (urls.index(u) - turn) % len(urls)))
+
+    async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
+        """One request to one replica (the tracks send other request fields: tracks/live.py)."""
+        return await client.extract(served_model, request.messages, request.schema)
+
+    async def _answer(self, request: _Request) -> ModelResponse:
+        assert self.routes is not None
+        route = self.routes[request.model]
+        async with self._limit(route):
+            return await self._ask(request, route)
+
+    async def _ask(self, request: _Request, route: Route) -> ModelResponse:
+        """The answer, from another replica when one fails for a reason another might not have."""
+        tried: set[str] = set()
+        attempts = 0
+        while True:
+            url = self._pick(route.urls, tried)
+            tried.add(url)
+            self._outstanding[url] += 1
+            try:
+                response = await self._send(self._client(url), route.served_model, request)
+            finally:
+                self._outstanding[url] -= 1
+            attempts += response.attempts
+            if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
+                # down or overloaded: later requests try the other replicas first for a while
+                self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
+            if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
+                response.attempts = attempts
+                return response
+
+    async def _close_clients(self) -> None:
         for client in self._clients.values():
             with contextlib.suppress(Exception):
                 await client.aclose()

@@ -1,20 +1,24 @@
-"""pytest hooks only; the work lives in :mod:`.session` and :mod:`.collect`."""
+"""pytest hooks only; the run lives in :mod:`pytest_extractbench.run`, driven through :mod:`.session` and :mod:`.items`."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Generator, Iterator
+from typing import TYPE_CHECKING, Any, Generator, Iterator
 
 import pytest
 
 from . import extensions, hookspecs
 from ..core import textsafe
+from ..core.errors import UsageProblem
 from .items import BENCH_KEY, SampleItem
 from . import pytest_html as pytest_html_glue
 from .progress import Progress
 from .session import RUN_DIR_KEY, STATIC_KEY, BenchSession, is_worker
-from ..config.settings import Settings, add_options
+from .options import add_options, settings_from_config
+
+if TYPE_CHECKING:
+    from ..run.context import RunContext
 
 # -------------------------------------------------------------------- configuration
 
@@ -32,7 +36,7 @@ def _safe_usage_errors() -> Iterator[None]:
     """pytest prints a UsageError as it is; ours quote file names, ids and config values: make them safe."""
     try:
         yield
-    except pytest.UsageError as exc:
+    except (pytest.UsageError, UsageProblem) as exc:
         raise pytest.UsageError(textsafe.text_lines(str(exc))) from None
 
 
@@ -41,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("extractbench"):
         return  # not a benchmark run: no option, config file or environment is read
     with _safe_usage_errors():
-        settings = Settings.from_config(config)
+        settings = settings_from_config(config)
         extensions.configure(config, settings)
         bench = BenchSession(config, settings)
     config.stash[BENCH_KEY] = bench
@@ -177,7 +181,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_runtestloop(session: pytest.Session) -> None:
     bench = _bench(session.config)
     if bench is not None and not session.config.option.collectonly:
-        bench.prepare(session.items)
+        with _safe_usage_errors():
+            bench.prepare(session.items)
 
 
 # -------------------------------------------------------------------------- running
@@ -199,8 +204,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_extractbench_make_source(config: pytest.Config, bench: BenchSession) -> Any:
-    return bench.predictions if bench.predictions is not None else bench.make_live_source()
+def pytest_extractbench_make_source(config: pytest.Config, context: RunContext) -> Any:
+    return context.default_source()
 
 
 # ----------------------------------------------------------------------- session end
@@ -211,7 +216,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     bench = _bench(session.config)
     if bench is not None:
         bench.close_source()  # every item has run (or the run was stopped): no more requests
-        bench.finish(session)
+        with _safe_usage_errors():
+            bench.finish(session)
 
 
 
@@ -220,6 +226,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if bench is None or is_worker(config):
         return
     terminalreporter.section("extractbench")
-    for line in bench.summary_lines():
+    with _safe_usage_errors():  # inputs that could not be read fail the session as a usage error, as at collection
+        lines = bench.summary_lines()
+    for line in lines:
         # the one terminal sink of the summary: whatever a line quotes, no control character gets out
         terminalreporter.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))

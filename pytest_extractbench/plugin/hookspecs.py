@@ -13,12 +13,18 @@ import pytest
 if TYPE_CHECKING:
     from ..dataset.records import SampleRecord
     from ..dataset.responses import ModelResponse, OutputSource
-    from .session import BenchSession
+    from ..run.context import RunContext
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_extractbench_make_source(config: pytest.Config, bench: BenchSession) -> OutputSource | None:
-    """Return the object that produces model outputs (predictions file, live server, or your own)."""
+def pytest_extractbench_make_source(config: pytest.Config, context: RunContext) -> OutputSource | None:
+    """Return the object that produces model outputs (predictions file, live server, or your own).
+
+    ``context`` is the run's :class:`~pytest_extractbench.run.context.RunContext`: ``context.settings``,
+    ``context.dataset``, ``context.models()``, ``context.run_dir``; ``context.default_source()`` is the
+    built-in choice (recorded predictions, a replayed journal or the live pipeline). The source needs
+    ``response(model, sample) -> ModelResponse``, ``prepare(work)`` and ``close()``.
+    """
 
 
 @pytest.hookspec()

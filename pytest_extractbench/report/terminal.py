@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core import textsafe
+from ..core.textsafe import json_line
 from ..gating.sla import GateCheck
 from ..scoring.result import EXACT
 from ..analysis.stats import format_p
@@ -23,12 +24,7 @@ PROBLEM_WIDTH = 1000  # one input problem: file, line, sample id, field and a me
 
 def clip(value: Any, width: int = VALUE_WIDTH) -> str:
     """A one-line JSON rendering of ``value``, cut to ``width`` characters."""
-    if value is None:
-        text = "-"
-    else:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return json_line(value, width)
 
 
 def failure_text(record: SampleRecord) -> str:

@@ -33,7 +33,7 @@ from scipy.optimize import linear_sum_assignment
 
 from ..core import jsonio
 from ..dataset.responses import ModelResponse
-from ..report.terminal import clip
+from ..core.textsafe import json_line
 from ..scoring import MISSING, prf, strip_fence, validation_errors
 from .base import Messages, Track, TrackSample, mean
 
@@ -351,7 +351,7 @@ class ToolCallTrack(Track):
     compare_parsed = True
 
     def expected_lines(self, sample: TrackSample) -> list[str]:
-        return [f"  expected: {clip(sample.expected, 200)}"]
+        return [f"  expected: {json_line(sample.expected, 200)}"]
 
     def parse_row(self, row: Mapping[str, Any], sample_id: str, problem: Callable[..., None]) -> TrackSample | None:
         messages = _turns(row.get("question"))

@@ -21,7 +21,7 @@ from pytest_extractbench.live.client import (
     model_schema,
     run_check,
 )
-from pytest_extractbench.dataset.samples import BUNDLED, Sample, load_dataset
+from pytest_extractbench.dataset import BUNDLED, Sample, load_dataset
 from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.live.llama_server import DEFAULT_EMBEDDED_MODEL, EmbeddedServer
 

@@ -14,7 +14,7 @@ import scipy.stats  # noqa: F401
 # C extensions cannot load twice in one process. Importing it here keeps it loaded across runs.
 
 from pytest_extractbench import parse_output, score_sample
-from pytest_extractbench.dataset.samples import load_dataset
+from pytest_extractbench.dataset import load_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = load_dataset()

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pytest_extractbench.dataset.samples import load_dataset, subsample
+from pytest_extractbench.dataset import load_dataset, subsample
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "fixtures" / "predictions" / "demo.jsonl")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
-from pytest_extractbench.dataset.samples import load_dataset
+from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.analysis.metrics import run_level_metrics
 from pytest_extractbench.core import files
 

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, metrics_by_model, score_sample
 from pytest_extractbench.gating import baseline as baselines
-from pytest_extractbench.dataset.samples import load_dataset
+from pytest_extractbench.dataset import load_dataset
 
 DATASET = load_dataset()
 

@@ -167,7 +167,7 @@ def test_data_options_record() -> None:
 def test_dataset_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from pytest_extractbench.dataset.samples import load_dataset, subsample
+    from pytest_extractbench.dataset import load_dataset, subsample
     from pytest_extractbench.dataset.statistics import dataset_statistics
 
     assert main(["dataset-stats", "bundled", "--sample", "10", "--seed", "1", "--json"]) == 0

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pytest_extractbench.dataset.samples import load_dataset, subsample
+from pytest_extractbench.dataset import load_dataset, subsample
 from pytest_extractbench.dataset.sources import DatasetSourceError, load_source, parse_columns
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -224,7 +224,7 @@ def test_subsample_is_seeded_order_preserving_and_order_independent() -> None:
 
 
 def test_subsample_is_the_same_in_another_interpreter() -> None:
-    code = ("from pytest_extractbench.dataset.samples import load_dataset, subsample\n"
+    code = ("from pytest_extractbench.dataset import load_dataset, subsample\n"
             "print(','.join(s.id for s in subsample(load_dataset().samples, 7, 3)))")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "123"}
     other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_extractbench import SampleRecord, StatsOptions, parse_output, score_sample
 from pytest_extractbench.gating.baseline import Baseline, SampleSnapshot, snapshot_records
-from pytest_extractbench.dataset.samples import load_dataset
+from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.gating.regression import (
     IMPROVED,
     NEUTRAL,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, model_metrics, score_sample
 from pytest_extractbench.analysis import stats
-from pytest_extractbench.dataset.samples import load_dataset
+from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.analysis.resampled import (
     HEADLINE,
     METRICS,

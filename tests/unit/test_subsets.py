@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_extractbench import SampleRecord, StatsOptions, load_subsets, score_sample
-from pytest_extractbench.dataset.samples import load_dataset
+from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.gating.subsets import (
     MISSING_GROUP,
     SubsetConfig,

@@ -1,0 +1,37 @@
+"""The options on pytest's command line and in its ini file; resolved through :mod:`pytest_extractbench.config`."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..config.layers import OptionSources, settings_from_sources
+from ..config.settings import OPTIONS, Settings
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option and its ini mirror."""
+    # Help texts start with a capital letter and end with a period (pytest-xdist's rule).
+    group = parser.getgroup("extractbench", "LLM structured-extraction benchmark")
+    group.addoption("--extractbench", action="store_true", dest="extractbench", default=False,
+                    help="Run the extraction benchmark: one test item per (model, sample).")
+    for spec in OPTIONS:
+        names = (spec.option, *spec.aliases)
+        # argparse %-formats help texts: a literal % (as in "-2%") must be doubled or --help crashes
+        text = spec.help.replace("%", "%%")
+        if spec.flag:
+            group.addoption(*names, action="store_true", dest=spec.dest, default=None, help=text)
+        else:
+            group.addoption(*names, action="append" if spec.multiple else "store", dest=spec.dest, default=None,
+                            type=spec.converter, metavar=spec.metavar, help=text)
+        parser.addini(spec.ini, spec.help, default="")
+
+
+def settings_from_config(config: pytest.Config) -> Settings:
+    """Resolve the pytest config (command line, environment, config file, ini) once."""
+    sources = OptionSources(
+        cli={spec.name: config.getoption(spec.dest) for spec in OPTIONS},
+        getini=config.getini,
+        invocation_dir=config.invocation_params.dir,
+        rootpath=config.rootpath,
+    )
+    return settings_from_sources(sources, enabled=bool(config.getoption("extractbench")))

@@ -1,0 +1,70 @@
+"""``evaluate()``: one whole benchmark run in-process, with no pytest.
+
+    from pytest_extractbench import evaluate, load_run
+    result = evaluate("bundled", predictions="fixtures/predictions/demo.jsonl", output="runs/demo")
+    result.metric("extraction_quality_score"), result.gate_passed
+"""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any, Callable
+
+
+from ..config.from_python import settings_from_options
+from ..core.errors import UsageProblem
+from .context import RunContext, RunEvents
+from .finish import finish_run
+from .items import run_item
+from .result import RunResult
+from .rules import configure_rules
+
+
+def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extractor: Callable[..., Any] | None = None,
+             base_url: str | list[str] | None = None, model: str | list[str] | None = None,
+             output: str | Path | None = None, rootdir: str | Path | None = None,
+             events: RunEvents | None = None, **options: Any) -> RunResult:
+    """Benchmark one dataset and return the run's result; the run directory is written as by pytest.
+
+    Where the answers come from: ``predictions`` (a JSONL file, a list of them, or ``{model: path}``),
+    ``extractor`` (any callable ``(sample) -> str | dict | ModelResponse``, sync or async), ``base_url`` of
+    an OpenAI-compatible server with ``model``, or, with none of them, the embedded llama-server.
+    ``options`` are the ``--extractbench-*`` options by their underscore names (``sla="target"``,
+    ``sample=10``, ``compare="main"``). ``rootdir`` holds ``.extractbench/`` (default: the current directory).
+    A problem with the inputs raises :class:`~pytest_extractbench.core.errors.UsageProblem`.
+    """
+    root = Path(rootdir) if rootdir is not None else Path.cwd()
+    settings = settings_from_options(
+        root, dataset=str(dataset), predictions=predictions, base_url=base_url, model=model,
+        output=None if output is None else Path(output), **options,
+    )  # fmt: skip
+    configure_rules(settings)
+    context = RunContext(settings, base_dir=root, events=events, extractor=extractor)
+    try:
+        models = context.models()
+        if not models:
+            raise UsageProblem("extractbench: no model given (model=NAME)")
+        context.check_invalid_policy()
+        work = [(name, sample) for name in models for sample in context.dataset.samples]
+        context.live.start()
+        context.source.prepare(work)
+        gc.freeze()  # the dataset stays unchanged: keep the cyclic GC from rescanning it
+        try:
+            records = [run_item(context, name, sample) for name, sample in work]
+        finally:
+            gc.unfreeze()
+            context.close_source()
+        return finish_run(context, records, pytest_version=_pytest_version())
+    finally:
+        context.close()
+
+
+def _pytest_version() -> str | None:
+    """metrics.json records the pytest version the plugin ran under; evaluate() names the installed one."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("pytest")
+    except metadata.PackageNotFoundError:
+        return None

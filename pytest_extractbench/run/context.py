@@ -1,0 +1,289 @@
+"""What one run reads: settings, run directory, dataset, models, input problems and the baseline.
+
+This is what ``pytest_extractbench_make_source(config, context)`` receives: a plugin that supplies its own
+outputs reads ``context.settings``, ``context.dataset``, ``context.models()`` and ``context.run_dir``, and
+may return ``context.default_source()`` to fall back to the built-in sources.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core import rundir
+from ..core.errors import UsageProblem
+from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
+from ..dataset.samples import Dataset, DatasetProblem, subsample
+from ..dataset.sources import DatasetSourceError, load_source
+from ..gating import baseline as baselines
+from ..live.llama_server import DEFAULT_EMBEDDED_MODEL
+from ..tracks import get_track
+from .live import LiveSetup
+
+if TYPE_CHECKING:
+    from ..config.settings import Settings
+    from ..dataset.records import SampleRecord
+    from ..dataset.responses import ModelResponse, OutputSource
+
+RUN_DIR_KEY = "extractbench_run_dir"  # a worker's run directory, chosen by the controller
+
+
+class RunEvents:
+    """What a run announces as it goes; the pytest adapter forwards each to the hook of the same name."""
+
+    def request_done(self, model: str, sample_id: str, response: ModelResponse) -> None:
+        """One request (one run of a sample) is answered, after retries."""
+
+    def sample_scored(self, record: Any) -> None:
+        """One (model, sample) is scored: a SampleRecord, or a TrackRecord on the other tracks."""
+
+    def run_finished(self, metrics: dict[str, Any]) -> None:
+        """The controller has aggregated every model's metrics and written the run directory."""
+
+
+@dataclass(frozen=True)
+class Worker:
+    """An xdist worker: its id (``gw0``), how many there are, and what the controller sent it."""
+
+    id: str
+    count: int
+    input: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def speaks(self) -> bool:
+        """Every worker loads the same inputs: only the first one reports their problems."""
+        return self.id == "gw0"
+
+
+class RunContext:
+    """The inputs of one run in one process (the single process, or one xdist worker)."""
+
+    def __init__(self, settings: Settings, *, base_dir: Path, worker: Worker | None = None, writes: bool = True,
+                 processes: int = 1, events: RunEvents | None = None,
+                 make_source: Callable[[], OutputSource | None] | None = None,
+                 extractor: Callable[..., Any] | None = None) -> None:
+        self.settings = settings
+        self.base_dir = base_dir  # relative paths in options are relative to it (the invocation directory)
+        self.worker = worker
+        self.writes = writes  # False for --collect-only: paths are checked, nothing is written
+        self.processes = processes
+        self.events = events or RunEvents()
+        self._make_source = make_source or self.default_source
+        self._extractor = extractor  # a Python callable answering instead of a server (or the option's MODULE:FUNCTION)
+        self.track = get_track(settings.tracks.track)  # None = extraction
+        self.started_at = datetime.now(timezone.utc)
+        self.clock = time.perf_counter()
+        self._lock: rundir.RunLock | None = None
+        self._dataset: Dataset | None = None
+        self.population = 0
+        self._predictions: PredictionsSource | None = None
+        self._source: OutputSource | None = None
+        self._rule_problems: list[DatasetProblem] | None = None
+        self._check_options()
+        self.run_dir = self._claim_run_dir()
+        self.baseline = None if self.is_worker else self._load_baseline()
+        self.live = LiveSetup(self)
+        self._lock_run_dir()
+
+    @property
+    def is_worker(self) -> bool:
+        return self.worker is not None
+
+    # -- the run directory ---------------------------------------------------------------------
+
+    def _claim_run_dir(self) -> Path:
+        """The run directory, checked before any item runs (locked once the context is complete)."""
+        if self.worker is not None:
+            return Path(self.worker.input[RUN_DIR_KEY])
+        try:
+            if self.settings.live.resume is not None:  # a resumed run continues in its own directory
+                path = self.base_dir / self.settings.live.resume
+                rundir.prepare(path, what="--extractbench-resume", resume=True)
+            elif self.settings.output is not None:
+                path = self.settings.output
+                if not path.is_absolute():
+                    path = self.base_dir / path
+                rundir.prepare(path, what="--extractbench-output", fresh=self.writes)
+            else:
+                stamp = self.started_at.astimezone().strftime("%Y%m%d-%H%M%S")
+                path = rundir.claim_new(self.settings.rootdir / ".extractbench" / "runs" / stamp)
+        except rundir.RunDirError as exc:
+            raise UsageProblem(f"extractbench: {exc}") from None
+        return path
+
+    def _lock_run_dir(self) -> None:
+        """Last step of __init__: a failed start leaves no lock held."""
+        if self.is_worker or not self.writes:
+            return
+        lock = rundir.RunLock(self.run_dir)
+        try:
+            lock.acquire()
+        except rundir.RunDirError as exc:
+            raise UsageProblem(f"extractbench: {exc}") from None
+        self._lock = lock
+
+    def _check_options(self) -> None:
+        settings, live = self.settings, self.settings.live
+        if settings.compare_fail and not settings.compare:
+            raise UsageProblem("extractbench: --extractbench-compare-fail needs --extractbench-compare NAME|PATH")
+        if live.replay is not None and settings.offline:
+            raise UsageProblem("extractbench: --extractbench-replay and --extractbench-predictions exclude each other")
+        if live.replay is not None and live.resume is not None:
+            raise UsageProblem("extractbench: --extractbench-replay and --extractbench-resume exclude each other")
+        if self.has_extractor:
+            if settings.offline or live.replay is not None or live.base_urls:
+                raise UsageProblem("extractbench: an extractor answers instead of predictions, a replayed journal or "
+                                   "a server: give only one of them")
+            if self.track is not None:
+                raise UsageProblem("extractbench: --extractbench-extractor runs the extraction track only")
+
+    @property
+    def has_extractor(self) -> bool:
+        return self._extractor is not None or self.settings.live.extractor is not None
+
+    @property
+    def extractor(self) -> Callable[..., Any] | None:
+        """The Python callable that answers, imported from --extractbench-extractor once."""
+        if self._extractor is None and self.settings.live.extractor is not None:
+            from ..live.extractor import load_extractor
+
+            self._extractor = load_extractor(self.settings.live.extractor, self.base_dir)
+        return self._extractor
+
+    def _load_baseline(self) -> baselines.Baseline | None:
+        """The --extractbench-compare target, read before anything runs so a typo fails fast."""
+        if not self.settings.compare:
+            return None
+        try:
+            path = baselines.resolve(self.settings.compare, baselines.baseline_dir(self.settings.rootdir),
+                                     base_dir=self.base_dir)  # fmt: skip
+            return baselines.load(path)
+        except baselines.BaselineError as exc:
+            raise UsageProblem(f"extractbench: {exc}") from None
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    @property
+    def dataset(self) -> Dataset:
+        if self._dataset is None:
+            data = self.settings.data
+            try:
+                if self.track is not None:  # each track reads its own rows
+                    loaded = self.track.load(self.settings.dataset, base_dir=self.base_dir)
+                else:
+                    loaded = load_source(self.settings.dataset, base_dir=self.base_dir,
+                                         columns=dict(data.columns), cache_dir=data.cache_dir)  # fmt: skip
+            except (FileNotFoundError, OSError, DatasetSourceError) as exc:
+                raise UsageProblem(f"extractbench: {exc}") from None
+            self.population = len(loaded.samples)
+            loaded.samples = subsample(loaded.samples, data.sample, data.seed)
+            self._dataset = loaded
+        return self._dataset
+
+    @property
+    def predictions(self) -> PredictionsSource | None:
+        if self._predictions is None and self.settings.offline:
+            models = self.settings.models
+            try:
+                self._predictions = load_predictions(
+                    self.settings.predictions, default_model=models[0] if len(models) == 1 else None,
+                    base_dir=self.base_dir,
+                )
+            except (FileNotFoundError, OSError) as exc:
+                raise UsageProblem(f"extractbench: {exc}") from None
+            self._predictions.check_ids(self.dataset.samples)
+        return self._predictions
+
+    @property
+    def problems(self) -> list[DatasetProblem]:
+        from ..dataset.rules import rule_problems
+
+        found = list(self.dataset.problems)
+        if self.settings.data.invalid_samples == "skip":  # listed in metrics.json only
+            found = [p for p in found if p.severity != "error"]
+        if self._rule_problems is None:
+            self._rule_problems = rule_problems(self.dataset.samples) if self.track is None else []
+        found.extend(self._rule_problems)
+        if self.predictions is not None:
+            found.extend(self.predictions.problems)
+        return found
+
+    def models(self) -> list[str]:
+        """Models that get one item per sample."""
+        if self.settings.models:
+            return list(dict.fromkeys(self.settings.models))
+        if self.predictions is not None:
+            return self.predictions.models or [DEFAULT_OFFLINE_MODEL]
+        if self.live.replay is not None:
+            return self.live.replay.models
+        if self.has_extractor:
+            from ..live.extractor import extractor_name
+
+            return [extractor_name(self.extractor)]
+        if self.settings.live.embedded:
+            return [DEFAULT_EMBEDDED_MODEL]
+        return []
+
+    def check_invalid_policy(self) -> None:
+        """With --extractbench-invalid-samples fail, invalid samples stop the run before anything is asked."""
+        invalid = self.dataset.skipped
+        if not invalid or self.settings.data.invalid_samples != "fail":
+            return
+        from ..core import textsafe
+        from ..report.terminal import PROBLEM_WIDTH
+
+        shown = 20
+        listed = "\n  ".join(textsafe.terminal(p, PROBLEM_WIDTH) for p in invalid[:shown])
+        more = f"\n  ... {len(invalid) - shown} more" if len(invalid) > shown else ""
+        raise UsageProblem(f"extractbench: {len(invalid)} invalid sample problem(s) and "
+                           f"--extractbench-invalid-samples fail:\n  {listed}{more}")
+
+    # -- where the answers come from ----------------------------------------------------------------
+
+    @property
+    def source(self) -> OutputSource:
+        if self._source is None:
+            self._source = self._make_source()
+            if self._source is None:
+                raise UsageProblem("extractbench: no output source: pass --extractbench-predictions FILE")
+        return self._source
+
+    def default_source(self) -> OutputSource | None:
+        """The recorded predictions, the replayed journal, or the live pipeline."""
+        return self.predictions if self.predictions is not None else self.live.make_source()
+
+    def responses(self, model: str, sample: Any) -> list[ModelResponse]:
+        """The runs of one sample (several with --extractbench-repeats), each announced."""
+        repeats = self.settings.tracks.repeats
+        several = getattr(self.source, "responses", None)
+        found = list(several(model, sample, repeats)) if repeats > 1 and several is not None else [
+            self.source.response(model, sample)]
+        for response in found:
+            self.events.request_done(model, sample.id, response)
+        return found
+
+    def close_source(self) -> None:
+        """Release the output source (live: cancel the requests still queued, fsync the journal)."""
+        source, self._source = self._source, None
+        if source is not None:
+            source.close()
+
+    def close(self) -> None:
+        try:
+            self.close_source()
+        finally:
+            self.live.stop()
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+
+def records_by_model(records: list[SampleRecord]) -> dict[str, list[SampleRecord]]:
+    grouped: dict[str, list[SampleRecord]] = {}
+    for record in records:
+        grouped.setdefault(record.model, []).append(record)
+    return grouped

@@ -1,0 +1,206 @@
+"""Where live answers come from: a replayed journal, or model servers (given URLs or embedded ones).
+
+Only the controller (the single process, or xdist's controller) starts embedded servers; workers get
+their routes through ``worker_input()``. Nothing here is imported by an offline run.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import ExtractBenchWarning, UsageProblem
+
+if TYPE_CHECKING:
+    from ..dataset.responses import OutputSource
+    from ..live.endpoints import Endpoints
+    from .context import RunContext
+
+ENDPOINTS_KEY = "extractbench_endpoints"  # live.endpoints.ENDPOINTS_KEY, without importing the live layer
+
+
+class LiveSetup:
+    """The live half of a run: replay, prompt templates, servers, the pipeline and what metrics.json says of them."""
+
+    def __init__(self, context: RunContext) -> None:
+        self.context = context
+        self.settings = context.settings
+        self.endpoints: Endpoints | None = None
+        self._replay: Any = None
+        self._templates: Any = None
+        self._facts: dict[str, Any] | None = None
+
+    @property
+    def active(self) -> bool:
+        """Answers come from a server (given or embedded): neither predictions nor a replayed journal."""
+        return not self.settings.offline and self.settings.live.replay is None
+
+    @property
+    def replay(self) -> Any:
+        """The ReplaySource of --extractbench-replay DIR (read once)."""
+        live = self.settings.live
+        if self._replay is None and live.replay is not None:
+            from ..live.journal import JOURNAL_FILE
+            from ..live.pipeline import ReplaySource
+
+            path = self.context.base_dir / live.replay
+            if not (path / JOURNAL_FILE).is_file():
+                raise UsageProblem(f"extractbench: --extractbench-replay {live.replay}: no {JOURNAL_FILE} in {path}")
+            self._replay = ReplaySource(path)
+        return self._replay
+
+    def workers(self) -> int:
+        worker = self.context.worker
+        return worker.count if worker is not None else max(1, self.context.processes)
+
+    def templates(self) -> Any:
+        """The prompt templates, read once (their files are read at the first call)."""
+        if self._templates is None:
+            from ..live.client import PromptTemplateError
+            from ..live.pipeline import load_templates
+
+            try:
+                self._templates = load_templates(self.settings.live, self.context.base_dir)
+            except PromptTemplateError as exc:
+                raise UsageProblem(f"extractbench: {exc}") from None
+        return self._templates
+
+    def start(self) -> None:
+        """Controller: start the embedded servers (if no URL) and check every server, before any item runs."""
+        if not self.active or self.endpoints is not None or self.context.has_extractor:
+            return
+        models = self.context.models()
+        if not models:
+            raise UsageProblem("extractbench: --extractbench-base-url needs the served model's name: --model NAME")
+        from ..live.client import api_key_from_env
+        from ..live.endpoints import Endpoints
+
+        self.templates()  # a bad template file fails now, not in every item
+        self.endpoints = Endpoints(self.settings.live, models)
+        self.endpoints.start(self.context.run_dir, self._sizing_prompts)
+        self.endpoints.check(api_key_from_env())
+
+    def _sizing_prompts(self) -> dict[str, Any]:
+        """The chat messages of every extraction sample, which the embedded server's context must hold.
+
+        Tracks build their own, short requests: they keep the default context."""
+        if self.context.track is not None:
+            return {}
+        from ..live.client import build_messages
+
+        templates = self.templates()
+        return {s.id: build_messages(s.text, s.schema, templates) for s in self.context.dataset.samples}
+
+    def worker_input(self) -> dict[str, Any]:
+        """What a worker needs from the controller: the routes of the servers it started."""
+        return {ENDPOINTS_KEY: self.endpoints.to_wire()} if self.endpoints is not None else {}
+
+    def make_source(self) -> OutputSource | None:
+        """The replayed journal, or the live pipeline; None in offline runs."""
+        if self.settings.offline:
+            return None
+        if self.replay is not None:
+            return self.replay
+        from ..live.pipeline import CACHE_SUBDIR
+
+        context, live = self.context, self.settings.live
+        cache_dir = None if live.no_cache else self.settings.rootdir.joinpath(".extractbench", *CACHE_SUBDIR)
+        if context.has_extractor:
+            from ..live.extractor import ExtractorSource
+
+            return ExtractorSource(context.extractor, run_dir=context.run_dir, cache_dir=cache_dir,  # type: ignore[arg-type]
+                                   resume=live.resume is not None, concurrency=live.default_concurrency(self.workers()))
+        from ..live.client import api_key_from_env
+        from ..live.endpoints import Endpoints
+        from ..live.pipeline import LiveSource
+
+        if context.worker is not None:
+            self.endpoints = Endpoints(live, context.models())
+            self.endpoints.load_wire(context.worker.input.get(ENDPOINTS_KEY) or {})
+        source_class: Any = LiveSource
+        extra: dict[str, Any] = {}
+        tracks = self.settings.tracks
+        if context.track is not None or tracks.repeats > 1 or tracks.calibration:
+            from ..tracks.live import TrackLiveSource
+
+            source_class = TrackLiveSource
+            extra = {"track": context.track, "repeats": tracks.repeats, "logprobs": tracks.calibration}
+            if tracks.repeats > 1 and live.temperature == 0 and not context.is_worker:
+                warnings.warn(ExtractBenchWarning(
+                    f"--extractbench-repeats {tracks.repeats} with temperature 0: runs differ only by seed; "
+                    "set --extractbench-temperature above 0 to measure consistency"))  # fmt: skip
+        return source_class(
+            live,
+            self._routes,  # called when the first request must go out: a fully cached rerun starts no server
+            run_dir=context.run_dir,
+            cache_dir=cache_dir,
+            concurrency=live.default_concurrency(self.workers()),
+            api_key=api_key_from_env(),
+            templates=self.templates(),
+            **extra,
+        )
+
+    def _routes(self) -> dict[str, Any]:
+        if self.endpoints is None:
+            self.start()
+        assert self.endpoints is not None
+        return self.endpoints.routes
+
+    def server_urls(self) -> list[str]:
+        return [url for route in (self.endpoints.routes.values() if self.endpoints else ()) for url in route.urls]
+
+    def facts(self, records: list[Any]) -> dict[str, Any] | None:
+        """``run.live`` in metrics.json: how the answers were obtained (no credentials); computed once,
+        at the end, for metrics.json and the saved baseline alike."""
+        if self._facts is None:
+            self._facts = self._collect_facts(records)
+        return self._facts
+
+    def _collect_facts(self, records: list[Any]) -> dict[str, Any] | None:
+        live = self.settings.live
+        if self.settings.offline:
+            return None
+        if live.replay is not None:
+            recorded = self.replay.recorded_live()
+            return {
+                "mode": "replay",
+                "replayed_from": str(self.replay.run_dir),
+                "prompt_hash": (recorded or {}).get("prompt_hash"),  # how the answers were asked for
+                "recorded": recorded,
+            }
+        common = {
+            "concurrency": live.default_concurrency(self.workers()),
+            "workers": self.workers(),
+            "cache": not live.no_cache,
+            "resumed_from": str(self.context.run_dir) if live.resume is not None else None,
+            "cached_responses": sum(1 for r in records if r.response.get("cached")),
+        }
+        if self.context.has_extractor:
+            from ..live.extractor import ExtractorSource
+
+            fn = self.context.extractor
+            return {"mode": "extractor", "extractor": live.extractor or ExtractorSource.qualified_name(fn), **common}
+        from ..live.pipeline import decoding_params, prompt_hash
+
+        facts: dict[str, Any] = {"mode": "server" if live.base_urls else "embedded"}
+        facts.update(self.endpoints.facts() if self.endpoints else {})
+        templates = self.templates()
+        facts.update(
+            {
+                "structured_output": live.structured_output,
+                "decoding": decoding_params(live),
+                "timeout_s": live.timeout_s,
+                "retries": live.retries,
+                "prompt_hash": prompt_hash(templates),
+                "prompt_templates": {
+                    "system": str(live.system_prompt) if live.system_prompt else "spec",
+                    "user": str(live.user_prompt) if live.user_prompt else "spec",
+                },
+                **common,
+            }
+        )
+        return facts
+
+    def stop(self) -> None:
+        if self.endpoints is not None and not self.context.is_worker:
+            self.endpoints.stop()

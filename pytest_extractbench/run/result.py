@@ -1,0 +1,100 @@
+"""What a finished run gives back: metrics per model, records, gate verdicts and where its files are.
+
+:func:`load_run` reads a run directory (metrics.json + samples.jsonl) back into the same object, so a
+notebook can look at a run that pytest made.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core import jsonio
+from ..core.errors import UsageProblem
+from ..core.files import METRICS_FILE, SAMPLES_FILE
+from ..dataset.records import SampleRecord, TrackRecord
+from ..gating.sla import GateCheck
+from ..scoring import ScoringOptions
+
+_DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")
+
+
+@dataclass
+class RunResult:
+    """One run's outcome. ``metrics[model]`` is the ``models.<model>`` object of metrics.json."""
+
+    run_dir: Path
+    track: str = "extraction"
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    run_level: dict[str, Any] = field(default_factory=dict)  # comparison, baselines: metrics.json's other sections
+    records: list[SampleRecord | TrackRecord] = field(default_factory=list)
+    checks: dict[str, list[GateCheck]] = field(default_factory=dict)
+    regressions: list[Any] = field(default_factory=list)  # the baseline checks that failed
+    comparison: Any = None  # the RunComparison with --extractbench-compare (live runs only; see run_level)
+    saved_baseline: Path | None = None
+    report_files: list[Path] = field(default_factory=list)
+    report_errors: list[str] = field(default_factory=list)
+    document: dict[str, Any] = field(default_factory=dict)  # metrics.json as written
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.metrics)
+
+    @property
+    def sla_passed(self) -> bool:
+        """Every model meets the SLA tier (a check the run did not measure does not fail it)."""
+        return all(check.passed is not False for checks in self.checks.values() for check in checks)
+
+    @property
+    def gate_passed(self) -> bool:
+        """The SLA tier and the baseline regression checks both pass: what decides the exit status."""
+        return self.sla_passed and not self.regressions
+
+    def metric(self, name: str, model: str | None = None) -> Any:
+        """One metric of one model (the only model when there is one)."""
+        if model is None:
+            if len(self.metrics) != 1:
+                raise ValueError(f"this run has {len(self.metrics)} models: name one of {sorted(self.metrics)}")
+            model = next(iter(self.metrics))
+        return self.metrics[model].get(name)
+
+    def __repr__(self) -> str:
+        verdict = "passed" if self.gate_passed else "FAILED"
+        return f"RunResult({self.track}, models={self.models}, {len(self.records)} records, gate {verdict}, {self.run_dir})"
+
+
+def load_run(run_dir: str | Path) -> RunResult:
+    """Read a run directory written by pytest --extractbench, ``extractbench run`` or :func:`evaluate`."""
+    path = Path(run_dir)
+    metrics_file = path / METRICS_FILE
+    if not metrics_file.is_file():
+        raise UsageProblem(f"extractbench: {path} holds no {METRICS_FILE}: not a run directory")
+    document = json.loads(metrics_file.read_text(encoding="utf-8"))
+    track = document.get("track") or "extraction"
+    scoring = ScoringOptions()  # records carry their own numbers; the options only rebuild derived values
+    records: list[SampleRecord | TrackRecord] = []
+    samples_file = path / SAMPLES_FILE
+    if samples_file.is_file():
+        for line, data in jsonio.iter_jsonl(samples_file):
+            if isinstance(data, Exception):
+                raise UsageProblem(f"extractbench: {samples_file}, line {line}: {data}")
+            records.append(TrackRecord.from_dict(data) if "track" in data else SampleRecord.from_dict(data, scoring))
+    checks = {
+        model: [GateCheck(**check) for check in (section.get("sla") or {}).get("checks", [])]
+        for model, section in (document.get("models") or {}).items()
+    }
+    comparison = document.get("baseline_comparison") or {}
+    return RunResult(
+        run_dir=path,
+        track=track,
+        metrics=document.get("models") or {},
+        run_level={k: v for k, v in document.items() if k not in _DOCUMENT_KEYS},
+        records=records,
+        checks=checks,
+        regressions=[check for check in comparison.get("checks") or [] if check.get("failed")],
+        report_files=[p for p in sorted(path.iterdir()) if p.name not in (METRICS_FILE, SAMPLES_FILE) and p.is_file()
+                      and p.suffix in (".html", ".md", ".csv")],  # fmt: skip
+        document=document,
+    )

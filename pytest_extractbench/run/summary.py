@@ -1,0 +1,64 @@
+"""The terminal summary of a finished run: one headline block per model, problems, where the files are."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..gating.verdict import verdict_lines
+from ..report import terminal
+
+if TYPE_CHECKING:
+    from .context import RunContext
+    from .result import RunResult
+
+
+def summary_lines(context: RunContext, result: RunResult | None, unscored: list[str]) -> list[str]:
+    if context.track is not None:
+        return _track_lines(context, result, unscored)
+    problems = context.problems
+    if result is None or not result.metrics:
+        return ["no sample was scored"] + terminal.problem_lines(problems)
+    settings, dataset = context.settings, context.dataset
+    lines = [f"dataset {dataset.name}: {len(dataset.samples)} samples; results in {context.run_dir}"]
+    if settings.data.sample is not None:
+        lines.append(f"sampled {len(dataset.samples)} of {context.population} (seed {settings.data.seed})")
+    invalid = {p.sample_id or f"{p.source}:{p.location}" for p in dataset.skipped}
+    if invalid:
+        lines.append(f"{len(invalid)} invalid sample(s) skipped (--extractbench-invalid-samples "
+                     f"{settings.data.invalid_samples}): " + ", ".join(sorted(invalid)[:10]))
+    lines.extend(terminal.context_lines(context.live.facts(result.records), result.records))
+    for model, metrics in result.metrics.items():
+        lines.extend(terminal.model_lines(model, metrics, result.checks.get(model, []), settings.sla))
+    lines.extend(terminal.run_lines(result.run_level, result.comparison))
+    if result.report_files:
+        lines.append("reports: " + ", ".join(p.name for p in result.report_files))
+    lines.extend(f"report not written: {error}" for error in result.report_errors)
+    lines.extend(_unscored_lines(unscored))
+    lines.extend(terminal.problem_lines(problems))
+    lines.extend(verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
+                               safe=terminal.safe))  # fmt: skip
+    return lines
+
+
+def _track_lines(context: RunContext, result: RunResult | None, unscored: list[str]) -> list[str]:
+    track = context.track
+    assert track is not None
+    if result is None or not result.metrics:
+        return ["no sample was scored"] + terminal.problem_lines(context.problems)
+    dataset = context.dataset
+    lines = [f"track {track.name} ({track.description}); dataset {terminal.safe(dataset.name)}: "
+             f"{len(dataset.samples)} samples; results in {context.run_dir}"]  # fmt: skip
+    for model, metrics in result.metrics.items():
+        lines.append(f"model {terminal.safe(model)}: {metrics['num_samples']} samples, "
+                     f"{metrics['passed_samples']} passed")  # fmt: skip
+        lines.extend(track.summary_lines(metrics[track.name]))
+        lines.extend(terminal.calibration_consistency_lines(metrics))
+    lines.extend(_unscored_lines(unscored))
+    lines.extend(terminal.problem_lines(context.problems))
+    return lines
+
+
+def _unscored_lines(unscored: list[str]) -> list[str]:
+    if not unscored:
+        return []
+    return [f"{len(unscored)} item(s) ended without a score: " + ", ".join(sorted(unscored)[:5])]

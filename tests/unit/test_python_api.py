@@ -1,0 +1,141 @@
+"""One run from Python: evaluate() and load_run() give what pytest --extractbench gives, the README's
+"Use from Python" code runs as written, and a plugin's source hook receives the run context."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_extractbench import ModelResponse, RunResult, UsageProblem, evaluate, load_run
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "fixtures" / "predictions" / "demo.jsonl"
+WEAK = ROOT / "fixtures" / "predictions" / "weak.jsonl"
+HEADLINE = ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "field_f1_strict",
+            "hallucination_rate", "type_accuracy", "exact_match_rate")
+
+
+def readme_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Use from Python"):]
+    section = section[: section.index("\n### ", 5)]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def pytest_run(pytester: pytest.Pytester, *args: str) -> dict:
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--extractbench", "--extractbench-output", "out", *args)
+    assert result.ret in (0, 1), result.stderr.str()
+    return json.loads((pytester.path / "out" / "metrics.json").read_text())
+
+
+def test_the_readme_code_runs_and_says_what_pytest_says(pytester: pytest.Pytester,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(ROOT / "fixtures", pytester.path / "fixtures")
+    monkeypatch.chdir(pytester.path)
+    namespace: dict = {}
+    blocks = readme_blocks()
+    assert len(blocks) >= 4
+    for block in blocks:
+        exec(compile(block, "README.md (Use from Python)", "exec"), namespace)  # noqa: S102 - our own README
+    demo, regex_run, loaded = namespace["demo"], namespace["result"], namespace["run"]
+    # the pytest run of the same inputs is the oracle
+    expected = pytest_run(pytester, "--extractbench-predictions", "fixtures/predictions/demo.jsonl")["models"]
+    for name in HEADLINE:
+        assert demo.metric(name) == pytest.approx(expected["predictions"][name])
+        assert loaded.metric(name) == pytest.approx(expected["predictions"][name])
+    # what the README's comments claim
+    assert round(demo.metric("extraction_quality_score"), 3) == 0.974 and demo.gate_passed
+    assert regex_run.models == ["regex_extractor"] and 0.1 < regex_run.metric("extraction_quality_score") < 0.3
+    assert loaded.checks["predictions"][0].describe() == "eqs = 0.974 (needs >= 0.750): ok"
+    assert (pytester.path / "runs" / "regex" / "responses.jsonl").is_file()
+
+
+def test_evaluate_matches_pytest_sample_by_sample(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    document = pytest_run(pytester, "--extractbench-predictions", f"demo={DEMO}", "--extractbench-predictions",
+                          f"weak={WEAK}", "--extractbench-sla", "target")
+    result = evaluate(predictions={"demo": DEMO, "weak": WEAK}, sla="target", output=tmp_path / "run",
+                      rootdir=tmp_path)
+    assert result.models == ["demo", "weak"]
+    for model in ("demo", "weak"):
+        for name in HEADLINE:
+            assert result.metric(name, model) == pytest.approx(document["models"][model][name])
+        assert result.metrics[model]["sla"]["passed"] == document["models"][model]["sla"]["passed"]
+    by_pytest = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    by_python = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert [(r["model"], r["sample_id"], r["score"]["eqs"], r["passed"]) for r in by_pytest] == [
+        (r["model"], r["sample_id"], r["score"]["eqs"], r["passed"]) for r in by_python]
+    assert result.gate_passed == (document["models"]["demo"]["sla"]["passed"]
+                                  and document["models"]["weak"]["sla"]["passed"])
+
+
+def test_load_run_reads_back_a_pytest_run(pytester: pytest.Pytester) -> None:
+    document = pytest_run(pytester, "--extractbench-predictions", f"weak={WEAK}")
+    loaded = load_run(pytester.path / "out")
+    assert isinstance(loaded, RunResult) and loaded.track == "extraction"
+    assert loaded.metrics == document["models"]
+    assert len(loaded.records) == document["run"]["num_records"] == 52
+    assert not loaded.gate_passed  # the weak outputs miss the minimum tier
+    assert [c.metric for c in loaded.checks["weak"] if c.passed is False]
+    assert {p.name for p in loaded.report_files} >= {"summary.md", "metrics.csv"}
+
+
+def test_every_sample_is_accounted_for_when_the_extractor_fails(tmp_path: Path) -> None:
+    def flaky(sample):
+        if sample.id.endswith(("1", "3")):
+            raise ValueError(f"no text for {sample.id}")
+        if sample.id.endswith("5"):
+            return ModelResponse(content=json.dumps(sample.expected), latency_s=0.5)
+        return json.dumps(sample.expected)
+
+    result = evaluate(extractor=flaky, output=tmp_path / "run", rootdir=tmp_path, sla="none", sample=20, seed=7)
+    failing = sorted(r.sample_id for r in result.records if not r.passed)
+    assert failing == sorted(r.sample_id for r in result.records if r.sample_id.endswith(("1", "3")))
+    assert len(result.records) == result.metric("num_samples") == 20
+    outcomes = result.metric("performance")["reliability"]["outcome_counts"]
+    assert outcomes["extractor_error"] == len(failing)
+    assert result.metric("schema_validity_rate") == pytest.approx((20 - len(failing)) / 20)
+
+
+def test_bad_options_raise_usage_problems_naming_them(tmp_path: Path) -> None:
+    with pytest.raises(UsageProblem, match="unknown option 'samples'"):
+        evaluate(predictions=DEMO, samples=3, rootdir=tmp_path)
+    with pytest.raises(UsageProblem, match="sample='many'"):
+        evaluate(predictions=DEMO, sample="many", rootdir=tmp_path)
+    with pytest.raises(UsageProblem, match="no such file"):
+        evaluate(predictions=tmp_path / "missing.jsonl", rootdir=tmp_path)
+    with pytest.raises(UsageProblem, match="not a run directory"):
+        load_run(tmp_path)
+
+
+def test_a_plugin_source_receives_the_run_context(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest('''
+        import json
+        from pytest_extractbench import ModelResponse
+
+        SEEN = {}
+
+        class GoldSource:
+            def __init__(self, context):
+                self.models = context.models()
+                self.ids = [s.id for s in context.dataset.samples]
+            def prepare(self, work):
+                pass
+            def response(self, model, sample):
+                return ModelResponse(content=json.dumps(sample.expected))
+            def close(self):
+                pass
+
+        def pytest_extractbench_make_source(config, context):
+            if context.settings.sla != "none":
+                return None  # the built-in choice
+            source = GoldSource(context)
+            (context.run_dir.parent / "seen.json").write_text(json.dumps([source.models, len(source.ids)]))
+            return source
+    ''')
+    document = pytest_run(pytester, "--model", "oracle", "--extractbench-sla", "none", "--extractbench-sample", "5")
+    assert json.loads((pytester.path / "seen.json").read_text()) == [["oracle"], 5]
+    assert document["models"]["oracle"]["extraction_quality_score"] == 1.0
