@@ -145,7 +145,7 @@ def _dataset_stats(args: argparse.Namespace) -> int:
 
 
 def _add_validate_config_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="The YAML config file (spec 5.3 structure).")
+    parser.add_argument("file", metavar="FILE", help="The YAML config file (model, dataset, prompts, metrics, output, performance).")
 
 
 def _validate_config(args: argparse.Namespace) -> int:

@@ -67,7 +67,7 @@ SPLIT_KEY = "dataset.split"
 # Spec 5.3 keys with no option: accepted, and the note says what happens instead.
 NOTED: dict[str, str] = {
     "metrics.enabled": "every metric is always computed",
-    "metrics.field_matching.string_fuzzy_threshold": "partial credit follows spec 4.1.3's composite score bins",
+    "metrics.field_matching.string_fuzzy_threshold": "partial credit follows the composite score's bins (docs/metrics.md)",
     "metrics.field_matching.normalize_whitespace": "whitespace is always normalized",
     "metrics.aggregation.f1_type": "micro is the headline; macro and weighted are reported too",
     "output.save_predictions": "responses and samples are always saved in the run directory",

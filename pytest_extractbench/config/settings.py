@@ -283,7 +283,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_test, "permutation", "TEST"),
     OptionSpec("reference_model", "The large/reference model of the gap rule (default: the model with the "
                "highest EQS).", str, None, "NAME"),
-    OptionSpec("gap_threshold", "Flag models that trail the reference model by more than this EQS (seed 001).",
+    OptionSpec("gap_threshold", "Flag models that trail the reference model by more than this EQS.",
                parse_fraction, 0.15, "GAP"),
     OptionSpec("subsets", "JSON or YAML file of named subsets (conditions on gold fields or metadata) and "
                "group_by fields.", parse_subsets, None, "FILE"),
@@ -297,7 +297,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS"),
     # --- performance metrics ---
-    OptionSpec("price_input", "Price of 1,000 input (prompt) tokens in USD, for the cost estimate (spec 4.3.3).",
+    OptionSpec("price_input", "Price of 1,000 input (prompt) tokens in USD, for the cost estimate.",
                parse_non_negative, None, "USD_PER_1K"),
     OptionSpec("price_output", "Price of 1,000 output (completion) tokens in USD, for the cost estimate.",
                parse_non_negative, None, "USD_PER_1K"),
@@ -355,7 +355,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("invalid_samples", "Samples with an invalid schema or gold: skip (quietly), warn (skip, list them) "
                "or fail the session.", parse_invalid_policy, "warn", "skip|warn|fail"),
     OptionSpec("dataset_cache", "Cache folder of the datasets library for hf: datasets.", Path, None, "DIR"),
-    OptionSpec("config", "YAML config file (spec 5.3: model, dataset, prompts, metrics, output, performance); "
+    OptionSpec("config", "YAML config file (model, dataset, prompts, metrics, output, performance); "
                "command line and EXTRACTBENCH_<NAME> variables win over it, it wins over ini.", Path, None, "FILE"),
 )
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}

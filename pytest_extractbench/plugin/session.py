@@ -171,10 +171,8 @@ class BenchSession:
     def add_report(self, report: pytest.TestReport) -> None:
         """Keep the record a sample item's report carries; note items that ended without one."""
         data = getattr(report, "extractbench", None)
-        if data is not None and "track" in data:
-            self.records.append(TrackRecord.from_dict(data))
-        elif data is not None:
-            self.records.append(SampleRecord.from_dict(data, self.settings.scoring))
+        if data is not None:
+            self.records.append(self.context.track.record_from_dict(data, self.settings))
         elif "::extractbench[" in report.nodeid and (report.when == "call" or report.failed):
             self.unscored.append(report.nodeid)
 
@@ -183,7 +181,7 @@ class BenchSession:
         if self.is_worker:
             return
         self.result = finish_run(self.context, self.records, unscored=self.unscored, pytest_version=pytest.__version__)
-        if self.context.track is None and self.result.metrics and not self.result.gate_passed:
+        if self.result.metrics and not self.result.gate_passed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def summary_lines(self) -> list[str]:

@@ -18,7 +18,7 @@ from ..core import rundir
 from ..core.errors import UsageProblem
 from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
 from ..dataset.samples import Dataset, DatasetProblem, subsample
-from ..dataset.sources import DatasetSourceError, load_source
+from ..dataset.sources import DatasetSourceError
 from ..gating import baseline as baselines
 from ..live.llama_server import DEFAULT_EMBEDDED_MODEL
 from ..tracks import get_track
@@ -39,7 +39,7 @@ class RunEvents:
         """One request (one run of a sample) is answered, after retries."""
 
     def sample_scored(self, record: Any) -> None:
-        """One (model, sample) is scored: a SampleRecord, or a TrackRecord on the other tracks."""
+        """One (model, sample) is scored: a SampleRecord on the extraction track, a TrackRecord on the others."""
 
     def run_finished(self, metrics: dict[str, Any]) -> None:
         """The controller has aggregated every model's metrics and written the run directory."""
@@ -74,7 +74,7 @@ class RunContext:
         self.events = events or RunEvents()
         self._make_source = make_source or self.default_source
         self._extractor = extractor  # a Python callable answering instead of a server (or the option's MODULE:FUNCTION)
-        self.track = get_track(settings.tracks.track)  # None = extraction
+        self.track = get_track(settings.tracks.track)
         self.started_at = datetime.now(timezone.utc)
         self.clock = time.perf_counter()
         self._lock: rundir.RunLock | None = None
@@ -138,7 +138,7 @@ class RunContext:
             if settings.offline or live.replay is not None or live.base_urls:
                 raise UsageProblem("extractbench: an extractor answers instead of predictions, a replayed journal or "
                                    "a server: give only one of them")
-            if self.track is not None:
+            if not self.track.gated:
                 raise UsageProblem("extractbench: --extractbench-extractor runs the extraction track only")
 
     @property
@@ -172,11 +172,7 @@ class RunContext:
         if self._dataset is None:
             data = self.settings.data
             try:
-                if self.track is not None:  # each track reads its own rows
-                    loaded = self.track.load(self.settings.dataset, base_dir=self.base_dir)
-                else:
-                    loaded = load_source(self.settings.dataset, base_dir=self.base_dir,
-                                         columns=dict(data.columns), cache_dir=data.cache_dir)  # fmt: skip
+                loaded = self.track.load_samples(self.settings.dataset, base_dir=self.base_dir, data=data)
             except (FileNotFoundError, OSError, DatasetSourceError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
             self.population = len(loaded.samples)
@@ -200,13 +196,11 @@ class RunContext:
 
     @property
     def problems(self) -> list[DatasetProblem]:
-        from ..dataset.rules import rule_problems
-
         found = list(self.dataset.problems)
         if self.settings.data.invalid_samples == "skip":  # listed in metrics.json only
             found = [p for p in found if p.severity != "error"]
         if self._rule_problems is None:
-            self._rule_problems = rule_problems(self.dataset.samples) if self.track is None else []
+            self._rule_problems = self.track.input_problems(self.dataset.samples)
         found.extend(self._rule_problems)
         if self.predictions is not None:
             found.extend(self.predictions.problems)

@@ -13,22 +13,20 @@ import time
 from dataclasses import asdict
 from datetime import datetime, timezone
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
-from ..analysis.metrics import metrics_by_model, run_level_metrics
-from ..analysis.performance import apply_prices
+from ..analysis.metrics import run_level_metrics
 from ..core import files
 from ..dataset.statistics import dataset_statistics
 from ..gating import baseline as baselines
 from ..gating.regression import compare_run
 from ..gating.sla import evaluate_sla, sla_passed
-from ..gating.subsets import gate_scopes, subset_metrics
-from ..analysis.consistency import aggregate_consistency
+from ..gating.subsets import gate_scopes
 from .context import records_by_model
 from .result import RunResult
 
 if TYPE_CHECKING:
-    from ..dataset.records import SampleRecord, TrackRecord
+    from ..dataset.records import SampleRecord
     from .context import RunContext
 
 FORMAT_VERSION = 1
@@ -41,34 +39,31 @@ def version(dist: str) -> str | None:
         return None
 
 
-def finish_run(context: RunContext, records: list[Any], *, unscored: list[str] = (),  # type: ignore[assignment]
+def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[str] = (),
                pytest_version: str | None = None) -> RunResult:
     """Aggregate the records, apply the gates and write the run directory; the records are sorted in place."""
     records.sort(key=lambda r: r.sort_key)
-    if context.track is not None:
-        return _finish_track(context, records, list(unscored), pytest_version)
-    settings = context.settings
-    result = RunResult(run_dir=context.run_dir, records=list(records))
+    settings, track = context.settings, context.track
+    result = RunResult(run_dir=context.run_dir, track=track.name, records=list(records))
     if not records:
         return result
-    result.metrics = metrics = metrics_by_model(records, settings.scoring)
-    for section in metrics.values():
-        apply_prices(section, settings.prices)  # before the comparison reads the cost
-    by_model = records_by_model(records)
-    if settings.subsets is not None:
-        for model, section in metrics.items():
-            section.update(subset_metrics(by_model[model], settings.subsets, settings.scoring.statistics))
+    result.metrics = metrics = track.aggregate_records(records, settings)
+    info = run_info(context, records, list(metrics), list(unscored), pytest_version)
+    if not track.gated:
+        result.document = {"format_version": FORMAT_VERSION, "track": track.name, "run": info, "models": metrics}
+        _write(context, result, reports=False)
+        context.events.run_finished(metrics)
+        return result
     result.run_level = run_level_metrics(metrics, records, settings.scoring)
-    _baselines(context, result, by_model)
+    _baselines(context, result, records_by_model(records))
     for model, section in metrics.items():
         result.checks[model] = checks = evaluate_sla(section, settings.sla)
         section["sla"] = {"tier": settings.sla, "passed": sla_passed(checks), "checks": [c.as_dict() for c in checks]}
     result.document = {
-        "format_version": FORMAT_VERSION, "track": "extraction",
-        "run": run_info(context, records, list(metrics), list(unscored), pytest_version),
+        "format_version": FORMAT_VERSION, "track": track.name, "run": info,
         "dataset": dataset_section(context), "models": metrics, **result.run_level,
     }  # fmt: skip
-    _write(context, result)
+    _write(context, result, reports=True)
     context.events.run_finished(metrics)
     return result
 
@@ -155,54 +150,15 @@ def dataset_section(context: RunContext) -> dict[str, Any]:
     }
 
 
-def _write(context: RunContext, result: RunResult) -> None:
-    from ..report import outputs
-
+def _write(context: RunContext, result: RunResult, *, reports: bool) -> None:
     run_dir, records = context.run_dir, result.records
     files.write_jsonl(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records))
     files.write_json(run_dir / files.METRICS_FILE, result.document)
+    if not reports:
+        return
+    from ..report import outputs
+
     # reports: report.html, summary.md, metrics.csv, samples.csv from the same data
     result.report_files, result.report_errors = outputs.write_reports(
         run_dir, files.plain(result.document), lambda: (r.to_dict() for r in records), context.settings.report
     )
-
-
-# -- the other tracks ------------------------------------------------------------------------------
-
-
-def track_metrics(context: RunContext, records: list[TrackRecord]) -> dict[str, dict[str, Any]]:
-    """Per model: samples, passes, the track's own aggregate and consistency over repeated runs."""
-    track = context.track
-    assert track is not None
-    out: dict[str, dict[str, Any]] = {}
-    grouped = records_by_model(records)  # type: ignore[arg-type]
-    for model in sorted(grouped):
-        found = grouped[model]
-        section: dict[str, Any] = {
-            "track": track.name,
-            "num_samples": len(found),
-            "passed_samples": sum(r.passed for r in found),
-            track.name: track.aggregate([r.result for r in found]),
-            "failed_samples": [r.sample_id for r in found if not r.passed],
-        }
-        runs = [r.consistency for r in found if r.consistency]
-        if runs:
-            section["consistency"] = aggregate_consistency(runs)
-        out[model] = section
-    return out
-
-
-def _finish_track(context: RunContext, records: list[Any], unscored: list[str],
-                  pytest_version: str | None) -> RunResult:
-    track = context.track
-    assert track is not None
-    result = RunResult(run_dir=context.run_dir, track=track.name, records=list(records))
-    if not records:
-        return result
-    result.metrics = track_metrics(context, records)
-    info = run_info(context, records, list(result.metrics), unscored, pytest_version)
-    result.document = {"format_version": FORMAT_VERSION, "track": track.name, "run": info, "models": result.metrics}
-    files.write_jsonl(context.run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records))
-    files.write_json(context.run_dir / files.METRICS_FILE, result.document)
-    context.events.run_finished(result.metrics)
-    return result

@@ -83,8 +83,8 @@ class LiveSetup:
     def _sizing_prompts(self) -> dict[str, Any]:
         """The chat messages of every extraction sample, which the embedded server's context must hold.
 
-        Tracks build their own, short requests: they keep the default context."""
-        if self.context.track is not None:
+        Tracks that build their own, short requests keep the default context."""
+        if self.context.track.own_request:
             return {}
         from ..live.client import build_messages
 
@@ -120,11 +120,12 @@ class LiveSetup:
         source_class: Any = LiveSource
         extra: dict[str, Any] = {}
         tracks = self.settings.tracks
-        if context.track is not None or tracks.repeats > 1 or tracks.calibration:
+        track = context.track if context.track.own_request else None
+        if track is not None or tracks.repeats > 1 or tracks.calibration:
             from ..tracks.live import TrackLiveSource
 
             source_class = TrackLiveSource
-            extra = {"track": context.track, "repeats": tracks.repeats, "logprobs": tracks.calibration}
+            extra = {"track": track, "repeats": tracks.repeats, "logprobs": tracks.calibration}
             if tracks.repeats > 1 and live.temperature == 0 and not context.is_worker:
                 warnings.warn(ExtractBenchWarning(
                     f"--extractbench-repeats {tracks.repeats} with temperature 0: runs differ only by seed; "

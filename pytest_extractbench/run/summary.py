@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def summary_lines(context: RunContext, result: RunResult | None, unscored: list[str]) -> list[str]:
-    if context.track is not None:
+    if not context.track.gated:
         return _track_lines(context, result, unscored)
     problems = context.problems
     if result is None or not result.metrics:
@@ -42,7 +42,6 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
 
 def _track_lines(context: RunContext, result: RunResult | None, unscored: list[str]) -> list[str]:
     track = context.track
-    assert track is not None
     if result is None or not result.metrics:
         return ["no sample was scored"] + terminal.problem_lines(context.problems)
     dataset = context.dataset

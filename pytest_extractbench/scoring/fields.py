@@ -14,21 +14,12 @@ from typing import Any
 
 from .align import AlignContext, _canonical, align_hungarian, align_key_field, align_ordered
 from .budget import check as budget_check
-from .compare import (
-    Comparison,
-    compare_scalars,
-    declared_type_ok,
-    jaccard,
-    normalize_text,
-    string_similarity,
-    types_agree,
-)
-from .comparators import COMPARATORS, ComparatorError, to_comparison
-from .options import ScoringOptions
+from .compare import Comparison, compare_scalars, jaccard, types_agree
+from .comparators import ComparatorError, to_comparison
+from .emit import _CONTAINERS, _IDENTICAL_TEXT, ABSENT, FieldEmitter, _elementwise, _join, _scalars_only
 from .result import (
     ERROR,
     EXACT,
-    INCORRECT,
     MISSED,
     ORIGIN_EXTRA_ELEMENT,
     ORIGIN_KEY,
@@ -36,25 +27,15 @@ from .result import (
     ORIGIN_NULL,
     ORIGIN_STRUCTURE,
     ORIGIN_UNKNOWN_KEY,
-    PARTIAL,
     PENDING,
     SPURIOUS,
     FieldResult,
 )
 from .schema import SchemaNode, json_type
 
-ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
-"""Marks a key that is not there at all (distinct from an explicit null)."""
-
-_CONTAINERS = (dict, list)
 _SCALAR_NAMES = {str: "string", int: "number", float: "number", bool: "boolean"}
-_IDENTICAL_TEXT = (1.0, 1.0, 1.0)
 _DIAGONAL_ON_IDENTICAL = frozenset({align_ordered, align_key_field, align_hungarian})
 _PENDING: Any = object()  # compare_leaf's answer for a batch comparator: judged after the walk
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -62,44 +43,11 @@ def _same_json(a: Any, b: Any) -> bool:
     return _canonical(a) == _canonical(b) is not None
 
 
-def _scalars_only(values: list[Any]) -> bool:
-    for value in values:
-        if type(value) in _CONTAINERS:
-            return False
-    return True
-
-
-def _elementwise(node: SchemaNode | None) -> bool:
-    """Whether the elements of an array of scalars are fields of their own (else the array is one
-    field, scored by Jaccard): a comparator on the array judges it whole; else an explicit alignment,
-    or items that carry a comparator, a transform or skip, make each element a field ("partial"
-    names the default and changes nothing)."""
-    if node is None:
-        return False
-    rule = node.rule
-    if rule is not None:
-        if rule.whole:
-            return False
-        if rule.aligner is not None:
-            return True
-        if rule.compare is not None:
-            return False
-    items = node.items.rule if node.items is not None else None
-    return items is not None and (items.whole or items.skip or bool(items.transforms))
-
-
-class FieldWalker:
+class FieldWalker(FieldEmitter):
     """Produces the :class:`FieldResult` list for one (gold, prediction) pair."""
 
     # Equal subtrees skip comparison; tests turn this off to prove both walks agree.
     fast_paths = True
-
-    def __init__(self, options: ScoringOptions) -> None:
-        self.options = options
-        self._null_absent = options.null_equals_absent
-        self._empty_absent = options.empty_equals_absent
-        # (index in out, rule, expected, predicted) of fields awaiting a batch comparator
-        self._pending: list[tuple[int, Any, Any, Any]] = []
 
     def walk(self, expected: Any, predicted: Any, node: SchemaNode | None) -> list[FieldResult]:
         """All field results, gold order first, then prediction-only fields.
@@ -157,20 +105,6 @@ class FieldWalker:
         return sum(scores) / len(scores) if scores else (1.0 if not fields else 0.0)
 
     # -- the walk ------------------------------------------------------------------------
-
-    def is_absent(self, value: Any) -> bool:
-        """Absent key, or (by default) null / empty string / empty container."""
-        if value is ABSENT:
-            return True
-        if value is None:
-            return self._null_absent
-        if self._empty_absent:
-            kind = type(value)
-            if kind is str:
-                return not value.strip()
-            if kind is list or kind is dict:
-                return not value
-        return False
 
     def _pair(
         self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
@@ -396,125 +330,3 @@ class FieldWalker:
             similarity = self._text_similarity(expected, predicted)
         self._emit_compared(path, score, equal, similarity, shown_expected, shown_predicted, expected_type, type_ok,
                             depth, required, out, comparator)
-
-    def _text_similarity(self, expected: str, predicted: str) -> tuple[float, float, float]:
-        """The three string similarities (for diagnostics) when a rule's comparator did not give them."""
-        exp_norm = normalize_text(expected, self.options)
-        pred_norm = normalize_text(predicted, self.options)
-        if exp_norm == pred_norm:
-            return _IDENTICAL_TEXT
-        return string_similarity(pred_norm, exp_norm, self.options)[1:]
-
-    def _error(self, path: str, expected: Any, predicted: Any, depth: int, required: bool, comparator: str | None,
-               message: str, out: list) -> None:
-        out.append(FieldResult(path or "$", ERROR, 0.0, expected, predicted, json_type(expected), json_type(predicted),
-                               None, False, depth, required, ORIGIN_KEY, None, comparator, message))
-
-    def _resolve_pending(self, out: list[FieldResult]) -> None:
-        """Judge every batch-comparator field of this record: one call per comparator."""
-        groups: dict[str, list[tuple[int, Any, Any, Any]]] = {}
-        for entry in self._pending:
-            groups.setdefault(entry[1].comparator, []).append(entry)
-        self._pending = []
-        for name, entries in groups.items():
-            batch = COMPARATORS.get(name).fn
-            items = [(expected, predicted, rule.params, out[index].path) for index, rule, expected, predicted in entries]
-            try:
-                results = list(batch(items, self.options))
-                if len(results) != len(items):
-                    raise ComparatorError(f"returned {len(results)} results for {len(items)} fields")
-            except Exception as exc:  # noqa: BLE001 - the whole batch failed: every field says why
-                message = str(exc) if isinstance(exc, ComparatorError) else f"{type(exc).__name__}: {exc}"
-                results = [ComparatorError(f"comparator {name!r} failed: {message}")] * len(items)
-            for (index, _, expected, predicted), result in zip(entries, results):
-                field = out[index]
-                try:
-                    if isinstance(result, BaseException):
-                        raise ComparatorError(str(result) if isinstance(result, ComparatorError)
-                                              else f"comparator {name!r} failed: {type(result).__name__}: {result}")
-                    score, equal, similarity = to_comparison(result)
-                except ComparatorError as exc:
-                    out[index] = field._replace(category=ERROR, type_ok=None, error=str(exc))
-                    continue
-                if similarity is None and type(expected) is str and type(predicted) is str:
-                    similarity = self._text_similarity(expected, predicted)
-                out[index] = field._replace(category=self._category(score, equal), score=score, equal=equal,
-                                            similarity=similarity)
-
-    def _category(self, score: float, equal: bool) -> str:
-        options = self.options
-        if equal or score >= options.exact_threshold:
-            return EXACT
-        if score >= options.partial_threshold:
-            return PARTIAL
-        return INCORRECT
-
-    def _emit_compared(
-        self,
-        path: str,
-        score: float,
-        equal: bool,
-        similarity: Any,
-        expected: Any,
-        predicted: Any,
-        expected_type: str,
-        type_ok: bool,
-        depth: int,
-        required: bool,
-        out: list,
-        comparator: str | None = None,
-    ) -> None:
-        options = self.options
-        if equal or score >= options.exact_threshold:
-            category = EXACT
-        elif score >= options.partial_threshold:
-            category = PARTIAL
-        else:
-            category = INCORRECT
-        out.append(
-            FieldResult(
-                path or "$", category, score, expected, predicted, expected_type,
-                json_type(predicted), type_ok, equal, depth, required, ORIGIN_KEY, similarity, comparator,
-            )
-        )
-
-    def _side(
-        self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list
-    ) -> None:
-        """Emit every leaf of a subtree that exists on one side only."""
-        if self.is_absent(value):
-            return
-        kind = type(value)
-        rule = node.rule if node is not None else None
-        if rule is not None:
-            if rule.skip:
-                return
-            if rule.transforms and kind is not dict:
-                try:
-                    if self.is_absent(rule.transform(value)):
-                        return
-                except Exception:  # noqa: BLE001 - a failing transform leaves the value as it is
-                    pass
-        whole = rule is not None and rule.whole  # one field, as when both sides have it
-        if kind is dict and not whole:
-            child_depth = depth + 1 if path else 0
-            keys = node.required if node is not None else frozenset()
-            for key, child_value in value.items():
-                child = node.properties.get(key) if node is not None else None
-                self._side(child_value, child, _join(path, key), child_depth, key in keys, category, origin, out)
-            return
-        if kind is list and not whole and (not _scalars_only(value) or _elementwise(node)):
-            items = node.items if node is not None else None
-            for index, element in enumerate(value):
-                self._side(element, items, f"{path}[{index}]", depth, required, category, origin, out)
-            return
-        value_type = json_type(value)
-        if category == MISSED:
-            out.append(FieldResult(path or "$", MISSED, 0.0, value, None, value_type, None, None, False, depth, required, origin))
-            return
-        type_ok = None
-        if node is not None and node.types:
-            type_ok = declared_type_ok(node.types, value, self.options)
-        out.append(
-            FieldResult(path or "$", SPURIOUS, 0.0, None, value, None, value_type, type_ok, False, depth, required, origin)
-        )

@@ -1,20 +1,21 @@
-"""Benchmark tracks besides extraction: tool calling, create-by-schema and repair."""
+"""Benchmark tracks: extraction, tool calling, create-by-schema and repair."""
 
 from __future__ import annotations
 
 from .base import EXTRACTION, TRACK_NAMES, Track, TrackSample, TrackSettings
+from .extraction import ExtractionTrack
 from .breakage import BREAKAGE_KINDS, BreakageError, applicable_kinds, break_json
 from .generate import GenerateTrack
 from .repair import RepairTrack
 from .toolcall import ToolCallTrack
 
-TRACKS: dict[str, type[Track]] = {"toolcall": ToolCallTrack, "generate": GenerateTrack, "repair": RepairTrack}
+TRACKS: dict[str, type[Track]] = {
+    EXTRACTION: ExtractionTrack, "toolcall": ToolCallTrack, "generate": GenerateTrack, "repair": RepairTrack,
+}
 
 
-def get_track(name: str) -> Track | None:
-    """The track object for ``name``; None for the extraction track (the session's own path)."""
-    if name == EXTRACTION:
-        return None
+def get_track(name: str) -> Track:
+    """The track object for ``name``."""
     try:
         return TRACKS[name]()
     except KeyError:
@@ -25,6 +26,7 @@ __all__ = [
     "BREAKAGE_KINDS",
     "BreakageError",
     "EXTRACTION",
+    "ExtractionTrack",
     "GenerateTrack",
     "RepairTrack",
     "TRACKS",

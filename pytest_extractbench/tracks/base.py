@@ -1,10 +1,11 @@
-"""What every benchmark track provides: samples, the request, reading the answer, per-sample scores, aggregates.
+"""What every benchmark track provides: samples, the request, reading the answer, per-sample records, aggregates.
 
-A track is a pure object (no pytest import). The session asks it for samples,
-sends the request it builds (live) or reads a predictions row (offline), and
-keeps the plain dict its :meth:`Track.score` returns; the controller calls
-:meth:`Track.aggregate` on every model's dicts. The extraction track is not a
-:class:`Track`: it keeps its own (older, richer) path in the session.
+A track is a pure object (no pytest import). A run (:mod:`pytest_extractbench.run`) asks it for its
+samples (:meth:`Track.load_samples`), sends the request it builds (live) or reads a predictions row
+(offline), turns each (model, sample)'s answers into a record (:meth:`Track.score_item`) and, on the
+controller, every model's records into its metrics (:meth:`Track.aggregate_records`). Extraction
+(:mod:`.extraction`) is a track too; its records and metrics are the richer ones of metrics.json's
+extraction format, and it is the track the SLA tiers gate (:attr:`Track.gated`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..dataset.samples import Dataset, DatasetProblem, iter_rows, row_error
+from ..analysis.consistency import aggregate_consistency, consistency
 from ..core.jsonio import JsonInputError
+from ..dataset.records import TrackRecord
 from ..dataset.responses import ModelResponse
+from ..dataset.samples import Dataset, DatasetProblem, iter_rows, row_error
+from ..scoring import budget
+from ..scoring.sample import SCORING_ERROR
 
 EXTRACTION = "extraction"
 TRACK_NAMES = (EXTRACTION, "toolcall", "generate", "repair")
@@ -101,7 +106,7 @@ def mean(values: Sequence[float]) -> float:
 
 
 class Track:
-    """Base class of the toolcall, generate and repair tracks."""
+    """Base class of the tracks; toolcall, generate and repair score each sample into a plain dict."""
 
     name = ""
     bundled_file = ""
@@ -110,6 +115,10 @@ class Track:
     json_answer = False
     # consistency across repeats compares the track's parsed predictions (else the raw answers)
     compare_parsed = False
+    # the SLA tiers, baselines and reports of metrics.json's extraction format apply
+    gated = False
+    # the track builds its own live request (build_request); else the run's extraction prompt templates do
+    own_request = True
 
     # -- samples -----------------------------------------------------------------------------
 
@@ -127,6 +136,14 @@ class Track:
         if not path.is_file():
             raise FileNotFoundError(f"dataset {spec!r}: no such file {path}")
         return load_rows(path.name, spec, path, self.parse_row)
+
+    def load_samples(self, spec: str | None, *, base_dir: Path, data: Any) -> Dataset:
+        """The run's dataset (``data``: the dataset options, for tracks that read other sources)."""
+        return self.load(spec, base_dir=base_dir)
+
+    def input_problems(self, samples: Sequence[Any]) -> list[DatasetProblem]:
+        """Problems found in the samples beyond their rows (reported once, the run goes on)."""
+        return []
 
     def parse_row(self, row: Mapping[str, Any], sample_id: str, problem: Callable[..., None]) -> TrackSample | None:
         raise NotImplementedError
@@ -153,7 +170,67 @@ class Track:
         """What repeated runs of one sample are compared on (spec 4.4.7)."""
         return prediction
 
+    def score_item(self, model: str, sample: Any, responses: list[ModelResponse], settings: Any) -> Any:
+        """The record of one (model, sample): the first run scored, consistency over all of them.
+
+        Any failure or overrun while scoring is the sample's ``scoring_error``, never a lost sample."""
+        found = None
+        try:
+            with budget.time_budget(budget.ITEM_BUDGET_S):
+                predictions = [self.read_response(sample, r) for r in responses]
+                result = self.score(sample, predictions[0], settings.scoring)
+                if len(predictions) > 1:
+                    found = consistency([self.consistency_value(p) for p in predictions], parsed=self.compare_parsed)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            result = self._scoring_error(sample, budget.failure_reason(exc), settings)
+        return TrackRecord(
+            model=model,
+            sample_id=sample.id,
+            track=self.name,
+            result=result,
+            meta=_plain_meta(sample.meta),
+            response=responses[0].as_dict(),
+            passed=bool(result["passed"]),
+            failure=result["failure"],
+            consistency=found,
+            details=self.failure_lines(result) + self.expected_lines(sample) if not result["passed"] else [],
+        )
+
+    def _scoring_error(self, sample: Any, reason: str, settings: Any) -> dict[str, Any]:
+        """The result of a sample whose scoring failed: scored as no output, failed, with the reason."""
+        try:
+            result = dict(self.score(sample, self.read_response(sample, ModelResponse()), settings.scoring))
+        except Exception:  # noqa: BLE001 - a track that cannot score "no output" either
+            result = {}
+        result.update(passed=False, failure=f"scoring failed ({SCORING_ERROR}): {reason}", scoring_error=reason)
+        return result
+
+    def record_from_dict(self, data: dict[str, Any], settings: Any) -> Any:
+        """A record back from its JSON form (xdist reports, samples.jsonl)."""
+        return TrackRecord.from_dict(data)
+
     # -- a model's results ----------------------------------------------------------------------
+
+    def aggregate_records(self, records: Sequence[Any], settings: Any) -> dict[str, dict[str, Any]]:
+        """Per model: samples, passes, the track's own aggregate and consistency over repeated runs."""
+        grouped: dict[str, list[Any]] = {}
+        for record in records:
+            grouped.setdefault(record.model, []).append(record)
+        out: dict[str, dict[str, Any]] = {}
+        for model in sorted(grouped):
+            found = grouped[model]
+            section: dict[str, Any] = {
+                "track": self.name,
+                "num_samples": len(found),
+                "passed_samples": sum(r.passed for r in found),
+                self.name: self.aggregate([r.result for r in found]),
+                "failed_samples": [r.sample_id for r in found if not r.passed],
+            }
+            runs = [r.consistency for r in found if r.consistency]
+            if runs:
+                section["consistency"] = aggregate_consistency(runs)
+            out[model] = section
+        return out
 
     def aggregate(self, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         raise NotImplementedError
@@ -179,3 +256,9 @@ def iter_schema_nodes(schema: Any, depth: int = 0) -> Iterator[tuple[dict[str, A
         for key in ("allOf", "anyOf", "oneOf", "prefixItems"):
             for child in schema.get(key) or ():
                 yield from iter_schema_nodes(child, depth)
+
+
+def _plain_meta(meta: Any) -> dict[str, Any]:
+    return {k: v for k, v in dict(meta).items() if k != "features"} | (
+        {"features": list(meta["features"])} if "features" in meta else {}
+    )
