@@ -9,6 +9,10 @@ The scoring core is importable without pytest::
 
 from __future__ import annotations
 
+from .core import aliases as _aliases
+
+_aliases.install()  # the flat layout's module names (pytest_extractbench.metrics, ...) still import
+
 from .dataset.samples import BUNDLED, Dataset, DatasetProblem, Sample
 from .dataset.sources import load_dataset
 from .gating.sla import SLA_TIERS, GateCheck, eqs_band, evaluate_sla, recommendation
