@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..dataset.samples import Sample
 from .journal import Journal, ResponseCache, latest_responses, reusable_by_key
+from .errors import RETRIED, client_error
 from .options import LiveOptions
 from ..dataset.responses import ModelResponse
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 CACHE_SUBDIR = ("cache", "responses")
 SUBMIT_BATCH = 64
 # A replica that still fails this way after the client's retries may be down or overloaded: ask another.
-FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited", "bad_response")
+FAILOVER_ERRORS = RETRIED
 SUSPECT_S = 30.0  # how long such a replica is tried last
 
 
@@ -41,7 +42,7 @@ def load_templates(live: LiveOptions, base_dir: Path) -> Any:
 
     Raises ``client.PromptTemplateError`` naming the file when one is unreadable or lacks a placeholder.
     """
-    from .client import PromptTemplates
+    from .prompts import PromptTemplates
 
     def where(path: Path | None) -> Path | None:
         return None if path is None else path if path.is_absolute() else base_dir / path
@@ -56,19 +57,9 @@ def prompt_hash(templates: Any) -> str:
 
 def decoding_params(live: LiveOptions) -> dict[str, Any]:
     """What, besides model, messages and schema, changes the answer: the client's own cache-key params."""
-    from .client import client_config
+    from .transport import client_config
 
     return client_config(live, "http://127.0.0.1/v1", None).decoding_params()
-
-
-def client_error(what: str, exc: BaseException, previous: ModelResponse | None = None) -> ModelResponse:
-    """The outcome of a pair whose answer the client failed on: counted as ``client_error``, never dropped."""
-    response = ModelResponse(error_class="client_error", error=f"the client {what}: {type(exc).__name__}: {str(exc)[:300]}")
-    if previous is not None:
-        response.attempts, response.latency_s = previous.attempts, previous.latency_s
-        response.started_at, response.finished_at = previous.started_at, previous.finished_at
-    return response
-
 
 
 def route_concurrency(concurrency: int, live: LiveOptions, route: Route) -> int:
@@ -277,7 +268,8 @@ class LiveSource(AheadSource):
         pair = (model, sample.id)
         if pair in self._futures:
             return None
-        from .client import build_messages, cache_key
+        from .dialects import cache_key
+        from .prompts import build_messages
 
         messages = build_messages(sample.text, sample.schema, self.templates)
         key = cache_key(model, messages, sample.schema, self._params)
