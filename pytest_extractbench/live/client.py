@@ -3,7 +3,7 @@
 It asks for structured output in the server's dialect (dialects.py), retries transient faults with
 backoff and returns a `ModelResponse` whatever happens: server faults are data, never exceptions
 (DESIGN decision 5); errors.py names them. The official ``openai`` package does the HTTP over an
-injectable ``httpx.AsyncClient`` (transport.py); its own retries are off because ours classify and
+injectable async httpx client (transport.py); its own retries are off because ours classify and
 count every attempt. No pytest import: the pipeline, the CLI and notebooks share this module.
 
     config = ClientConfig("http://127.0.0.1:8000/v1", api_key=api_key_from_env())
@@ -21,7 +21,7 @@ import json
 import random
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..core import textsafe
 from ..core.redact import redact_credentials, redact_url
@@ -35,8 +35,6 @@ from .options import STRUCTURED_OUTPUT_MODES
 from .prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_TEMPLATES, DEFAULT_USER_PROMPT, PromptTemplateError, PromptTemplates, build_messages
 from .transport import API_KEY_ENV_VARS, ClientConfig, HttpClientFactory, api_key_from_env, check_api_key, client_config, open_openai
 
-if TYPE_CHECKING:
-    import httpx
 
 __all__ = [
     "API_KEY_ENV_VARS",
@@ -66,7 +64,7 @@ class ExtractionClient:
     """Async requests to one OpenAI-compatible server. Use ``async with`` (or `aclose`) inside the
     event loop that makes the requests; the underlying HTTP pool belongs to that loop.
 
-    ``http_client`` (an ``httpx.AsyncClient``) carries the requests instead of the default one and stays
+    ``http_client`` (an async httpx client the SDK accepts) carries the requests instead of the default one and stays
     open after `aclose` (its owner closes it); ``http_client_factory`` makes one per client, closed with it.
     """
 
@@ -75,7 +73,7 @@ class ExtractionClient:
         config: ClientConfig,
         *,
         rng: random.Random | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: Any | None = None,
         http_client_factory: HttpClientFactory | None = None,
     ) -> None:
         self.config = config

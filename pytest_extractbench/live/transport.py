@@ -1,9 +1,10 @@
 """How to reach one server: its URL, the API key, timeouts and retries, and the HTTP client under the SDK.
 
-The official ``openai`` package speaks HTTP through an ``httpx.AsyncClient``. By default each
+The official ``openai`` package speaks HTTP through an async httpx client (``httpx2.AsyncClient`` under
+openai 3, ``httpx.AsyncClient`` before; ``openai.DefaultAsyncHttpxClient`` is one). By default each
 :class:`~.client.ExtractionClient` makes its own (ignoring HTTP(S)_PROXY for loopback servers); pass
-``http_client=`` (an ``httpx.AsyncClient``) or ``http_client_factory=`` (config -> ``httpx.AsyncClient``)
-to route requests through your own transport: a mock transport in tests, a proxy, mTLS, a tracer.
+``http_client=`` (such a client) or ``http_client_factory=`` (config -> such a client) to route requests
+through your own transport: a mock transport in tests, a proxy, mTLS, a tracer.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from urllib.parse import urlsplit
 from .options import STRUCTURED_OUTPUT_MODES, LiveOptions, check_base_url
 
 if TYPE_CHECKING:
-    import httpx
     import openai
 
 __all__ = ["API_KEY_ENV_VARS", "ClientConfig", "HttpClientFactory", "api_key_from_env", "check_api_key",
@@ -29,8 +29,8 @@ API_KEY_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")
 #: llama-server and others accept any key; the openai package insists on one.
 _NO_KEY = "no-key"
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-#: Makes the ``httpx.AsyncClient`` for one server's config (called inside the event loop that uses it).
-HttpClientFactory = Callable[["ClientConfig"], "httpx.AsyncClient"]
+#: Makes the async httpx client for one server's config (called inside the event loop that uses it).
+HttpClientFactory = Callable[["ClientConfig"], Any]
 
 
 def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
@@ -120,7 +120,7 @@ def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Clie
 
 
 def open_openai(
-    config: ClientConfig, *, http_client: httpx.AsyncClient | None = None, http_client_factory: HttpClientFactory | None = None
+    config: ClientConfig, *, http_client: Any | None = None, http_client_factory: HttpClientFactory | None = None
 ) -> openai.AsyncOpenAI:
     """The SDK client for ``config``, over the given HTTP client, the factory's, or a default one.
 
