@@ -248,7 +248,10 @@ class LiveSource(AheadSource):
         concurrency: int,
         api_key: str | None,
         templates: Any,
+        http_client_factory: Callable[[Any], Any] | None = None,
     ) -> None:
+        """``http_client_factory`` (a client config -> an async httpx client) carries every request through
+        your own transport (transport.py); by default each server URL gets the SDK's own client."""
         super().__init__(run_dir=run_dir, cache_dir=cache_dir, resume=live.resume is not None)
         self.live = live
         self._route_provider = routes
@@ -257,6 +260,7 @@ class LiveSource(AheadSource):
         self.templates = templates
         self._api_key = api_key
         self._params = decoding_params(live)
+        self._http_client_factory = http_client_factory
         self._clients: dict[str, Any] = {}
         self._outstanding: dict[str, int] = {}
         self._suspect_until: dict[str, float] = {}  # replica -> loop time until which it is tried last
@@ -291,7 +295,8 @@ class LiveSource(AheadSource):
         if client is None:
             from .client import ExtractionClient, client_config
 
-            client = self._clients[url] = ExtractionClient(client_config(self.live, url, self._api_key))
+            config = client_config(self.live, url, self._api_key)
+            client = self._clients[url] = ExtractionClient(config, http_client_factory=self._http_client_factory)
             self._outstanding[url] = 0
         return client
 

@@ -233,3 +233,30 @@ def test_bodies_and_truncation_map_to_error_classes() -> None:
     assert cut is not None and cut.error_class == "truncated" and "max_tokens (64)" in cut.error
     assert truncation("stop", 64) is None
     assert set(RETRIED) <= set(ERROR_CLASSES)
+
+
+def test_the_pipeline_sends_through_an_injected_transport(tmp_path: Path) -> None:
+    """Library users inject a transport for a whole run: every request goes through it, and is journaled."""
+    from pytest_extractbench.dataset.samples import Sample
+    from pytest_extractbench.live.endpoints import Route
+    from pytest_extractbench.live.journal import latest_responses
+    from pytest_extractbench.live.pipeline import LiveSource, load_templates
+
+    hosts: list[str] = []
+
+    def handler(request: Any) -> Any:
+        hosts.append(request.url.host)
+        return httpx.Response(200, json=completion('{"name": "Ada"}'))
+
+    live = LiveOptions(base_urls=("http://replica.invalid/v1",))
+    source = LiveSource(live, lambda: {MODEL: Route(live.base_urls, MODEL)}, run_dir=tmp_path, cache_dir=None,
+                        concurrency=2, api_key=None, templates=load_templates(live, tmp_path),
+                        http_client_factory=lambda config: httpx.AsyncClient(transport=httpx.MockTransport(handler)))  # fmt: skip
+    samples = [Sample(id=f"s{i}", text="Ada", schema=SCHEMA, expected={"name": "Ada"}) for i in range(3)]
+    try:
+        source.prepare([(MODEL, s) for s in samples])
+        got = [source.response(MODEL, s) for s in samples]
+    finally:
+        source.close()
+    assert [r.error_class for r in got] == [None] * 3 and hosts == ["replica.invalid"] * 3
+    assert sorted(sid for _, sid in latest_responses(tmp_path)) == ["s0", "s1", "s2"]
