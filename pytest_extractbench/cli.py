@@ -91,7 +91,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")
-    parser.add_argument("--model", help="Also check that the server serves this model.")
+    parser.add_argument("--model", help="Also check that the server serves this model (a server without "
+                        "GET /models, which answers 404, passes unverified).")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
 
 

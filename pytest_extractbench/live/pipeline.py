@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..dataset.samples import Sample
 from .journal import Journal, ResponseCache, latest_responses, reusable_by_key
+from .errors import RETRIED, client_error
 from .options import LiveOptions
 from ..dataset.responses import ModelResponse
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 CACHE_SUBDIR = ("cache", "responses")
 SUBMIT_BATCH = 64
 # A replica that still fails this way after the client's retries may be down or overloaded: ask another.
-FAILOVER_ERRORS = ("connection", "timeout", "server_error", "rate_limited", "bad_response")
+FAILOVER_ERRORS = RETRIED
 SUSPECT_S = 30.0  # how long such a replica is tried last
 
 
@@ -41,7 +42,7 @@ def load_templates(live: LiveOptions, base_dir: Path) -> Any:
 
     Raises ``client.PromptTemplateError`` naming the file when one is unreadable or lacks a placeholder.
     """
-    from .client import PromptTemplates
+    from .prompts import PromptTemplates
 
     def where(path: Path | None) -> Path | None:
         return None if path is None else path if path.is_absolute() else base_dir / path
@@ -56,19 +57,9 @@ def prompt_hash(templates: Any) -> str:
 
 def decoding_params(live: LiveOptions) -> dict[str, Any]:
     """What, besides model, messages and schema, changes the answer: the client's own cache-key params."""
-    from .client import client_config
+    from .transport import client_config
 
     return client_config(live, "http://127.0.0.1/v1", None).decoding_params()
-
-
-def client_error(what: str, exc: BaseException, previous: ModelResponse | None = None) -> ModelResponse:
-    """The outcome of a pair whose answer the client failed on: counted as ``client_error``, never dropped."""
-    response = ModelResponse(error_class="client_error", error=f"the client {what}: {type(exc).__name__}: {str(exc)[:300]}")
-    if previous is not None:
-        response.attempts, response.latency_s = previous.attempts, previous.latency_s
-        response.started_at, response.finished_at = previous.started_at, previous.finished_at
-    return response
-
 
 
 def route_concurrency(concurrency: int, live: LiveOptions, route: Route) -> int:
@@ -257,7 +248,10 @@ class LiveSource(AheadSource):
         concurrency: int,
         api_key: str | None,
         templates: Any,
+        http_client_factory: Callable[[Any], Any] | None = None,
     ) -> None:
+        """``http_client_factory`` (a client config -> an async httpx client) carries every request through
+        your own transport (transport.py); by default each server URL gets the SDK's own client."""
         super().__init__(run_dir=run_dir, cache_dir=cache_dir, resume=live.resume is not None)
         self.live = live
         self._route_provider = routes
@@ -266,6 +260,7 @@ class LiveSource(AheadSource):
         self.templates = templates
         self._api_key = api_key
         self._params = decoding_params(live)
+        self._http_client_factory = http_client_factory
         self._clients: dict[str, Any] = {}
         self._outstanding: dict[str, int] = {}
         self._suspect_until: dict[str, float] = {}  # replica -> loop time until which it is tried last
@@ -277,7 +272,8 @@ class LiveSource(AheadSource):
         pair = (model, sample.id)
         if pair in self._futures:
             return None
-        from .client import build_messages, cache_key
+        from .dialects import cache_key
+        from .prompts import build_messages
 
         messages = build_messages(sample.text, sample.schema, self.templates)
         key = cache_key(model, messages, sample.schema, self._params)
@@ -299,7 +295,8 @@ class LiveSource(AheadSource):
         if client is None:
             from .client import ExtractionClient, client_config
 
-            client = self._clients[url] = ExtractionClient(client_config(self.live, url, self._api_key))
+            config = client_config(self.live, url, self._api_key)
+            client = self._clients[url] = ExtractionClient(config, http_client_factory=self._http_client_factory)
             self._outstanding[url] = 0
         return client
 

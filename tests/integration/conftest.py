@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from pytest_extractbench.live.llama_server import (
+from pytest_extractbench.live.backends.llama_server import (
     DEFAULT_EMBEDDED_MODEL,
     MissingExtraError,
     find_llama_server,

@@ -23,7 +23,7 @@ from pytest_extractbench.live.client import (
 )
 from pytest_extractbench.dataset import BUNDLED, Sample, load_dataset
 from pytest_extractbench.dataset.responses import ModelResponse
-from pytest_extractbench.live.llama_server import DEFAULT_EMBEDDED_MODEL, EmbeddedServer
+from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL, EmbeddedServer
 
 pytestmark = pytest.mark.llm
 

@@ -23,7 +23,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_extractbench.live.llama_server import (
+from pytest_extractbench.live.backends.llama_server import (
     DEFAULT_EMBEDDED_MODEL,
     EmbeddedServer,
     ModelNotFoundError,
@@ -209,7 +209,7 @@ def test_stop_leaves_no_process(tmp_path: Path, local_extra: None) -> None:
 _CHILD = textwrap.dedent(
     """
     import os, signal, sys, time
-    from pytest_extractbench.live.llama_server import EmbeddedServer
+    from pytest_extractbench.live.backends.llama_server import EmbeddedServer
     with EmbeddedServer(model=sys.argv[1], log_path=sys.argv[2]) as srv:
         print(srv.pid, flush=True)
         if sys.argv[3] == "interrupt":

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_extractbench.live.llama_server import DEFAULT_EMBEDDED_MODEL
+from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 

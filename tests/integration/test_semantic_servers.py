@@ -13,7 +13,7 @@ import pytest
 from pytest_extractbench import ScoringOptions, SampleRecord, model_metrics, score_sample
 from pytest_extractbench.scoring import ERROR
 from pytest_extractbench.scoring.judge import Judge, get_judge
-from pytest_extractbench.live.llama_server import EmbeddedServer, MissingExtraError
+from pytest_extractbench.live.backends.llama_server import EmbeddedServer, MissingExtraError
 
 pytest.importorskip("openai", reason="the 'judge' extra is not installed")
 pytestmark = pytest.mark.llm

@@ -114,7 +114,7 @@ def test_connection_ok_with_the_key_from_the_environment(server: str, monkeypatc
 def test_connection_reports_a_missing_model_and_a_refused_key(server: str, monkeypatch, capsys) -> None:
     monkeypatch.setenv("EXTRACTBENCH_API_KEY", _Models.key)
     assert main(["test-connection", "--base-url", server + "/", "--model", "llama-3-8b"]) == 1
-    assert "model 'llama-3-8b' is not served (serves: gemma3-270m)" in capsys.readouterr().err
+    assert "does not serve 'llama-3-8b'; it serves: gemma3-270m" in capsys.readouterr().err
     monkeypatch.setenv("EXTRACTBENCH_API_KEY", "wrong-key")
     assert main(["test-connection", "--base-url", server]) == 1
     err = capsys.readouterr().err
@@ -128,4 +128,4 @@ def test_connection_refused(capsys) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     assert main(["test-connection", "--base-url", f"http://127.0.0.1:{port}/v1", "--timeout", "5"]) == 1
-    assert "cannot connect" in capsys.readouterr().err
+    assert "cannot reach the model server" in capsys.readouterr().err

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_extractbench.live.llama_launcher import _parser, build_params
+from pytest_extractbench.live.backends.llama_launcher import _parser, build_params
 
 xllamacpp = pytest.importorskip("xllamacpp", reason="the `local` extra's xllamacpp is not installed")
 
@@ -29,7 +29,7 @@ def test_the_flags_the_embedded_server_passes_reach_the_parameters(tmp_path: Pat
 
 
 def test_the_server_process_waits_passively_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_extractbench.live.llama_server import _child_env
+    from pytest_extractbench.live.backends.llama_process import _child_env
 
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     monkeypatch.setenv("LLAMA_API_KEY", "stray")
