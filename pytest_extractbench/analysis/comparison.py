@@ -16,7 +16,8 @@ import numpy as np
 
 from . import stats
 from ..dataset.records import SampleRecord
-from .resampled import HEADLINE, MetricDelta, pair_rows, paired_deltas, sample_row
+from . import catalog
+from .resampled import MetricDelta, pair_rows, paired_deltas, sample_row
 from ..scoring import ScoringOptions, StatsOptions
 
 EQS = "extraction_quality_score"
@@ -68,7 +69,7 @@ def comparison_section(
         if not shared:
             entry["note"] = "no sample scored by both models"
             continue
-        found = paired_deltas(rows_a, rows_b, settings, HEADLINE, rng=_rng(settings, a, b))
+        found = paired_deltas(rows_a, rows_b, settings, catalog.names("headline"), rng=_rng(settings, a, b))
         entry["metrics"] = {name: d.as_dict() for name, d in found.items()}
         eqs = found[EQS]
         deltas[(a, b)] = eqs

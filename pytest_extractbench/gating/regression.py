@@ -18,7 +18,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .baseline import Baseline, SampleSnapshot, Snapshots
-from ..analysis.resampled import HEADLINE, MetricDelta, paired_deltas, resolve_metric
+from ..analysis import catalog
+from ..analysis.resampled import MetricDelta, paired_deltas, resolve_metric
 from ..scoring import StatsOptions, prf
 from ..analysis.stats import format_p
 from ..scoring.result import EXACT, MISSED, PARTIAL, SPURIOUS
@@ -302,7 +303,7 @@ def compare_model(
     shared = sorted(set(current) & set(baseline))
     only_current = sorted(set(current) - set(baseline))
     only_baseline = sorted(set(baseline) - set(current))
-    names = list(dict.fromkeys([*HEADLINE, *(c.metric for c in checks)]))
+    names = list(dict.fromkeys([*catalog.names("headline"), *(c.metric for c in checks)]))
     deltas: dict[str, MetricDelta] = {}
     fields: dict[str, dict[str, Any]] = {}
     if shared:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis import catalog
 from ..core import textsafe
 from . import charts, summary
 from .charts import Chart
@@ -36,22 +37,6 @@ MAX_OUTPUT = 2000
 MAX_NAMES = 20  # rows of per-field-name tables and heatmaps
 CATEGORY_CLASSES = frozenset(("exact", "partial", "incorrect", "missed", "spurious", "error"))
 BINS = ("simple", "medium", "complex")
-PRIMARY = (
-    "extraction_quality_score",
-    "schema_validity_rate",
-    "json_valid_rate",
-    "field_f1_partial",
-    "exact_match_rate",
-    "field_precision_partial",
-    "field_recall_partial",
-    "field_f1_strict",
-    "field_f1_lenient",
-    "type_accuracy",
-    "hallucination_rate",
-    "field_omission_rate",
-)
-
-
 def clip(value: Any, width: int = MAX_VALUE) -> str:
     """A JSON rendering of an untrusted value, cut to ``width`` characters (escaping happens in the template)."""
     if value is None:
@@ -511,7 +496,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         if isinstance(document.get("dataset"), Mapping)
         else [],
         "options_table": [(k, _show(v)) for k, v in _flatten(run_info.get("options") or {})],
-        "primary_metrics": PRIMARY,
+        "primary_metrics": tuple(catalog.resampled()),
         "models": views,
         "charts": _charts(views, document),
         "comparison": document.get("comparison") if len(views) > 1 else None,
@@ -520,7 +505,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "problems": [_problem_view(p) for p in (run_info.get("problems") or [])[:50]],
         "num_problems": len(run_info.get("problems") or []),
         "fmt": summary.fmt,
-        "labels": summary.LABELS,
+        "labels": {m.name: m.label for m in catalog.metrics()},
         "grade": summary.grade,
     }
 
