@@ -77,7 +77,7 @@ def cell(value: Any) -> Any:
     return value
 
 
-def _write_text(path: Path, text: str) -> None:
+def write_text(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8", newline="")
     os.replace(tmp, path)
@@ -202,6 +202,6 @@ def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> l
         (METRICS_CSV, metrics_csv(document.get("models") or {})),
         (SAMPLES_CSV, samples_csv(every)),
     ):
-        _write_text(run_dir / name, text)
+        write_text(run_dir / name, text)
         written.append(run_dir / name)
     return written
