@@ -1,4 +1,4 @@
-"""Several models in one run (spec 4.5.4): ranking, paired significance, best-by-metric, Pareto, win rates, gap rule.
+"""Several models in one run: ranking, paired significance, best-by-metric, Pareto, win rates, gap rule.
 
 A run-level metrics section: :func:`comparison_section` returns ``{"comparison": ...}``
 for metrics.json when the run scored two or more models. Models are compared
@@ -82,7 +82,7 @@ def comparison_section(
             **stats.significance_report(x, y, difference=eqs.ci, test=test, alpha=settings.alpha,
                                         test_name=f"paired {settings.test}"),
         }  # fmt: skip
-        # spec 4.5.4's flat fields, beside the full report
+        # the flat fields, beside the full report
         significance[key]["effect_size_interpretation"] = significance[key]["effect_size"]["interpretation"]
         wins[a][b] = float(np.mean(x > y))
         wins[b][a] = float(np.mean(y > x))

@@ -199,7 +199,7 @@ def field_scores(samples: Iterable[SampleSnapshot]) -> dict[str, dict[str, float
                 slot[1] += 1
             if category != SPURIOUS:
                 slot[2] += 1
-            if valid:  # invalid output earns no credit (spec 4.1.1)
+            if valid:  # invalid output earns no credit
                 slot[0] += 1.0 if category == EXACT else 0.5 if category == PARTIAL else 0.0
     return {
         path: {
