@@ -1,4 +1,4 @@
-"""Field-level precision/recall/F1 and omission rates by group (spec 4.2.1, 4.2.2, 4.4.3).
+"""Field-level precision/recall/F1 and omission rates by group.
 
 Groups: field type (the gold's type; the predicted type for spurious fields), nesting
 depth (0 = a top-level field; array elements keep their array's depth), field name

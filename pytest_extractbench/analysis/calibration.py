@@ -1,4 +1,4 @@
-"""Confidence calibration from token log-probabilities (spec 4.4.6): pure functions, no pytest.
+"""Confidence calibration from token log-probabilities: pure functions, no pytest.
 
 A field's confidence is the probability the model gave to the tokens of its value:
 ``exp(sum of the logprobs of the tokens that overlap the value's characters)`` in the
@@ -6,7 +6,7 @@ raw output (the joint probability of writing that value). Fields are grouped in
 equal-width confidence bins; each bin's accuracy (share of exact fields) is compared
 with its mean confidence, and the Expected Calibration Error is
 ``ECE = sum_b |accuracy_b - confidence_b| * n_b / N`` (Guo et al. 2017: the bin's mean
-confidence, not its midpoint, which the spec's sketch uses; the midpoint is reported too).
+confidence, not its midpoint, which a simpler sketch would use; the midpoint is reported too).
 """
 
 from __future__ import annotations

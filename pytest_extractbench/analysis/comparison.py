@@ -1,4 +1,4 @@
-"""Several models in one run (spec 4.5.4): ranking, paired significance, best-by-metric, Pareto, win rates, gap rule.
+"""Several models in one run: ranking, paired significance, best-by-metric, Pareto, win rates, gap rule.
 
 A run-level metrics section: :func:`comparison_section` returns ``{"comparison": ...}``
 for metrics.json when the run scored two or more models. Models are compared
@@ -16,7 +16,8 @@ import numpy as np
 
 from . import stats
 from ..dataset.records import SampleRecord
-from .resampled import HEADLINE, MetricDelta, pair_rows, paired_deltas, sample_row
+from . import catalog
+from .resampled import MetricDelta, pair_rows, paired_deltas, sample_row
 from ..scoring import ScoringOptions, StatsOptions
 
 EQS = "extraction_quality_score"
@@ -68,7 +69,7 @@ def comparison_section(
         if not shared:
             entry["note"] = "no sample scored by both models"
             continue
-        found = paired_deltas(rows_a, rows_b, settings, HEADLINE, rng=_rng(settings, a, b))
+        found = paired_deltas(rows_a, rows_b, settings, catalog.names("headline"), rng=_rng(settings, a, b))
         entry["metrics"] = {name: d.as_dict() for name, d in found.items()}
         eqs = found[EQS]
         deltas[(a, b)] = eqs
@@ -81,7 +82,7 @@ def comparison_section(
             **stats.significance_report(x, y, difference=eqs.ci, test=test, alpha=settings.alpha,
                                         test_name=f"paired {settings.test}"),
         }  # fmt: skip
-        # spec 4.5.4's flat fields, beside the full report
+        # the flat fields, beside the full report
         significance[key]["effect_size_interpretation"] = significance[key]["effect_size"]["interpretation"]
         wins[a][b] = float(np.mean(x > y))
         wins[b][a] = float(np.mean(y > x))

@@ -1,4 +1,4 @@
-"""Consistency of repeated runs of one sample (spec 4.4.7): pure functions, no pytest.
+"""Consistency of repeated runs of one sample: pure functions, no pytest.
 
 With temperature > 0 the same input gives different outputs. For N outputs of
 one sample:

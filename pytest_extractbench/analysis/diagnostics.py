@@ -1,4 +1,4 @@
-"""Where and how extraction goes wrong (spec 4.4.2, 4.4.5): hallucination types, error patterns.
+"""Where and how extraction goes wrong: hallucination types, error patterns.
 
 Two halves:
 
@@ -15,7 +15,7 @@ Hallucination types (over spurious fields, so they add up to the spurious count 
 3. misplaced: the value does occur in the text, under a field where the gold has none;
 4. excess array elements: fields of predicted array elements that match no gold element.
 
-Severity (spec 4.4.2): critical = types 1 + 2, moderate = type 3, minor = type 4. A value
+Severity: critical = types 1 + 2, moderate = type 3, minor = type 4. A value
 "occurs in the text" when its normalized form (case-folded, whitespace collapsed) appears
 with word boundaries; numbers are also looked for with thousands separators. Booleans
 and nulls never count as found.
@@ -48,7 +48,7 @@ from ..scoring.result import (
 
 HALLUCINATION_TYPES = ("type_1_fabricated", "type_2_fabricated_value", "type_3_misplaced", "type_4_excess_elements")
 SEVERITY = {1: "critical", 2: "critical", 3: "moderate", 4: "minor"}
-# Strings models write for "no value" (spec 4.4.5's type_coercion_failed: "N/A" instead of null).
+# Strings models write for "no value" (type_coercion_failed: "N/A" instead of null).
 PLACEHOLDERS = frozenset({"n/a", "na", "none", "null", "nil", "unknown", "-", "--", "—", "not available",
                           "not specified", "not mentioned", "not provided", "not applicable", "tbd", "?"})
 TOP_ERRORS = 10

@@ -1,4 +1,4 @@
-"""String similarity distributions (spec 4.4.1) and schema complexity correlations (spec 4.4.4).
+"""String similarity distributions and schema complexity correlations.
 
 Similarities are those of compared string pairs (token-overlap F1, normalized
 Levenshtein similarity, containment: the three parts of the composite score), over

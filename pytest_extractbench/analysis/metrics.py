@@ -1,6 +1,6 @@
-"""Dataset-level metrics of one model (spec 4.1, 4.2, 4.5.3): pure functions over sample records.
+"""Dataset-level metrics of one model: pure functions over sample records.
 
-Aggregation follows spec 4.5.3: micro for precision/recall/F1 (every field
+Aggregation (docs/metrics.md): micro for precision/recall/F1 (every field
 weighs the same) and for field-level rates (type accuracy, hallucination,
 omission), macro for per-sample EQS, means for sample-level rates (validity,
 exact match). Macro and weighted variants of P/R/F1 are reported too.
@@ -43,7 +43,7 @@ def _ratio(numerator: float, denominator: float) -> float:
 
 
 def accuracy_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
-    """Headline, core and diagnostic accuracy metrics (spec 4.0-4.2)."""
+    """Headline, core and diagnostic accuracy metrics."""
     scores = [r.score for r in records]
     credited = sum((s.counts for s in scores), FieldCounts())
     observed = sum((s.observed for s in scores), FieldCounts())
@@ -110,7 +110,7 @@ def accuracy_section(records: Sequence[SampleRecord], options: ScoringOptions) -
 
 
 def type_confusion(records: Sequence[SampleRecord]) -> dict[str, dict[str, int]]:
-    """Expected type -> predicted type -> count, over fields that have both (spec 4.2.3)."""
+    """Expected type -> predicted type -> count, over fields that have both."""
     matrix: dict[str, Counter[str]] = {}
     for record in records:
         for field in record.score.fields:
@@ -120,7 +120,7 @@ def type_confusion(records: Sequence[SampleRecord]) -> dict[str, dict[str, int]]
 
 
 def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, int]:
-    """How many compared fields fall in each quality bin of spec 4.2.5."""
+    """How many compared fields fall in each quality bin (docs/metrics.md)."""
     values = [f.score for r in records for f in r.score.fields if f.category in CATEGORIES[:3]]
     counts, _ = np.histogram(np.asarray(values, dtype=float), bins=SCORE_BIN_EDGES)
     return {name: int(n) for name, n in zip(SCORE_BINS, counts)}

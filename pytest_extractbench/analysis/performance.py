@@ -1,4 +1,4 @@
-"""Performance metrics of one model (spec 4.3): latency, throughput, tokens, cost and reliability.
+"""Performance metrics of one model: latency, throughput, tokens, cost and reliability.
 
 Pure functions over sample records; each record's ``response`` dict is
 :meth:`.responses.ModelResponse.as_dict`. Definitions where the spec leaves room:
@@ -19,7 +19,7 @@ Pure functions over sample records; each record's ``response`` dict is
   requests over that one interval, so ``samples_per_min == 60 * requests_per_s`` always; a failed
   request adds time but nothing done. With no successful request the figures are null, "not measured".
 * Percentiles use numpy's linear interpolation; ``std`` is the population standard deviation.
-* ``reliability_score`` (spec 4.3.4) gives a first-attempt success full credit and a success after
+* ``reliability_score`` gives a first-attempt success full credit and a success after
   retries half credit, so it stays in [0, 1].
 """
 
@@ -238,7 +238,7 @@ def _reliability(rows: Sequence[Facts]) -> dict[str, Any]:
 
 
 def performance_metrics(records: Sequence[Any], prices: Prices | None = None) -> dict[str, Any]:
-    """The ``performance`` object of one model's metrics (spec 4.3)."""
+    """The ``performance`` object of one model's metrics."""
     rows = [facts(r) for r in records]
     requests = [f for f in rows if f.request]
     live = [f for f in requests if not f.cached]

@@ -1,7 +1,7 @@
 """Headline metrics rebuilt from per-sample rows: point values, bootstrap CIs and paired differences.
 
 Samples are the unit of resampling. Each metric names the per-sample quantities
-it is recomputed from and how (spec 4.5.3's aggregation): means of per-sample
+it is recomputed from and how (the catalog, :mod:`.catalog`): means of per-sample
 values for EQS (macro), validity and exact match; micro ratios of summed field
 counts for precision/recall/F1, type accuracy, hallucination and omission rates.
 So the bootstrap CI of micro F1 is the spread of the micro F1 of resampled runs,
@@ -19,20 +19,18 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import stats
+from . import catalog, stats
 from ..scoring import MODES, SampleScore, StatsOptions
 
 Row = Mapping[str, float]
 
-# Row keys summed by some metric (besides the implicit "one" per sample).
-ROW_KEYS = (
-    "eqs", "schema_valid", "json_valid", "exact_match",
-    "tp_strict", "tp_partial", "tp_lenient", "predicted", "expected", "typed", "type_correct",
-    "obs_spurious", "obs_predicted", "obs_missed", "obs_expected",
-    # per-sample values of the micro metrics: t-test, Wilcoxon and win rates use them
-    "f1_strict", "f1_partial", "f1_lenient", "precision_partial", "recall_partial",
-    "type_accuracy", "hallucination_rate", "omission_rate",
-)  # fmt: skip
+def row_keys() -> tuple[str, ...]:
+    """The row keys some catalog metric is recomputed from or tested on (besides the implicit "one")."""
+    keys: dict[str, None] = {}
+    for metric in catalog.resampled().values():
+        keys.update(dict.fromkeys(metric.columns))
+        keys[metric.per_sample or metric.columns[0]] = None
+    return tuple(keys)
 
 
 def sample_row(score: SampleScore) -> dict[str, float]:
@@ -63,126 +61,39 @@ def sample_row(score: SampleScore) -> dict[str, float]:
     return row
 
 
-Sums = Mapping[str, Any]  # row key -> column sum (a float, or an array over resamples)
+# A metric of metrics.json as a function of per-sample row sums: its catalog entry.
+ResampledMetric = catalog.Metric
 
 
-def _ratio(numerator: Any, denominator: Any) -> Any:
-    return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), 0.0)
+def __getattr__(name: str) -> Any:
+    # METRICS, HEADLINE, ALIASES and ROW_KEYS are views of the catalog, read when asked for
+    if name == "METRICS":
+        return catalog.resampled()
+    if name == "HEADLINE":
+        return catalog.names("headline")
+    if name == "ALIASES":
+        return catalog.aliases()
+    if name == "ROW_KEYS":
+        return row_keys()
+    raise AttributeError(name)
 
 
-def _prf(tp: Any, predicted: Any, expected: Any) -> tuple[Any, Any, Any]:
-    # scoring.prf, vectorized: an empty denominator scores 1.0 only when the other side is empty too
-    precision = np.where(predicted > 0, tp / np.where(predicted > 0, predicted, 1), np.where(expected > 0, 0.0, 1.0))
-    recall = np.where(expected > 0, tp / np.where(expected > 0, expected, 1), np.where(predicted > 0, 0.0, 1.0))
-    total = precision + recall
-    return precision, recall, np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
-
-
-def _mean(key: str) -> Callable[[Sums], Any]:
-    return lambda s: s[key] / s["one"]
-
-
-def _micro(part: int, mode: str) -> Callable[[Sums], Any]:
-    return lambda s: _prf(s[f"tp_{mode}"], s["predicted"], s["expected"])[part]
-
-
-def _type_accuracy(s: Sums) -> Any:
-    # metrics.accuracy_section: no typed field at all scores 1.0 when some output was valid
-    return np.where(s["typed"] > 0, _ratio(s["type_correct"], s["typed"]), np.where(s["schema_valid"] > 0, 1.0, 0.0))
-
-
-@dataclass(frozen=True)
-class ResampledMetric:
-    """A metric of metrics.json, as a function of per-sample row sums."""
-
-    name: str
-    label: str
-    columns: tuple[str, ...]
-    compute: Callable[[Sums], Any]
-    per_sample: str  # the row key holding this metric's per-sample value
-    higher_is_better: bool = True
-    aggregation: str = "micro"
-
-    def statistic(self, keys: Sequence[str]) -> stats.Statistic:
-        """The metric as a function of a sums array whose last axis follows ``keys``."""
-        index = {key: i for i, key in enumerate(keys)}
-        positions = {key: index[key] for key in ("one", *self.columns)}
-        return lambda sums: self.compute({key: sums[..., i] for key, i in positions.items()})
-
-
-METRICS: dict[str, ResampledMetric] = {
-    m.name: m
-    for m in (
-        ResampledMetric("extraction_quality_score", "EQS", ("eqs",), _mean("eqs"), "eqs", aggregation="macro"),
-        ResampledMetric("schema_validity_rate", "schema validity", ("schema_valid",), _mean("schema_valid"),
-                        "schema_valid", aggregation="mean"),
-        ResampledMetric("json_valid_rate", "JSON valid", ("json_valid",), _mean("json_valid"), "json_valid",
-                        aggregation="mean"),
-        ResampledMetric("exact_match_rate", "exact match", ("exact_match",), _mean("exact_match"), "exact_match",
-                        aggregation="mean"),
-        *(
-            ResampledMetric(f"field_f1_{mode}", f"field F1 ({mode})", (f"tp_{mode}", "predicted", "expected"),
-                            _micro(2, mode), f"f1_{mode}")
-            for mode in MODES
-        ),
-        ResampledMetric("field_precision_partial", "field precision (partial)", ("tp_partial", "predicted", "expected"),
-                        _micro(0, "partial"), "precision_partial"),
-        ResampledMetric("field_recall_partial", "field recall (partial)", ("tp_partial", "predicted", "expected"),
-                        _micro(1, "partial"), "recall_partial"),
-        ResampledMetric("type_accuracy", "type accuracy", ("type_correct", "typed", "schema_valid"), _type_accuracy,
-                        "type_accuracy"),
-        ResampledMetric("hallucination_rate", "hallucination rate", ("obs_spurious", "obs_predicted"),
-                        lambda s: _ratio(s["obs_spurious"], s["obs_predicted"]), "hallucination_rate",
-                        higher_is_better=False),
-        ResampledMetric("field_omission_rate", "omission rate", ("obs_missed", "obs_expected"),
-                        lambda s: _ratio(s["obs_missed"], s["obs_expected"]), "omission_rate", higher_is_better=False),
-    )
-}  # fmt: skip
-
-# The spec 4.5.1 headline metrics, in display order; they get CIs in every summary.
-HEADLINE = (
-    "extraction_quality_score",
-    "schema_validity_rate",
-    "field_f1_partial",
-    "field_f1_strict",
-    "field_f1_lenient",
-    "exact_match_rate",
-    "hallucination_rate",
-)
-
-ALIASES = {
-    "eqs": "extraction_quality_score",
-    "validity": "schema_validity_rate",
-    "schema_validity": "schema_validity_rate",
-    "json_valid": "json_valid_rate",
-    "exact_match": "exact_match_rate",
-    "f1": "field_f1_partial",
-    "field_f1": "field_f1_partial",
-    "f1_strict": "field_f1_strict",
-    "f1_partial": "field_f1_partial",
-    "f1_lenient": "field_f1_lenient",
-    "precision": "field_precision_partial",
-    "recall": "field_recall_partial",
-    "hallucination": "hallucination_rate",
-    "omission": "field_omission_rate",
-    "omission_rate": "field_omission_rate",
-}
-
-
-def resolve_metric(name: str) -> ResampledMetric:
+def resolve_metric(name: str) -> catalog.Metric:
     """A metric by its metrics.json name or a short alias (``eqs``, ``f1_partial``, ...)."""
+    metrics, aliases = catalog.resampled(), catalog.aliases()
     key = name.strip().lower().replace("-", "_")
-    key = ALIASES.get(key, key)
-    if key not in METRICS:
-        known = ", ".join(sorted({*METRICS, *ALIASES}))
+    key = aliases.get(key, key)
+    if key not in metrics:
+        known = ", ".join(sorted({*metrics, *aliases}))
         raise KeyError(f"unknown metric {name!r}; known: {known}")
-    return METRICS[key]
+    return metrics[key]
 
 
 def _columns(names: Iterable[str]) -> tuple[str, ...]:
+    metrics = catalog.resampled()
     keys = {"one": None}
     for name in names:
-        keys.update(dict.fromkeys(METRICS[name].columns))
+        keys.update(dict.fromkeys(metrics[name].columns))
     return tuple(keys)
 
 
@@ -193,29 +104,31 @@ def row_matrix(rows: Sequence[Row], keys: Sequence[str]) -> np.ndarray:
     )
 
 
-def metric_values(rows: Sequence[Row], names: Iterable[str] = HEADLINE) -> dict[str, float]:
+def metric_values(rows: Sequence[Row], names: Iterable[str] | None = None) -> dict[str, float]:
     """Point values of metrics over ``rows`` (equal to :func:`.metrics.model_metrics`' values)."""
-    names = list(names)
+    names = list(catalog.names("headline") if names is None else names)
     if not rows:
         return {}
+    metrics = catalog.resampled()
     keys = _columns(names)
     matrix = row_matrix(rows, keys)
     sums = {key: math.fsum(matrix[:, i]) for i, key in enumerate(keys)}
     with np.errstate(divide="ignore", invalid="ignore"):
-        return {name: float(METRICS[name].compute(sums)) for name in names}
+        return {name: float(metrics[name].compute(sums)) for name in names}  # type: ignore[misc]
 
 
 def confidence_intervals(
-    rows: Sequence[Row], options: StatsOptions, names: Iterable[str] = HEADLINE
+    rows: Sequence[Row], options: StatsOptions, names: Iterable[str] | None = None
 ) -> dict[str, stats.Interval]:
     """Percentile bootstrap CIs of metrics over ``rows``, all from one seeded resampling."""
-    names = list(names)
+    names = list(catalog.names("headline") if names is None else names)
     if not rows:
         return {}
+    metrics = catalog.resampled()
     keys = _columns(names)
     return stats.bootstrap_intervals(
         row_matrix(rows, keys),
-        {name: METRICS[name].statistic(keys) for name in names},
+        {name: metrics[name].statistic(keys) for name in names},
         confidence=options.confidence,
         resamples=options.resamples,
         rng=options.seed,
@@ -269,10 +182,11 @@ def paired_deltas(
     values (for micro metrics, each sample's own F1/rate).
     """
     names = list(names)
+    metrics = catalog.resampled()
     keys = _columns(names)
     generator = stats.make_rng(options.seed if rng is None else rng)
     a, b = row_matrix(rows_a, keys), row_matrix(rows_b, keys)
-    statistics = {name: METRICS[name].statistic(keys) for name in names}
+    statistics = {name: metrics[name].statistic(keys) for name in names}
     intervals = stats.paired_bootstrap_intervals(
         a, b, statistics, confidence=options.confidence, resamples=options.resamples, rng=generator
     )
@@ -280,7 +194,7 @@ def paired_deltas(
     values_a, values_b = metric_values(rows_a, names), metric_values(rows_b, names)
     out = {}
     for name in names:
-        metric = METRICS[name]
+        metric = metrics[name]
         x = [row[metric.per_sample] for row in rows_a]
         y = [row[metric.per_sample] for row in rows_b]
         tests = {
@@ -312,7 +226,7 @@ def pair_rows(rows_a: Mapping[str, Row], rows_b: Mapping[str, Row]) -> tuple[lis
 
 
 def confidence_interval_section(records: Sequence[Any], options: Any) -> dict[str, Any]:
-    """Metrics section: ``confidence_intervals`` of every resampled metric of one model (spec 4.5.6)."""
+    """Metrics section: ``confidence_intervals`` of every resampled metric of one model."""
     rows = [sample_row(record.score) for record in records]
-    intervals = confidence_intervals(rows, options.statistics, METRICS)
+    intervals = confidence_intervals(rows, options.statistics, catalog.resampled())
     return {"confidence_intervals": {name: interval.as_dict() for name, interval in intervals.items()}}

@@ -35,7 +35,7 @@ def extra_diagnostics(record: SampleRecord, responses: Sequence[Any]) -> None:
 
 
 def calibration_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
-    """``calibration``: reliability table and ECE over every field with a confidence (spec 4.4.6)."""
+    """``calibration``: reliability table and ECE over every field with a confidence."""
     pairs = [(conf, ok) for r in records for _, conf, ok in r.diagnostics.get("calibration", ())]
     if not pairs:
         return {}
@@ -45,6 +45,6 @@ def calibration_section(records: Sequence[SampleRecord], options: ScoringOptions
 
 
 def consistency_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
-    """``consistency``: means over samples run several times (spec 4.4.7)."""
+    """``consistency``: means over samples run several times."""
     found = [r.diagnostics["consistency"] for r in records if r.diagnostics.get("consistency")]
     return {"consistency": aggregate_consistency(found)} if found else {}

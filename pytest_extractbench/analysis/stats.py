@@ -1,4 +1,4 @@
-"""Statistics for benchmark results (spec 4.5.5, 4.5.6): bootstrap CIs, paired tests, effect sizes.
+"""Statistics for benchmark results: bootstrap CIs, paired tests, effect sizes.
 
 Pure numpy/scipy, no pytest. Every random function takes an explicit ``rng``
 (a seed or a ``numpy.random.Generator``), so the same inputs give the same numbers.
@@ -55,7 +55,7 @@ class Interval(NamedTuple):
         return self._asdict()
 
     def format(self, digits: int = 3) -> str:
-        """``0.823 [95% CI: 0.812, 0.834]`` (spec 4.5.6)."""
+        """``0.823 [95% CI: 0.812, 0.834]``."""
         level = f"{100 * self.confidence:g}%"
         return f"{self.value:.{digits}f} [{level} CI: {self.low:.{digits}f}, {self.high:.{digits}f}]"
 
@@ -184,7 +184,7 @@ def bootstrap_ci(
     rng: Any = None,
     chunk: int | None = None,
 ) -> Interval:
-    """Percentile bootstrap CI of a mean (spec 4.5.6's ``compute_confidence_interval``)."""
+    """Percentile bootstrap CI of a mean (``compute_confidence_interval``)."""
     array = np.asarray(values, dtype=np.float64).ravel()
     return bootstrap_intervals(
         array, {"mean": mean_of(len(array))}, confidence=confidence, resamples=resamples, rng=rng, chunk=chunk
@@ -355,7 +355,7 @@ def wilcoxon_test(a: Any, b: Any) -> TestResult:
 
 
 def cohens_d(a: Any, b: Any) -> float:
-    """Cohen's d with spec 4.5.5's pooled standard deviation ``sqrt((sd_a² + sd_b²) / 2)`` (population sds).
+    """Cohen's d with the pooled standard deviation ``sqrt((sd_a² + sd_b²) / 2)`` (population sds).
 
     Where the spec returns 0 for a zero pooled sd, a non-zero mean difference gives
     ±inf instead: two constant, different score sets are as separated as can be.
@@ -382,7 +382,7 @@ def cohens_dz(a: Any, b: Any) -> float:
 
 
 def interpret_cohens_d(d: float) -> str:
-    """Cohen's bands (spec 4.5.5): negligible < 0.2 <= small < 0.5 <= medium < 0.8 <= large."""
+    """Cohen's bands: negligible < 0.2 <= small < 0.5 <= medium < 0.8 <= large."""
     size = abs(d)
     if size < 0.2:
         return "negligible"
@@ -423,7 +423,7 @@ def compare_paired(
 def significance_report(
     a: Any, b: Any, *, difference: Interval, test: TestResult, alpha: float, test_name: str = "paired permutation"
 ) -> dict[str, Any]:
-    """The spec 4.5.5 result for paired per-sample scores, given the CI of the difference and the deciding test."""
+    """The comparison result for paired per-sample scores, given the CI of the difference and the deciding test."""
     x, y = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
     t_test, wilcoxon = paired_ttest(x, y), wilcoxon_test(x, y)
     d = cohens_d(x, y)
@@ -449,7 +449,7 @@ def significance_report(
         "effect_size": {
             "cohens_d": _finite(d),
             "interpretation": interpret_cohens_d(d),
-            # the paired effect size, for reference only: interpretation uses the spec's pooled d
+            # the paired effect size, for reference only: interpretation uses the pooled d
             "cohens_dz": _finite(cohens_dz(x, y)),
         },
     }

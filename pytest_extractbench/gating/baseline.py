@@ -23,7 +23,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..core import jsonio
 from ..core.redact import redact_url
 from ..core.files import dumps, write_json
-from ..analysis.resampled import METRICS, ROW_KEYS, metric_values, sample_row
+from ..analysis import catalog
+from ..analysis.resampled import metric_values, row_keys, sample_row
 
 FORMAT_VERSION = 1
 KIND = "pytest-extractbench baseline"
@@ -209,7 +210,7 @@ def build(
     for model, samples in snapshots.items():
         model_metrics = metrics.get(model, {})
         models[model] = {
-            "metrics": {key: model_metrics[key] for key in METRICS if key in model_metrics},
+            "metrics": {key: model_metrics[key] for key in catalog.resampled() if key in model_metrics},
             "confidence_intervals": model_metrics.get("confidence_intervals", {}),
             "samples": [samples[sample_id].as_dict(sample_id) for sample_id in sorted(samples)],
         }
@@ -253,23 +254,24 @@ def load(path: Path) -> Baseline:
     try:
         for model, entry in data["models"].items():
             samples = {}
+            keys = row_keys()
             for index, sample in enumerate(entry["samples"]):
                 row = sample["row"]
-                missing = [key for key in ROW_KEYS if key not in row]
+                missing = [key for key in keys if key not in row]
                 if missing:
                     raise BaselineError(
                         f"baseline {path}: model {model!r}, sample {sample.get('sample_id')!r} (#{index}): "
                         f"row lacks {', '.join(missing)}"
                     )
                 samples[str(sample["sample_id"])] = SampleSnapshot(
-                    {key: float(row[key]) for key in ROW_KEYS},
+                    {key: float(row[key]) for key in keys},
                     tuple((str(p), str(c), float(s)) for p, c, s in sample.get("fields", ())),
                 )
             models[model] = samples
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BaselineError(f"baseline {path}: malformed ({type(exc).__name__}: {exc})") from None
     metrics = {
-        model: metric_values([s.row for s in samples.values()], METRICS) for model, samples in models.items() if samples
+        model: metric_values([s.row for s in samples.values()], catalog.resampled()) for model, samples in models.items() if samples
     }
     return Baseline(
         path=path,

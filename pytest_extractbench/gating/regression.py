@@ -18,7 +18,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .baseline import Baseline, SampleSnapshot, Snapshots
-from ..analysis.resampled import HEADLINE, MetricDelta, paired_deltas, resolve_metric
+from ..analysis import catalog
+from ..analysis.resampled import MetricDelta, paired_deltas, resolve_metric
 from ..scoring import StatsOptions, prf
 from ..analysis.stats import format_p
 from ..scoring.result import EXACT, MISSED, PARTIAL, SPURIOUS
@@ -198,7 +199,7 @@ def field_scores(samples: Iterable[SampleSnapshot]) -> dict[str, dict[str, float
                 slot[1] += 1
             if category != SPURIOUS:
                 slot[2] += 1
-            if valid:  # invalid output earns no credit (spec 4.1.1)
+            if valid:  # invalid output earns no credit
                 slot[0] += 1.0 if category == EXACT else 0.5 if category == PARTIAL else 0.0
     return {
         path: {
@@ -302,7 +303,7 @@ def compare_model(
     shared = sorted(set(current) & set(baseline))
     only_current = sorted(set(current) - set(baseline))
     only_baseline = sorted(set(baseline) - set(current))
-    names = list(dict.fromkeys([*HEADLINE, *(c.metric for c in checks)]))
+    names = list(dict.fromkeys([*catalog.names("headline"), *(c.metric for c in checks)]))
     deltas: dict[str, MetricDelta] = {}
     fields: dict[str, dict[str, Any]] = {}
     if shared:

@@ -1,4 +1,4 @@
-"""Production SLA tiers (spec 4.5.10), EQS bands (spec 4.0.1) and the deployment decision tree.
+"""Production SLA tiers (thresholds from the metric catalog), EQS bands and the deployment decision tree.
 
 Pure functions over a model's metrics dict (the ``models.<name>`` object of metrics.json).
 """
@@ -8,44 +8,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from ..analysis import catalog
 from ..analysis.bands import eqs_band, recommendation
 
-# (metric key in metrics.json, display name, "min" = value must be >= threshold, "max" = <=)
-_SLA_METRICS = (
-    ("extraction_quality_score", "eqs", "min"),
-    ("schema_validity_rate", "schema_validity", "min"),
-    ("field_f1_partial", "field_f1_partial", "min"),
-    ("hallucination_rate", "hallucination_rate", "max"),
-    ("latency_p95_ms", "p95_latency_ms", "max"),
-    ("success_rate", "success_rate", "min"),
-)
+TIER_NAMES = ("minimum", "target", "excellence")
 
-SLA_TIERS: dict[str, dict[str, float]] = {
-    "minimum": {
-        "extraction_quality_score": 0.75,
-        "schema_validity_rate": 0.95,
-        "field_f1_partial": 0.70,
-        "hallucination_rate": 0.10,
-        "latency_p95_ms": 5000,
-        "success_rate": 0.99,
-    },
-    "target": {
-        "extraction_quality_score": 0.85,
-        "schema_validity_rate": 0.98,
-        "field_f1_partial": 0.80,
-        "hallucination_rate": 0.05,
-        "latency_p95_ms": 2000,
-        "success_rate": 0.995,
-    },
-    "excellence": {
-        "extraction_quality_score": 0.90,
-        "schema_validity_rate": 0.99,
-        "field_f1_partial": 0.90,
-        "hallucination_rate": 0.02,
-        "latency_p95_ms": 1000,
-        "success_rate": 0.999,
-    },
-}
+
+def tier_thresholds() -> dict[str, dict[str, float]]:
+    """Tier -> metric -> threshold, from the catalog's gated metrics."""
+    return {tier: {m.name: m.sla[i] for m in catalog.gated() if m.sla} for i, tier in enumerate(TIER_NAMES)}
+
+
+SLA_TIERS: dict[str, dict[str, float]] = tier_thresholds()  # the public table, as shipped
 SLA_CHOICES = (*SLA_TIERS, "none")
 
 
@@ -81,11 +55,12 @@ def evaluate_sla(metrics: Mapping[str, Any], tier: str) -> list[GateCheck]:
     if tier == "none":
         return []
     try:
-        thresholds = SLA_TIERS[tier]
+        thresholds = tier_thresholds()[tier]
     except KeyError:
         raise ValueError(f"unknown SLA tier {tier!r}; choose one of {', '.join(SLA_CHOICES)}") from None
     checks = []
-    for key, label, direction in _SLA_METRICS:
+    for metric in catalog.gated():
+        key, label, direction = metric.name, metric.gate_label or metric.name, "min" if metric.higher_is_better else "max"
         threshold = thresholds[key]
         value = metrics.get(key)
         if value is None:

@@ -38,7 +38,8 @@ import numpy as np
 from ..core import jsonio
 from ..dataset.records import SampleRecord
 from .regression import CompareFailCheck, Scope, parse_compare_fail
-from ..analysis.resampled import HEADLINE, confidence_intervals, metric_values, sample_row
+from ..analysis import catalog
+from ..analysis.resampled import confidence_intervals, metric_values, sample_row
 from ..scoring import StatsOptions
 from ..scoring.result import SPURIOUS
 
@@ -396,8 +397,8 @@ def _summary(records: Sequence[SampleRecord], aggregation: str, options: StatsOp
         return out
     rows = [sample_row(r.score) for r in records]
     out["score"] = float(AGGREGATIONS[aggregation]([row["eqs"] for row in rows]))
-    out["metrics"] = metric_values(rows, HEADLINE)
-    out["confidence_intervals"] = {k: v.as_dict() for k, v in confidence_intervals(rows, options, HEADLINE).items()}
+    out["metrics"] = metric_values(rows, catalog.names("headline"))
+    out["confidence_intervals"] = {k: v.as_dict() for k, v in confidence_intervals(rows, options, catalog.names("headline")).items()}
     out["sample_ids"] = [r.sample_id for r in records]
     return out
 

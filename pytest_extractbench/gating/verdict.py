@@ -10,19 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..analysis import catalog
 from .sla import GateCheck
 
 __all__ = ["verdict_lines"]
 
-# Why a threshold is usually missed, in words a newcomer can act on.
-_REASONS = {
-    "extraction_quality_score": "its extracted fields are often wrong or missing",
-    "schema_validity_rate": "some outputs are not valid JSON under the sample's schema",
-    "field_f1_partial": "too few fields match the gold",
-    "hallucination_rate": "it fills in values the text does not contain",
-    "latency_p95_ms": "answers take too long on this hardware",
-    "success_rate": "some requests failed (timeouts, errors or truncated output)",
-}
+def _reason(metric: str) -> str:
+    """Why a threshold is usually missed, in words a newcomer can act on (the catalog's ``why_missed``)."""
+    entry = catalog.get(metric)
+    return (entry.why_missed if entry else "") or "below the tier"
 
 
 def _value(check: GateCheck) -> str:
@@ -30,7 +26,7 @@ def _value(check: GateCheck) -> str:
         return "-"
     if check.metric.endswith("_ms"):
         return f"{check.value / 1000:.1f} s"
-    if check.metric in ("schema_validity_rate", "hallucination_rate", "success_rate"):
+    if catalog.is_percent(check.metric):
         return f"{100 * check.value:.1f}%"
     return f"{check.value:.3f}"
 
@@ -39,7 +35,7 @@ def _threshold(check: GateCheck) -> str:
     op = ">=" if check.direction == "min" else "<="
     if check.metric.endswith("_ms"):
         return f"{op} {check.threshold / 1000:g} s"
-    if check.metric in ("schema_validity_rate", "hallucination_rate", "success_rate"):
+    if catalog.is_percent(check.metric):
         return f"{op} {100 * check.threshold:g}%"
     return f"{op} {check.threshold:g}"
 
@@ -85,7 +81,7 @@ def verdict_lines(
         missed_any = True
         lines.append(f"    missed {len(missed)} threshold(s) of the '{tier}' SLA tier:")
         lines.extend(
-            f"      {c.label} {_value(c)} (needs {_threshold(c)}): {_REASONS.get(c.metric, 'below the tier')}"
+            f"      {c.label} {_value(c)} (needs {_threshold(c)}): {_reason(c.metric)}"
             for c in missed
         )
     if missed_any:

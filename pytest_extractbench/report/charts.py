@@ -1,113 +1,26 @@
-"""The charts of spec 4.5.7 as inline SVG strings (matplotlib, no pyplot, no JavaScript).
+"""The report charts as inline SVG strings (matplotlib, no pyplot, no JavaScript).
 
-Safety: text is drawn as glyph outlines (``svg.fonttype = "path"``), so model names and
-field names from untrusted files never appear as SVG text; the comments matplotlib writes
-(which repeat the text) are removed, and every id is prefixed per chart so several charts
-share one page. Determinism: a fixed hash salt and no date, so the same data gives the same SVG.
+Drawing, labels and the safe SVG output live in :mod:`.svg`.
 Per-sample scatter plots show at most :data:`MAX_POINTS` seeded-random points per model.
 """
 
 from __future__ import annotations
 
-import io
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..core import textsafe
-
-MAX_POINTS = 1500
-MAX_LABEL = 28
-CATEGORY_COLORS = {
-    "exact": "#2e7d32",
-    "partial": "#9ccc65",
-    "incorrect": "#ffb300",
-    "missed": "#e53935",
-    "spurious": "#8e24aa",
-}
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-RC = {
-    "svg.fonttype": "path",
-    "svg.hashsalt": "extractbench",
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_ID = re.compile(r'\bid="([^"]+)"')
-
-
-@dataclass
-class Chart:
-    """One figure of the report: its title, the SVG markup and what it shows."""
-
-    key: str
-    title: str
-    svg: str
-    caption: str = ""
-
-
-def label(text: Any, width: int = MAX_LABEL) -> str:
-    """A short one-line label (long untrusted names would squeeze the plot).
-
-    Control characters are shown as escapes (no font has them, and matplotlib's "missing glyph"
-    warning would carry them raw to the terminal) and ``$`` is escaped so no name becomes mathtext.
-    """
-    return textsafe.terminal(" ".join(str(text).split()), width).replace("$", r"\$")
-
-
-def color(index: int) -> str:
-    return PALETTE[index % len(PALETTE)]
-
-
-def to_svg(fig: Any, key: str) -> str:
-    """The figure as an ``<svg>`` element safe to inline: no prolog, no comments, ids prefixed."""
-    import matplotlib
-
-    buffer = io.StringIO()
-    with matplotlib.rc_context(RC):
-        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
-    text = buffer.getvalue()
-    text = _COMMENT.sub("", text[text.index("<svg") :])
-    prefix = f"eb-{key}-"
-    for name in set(_ID.findall(text)):
-        text = text.replace(f'id="{name}"', f'id="{prefix}{name}"').replace(f'#{name}"', f'#{prefix}{name}"')
-        text = text.replace(f"#{name})", f"#{prefix}{name})")
-    return text.replace("<svg ", '<svg role="img" ', 1)
-
-
-def figure(width: float = 6.0, height: float = 3.2, **kwargs: Any) -> Any:
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context(RC):
-        return Figure(figsize=(width, height), layout="constrained", **kwargs)
-
-
-def _axes(fig: Any, *args: Any, **kwargs: Any) -> Any:
-    import matplotlib
-
-    with matplotlib.rc_context(RC):
-        return fig.add_subplot(*args, **kwargs)
-
-
-def sample_points(values: Sequence[Any], limit: int = MAX_POINTS, seed: int = 0) -> list[Any]:
-    """At most ``limit`` of ``values``, a seeded random subset in original order."""
-    if len(values) <= limit:
-        return list(values)
-    keep = np.sort(np.random.default_rng(seed).choice(len(values), size=limit, replace=False))
-    return [values[i] for i in keep]
+from .svg import (  # noqa: F401  (Chart and the helpers are part of this module's interface)
+    CATEGORY_COLORS, MAX_LABEL, MAX_POINTS, PALETTE, RC, Chart, _axes, color, figure, label, sample_points, to_svg,
+)  # fmt: skip
 
 
 # -- overview ----------------------------------------------------------------------------------
 
 
 def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key: str) -> Chart:
-    """A half-circle gauge with the spec 4.0.1 bands and the EQS needle (CI as a grey arc)."""
+    """A half-circle gauge with the EQS bands and the EQS needle (CI as a grey arc)."""
     from matplotlib.patches import Wedge
 
     fig = figure(3.4, 2.0)
@@ -132,7 +45,7 @@ def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key
         f"gauge-{key}",
         f"EQS gauge: {label(model)}",
         to_svg(fig, f"gauge-{key}"),
-        "Bands of spec 4.0.1: poor < 0.60 <= moderate < 0.75 <= good < 0.90 <= excellent; grey arc: the CI.",
+        "EQS bands: poor < 0.60 <= moderate < 0.75 <= good < 0.90 <= excellent; grey arc: the CI.",
     )
 
 
@@ -191,7 +104,7 @@ def categories(models: Mapping[str, Mapping[str, Any]]) -> Chart:
         "categories",
         "Match categories",
         to_svg(fig, "categories"),
-        "Share of fields that are exact, partial, incorrect, missed or spurious (spec 4.2.4).",
+        "Share of fields that are exact, partial, incorrect, missed or spurious.",
     )
 
 
@@ -356,7 +269,7 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
         "errors",
         "Error patterns",
         to_svg(fig, "errors"),
-        "Extraction, type, structure and boundary errors (spec 4.4.5).",
+        "Extraction, type, structure and boundary errors.",
     )
 
 
@@ -443,7 +356,7 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
         "complexity-box",
         "F1 by complexity bin",
         to_svg(fig, "complexity-box"),
-        "Per-sample F1 (partial) in each schema complexity bin (spec 4.4.4).",
+        "Per-sample F1 (partial) in each schema complexity bin.",
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..analysis import catalog
 from ..core import textsafe
 from . import summary
 from .rows import sample_row
@@ -47,35 +48,19 @@ SAMPLE_COLUMNS = (
     "complexity_bin",
     "failure",
 )
-METRIC_COLUMNS = (
-    "num_samples",
-    "extraction_quality_score",
-    "eqs_band",
-    "recommendation",
-    "schema_validity_rate",
-    "json_valid_rate",
-    "field_f1_partial",
-    "field_f1_strict",
-    "field_f1_lenient",
-    "field_precision_partial",
-    "field_recall_partial",
-    "field_precision_strict",
-    "field_recall_strict",
-    "field_precision_lenient",
-    "field_recall_lenient",
-    "exact_match_rate",
-    "exact_match_rate_valid",
-    "type_accuracy",
-    "hallucination_rate",
-    "field_omission_rate",
-)
-CI_METRICS = (
-    "extraction_quality_score",
-    "schema_validity_rate",
-    "field_f1_partial",
-    "exact_match_rate",
-    "hallucination_rate",
-)
+# metrics.csv: these columns lead, then the catalog's metrics, then their CIs and the rest
+LEADING_COLUMNS = ("num_samples",)
+BAND_COLUMNS = ("eqs_band", "recommendation")  # right after EQS
+
+
+def metric_columns() -> tuple[str, ...]:
+    """The fixed columns of metrics.csv: the catalog's CSV metrics, with EQS's band and recommendation."""
+    columns = list(LEADING_COLUMNS)
+    for name in catalog.names("csv"):
+        columns.append(name)
+        if name == "extraction_quality_score":
+            columns.extend(BAND_COLUMNS)
+    return tuple(columns)
 
 
 def md(text: Any, limit: int = textsafe.LIMIT) -> str:
@@ -92,7 +77,7 @@ def cell(value: Any) -> Any:
     return value
 
 
-def _write_text(path: Path, text: str) -> None:
+def write_text(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8", newline="")
     os.replace(tmp, path)
@@ -111,9 +96,10 @@ def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
     """One row per model: the headline and core metrics, their CIs, EQS components and performance."""
     extra: list[str] = []
     flat_rows: dict[str, dict[str, Any]] = {}
+    columns = metric_columns()
     for model, m in models.items():
-        flat: dict[str, Any] = {k: m.get(k) for k in METRIC_COLUMNS}
-        for key in CI_METRICS:
+        flat: dict[str, Any] = {k: m.get(k) for k in columns}
+        for key in catalog.names("ci_columns"):
             ci = (m.get("confidence_intervals") or {}).get(key) or {}
             flat[f"{key}_ci_low"], flat[f"{key}_ci_high"] = ci.get("low"), ci.get("high")
         for name, value in (m.get("eqs_components") or {}).items():
@@ -124,10 +110,10 @@ def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
             flat[f"fields_{name}"] = value
         flat["sla_passed"] = (m.get("sla") or {}).get("passed")
         for key in flat:
-            if key not in METRIC_COLUMNS and key not in extra:
+            if key not in columns and key not in extra:
                 extra.append(key)
         flat_rows[model] = flat
-    header = ["model", *METRIC_COLUMNS, *extra]
+    header = ["model", *columns, *extra]
     return _csv(header, ([model, *(flat.get(k) for k in header[1:])] for model, flat in flat_rows.items()))
 
 
@@ -150,7 +136,7 @@ def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any
 
 
 def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
-    """The executive summary of spec 4.5.8 in Markdown, one block per model."""
+    """The executive summary in Markdown, one block per model."""
     run = document.get("run") or {}
     dataset = run.get("dataset") or {}
     models = document.get("models") or {}
@@ -216,6 +202,6 @@ def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> l
         (METRICS_CSV, metrics_csv(document.get("models") or {})),
         (SAMPLES_CSV, samples_csv(every)),
     ):
-        _write_text(run_dir / name, text)
+        write_text(run_dir / name, text)
         written.append(run_dir / name)
     return written

@@ -1,4 +1,5 @@
-"""The human-facing files of a run directory: report.html, summary.md, metrics.csv, samples.csv.
+"""The human-facing files of a run directory: report.html, summary.md, metrics.csv, samples.csv
+(a toolcall/generate/repair run: report.html and summary.md with its track sections).
 
 Written after metrics.json and samples.jsonl; a failure here is reported and never loses
 the machine-readable files or changes the session's verdict.
@@ -37,6 +38,8 @@ def write_reports(
     from .exports import METRICS_CSV, SAMPLES_CSV, SUMMARY_FILE, write_exports
     from .html import REPORT_FILE, write_report
     from .rows import RunData
+    from .track_report import write_track_reports
+    from .track_sections import SECTIONS
 
     written: list[Path] = []
     errors: list[str] = []
@@ -47,6 +50,14 @@ def write_reports(
             (run_dir / name).unlink(missing_ok=True)
         except OSError as exc:
             errors.append(f"{name}: an earlier run's file cannot be removed: {exc}")
+    if document.get("track") in SECTIONS:
+        # a toolcall/generate/repair run: its track sections, no extraction CSVs
+        try:
+            written.extend(write_track_reports(run_dir, document, html=options.html))
+        except Exception as exc:
+            log.exception("extractbench: writing the track reports failed")
+            errors.append(f"summary.md/report.html: {type(exc).__name__}: {exc}")
+        return written, errors
     try:
         written.extend(write_exports(run_dir, document, records))
     except Exception as exc:

@@ -1,10 +1,10 @@
-"""The executive summary of spec 4.5.8, as data: headline values with grades, strengths, weaknesses,
+"""The executive summary, as data: headline values with grades, strengths, weaknesses,
 the recommendation and the next steps. Pure functions over a model's ``metrics.json`` entry and the
 compact per-sample rows (:mod:`.rows`); the HTML report and summary.md both render it.
 
-Grades: A+ at or beyond the SLA tier "excellence" (spec 4.5.10), A at "target", B at "minimum",
-C within one tier step below "minimum", F beyond. Metrics without an SLA use the tiers in
-:data:`EXTRA_TIERS` (chosen here; the spec shows grades but gives no scale).
+Grades: A+ at or beyond the SLA tier "excellence", A at "target", B at "minimum",
+C within one tier step below "minimum", F beyond. Metrics without an SLA use the grade-only
+tiers of the metric catalog (:mod:`..analysis.catalog`).
 """
 
 from __future__ import annotations
@@ -15,74 +15,28 @@ from typing import Any
 
 import numpy as np
 
-from ..gating.sla import SLA_TIERS
+from ..analysis import catalog
+from ..gating.sla import tier_thresholds
 
-TIER_NAMES = ("minimum", "target", "excellence")
-# metric -> (minimum, target, excellence), "max" metrics must stay at or below.
-EXTRA_TIERS: dict[str, tuple[float, float, float]] = {
-    "exact_match_rate": (0.50, 0.65, 0.80),
-    "field_precision_partial": (0.70, 0.80, 0.90),
-    "field_recall_partial": (0.70, 0.80, 0.90),
-    "type_accuracy": (0.90, 0.95, 0.99),
-    "field_omission_rate": (0.20, 0.10, 0.05),
-}
-LOWER_IS_BETTER = frozenset({"hallucination_rate", "latency_p95_ms", "field_omission_rate"})
-PERFORMANCE_KEYS = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "throughput_rps", "success_rate")
-# where a performance figure lives: the top level of models.<m> (the gate reads it there) or its
-# performance section (performance.py)
-_PERF_ALIASES = {
-    "latency_p50_ms": ("latency_ms.p50",),
-    "latency_p95_ms": ("latency_ms.p95", "latency_p95_ms"),
-    "latency_p99_ms": ("latency_ms.p99",),
-    "throughput_rps": ("throughput.requests_per_s",),
-    "success_rate": ("reliability.success_rate", "success_rate"),
-}
-LABELS = {
-    "extraction_quality_score": "Overall score (EQS)",
-    "schema_validity_rate": "Schema validity",
-    "field_f1_partial": "Field F1 (partial)",
-    "field_f1_strict": "Field F1 (strict)",
-    "field_f1_lenient": "Field F1 (lenient)",
-    "exact_match_rate": "Exact match",
-    "hallucination_rate": "Hallucination rate",
-    "field_omission_rate": "Omission rate",
-    "field_precision_partial": "Precision (partial)",
-    "field_recall_partial": "Recall (partial)",
-    "type_accuracy": "Type accuracy",
-    "latency_p50_ms": "P50 latency",
-    "latency_p95_ms": "P95 latency",
-    "latency_p99_ms": "P99 latency",
-    "throughput_rps": "Throughput",
-    "success_rate": "Success rate",
-}
-PERCENT = frozenset(
-    {
-        "schema_validity_rate",
-        "exact_match_rate",
-        "hallucination_rate",
-        "field_omission_rate",
-        "type_accuracy",
-        "success_rate",
-        "json_valid_rate",
-    }
-)
-GLANCE = (
-    "extraction_quality_score",
-    "schema_validity_rate",
-    "field_f1_partial",
-    "exact_match_rate",
-    "hallucination_rate",
-    "latency_p95_ms",
-    "success_rate",
-)
+def __getattr__(name: str) -> Any:
+    # label and display tables as views of the metric catalog
+    if name == "LABELS":
+        return {m.name: m.label for m in catalog.metrics()}
+    if name == "GLANCE":
+        return catalog.names("glance")
+    if name == "PERFORMANCE_KEYS":
+        return _performance_keys()
+    raise AttributeError(name)
+
+
+def _performance_keys() -> tuple[str, ...]:
+    return tuple(m.name for m in catalog.metrics() if m.performance)
 
 
 def tiers(metric: str) -> tuple[float, float, float] | None:
-    if metric in EXTRA_TIERS:
-        return EXTRA_TIERS[metric]
-    if metric in SLA_TIERS["minimum"]:
-        return tuple(SLA_TIERS[name][metric] for name in TIER_NAMES)  # type: ignore[return-value]
-    return None
+    """The metric's grade scale: its SLA tiers, or grade-only tiers chosen in the catalog."""
+    entry = catalog.get(metric)
+    return entry.tiers if entry else None
 
 
 def grade(metric: str, value: float | None) -> str:
@@ -91,7 +45,7 @@ def grade(metric: str, value: float | None) -> str:
     if value is None or levels is None:
         return "-"
     low, mid, high = levels
-    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
+    sign = -1.0 if catalog.lower_is_better(metric) else 1.0
     v, low, mid, high = sign * value, sign * low, sign * mid, sign * high
     if v >= high:
         return "A+"
@@ -106,7 +60,7 @@ def fmt(metric: str, value: float | None) -> str:
     """Display form: rates as percentages, latencies in ms or s, scores with three decimals."""
     if value is None:
         return "not measured"
-    if metric in PERCENT:
+    if catalog.is_percent(metric):
         return f"{100 * value:.1f}%"
     if metric.endswith("_ms"):
         return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.2f} s"
@@ -127,9 +81,12 @@ def performance(metrics: Mapping[str, Any]) -> dict[str, float | None]:
     """Latency percentiles, throughput and success rate where the run measured them, else None."""
     out: dict[str, float | None] = {}
     perf = metrics.get("performance") if isinstance(metrics.get("performance"), Mapping) else {}
-    for key in PERFORMANCE_KEYS:
+    for entry in catalog.metrics():
+        key = entry.name
+        if not entry.performance:
+            continue
         value = None
-        for alias in _PERF_ALIASES[key]:
+        for alias in entry.performance:
             for source in (perf, metrics):
                 found = _lookup(source, alias)
                 if isinstance(found, (int, float)) and not isinstance(found, bool):
@@ -142,7 +99,7 @@ def performance(metrics: Mapping[str, Any]) -> dict[str, float | None]:
 
 
 def value_of(metrics: Mapping[str, Any], metric: str) -> float | None:
-    if metric in PERFORMANCE_KEYS:
+    if metric in _performance_keys():
         return performance(metrics)[metric]
     found = metrics.get(metric)
     return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
@@ -181,12 +138,13 @@ def ci_text(metrics: Mapping[str, Any], metric: str) -> str:
     return f"[{level:g}% CI: {fmt(metric, interval['low'])}, {fmt(metric, interval['high'])}]"
 
 
-def headlines(metrics: Mapping[str, Any], keys: Sequence[str] = GLANCE) -> list[Headline]:
+def headlines(metrics: Mapping[str, Any], keys: Sequence[str] | None = None) -> list[Headline]:
     out = []
-    for key in keys:
+    for key in catalog.names("glance") if keys is None else keys:
         value = value_of(metrics, key)
+        entry = catalog.get(key)
         out.append(
-            Headline(key, LABELS.get(key, key), value, fmt(key, value), grade(key, value), ci_text(metrics, key))
+            Headline(key, entry.label if entry else key, value, fmt(key, value), grade(key, value), ci_text(metrics, key))
         )
     return out
 
@@ -245,25 +203,16 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
         summary.weaknesses.append("No sample was scored.")
         summary.next_steps.append("Check the dataset and the predictions or server: nothing was scored.")
         return summary
-    checked = (
-        "field_precision_partial",
-        "field_recall_partial",
-        "schema_validity_rate",
-        "hallucination_rate",
-        "type_accuracy",
-        "exact_match_rate",
-        "field_f1_partial",
-        "latency_p95_ms",
-    )
-    for key in checked:
+    for entry in catalog.ranked("strength_rank"):
+        key = entry.name
         value = value_of(metrics, key)
         g = grade(key, value)
-        name = LABELS[key][0].lower() + LABELS[key][1:]
+        name = entry.label[0].lower() + entry.label[1:]
         if g in ("A+", "A"):
-            adjective = "Low" if key in LOWER_IS_BETTER else "High"
+            adjective = "Low" if not entry.higher_is_better else "High"
             summary.strengths.append(f"{adjective} {name} ({fmt(key, value)})")
         elif g in ("C", "F"):
-            adjective = "High" if key in LOWER_IS_BETTER else "Low"
+            adjective = "High" if not entry.higher_is_better else "Low"
             summary.weaknesses.append(f"{adjective} {name} ({fmt(key, value)})")
     depth = _weak_depth(metrics)
     if depth:
@@ -333,7 +282,7 @@ def next_steps(
     if "complex" in bins and "simple" in bins and bins["simple"][1] - bins["complex"][1] > 0.1:
         steps.append("Accuracy drops on complex schemas: split large schemas or add few-shot examples for them.")
     p95 = performance(metrics)["latency_p95_ms"]
-    if p95 is not None and p95 > SLA_TIERS["minimum"]["latency_p95_ms"]:
+    if p95 is not None and p95 > tier_thresholds()["minimum"]["latency_p95_ms"]:
         steps.append(
             f"P95 latency {fmt('latency_p95_ms', p95)} exceeds the 5 s minimum SLA: raise concurrency or use a smaller model."
         )

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import textsafe
 from ..core.textsafe import json_line
+from ..analysis import catalog
+from ..analysis.catalog import Metric
 from ..gating.sla import GateCheck
 from ..scoring.result import EXACT
 from ..analysis.stats import format_p
@@ -71,30 +73,35 @@ def safe(text: Any, limit: int | None = textsafe.LIMIT) -> str:
 
 
 def with_ci(value: float, interval: Mapping[str, Any] | None, fmt: Callable[[float], str] = num) -> str:
-    """``0.823 [95% CI: 0.812, 0.834]`` (spec 4.5.6); just the value when there is no interval."""
+    """``0.823 [95% CI: 0.812, 0.834]``; just the value when there is no interval."""
     if not interval or interval.get("low") is None or interval.get("high") is None:
         return fmt(value)
     return f"{fmt(value)} [{100 * interval['confidence']:g}% CI: {fmt(interval['low'])}, {fmt(interval['high'])}]"
 
 
+def metric_lines(metrics: Mapping[str, Any], cis: Mapping[str, Any]) -> list[str]:
+    """One line per catalog terminal row: the first metric with its CI, the others of the row after it."""
+    rows: dict[int, list[Metric]] = {}
+    for metric in catalog.ranked("terminal_row"):
+        if metric.name in metrics:
+            rows.setdefault(metric.terminal_row or 0, []).append(metric)
+    lines = []
+    for first, *others in rows.values():
+        fmt = pct if first.percent else num
+        text = with_ci(metrics[first.name], cis.get(first.name) if first.headline else None, fmt)
+        if first.name == "extraction_quality_score":
+            text += f"  ({metrics['eqs_band']})"
+        for other in others:
+            text += f"   {other.short} {(pct if other.percent else num)(metrics[other.name])}"
+        lines.append(f"  {first.short:<20}{text}")
+    return lines
+
+
 def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateCheck], tier: str) -> list[str]:
-    """The headline block of one model (spec 4.5.1) with confidence intervals, and its SLA verdict."""
+    """The headline block of one model with confidence intervals, and its SLA verdict."""
     cis = metrics.get("confidence_intervals", {})
 
-    def show(key: str, fmt: Callable[[float], str] = num) -> str:
-        return with_ci(metrics[key], cis.get(key), fmt)
-
-    lines = [
-        f"model {safe(model)}: {metrics['num_samples']} samples",
-        f"  EQS                 {show('extraction_quality_score')}  ({metrics['eqs_band']})",
-        f"  schema validity     {show('schema_validity_rate', pct)}   JSON valid {pct(metrics['json_valid_rate'])}",
-        f"  field F1 (partial)  {show('field_f1_partial')}",
-        f"  field F1 (strict)   {show('field_f1_strict')}",
-        f"  field F1 (lenient)  {show('field_f1_lenient')}",
-        f"  exact match         {show('exact_match_rate', pct)}",
-        f"  hallucination rate  {show('hallucination_rate', pct)}   omission rate {pct(metrics['field_omission_rate'])}",
-        f"  type accuracy       {pct(metrics['type_accuracy'])}",
-    ]
+    lines = [f"model {safe(model)}: {metrics['num_samples']} samples", *metric_lines(metrics, cis)]
     lines.extend(subset_lines(metrics))
     lines.extend(performance_lines(metrics.get("performance")))
     lines.extend(calibration_consistency_lines(metrics))
@@ -118,7 +125,7 @@ def _opt_pct(value: float | None) -> str:
 
 
 def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
-    """Latency, throughput, tokens/cost and reliability (spec 4.3) in four lines, or why they are missing."""
+    """Latency, throughput, tokens/cost and reliability in four lines, or why they are missing."""
     if not perf:
         return []
     rel = perf["reliability"]

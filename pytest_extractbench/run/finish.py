@@ -51,7 +51,7 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     info = run_info(context, records, list(metrics), list(unscored), pytest_version)
     if not track.gated:
         result.document = {"format_version": FORMAT_VERSION, "track": track.name, "run": info, "models": metrics}
-        _write(context, result, reports=False)
+        _write(context, result)
         context.events.run_finished(metrics)
         return result
     result.run_level = run_level_metrics(metrics, records, settings.scoring)
@@ -63,7 +63,7 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
         "format_version": FORMAT_VERSION, "track": track.name, "run": info,
         "dataset": dataset_section(context), "models": metrics, **result.run_level,
     }  # fmt: skip
-    _write(context, result, reports=True)
+    _write(context, result)
     context.events.run_finished(metrics)
     return result
 
@@ -150,15 +150,13 @@ def dataset_section(context: RunContext) -> dict[str, Any]:
     }
 
 
-def _write(context: RunContext, result: RunResult, *, reports: bool) -> None:
+def _write(context: RunContext, result: RunResult) -> None:
     run_dir, records = context.run_dir, result.records
     files.write_jsonl(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records))
     files.write_json(run_dir / files.METRICS_FILE, result.document)
-    if not reports:
-        return
     from ..report import outputs
 
-    # reports: report.html, summary.md, metrics.csv, samples.csv from the same data
+    # reports from the same data: report.html, summary.md and (extraction) metrics.csv, samples.csv
     result.report_files, result.report_errors = outputs.write_reports(
         run_dir, files.plain(result.document), lambda: (r.to_dict() for r in records), context.settings.report
     )

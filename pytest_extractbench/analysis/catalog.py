@@ -1,0 +1,205 @@
+"""The metric catalog: every fact about a metric, stated once.
+
+CIs and paired tests (:mod:`.resampled`), baselines, SLA gates and grades, metrics.csv, the
+terminal block, summary.md and report.html all read :data:`CATALOG`. Adding a metric means
+its scorer (a per-sample value in the row of :func:`.resampled.sample_row`), one entry here
+and a test. Table order is metrics.csv's column order; other orders are explicit ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+Sums = Mapping[str, Any]  # row key -> column sum (a float, or an array over resamples)
+
+
+def _ratio(numerator: Any, denominator: Any) -> Any:
+    return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), 0.0)
+
+
+def _prf(tp: Any, predicted: Any, expected: Any) -> tuple[Any, Any, Any]:
+    # scoring.prf, vectorized: an empty denominator scores 1.0 only when the other side is empty too
+    precision = np.where(predicted > 0, tp / np.where(predicted > 0, predicted, 1), np.where(expected > 0, 0.0, 1.0))
+    recall = np.where(expected > 0, tp / np.where(expected > 0, expected, 1), np.where(predicted > 0, 0.0, 1.0))
+    total = precision + recall
+    return precision, recall, np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
+
+
+def mean_of(key: str) -> Callable[[Sums], Any]:
+    """A macro metric: the mean of one per-sample value."""
+    return lambda s: s[key] / s["one"]
+
+
+def micro_prf(part: int, mode: str) -> Callable[[Sums], Any]:
+    """Micro precision (0), recall (1) or F1 (2) from summed field counts."""
+    return lambda s: _prf(s[f"tp_{mode}"], s["predicted"], s["expected"])[part]
+
+
+def ratio_of(numerator: str, denominator: str) -> Callable[[Sums], Any]:
+    """A micro rate: one summed count over another (0 when nothing was counted)."""
+    return lambda s: _ratio(s[numerator], s[denominator])
+
+
+def _type_accuracy(s: Sums) -> Any:
+    # metrics.accuracy_section: no typed field at all scores 1.0 when some output was valid
+    return np.where(s["typed"] > 0, _ratio(s["type_correct"], s["typed"]), np.where(s["schema_valid"] > 0, 1.0, 0.0))
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric of metrics.json and everything its consumers need to know about it."""
+
+    name: str  # key in metrics.json (models.<model>.<name>)
+    label: str  # reports: "Field F1 (partial)"
+    short: str  # terminal and comparisons: "field F1 (partial)"
+    percent: bool = False  # shown as 82.3% rather than 0.823
+    higher_is_better: bool = True
+    # resampling: the row keys it is recomputed from, how, and its own per-sample value
+    columns: tuple[str, ...] = ()
+    compute: Callable[[Sums], Any] | None = None
+    per_sample: str | None = None
+    aggregation: str = "micro"
+    aliases: tuple[str, ...] = ()
+    sla: tuple[float, float, float] | None = None  # gate thresholds: minimum, target, excellence
+    gate_label: str | None = None  # its name in SLA checks
+    grade_tiers: tuple[float, float, float] | None = None  # grades only (no gate)
+    headline: bool = False  # CIs in every summary and comparison
+    ci_columns: bool = False  # _ci_low/_ci_high columns in metrics.csv
+    glance: bool = False  # a row of the "At a Glance" table
+    csv: bool = True  # a column of metrics.csv
+    terminal_row: int | None = None  # metrics sharing a row share one terminal line
+    strength_rank: int | None = None  # checked for strengths/weaknesses, in this order
+    performance: tuple[str, ...] = ()  # where a performance figure lives (dotted paths)
+    why_missed: str = ""  # why a gate on it is usually missed, in plain words
+
+    @property
+    def resampled(self) -> bool:
+        return self.compute is not None
+
+    @property
+    def tiers(self) -> tuple[float, float, float] | None:
+        return self.sla or self.grade_tiers
+
+    def statistic(self, keys: Any) -> Callable[[Any], Any]:
+        """The metric as a function of a sums array whose last axis follows ``keys``."""
+        index = {key: i for i, key in enumerate(keys)}
+        positions = {key: index[key] for key in ("one", *self.columns)}
+        compute = self.compute
+        assert compute is not None, f"{self.name} is not resampled"
+        return lambda sums: compute({key: sums[..., i] for key, i in positions.items()})
+
+
+def _f1(mode: str, **facts: Any) -> Metric:
+    facts.setdefault("aliases", (f"f1_{mode}",))
+    return Metric(f"field_f1_{mode}", f"Field F1 ({mode})", f"field F1 ({mode})",
+                  columns=(f"tp_{mode}", "predicted", "expected"), compute=micro_prf(2, mode),
+                  per_sample=f"f1_{mode}", headline=True, **facts)  # fmt: skip
+
+
+CATALOG: tuple[Metric, ...] = (
+    Metric("extraction_quality_score", "Overall score (EQS)", "EQS", columns=("eqs",), compute=mean_of("eqs"),
+           per_sample="eqs", aggregation="macro", aliases=("eqs",), sla=(0.75, 0.85, 0.90), gate_label="eqs",
+           headline=True, ci_columns=True, glance=True, terminal_row=0,
+           why_missed="its extracted fields are often wrong or missing"),
+    Metric("schema_validity_rate", "Schema validity", "schema validity", percent=True, columns=("schema_valid",),
+           compute=mean_of("schema_valid"), per_sample="schema_valid", aggregation="mean",
+           aliases=("validity", "schema_validity"), sla=(0.95, 0.98, 0.99), gate_label="schema_validity",
+           headline=True, ci_columns=True, glance=True, terminal_row=1, strength_rank=2,
+           why_missed="some outputs are not valid JSON under the sample's schema"),
+    Metric("json_valid_rate", "JSON valid", "JSON valid", percent=True, columns=("json_valid",),
+           compute=mean_of("json_valid"), per_sample="json_valid", aggregation="mean", aliases=("json_valid",),
+           terminal_row=1),
+    _f1("partial", aliases=("f1", "field_f1", "f1_partial"), sla=(0.70, 0.80, 0.90), gate_label="field_f1_partial",
+        ci_columns=True, glance=True, terminal_row=2, strength_rank=6, why_missed="too few fields match the gold"),
+    _f1("strict", terminal_row=3),
+    _f1("lenient", terminal_row=4),
+    Metric("field_precision_partial", "Precision (partial)", "field precision (partial)",
+           columns=("tp_partial", "predicted", "expected"), compute=micro_prf(0, "partial"),
+           per_sample="precision_partial", aliases=("precision",), grade_tiers=(0.70, 0.80, 0.90), strength_rank=0),
+    Metric("field_recall_partial", "Recall (partial)", "field recall (partial)",
+           columns=("tp_partial", "predicted", "expected"), compute=micro_prf(1, "partial"),
+           per_sample="recall_partial", aliases=("recall",), grade_tiers=(0.70, 0.80, 0.90), strength_rank=1),
+    Metric("field_precision_strict", "Precision (strict)", "field precision (strict)"),
+    Metric("field_recall_strict", "Recall (strict)", "field recall (strict)"),
+    Metric("field_precision_lenient", "Precision (lenient)", "field precision (lenient)"),
+    Metric("field_recall_lenient", "Recall (lenient)", "field recall (lenient)"),
+    Metric("exact_match_rate", "Exact match", "exact match", percent=True, columns=("exact_match",),
+           compute=mean_of("exact_match"), per_sample="exact_match", aggregation="mean", aliases=("exact_match",),
+           grade_tiers=(0.50, 0.65, 0.80), headline=True, ci_columns=True, glance=True, terminal_row=5,
+           strength_rank=5),
+    Metric("exact_match_rate_valid", "Exact match (valid outputs)", "exact match (valid outputs)", percent=True),
+    Metric("type_accuracy", "Type accuracy", "type accuracy", percent=True,
+           columns=("type_correct", "typed", "schema_valid"), compute=_type_accuracy, per_sample="type_accuracy",
+           grade_tiers=(0.90, 0.95, 0.99), terminal_row=7, strength_rank=4),
+    Metric("hallucination_rate", "Hallucination rate", "hallucination rate", percent=True, higher_is_better=False,
+           columns=("obs_spurious", "obs_predicted"), compute=ratio_of("obs_spurious", "obs_predicted"),
+           per_sample="hallucination_rate", aliases=("hallucination",), sla=(0.10, 0.05, 0.02),
+           gate_label="hallucination_rate", headline=True, ci_columns=True, glance=True, terminal_row=6,
+           strength_rank=3, why_missed="it fills in values the text does not contain"),
+    Metric("field_omission_rate", "Omission rate", "omission rate", percent=True, higher_is_better=False,
+           columns=("obs_missed", "obs_expected"), compute=ratio_of("obs_missed", "obs_expected"),
+           per_sample="omission_rate", aliases=("omission", "omission_rate"), grade_tiers=(0.20, 0.10, 0.05),
+           terminal_row=6),
+    # performance figures: measured per request, not per sample; metrics.csv gets them from the performance section
+    Metric("latency_p50_ms", "P50 latency", "p50 latency", higher_is_better=False, csv=False,
+           performance=("latency_ms.p50",)),
+    Metric("latency_p95_ms", "P95 latency", "p95 latency", higher_is_better=False, csv=False,
+           sla=(5000, 2000, 1000), gate_label="p95_latency_ms", glance=True, strength_rank=7,
+           performance=("latency_ms.p95", "latency_p95_ms"), why_missed="answers take too long on this hardware"),
+    Metric("latency_p99_ms", "P99 latency", "p99 latency", higher_is_better=False, csv=False,
+           performance=("latency_ms.p99",)),
+    Metric("throughput_rps", "Throughput", "throughput", csv=False, performance=("throughput.requests_per_s",)),
+    Metric("success_rate", "Success rate", "success rate", percent=True, csv=False, sla=(0.99, 0.995, 0.999),
+           gate_label="success_rate", glance=True, performance=("reliability.success_rate", "success_rate"),
+           why_missed="some requests failed (timeouts, errors or truncated output)"),
+)  # fmt: skip
+
+
+
+# Views of the catalog. They read CATALOG when called, so a test can patch in one more metric.
+
+
+def metrics() -> tuple[Metric, ...]:
+    return CATALOG
+
+
+def get(name: str) -> Metric | None:
+    return next((m for m in CATALOG if m.name == name), None)
+
+
+def resampled() -> dict[str, Metric]:
+    """Metrics with a bootstrap CI and paired tests, by name."""
+    return {m.name: m for m in CATALOG if m.resampled}
+
+
+def names(flag: str) -> tuple[str, ...]:
+    """Names of the metrics whose boolean fact ``flag`` is set (``headline``, ``glance``, ``csv``, ...)."""
+    return tuple(m.name for m in CATALOG if getattr(m, flag))
+
+
+def aliases() -> dict[str, str]:
+    return {alias: m.name for m in CATALOG for alias in m.aliases}
+
+
+def gated() -> tuple[Metric, ...]:
+    """Metrics with SLA thresholds, in the order the gate checks them."""
+    return tuple(m for m in CATALOG if m.sla)
+
+
+def ranked(attribute: str) -> tuple[Metric, ...]:
+    """Metrics with a rank ``attribute`` (``terminal_row``, ``strength_rank``), by rank then table order."""
+    chosen = [m for m in CATALOG if getattr(m, attribute) is not None]
+    return tuple(sorted(chosen, key=lambda m: getattr(m, attribute)))
+
+
+def is_percent(name: str) -> bool:
+    metric = get(name)
+    return bool(metric and metric.percent)
+
+
+def lower_is_better(name: str) -> bool:
+    metric = get(name)
+    return bool(metric and not metric.higher_is_better)

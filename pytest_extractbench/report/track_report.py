@@ -1,0 +1,87 @@
+"""summary.md and report.html of a toolcall, generate or repair run: one track section per model.
+
+The sections come from :mod:`.track_sections`; untrusted text (model names, sample ids, schema
+feature names) is escaped here, through :func:`..core.textsafe.markdown` for Markdown and jinja2's
+autoescape for HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..core import textsafe
+from .track_sections import Section, model_section
+
+
+def _md(text: Any) -> str:
+    return textsafe.markdown(text, textsafe.LINE_LIMIT)
+
+
+def sections(document: Mapping[str, Any]) -> dict[str, Section]:
+    """Model -> its track section (models of a track without a section renderer are left out)."""
+    track = str(document.get("track") or "")
+    out = {}
+    for model, metrics in (document.get("models") or {}).items():
+        section = model_section(track, metrics) if isinstance(metrics, Mapping) else None
+        if section is not None:
+            out[str(model)] = section
+    return out
+
+
+def section_md(section: Section) -> list[str]:
+    """One track section in Markdown (a heading is the caller's)."""
+    lines = [f"- **{_md(label)}**: {_md(value)}" for label, value in section.figures]
+    for table in section.tables:
+        if not table.rows:
+            continue
+        lines += ["", f"### {_md(table.caption)}", "| " + " | ".join(_md(h) for h in table.header) + " |",
+                  "|" + "---|" * len(table.header)]  # fmt: skip
+        lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in table.rows]
+    return lines
+
+
+def track_summary_md(document: Mapping[str, Any]) -> str:
+    """summary.md of a track run."""
+    run = document.get("run") or {}
+    found = sections(document)
+    names = ", ".join(_md(m) for m in document.get("models") or {}) or "no model"
+    lines = [f"# {_md(str(document.get('track', '')).capitalize())} Track Report: {names}", ""]
+    lines += [f"- **Evaluation Date**: {_md(str(run.get('started_at', ''))[:10] or '-')}",
+              f"- **Dataset**: {_md((run.get('dataset') or {}).get('name', '-'))}", ""]  # fmt: skip
+    if not found:
+        lines += ["No sample was scored.", ""]
+    for model, section in found.items():
+        lines += [f"## {_md(model)}: {_md(section.title)}", "", *section_md(section), ""]
+    return "\n".join(lines)
+
+
+def track_report_html(document: Mapping[str, Any]) -> str:
+    """report.html of a track run: a self-contained page, no script."""
+    from .html import CSP, render_fragment
+
+    found = sections(document)
+    track = str(document.get("track", ""))
+    return render_fragment(
+        "track_report.html.j2",
+        title=f"{track.capitalize()} Track Report: " + ", ".join(found),
+        csp=CSP,
+        generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        run=document.get("run") or {},
+        sections=found,
+    )
+
+
+def write_track_reports(run_dir: Path, document: Mapping[str, Any], *, html: bool = True) -> list[Path]:
+    """summary.md and (unless turned off) report.html of a track run."""
+    from .exports import SUMMARY_FILE, write_text
+    from .html import REPORT_FILE
+
+    written = [run_dir / SUMMARY_FILE]
+    write_text(written[0], track_summary_md(document))
+    if html:
+        written.append(run_dir / REPORT_FILE)
+        write_text(written[1], track_report_html(document))
+    return written
