@@ -22,7 +22,6 @@ from .parsers import (
     parse_columns,
     parse_compare_fail,
     parse_context,
-    parse_count,
     parse_eqs_weights,
     parse_fraction,
     parse_int,

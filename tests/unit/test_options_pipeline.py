@@ -229,3 +229,22 @@ def test_the_public_names_import_on_first_use() -> None:
             "print(score_sample.__module__)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip().startswith("pytest_extractbench.scoring")
+
+
+def test_every_option_parses_from_pytest_s_command_line(pytester: pytest.Pytester) -> None:
+    from pytest_extractbench.plugin.options import settings_from_config
+
+    text = _given_text(pytester.path)
+    argv = ["--extractbench"]
+    for name, raw in text.items():
+        spec = OPTIONS_BY_NAME[name]
+        argv += [spec.option] if spec.flag else [spec.option, raw]
+    config = pytester.parseconfig(*argv)
+    settings = settings_from_config(config)
+    values, sources, _ = resolve_layers(_sources(pytester.path))
+    defaults = Settings.from_values(values, enabled=True, rootdir=pytester.path)
+    options = settings.config["options"]
+    for name in text:
+        spec = OPTIONS_BY_NAME[name]
+        assert options[name]["source"] == "command line", name
+        assert _target(settings, spec.target) != _target(defaults, spec.target), name
