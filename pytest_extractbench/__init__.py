@@ -13,44 +13,29 @@ from .core import aliases as _aliases
 
 _aliases.install()  # the flat layout's module names (pytest_extractbench.metrics, ...) still import
 
-from .dataset.samples import BUNDLED, Dataset, DatasetProblem, Sample
-from .dataset.sources import load_dataset
-from .gating.sla import SLA_TIERS, GateCheck, eqs_band, evaluate_sla, recommendation
-from .analysis.metrics import metrics_by_model, model_metrics
-from .analysis.performance import Prices, performance_metrics
-from .dataset.records import SampleRecord
-from .scoring import (
-    EqsWeights,
-    FieldCounts,
-    FieldResult,
-    SampleScore,
-    ScoringOptions,
-    StatsOptions,
-    parse_output,
-    score_sample,
-)
-from .analysis.stats import (
-    Interval,
-    bootstrap_ci,
-    cohens_d,
-    compare_paired,
-    interpret_cohens_d,
-    paired_permutation_test,
-    paired_ttest,
-    wilcoxon_test,
-)
-from .gating.subsets import SubsetConfig, load_subsets
-
 __version__ = "0.1.0"
 
-# One whole run from Python; imported on first use, so `import pytest_extractbench` stays light.
-_LAZY = {
-    "evaluate": "pytest_extractbench.run.api",
-    "load_run": "pytest_extractbench.run.result",
-    "RunResult": "pytest_extractbench.run.result",
-    "ModelResponse": "pytest_extractbench.dataset.responses",
-    "UsageProblem": "pytest_extractbench.core.errors",
+# Public name -> the module defining it. Imported on first use, so `import pytest_extractbench` (and pytest's
+# entry point `pytest_extractbench.plugin`, which imports this package first) loads no numpy or scipy.
+_EXPORTS = {
+    "pytest_extractbench.dataset.samples": ("BUNDLED", "Dataset", "DatasetProblem", "Sample"),
+    "pytest_extractbench.dataset.sources": ("load_dataset",),
+    "pytest_extractbench.dataset.records": ("SampleRecord",),
+    "pytest_extractbench.dataset.responses": ("ModelResponse",),
+    "pytest_extractbench.gating.sla": ("SLA_TIERS", "GateCheck", "eqs_band", "evaluate_sla", "recommendation"),
+    "pytest_extractbench.gating.subsets": ("SubsetConfig", "load_subsets"),
+    "pytest_extractbench.analysis.metrics": ("metrics_by_model", "model_metrics"),
+    "pytest_extractbench.analysis.performance": ("Prices", "performance_metrics"),
+    "pytest_extractbench.analysis.stats": ("Interval", "bootstrap_ci", "cohens_d", "compare_paired",
+                                           "interpret_cohens_d", "paired_permutation_test", "paired_ttest",
+                                           "wilcoxon_test"),
+    "pytest_extractbench.scoring": ("EqsWeights", "FieldCounts", "FieldResult", "SampleScore", "ScoringOptions",
+                                    "StatsOptions", "parse_output", "score_sample"),
+    "pytest_extractbench.run.api": ("evaluate",),
+    "pytest_extractbench.run.result": ("RunResult", "load_run"),
+    "pytest_extractbench.core.errors": ("UsageProblem",),
 }
+_LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
@@ -62,6 +47,10 @@ def __getattr__(name: str) -> object:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

@@ -1,12 +1,12 @@
-"""One YAML file for a whole run (spec 5.3), mapped onto the command-line options.
+"""One YAML file for a whole run, mapped onto the command-line options.
 
-Each key path of spec 5.3 names an option (:data:`KEY_PATHS`); ``options.<name>`` reaches any
+Each key path names an option (:data:`KEY_PATHS`, declared in the option table); ``options.<name>`` reaches any
 other option by its own name. Keys the plugin has no use for are accepted with a note saying why
 (:data:`NOTED`). Values go through the option's own converter, so a config file accepts exactly
 what the command line accepts. Every problem is collected with its key path; nothing is raised
 half-way, so ``extractbench validate-config`` can list them all at once.
 
-Precedence (see :func:`.settings.resolve_layers`): command line > environment
+Precedence (see :func:`.layers.resolve_layers`): command line > environment
 (``EXTRACTBENCH_<NAME>``) > config file > ``[tool.pytest.ini_options]`` > defaults. Secrets are
 never read from the file: ``model.api_key`` must be null (keys come from the environment).
 """
@@ -25,46 +25,16 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from ..core import yamlio
+from .table import OPTIONS
 
-# key path -> option name (options another issue adds are listed too: they apply once they exist).
-KEY_PATHS: dict[str, str] = {
-    "model.base_url": "base_url",
-    "model.model_name": "model",
-    "model.temperature": "temperature",
-    "model.max_tokens": "max_tokens",
-    "model.timeout": "timeout",
-    "model.max_retries": "retries",
-    "model.structured_output": "structured_output",
-    "model.seed": "decoding_seed",
-    "model.price_input": "price_input",
-    "model.price_output": "price_output",
-    "dataset.name": "dataset",
-    "dataset.columns": "columns",
-    "dataset.sample_size": "sample",
-    "dataset.random_seed": "seed",
-    "dataset.invalid_samples": "invalid_samples",
-    "dataset.cache_dir": "dataset_cache",
-    "prompts.system_file": "system_prompt",
-    "prompts.user_file": "user_prompt",
-    "prompts.system": "system_prompt",  # inline text, written to a content-addressed file
-    "prompts.user": "user_prompt",
-    "metrics.field_matching.numeric_tolerance": "float_epsilon",
-    "metrics.field_matching.case_sensitive": "case_sensitive",
-    "metrics.sla": "sla",
-    "metrics.eqs_weights": "eqs_weights",
-    "metrics.sample_min_eqs": "sample_min_eqs",
-    "output.results_dir": "output",
-    "output.generate_report": "no_html_report",  # inverted
-    "performance.concurrency": "concurrency",
-    "performance.slots": "slots",
-    "performance.context": "context",
-    "performance.enable_caching": "no_cache",  # inverted
-}
+# key path -> option name, from the option table (each option lists its config-file keys there)
+KEY_PATHS: dict[str, str] = {key: spec.name for spec in OPTIONS for key in spec.yaml}
+# How some keys read their value: inverted switches, inline prompt text (written to a file)
 INVERTED = frozenset({"output.generate_report", "performance.enable_caching"})
 INLINE_PROMPTS = frozenset({"prompts.system", "prompts.user"})
 SECRET_KEYS = frozenset({"model.api_key"})
 SPLIT_KEY = "dataset.split"
-# Spec 5.3 keys with no option: accepted, and the note says what happens instead.
+# Config-file keys with no option: accepted, and the note says what happens instead.
 NOTED: dict[str, str] = {
     "metrics.enabled": "every metric is always computed",
     "metrics.field_matching.string_fuzzy_threshold": "partial credit follows the composite score's bins (docs/metrics.md)",
@@ -192,7 +162,7 @@ def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any
         result.problems.append(f"{key_path}: unknown key{_suggest(key_path, known)}")
         return
     if value is None:
-        return  # null = the default, as in spec 5.3's "sample_size: null"
+        return  # null = the default ("sample_size: null")
     if name in result.sources:
         result.problems.append(f"{key_path}: sets {name!r} again (already set by {result.sources[name]})")
         return
@@ -247,7 +217,7 @@ def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any
 
 
 def _with_split(name: str, split: str, base: Path) -> str:
-    """spec 5.3's ``name`` + ``split`` as one dataset spec: ``hf:NAME:SPLIT`` (a bare Hub name gets hf:)."""
+    """``dataset.name`` + ``dataset.split`` as one dataset spec: ``hf:NAME:SPLIT`` (a bare Hub name gets hf:)."""
     if name.startswith("hf:"):
         return f"{name}:{split}"
     if re.fullmatch(r"[\w.-]+/[\w.-]+", name) and not (base / name).exists():

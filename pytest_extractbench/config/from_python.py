@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from ..core.errors import UsageProblem
 from ..dataset.predictions import PredictionsSpec
-from .settings import OPTIONS_BY_NAME, Settings, effective_config
+from .settings import Settings, effective_config
+from .table import OPTIONS_BY_NAME
 
 SOURCE = "evaluate()"
 
@@ -42,7 +43,7 @@ def _predictions(value: Any) -> tuple[PredictionsSpec, ...]:
 
 def settings_from_options(rootdir: Path, **options: Any) -> Settings:
     """The run's settings: every option's default, overridden by the given keyword arguments."""
-    values = {spec.name: spec.default for spec in OPTIONS_BY_NAME.values()}
+    values = {spec.name: spec.default_value() for spec in OPTIONS_BY_NAME.values()}
     sources = {name: "default" for name in values}
     for name, value in options.items():
         if value is None:

@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping
 from ..core.errors import UsageProblem
 from ..core.redact import redact_url
 from .file import ConfigError, read_config
-from .settings import OPTIONS, OPTIONS_BY_NAME, OptionSpec, Settings, effective_config
+from .settings import Settings, effective_config
+from .table import OPTIONS, OPTIONS_BY_NAME, OptionSpec
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,12 @@ def _ini_value(getini: Callable[[str], Any], spec: OptionSpec) -> Any:
         raise UsageProblem(f"ini option {spec.ini} = {_shown(spec, str(raw))!r}: {exc}") from None
 
 
-ENV_PREFIX = "EXTRACTBENCH_"
 _CONFIG = "config"
 
 
 def _env_value(spec: OptionSpec) -> Any:
     """``EXTRACTBENCH_<NAME>`` converted like the option (repeatable options: whitespace-separated)."""
-    raw = os.environ.get(ENV_PREFIX + spec.name.upper())
+    raw = os.environ.get(spec.env)
     if raw is None or raw.strip() == "":
         return None
     try:
@@ -61,7 +61,7 @@ def _env_value(spec: OptionSpec) -> Any:
             return tuple(spec.converter(part) for part in raw.split())
         return spec.converter(raw.strip())
     except argparse.ArgumentTypeError as exc:
-        raise UsageProblem(f"environment variable {ENV_PREFIX + spec.name.upper()}={_shown(spec, raw)!r}: {exc}") from None
+        raise UsageProblem(f"environment variable {spec.env}={_shown(spec, raw)!r}: {exc}") from None
 
 
 def _shown(spec: OptionSpec, raw: str) -> str:
@@ -99,12 +99,12 @@ def resolve_layers(given: OptionSources) -> tuple[dict[str, Any], dict[str, str]
         if value is not None and spec.multiple:
             value = tuple(value)
         if value is None:
-            value, source = _env_value(spec), f"environment {ENV_PREFIX}{spec.name.upper()}"
+            value, source = _env_value(spec), f"environment {spec.env}"
         if value is None and from_file is not None and spec.name in from_file.values:
             value, source = from_file.values[spec.name], f"config file {from_file.sources[spec.name]}"
         if value is None:
             value, source = _ini_value(given.getini, spec), "ini"
-        values[spec.name] = spec.default if value is None else value
+        values[spec.name] = spec.default_value() if value is None else value
         sources[spec.name] = "default" if value is None else source
     # --model a,b --model c -> ("a", "b", "c")
     values["model"] = tuple(name for group in values["model"] for name in (group if isinstance(group, tuple) else (group,)))

@@ -6,7 +6,6 @@ Kept apart from :mod:`.pipeline` so that reading options never imports the HTTP 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,29 +95,6 @@ class LiveOptions:
     def embedded(self) -> bool:
         """True when the plugin must start llama-server itself (no URL, no extractor, nothing to replay)."""
         return not self.base_urls and self.replay is None and self.extractor is None
-
-    @classmethod
-    def from_values(cls, values: Mapping[str, Any]) -> LiveOptions:
-        """From the resolved option values of :mod:`.settings`."""
-        return cls(
-            base_urls=tuple(dict.fromkeys(values["base_url"])),
-            structured_output=values["structured_output"],
-            concurrency=values["concurrency"],
-            temperature=values["temperature"],
-            max_tokens=values["max_tokens"],
-            decoding_seed=values["decoding_seed"],
-            timeout_s=values["timeout"] if values["timeout"] is not None else (
-                EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None else DEFAULT_TIMEOUT_S),
-            retries=values["retries"],
-            system_prompt=values["system_prompt"],
-            user_prompt=values["user_prompt"],
-            resume=values["resume"],
-            replay=values["replay"],
-            no_cache=bool(values["no_cache"]),
-            slots=values["slots"],
-            context=values["context"],
-            extractor=values["extractor"],
-        )
 
     def default_concurrency(self, workers: int = 1) -> int:
         """Requests in flight per server group in one process; under xdist the session's share of one worker."""

@@ -1,4 +1,9 @@
-"""pytest hooks only; the run lives in :mod:`pytest_extractbench.run`, driven through :mod:`.session` and :mod:`.items`."""
+"""pytest hooks only; the run lives in :mod:`pytest_extractbench.run`, driven through :mod:`.session` and :mod:`.items`.
+
+This module is pytest's entry point, loaded by every pytest run in an environment that has the plugin: it
+registers the options from the option table and imports the run machinery (numpy, scipy, the report layers) only
+in pytest_configure when --extractbench is given.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,16 @@ from typing import TYPE_CHECKING, Any, Generator, Iterator
 
 import pytest
 
-from . import extensions, hookspecs
+from . import hookspecs
+from . import pytest_html as pytest_html_glue
 from ..core import textsafe
 from ..core.errors import UsageProblem
-from .items import BENCH_KEY, SampleItem
-from . import pytest_html as pytest_html_glue
-from .progress import Progress
-from .session import RUN_DIR_KEY, STATIC_KEY, BenchSession, is_worker
 from .options import add_options, settings_from_config
+from .stash import BENCH_KEY
 
 if TYPE_CHECKING:
     from ..run.context import RunContext
+    from .session import BenchSession
 
 # -------------------------------------------------------------------- configuration
 
@@ -44,6 +48,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "llm: needs a real model server (the embedded llama-server)")
     if not config.getoption("extractbench"):
         return  # not a benchmark run: no option, config file or environment is read
+    from . import extensions
+    from .session import BenchSession
+
     with _safe_usage_errors():
         settings = settings_from_config(config)
         extensions.configure(config, settings)
@@ -82,6 +89,8 @@ class _ProgressLine:
     """Prints the running EQS and validity while items run."""
 
     def __init__(self, config: pytest.Config) -> None:
+        from .progress import Progress
+
         self.config = config
         self.progress = Progress()
         self.session: pytest.Session | None = None
@@ -119,6 +128,8 @@ class _XdistController:
         # Workers write into the run directory the controller chose (journal, caches).
         bench = _bench(node.config)
         if bench is not None:
+            from .session import RUN_DIR_KEY, STATIC_KEY
+
             node.workerinput[RUN_DIR_KEY] = str(bench.run_dir)
             # live runs: the servers the controller started, and the fixed schedule
             node.workerinput.update(bench.worker_input())
@@ -192,7 +203,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
     # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
-    if call.when == "call" and isinstance(item, SampleItem) and item.record is not None:
+    if call.when == "call" and _bench(item.config) is not None and _is_sample(item) and item.record is not None:
         report.extractbench = data = item.record.to_dict()
         # JUnit XML <property> elements and pytest-html columns, as record_property would add them
         properties = pytest_html_glue.junit_properties(data)
@@ -201,6 +212,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if pytest_html_glue.wants_extras(item.config):
             pytest_html_glue.attach_extra(report, data)
     return report
+
+
+def _is_sample(item: pytest.Item) -> bool:
+    from .items import SampleItem  # loaded already: a benchmark run is configured
+
+    return isinstance(item, SampleItem)
 
 
 @pytest.hookimpl(trylast=True)
@@ -223,7 +240,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     bench = _bench(config)
-    if bench is None or is_worker(config):
+    if bench is None or bench.is_worker:
         return
     terminalreporter.section("extractbench")
     with _safe_usage_errors():  # inputs that could not be read fail the session as a usage error, as at collection

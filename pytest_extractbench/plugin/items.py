@@ -14,11 +14,11 @@ import pytest
 from ..core import textsafe
 from ..dataset.samples import Sample
 from ..report.terminal import failure_text
+from .stash import BENCH_KEY
 
 if TYPE_CHECKING:
     from ..dataset.records import SampleRecord
 
-BENCH_KEY = pytest.StashKey["BenchSession"]()
 
 
 class SampleFailure(Exception):

@@ -1,11 +1,18 @@
-"""The options on pytest's command line and in its ini file; resolved through :mod:`pytest_extractbench.config`."""
+"""The options on pytest's command line and in its ini file; resolved through :mod:`pytest_extractbench.config`.
+
+Registering them reads only the option table, so the entry point stays cheap for test runs without --extractbench.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from ..config.layers import OptionSources, settings_from_sources
-from ..config.settings import OPTIONS, Settings
+from ..config.table import OPTIONS
+
+if TYPE_CHECKING:
+    from ..config.settings import Settings
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -28,6 +35,8 @@ def add_options(parser: pytest.Parser) -> None:
 
 def settings_from_config(config: pytest.Config) -> Settings:
     """Resolve the pytest config (command line, environment, config file, ini) once."""
+    from ..config.layers import OptionSources, settings_from_sources  # the settings need the scoring layers
+
     sources = OptionSources(
         cli={spec.name: config.getoption(spec.dest) for spec in OPTIONS},
         getini=config.getini,

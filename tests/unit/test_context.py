@@ -183,7 +183,8 @@ def test_the_byte_bound_is_at_least_the_bytes(texts: list[str]) -> None:
 def test_the_context_option_takes_whole_token_counts_of_at_least_256() -> None:
     import argparse
 
-    from pytest_extractbench.config.settings import OPTIONS_BY_NAME, parse_context
+    from pytest_extractbench.config.parsers import parse_context
+    from pytest_extractbench.config.table import OPTIONS_BY_NAME
 
     assert parse_context("8192") == 8192 and OPTIONS_BY_NAME["context"].default is None
     for bad in ("100", "8k", "-1"):

@@ -1,0 +1,12 @@
+"""Where the pytest config keeps the run's session: a key the entry point can read without importing the run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from .session import BenchSession
+
+BENCH_KEY = pytest.StashKey["BenchSession"]()
