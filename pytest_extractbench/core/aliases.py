@@ -20,7 +20,7 @@ MOVED = {
     "predictions": "dataset.predictions", "responses": "dataset.responses", "record": "dataset.records",
     "client": "live.client", "budget": "live.max_tokens", "connection": "live.connection",
     "endpoints": "live.endpoints", "pipeline": "live.pipeline", "journal": "live.journal", "context": "live.context",
-    "server": "live.llama_server", "llama_launcher": "live.llama_launcher",
+    "server": "live.backends.llama_server", "llama_launcher": "live.backends.llama_launcher",
     "metrics": "analysis.metrics", "breakdowns": "analysis.breakdowns", "calibration": "analysis.calibration",
     "consistency": "analysis.consistency", "comparison": "analysis.comparison", "diagnostics": "analysis.diagnostics",
     "distributions": "analysis.distributions", "performance": "analysis.performance",

@@ -20,7 +20,7 @@ from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load
 from ..dataset.samples import Dataset, DatasetProblem, subsample
 from ..dataset.sources import DatasetSourceError
 from ..gating import baseline as baselines
-from ..live.llama_server import DEFAULT_EMBEDDED_MODEL
+from ..live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
 from ..tracks import get_track
 from .live import LiveSetup
 
