@@ -20,11 +20,12 @@ from . import breakdowns, diagnostics, distributions, performance
 from .comparison import comparison_section
 from .bands import eqs_band, recommendation
 from ..dataset.records import SampleRecord
-from .resampled import confidence_interval_section
+from . import catalog
+from .resampled import confidence_interval_section, metric_values, sample_row
 from .sample_extras import calibration_section, consistency_section
 from ..scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions
 
-# Spec 4.2.5 bins of the composite score of compared fields, low to high.
+# Bins of the composite score of compared fields, low to high.
 SCORE_BINS = ("very_poor", "poor", "fair", "good", "excellent")
 SCORE_BIN_EDGES = (0.0, 0.40, 0.60, 0.80, 0.95, 1.0)
 
@@ -178,6 +179,10 @@ def model_metrics(records: Sequence[SampleRecord], options: ScoringOptions) -> d
     out: dict[str, Any] = {}
     for section in SECTIONS:
         out.update(section(ordered, options))
+    # a catalog metric that no section computes gets its point value from the per-sample rows
+    missing = [name for name in catalog.resampled() if name not in out]
+    if missing and ordered:
+        out.update(metric_values([sample_row(r.score) for r in ordered], missing))
     out["eqs_band"] = eqs_band(out["extraction_quality_score"])
     out["recommendation"] = recommendation(out["extraction_quality_score"], out["hallucination_rate"])
     return out

@@ -69,3 +69,15 @@ def test_a_new_catalog_entry_reaches_csv_markdown_terminal_gates_and_cis(with_fa
 def test_without_the_entry_none_of_it_appears() -> None:
     assert "json_only_rate" not in exports.metrics_csv({"m": model_entry()}).splitlines()[0]
     assert "JSON but not schema" not in exports.summary_md({"run": {}, "models": {"m": model_entry()}})
+
+
+def test_a_new_catalog_entry_gets_its_point_value_in_metrics_json(with_fake: None) -> None:
+    from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
+
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    records = [SampleRecord(model="m", sample_id=sid, score=score_sample(out, {"a": 1}, schema, sample_id=sid))
+               for sid, out in (("ok", {"a": 1}), ("wrong-type", {"a": "one"}), ("not-json", "{broken"))]  # fmt: skip
+    section = model_metrics(records, ScoringOptions())
+    scores = [r.score for r in records]
+    assert [s.json_valid and not s.schema_valid for s in scores] == [False, True, False]
+    assert section["json_only_rate"] == pytest.approx(1 / 3)
