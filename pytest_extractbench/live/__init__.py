@@ -9,3 +9,28 @@
 - pipeline.py (requests ahead of items, failover over replicas, replay), journal.py (journal and cache),
   extractor.py (a Python callable as the answerer), context.py and max_tokens.py (context and output sizing).
 """
+
+# The flat layout's `pytest_extractbench.live` module held the live options: its names still import from here.
+from .options import (  # noqa: E402
+    DEFAULT_CONCURRENCY_PER_URL,
+    DEFAULT_SLOTS,
+    DEFAULT_TIMEOUT_S,
+    EMBEDDED_TIMEOUT_S,
+    STRUCTURED_OUTPUT_MODES,
+    LiveOptions,
+    check_base_url,
+    parse_base_url,
+    parse_structured_output,
+)
+
+__all__ = [
+    "DEFAULT_CONCURRENCY_PER_URL",
+    "DEFAULT_SLOTS",
+    "DEFAULT_TIMEOUT_S",
+    "EMBEDDED_TIMEOUT_S",
+    "STRUCTURED_OUTPUT_MODES",
+    "LiveOptions",
+    "check_base_url",
+    "parse_base_url",
+    "parse_structured_output",
+]
