@@ -19,7 +19,7 @@ import numpy as np
 from . import breakdowns, diagnostics, distributions, performance
 from .comparison import comparison_section
 from .bands import eqs_band, recommendation
-from ..dataset.records import SampleRecord
+from ..dataset.records import SampleRecord, records_by_model
 from . import catalog
 from .resampled import confidence_interval_section, metric_values, sample_row
 from .sample_extras import calibration_section, consistency_section
@@ -190,9 +190,7 @@ def model_metrics(records: Sequence[SampleRecord], options: ScoringOptions) -> d
 
 def metrics_by_model(records: Iterable[SampleRecord], options: ScoringOptions) -> dict[str, dict[str, Any]]:
     """``{model: metrics}`` in model-name order."""
-    grouped: dict[str, list[SampleRecord]] = {}
-    for record in records:
-        grouped.setdefault(record.model, []).append(record)
+    grouped = records_by_model(records)
     return {model: model_metrics(grouped[model], options) for model in sorted(grouped)}
 
 

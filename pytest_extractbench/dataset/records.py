@@ -119,3 +119,11 @@ class TrackRecord:
         """Why the item failed, with the track's details."""
         head = f"sample {self.sample_id!r} (model {self.model!r}, track {self.track}): {self.failure}"
         return "\n".join([head, *self.details])
+
+
+def records_by_model(records: Any) -> dict[str, list[Any]]:
+    """Records grouped by model, each group in the order given; models in first-seen order."""
+    grouped: dict[str, list[Any]] = {}
+    for record in records:
+        grouped.setdefault(record.model, []).append(record)
+    return grouped

@@ -7,16 +7,15 @@ in pytest_configure when --extractbench is given.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generator, Iterator
+from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
 from . import hookspecs
 from . import pytest_html as pytest_html_glue
 from ..core import textsafe
-from ..core.errors import UsageProblem
+from .usage import safe_usage_errors
 from .options import add_options, settings_from_config
 from .stash import BENCH_KEY
 
@@ -35,15 +34,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
-@contextmanager
-def _safe_usage_errors() -> Iterator[None]:
-    """pytest prints a UsageError as it is; ours quote file names, ids and config values: make them safe."""
-    try:
-        yield
-    except (pytest.UsageError, UsageProblem) as exc:
-        raise pytest.UsageError(textsafe.text_lines(str(exc))) from None
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "llm: needs a real model server (the embedded llama-server)")
     if not config.getoption("extractbench"):
@@ -51,7 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from . import extensions
     from .session import BenchSession
 
-    with _safe_usage_errors():
+    with safe_usage_errors():
         settings = settings_from_config(config)
         extensions.configure(config, settings)
         bench = BenchSession(config, settings)
@@ -173,7 +163,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     # tryfirst: -k/-m deselection (later impls of this hook) must see the sample items.
     bench = _bench(config)
     if bench is not None:
-        with _safe_usage_errors():
+        with safe_usage_errors():
             items[:0] = bench.make_items(session)
 
 
@@ -184,7 +174,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     bench = _bench(config)
     distributed = getattr(config.option, "dist", "no") != "no" and not config.option.collectonly
     if bench is not None and not bench.is_worker and distributed:
-        with _safe_usage_errors():
+        with safe_usage_errors():
             bench.start_live()
 
 
@@ -192,7 +182,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_runtestloop(session: pytest.Session) -> None:
     bench = _bench(session.config)
     if bench is not None and not session.config.option.collectonly:
-        with _safe_usage_errors():
+        with safe_usage_errors():
             bench.prepare(session.items)
 
 
@@ -233,7 +223,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     bench = _bench(session.config)
     if bench is not None:
         bench.close_source()  # every item has run (or the run was stopped): no more requests
-        with _safe_usage_errors():
+        with safe_usage_errors():
             bench.finish(session)
 
 
@@ -243,7 +233,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if bench is None or bench.is_worker:
         return
     terminalreporter.section("extractbench")
-    with _safe_usage_errors():  # inputs that could not be read fail the session as a usage error, as at collection
+    with safe_usage_errors():  # inputs that could not be read fail the session as a usage error, as at collection
         lines = bench.summary_lines()
     for line in lines:
         # the one terminal sink of the summary: whatever a line quotes, no control character gets out

@@ -17,11 +17,12 @@ from ..core import textsafe
 from ..core.errors import ExtractBenchWarning, UsageProblem
 from ..dataset.records import SampleRecord, TrackRecord
 from ..report import terminal
-from ..run.context import RUN_DIR_KEY, RunContext, RunEvents, Worker
+from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
 from ..run.items import run_item
 from ..run.summary import summary_lines
 from .items import DatasetCollector, SampleItem
+from .usage import safe_usage_errors
 
 if TYPE_CHECKING:
     from ..config.settings import Settings
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["RUN_DIR_KEY", "STATIC_KEY", "BenchSession", "ExtractBenchWarning", "is_worker", "own_indices"]
 
 STATIC_KEY = "extractbench_static_schedule"  # xdist_schedule.STATIC_KEY (that module needs xdist)
-MAX_WARNINGS = 20
 
 
 def own_indices(total: int, workerid: str, workercount: int) -> list[int]:
@@ -59,10 +59,6 @@ class HookEvents(RunEvents):
 
     def run_finished(self, metrics: dict[str, Any]) -> None:
         self.config.hook.pytest_extractbench_run_finished(config=self.config, metrics=metrics)
-
-
-def usage_error(exc: UsageProblem) -> pytest.UsageError:
-    return pytest.UsageError(textsafe.text_lines(str(exc)))
 
 
 class BenchSession:
@@ -130,14 +126,14 @@ class BenchSession:
         worker = self.context.worker
         if worker is not None and not worker.speaks:
             return
-        for problem in problems[:MAX_WARNINGS]:
+        for problem in problems[:MAX_LISTED]:
             # Point the warning at the data file, not at this module; line 0, because pytest would echo the
             # line it points at verbatim (a bad row can be megabytes of untrusted bytes): the message says
             # which line, clipped and made safe.
             text = textsafe.terminal(problem, terminal.PROBLEM_WIDTH)
             warnings.warn_explicit(ExtractBenchWarning(text), ExtractBenchWarning, textsafe.terminal(problem.source), 0)
-        if len(problems) > MAX_WARNINGS:
-            warnings.warn(ExtractBenchWarning(f"{len(problems) - MAX_WARNINGS} more input problems; see metrics.json"))
+        if len(problems) > MAX_LISTED:
+            warnings.warn(ExtractBenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
@@ -154,10 +150,8 @@ class BenchSession:
 
     def run_item(self, item: SampleItem) -> SampleRecord | TrackRecord:
         """Get the item's output, score it, and decide pass/fail."""
-        try:
+        with safe_usage_errors():
             return run_item(self.context, item.model, item.sample)
-        except UsageProblem as exc:
-            raise usage_error(exc) from None
 
     def close_source(self) -> None:
         self.context.close_source()

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ..config.from_python import settings_from_options
 from ..core.errors import UsageProblem
 from .context import RunContext, RunEvents
-from .finish import finish_run
+from .finish import finish_run, version
 from .items import run_item
 from .result import RunResult
 from .rules import configure_rules
@@ -55,16 +55,6 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
         finally:
             gc.unfreeze()
             context.close_source()
-        return finish_run(context, records, pytest_version=_pytest_version())
+        return finish_run(context, records, pytest_version=version("pytest"))  # the installed pytest, as the plugin records its own
     finally:
         context.close()
-
-
-def _pytest_version() -> str | None:
-    """metrics.json records the pytest version the plugin ran under; evaluate() names the installed one."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("pytest")
-    except metadata.PackageNotFoundError:
-        return None

@@ -20,16 +20,15 @@ from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load
 from ..dataset.samples import Dataset, DatasetProblem, subsample
 from ..dataset.sources import DatasetSourceError
 from ..gating import baseline as baselines
-from ..live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
 from ..tracks import get_track
 from .live import LiveSetup
 
 if TYPE_CHECKING:
     from ..config.settings import Settings
-    from ..dataset.records import SampleRecord
     from ..dataset.responses import ModelResponse, OutputSource
 
 RUN_DIR_KEY = "extractbench_run_dir"  # a worker's run directory, chosen by the controller
+MAX_LISTED = 20  # input problems shown one by one; the rest are counted (all of them are in metrics.json)
 
 
 class RunEvents:
@@ -219,6 +218,8 @@ class RunContext:
 
             return [extractor_name(self.extractor)]
         if self.settings.live.embedded:
+            from ..live.backends.llama_models import DEFAULT_EMBEDDED_MODEL  # the live layer only when it serves
+
             return [DEFAULT_EMBEDDED_MODEL]
         return []
 
@@ -230,9 +231,8 @@ class RunContext:
         from ..core import textsafe
         from ..report.terminal import PROBLEM_WIDTH
 
-        shown = 20
-        listed = "\n  ".join(textsafe.terminal(p, PROBLEM_WIDTH) for p in invalid[:shown])
-        more = f"\n  ... {len(invalid) - shown} more" if len(invalid) > shown else ""
+        listed = "\n  ".join(textsafe.terminal(p, PROBLEM_WIDTH) for p in invalid[:MAX_LISTED])
+        more = f"\n  ... {len(invalid) - MAX_LISTED} more" if len(invalid) > MAX_LISTED else ""
         raise UsageProblem(f"extractbench: {len(invalid)} invalid sample problem(s) and "
                            f"--extractbench-invalid-samples fail:\n  {listed}{more}")
 
@@ -274,10 +274,3 @@ class RunContext:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
-
-
-def records_by_model(records: list[SampleRecord]) -> dict[str, list[SampleRecord]]:
-    grouped: dict[str, list[SampleRecord]] = {}
-    for record in records:
-        grouped.setdefault(record.model, []).append(record)
-    return grouped

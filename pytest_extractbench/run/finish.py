@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..analysis.metrics import run_level_metrics
 from ..core import files
+from ..dataset.records import records_by_model
 from ..dataset.statistics import dataset_statistics
 from ..gating import baseline as baselines
 from ..gating.regression import compare_run
 from ..gating.sla import evaluate_sla, sla_passed
 from ..gating.subsets import gate_scopes
-from .context import records_by_model
 from .result import RunResult
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..analysis.consistency import aggregate_consistency, consistency
 from ..core.jsonio import JsonInputError
-from ..dataset.records import TrackRecord
+from ..dataset.records import TrackRecord, records_by_model
 from ..dataset.responses import ModelResponse
 from ..dataset.samples import Dataset, DatasetProblem, iter_rows, row_error
 from ..scoring import budget
@@ -213,9 +213,7 @@ class Track:
 
     def aggregate_records(self, records: Sequence[Any], settings: Any) -> dict[str, dict[str, Any]]:
         """Per model: samples, passes, the track's own aggregate and consistency over repeated runs."""
-        grouped: dict[str, list[Any]] = {}
-        for record in records:
-            grouped.setdefault(record.model, []).append(record)
+        grouped = records_by_model(records)
         out: dict[str, dict[str, Any]] = {}
         for model in sorted(grouped):
             found = grouped[model]

@@ -14,7 +14,7 @@ from ..analysis.diagnostics import sample_diagnostics
 from ..analysis.metrics import metrics_by_model
 from ..analysis.performance import apply_prices
 from ..analysis.sample_extras import extra_diagnostics
-from ..dataset.records import SampleRecord
+from ..dataset.records import SampleRecord, records_by_model
 from ..dataset.responses import ModelResponse
 from ..dataset.rules import rule_problems
 from ..dataset.samples import Dataset, DatasetProblem
@@ -71,9 +71,9 @@ class ExtractionTrack(Track):
         for section in metrics.values():
             apply_prices(section, settings.prices)  # before the comparison reads the cost
         if settings.subsets is not None:
+            grouped = records_by_model(records)
             for model, section in metrics.items():
-                mine = [r for r in records if r.model == model]
-                section.update(subset_metrics(mine, settings.subsets, settings.scoring.statistics))
+                section.update(subset_metrics(grouped[model], settings.subsets, settings.scoring.statistics))
         return metrics
 
 
