@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from ..live.endpoints import Endpoints
     from .context import RunContext
 
-ENDPOINTS_KEY = "extractbench_endpoints"  # live.endpoints.ENDPOINTS_KEY, without importing the live layer
 
 
 class LiveSetup:
@@ -93,7 +92,11 @@ class LiveSetup:
 
     def worker_input(self) -> dict[str, Any]:
         """What a worker needs from the controller: the routes of the servers it started."""
-        return {ENDPOINTS_KEY: self.endpoints.to_wire()} if self.endpoints is not None else {}
+        if self.endpoints is None:
+            return {}
+        from ..live.endpoints import ENDPOINTS_KEY
+
+        return {ENDPOINTS_KEY: self.endpoints.to_wire()}
 
     def make_source(self) -> OutputSource | None:
         """The replayed journal, or the live pipeline; None in offline runs."""
@@ -111,7 +114,7 @@ class LiveSetup:
             return ExtractorSource(context.extractor, run_dir=context.run_dir, cache_dir=cache_dir,  # type: ignore[arg-type]
                                    resume=live.resume is not None, concurrency=live.default_concurrency(self.workers()))
         from ..live.client import api_key_from_env
-        from ..live.endpoints import Endpoints
+        from ..live.endpoints import ENDPOINTS_KEY, Endpoints
         from ..live.pipeline import LiveSource
 
         if context.worker is not None:
