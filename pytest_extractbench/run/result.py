@@ -73,7 +73,9 @@ def load_run(run_dir: str | Path) -> RunResult:
         raise UsageProblem(f"extractbench: {path} holds no {METRICS_FILE}: not a run directory")
     document = json.loads(metrics_file.read_text(encoding="utf-8"))
     track = document.get("track") or "extraction"
-    scoring = ScoringOptions()  # records carry their own numbers; the options only rebuild derived values
+    # a record's EQS and F1 derive from its fields with the run's options (weights, thresholds): use the recorded ones
+    recorded = ((document.get("run") or {}).get("options") or {}).get("scoring")
+    scoring = ScoringOptions.from_dict(recorded) if isinstance(recorded, dict) else ScoringOptions()
     records: list[SampleRecord | TrackRecord] = []
     samples_file = path / SAMPLES_FILE
     if samples_file.is_file():

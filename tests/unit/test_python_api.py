@@ -139,3 +139,12 @@ def test_a_plugin_source_receives_the_run_context(pytester: pytest.Pytester) -> 
     document = pytest_run(pytester, "--model", "oracle", "--extractbench-sla", "none", "--extractbench-sample", "5")
     assert json.loads((pytester.path / "seen.json").read_text()) == [["oracle"], 5]
     assert document["models"]["oracle"]["extraction_quality_score"] == 1.0
+
+
+def test_load_run_rebuilds_records_with_the_run_s_own_scoring_options(tmp_path: Path) -> None:
+    result = evaluate(predictions=WEAK, output=tmp_path / "run", rootdir=tmp_path, sla="none",
+                      eqs_weights="0.4,0.3,0.2,0.1")
+    loaded = load_run(tmp_path / "run")
+    assert [r.score.eqs for r in loaded.records] == pytest.approx([r.score.eqs for r in result.records])
+    default = evaluate(predictions=WEAK, output=tmp_path / "default", rootdir=tmp_path, sla="none")
+    assert [r.score.eqs for r in loaded.records] != pytest.approx([r.score.eqs for r in default.records])
