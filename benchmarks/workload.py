@@ -205,6 +205,42 @@ def _perturb(rng: random.Random, gold: dict[str, Any]) -> str:
     return json.dumps(output)
 
 
+def _mistype(value: Any, rng: random.Random) -> Any:
+    """The value with a JSON type its schema does not allow, as weak models write it."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return f"{value} units" if rng.random() < 0.5 else str(value)
+    if isinstance(value, str):
+        return {"value": value} if rng.random() < 0.3 else len(value)
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return "unknown"
+
+
+def _perturb_harsh(rng: random.Random, gold: dict[str, Any]) -> str:
+    """A weak model's output: ~10% truncated, ~80% schema-invalid (wrong types), the rest as ``_perturb``."""
+    roll = rng.random()
+    if roll < 0.10:  # the generation stopped at max_tokens
+        text = json.dumps(gold)
+        return text[: rng.randint(1, len(text) - 1)]
+    if roll >= 0.90:
+        return _perturb(rng, gold)
+    output = copy.deepcopy(gold)
+    leaves = [p for p in _leaf_paths(output) if p]
+    for _ in range(rng.randint(1, 4)):
+        parent, key = _get_parent(output, rng.choice(leaves))
+        if not isinstance(parent, list) and key in parent:
+            parent[key] = _mistype(parent[key], rng)
+    required = [key for key, value in output.items() if isinstance(value, (dict, list))]
+    if rng.random() < 0.3 and required:  # a whole subtree in the wrong shape
+        key = rng.choice(required)
+        output[key] = _mistype(output[key], rng)
+    return json.dumps(output)
+
+
 def with_alignment(schema: Any, align: Any, *, scalar_arrays: bool = True) -> Any:
     """A copy of ``schema`` whose arrays carry ``"x-eval-align": align`` (arrays of scalars too, unless told)."""
     if isinstance(schema, dict):
@@ -218,9 +254,13 @@ def with_alignment(schema: Any, align: Any, *, scalar_arrays: bool = True) -> An
 
 
 def make_workload(
-    n: int = 10_000, seed: int = 20261122, *, align: Any = None, scalar_arrays: bool = True
+    n: int = 10_000, seed: int = 20261122, *, align: Any = None, scalar_arrays: bool = True, harsh: bool = False
 ) -> list[tuple[str, Any, dict[str, Any], str]]:
-    """``n`` rows of ``(sample_id, gold, schema, raw_output)``; ``align`` annotates every array's alignment."""
+    """``n`` rows of ``(sample_id, gold, schema, raw_output)``; ``align`` annotates every array's alignment.
+
+    ``harsh`` perturbs like a weak model: about 90% of outputs truncated or violating their schema.
+    """
+    perturb = _perturb_harsh if harsh else _perturb
     rng = random.Random(seed)
     families = FAMILIES
     if align is not None:
@@ -229,5 +269,5 @@ def make_workload(
     for i in range(n):
         schema, make = families[i % len(families)]
         gold = make(rng)
-        rows.append((f"s{i:05d}", gold, schema, _perturb(rng, gold)))
+        rows.append((f"s{i:05d}", gold, schema, perturb(rng, gold)))
     return rows

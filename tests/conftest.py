@@ -7,6 +7,10 @@ from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
+# pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be
+# loaded twice in one process: loading the run machinery here keeps every in-process benchmark run working.
+import pytest_extractbench.run.api  # noqa: E402,F401
+
 if TYPE_CHECKING:
     from faultserver import FaultServer
 

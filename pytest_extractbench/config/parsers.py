@@ -134,6 +134,11 @@ def parse_positive_int(value: str) -> int:
     return _number(value, int, lambda x: x >= 1, "a whole number >= 1")
 
 
+def parse_int_non_negative(value: str) -> int:
+    """A whole number >= 0."""
+    return _number(value, int, lambda x: x >= 0, "a whole number >= 0")
+
+
 def parse_context(value: str) -> int:
     """A context size in tokens, at least 256 (llama-server's smallest useful slot)."""
     return _number(value, int, lambda x: x >= 256, "a whole number of tokens, at least 256")

@@ -25,6 +25,7 @@ from .parsers import (
     parse_eqs_weights,
     parse_fraction,
     parse_int,
+    parse_int_non_negative,
     parse_invalid_policy,
     parse_level,
     parse_max_tokens,
@@ -255,6 +256,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
                "are still written).", parse_bool, False, flag=True,
                target="report.html", yaml=("output.generate_report",), shape=operator.not_),
+    OptionSpec("failure_details", "Failed samples that pytest details in its FAILURES section (the first N; the "
+               "others keep their FAILED line, and every one is in the run's samples.jsonl).",
+               parse_int_non_negative, 20, "N",
+               target="report.failure_details", yaml=("output.failure_details",)),
     # --- tracks, consistency, observability ---
     OptionSpec("track", "Benchmark track: extraction (default), toolcall, generate (create by schema) or repair "
                "(fix broken JSON).", parse_track, "extraction", "TRACK",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 METRICS_FILE = "metrics.json"
 SAMPLES_FILE = "samples.jsonl"
@@ -50,13 +51,33 @@ def write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+_ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+
+
+def jsonl_line(row: Any) -> bytes:
+    """One strict JSON line, as :func:`dumps` writes it, in UTF-8. orjson writes NaN as null and numpy scalars
+    as numbers natively (10x the recursive conversion); what it refuses (integers beyond 64 bits, lone
+    surrogates) goes the slow way."""
+    try:
+        return orjson.dumps(row, default=_plain_or_fail, option=_ORJSON_OPTIONS)
+    except (orjson.JSONEncodeError, TypeError):
+        return (dumps(row) + "\n").encode("utf-8", "backslashreplace")  # a lone surrogate becomes an escape
+
+
+def _plain_or_fail(value: Any) -> Any:
+    converted = _plain(value)
+    if converted is value:
+        raise TypeError(f"not JSON: {type(value).__name__}")
+    return converted
+
+
 def write_jsonl(path: Path, rows: Iterable[Any]) -> None:
     """One JSON document per line, written atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with tmp.open("wb") as handle:
         for row in rows:
-            handle.write(dumps(row) + "\n")
+            handle.write(jsonl_line(row))
     os.replace(tmp, path)
 
 

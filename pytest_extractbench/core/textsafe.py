@@ -32,6 +32,10 @@ _MENTION = re.compile(r"@(?=[\w-])")
 _MENTION_BREAK = "@&#8203;"
 
 
+_PRINTABLE = re.compile(r"[ -~]*")
+_PRINTABLE_LINES = re.compile(r"[ -~\n\t]*")
+
+
 def _escape(char: str) -> str:
     code = ord(char)
     if code <= 0xFF:
@@ -71,8 +75,11 @@ def terminal(text: Any, limit: int | None = LIMIT, *, lines: bool = False) -> st
     total = len(text)
     if limit is not None and total > limit:
         text = text[:limit]  # escaping only lengthens the text: never scan more than can be shown
-    keep = "\n\t" if lines else ""
-    out = "".join(_escape(c) if c not in keep and _is_unsafe(c) else c for c in text)
+    if (_PRINTABLE_LINES if lines else _PRINTABLE).fullmatch(text):
+        out = text  # printable ASCII, the common case: one regex scan instead of a check per character
+    else:
+        keep = "\n\t" if lines else ""
+        out = "".join(_escape(c) if c not in keep and _is_unsafe(c) else c for c in text)
     if limit is not None and (len(out) > limit or total > limit):
         out = _cut(out, limit, total)
     return out

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+
+import orjson
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -137,11 +139,13 @@ def parse_rows(
     samples: list[Sample] = []
     problems: list[DatasetProblem] = []
     seen: dict[str, str] = {}
+    schemas = SchemaCache()
     for index, (location, row) in enumerate(rows, start=1):
         if isinstance(row, (json.JSONDecodeError, jsonio.JsonInputError)):
             problems.append(row_error(source, location, row))
             continue
-        sample, row_problems = sample_from_row(row, source=source, location=location, index=index, columns=columns)
+        sample, row_problems = sample_from_row(row, source=source, location=location, index=index, columns=columns,
+                                              schemas=schemas)
         problems.extend(row_problems)
         if sample is None:
             continue
@@ -157,7 +161,10 @@ def parse_rows(
 
 def _json_field(row: Mapping[str, Any], key: str) -> tuple[Any, str | None]:
     """The value of ``row[key]`` (parsed when it is a JSON string), or why it cannot be used."""
-    value = row[key]
+    return _json_value(row[key])
+
+
+def _json_value(value: Any) -> tuple[Any, str | None]:
     if isinstance(value, str):
         try:
             value = jsonio.loads(value)
@@ -173,8 +180,44 @@ def _json_field(row: Mapping[str, Any], key: str) -> tuple[Any, str | None]:
     return value, None
 
 
+class SchemaCache:
+    """Each distinct schema of a dataset read, checked and measured once and shared by its samples, so the
+    validators and rules compiled per schema object are compiled once per schema content as well."""
+
+    def __init__(self) -> None:
+        self._entries: dict[Any, tuple[Any, str | None, list[str], dict[str, Any] | None]] = {}
+
+    def get(self, raw: Any) -> tuple[Any, str | None, list[str], dict[str, Any] | None]:
+        """``(schema, why it is not JSON, why it is not a valid JSON Schema, complexity features)``."""
+        key = _content_key(raw)
+        entry = self._entries.get(key) if key is not None else None
+        if entry is None:
+            entry = _read_schema(raw)
+            if key is not None:
+                self._entries[key] = entry
+        return entry
+
+
+def _content_key(raw: Any) -> Any:
+    if isinstance(raw, str):
+        return raw
+    try:
+        return orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):  # too deep, NaN keys, big integers: not shared, checked alone
+        return None
+
+
+def _read_schema(raw: Any) -> tuple[Any, str | None, list[str], dict[str, Any] | None]:
+    schema, error = _json_value(raw)
+    if error:
+        return None, error, [], None
+    schema_errors = check_schema(schema)
+    return schema, None, schema_errors, None if schema_errors else complexity_features(schema)
+
+
 def sample_from_row(
-    row: Any, *, source: str, location: str, index: int, columns: Mapping[str, str] | None = None
+    row: Any, *, source: str, location: str, index: int, columns: Mapping[str, str] | None = None,
+    schemas: SchemaCache | None = None,
 ) -> tuple[Sample | None, list[DatasetProblem]]:
     """Validate one row; returns the sample (or None when unusable) and its problems.
 
@@ -209,11 +252,10 @@ def sample_from_row(
     if problems:
         return None, problems
 
-    schema, error = _json_field(row, col("schema"))
+    schema, error, schema_errors, complexity = (schemas or SchemaCache()).get(row[col("schema")])
     if error:
         problem(error, col("schema"))
         return None, problems
-    schema_errors = check_schema(schema)
     if schema_errors:
         problem("not a valid JSON Schema: " + "; ".join(schema_errors[:3]), col("schema"))
         return None, problems
@@ -230,7 +272,7 @@ def sample_from_row(
 
     meta = {key: row[col(key)] for key in _META_KEYS if row.get(col(key)) is not None}
     # Records carry the meta to the controller, where breakdowns by complexity need it.
-    meta.update({"source": source, "location": location, "complexity": complexity_features(schema)})
+    meta.update({"source": source, "location": location, "complexity": dict(complexity or {})})
     return Sample(id=sample_id, text=text, schema=schema, expected=expected, meta=meta), problems
 
 

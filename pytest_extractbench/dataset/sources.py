@@ -15,6 +15,7 @@ samples, so validation and problem reports are the same whatever the source. Spe
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import urllib.error
 import urllib.request
@@ -111,9 +112,21 @@ def _resolve(spec: str, base_dir: Path | None) -> Path:
 # -- files and folders ----------------------------------------------------------------------
 
 
+HF_EXTRA = "pip install 'pytest-extractbench[hf]'"
+
+
+def _optional(module: str, what: str) -> Any:
+    """An import from the ``hf`` extra, or a one-line message saying how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise DatasetSourceError(f"{what} needs the datasets libraries, which are an optional extra: "
+                                 f"{HF_EXTRA}") from None
+
+
 def iter_parquet(path: Path) -> Iterator[tuple[str, Any]]:
     """``(row N, row)`` of a Parquet file, read in record batches."""
-    import pyarrow.parquet as pq
+    pq = _optional("pyarrow.parquet", f"dataset {path}: reading Parquet")
 
     try:
         handle = pq.ParquetFile(path)
@@ -201,9 +214,9 @@ def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], ca
         local, split = _resolve(rest, base_dir), None
     if local.exists():
         return _load_hf_local(spec, local, split, columns, cache_dir)
+    datasets = _optional("datasets", f"dataset {spec!r}")
     if not _hub_offline():
         check_hub_reachable(spec)
-    import datasets
 
     try:
         loaded = datasets.load_dataset(name, split=split, cache_dir=str(cache_dir) if cache_dir else None)
@@ -224,7 +237,7 @@ def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], ca
 def _load_hf_local(spec: str, path: Path, split: str | None, columns: Mapping[str, str],
                    cache_dir: Path | None) -> Dataset:
     """A local file or folder through ``datasets`` (the same code path as the Hub, minus the download)."""
-    import datasets
+    datasets = _optional("datasets", f"dataset {spec!r}")
 
     try:
         if path.is_file():

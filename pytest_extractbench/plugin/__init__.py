@@ -49,6 +49,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_InterruptListener(bench), "extractbench-interrupt")
     if not bench.is_worker:
         config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
+        from .failure_details import FailureDetails
+
+        details = FailureDetails(settings.report.failure_details, bench.run_dir)
+        config.pluginmanager.register(details, "extractbench-failure-details")
         # --- reports: live progress line, pytest-html columns/summary (only when it is installed)
         config.pluginmanager.register(_ProgressLine(config), "extractbench-progress")
         if config.pluginmanager.hasplugin("html"):
@@ -71,8 +75,14 @@ class _ReportListener:
     def __init__(self, bench: BenchSession) -> None:
         self.bench = bench
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.bench.add_report(report)
+        data = getattr(report, "extractbench", None)
+        if data is not None:
+            # pytest keeps every report until the session ends: past this point the record lives in the
+            # session, so the report keeps only who it was (100,000 full copies would take gigabytes)
+            report.extractbench = {key: data.get(key) for key in ("model", "sample_id", "passed")}
 
 
 class _ProgressLine:

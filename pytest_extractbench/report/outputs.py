@@ -22,6 +22,7 @@ class ReportOptions:
     """Report settings (one field of :class:`~pytest_extractbench.config.settings.Settings`)."""
 
     html: bool = True  # --extractbench-no-html-report turns it off
+    failure_details: int = 20  # sample failures pytest details in its FAILURES section; the run's files hold all
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

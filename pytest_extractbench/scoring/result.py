@@ -55,14 +55,13 @@ class FieldResult(NamedTuple):
     error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-able form (``similarity`` as a list; unset rule fields left out)."""
-        data = self._asdict()
+        """JSON-able form: ``similarity`` as a list, and only what differs from the defaults (samples.jsonl
+        holds tens of fields per sample; :meth:`from_dict` restores the rest)."""
+        data = {name: value for name, value in zip(self._fields, self)
+                if name not in _DEFAULTS or value is not _DEFAULTS[name] and (
+                    type(value) is not type(_DEFAULTS[name]) or value != _DEFAULTS[name])}  # fmt: skip
         if self.similarity is not None:
             data["similarity"] = list(self.similarity)
-        if self.comparator is None:
-            del data["comparator"]
-        if self.error is None:
-            del data["error"]
         return data
 
     @classmethod
@@ -72,6 +71,9 @@ class FieldResult(NamedTuple):
         if data.get("similarity") is not None:
             data["similarity"] = tuple(data["similarity"])
         return cls(**data)
+
+
+_DEFAULTS = FieldResult._field_defaults
 
 
 class FieldCounts(NamedTuple):

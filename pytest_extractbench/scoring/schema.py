@@ -382,13 +382,17 @@ def validation_errors(instance: Any, schema: Any, *, validate_formats: bool = Tr
         fast, reference = _validators_for(schema, validate_formats)
         if fast is not None:
             try:
+                # jsonschema-rs decides and lists (25,000 errors of 10,000 outputs in a quarter second, where
+                # the Python listing took most of the scoring time of invalid outputs)
                 if fast.is_valid(instance):
                     return []
+                found = sorted((_rs_path(e.instance_path), _clip(e.message)) for e in fast.iter_errors(instance))
+                if not any(message.startswith("Error executing regex") for _, message in found):
+                    return [f"{path}: {message}" for path, message in found[:MAX_ERRORS]]
+                # a pattern it gave up on: the reference's bounded engine says which and why
             except Exception:  # noqa: BLE001 - e.g. integers beyond 64 bits: ask the reference
-                fast = None
+                pass
         errors = [_describe(e) for e in sorted(reference.iter_errors(instance), key=lambda e: (e.json_path, e.message))]
-        if not errors and fast is not None:  # only jsonschema-rs checks this (a format): use its words
-            errors = [f"{_rs_path(e.instance_path)}: {_clip(e.message)}" for e in fast.iter_errors(instance)]
     except RecursionError:
         return ["$: output is nested too deeply to validate"]
     except PatternError as exc:

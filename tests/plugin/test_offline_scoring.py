@@ -103,7 +103,7 @@ def test_unusable_outputs_fail_their_items_with_field_level_messages(pytester: p
         "*sample 'med-1' (model 'predictions'): unusable output: unparseable JSON*",
         "*name*\"Ann Lee\"*-*missed*0.00*",
         "*sample 'med-2' (model 'predictions'): output violates the schema (1 error(s))*",
-        "*schema: $: 'name' is a required property*",
+        '*schema: $: "name" is a required property*',
         "*sample 'shop-2' (model 'predictions'): no output (missing): no prediction for sample 'shop-2'*",
     ])
     model = metrics(pytester)["models"]["predictions"]

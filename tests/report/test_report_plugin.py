@@ -81,7 +81,7 @@ def test_no_html_report_option(pytester: pytest.Pytester) -> None:
     out = pytester.path / "out"
     assert not (out / "report.html").exists()
     assert (out / "summary.md").is_file() and (out / "samples.csv").is_file()
-    assert json.loads((out / "metrics.json").read_text())["run"]["options"]["report"] == {"html": False}
+    assert json.loads((out / "metrics.json").read_text())["run"]["options"]["report"] == {"html": False, "failure_details": 20}
 
 
 def test_junit_xml_properties_per_sample(pytester: pytest.Pytester) -> None:

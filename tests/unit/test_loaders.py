@@ -93,6 +93,21 @@ def test_hf_local_folder_with_splits(tmp_path: Path) -> None:
         load_source(f"hf:{folder}:validation", cache_dir=tmp_path / "cache")
 
 
+@pytest.mark.parametrize("missing, spec", [
+    ("pyarrow.parquet", "data.parquet"), ("datasets", "hf:data.parquet"), ("datasets", "hf:org/name"),
+])
+def test_without_the_hf_extra_the_message_names_the_install_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str, spec: str) -> None:
+    write_parquet(tmp_path / "data.parquet", [{"id": "a", "text": "t", "schema": "{}", "expected": "{}"}])
+    monkeypatch.setitem(sys.modules, missing, None)  # what `import` meets when the package is not installed
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never the network, whatever happens
+    with pytest.raises(DatasetSourceError) as caught:
+        load_source(spec, base_dir=tmp_path)
+    message = str(caught.value)
+    assert "pip install 'pytest-extractbench[hf]'" in message and spec.removeprefix("hf:") in message
+    assert "\n" not in message
+
+
 def test_bad_parquet_and_unknown_file_types_are_clear_errors(tmp_path: Path) -> None:
     (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(DatasetSourceError, match="not a readable Parquet file"):
@@ -115,7 +130,7 @@ def test_parquet_rows_with_bad_cells_are_problems_with_row_numbers(tmp_path: Pat
         f"{path}:row 2, sample 'row-2', field 'schema': is a string but not valid JSON: "
         "Expecting property name enclosed in double quotes (column 2)",
         f"{path}:row 3, sample 'row-3', field 'item': gold violates its own schema at $.total.amount: "
-        "'lots' is not of type 'number'",
+        '"lots" is not of type "number"',
     ]
 
 
@@ -182,11 +197,12 @@ def test_folder_without_test_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("gold", "where"), [
-    ({**GOLD, "issued": "March 1st"}, "$.issued: 'March 1st' is not a 'date'"),  # format
-    ({**GOLD, "total": {"amount": 1, "currency": "GBP"}}, "$.total.currency: 'GBP' is not one of"),  # $ref + enum
-    ({**GOLD, "payer": {"company": "A", "person": "B"}}, "$.payer: {'company': 'A', 'person': 'B'} is valid under each"),
-    ({**GOLD, "lines": [{"qty": 1}]}, "$.lines[0]: 'sku' is a required property"),  # allOf
-    ({**GOLD, "status": "void"}, "$.status: 'void' is not valid under any of the given schemas"),  # anyOf
+    ({**GOLD, "issued": "March 1st"}, '$.issued: "March 1st" is not a "date"'),  # format
+    ({**GOLD, "total": {"amount": 1, "currency": "GBP"}}, '$.total.currency: "GBP" is not one of "EUR" or "USD"'),  # $ref + enum
+    ({**GOLD, "payer": {"company": "A", "person": "B"}},
+     '$.payer: {"company":"A","person":"B"} is valid under more than one of the schemas listed in the \'oneOf\''),
+    ({**GOLD, "lines": [{"qty": 1}]}, '$.lines[0]: "sku" is a required property'),  # allOf
+    ({**GOLD, "status": "void"}, '$.status: "void" is not valid under any of the schemas listed in the \'anyOf\''),
 ])
 def test_gold_is_validated_against_its_schema(tmp_path: Path, gold: dict, where: str) -> None:
     path = tmp_path / "d.jsonl"

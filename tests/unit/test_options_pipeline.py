@@ -53,7 +53,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         rootdir=rootdir, subsets=values["subsets"], save=values["save"], compare=values["compare"],
         compare_fail=tuple(values["compare_fail"]), verdict_thresholds=values["verdict_thresholds"],
         prices=Prices(values["price_input"], values["price_output"]), live=live,
-        report=ReportOptions(html=not values["no_html_report"]),
+        report=ReportOptions(html=not values["no_html_report"], failure_details=values["failure_details"]),
         tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"],
                              calibration=values["calibration"]),
         data=DataOptions(columns=tuple(values["columns"]), sample=values["sample"], seed=values["seed"],
@@ -74,6 +74,7 @@ OLD_KEY_PATHS = {
     "metrics.field_matching.case_sensitive": "case_sensitive", "metrics.sla": "sla",
     "metrics.eqs_weights": "eqs_weights", "metrics.sample_min_eqs": "sample_min_eqs",
     "output.results_dir": "output", "output.generate_report": "no_html_report",
+    "output.failure_details": "failure_details",
     "performance.concurrency": "concurrency", "performance.slots": "slots", "performance.context": "context",
     "performance.enable_caching": "no_cache",
 }
@@ -97,7 +98,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         "structured_output": "json_object", "concurrency": "3", "temperature": "0.7", "max_tokens": "512",
         "decoding_seed": "5", "timeout": "30", "retries": "1", "system_prompt": str(tmp_path / "sys.txt"),
         "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "no_cache": "true",
-        "slots": "2", "context": "8192", "no_html_report": "true", "track": "repair", "repeats": "3",
+        "slots": "2", "context": "8192", "no_html_report": "true", "failure_details": "3", "track": "repair", "repeats": "3",
         "otel": "console", "calibration": "true", "columns": "text=document", "sample": "5", "seed": "9",
         "invalid_samples": "fail", "dataset_cache": "hfcache",
     }

@@ -238,7 +238,7 @@ def test_schema_invalid_output_gets_no_credit_but_is_diagnosed() -> None:
     output = {"age": 35, "occupation": "software engineer", "nickname": "JS"}  # misses required "name"
     score = score_sample(output, APPENDIX_A1_GOLD, APPENDIX_A1_SCHEMA)
     assert score.json_valid and not score.schema_valid
-    assert score.validation_errors == ("$: 'name' is a required property",)
+    assert score.validation_errors == ('$: "name" is a required property',)
     assert score.observed.exact == 2  # the comparison still ran
     assert score.counts.exact == 0 and score.counts.incorrect == 2  # ... but earns nothing
     assert score.f1["lenient"] == 0.0 and score.type_accuracy == 0.0

@@ -1,0 +1,107 @@
+"""A whole offline run at scale against the pytest floor: time, peak memory, run-directory size.
+
+    python benchmarks/bench_scale.py                          # 10,000 harsh samples
+    python benchmarks/bench_scale.py --samples 1000,10000,100000 --mode harsh
+    python benchmarks/bench_scale.py --samples 10000 --mode friendly
+
+For each size it writes a dataset and a predictions file (``workload.py``; ``harsh``: about 90% of the
+outputs truncated or schema-invalid, so about 90% of the items fail) into a temporary directory, then
+runs two fresh pytest processes there and times each from start to exit:
+
+- the floor: one test file with that many trivial parametrized tests (``pass``), plugin installed;
+- the run: ``pytest --extractbench`` on the dataset with the predictions, SLA off, default terminal output.
+
+Peak RSS is each child's own (``os.wait4``). Prints one table: seconds, samples/s, ratio to the floor
+of the same size, peak RSS, run-directory size and the terminal output's size in lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workload import make_workload  # noqa: E402
+
+FLOOR_TEST = """
+import pytest
+
+@pytest.mark.parametrize("i", range({n}))
+def test_trivial(i):
+    pass
+"""
+
+
+def write_inputs(folder: Path, n: int, harsh: bool) -> tuple[Path, Path]:
+    dataset, predictions = folder / "dataset.jsonl", folder / "predictions.jsonl"
+    with dataset.open("w") as data, predictions.open("w") as preds:
+        for sample_id, gold, schema, output in make_workload(n, harsh=harsh):
+            text = "Extract the record. " + json.dumps(gold)
+            data.write(json.dumps({"id": sample_id, "text": text, "schema": schema, "expected": gold}) + "\n")
+            preds.write(json.dumps({"id": sample_id, "output": output}) + "\n")
+    return dataset, predictions
+
+
+def timed(argv: list[str], cwd: Path) -> tuple[float, int, int, str]:
+    """Wall seconds, peak RSS in bytes, exit code and stdout of one child process."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        child = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return wall, usage.ru_maxrss * 1024, child.returncode, text
+
+
+def tree_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", default="10000", help="comma-separated sizes")
+    parser.add_argument("--mode", choices=("harsh", "friendly"), default="harsh")
+    parser.add_argument("--extra", default="", help="more pytest arguments for the run, space-separated")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    args = parser.parse_args()
+    rows = []
+    for n in (int(s) for s in args.samples.split(",")):
+        folder = Path(tempfile.mkdtemp(prefix=f"bench-scale-{n}-"))
+        dataset, predictions = write_inputs(folder, n, args.mode == "harsh")
+        (folder / "test_floor.py").write_text(FLOOR_TEST.format(n=n))
+        base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
+        floor = timed([*base, "-q", "test_floor.py"], folder)
+        (folder / "test_floor.py").unlink()
+        output = folder / "run"
+        run = timed([*base, "--extractbench", "--extractbench-dataset", str(dataset),
+                     "--extractbench-predictions", str(predictions), "--extractbench-output", str(output),
+                     "--extractbench-sla", "none", *args.extra.split()], folder)  # fmt: skip
+        tail = [line for line in run[3].splitlines() if line.strip()][-1:]
+        rows.append((n, floor, run, tree_size(output) if output.exists() else 0, len(run[3].splitlines()), tail))
+        print(f"{n}: floor {floor[0]:.1f} s, run {run[0]:.1f} s, exit {run[2]}; {tail[0] if tail else ''}",
+              file=sys.stderr, flush=True)
+        if args.keep:
+            print(f"kept {folder}", file=sys.stderr)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    print(f"\nmode: {args.mode}; load average at the end: {os.getloadavg()[0]:.1f}\n")
+    print("| samples | floor s | floor peak RSS MB | run s | samples/s | ratio to floor | run peak RSS MB "
+          "| run directory MB | terminal lines | exit |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, floor, run, size, lines, _tail in rows:
+        print(f"| {n:,} | {floor[0]:.1f} | {floor[1] / 2**20:.0f} | {run[0]:.1f} | {n / run[0]:,.0f} "
+              f"| {run[0] / floor[0]:.2f} | {run[1] / 2**20:.0f} | {size / 2**20:.1f} | {lines:,} | {run[2]} |")
+
+
+if __name__ == "__main__":
+    main()
