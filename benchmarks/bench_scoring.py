@@ -39,12 +39,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--align", choices=("ordered", "hungarian"), default=None,
                         help="annotate the workload's arrays with this x-eval-align strategy")
+    parser.add_argument("--harsh", action="store_true",
+                        help="a weak model's outputs: ~10%% truncated, ~80%% schema-invalid (wrong JSON types)")
     parser.add_argument("--object-arrays-only", action="store_true",
                         help="with --align: leave arrays of scalars to the default Jaccard score")
     args = parser.parse_args()
     options = ScoringOptions()
 
-    rows = make_workload(args.samples, align=args.align, scalar_arrays=not args.object_arrays_only)
+    rows = make_workload(args.samples, align=args.align, scalar_arrays=not args.object_arrays_only, harsh=args.harsh)
     score_all(rows[:200], options)  # warm caches (compiled schemas and validators), as a long run would be
 
     cpu_timings: list[float] = []
@@ -81,7 +83,7 @@ def main() -> None:
     tracemalloc.stop()
 
     invalid = sum(not s.valid for s in scores)
-    print(f"alignment: {args.align or 'default (ordered)'}"
+    print(f"workload: {'harsh' if args.harsh else 'default'}; alignment: {args.align or 'default (ordered)'}"
           f"{' on arrays of objects only' if args.object_arrays_only else ''}")
     print(f"workload: {len(rows)} samples, {fields} fields ({fields / len(rows):.1f} per sample), "
           f"{invalid} invalid outputs; EQS {metrics['extraction_quality_score']:.3f}, "

@@ -272,7 +272,8 @@ def sample_from_row(
 
     meta = {key: row[col(key)] for key in _META_KEYS if row.get(col(key)) is not None}
     # Records carry the meta to the controller, where breakdowns by complexity need it.
-    meta.update({"source": source, "location": location, "complexity": dict(complexity or {})})
+    # the complexity dict is shared by every sample of the same schema: read it, never change it
+    meta.update({"source": source, "location": location, "complexity": complexity or {}})
     return Sample(id=sample_id, text=text, schema=schema, expected=expected, meta=meta), problems
 
 

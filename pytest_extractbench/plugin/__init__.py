@@ -205,6 +205,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
     if call.when == "call" and _bench(item.config) is not None and _is_sample(item) and item.record is not None:
         report.extractbench = data = item.record.to_dict()
+        _bench(item.config).hand_over(report.nodeid, item.record)
         # JUnit XML <property> elements and pytest-html columns, as record_property would add them
         properties = pytest_html_glue.junit_properties(data)
         item.user_properties.extend(properties)  # the teardown report carries them into the JUnit XML

@@ -72,6 +72,7 @@ class BenchSession:
         worker = Worker(info["workerid"], int(info.get("workercount", 1)), info) if info is not None else None
         self.records: list[SampleRecord | TrackRecord] = []
         self.unscored: list[str] = []
+        self.handed_over: dict[str, Any] = {}  # nodeid -> record, from makereport to the report listener
         self.result: RunResult | None = None
         self.context = RunContext(
             settings, base_dir=config.invocation_params.dir, worker=worker, writes=not config.option.collectonly,
@@ -162,11 +163,18 @@ class BenchSession:
 
     # -- the controller ----------------------------------------------------------------------
 
+    def hand_over(self, nodeid: str, record: Any) -> None:
+        """In a single process the item's record reaches the session as it is, instead of being rebuilt from its
+        report's dict; an xdist worker's reports travel as JSON, so there the dict is all the controller gets."""
+        if not self.is_worker:
+            self.handed_over[nodeid] = record
+
     def add_report(self, report: pytest.TestReport) -> None:
         """Keep the record a sample item's report carries; note items that ended without one."""
         data = getattr(report, "extractbench", None)
         if data is not None:
-            self.records.append(self.context.track.record_from_dict(data, self.settings))
+            record = self.handed_over.pop(report.nodeid, None)
+            self.records.append(record if record is not None else self.context.track.record_from_dict(data, self.settings))
         elif "::extractbench[" in report.nodeid and (report.when == "call" or report.failed):
             self.unscored.append(report.nodeid)
 

@@ -154,9 +154,11 @@ def _write(context: RunContext, result: RunResult) -> None:
     run_dir, records = context.run_dir, result.records
     files.write_jsonl(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records))
     files.write_json(run_dir / files.METRICS_FILE, result.document)
-    from ..report import outputs
+    from ..report import outputs, rows
 
-    # reports from the same data: report.html, summary.md and (extraction) metrics.csv, samples.csv
+    # reports from the files just written, as `extractbench report` reads them (parsing a line back is several
+    # times cheaper than converting a record again): report.html, summary.md, (extraction) metrics.csv, samples.csv
+    samples = run_dir / files.SAMPLES_FILE
     result.report_files, result.report_errors = outputs.write_reports(
-        run_dir, files.plain(result.document), lambda: (r.to_dict() for r in records), context.settings.report
+        run_dir, files.plain(result.document), lambda: rows.iter_jsonl(samples), context.settings.report
     )
