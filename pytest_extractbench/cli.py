@@ -27,14 +27,31 @@ class Command(NamedTuple):
     run: Callable[[argparse.Namespace], int]
 
 
+# The spellings of the design spec's command line, accepted by `extractbench run` beside the plugin's own options.
+RUN_ALIASES = {"--config": "--extractbench-config", "--sample": "--extractbench-sample",
+               "--seed": "--extractbench-seed", "--models": "--model"}
+
+
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(passthrough=True)  # every other argument goes to pytest unchanged
+
+
+def run_arguments(extra: Sequence[str]) -> list[str]:
+    """pytest's arguments for ``extractbench run``: the short spellings (``--config FILE``, ``--sample N``,
+    ``--seed S``, ``--models A,B``, also as ``--config=FILE``) become the plugin's options."""
+    out = []
+    for arg in extra:
+        name, eq, value = arg.partition("=")
+        if name in RUN_ALIASES:
+            arg = RUN_ALIASES[name] + eq + value
+        out.append(arg)
+    return out
 
 
 def _run(args: argparse.Namespace) -> int:
     import pytest
 
-    return int(pytest.main(["--extractbench", *args.extra]))
+    return int(pytest.main(["--extractbench", *run_arguments(args.extra)]))
 
 
 def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -146,11 +163,18 @@ def _dataset_stats(args: argparse.Namespace) -> int:
 
 
 def _add_validate_config_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="The YAML config file (model, dataset, prompts, metrics, output, performance).")
+    what = "The YAML config file (model, dataset, prompts, metrics, output, performance)."
+    parser.add_argument("file", metavar="FILE", nargs="?", help=what)
+    parser.add_argument("--config", dest="config_file", metavar="FILE", help=what + " Same as FILE.")
 
 
 def _validate_config(args: argparse.Namespace) -> int:
     import tempfile
+
+    if (args.file is None) == (args.config_file is None):
+        say("extractbench validate-config: give the config file once, as FILE or --config FILE", err=True)
+        return 2
+    args.file = args.file or args.config_file
 
     from .config.file import read_config
     from .config.settings import OPTIONS_BY_NAME

@@ -194,3 +194,14 @@ def test_token_limits_are_recorded_and_token_credentials_are_not(name: str, secr
     from pytest_extractbench.config.file import REDACTED, redact
 
     assert (redact("123", name) == REDACTED) is secret
+
+
+def test_validate_config_takes_the_spec_s_config_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("metrics: {sla: gold}\n")
+    assert main(["validate-config", "--config", str(ROOT / "fixtures" / "config.yaml")]) == 0
+    assert main(["validate-config", f"--config={bad}"]) == 1
+    assert f"{bad}: metrics.sla: unknown SLA tier 'gold'" in capsys.readouterr().err
+    assert main(["validate-config"]) == 2
+    assert main(["validate-config", str(bad), "--config", str(bad)]) == 2
+    assert "give the config file once" in capsys.readouterr().err
