@@ -43,6 +43,7 @@ class PredictionsSource:
     repeats: dict[tuple[str, str], list[ModelResponse]] = field(default_factory=dict)
     origin: dict[tuple[str, str], str] = field(default_factory=dict)
     problems: list[DatasetProblem] = field(default_factory=list)
+    files: dict[str, FileFacts] = field(default_factory=dict)  # by the path as given
 
     @property
     def models(self) -> list[str]:
@@ -65,15 +66,46 @@ class PredictionsSource:
     def close(self) -> None:
         """Nothing to release."""
 
-    def check_ids(self, samples: Iterable[Sample]) -> None:
-        """Report predictions whose id is not in the dataset."""
-        known = {s.id for s in samples}
+    def check_ids(self, known: set[str]) -> None:
+        """Report predictions whose id is not in the dataset (``known``: every id of it, drawn or not)."""
         for (model, sample_id), where in sorted(self.origin.items(), key=lambda kv: kv[1]):
             if sample_id not in known:
                 source, location = where.rsplit(":", 1)
                 self.problems.append(
                     DatasetProblem(source, location, f"unknown sample id (model {model!r}): not in the dataset", sample_id, "id", "warning")
                 )
+
+
+@dataclass
+class FileFacts:
+    """What one predictions file held, to explain a file that matches nothing."""
+
+    rows: int = 0
+    ids: set[str] = field(default_factory=set)
+    keys: dict[str, None] = field(default_factory=dict)  # keys of its first rows, in order
+    unreadable: int = 0  # lines that are not a JSON object
+
+
+MIN_COVERAGE = 0.5
+
+
+def coverage_problem(label: str, facts: FileFacts, drawn: Sequence[str], dataset: str) -> str | None:
+    """Why a predictions file cannot be meant for these samples: it answers fewer than half of them."""
+    matched = len(facts.ids.intersection(drawn))
+    if not drawn or matched >= MIN_COVERAGE * len(drawn):
+        return None
+    head = (f"predictions file {label} answers {matched} of the {len(drawn)} samples of dataset {dataset} "
+            f"(at least half must match, or it is not the dataset's predictions)")
+    if not facts.rows:
+        return (f"{head}: it holds no JSON rows ({facts.unreadable} unreadable line(s); "
+                f"JSONL rows of {{\"id\", \"output\"}} expected)")
+    keys = ", ".join(repr(k) for k in list(facts.keys)[:8]) or "none"
+    if not facts.ids:
+        return (f"{head}: rows need the sample id under 'id' and the model text under 'output'; "
+                f"its rows have the keys {keys}")
+    theirs = ", ".join(repr(i) for i in sorted(facts.ids)[:3])
+    ours = ", ".join(repr(i) for i in list(drawn)[:3])
+    return f"{head}: its ids look like {theirs}, the dataset's like {ours}"
 
 
 def load_predictions(specs: Sequence[PredictionsSpec], *, default_model: str | None, base_dir: Path) -> PredictionsSource:
@@ -91,6 +123,15 @@ def load_predictions(specs: Sequence[PredictionsSpec], *, default_model: str | N
 
 def _read_row(source: PredictionsSource, label: str, number: int, row: object, fallback_model: str) -> None:
     location = f"line {number}"
+    facts = source.files.setdefault(label, FileFacts())
+    if isinstance(row, dict):
+        facts.rows += 1
+        if facts.rows <= 3:
+            facts.keys.update(dict.fromkeys(map(str, row)))
+        if row.get("id") not in (None, ""):
+            facts.ids.add(str(row["id"]))
+    else:
+        facts.unreadable += 1
 
     def problem(message: str, sample_id: str | None = None, field_name: str | None = None) -> None:
         source.problems.append(DatasetProblem(label, location, message, sample_id, field_name, "warning"))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import rundir
 from ..core.errors import UsageProblem
-from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, load_predictions
+from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, coverage_problem, load_predictions
 from ..dataset.samples import Dataset, DatasetProblem, subsample
 from ..dataset.sources import DatasetSourceError
 from ..gating import baseline as baselines
@@ -79,6 +79,7 @@ class RunContext:
         self._lock: rundir.RunLock | None = None
         self._dataset: Dataset | None = None
         self.population = 0
+        self.population_ids: set[str] = set()
         self._predictions: PredictionsSource | None = None
         self._source: OutputSource | None = None
         self._rule_problems: list[DatasetProblem] | None = None
@@ -175,6 +176,7 @@ class RunContext:
             except (FileNotFoundError, OSError, DatasetSourceError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
             self.population = len(loaded.samples)
+            self.population_ids = {sample.id for sample in loaded.samples}  # drawn or not: ids a prediction may name
             loaded.samples = subsample(loaded.samples, data.sample, data.seed)
             self._dataset = loaded
         return self._dataset
@@ -190,7 +192,12 @@ class RunContext:
                 )
             except (FileNotFoundError, OSError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
-            self._predictions.check_ids(self.dataset.samples)
+            drawn = [sample.id for sample in self.dataset.samples]
+            for label, facts in self._predictions.files.items():
+                problem = coverage_problem(label, facts, drawn, self.settings.dataset)
+                if problem:
+                    raise UsageProblem(f"extractbench: {problem}")
+            self._predictions.check_ids(self.population_ids)
         return self._predictions
 
     @property

@@ -241,3 +241,36 @@ def test_xdist_gives_the_same_metrics(pytester: pytest.Pytester, data: Path) -> 
     parallel.assert_outcomes(passed=3, failed=1)
     assert strip_timing(metrics(pytester, "out2")) == expected
     assert metrics(pytester, "out2")["run"]["workers"] == 2
+
+
+@pytest.mark.parametrize("name, content, says", [
+    ("preds.csv", "id,output\nmed-1,{}\n", "it holds no JSON rows (2 unreadable line(s)"),
+    ("preds.jsonl", "".join(json.dumps({"sample_id": p["id"], "prediction": p["output"]}) + "\n" for p in PERFECT),
+     "rows need the sample id under 'id' and the model text under 'output'; its rows have the keys 'sample_id', "
+     "'prediction'"),
+    ("preds.jsonl", "".join(json.dumps({"id": f"doc-{i}", "output": p["output"]}) + "\n" for i, p in enumerate(PERFECT)),
+     "its ids look like 'doc-0', 'doc-1', 'doc-2', the dataset's like 'med-1', 'med-2', 'shop-1'"),
+    ("preds.jsonl", json.dumps(PERFECT[0]) + "\n", "answers 1 of the 4 samples"),  # under half
+])
+def test_predictions_that_cannot_be_the_dataset_s_stop_the_run_before_any_item(
+        pytester: pytest.Pytester, data: Path, name: str, content: str, says: str) -> None:
+    (pytester.path / name).write_text(content, encoding="utf-8")
+    result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl",
+                                "--extractbench-predictions", name, "--extractbench-output", "out")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert f"predictions file {name} answers" in err and "samples of dataset data.jsonl" in err and says in err
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+
+
+def test_half_the_samples_answered_is_enough(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, PERFECT[:2], "--extractbench-sla", "none")
+    result.assert_outcomes(passed=2, failed=2)
+
+
+def test_sampling_never_warns_about_rows_it_did_not_draw(pytester: pytest.Pytester, data: Path) -> None:
+    stray = {"id": "not-in-the-dataset", "output": "{}"}
+    result = run(pytester, [*PERFECT, stray], "--extractbench-sample", "2", "--extractbench-sla", "none")
+    result.assert_outcomes(passed=2)
+    problems = metrics(pytester)["run"]["problems"]
+    assert [p["sample_id"] for p in problems if "not in the dataset" in p["message"]] == ["not-in-the-dataset"]
