@@ -215,6 +215,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    if _bench(config) is None:
+        return None
+    from .gates import gate_status  # loaded already: a benchmark run is configured
+
+    return gate_status(report)
+
+
 def _is_sample(item: pytest.Item) -> bool:
     from .items import SampleItem  # loaded already: a benchmark run is configured
 

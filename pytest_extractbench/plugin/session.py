@@ -19,8 +19,10 @@ from ..dataset.records import SampleRecord, TrackRecord
 from ..report import terminal
 from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
+from ..gating.gates import gate_verdicts
 from ..run.items import run_item
 from ..run.summary import summary_lines
+from .gates import report_gates
 from .items import DatasetCollector, SampleItem
 from .usage import safe_usage_errors
 
@@ -185,6 +187,8 @@ class BenchSession:
         self.result = finish_run(self.context, self.records, unscored=self.unscored, pytest_version=pytest.__version__)
         if self.result.metrics and not self.result.gate_passed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.result.metrics:
+            report_gates(session, self.context.dataset.name, gate_verdicts(self.result.document))
 
     def summary_lines(self) -> list[str]:
         """The terminal summary: one headline block per model, problems, where the files are."""

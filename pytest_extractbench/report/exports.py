@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import catalog
+from ..gating.gates import gate_verdicts
 from ..core import textsafe
 from . import summary
 from .rows import sample_row
@@ -135,13 +136,28 @@ def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any
     return lines
 
 
+def gate_md(document: Mapping[str, Any]) -> list[str]:
+    """The session gate first: each verdict, with what decided it."""
+    verdicts = gate_verdicts(document)
+    if not verdicts:
+        return ["**Gate**: none asserted (SLA tier `none`, no baseline comparison): the session passes whatever "
+                "the scores.", ""]
+    failed = sum(not v.passed for v in verdicts)
+    head = f"**Gate: FAILED** ({failed} of {len(verdicts)} failed)" if failed else f"**Gate: passed** ({len(verdicts)})"
+    lines = [head, ""]
+    for verdict in verdicts:
+        lines.append(f"- {'passed' if verdict.passed else '**FAILED**'}: {md(verdict.headline, textsafe.LINE_LIMIT)}")
+        lines += [f"  - {md(detail, textsafe.LINE_LIMIT)}" for detail in verdict.details]
+    return [*lines, ""]
+
+
 def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
     """The executive summary in Markdown, one block per model."""
     run = document.get("run") or {}
     dataset = run.get("dataset") or {}
     models = document.get("models") or {}
     names = ", ".join(md(m) for m in models) or "no model"
-    lines = [f"# Model Evaluation Report: {names}", ""]
+    lines = [f"# Model Evaluation Report: {names}", "", *gate_md(document)]
     if not models:
         lines.append("No sample was scored.")
     for model, metrics in models.items():

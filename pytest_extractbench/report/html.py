@@ -21,6 +21,7 @@ import numpy as np
 
 from ..analysis import catalog
 from ..core import textsafe
+from ..gating.gates import gate_verdicts
 from . import summary
 from .html_charts import BINS, latency_figures, report_charts
 from .rows import RunData, sample_row
@@ -255,6 +256,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "options_table": [(k, _show(v)) for k, v in _flatten(run_info.get("options") or {})],
         "primary_metrics": tuple(catalog.resampled()),
         "models": views,
+        "gates": gate_verdicts(document),
         "charts": report_charts(views, document),
         "comparison": document.get("comparison") if len(views) > 1 else None,
         "baseline": document.get("baseline_comparison"),

@@ -217,7 +217,8 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
     depth = _weak_depth(metrics)
     if depth:
         summary.weaknesses.append(f"Struggles with deeply nested fields (F1: {depth[1]:.2f} at depth {depth[0]}+)")
-        summary.recommendation += f" for schemas with nesting depth < {depth[0]}" if eqs >= 0.70 else ""
+        if eqs >= 0.70 and summary.recommendation.startswith("Deploy"):
+            summary.recommendation += f" for schemas with nesting depth < {depth[0]}"
     bins = _bins(rows, metrics)
     if (
         "complex" in bins

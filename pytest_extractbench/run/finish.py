@@ -20,6 +20,7 @@ from ..core import files
 from ..dataset.records import records_by_model
 from ..dataset.statistics import dataset_statistics
 from ..gating import baseline as baselines
+from ..gating.gates import gated_recommendation
 from ..gating.regression import compare_run
 from ..gating.sla import evaluate_sla, sla_passed
 from ..gating.subsets import gate_scopes
@@ -59,6 +60,10 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     for model, section in metrics.items():
         result.checks[model] = checks = evaluate_sla(section, settings.sla)
         section["sla"] = {"tier": settings.sla, "passed": sla_passed(checks), "checks": [c.as_dict() for c in checks]}
+        failed = [f"the '{settings.sla}' SLA tier"] if not sla_passed(checks) else []
+        if any(check.model == model for check in result.regressions):
+            failed.append("the regression check against the baseline")
+        section["recommendation"] = gated_recommendation(section["recommendation"], failed)
     result.document = {
         "format_version": FORMAT_VERSION, "track": track.name, "run": info,
         "dataset": dataset_section(context), "models": metrics, **result.run_level,

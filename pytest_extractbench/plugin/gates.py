@@ -1,0 +1,39 @@
+"""The session gate as test results: each verdict becomes a report of its own, so the terminal's last line
+counts it ("49 passed, 1 gate failed"), the JUnit XML holds a failing testcase with the reason, and
+pytest-html lists it. Gates have their own outcome categories, so they never change the sample counts."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import pytest
+
+GATE_KEY = "extractbench_gate"
+
+
+def report_gates(session: pytest.Session, dataset: str, verdicts: Sequence[Any]) -> None:
+    """Send each verdict through pytest_runtest_logreport as setup, call and teardown reports."""
+    now = time.time()
+    for verdict in verdicts:
+        nodeid = f"{dataset}::extractbench-gate[{verdict.name}]"
+        location = (dataset, None, f"extractbench gate {verdict.name}")
+        properties = [("extractbench_gate", verdict.gate), ("model", verdict.model)]
+        for when in ("setup", "call", "teardown"):
+            failed = when == "call" and not verdict.passed
+            report = pytest.TestReport(
+                nodeid, location, {}, "failed" if failed else "passed", verdict.message if failed else None, when,
+                sections=[], duration=0.0, start=now, stop=now, user_properties=properties,
+            )
+            setattr(report, GATE_KEY, verdict.gate)
+            session.config.hook.pytest_runtest_logreport(report=report)
+
+
+def gate_status(report: Any) -> tuple[str, str, str] | None:
+    """pytest_report_teststatus for a gate's report: its own categories, so sample counts stay as they were."""
+    if getattr(report, GATE_KEY, None) is None:
+        return None
+    if report.when != "call":
+        return "", "", ""
+    # no progress letter: the items' progress line is complete by now; the counts line and the summary say it
+    return ("gate failed" if report.failed else "gate passed"), "", ""
