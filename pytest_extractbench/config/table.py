@@ -142,6 +142,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
                target="scoring.validate_formats", shape=operator.not_),
     OptionSpec("float_epsilon", "Tolerance under which two numbers are equal.", parse_non_negative, 1e-6, "EPS",
                target="scoring.float_epsilon", yaml=("metrics.field_matching.numeric_tolerance",)),
+    OptionSpec("exact_within", "Stricter exactness: a number is exact only within REL of the gold (relative, at least "
+               "the float epsilon) and a value of the wrong JSON type is never exact; otherwise they count as "
+               "partial or incorrect by their composite score (default: any composite score >= 0.95 is exact).",
+               parse_non_negative, None, "REL",
+               target="scoring.exact_within", yaml=("metrics.field_matching.exact_within",)),
     OptionSpec("eqs_weights", "EQS weights: validity,f1_partial,type_accuracy,no_hallucination.",
                parse_eqs_weights, "0.15,0.50,0.20,0.15", "W1,W2,W3,W4",
                target="scoring.eqs_weights", yaml=("metrics.eqs_weights",)),

@@ -171,6 +171,7 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
             f"- **Overall Score (EQS)**: {md(s.eqs_text)}{band}",
             f"- **Evaluation Date**: {md(str(run.get('started_at', ''))[:10] or '-')}",
             f"- **Dataset**: {md(dataset.get('name', '-'))} ({int(metrics.get('num_samples', 0)):,} samples)",
+            f"- **Exact means**: {md(summary.exactness_text(document), textsafe.LINE_LIMIT)}",
             *_context_lines(run, model, metrics),
             f"- **Key Strengths**: {md(', '.join(s.strengths) or 'none stands out', textsafe.LINE_LIMIT)}",
             f"- **Key Weaknesses**: {md(', '.join(s.weaknesses) or 'none stands out', textsafe.LINE_LIMIT)}",

@@ -257,6 +257,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "primary_metrics": tuple(catalog.resampled()),
         "models": views,
         "gates": gate_verdicts(document),
+        "exactness": summary.exactness_text(document),
         "charts": report_charts(views, document),
         "comparison": document.get("comparison") if len(views) > 1 else None,
         "baseline": document.get("baseline_comparison"),

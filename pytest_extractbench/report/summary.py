@@ -17,6 +17,7 @@ import numpy as np
 
 from ..analysis import catalog
 from ..gating.sla import tier_thresholds
+from ..scoring.options import ScoringOptions
 
 def __getattr__(name: str) -> Any:
     # label and display tables as views of the metric catalog
@@ -292,3 +293,13 @@ def next_steps(
             "No weak spot stands out: gate future changes with a saved baseline (--extractbench-save / --extractbench-compare)."
         )
     return steps
+
+
+def exactness_text(document: Mapping[str, Any]) -> str:
+    """Which rule made a field "exact" in this run (its recorded scoring options), in words."""
+    recorded = ((document.get("run") or {}).get("options") or {}).get("scoring")
+    try:
+        options = ScoringOptions.from_dict(recorded) if isinstance(recorded, Mapping) else ScoringOptions()
+    except (TypeError, ValueError):  # a metrics.json from another version: say what the default is
+        options = ScoringOptions()
+    return options.exactness_rule

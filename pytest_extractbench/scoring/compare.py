@@ -148,7 +148,10 @@ def compare_scalars(expected: Any, predicted: Any, options: ScoringOptions) -> C
             return Comparison(0.0, False)
         # equal within an absolute epsilon, as the option says (a relative one would call
         # 123456789 and 123456790 equal)
-        if abs(number - expected) <= options.float_epsilon:
+        tolerance = options.float_epsilon
+        if options.exact_within is not None:
+            tolerance = max(tolerance, options.exact_within * abs(expected))
+        if abs(number - expected) <= tolerance:
             return Comparison(1.0, True)
         return Comparison(number_similarity(number, expected), False)
     if expected is None:  # only reachable when null is a value (null_equals_absent=False)

@@ -127,6 +127,15 @@ class FieldEmitter:
             return PARTIAL
         return INCORRECT
 
+    def _category_within(self, score: float, equal: bool, expected: Any, type_ok: bool) -> str:
+        """``--extractbench-exact-within``: exact needs equality for numbers (within the tolerance) and the right
+        JSON type; anything else is partial or incorrect by its composite score, never exact."""
+        options = self.options
+        number = type(expected) in (int, float)
+        if type_ok is not False and (equal or (not number and score >= options.exact_threshold)):
+            return EXACT
+        return PARTIAL if score >= options.partial_threshold else INCORRECT
+
     def _emit_compared(
         self,
         path: str,
@@ -143,7 +152,9 @@ class FieldEmitter:
         comparator: str | None = None,
     ) -> None:
         options = self.options
-        if equal or score >= options.exact_threshold:
+        if options.exact_within is not None:
+            category = self._category_within(score, equal, expected, type_ok)
+        elif equal or score >= options.exact_threshold:
             category = EXACT
         elif score >= options.partial_threshold:
             category = PARTIAL

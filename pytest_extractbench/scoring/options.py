@@ -73,6 +73,10 @@ class ScoringOptions:
     # Sample-level exact match compares arrays in order (spec 4.1.2 default).
     array_order_matters: bool = True
     exact_threshold: float = 0.95
+    # None: the spec's rule (any composite score >= exact_threshold is exact). A number (REL): a number is exact
+    # only within REL of the gold (relative; at least float_epsilon), and a value of the wrong JSON type is never
+    # exact (unless types are lenient); both otherwise fall into partial/incorrect by their composite score.
+    exact_within: float | None = None
     partial_threshold: float = 0.5
     lenient_threshold: float = 0.3
     composite_weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
@@ -102,6 +106,8 @@ class ScoringOptions:
             raise ValueError(f"composite_weights must be three weights summing to 1, got {self.composite_weights}")
         if self.float_epsilon < 0:
             raise ValueError("float_epsilon must be >= 0")
+        if self.exact_within is not None and not 0 <= self.exact_within < math.inf:
+            raise ValueError(f"exact_within must be a finite number >= 0, got {self.exact_within}")
         if not 0 <= self.semantic_threshold <= 1:
             raise ValueError(f"semantic_threshold must be in [0, 1], got {self.semantic_threshold}")
 
@@ -125,6 +131,17 @@ class ScoringOptions:
         if "post_processors" in data:
             data["post_processors"] = tuple(data["post_processors"])
         return cls(**data)
+
+    @property
+    def exactness_rule(self) -> str:
+        """Which rule made a field "exact", in words for the summary and the report."""
+        if self.exact_within is None:
+            return (f"composite score >= {self.exact_threshold:g} (the default rule: a near number or a value of "
+                    f"another JSON type can be exact)")
+        types = "" if self.strict_types else "; lenient types: a lossless coercion such as \"12\" for 12 counts"
+        return (f"numbers exact only within {self.exact_within:g} relative (at least {self.float_epsilon:g}), "
+                f"a value of the wrong JSON type never exact{types}; strings: composite score >= "
+                f"{self.exact_threshold:g}")
 
     def replace(self, **changes: Any) -> ScoringOptions:
         """A copy with some options changed."""

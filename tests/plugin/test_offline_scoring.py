@@ -274,3 +274,19 @@ def test_sampling_never_warns_about_rows_it_did_not_draw(pytester: pytest.Pytest
     result.assert_outcomes(passed=2)
     problems = metrics(pytester)["run"]["problems"]
     assert [p["sample_id"] for p in problems if "not in the dataset" in p["message"]] == ["not-in-the-dataset"]
+
+
+def test_exact_within_turns_near_numbers_into_partial_matches(pytester: pytest.Pytester, data: Path) -> None:
+    # age + 1: 42 for 41 scores 1 - 1/41 = 0.976 (exact under the spec's rule), 8 for 7 scores 0.857 (partial);
+    # within 1% every age is partial. 11 gold fields (Bo Chan's null city is absent), 4 of them ages
+    near = [{**p, "output": json.dumps({**json.loads(p["output"]), "age": json.loads(p["output"])["age"] + 1})}
+            for p in PERFECT]
+    run(pytester, near, "--extractbench-sla", "none")
+    default = metrics(pytester)["models"]["predictions"]
+    pytester.makeini("[pytest]\nextractbench_exact_within = 0.01\n")
+    run(pytester, near, "--extractbench-sla", "none")
+    within = metrics(pytester)["models"]["predictions"]
+    # strict F1 10/11 -> 7/11; partial (7 + 0.5 x 4) / 11
+    assert default["field_f1_strict"] == pytest.approx(10 / 11)
+    assert within["field_f1_strict"] == pytest.approx(7 / 11) and within["field_f1_partial"] == pytest.approx(9 / 11)
+    assert "numbers exact only within 0.01 relative" in (pytester.path / "out" / "summary.md").read_text()

@@ -30,7 +30,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
     scoring = ScoringOptions(
         case_sensitive=values["case_sensitive"], null_equals_absent=not values["null_as_value"],
         strict_types=not values["lenient_types"], validate_formats=not values["no_format_check"],
-        float_epsilon=values["float_epsilon"], eqs_weights=values["eqs_weights"],
+        float_epsilon=values["float_epsilon"], exact_within=values["exact_within"], eqs_weights=values["eqs_weights"],
         post_processors=values["post_process"], semantic=values["semantic"], semantic_model=values["semantic_model"],
         judge_model=values["judge"], judge_url=values["judge_url"],
         statistics=StatsOptions(resamples=values["resamples"], confidence=values["confidence"],
@@ -74,7 +74,7 @@ OLD_KEY_PATHS = {
     "metrics.field_matching.case_sensitive": "case_sensitive", "metrics.sla": "sla",
     "metrics.eqs_weights": "eqs_weights", "metrics.sample_min_eqs": "sample_min_eqs",
     "output.results_dir": "output", "output.generate_report": "no_html_report",
-    "output.failure_details": "failure_details",
+    "output.failure_details": "failure_details", "metrics.field_matching.exact_within": "exact_within",
     "performance.concurrency": "concurrency", "performance.slots": "slots", "performance.context": "context",
     "performance.enable_caching": "no_cache",
 }
@@ -88,7 +88,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
     text = {
         "model": "alpha,beta", "dataset": "data.jsonl", "predictions": "alpha=preds.jsonl", "output": "out",
         "sla": "target", "sample_min_eqs": "0.4", "case_sensitive": "true", "null_as_value": "true",
-        "lenient_types": "true", "no_format_check": "true", "float_epsilon": "0.01",
+        "lenient_types": "true", "no_format_check": "true", "float_epsilon": "0.01", "exact_within": "0.02",
         "eqs_weights": "0.25,0.25,0.25,0.25", "post_process": "nulls_as_absent", "semantic": "local",
         "semantic_model": "emb", "judge": "judge-model", "judge_url": "http://judge:1/v1", "resamples": "500",
         "confidence": "0.9", "stats_seed": "7", "alpha": "0.1", "test": "ttest", "reference_model": "alpha",
