@@ -2,7 +2,7 @@
 
 Each key path names an option (:data:`KEY_PATHS`, declared in the option table); ``options.<name>`` reaches any
 other option by its own name. Keys the plugin has no use for are accepted with a note saying why
-(:data:`NOTED`). Values go through the option's own converter, so a config file accepts exactly
+(:data:`FIXED`). Values go through the option's own converter, so a config file accepts exactly
 what the command line accepts. Every problem is collected with its key path; nothing is raised
 half-way, so ``extractbench validate-config`` can list them all at once.
 
@@ -17,6 +17,7 @@ import argparse
 import difflib
 import hashlib
 import os
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,22 +31,28 @@ from .table import OPTIONS
 # key path -> option name, from the option table (each option lists its config-file keys there)
 KEY_PATHS: dict[str, str] = {key: spec.name for spec in OPTIONS for key in spec.yaml}
 # How some keys read their value: inverted switches, inline prompt text (written to a file)
-INVERTED = frozenset({"output.generate_report", "performance.enable_caching"})
+INVERTED = frozenset({"output.generate_report", "performance.enable_caching",
+                      "metrics.field_matching.normalize_whitespace"})
 INLINE_PROMPTS = frozenset({"prompts.system", "prompts.user"})
 SECRET_KEYS = frozenset({"model.api_key"})
 SPLIT_KEY = "dataset.split"
-# Config-file keys with no option: accepted, and the note says what happens instead.
-NOTED: dict[str, str] = {
-    "metrics.enabled": "every metric is always computed",
-    "metrics.field_matching.string_fuzzy_threshold": "partial credit follows the composite score's bins (docs/metrics.md)",
-    "metrics.field_matching.normalize_whitespace": "whitespace is always normalized",
-    "metrics.aggregation.f1_type": "micro is the headline; macro and weighted are reported too",
-    "output.save_predictions": "responses and samples are always saved in the run directory",
-    "output.save_per_sample": "samples.jsonl is always written",
-    "output.report_format": "metrics.json, samples.jsonl and the HTML report are written",
-    "performance.batch_size": "requests are sent concurrently (performance.concurrency)",
-    "performance.num_workers": "run pytest -n N (pytest-xdist) for worker processes",
-    "performance.cache_dir": "the response cache lives in the run directory",
+# Config-file keys of the spec's layout with no option behind them: only the value that describes what the plugin
+# does anyway is accepted (None: no value is, but null); any other value stops the run, saying why. A key that is
+# accepted but changes nothing would let a user believe a setting took effect.
+FIXED: dict[str, tuple[Any, str]] = {
+    "metrics.enabled": (None, "every metric is always computed; remove the key"),
+    "metrics.field_matching.string_fuzzy_threshold": (None, "partial credit follows the composite score's bins "
+                                                      "(>= 0.5 partial, >= 0.3 lenient; docs/metrics.md)"),
+    "metrics.aggregation.f1_type": ("micro", "the headline F1 is micro-averaged; macro and weighted F1 are "
+                                    "reported beside it in metrics.json"),
+    "output.save_predictions": (True, "responses and samples are always saved in the run directory"),
+    "output.save_per_sample": (True, "samples.jsonl is always written"),
+    "output.report_format": (None, "metrics.json, samples.jsonl, summary.md and report.html are always written "
+                             "(--extractbench-no-html-report leaves out the HTML)"),
+    "performance.batch_size": (1, "each sample is one request; requests run concurrently (performance.concurrency)"),
+    "performance.num_workers": (1, "worker processes come from pytest-xdist: run pytest -n N"),
+    "performance.cache_dir": (None, "responses are cached in .extractbench/cache/ under the directory pytest runs "
+                              "from (--extractbench-no-cache turns the cache off)"),
 }
 SECTIONS = ("model", "dataset", "prompts", "metrics", "output", "performance", "options")
 _PROMPT_OPTIONS = ("system_prompt", "user_prompt")
@@ -78,7 +85,7 @@ class ConfigError(Exception):
 def _flatten(mapping: Mapping[str, Any], prefix: str, out: dict[str, Any], problems: list[str]) -> None:
     for key, value in mapping.items():
         path = f"{prefix}.{key}" if prefix else str(key)
-        leaf = path in KEY_PATHS or path in NOTED or path in SECRET_KEYS or path == SPLIT_KEY
+        leaf = path in KEY_PATHS or path in FIXED or path in SECRET_KEYS or path == SPLIT_KEY
         if isinstance(value, dict) and not leaf and path != "dataset.columns" and not path.startswith("options."):
             _flatten(value, path, out, problems)
         else:
@@ -144,8 +151,12 @@ def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any
             result.problems.append(f"{key_path}: secrets do not belong in a config file; leave it null and set "
                                    "EXTRACTBENCH_API_KEY (or OPENAI_API_KEY) in the environment")
         return
-    if key_path in NOTED:
-        result.notes.append(f"{key_path}: accepted, not an option ({NOTED[key_path]})")
+    if key_path in FIXED:
+        accepted, why = FIXED[key_path]
+        if value is not None and not (accepted is not None and value == accepted and type(value) is type(accepted)):
+            allowed = "only null" if accepted is None else f"only {json.dumps(accepted)} (or null)"
+            result.problems.append(f"{key_path}: {json.dumps(value, default=str)} cannot be applied: {why}; "
+                                   f"{allowed} is accepted")
         return
     if key_path == SPLIT_KEY:
         if value is not None and not isinstance(value, str):
@@ -158,7 +169,7 @@ def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any
     elif key_path in KEY_PATHS:
         name = KEY_PATHS[key_path]
     else:
-        known = [*KEY_PATHS, *NOTED, *SECRET_KEYS, SPLIT_KEY]
+        known = [*KEY_PATHS, *FIXED, *SECRET_KEYS, SPLIT_KEY]
         result.problems.append(f"{key_path}: unknown key{_suggest(key_path, known)}")
         return
     if value is None:

@@ -131,6 +131,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
                target="sample_min_eqs", yaml=("metrics.sample_min_eqs",)),
     OptionSpec("case_sensitive", "Compare strings case-sensitively.", parse_bool, False, flag=True,
                target="scoring.case_sensitive", yaml=("metrics.field_matching.case_sensitive",)),
+    OptionSpec("keep_whitespace", "Compare strings without normalizing whitespace (runs of spaces, tabs and newlines "
+               "stay as they are; leading and trailing ones count).", parse_bool, False, flag=True,
+               target="scoring.normalize_whitespace", yaml=("metrics.field_matching.normalize_whitespace",),
+               shape=operator.not_),
+    OptionSpec("unordered_arrays", "Sample-level exact match accepts arrays of scalars in any order (default: the "
+               "gold's order).", parse_bool, False, flag=True,
+               target="scoring.array_order_matters", yaml=("metrics.field_matching.unordered_arrays",),
+               shape=operator.not_),
     OptionSpec("null_as_value", "Score null as a value instead of treating it as an absent field.",
                parse_bool, False, flag=True,
                target="scoring.null_equals_absent", shape=operator.not_),

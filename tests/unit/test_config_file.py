@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_extractbench.cli import main
-from pytest_extractbench.config.file import KEY_PATHS, NOTED, read_config, redact
+from pytest_extractbench.config.file import FIXED, KEY_PATHS, read_config, redact
 from pytest_extractbench.dataset.sources import DataOptions
 from pytest_extractbench.scoring import EqsWeights
 from pytest_extractbench.config.settings import OPTIONS_BY_NAME
@@ -116,11 +116,27 @@ def test_malformed_files(tmp_path: Path, text: str, problem: str) -> None:
     assert read(tmp_path, text).problems[0].startswith(problem)
 
 
-def test_noted_keys_are_accepted_and_explained(tmp_path: Path) -> None:
-    found = read(tmp_path, "performance: {batch_size: 4, num_workers: 2}\nmetrics: {enabled: [field_f1]}\n")
+def test_keys_without_an_option_take_only_what_the_plugin_does(tmp_path: Path) -> None:
+    found = read(tmp_path, "performance: {batch_size: 1, num_workers: 1, cache_dir: null}\n"
+                           "metrics: {aggregation: {f1_type: micro}}\noutput: {save_predictions: true}\n")
     assert found.problems == [] and found.values == {}
-    assert "performance.num_workers: accepted, not an option (run pytest -n N (pytest-xdist) for worker processes)" \
-        in found.notes
+    found = read(tmp_path, "performance: {batch_size: 4, num_workers: 2, cache_dir: /tmp/c}\n"
+                           "metrics: {enabled: [field_f1], aggregation: {f1_type: macro}}\n"
+                           "output: {save_per_sample: false}\n")
+    assert found.problems == [
+        "performance.batch_size: 4 cannot be applied: each sample is one request; requests run concurrently "
+        "(performance.concurrency); only 1 (or null) is accepted",
+        "performance.num_workers: 2 cannot be applied: worker processes come from pytest-xdist: run pytest -n N; "
+        "only 1 (or null) is accepted",
+        "performance.cache_dir: \"/tmp/c\" cannot be applied: responses are cached in .extractbench/cache/ under the "
+        "directory pytest runs from (--extractbench-no-cache turns the cache off); only null is accepted",
+        "metrics.enabled: [\"field_f1\"] cannot be applied: every metric is always computed; remove the key; only "
+        "null is accepted",
+        "metrics.aggregation.f1_type: \"macro\" cannot be applied: the headline F1 is micro-averaged; macro and "
+        "weighted F1 are reported beside it in metrics.json; only \"micro\" (or null) is accepted",
+        "output.save_per_sample: false cannot be applied: samples.jsonl is always written; only true (or null) is "
+        "accepted",
+    ]
 
 
 def test_the_key_table_names_agreed_options() -> None:
@@ -130,7 +146,7 @@ def test_the_key_table_names_agreed_options() -> None:
               "no_html_report"}
     mapped = set(KEY_PATHS.values())
     assert mapped - agreed <= set(OPTIONS_BY_NAME), mapped - agreed - set(OPTIONS_BY_NAME)
-    assert not set(KEY_PATHS) & set(NOTED)
+    assert not set(KEY_PATHS) & set(FIXED)
 
 
 @pytest.mark.parametrize(("value", "name", "expected"), [

@@ -1,0 +1,76 @@
+"""Options act or are refused: whitespace, array order, and config-file keys no option backs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_extractbench.cli import main
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}}
+SAMPLES = [{"id": "a", "text": "t", "schema": SCHEMA, "expected": {"name": "Ann  Lee", "tags": ["x", "y"]}},
+           {"id": "b", "text": "t", "schema": SCHEMA, "expected": {"name": "Bo Chan", "tags": ["p", "q"]}}]
+# a: one space where the gold has two; b: the tags reversed
+OUTPUTS = [{"id": "a", "output": {"name": "Ann Lee", "tags": ["x", "y"]}},
+           {"id": "b", "output": {"name": "Bo Chan", "tags": ["q", "p"]}}]
+
+
+def bench(pytester: pytest.Pytester, *args: str) -> dict:
+    for name, rows in (("data.jsonl", SAMPLES), ("preds.jsonl", OUTPUTS)):
+        (pytester.path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = f"out{len(list(pytester.path.glob('out*')))}"
+    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
+                                "--extractbench-predictions", "preds.jsonl", "--extractbench-sla", "none",
+                                "--extractbench-output", out, *args)  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    return json.loads((pytester.path / out / "metrics.json").read_text())["models"]["predictions"]
+
+
+def test_keep_whitespace_makes_a_spacing_difference_count(pytester: pytest.Pytester) -> None:
+    default = bench(pytester)
+    kept = bench(pytester, "--extractbench-keep-whitespace")
+    # 4 fields: with normalization all exact; kept, "Ann Lee" vs "Ann  Lee" is partial (composite < 0.95)
+    assert default["field_f1_strict"] == pytest.approx(1.0)
+    assert kept["field_f1_strict"] == pytest.approx(3 / 4)
+
+
+def test_unordered_arrays_makes_reversed_tags_an_exact_sample(pytester: pytest.Pytester) -> None:
+    default = bench(pytester)
+    unordered = bench(pytester, "--extractbench-unordered-arrays")
+    # b's tags hold the same elements in another order: exact match 1/2 (only a) -> 2/2
+    assert default["exact_match_rate"] == pytest.approx(0.5)
+    assert unordered["exact_match_rate"] == pytest.approx(1.0)
+
+
+def test_config_keys_map_onto_them(pytester: pytest.Pytester) -> None:
+    (pytester.path / "bench.yaml").write_text(
+        "metrics: {field_matching: {normalize_whitespace: false, unordered_arrays: true}}\n", encoding="utf-8")
+    configured = bench(pytester, "--extractbench-config", "bench.yaml")
+    assert configured["field_f1_strict"] == pytest.approx(3 / 4) and configured["exact_match_rate"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("yaml_text, key", [
+    ("performance: {batch_size: 8}\n", "performance.batch_size: 8 cannot be applied"),
+    ("metrics: {aggregation: {f1_type: macro}}\n", 'metrics.aggregation.f1_type: "macro" cannot be applied'),
+    ("metrics: {enabled: [field_f1]}\n", 'metrics.enabled: ["field_f1"] cannot be applied'),
+])
+def test_a_key_that_cannot_act_stops_the_run_and_validate_config_agrees(
+        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], yaml_text: str, key: str) -> None:
+    config = pytester.path / "bench.yaml"
+    config.write_text(yaml_text, encoding="utf-8")
+    (pytester.path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in OUTPUTS), encoding="utf-8")
+    result = pytester.runpytest("--extractbench", "--extractbench-config", "bench.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert key in result.stderr.str() and "is accepted" in result.stderr.str()
+    capsys.readouterr()
+    assert main(["validate-config", str(config)]) == 1
+    assert key in capsys.readouterr().err
+
+
+def test_the_example_config_only_carries_keys_that_act(capsys: pytest.CaptureFixture[str]) -> None:
+    example = Path(__file__).resolve().parents[2] / "fixtures" / "config.yaml"
+    assert main(["validate-config", str(example)]) == 0
+    out = capsys.readouterr()
+    assert "note:" not in out.out and out.err == ""
