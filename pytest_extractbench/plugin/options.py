@@ -5,6 +5,8 @@ Registering them reads only the option table, so the entry point stays cheap for
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import TYPE_CHECKING
 
 import pytest
@@ -33,6 +35,14 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(spec.ini, spec.help, default="")
 
 
+def home_dir(config: pytest.Config) -> Path:
+    """Where ``.extractbench/`` (runs, baselines, cache) lives: the project root when an ini file
+    (pytest.ini, pyproject.toml, tox.ini, setup.cfg) fixes it, else the directory pytest runs from. Without an ini
+    file pytest picks its rootdir from the command line's path-like arguments, option values included, so
+    ``--extractbench-predictions /elsewhere/preds.jsonl`` would move the baselines to ``/``."""
+    return config.rootpath if config.inipath is not None else config.invocation_params.dir
+
+
 def settings_from_config(config: pytest.Config) -> Settings:
     """Resolve the pytest config (command line, environment, config file, ini) once."""
     from ..config.layers import OptionSources, settings_from_sources  # the settings need the scoring layers
@@ -41,6 +51,6 @@ def settings_from_config(config: pytest.Config) -> Settings:
         cli={spec.name: config.getoption(spec.dest) for spec in OPTIONS},
         getini=config.getini,
         invocation_dir=config.invocation_params.dir,
-        rootpath=config.rootpath,
+        rootpath=home_dir(config),
     )
     return settings_from_sources(sources, enabled=bool(config.getoption("extractbench")))

@@ -74,3 +74,36 @@ def test_the_example_config_only_carries_keys_that_act(capsys: pytest.CaptureFix
     assert main(["validate-config", str(example)]) == 0
     out = capsys.readouterr()
     assert "note:" not in out.out and out.err == ""
+
+
+def test_runs_and_baselines_stay_in_the_directory_pytest_runs_from(
+        pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # no ini file: pytest would pick its rootdir from path-like arguments, option values included
+    elsewhere = tmp_path_factory.mktemp("other-project")
+    (elsewhere / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in OUTPUTS), encoding="utf-8")
+    (elsewhere / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SAMPLES), encoding="utf-8")
+    assert not list(pytester.path.glob("*.ini")) and not (pytester.path / "pyproject.toml").exists()
+    result = pytester.runpytest("--extractbench", "--extractbench-dataset", str(elsewhere / "data.jsonl"),
+                                "--extractbench-predictions", str(elsewhere / "preds.jsonl"),
+                                "--extractbench-sla", "none", "--extractbench-save", "main")  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    saved = list((pytester.path / ".extractbench" / "baselines").glob("*_main.json"))
+    runs = list((pytester.path / ".extractbench" / "runs").iterdir())
+    assert len(saved) == 1 and len(runs) == 1
+    assert not (elsewhere / ".extractbench").exists() and not (elsewhere.parent / ".extractbench").exists()
+    result.stdout.fnmatch_lines([f"*results in {runs[0]}*", f"*{saved[0]}*"])
+
+
+def test_with_an_ini_file_they_stay_in_the_project_root(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    sub = pytester.mkdir("sub")
+    for name, rows in (("data.jsonl", SAMPLES), ("preds.jsonl", OUTPUTS)):
+        (sub / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(sub)
+        result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl",
+                                    "--extractbench-predictions", "preds.jsonl", "--extractbench-sla", "none",
+                                    "--extractbench-save", "main")  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert list((pytester.path / ".extractbench" / "baselines").glob("*_main.json"))
+    assert not (sub / ".extractbench").exists()
