@@ -52,16 +52,24 @@ _CONFIG = "config"
 
 
 def _env_value(spec: OptionSpec) -> Any:
-    """``EXTRACTBENCH_<NAME>`` converted like the option (repeatable options: whitespace-separated)."""
-    raw = os.environ.get(spec.env)
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        if spec.multiple:
-            return tuple(spec.converter(part) for part in raw.split())
-        return spec.converter(raw.strip())
-    except argparse.ArgumentTypeError as exc:
-        raise UsageProblem(f"environment variable {spec.env}={_shown(spec, raw)!r}: {exc}") from None
+    """``EXTRACTBENCH_<NAME>`` (or an alias such as ``OPENAI_BASE_URL``) converted like the option."""
+    return _env_source(spec)[0]
+
+
+def _env_source(spec: OptionSpec) -> tuple[Any, str]:
+    """The value from the first set variable of ``EXTRACTBENCH_<NAME>`` and the option's aliases, and its name
+    (repeatable options: whitespace-separated)."""
+    for name in (spec.env, *spec.env_aliases):
+        raw = os.environ.get(name)
+        if raw is None or raw.strip() == "":
+            continue
+        try:
+            if spec.multiple:
+                return tuple(spec.converter(part) for part in raw.split()), name
+            return spec.converter(raw.strip()), name
+        except argparse.ArgumentTypeError as exc:
+            raise UsageProblem(f"environment variable {name}={_shown(spec, raw)!r}: {exc}") from None
+    return None, spec.env
 
 
 def _shown(spec: OptionSpec, raw: str) -> str:
@@ -99,7 +107,8 @@ def resolve_layers(given: OptionSources) -> tuple[dict[str, Any], dict[str, str]
         if value is not None and spec.multiple:
             value = tuple(value)
         if value is None:
-            value, source = _env_value(spec), f"environment {spec.env}"
+            value, variable = _env_source(spec)
+            source = f"environment {variable}"
         if value is None and from_file is not None and spec.name in from_file.values:
             value, source = from_file.values[spec.name], f"config file {from_file.sources[spec.name]}"
         if value is None:

@@ -66,6 +66,7 @@ class OptionSpec:
     yaml: tuple[str, ...] = ()  # key paths of the config file ("model.timeout"); options.<name> reaches any option
     shape: Callable[[Any], Any] | None = None  # the resolved value -> the settings field (inverted switches, tuples)
     when_unset: Callable[[Mapping[str, Any]], Any] | None = None  # a default that depends on other options
+    env_aliases: tuple[str, ...] = ()  # other environment variables read after EXTRACTBENCH_<NAME> (OPENAI_BASE_URL)
 
     @property
     def option(self) -> str:
@@ -220,7 +221,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("base_url", "OpenAI-compatible server URL, e.g. http://host:8000/v1 (repeatable: replicas of the "
                "same model are load-balanced). Default: start the embedded llama-server.",
                parse_base_url, (), "URL", multiple=True,
-               target="live.base_urls", yaml=("model.base_url",), shape=unique),
+               target="live.base_urls", yaml=("model.base_url",), shape=unique, env_aliases=("OPENAI_BASE_URL",)),
     OptionSpec("extractor", "Benchmark a Python callable instead of a server: MODULE:FUNCTION or FILE.py:FUNCTION, "
                "called with each sample, returning JSON text, a dict or a ModelResponse (sync or async).",
                str, None, "MODULE:FUNCTION",

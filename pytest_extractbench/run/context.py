@@ -81,6 +81,7 @@ class RunContext:
         self.population = 0
         self.population_ids: set[str] = set()
         self._predictions: PredictionsSource | None = None
+        self._served: list[str] | None = None  # the model a server lists, when --model is not given
         self._source: OutputSource | None = None
         self._rule_problems: list[DatasetProblem] | None = None
         self._check_options()
@@ -228,7 +229,27 @@ class RunContext:
             from ..live.backends.llama_models import DEFAULT_EMBEDDED_MODEL  # the live layer only when it serves
 
             return [DEFAULT_EMBEDDED_MODEL]
+        if self.settings.live.base_urls:
+            return self._served_model()
         return []
+
+    def _served_model(self) -> list[str]:
+        """A server and no --model: the model it serves, when it lists exactly one (GET /models, once)."""
+        if self._served is None:
+            from ..live.connection import ConnectionCheckError, run_check
+            from ..live.transport import api_key_from_env, client_config
+
+            url = self.settings.live.base_urls[0]
+            try:
+                served = run_check(client_config(self.settings.live, url, api_key_from_env()), [])
+            except (ConnectionCheckError, ValueError) as exc:
+                raise UsageProblem(f"extractbench: {exc}") from None
+            if not served or len(served) != 1:
+                offer = f"it serves {', '.join(served)}" if served else "it does not list its models"
+                raise UsageProblem(f"extractbench: no model given and the server cannot pick one ({offer}): "
+                                   f"use --model NAME")
+            self._served = served
+        return list(self._served)
 
     def check_invalid_policy(self) -> None:
         """With --extractbench-invalid-samples fail, invalid samples stop the run before anything is asked."""

@@ -382,4 +382,7 @@ def resolve_model(name: str, *, cache_dir: Path | None = None) -> ResolvedModel:
             raise ModelNotFoundError(f"model file not found: {path} (no such .gguf file)")
         return ResolvedModel(name=path.stem, path=path.resolve())
     known = ", ".join(sorted(_REGISTRY))
-    raise ModelNotFoundError(f"unknown embedded model {name!r}: use one of {known}, or a path to a .gguf file")
+    raise ModelNotFoundError(
+        f"unknown embedded model {name!r}: the embedded llama-server runs {known}, or a .gguf file given by its "
+        f"path; to benchmark a model served elsewhere (vLLM, llama-server, any OpenAI-compatible server), give its "
+        f"URL: --extractbench-base-url http://HOST:PORT/v1 (or EXTRACTBENCH_BASE_URL / OPENAI_BASE_URL)")
