@@ -89,13 +89,14 @@ class FileFacts:
 MIN_COVERAGE = 0.5
 
 
-def coverage_problem(label: str, facts: FileFacts, drawn: Sequence[str], dataset: str) -> str | None:
-    """Why a predictions file cannot be meant for these samples: it answers fewer than half of them."""
-    matched = len(facts.ids.intersection(drawn))
-    if not drawn or matched >= MIN_COVERAGE * len(drawn):
+def coverage_problem(label: str, facts: FileFacts, known: set[str], dataset: str) -> str | None:
+    """Why a predictions file cannot be this dataset's: under half of its ids are sample ids of it (a CSV file,
+    rows keyed ``sample_id``, another dataset's predictions). A file answering only some samples is fine."""
+    matched = len(facts.ids & known)
+    if facts.ids and matched >= MIN_COVERAGE * len(facts.ids):
         return None
-    head = (f"predictions file {label} answers {matched} of the {len(drawn)} samples of dataset {dataset} "
-            f"(at least half must match, or it is not the dataset's predictions)")
+    head = (f"predictions file {label}: {matched} of its {len(facts.ids)} ids are samples of dataset {dataset} "
+            f"(at least half must be, or it is not this dataset's predictions)")
     if not facts.rows:
         return (f"{head}: it holds no JSON rows ({facts.unreadable} unreadable line(s); "
                 f"JSONL rows of {{\"id\", \"output\"}} expected)")
@@ -103,8 +104,8 @@ def coverage_problem(label: str, facts: FileFacts, drawn: Sequence[str], dataset
     if not facts.ids:
         return (f"{head}: rows need the sample id under 'id' and the model text under 'output'; "
                 f"its rows have the keys {keys}")
-    theirs = ", ".join(repr(i) for i in sorted(facts.ids)[:3])
-    ours = ", ".join(repr(i) for i in list(drawn)[:3])
+    theirs = ", ".join(repr(i) for i in sorted(facts.ids - known)[:3])
+    ours = ", ".join(repr(i) for i in sorted(known)[:3])
     return f"{head}: its ids look like {theirs}, the dataset's like {ours}"
 
 

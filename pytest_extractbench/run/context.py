@@ -193,9 +193,10 @@ class RunContext:
                 )
             except (FileNotFoundError, OSError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
-            drawn = [sample.id for sample in self.dataset.samples]
+            # the dataset's ids: its samples (drawn or not) and the rows it skipped as invalid
+            known = self.population_ids | {p.sample_id for p in self.dataset.problems if p.sample_id}
             for label, facts in self._predictions.files.items():
-                problem = coverage_problem(label, facts, drawn, self.settings.dataset)
+                problem = coverage_problem(label, facts, known, self.settings.dataset)
                 if problem:
                     raise UsageProblem(f"extractbench: {problem}")
             self._predictions.check_ids(self.population_ids)
