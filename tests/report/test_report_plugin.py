@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from _require import import_or_skip
 
 SCHEMA = {
     "type": "object",
@@ -134,7 +135,7 @@ class _Blob(HTMLParser):
 
 @pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
 def test_pytest_html_columns_extras_and_summary(pytester: pytest.Pytester, workers: str | None) -> None:
-    pytest.importorskip("pytest_html")
+    import_or_skip("pytest_html", "pytest-html (the dev extra) is not installed")
     args = ["--html", "ph.html"] + (["-n", workers] if workers else [])
     result = run(pytester, *args, subprocess=workers is not None)
     result.assert_outcomes(passed=3, failed=1)
