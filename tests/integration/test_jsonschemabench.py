@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _require import require_or_skip
 
 from pytest_extractbench.dataset.complexity import complexity_features
 from pytest_extractbench.dataset.samples import sample_from_row
@@ -15,14 +16,12 @@ from pytest_extractbench.dataset.samples import sample_from_row
 CORPUS = Path(os.environ.get("EXTRACTBENCH_JSONSCHEMABENCH",
                              Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "jsonschemabench"))
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CORPUS.is_dir(), reason=f"JSONSchemaBench corpus not found at {CORPUS} "
-                                                   "(it lives in the shared data folder next to the worktree)"),
-]
+pytestmark = pytest.mark.slow
 
 
 def test_every_corpus_schema_loads_validates_and_gets_complexity_features() -> None:
+    require_or_skip(CORPUS.is_dir(), f"JSONSchemaBench corpus not found at {CORPUS} "
+                                     "(it lives in the shared data folder next to the worktree)")
     accepted = rejected = instances = 0
     files = sorted(CORPUS.glob("*.jsonl"))
     assert files

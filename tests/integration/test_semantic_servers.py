@@ -9,13 +9,14 @@ import json
 import os
 
 import pytest
+from _require import import_or_skip
 
 from pytest_extractbench import ScoringOptions, SampleRecord, model_metrics, score_sample
 from pytest_extractbench.scoring import ERROR
 from pytest_extractbench.scoring.judge import Judge, get_judge
 from pytest_extractbench.live.backends.llama_server import EmbeddedServer, MissingExtraError
 
-pytest.importorskip("openai", reason="the 'judge' extra is not installed")
+import_or_skip("openai", "the 'judge' extra is not installed")
 pytestmark = pytest.mark.llm
 
 SCHEMA = {

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _require import import_or_skip
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
           "required": ["name"]}
@@ -144,7 +145,7 @@ def test_resume_after_a_killed_run_asks_only_what_is_missing(pytester: pytest.Py
 
 
 def test_two_workers_give_the_same_metrics_as_one_process(pytester: pytest.Pytester, project: Path) -> None:
-    pytest.importorskip("xdist")
+    import_or_skip("xdist", "pytest-xdist (the dev extra) is not installed")
     run(pytester, "--extractbench-extractor", "myextract:extract_async", "--extractbench-no-cache",
         out="single").assert_outcomes(passed=8, failed=4)
     run(pytester, "--extractbench-extractor", "myextract:extract_async", "--extractbench-no-cache", "-n", "2",

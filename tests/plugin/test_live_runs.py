@@ -143,12 +143,35 @@ def test_every_sample_is_accounted_for_under_injected_faults(pytester: pytest.Py
 
 
 def test_requests_run_ahead_of_the_items(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
-    server.default = Fault.ok(delay=1.0)
+    # No answer leaves the server before 8 requests have arrived (each handler waits for the 8th, at most
+    # 20 s): items one after the other would leave the first request waiting alone; the pipeline keeps
+    # 8 in flight. Counted in the server's handlers, so a slow machine changes nothing but the duration.
+    lock = threading.Lock()
+    state = {"arrived": 0, "in_flight": 0, "peak": 0, "answered_before_eighth": 0}
+    eighth = threading.Event()
+
+    def held(body: dict[str, Any]) -> Any:
+        with lock:
+            state["arrived"] += 1
+            state["in_flight"] += 1
+            state["peak"] = max(state["peak"], state["in_flight"])
+            if state["arrived"] == 8:
+                eighth.set()
+        if not eighth.wait(20):
+            eighth.set()  # no pipeline: release everyone rather than wait 20 s per request
+        with lock:
+            if state["arrived"] < 8:
+                state["answered_before_eighth"] += 1
+            state["in_flight"] -= 1
+        return perfect_answer(body)
+
+    server.answer = held
     bench(pytester, server.url, "--extractbench-concurrency", "8").assert_outcomes(passed=N)
-    arrivals = sorted(server.received_at)
-    # Items one after the other would send one request per second; the pipeline keeps 8 in flight.
-    in_first_window = sum(1 for t in arrivals if t - arrivals[0] < 0.9)
-    assert in_first_window == 8
+    assert state["answered_before_eighth"] == 0
+    assert state["peak"] == 8  # 8 at once, and never more than the concurrency
+    assert state["arrived"] == len(server.requests) == N  # one request per sample, each answered once
+    first_eight = {sample_of(body) for body in server.requests[:8]}
+    assert len(first_eight) == 8  # eight different samples, asked ahead of their items
     assert metrics(pytester)["run"]["live"]["concurrency"] == 8
 
 

@@ -6,8 +6,9 @@ import json
 from typing import Any, Iterator
 
 import pytest
+from _require import import_or_skip
 
-pytest.importorskip("opentelemetry.sdk")
+import_or_skip("opentelemetry.sdk", "the 'otel' extra is not installed")
 
 from opentelemetry import metrics, trace  # noqa: E402
 from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402

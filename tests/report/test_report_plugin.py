@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from _require import import_or_skip
 
 SCHEMA = {
     "type": "object",
@@ -64,6 +66,29 @@ def test_run_writes_every_report_and_shows_progress(pytester: pytest.Pytester) -
     metrics = json.loads((out / "metrics.json").read_text())["models"]["m1"]
     eqs = sum(r["score"]["eqs"] for r in records(pytester).values()) / 4
     assert metrics["extraction_quality_score"] == pytest.approx(eqs)
+    # by hand: s1 and s4 (56 for 55 scores 0.98, exact) are perfect, s3 is not JSON (0), s2's name is wrong:
+    # 0.15 validity + 0.5 * F1 0.5 + 0.2 type accuracy + 0.15 no hallucination = 0.75; mean (1+0.75+0+1)/4
+    assert eqs == pytest.approx(0.6875)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("# Model Evaluation Report: m1\n")
+    assert "- **Overall Score (EQS)**: 0.688 " in summary
+    assert "- **Dataset**: data.jsonl (4 samples)" in summary
+    with (out / "metrics.csv").open(encoding="utf-8", newline="") as handle:
+        header, *model_rows = list(csv.reader(handle))
+    assert header[:3] == ["model", "num_samples", "extraction_quality_score"]
+    assert {"schema_validity_rate", "field_f1_partial", "hallucination_rate", "sla_passed"} <= set(header)
+    assert len(model_rows) == 1
+    row = dict(zip(header, model_rows[0]))
+    assert row["model"] == "m1" and row["num_samples"] == "4"
+    assert float(row["extraction_quality_score"]) == pytest.approx(metrics["extraction_quality_score"])
+    assert float(row["schema_validity_rate"]) == pytest.approx(0.75)
+    with (out / "samples.csv").open(encoding="utf-8", newline="") as handle:
+        sample_rows = list(csv.DictReader(handle))
+    assert [(r["model"], r["sample_id"]) for r in sample_rows] == [("m1", s["id"]) for s in SAMPLES]
+    by_id = {r["sample_id"]: r for r in sample_rows}
+    assert [by_id[i]["passed"] for i in ("s1", "s2", "s3", "s4")] == ["True", "True", "False", "True"]
+    assert float(by_id["s2"]["eqs"]) == pytest.approx(0.75) and float(by_id["s3"]["eqs"]) == 0.0
+    assert by_id["s3"]["failure"].startswith("unusable output: unparseable JSON")
     result.stdout.fnmatch_lines(
         [
             "extractbench 1/4 scored: m1 EQS 1.000 validity 100.0%",
@@ -110,7 +135,7 @@ class _Blob(HTMLParser):
 
 @pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
 def test_pytest_html_columns_extras_and_summary(pytester: pytest.Pytester, workers: str | None) -> None:
-    pytest.importorskip("pytest_html")
+    import_or_skip("pytest_html", "pytest-html (the dev extra) is not installed")
     args = ["--html", "ph.html"] + (["-n", workers] if workers else [])
     result = run(pytester, *args, subprocess=workers is not None)
     result.assert_outcomes(passed=3, failed=1)

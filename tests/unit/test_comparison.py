@@ -122,9 +122,16 @@ def test_gap_rule_reference_and_threshold(run) -> None:
     by_model, found = run
     gap = run_level_metrics(by_model, found, OPTIONS)["comparison"]["gap_rule"]
     assert gap["reference"] == "oracle" and gap["reference_from"] == "highest EQS"
+    # the oracle answers the gold (EQS 1.0); weak trails it by 0.14, inside the default threshold of 0.15,
+    # good by 0.03, under the 0.05 of a minimal difference
     weak_gap = 1.0 - by_model["weak"]["extraction_quality_score"]
+    assert 0.05 < weak_gap < 0.15
+    assert gap["threshold"] == 0.15
     assert gap["models"]["weak"]["gap"] == pytest.approx(weak_gap)
-    assert gap["flagged"] == (["weak"] if weak_gap > 0.15 else [])
+    assert gap["flagged"] == []
+    assert gap["models"]["weak"]["band"] == "moderate difference: fine-tuning optional"
+    assert gap["models"]["weak"]["needs_fine_tuning"] is False
+    assert gap["models"]["good"]["band"] == "minimal practical difference"
 
     named = ScoringOptions(statistics=StatsOptions(resamples=500, reference_model="good", gap_threshold=0.05))
     gap = run_level_metrics(by_model, found, named)["comparison"]["gap_rule"]
@@ -135,6 +142,23 @@ def test_gap_rule_reference_and_threshold(run) -> None:
     missing = ScoringOptions(statistics=StatsOptions(resamples=500, reference_model="nope"))
     gap = run_level_metrics(by_model, found, missing)["comparison"]["gap_rule"]
     assert "not among this run's models" in gap["error"]
+
+
+def test_gap_rule_flags_a_model_beyond_the_default_threshold(run) -> None:
+    by_model, found = run
+    # a model whose answers are not JSON: EQS 0, a gap of 1.0 to the oracle, far beyond the default 0.15
+    silent = records("silent", {s.id: "I cannot help with that." for s in DATASET.samples})
+    everyone = found + silent
+    metrics = metrics_by_model(everyone, ScoringOptions(statistics=StatsOptions(resamples=200)))
+    assert metrics["silent"]["extraction_quality_score"] == 0.0
+    gap = run_level_metrics(metrics, everyone, ScoringOptions(statistics=StatsOptions(resamples=200)))
+    gap = gap["comparison"]["gap_rule"]
+    assert gap["reference"] == "oracle" and gap["threshold"] == 0.15
+    assert gap["flagged"] == ["silent"]
+    assert gap["models"]["silent"]["gap"] == pytest.approx(1.0)
+    assert gap["models"]["silent"]["needs_fine_tuning"] is True
+    assert gap["models"]["silent"]["band"] == "significant difference: fine-tuning recommended"
+    assert gap["models"]["weak"]["needs_fine_tuning"] is False
 
 
 def test_comparison_is_deterministic_and_independent_of_other_models(run) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _require import import_or_skip
 
 from pytest_extractbench.live.backends.llama_launcher import _parser, build_params
 
-xllamacpp = pytest.importorskip("xllamacpp", reason="the `local` extra's xllamacpp is not installed")
+xllamacpp = import_or_skip("xllamacpp", "the `local` extra's xllamacpp is not installed")
 
 
 def test_the_flags_the_embedded_server_passes_reach_the_parameters(tmp_path: Path) -> None:

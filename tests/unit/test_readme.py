@@ -20,11 +20,35 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert test_command in ci_lines
 
 
+def all_readme_commands() -> list[str]:
+    """Every command the README shows: its ```bash blocks and its inline `pytest ...`-style commands."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```(?:bash|sh|console)\n(.+?)\n```", text, re.DOTALL)
+    inline = re.findall(r"`((?:pytest --|extractbench |python -m |pip install )[^`\n]*)`", text)
+    return blocks + inline
+
+
+def repo_paths_in(command: str) -> set[str]:
+    """Tokens of a command that name a path inside one of the repository's top-level directories."""
+    top = {entry.name for entry in ROOT.iterdir() if entry.is_dir() and not entry.name.startswith(".")}
+    paths = set()
+    for token in re.split(r"[\s\"'`]+", command):
+        token = token.split("=", 1)[-1]  # NAME=PATH, -DOPTION=$PWD/PATH
+        token = token.removeprefix("$PWD/").removeprefix("./")
+        if "/" in token and token.split("/", 1)[0] in top:
+            paths.add(token.rstrip("/"))
+    return paths
+
+
 def test_the_main_command_points_at_files_that_exist() -> None:
     main_command, _ = readme_commands()
-    for token in main_command.split():
-        if token.startswith("fixtures/"):
-            assert (ROOT / token).is_file(), token
+    commands = all_readme_commands()
+    assert main_command in commands
+    checked = set().union(*(repo_paths_in(command) for command in commands))
+    # the commands that name repository files: the demo predictions, the weak ones, the cmake include
+    assert {"fixtures/predictions/demo.jsonl", "fixtures/predictions/weak.jsonl", "ci/llama-server-only.cmake"} <= checked
+    missing = sorted(path for path in checked if not (ROOT / path).exists())
+    assert not missing, f"README commands name files that do not exist: {missing}"
 
 
 def test_the_x_eval_example_is_a_valid_eval_schema() -> None:

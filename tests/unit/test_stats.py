@@ -186,10 +186,43 @@ def test_compare_paired_has_the_spec_shape() -> None:
     assert result["mean_difference"] == pytest.approx(np.mean(X) - np.mean(Y))
     assert result["t_test"]["p_value"] == pytest.approx(sps.ttest_rel(X, Y).pvalue)
     assert result["wilcoxon_test"]["p_value"] == pytest.approx(sps.wilcoxon(X, Y).pvalue)
-    assert result["effect_size"]["interpretation"] == stats.interpret_cohens_d(stats.cohens_d(X, Y))
+    # Cohen's d with the pooled population sd, written out: about 0.12, so "negligible"
+    d = (np.mean(X) - np.mean(Y)) / math.sqrt((np.var(X) + np.var(Y)) / 2)
+    assert 0 < d < 0.2
+    assert result["effect_size"]["cohens_d"] == pytest.approx(d)
+    assert result["effect_size"]["interpretation"] == "negligible"
     ci = result["difference_ci"]
     assert ci["low"] < result["mean_difference"] < ci["high"]
-    assert result["significantly_different"] is (result["p_value"] < 0.05)
+    # scipy's paired permutation test puts p near 1/10,000: a significant difference
+    reference = sps.permutation_test(
+        (X, Y), mean_difference, permutation_type="samples", n_resamples=9999, vectorized=True, random_state=0
+    )
+    assert reference.pvalue < 0.001
+    assert result["p_value"] < 0.001
+    assert result["significantly_different"] is True
+
+
+def test_compare_paired_calls_a_small_difference_not_significant() -> None:
+    a = [0.9, 0.6, 0.8, 0.5, 0.7]
+    b = [0.6, 0.8, 0.7, 0.6, 0.5]  # differences 0.3, -0.2, 0.1, -0.1, 0.2: mean 0.06
+    result = stats.compare_paired(a, b, rng=1)
+    assert result["mean_difference"] == pytest.approx(0.06)
+    # Exact test over the 32 sign patterns of the differences: the sum is >= 0.3 (the observed one) when the
+    # negated ones add up to at most 0.3: none (1), any one (5), 0.2+0.1 (4) or 0.1+0.1 (1), 11 patterns;
+    # two-sided p = 2 * 11 / 32.
+    assert result["p_value"] == pytest.approx(22 / 32)
+    reference = sps.permutation_test(
+        (np.array(a), np.array(b)), mean_difference, permutation_type="samples", n_resamples=np.inf, vectorized=True
+    )
+    assert reference.pvalue == pytest.approx(22 / 32)
+    assert result["significantly_different"] is False
+    assert result["t_test"]["p_value"] == pytest.approx(sps.ttest_rel(a, b).pvalue)
+    assert result["t_test"]["significant_at_0.05"] is False
+    # means 0.7 and 0.64, population variances 0.02 and 0.0104: d = 0.06 / sqrt(0.0152) = 0.4867, "small"
+    assert result["effect_size"]["cohens_d"] == pytest.approx(0.06 / math.sqrt(0.0152))
+    assert result["effect_size"]["interpretation"] == "small"
+    ci = result["difference_ci"]
+    assert ci["low"] < 0 < ci["high"]
 
 
 def test_interval_format_is_the_spec_reporting_format() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _require import require_or_skip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -257,10 +258,10 @@ def gold_as_prediction(gold: list) -> list:
             for entry in gold for name, params in entry.items()]  # fmt: skip
 
 
-@pytest.mark.skipif(not BFCL.is_dir(), reason="BFCL data not available (../shared/data/bfcl_tool_calls)")
 @pytest.mark.parametrize("name", ["simple_python", "multiple", "parallel", "parallel_multiple", "live_simple",
                                   "live_parallel_multiple", "irrelevance", "simple_java"])  # fmt: skip
 def test_bfcl_files_load_and_their_gold_scores_perfectly(name: str) -> None:
+    require_or_skip(BFCL.is_dir(), f"BFCL data not available ({BFCL})")
     track = ToolCallTrack()
     dataset = track.load(str(BFCL / f"bfcl_v4_{name}.jsonl"))
     assert not [p for p in dataset.problems if p.severity == "error"]
