@@ -193,9 +193,11 @@ class RunContext:
                 )
             except (FileNotFoundError, OSError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
-            # the dataset's ids: its samples (drawn or not) and the rows it skipped as invalid
-            known = self.population_ids | {p.sample_id for p in self.dataset.problems if p.sample_id}
-            for label, facts in self._predictions.files.items():
+            # the dataset's ids: its samples (drawn or not) and the rows it skipped as invalid; a dataset with none
+            # has its own message
+            skipped = {p.sample_id for p in self.dataset.problems if p.sample_id}  # loads the dataset first
+            known = self.population_ids | skipped
+            for label, facts in self._predictions.files.items() if known else ():
                 problem = coverage_problem(label, facts, known, self.settings.dataset)
                 if problem:
                     raise UsageProblem(f"extractbench: {problem}")
