@@ -35,7 +35,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "llm: needs a real model server (the embedded llama-server)")
     if not config.getoption("extractbench"):
         return  # not a benchmark run: no option, config file or environment is read
     from . import extensions

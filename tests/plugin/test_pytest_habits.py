@@ -1,0 +1,106 @@
+"""What pytest users expect of any plugin's items: markers for -m, partial runs said as such, -q/-qq, --lf/--ff/--sw."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_extractbench.dataset.complexity import complexity_features
+
+FLAT = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]}
+
+
+def _deep(depth: int) -> dict:
+    schema: dict = {"type": "object", "properties": {"v": {"type": "string"}}}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"n": schema, "k": {"type": "string"}}}
+    return schema
+
+
+DEEP = _deep(6)
+
+
+def _value(schema: dict, leaf: str) -> dict:
+    props = schema["properties"]
+    return {key: _value(sub, leaf) if "properties" in sub else (leaf if sub["type"] == "string" else 1)
+            for key, sub in props.items()}
+
+
+SAMPLES = [
+    {"id": "med-simple", "topic": "medical", "text": "Ann, 1.", "schema": FLAT, "expected": {"name": "Ann", "age": 1}},
+    {"id": "med-deep", "topic": "medical", "text": "x", "schema": DEEP, "expected": _value(DEEP, "x")},
+    {"id": "shop-deep", "topic": "E-commerce & Retail", "text": "x", "schema": DEEP, "expected": _value(DEEP, "x")},
+    {"id": "skip-1", "topic": "skip", "text": "Bo, 2.", "schema": FLAT, "expected": {"name": "Bo", "age": 2}},
+]
+PERFECT = [{"id": s["id"], "output": s["expected"]} for s in SAMPLES]
+
+
+def write_jsonl(path: Path, rows: list) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def data(pytester: pytest.Pytester) -> Path:
+    return write_jsonl(pytester.path / "data.jsonl", SAMPLES)
+
+
+def run(pytester: pytest.Pytester, predictions: list, *args: str, out: str = "out") -> pytest.RunResult:
+    write_jsonl(pytester.path / "preds.jsonl", predictions)
+    shutil.rmtree(pytester.path / out, ignore_errors=True)  # each call is a new run, which needs an empty directory
+    argv = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench", "--extractbench-dataset", "data.jsonl",
+            "--extractbench-predictions", "preds.jsonl", "--extractbench-output", out, "-p", "no:randomly", *args]
+    return pytester.runpytest(*argv)
+
+
+def metrics(pytester: pytest.Pytester, out: str = "out") -> dict:
+    return json.loads((pytester.path / out / "metrics.json").read_text())
+
+
+# ------------------------------------------------------------------------------------------------ markers
+
+
+def test_the_fixture_s_schemas_fall_in_two_complexity_bins() -> None:
+    assert complexity_features(FLAT)["complexity_bin"] == "simple"
+    assert complexity_features(DEEP)["complexity_bin"] == "complex"
+
+
+def test_m_selects_on_topic_and_complexity_under_strict_markers(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, PERFECT, "--strict-markers", "-m", "medical and complex", "--extractbench-sla", "none", "-v")
+    result.assert_outcomes(passed=1, deselected=3)
+    result.stdout.fnmatch_lines(["*extractbench[[]predictions-med-deep[]] PASSED*"])
+    # a topic is lower-cased and made an identifier; one named like pytest's own marker is prefixed, never applied
+    result = run(pytester, PERFECT, "--strict-markers", "-m", "e_commerce_retail or topic_skip", "--extractbench-sla",
+                 "none", "-v")
+    result.assert_outcomes(passed=2, deselected=2)
+    result.stdout.fnmatch_lines(["*predictions-shop-deep*PASSED*", "*predictions-skip-1*PASSED*"])
+    assert run(pytester, PERFECT, "--strict-markers", "-m", "simple", "--extractbench-sla", "none").parseoutcomes() \
+        == {"passed": 2, "deselected": 2}
+
+
+def test_sample_markers_are_registered_and_llm_is_not(pytester: pytest.Pytester, data: Path) -> None:
+    pytester.makeconftest(
+        "def pytest_collection_finish(session):\n"
+        "    print('MARKERS', sorted(l.split(':')[0] for l in session.config.getini('markers')))\n"
+    )
+    result = run(pytester, PERFECT, "--collect-only", "-q", "-s")
+    line = next(l for l in result.stdout.lines if l.startswith("MARKERS"))
+    for name in ("medical", "e_commerce_retail", "topic_skip", "simple", "complex"):
+        assert f"'{name}'" in line
+    assert "'llm'" not in line and "'skip'" not in line.replace("'topic_skip'", "")
+    # users' projects no longer see the project's own test marker
+    assert "@pytest.mark.llm" not in pytester.runpytest("--markers").stdout.str()
+
+
+def test_marker_names_are_identifiers_clear_of_pytest_s() -> None:
+    from pytest_extractbench.plugin.items import marker_name
+
+    assert marker_name("Medical Records") == "medical_records"
+    assert marker_name("xfail") == "topic_xfail"
+    assert marker_name("not") == "topic_not"
+    assert marker_name("2024 news") == "topic_2024_news"
+    assert marker_name("timeout", frozenset({"timeout"})) == "topic_timeout"
+    assert marker_name("Café") == "café" and marker_name("!!") == "topic_"
