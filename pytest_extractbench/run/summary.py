@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..gating.verdict import verdict_lines
+from ..gating.verdict import partial_text, verdict_lines
 from ..report import terminal
 
 if TYPE_CHECKING:
@@ -27,8 +27,11 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
         lines.append(f"{len(invalid)} invalid sample(s) skipped (--extractbench-invalid-samples "
                      f"{settings.data.invalid_samples}): " + ", ".join(sorted(invalid)[:10]))
     lines.extend(terminal.context_lines(context.live.facts(result.records), result.records))
+    partial = result.document.get("run", {}).get("partial")
     for model, metrics in result.metrics.items():
         lines.extend(terminal.model_lines(model, metrics, result.checks.get(model, []), settings.sla))
+        if partial and (seen := partial_text(partial["models"].get(model))):
+            lines.append(f"  {seen}")
     lines.extend(terminal.run_lines(result.run_level, result.comparison))
     if result.report_files:
         lines.append("reports: " + ", ".join(p.name for p in result.report_files))
@@ -36,7 +39,7 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
     lines.extend(_unscored_lines(unscored))
     lines.extend(terminal.problem_lines(problems))
     lines.extend(verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
-                               safe=terminal.safe))  # fmt: skip
+                               safe=terminal.safe, partial=partial))  # fmt: skip
     return lines
 
 

@@ -104,3 +104,52 @@ def test_marker_names_are_identifiers_clear_of_pytest_s() -> None:
     assert marker_name("2024 news") == "topic_2024_news"
     assert marker_name("timeout", frozenset({"timeout"})) == "topic_timeout"
     assert marker_name("Café") == "café" and marker_name("!!") == "topic_"
+
+
+# ------------------------------------------------------------------------------------------- partial runs
+
+BROKEN = [p if p["id"] != "med-deep" else {"id": "med-deep", "output": "not json"} for p in PERFECT]
+
+
+def test_a_run_stopped_by_x_says_the_gate_saw_part_of_the_samples(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, BROKEN, "-x", "--extractbench-sla", "none")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "model predictions: 2 samples", "*the gate saw 2 of 4 samples (a partial run*",
+        "verdict: a partial run: 2 of 4 samples were scored, and the gate judged only those*",
+    ])
+    assert "it ran to the end" not in result.stdout.str()
+    assert metrics(pytester)["run"]["partial"] == {
+        "scored": 2, "collected": 4, "models": {"predictions": {"scored": 2, "collected": 4}}}
+    summary = (pytester.path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert "**Partial run**: for `predictions` the gate saw 2 of 4 samples" in summary
+
+
+@pytest.mark.parametrize("args, scored", [(("-k", "deep"), 2), (("-m", "simple"), 2), (("--maxfail", "1"), 2)])
+def test_deselection_and_maxfail_are_partial_runs_too(pytester: pytest.Pytester, data: Path, args: tuple[str, ...],
+                                                      scored: int) -> None:
+    result = run(pytester, BROKEN, *args)
+    result.stdout.fnmatch_lines([f"*the gate saw {scored} of 4 samples*"])
+    assert metrics(pytester)["run"]["partial"]["scored"] == scored
+    assert "**Partial run**" in (pytester.path / "out" / "summary.md").read_text(encoding="utf-8")
+
+
+def test_partial_counts_are_per_model(pytester: pytest.Pytester, data: Path) -> None:
+    write_jsonl(pytester.path / "a.jsonl", PERFECT)
+    result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-output", "out",
+                                "--extractbench-predictions", "good=a.jsonl", "--extractbench-predictions",
+                                "other=a.jsonl", "-k", "good or other-med", "--extractbench-sla", "none")
+    result.assert_outcomes(passed=6, deselected=2)
+    assert metrics(pytester)["run"]["partial"] == {"scored": 6, "collected": 8, "models": {
+        "good": {"scored": 4, "collected": 4}, "other": {"scored": 2, "collected": 4}}}
+    result.stdout.fnmatch_lines(["*other: EQS*on 2 samples", "    the gate saw 2 of 4 samples*"])
+    assert result.stdout.str().count("the gate saw") == 2  # once in other's block, once in its verdict; none for good
+    summary = (pytester.path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert "for `other` the gate saw 2 of 4" in summary and "for `good`" not in summary
+
+
+def test_a_full_run_is_not_called_partial(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, PERFECT)
+    result.assert_outcomes(passed=4)
+    assert "gate saw" not in result.stdout.str() and "partial" not in metrics(pytester)["run"]
+    result.stdout.fnmatch_lines(["verdict: the benchmark worked: it ran to the end*"])
