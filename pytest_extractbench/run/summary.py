@@ -12,13 +12,20 @@ if TYPE_CHECKING:
     from .result import RunResult
 
 
-def summary_lines(context: RunContext, result: RunResult | None, unscored: list[str]) -> list[str]:
+def summary_lines(context: RunContext, result: RunResult | None, unscored: list[str], *,
+                  verdict_only: bool = False) -> list[str]:
+    """The whole summary, or (``verdict_only``, for -qq) just its closing verdict block."""
     if not context.track.gated:
         return _track_lines(context, result, unscored)
     problems = context.problems
     if result is None or not result.metrics:
         return ["no sample was scored"] + terminal.problem_lines(problems)
     settings, dataset = context.settings, context.dataset
+    partial = result.document.get("run", {}).get("partial")
+    verdict = verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
+                            safe=terminal.safe, partial=partial)  # fmt: skip
+    if verdict_only:
+        return verdict
     lines = [f"dataset {dataset.name}: {len(dataset.samples)} samples; results in {context.run_dir}"]
     if settings.data.sample is not None:
         lines.append(f"sampled {len(dataset.samples)} of {context.population} (seed {settings.data.seed})")
@@ -27,7 +34,6 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
         lines.append(f"{len(invalid)} invalid sample(s) skipped (--extractbench-invalid-samples "
                      f"{settings.data.invalid_samples}): " + ", ".join(sorted(invalid)[:10]))
     lines.extend(terminal.context_lines(context.live.facts(result.records), result.records))
-    partial = result.document.get("run", {}).get("partial")
     for model, metrics in result.metrics.items():
         lines.extend(terminal.model_lines(model, metrics, result.checks.get(model, []), settings.sla))
         if partial and (seen := partial_text(partial["models"].get(model))):
@@ -38,8 +44,7 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
     lines.extend(f"report not written: {error}" for error in result.report_errors)
     lines.extend(_unscored_lines(unscored))
     lines.extend(terminal.problem_lines(problems))
-    lines.extend(verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
-                               safe=terminal.safe, partial=partial))  # fmt: skip
+    lines.extend(verdict)
     return lines
 
 

@@ -153,3 +153,40 @@ def test_a_full_run_is_not_called_partial(pytester: pytest.Pytester, data: Path)
     result.assert_outcomes(passed=4)
     assert "gate saw" not in result.stdout.str() and "partial" not in metrics(pytester)["run"]
     result.stdout.fnmatch_lines(["verdict: the benchmark worked: it ran to the end*"])
+
+
+# ---------------------------------------------------------------------------------------------- -q and -qq
+
+
+def _section(result: pytest.RunResult) -> list[str]:
+    """The lines of the extractbench summary section, up to pytest's closing line."""
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if " extractbench " in line and line.startswith("="))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("=") or lines[i].startswith("FAILED")
+               or lines[i][:1].isdigit())
+    return lines[start + 1:end]
+
+
+def test_default_verbosity_prints_progress_lines(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, PERFECT)
+    result.stdout.fnmatch_lines(["extractbench 1/4 scored: predictions EQS 1.000 validity 100.0%",
+                                 "extractbench 4/4 scored: *"])
+
+
+def test_q_prints_no_progress_lines_but_the_whole_summary(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, PERFECT, "-q")
+    result.assert_outcomes(passed=4)
+    assert " scored: " not in result.stdout.str()
+    section = _section(result)
+    assert section[0].startswith("dataset data.jsonl: 4 samples") and "model predictions: 4 samples" in section
+
+
+def test_qq_prints_only_the_verdict(pytester: pytest.Pytester, data: Path) -> None:
+    result = run(pytester, BROKEN, "-qq", "-k", "not shop")
+    assert " scored: " not in result.stdout.str()
+    section = _section(result)
+    assert section[0] == "verdict: a partial run: 3 of 4 samples were scored, and the gate judged only those " \
+                         "(details above)."
+    assert section[1].startswith("  predictions: EQS") and section[2].strip().startswith("the gate saw 3 of 4")
+    assert not any(line.startswith(("dataset ", "model ", "reports: ")) for line in section)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # quiet changes what is printed, never the outcome
