@@ -100,7 +100,10 @@ class DatasetCollector(pytest.Collector):
         marks = {i: [getattr(pytest.mark, name) for name in sample_markers(s, taken)] for i, s in samples.items()}
         items = []
         for model, sample in self._work:
-            item = SampleItem.from_parent(self, name=item_name(model, sample.id), model=model, sample=sample)
+            name = item_name(model, sample.id)
+            # The id given as a string, parsed as pytest parses the ids it reads back from its cache: built from the
+            # name, pytest 9 keeps "[...]" inside the name, and --lf/--ff/--sw would never find the item again.
+            item = SampleItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", model=model, sample=sample)
             for mark in marks[id(sample)]:
                 item.add_marker(mark)  # -m "medical and complex"
             items.append(item)

@@ -190,3 +190,69 @@ def test_qq_prints_only_the_verdict(pytester: pytest.Pytester, data: Path) -> No
     assert section[1].startswith("  predictions: EQS") and section[2].strip().startswith("the gate saw 3 of 4")
     assert not any(line.startswith(("dataset ", "model ", "reports: ")) for line in section)
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # quiet changes what is printed, never the outcome
+
+
+# ------------------------------------------------------------------------------------ --lf, --ff and --sw
+# users' projects run with the cache provider on (this project's addopts turn it off)
+
+TWO_BROKEN = [p if p["id"] not in ("med-deep", "skip-1") else {"id": p["id"], "output": "nope"} for p in PERFECT]
+
+
+def cached(pytester: pytest.Pytester, predictions: list, *args: str, out: str = "out") -> pytest.RunResult:
+    return run(pytester, predictions, "-p", "cacheprovider", "--extractbench-sla", "none", "-v", *args, out=out)
+
+
+def ran(result: pytest.RunResult) -> list[str]:
+    return [line.split("::")[1].split(" ")[0] for line in result.stdout.lines
+            if line.startswith("data.jsonl::") and (" PASSED" in line or " FAILED" in line)]
+
+
+def test_lf_reruns_exactly_the_failed_samples(pytester: pytest.Pytester, data: Path) -> None:
+    first = cached(pytester, TWO_BROKEN)
+    first.assert_outcomes(passed=2, failed=2)
+    second = cached(pytester, TWO_BROKEN, "--lf")
+    second.assert_outcomes(failed=2, deselected=2)
+    assert ran(second) == ["extractbench[predictions-med-deep]", "extractbench[predictions-skip-1]"]
+    second.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures*", "*the gate saw 2 of 4 samples*"])
+    # fixed outputs: the next --lf runs those two and passes; the one after runs everything again
+    cached(pytester, PERFECT, "--lf").assert_outcomes(passed=2, deselected=2)
+    cached(pytester, PERFECT, "--lf").assert_outcomes(passed=4)
+
+
+def test_ff_runs_the_failed_samples_first(pytester: pytest.Pytester, data: Path) -> None:
+    cached(pytester, TWO_BROKEN).assert_outcomes(passed=2, failed=2)
+    second = cached(pytester, TWO_BROKEN, "--ff")
+    second.assert_outcomes(passed=2, failed=2)
+    assert ran(second)[:2] == ["extractbench[predictions-med-deep]", "extractbench[predictions-skip-1]"]
+    assert "gate saw" not in second.stdout.str()  # every sample ran: not a partial run
+
+
+def test_sw_stops_at_a_failure_and_resumes_there(pytester: pytest.Pytester, data: Path) -> None:
+    first = cached(pytester, TWO_BROKEN, "--sw")
+    first.assert_outcomes(passed=1, failed=1)
+    assert ran(first) == ["extractbench[predictions-med-simple]", "extractbench[predictions-med-deep]"]
+    # the next run starts at the sample that failed, and stops at the next failure
+    second = cached(pytester, TWO_BROKEN, "--sw")
+    assert ran(second) == ["extractbench[predictions-med-deep]"]
+    fixed = [p if p["id"] != "med-deep" else PERFECT[1] for p in TWO_BROKEN]
+    third = cached(pytester, fixed, "--sw")
+    assert ran(third) == ["extractbench[predictions-med-deep]", "extractbench[predictions-shop-deep]",
+                          "extractbench[predictions-skip-1]"]
+    third.assert_outcomes(passed=2, failed=1, deselected=1)
+
+
+def test_sw_resumes_at_the_failed_sample_when_the_gate_fails_too(pytester: pytest.Pytester, data: Path) -> None:
+    def gated(*args: str) -> pytest.RunResult:
+        return run(pytester, TWO_BROKEN, "-p", "cacheprovider", "-v", "--sw", "--extractbench-sla", "target", *args)
+
+    first = gated()
+    first.stdout.fnmatch_lines(["*SLA target: FAILED"])
+    assert ran(first) == ["extractbench[predictions-med-simple]", "extractbench[predictions-med-deep]"]
+    assert ran(gated()) == ["extractbench[predictions-med-deep]"]
+    lf = run(pytester, TWO_BROKEN, "-p", "cacheprovider", "-v", "--lf")
+    assert ran(lf) == ["extractbench[predictions-med-deep]"]  # the failed gate is not a sample to rerun
+
+
+def test_item_ids_are_the_same_from_run_to_run(pytester: pytest.Pytester, data: Path) -> None:
+    ids = [run(pytester, PERFECT, "--collect-only", "-q").stdout.lines[:4] for _ in range(2)]
+    assert ids[0] == ids[1] and ids[0][0] == "data.jsonl::extractbench[predictions-med-simple]"
