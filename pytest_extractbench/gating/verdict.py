@@ -69,6 +69,7 @@ def verdict_lines(
     regressions: int = 0,
     safe: Any = str,
     partial: Mapping[str, Any] | None = None,
+    details: str = "details above",
 ) -> list[str]:
     """The verdict block printed last in the terminal summary (plain text; `safe` cleans model names);
     ``partial`` is metrics.json run.partial, when not every collected sample was scored."""
@@ -76,9 +77,9 @@ def verdict_lines(
         return []
     if partial:
         lines = [f"verdict: a partial run: {partial['scored']} of {partial['collected']} samples were scored, "
-                 "and the gate judged only those (details above)."]
+                 f"and the gate judged only those ({details})."]
     else:
-        lines = ["verdict: the benchmark worked: it ran to the end and scored every model (details above)."]
+        lines = [f"verdict: the benchmark worked: it ran to the end and scored every model ({details})."]
     missed_any = False
     for model, metrics in metrics_by_model.items():
         lines.append(

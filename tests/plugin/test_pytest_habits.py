@@ -186,7 +186,7 @@ def test_qq_prints_only_the_verdict(pytester: pytest.Pytester, data: Path) -> No
     assert " scored: " not in result.stdout.str()
     section = _section(result)
     assert section[0] == "verdict: a partial run: 3 of 4 samples were scored, and the gate judged only those " \
-                         "(details above)."
+                         "(the rest of the summary without -qq)."
     assert section[1].startswith("  predictions: EQS") and section[2].strip().startswith("the gate saw 3 of 4")
     assert not any(line.startswith(("dataset ", "model ", "reports: ")) for line in section)
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # quiet changes what is printed, never the outcome
