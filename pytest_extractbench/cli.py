@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -32,7 +33,25 @@ RUN_ALIASES = {"--config": "--extractbench-config", "--sample": "--extractbench-
                "--seed": "--extractbench-seed", "--models": "--model"}
 
 
+RUN_USAGE = "extractbench run [--config FILE] [--sample N] [--seed S] [--models A,B] [PYTEST OPTIONS ...]"
+
+
+def _run_epilog() -> str:
+    from .config.table import OPTIONS
+
+    names = ["--extractbench"] + [", ".join((spec.option, *spec.aliases)) for spec in OPTIONS]
+    return (textwrap.fill("Every other argument goes to pytest unchanged: pytest's own options (-k, -m, -x, -q, -n, "
+                          "--lf, ...) and every --extractbench-* option that `pytest --help` lists with its help "
+                          "text:") + "\n  " + "\n  ".join(names))
+
+
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = RUN_USAGE
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = _run_epilog()
+    # not parser arguments: they must stay in the pass-through list for run_arguments() to map
+    parser.description = textwrap.fill("Run the benchmark: the same as `pytest --extractbench ...`. Short spellings: "
+                                       + ", ".join(f"{short} (= {long})" for short, long in RUN_ALIASES.items()) + ".")
     parser.set_defaults(passthrough=True)  # every other argument goes to pytest unchanged
 
 
@@ -85,7 +104,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", required=True, metavar="A,B,C", help="Run directories, comma-separated.")
+    parser.add_argument("run_dirs", nargs="*", type=Path, metavar="RUN", help="Run directories.")
+    parser.add_argument("--runs", default="", metavar="A,B,C", help="Run directories, comma-separated (added to RUN).")
     parser.add_argument("--output", type=Path, default=Path("comparison.html"), metavar="FILE",
                         help="Where to write the comparison report (default comparison.html).")
     parser.add_argument("--title", help="Report title.")
@@ -95,7 +115,7 @@ def _compare(args: argparse.Namespace) -> int:
     from .report.compare_runs import merge_runs
     from .report.html import write_report
 
-    paths = [Path(p.strip()) for p in args.runs.split(",") if p.strip()]
+    paths = list(args.run_dirs) + [Path(p.strip()) for p in args.runs.split(",") if p.strip()]
 
     def write() -> str:
         merged = merge_runs(paths)
@@ -207,9 +227,19 @@ COMMANDS: list[Command] = [
 ]
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("pytest-extractbench")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="extractbench", description="Benchmark LLM structured-data extraction.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     for command in COMMANDS:
         sub = commands.add_parser(command.name, help=command.help, description=command.help)
         command.add_arguments(sub)

@@ -13,7 +13,15 @@ from typing import Any
 from ..analysis import catalog
 from .sla import GateCheck
 
-__all__ = ["verdict_lines"]
+__all__ = ["partial_text", "verdict_lines"]
+
+
+def partial_text(counts: Mapping[str, Any] | None) -> str | None:
+    """One model's share of a partial run (metrics.json run.partial.models[model]); None when it saw them all."""
+    if not counts or counts["scored"] >= counts["collected"]:
+        return None
+    return (f"the gate saw {counts['scored']} of {counts['collected']} samples (a partial run: stopped early, "
+            "deselected, rerun failures only, or items without a score)")
 
 def _reason(metric: str) -> str:
     """Why a threshold is usually missed, in words a newcomer can act on (the catalog's ``why_missed``)."""
@@ -60,11 +68,18 @@ def verdict_lines(
     *,
     regressions: int = 0,
     safe: Any = str,
+    partial: Mapping[str, Any] | None = None,
+    details: str = "details above",
 ) -> list[str]:
-    """The verdict block printed last in the terminal summary (plain text; `safe` cleans model names)."""
+    """The verdict block printed last in the terminal summary (plain text; `safe` cleans model names);
+    ``partial`` is metrics.json run.partial, when not every collected sample was scored."""
     if not metrics_by_model:
         return []
-    lines = ["verdict: the benchmark worked: it ran to the end and scored every model (details above)."]
+    if partial:
+        lines = [f"verdict: a partial run: {partial['scored']} of {partial['collected']} samples were scored, "
+                 f"and the gate judged only those ({details})."]
+    else:
+        lines = [f"verdict: the benchmark worked: it ran to the end and scored every model ({details})."]
     missed_any = False
     for model, metrics in metrics_by_model.items():
         lines.append(
@@ -72,6 +87,8 @@ def verdict_lines(
             f"schema validity {100 * metrics['schema_validity_rate']:.1f}% on {metrics['num_samples']} samples"
             + _answered(metrics)
         )
+        if partial and (seen := partial_text(partial["models"].get(model))):
+            lines.append(f"    {seen}")
         if tier == "none":
             continue
         missed = [c for c in checks_by_model.get(model, ()) if c.passed is False]

@@ -35,7 +35,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "llm: needs a real model server (the embedded llama-server)")
     if not config.getoption("extractbench"):
         return  # not a benchmark run: no option, config file or environment is read
     from . import extensions
@@ -100,7 +99,7 @@ class _ProgressLine:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "extractbench", None)
-        if data is None or self.config.get_verbosity() < -1:
+        if data is None or self.config.get_verbosity() < 0:  # -q: pytest's quiet means no progress chatter
             return
         line = self.progress.add(data, getattr(self.session, "testscollected", 0) or 0)
         writer = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -253,7 +252,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     terminalreporter.section("extractbench")
     with safe_usage_errors():  # inputs that could not be read fail the session as a usage error, as at collection
-        lines = bench.summary_lines()
+        lines = bench.summary_lines(verdict_only=config.get_verbosity() < -1)  # -qq: the verdict alone
     for line in lines:
         # the one terminal sink of the summary: whatever a line quotes, no control character gets out
         terminalreporter.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))

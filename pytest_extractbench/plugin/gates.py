@@ -15,6 +15,10 @@ GATE_KEY = "extractbench_gate"
 def report_gates(session: pytest.Session, dataset: str, verdicts: Sequence[Any]) -> None:
     """Send each verdict through pytest_runtest_logreport as setup, call and teardown reports."""
     now = time.time()
+    # --sw resumes at the last failed report: a failed gate is no place to resume from, and would hide the sample
+    manager = session.config.pluginmanager
+    stepwise = [plugin for plugin in (manager.get_plugin("stepwiseplugin"),) if plugin is not None]
+    logreport = manager.subset_hook_caller("pytest_runtest_logreport", stepwise)
     for verdict in verdicts:
         nodeid = f"{dataset}::extractbench-gate[{verdict.name}]"
         location = (dataset, None, f"extractbench gate {verdict.name}")
@@ -26,7 +30,7 @@ def report_gates(session: pytest.Session, dataset: str, verdicts: Sequence[Any])
                 sections=[], duration=0.0, start=now, stop=now, user_properties=properties,
             )
             setattr(report, GATE_KEY, verdict.gate)
-            session.config.hook.pytest_runtest_logreport(report=report)
+            logreport(report=report)
 
 
 def gate_status(report: Any) -> tuple[str, str, str] | None:

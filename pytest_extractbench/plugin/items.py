@@ -7,6 +7,8 @@ worker collects exactly the same items.
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Iterable
 
 import pytest
@@ -50,6 +52,41 @@ def item_name(model: str, sample_id: str) -> str:
     return f"extractbench[{_name_part(model)}-{_name_part(sample_id)}]"
 
 
+# pytest's own markers and -m keywords: a topic named like one gets a prefix (a "skip" topic must not skip)
+_BUILTIN_MARKS = {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings", "tryfirst", "trylast",
+                  "and", "or", "not", "true", "false", "none"}
+
+
+def marker_name(text: str, taken: frozenset[str] = frozenset()) -> str:
+    """A topic or complexity bin as a marker name: lower case, an identifier, clear of pytest's and other
+    plugins' markers (``taken``)."""
+    name = re.sub(r"\W+", "_", text.strip().lower()).strip("_")[:NAME_PART]
+    if not name.isidentifier() or name in _BUILTIN_MARKS or name in taken:
+        name = f"topic_{name}"
+    return name
+
+
+def sample_markers(sample: Sample, taken: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The markers of a sample's items (name -> what it marks): its topic and its schema's complexity bin."""
+    complexity = sample.meta.get("complexity")
+    level = complexity.get("complexity_bin") if isinstance(complexity, Mapping) else None
+    found = {"topic": sample.topic, "schema complexity bin": level}
+    return {marker_name(str(v), taken): what for what, v in found.items() if v and str(v).strip()}
+
+
+def register_markers(config: pytest.Config, samples: Iterable[Sample]) -> frozenset[str]:
+    """Register the markers the samples will carry, so --strict-markers accepts them; returns the names
+    registered before (pytest's, other plugins', the project's), which marker_name() keeps clear of."""
+    taken = frozenset(re.split(r"[:(]", line, maxsplit=1)[0].strip() for line in config.getini("markers"))
+    seen: dict[str, str] = {}
+    for sample in samples:
+        for name, what in sample_markers(sample, taken).items():
+            seen.setdefault(name, what)
+    for name, what in sorted(seen.items()):
+        config.addinivalue_line("markers", f"{name}: extractbench samples of one {what}")
+    return taken
+
+
 class DatasetCollector(pytest.Collector):
     """The dataset as a pytest collector; its children are the sample items."""
 
@@ -58,10 +95,19 @@ class DatasetCollector(pytest.Collector):
         self._work = list(work)
 
     def collect(self) -> list[SampleItem]:
-        return [
-            SampleItem.from_parent(self, name=item_name(model, sample.id), model=model, sample=sample)
-            for model, sample in self._work
-        ]
+        samples = {id(sample): sample for _, sample in self._work}
+        taken = register_markers(self.config, samples.values())
+        marks = {i: [getattr(pytest.mark, name) for name in sample_markers(s, taken)] for i, s in samples.items()}
+        items = []
+        for model, sample in self._work:
+            name = item_name(model, sample.id)
+            # The id given as a string, parsed as pytest parses the ids it reads back from its cache: built from the
+            # name, pytest 9 keeps "[...]" inside the name, and --lf/--ff/--sw would never find the item again.
+            item = SampleItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", model=model, sample=sample)
+            for mark in marks[id(sample)]:
+                item.add_marker(mark)  # -m "medical and complex"
+            items.append(item)
+        return items
 
 
 class SampleItem(pytest.Item):

@@ -190,6 +190,6 @@ class BenchSession:
         if self.result.metrics:
             report_gates(session, self.context.dataset.name, gate_verdicts(self.result.document))
 
-    def summary_lines(self) -> list[str]:
-        """The terminal summary: one headline block per model, problems, where the files are."""
-        return summary_lines(self.context, self.result, self.unscored)
+    def summary_lines(self, *, verdict_only: bool = False) -> list[str]:
+        """The terminal summary: one headline block per model, problems, where the files are (or the verdict)."""
+        return summary_lines(self.context, self.result, self.unscored, verdict_only=verdict_only)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..analysis import catalog
 from ..gating.gates import gate_verdicts
+from ..gating.verdict import partial_text
 from ..core import textsafe
 from . import summary
 from .rows import sample_row
@@ -139,12 +140,16 @@ def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any
 def gate_md(document: Mapping[str, Any]) -> list[str]:
     """The session gate first: each verdict, with what decided it."""
     verdicts = gate_verdicts(document)
+    partial = (document.get("run") or {}).get("partial") or {}
+    # a partial run's gate judged only the samples that ran: say so before any verdict is read as the whole story
+    seen = [f"- **Partial run**: for `{md(model)}` {md(text)}"
+            for model, counts in (partial.get("models") or {}).items() if (text := partial_text(counts))]
     if not verdicts:
         return ["**Gate**: none asserted (SLA tier `none`, no baseline comparison): the session passes whatever "
-                "the scores.", ""]
+                "the scores.", "", *([*seen, ""] if seen else [])]
     failed = sum(not v.passed for v in verdicts)
     head = f"**Gate: FAILED** ({failed} of {len(verdicts)} failed)" if failed else f"**Gate: passed** ({len(verdicts)})"
-    lines = [head, ""]
+    lines = [head, "", *seen]
     for verdict in verdicts:
         lines.append(f"- {'passed' if verdict.passed else '**FAILED**'}: {md(verdict.headline, textsafe.LINE_LIMIT)}")
         lines += [f"  - {md(detail, textsafe.LINE_LIMIT)}" for detail in verdict.details]

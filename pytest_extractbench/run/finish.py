@@ -137,7 +137,22 @@ def run_info(context: RunContext, records: list[Any], models: list[str], unscore
         "unscored_items": sorted(unscored),
         "live": context.live.facts(records),
         "config": context.settings.config,
+        # only in partial runs, so a full run's metrics.json keeps its shape
+        **({"partial": partial} if (partial := partial_counts(context, records)) else {}),
     }
+
+
+def partial_counts(context: RunContext, records: list[Any]) -> dict[str, Any] | None:
+    """When fewer samples were scored than the benchmark collected (-x, --maxfail, -k, -m, --lf, an item that
+    ended without a score): how many of how many, in all and per model; None when every sample was scored."""
+    collected = len(context.dataset.samples)
+    scored = {model: 0 for model in context.models()}
+    for record in records:
+        scored[record.model] = scored.get(record.model, 0) + 1
+    if all(n >= collected for n in scored.values()):
+        return None
+    models = {model: {"scored": n, "collected": collected} for model, n in scored.items()}
+    return {"scored": sum(scored.values()), "collected": collected * len(models), "models": models}
 
 
 def dataset_section(context: RunContext) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..gating.verdict import verdict_lines
+from ..gating.verdict import partial_text, verdict_lines
 from ..report import terminal
 
 if TYPE_CHECKING:
@@ -12,13 +12,21 @@ if TYPE_CHECKING:
     from .result import RunResult
 
 
-def summary_lines(context: RunContext, result: RunResult | None, unscored: list[str]) -> list[str]:
+def summary_lines(context: RunContext, result: RunResult | None, unscored: list[str], *,
+                  verdict_only: bool = False) -> list[str]:
+    """The whole summary, or (``verdict_only``, for -qq) just its closing verdict block."""
     if not context.track.gated:
         return _track_lines(context, result, unscored)
     problems = context.problems
     if result is None or not result.metrics:
         return ["no sample was scored"] + terminal.problem_lines(problems)
     settings, dataset = context.settings, context.dataset
+    partial = result.document.get("run", {}).get("partial")
+    verdict = verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
+                            safe=terminal.safe, partial=partial,
+                            details="the rest of the summary without -qq" if verdict_only else "details above")  # fmt: skip
+    if verdict_only:
+        return verdict
     lines = [f"dataset {dataset.name}: {len(dataset.samples)} samples; results in {context.run_dir}"]
     if settings.data.sample is not None:
         lines.append(f"sampled {len(dataset.samples)} of {context.population} (seed {settings.data.seed})")
@@ -29,14 +37,15 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
     lines.extend(terminal.context_lines(context.live.facts(result.records), result.records))
     for model, metrics in result.metrics.items():
         lines.extend(terminal.model_lines(model, metrics, result.checks.get(model, []), settings.sla))
+        if partial and (seen := partial_text(partial["models"].get(model))):
+            lines.append(f"  {seen}")
     lines.extend(terminal.run_lines(result.run_level, result.comparison))
     if result.report_files:
         lines.append("reports: " + ", ".join(p.name for p in result.report_files))
     lines.extend(f"report not written: {error}" for error in result.report_errors)
     lines.extend(_unscored_lines(unscored))
     lines.extend(terminal.problem_lines(problems))
-    lines.extend(verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
-                               safe=terminal.safe))  # fmt: skip
+    lines.extend(verdict)
     return lines
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +39,31 @@ def test_a_run_with_the_spec_s_spellings_uses_them(tmp_path: Path) -> None:
     assert options["sample"] == {"value": 5, "source": "command line"}
     assert options["seed"] == {"value": 7, "source": "command line"}
     assert options["sla"]["value"] == "none" and options["sla"]["source"].startswith("config")
+
+
+def test_version_prints_the_installed_version(capsys) -> None:
+    from importlib import metadata
+
+    from pytest_extractbench.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out.strip() == f"extractbench {metadata.version('pytest-extractbench')}"
+
+
+def test_run_help_lists_exactly_the_options_pytest_accepts(pytester: pytest.Pytester, capsys) -> None:
+    from pytest_extractbench.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "--help"])
+    assert stopped.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: extractbench run [--config FILE]")
+    flat = " ".join(text.split())
+    assert "pytest --help" in flat and "--sample (= --extractbench-sample)" in flat
+    listed = {line.split(",")[0].strip() for line in text.splitlines() if line.startswith("  --extractbench")}
+    # pytest --help: an option's own line starts with its name (help texts that mention options are indented more)
+    lines = pytester.runpytest("--help").stdout.lines
+    registered = {re.split(r"[=, ]", line.strip())[0] for line in lines if re.match(r"^ {2}--extractbench", line)}
+    assert len(listed) > 20 and listed == registered

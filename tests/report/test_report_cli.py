@@ -136,3 +136,14 @@ def test_connection_refused(capsys) -> None:
         port = probe.getsockname()[1]
     assert main(["test-connection", "--base-url", f"http://127.0.0.1:{port}/v1", "--timeout", "5"]) == 1
     assert "cannot reach the model server" in capsys.readouterr().err
+
+
+def test_compare_takes_runs_as_arguments(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "comparison.html"
+    assert main(["compare", str(runs[0]), str(runs[1]), "--output", str(out)]) == 0
+    assert "comparison of 3 models" in capsys.readouterr().out
+    assert "run_001/model" in out.read_text(encoding="utf-8")
+    # one of each spelling adds up; neither is refused like a single run
+    assert main(["compare", str(runs[0]), "--runs", str(runs[1]), "--output", str(out)]) == 0
+    assert main(["compare", "--output", str(out)]) == 2
+    assert "at least two run directories" in capsys.readouterr().err
