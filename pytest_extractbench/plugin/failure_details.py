@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from ..core.files import SAMPLES_FILE
+
 
 class FailureDetails:
     """Registered on the controller of a benchmark run (the terminal reporter lives there)."""
@@ -40,7 +42,7 @@ class FailureDetails:
         if self._put_back(terminalreporter):
             terminalreporter.write_line(
                 f"... {self.held} more failed samples not detailed here; each one's fields, output and reason are in "
-                f"{self.run_dir / 'samples.jsonl'} (--extractbench-failure-details N details more)")
+                f"{self.run_dir / SAMPLES_FILE} (--extractbench-failure-details N details more)")
 
     def _hold(self, reporter: Any) -> None:
         failed = reporter.stats.get("failed")

@@ -63,6 +63,15 @@ class HookEvents(RunEvents):
         self.config.hook.pytest_extractbench_run_finished(config=self.config, metrics=metrics)
 
 
+# pytest options under which a session only shows something (help, markers, fixtures, items) and runs nothing
+_SHOW_ONLY = ("collectonly", "help", "version", "markers", "showfixtures", "show_fixtures_per_test")
+
+
+def runs_items(config: pytest.Config) -> bool:
+    """False when this pytest invocation only shows something: paths are checked, no run directory is made."""
+    return not any(getattr(config.option, name, False) for name in _SHOW_ONLY)
+
+
 class BenchSession:
     """One benchmark run in one pytest process: items in, records out, the run finished on the controller."""
 
@@ -77,7 +86,7 @@ class BenchSession:
         self.handed_over: dict[str, Any] = {}  # nodeid -> record, from makereport to the report listener
         self.result: RunResult | None = None
         self.context = RunContext(
-            settings, base_dir=config.invocation_params.dir, worker=worker, writes=not config.option.collectonly,
+            settings, base_dir=config.invocation_params.dir, worker=worker, writes=runs_items(config),
             processes=int(getattr(config.option, "numprocesses", None) or 0), events=HookEvents(config),
             make_source=self._hook_source,
         )  # fmt: skip

@@ -68,7 +68,7 @@ class RunContext:
         self.settings = settings
         self.base_dir = base_dir  # relative paths in options are relative to it (the invocation directory)
         self.worker = worker
-        self.writes = writes  # False for --collect-only: paths are checked, nothing is written
+        self.writes = writes  # False for --collect-only, --help, ...: paths are checked, nothing is written
         self.processes = processes
         self.events = events or RunEvents()
         self._make_source = make_source or self.default_source
@@ -111,7 +111,9 @@ class RunContext:
                 rundir.prepare(path, what="--extractbench-output", fresh=self.writes)
             else:
                 stamp = self.started_at.astimezone().strftime("%Y%m%d-%H%M%S")
-                path = rundir.claim_new(self.settings.rootdir / ".extractbench" / "runs" / stamp)
+                path = self.settings.rootdir / ".extractbench" / "runs" / stamp
+                if self.writes:  # --collect-only, --help: where it would go, not an empty directory left behind
+                    path = rundir.claim_new(path)
         except rundir.RunDirError as exc:
             raise UsageProblem(f"extractbench: {exc}") from None
         return path

@@ -90,6 +90,14 @@ def help_text(tmp_path_factory: pytest.TempPathFactory) -> str:
     return done.stdout
 
 
+@pytest.mark.parametrize("shows", [["--help"], ["--markers"], ["--collect-only", "-q"]])
+def test_showing_something_leaves_no_run_directory(tmp_path: Path, shows: list[str]) -> None:
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--extractbench", *shows],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []  # no .extractbench/runs/<stamp> with a lock file in it
+
+
 @pytest.mark.parametrize("spec", OPTIONS, ids=lambda spec: spec.option)
 def test_every_option_help_renders(help_text: str, spec: Any) -> None:
     # argparse %-formats help: a bare % (as in "field_f1_partial:-2%") used to crash every `pytest --help`
