@@ -93,8 +93,8 @@ def coverage_problem(label: str, facts: FileFacts, known: set[str], dataset: str
     """Why a predictions file cannot be this dataset's: under half of its ids are sample ids of it (a CSV file,
     rows keyed ``sample_id``, another dataset's predictions). A file answering only some samples is fine."""
     matched = len(facts.ids & known)
-    if facts.ids and matched >= MIN_COVERAGE * len(facts.ids):
-        return None
+    if not known or (facts.ids and matched >= MIN_COVERAGE * len(facts.ids)):
+        return None  # (a dataset without a single id has its own message)
     head = (f"predictions file {label}: {matched} of its {len(facts.ids)} ids are samples of dataset {dataset} "
             f"(at least half must be, or it is not this dataset's predictions)")
     if not facts.rows:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-
-import orjson
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
+
+import orjson
 
 
 from ..core import jsonio
@@ -159,12 +159,8 @@ def parse_rows(
     return Dataset(name=name, source=source, samples=samples, problems=problems)
 
 
-def _json_field(row: Mapping[str, Any], key: str) -> tuple[Any, str | None]:
-    """The value of ``row[key]`` (parsed when it is a JSON string), or why it cannot be used."""
-    return _json_value(row[key])
-
-
 def _json_value(value: Any) -> tuple[Any, str | None]:
+    """A row's value, parsed when it is a JSON string, or why it cannot be used."""
     if isinstance(value, str):
         try:
             value = jsonio.loads(value)
@@ -259,7 +255,7 @@ def sample_from_row(
     if schema_errors:
         problem("not a valid JSON Schema: " + "; ".join(schema_errors[:3]), col("schema"))
         return None, problems
-    expected, error = _json_field(row, expected_key)
+    expected, error = _json_value(row[expected_key])
     if error:
         problem(error, expected_key)
         return None, problems

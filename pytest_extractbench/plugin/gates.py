@@ -22,7 +22,7 @@ def report_gates(session: pytest.Session, dataset: str, verdicts: Sequence[Any])
     for verdict in verdicts:
         nodeid = f"{dataset}::extractbench-gate[{verdict.name}]"
         location = (dataset, None, f"extractbench gate {verdict.name}")
-        properties = [("extractbench_gate", verdict.gate), ("model", verdict.model)]
+        properties = [(GATE_KEY, verdict.gate), ("model", verdict.model)]
         for when in ("setup", "call", "teardown"):
             failed = when == "call" and not verdict.passed
             report = pytest.TestReport(

@@ -74,17 +74,19 @@ def sample_markers(sample: Sample, taken: frozenset[str] = frozenset()) -> dict[
     return {marker_name(str(v), taken): what for what, v in found.items() if v and str(v).strip()}
 
 
-def register_markers(config: pytest.Config, samples: Iterable[Sample]) -> frozenset[str]:
-    """Register the markers the samples will carry, so --strict-markers accepts them; returns the names
-    registered before (pytest's, other plugins', the project's), which marker_name() keeps clear of."""
-    taken = frozenset(re.split(r"[:(]", line, maxsplit=1)[0].strip() for line in config.getini("markers"))
+def taken_markers(config: pytest.Config) -> frozenset[str]:
+    """Marker names registered before the samples' (pytest's, other plugins', the project's)."""
+    return frozenset(re.split(r"[:(]", line, maxsplit=1)[0].strip() for line in config.getini("markers"))
+
+
+def register_markers(config: pytest.Config, markers: Iterable[Mapping[str, str]]) -> None:
+    """Register the markers the samples will carry (name -> what it marks), so --strict-markers accepts them."""
     seen: dict[str, str] = {}
-    for sample in samples:
-        for name, what in sample_markers(sample, taken).items():
+    for found in markers:
+        for name, what in found.items():
             seen.setdefault(name, what)
     for name, what in sorted(seen.items()):
         config.addinivalue_line("markers", f"{name}: extractbench samples of one {what}")
-    return taken
 
 
 class DatasetCollector(pytest.Collector):
@@ -95,9 +97,10 @@ class DatasetCollector(pytest.Collector):
         self._work = list(work)
 
     def collect(self) -> list[SampleItem]:
-        samples = {id(sample): sample for _, sample in self._work}
-        taken = register_markers(self.config, samples.values())
-        marks = {i: [getattr(pytest.mark, name) for name in sample_markers(s, taken)] for i, s in samples.items()}
+        taken = taken_markers(self.config)
+        markers = {id(sample): sample_markers(sample, taken) for _, sample in self._work}
+        register_markers(self.config, markers.values())
+        marks = {i: [getattr(pytest.mark, name) for name in found] for i, found in markers.items()}
         items = []
         for model, sample in self._work:
             name = item_name(model, sample.id)

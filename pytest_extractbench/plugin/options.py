@@ -6,7 +6,6 @@ Registering them reads only the option table, so the entry point stays cheap for
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import pytest

@@ -195,11 +195,9 @@ class RunContext:
                 )
             except (FileNotFoundError, OSError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
-            # the dataset's ids: its samples (drawn or not) and the rows it skipped as invalid; a dataset with none
-            # has its own message
-            skipped = {p.sample_id for p in self.dataset.problems if p.sample_id}  # loads the dataset first
-            known = self.population_ids | skipped
-            for label, facts in self._predictions.files.items() if known else ():
+            # the dataset's ids: the rows it skipped as invalid (reading them loads it) and its samples, drawn or not
+            known = {p.sample_id for p in self.dataset.problems if p.sample_id} | self.population_ids
+            for label, facts in self._predictions.files.items():
                 problem = coverage_problem(label, facts, known, self.settings.dataset)
                 if problem:
                     raise UsageProblem(f"extractbench: {problem}")
@@ -249,7 +247,7 @@ class RunContext:
                 served = run_check(client_config(self.settings.live, url, api_key_from_env()), [])
             except (ConnectionCheckError, ValueError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
-            if not served or len(served) != 1:
+            if len(served or ()) != 1:
                 offer = f"it serves {', '.join(served)}" if served else "it does not list its models"
                 raise UsageProblem(f"extractbench: no model given and the server cannot pick one ({offer}): "
                                    f"use --model NAME")

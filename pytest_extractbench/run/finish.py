@@ -59,8 +59,9 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     _baselines(context, result, records_by_model(records))
     for model, section in metrics.items():
         result.checks[model] = checks = evaluate_sla(section, settings.sla)
-        section["sla"] = {"tier": settings.sla, "passed": sla_passed(checks), "checks": [c.as_dict() for c in checks]}
-        failed = [f"the '{settings.sla}' SLA tier"] if not sla_passed(checks) else []
+        passed = sla_passed(checks)
+        section["sla"] = {"tier": settings.sla, "passed": passed, "checks": [c.as_dict() for c in checks]}
+        failed = [] if passed else [f"the '{settings.sla}' SLA tier"]
         if any(check.model == model for check in result.regressions):
             failed.append("the regression check against the baseline")
         section["recommendation"] = gated_recommendation(section["recommendation"], failed)

@@ -119,20 +119,16 @@ class FieldEmitter:
                 out[index] = field._replace(category=self._category(score, equal), score=score, equal=equal,
                                             similarity=similarity)
 
-    def _category(self, score: float, equal: bool) -> str:
+    def _category(self, score: float, equal: bool, expected: Any = None, type_ok: bool | None = None) -> str:
+        """Exact, partial or incorrect. Under ``--extractbench-exact-within`` a number is exact only when equal
+        (within the tolerance) and a value of the wrong JSON type never is; otherwise the composite score decides."""
         options = self.options
-        if equal or score >= options.exact_threshold:
-            return EXACT
-        if score >= options.partial_threshold:
-            return PARTIAL
-        return INCORRECT
-
-    def _category_within(self, score: float, equal: bool, expected: Any, type_ok: bool) -> str:
-        """``--extractbench-exact-within``: exact needs equality for numbers (within the tolerance) and the right
-        JSON type; anything else is partial or incorrect by its composite score, never exact."""
-        options = self.options
-        number = type(expected) in (int, float)
-        if type_ok is not False and (equal or (not number and score >= options.exact_threshold)):
+        if options.exact_within is None:
+            exact = equal or score >= options.exact_threshold
+        else:
+            number = type(expected) in (int, float)
+            exact = type_ok is not False and (equal or (not number and score >= options.exact_threshold))
+        if exact:
             return EXACT
         return PARTIAL if score >= options.partial_threshold else INCORRECT
 
@@ -151,15 +147,7 @@ class FieldEmitter:
         out: list,
         comparator: str | None = None,
     ) -> None:
-        options = self.options
-        if options.exact_within is not None:
-            category = self._category_within(score, equal, expected, type_ok)
-        elif equal or score >= options.exact_threshold:
-            category = EXACT
-        elif score >= options.partial_threshold:
-            category = PARTIAL
-        else:
-            category = INCORRECT
+        category = self._category(score, equal, expected, type_ok)
         out.append(
             FieldResult(
                 path or "$", category, score, expected, predicted, expected_type,

@@ -21,42 +21,18 @@ from ..context import ContextPlan, available_memory, gguf_facts, plan_context, p
 from ..max_tokens import MAX_BUDGET
 from ..options import LiveOptions
 from . import StartedServer
-from .llama_models import (
-    DEFAULT_EMBEDDED_MODEL,
-    LOCAL_EXTRA_INSTALL,
-    SMOLLM2_INSTALL,
-    EmbeddedServerError,
-    MissingExtraError,
-    ModelInfo,
-    ModelNotFoundError,
-    ModelSpec,
-    ResolvedModel,
-    ServerStartError,
-    default_cache_dir,
-    list_models,
-    resolve_model,
-)
+from . import llama_models
+from .llama_models import *  # noqa: F401,F403 - re-exported: the model registry's names are this module's too
+from .llama_models import DEFAULT_EMBEDDED_MODEL, resolve_model
 from .llama_process import BINARY_ENV, DEFAULT_CTX_PER_SLOT, EmbeddedServer, find_llama_server
 
 __all__ = [
     "BINARY_ENV",
     "DEFAULT_CTX_PER_SLOT",
-    "DEFAULT_EMBEDDED_MODEL",
     "EmbeddedServer",
-    "EmbeddedServerError",
-    "LOCAL_EXTRA_INSTALL",
     "LlamaServerBackend",
-    "MissingExtraError",
-    "ModelInfo",
-    "ModelNotFoundError",
-    "ModelSpec",
-    "ResolvedModel",
-    "SMOLLM2_INSTALL",
-    "ServerStartError",
-    "default_cache_dir",
     "find_llama_server",
-    "list_models",
-    "resolve_model",
+    *llama_models.__all__,
 ]
 
 
