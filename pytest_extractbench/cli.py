@@ -126,6 +126,48 @@ def _compare(args: argparse.Namespace) -> int:
     return _write_html("compare", write)
 
 
+VIEW_DESCRIPTION = (
+    "Write the sample viewer of one run, or of several runs side by side, and open it in a browser (without one, "
+    "print the page's path). The first run is the current one: the others' models are compared with it "
+    "(EQS deltas to sort by, outputs and field-level diffs next to each other). The page is one offline HTML file."
+)
+
+
+def _add_view_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = VIEW_DESCRIPTION
+    parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="Run directories (metrics.json, samples.jsonl); the first is the current run.")
+    parser.add_argument("--output", type=Path, metavar="FILE",
+                        help="Where to write the page (default FIRST_RUN_DIR/viewer.html).")
+    parser.add_argument("--title", help="Page title (default: the runs' folder names).")
+    parser.add_argument("--no-browser", action="store_true", help="Only write the page and print its path.")
+
+
+def _view(args: argparse.Namespace) -> int:
+    from .report.html import VIEWER_FILE, write_viewer
+    from .report.viewer import runs_from_dirs
+
+    def write() -> str:
+        path = write_viewer(runs_from_dirs(args.run_dirs), args.output or args.run_dirs[0] / VIEWER_FILE,
+                            title=args.title)
+        if not args.no_browser and _open_in_browser(path):
+            return f"viewer opened in a browser: {path}"
+        return f"viewer written to {path}"
+
+    return _write_html("view", write)
+
+
+def _open_in_browser(path: Path) -> bool:
+    """Open ``path`` in the user's browser; False when there is none (a server, CI, a text console)."""
+    import webbrowser
+
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        return False
+    return bool(webbrowser.open(path.resolve().as_uri()))
+
+
 def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")
     parser.add_argument("--model", help="Also check that the server serves this model (a server without "
@@ -217,6 +259,8 @@ COMMANDS: list[Command] = [
     # --- reports ---
     Command("report", "Write the HTML report of a run directory.", _add_report_arguments, _report),
     Command("compare", "Compare the models of several run directories in one HTML report.", _add_compare_arguments, _compare),
+    Command("view", "Open the sample viewer of one or more run directories (side by side).", _add_view_arguments,
+            _view),
     Command("test-connection", "Check that an OpenAI-compatible server answers (GET /models).", _add_connection_arguments,
             _test_connection),
     # --- datasets and configuration ---

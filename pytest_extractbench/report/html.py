@@ -1,9 +1,9 @@
-"""report.html: one self-contained page (summary, charts, per-sample detail) from metrics.json and records.
+"""report.html: one self-contained page (summary, charts, sample viewer) from metrics.json and records.
 
-No JavaScript and nothing fetched: charts are inline SVG, styles inline, and a Content-Security-Policy
-meta tag forbids scripts, so untrusted text (model output, dataset text, names) is inert twice over:
-jinja2 autoescapes every value, and nothing could run if it did not. The per-sample section is
-sampled for huge runs (:data:`MAX_TABLE_ROWS` rows per model; every sample is in samples.csv).
+Nothing is fetched: charts are inline SVG, styles inline, and the one script (the sample viewer) is
+inline too, allowed by its hash in the page's Content-Security-Policy, which forbids every other script.
+Untrusted text (model output, dataset text, names) is autoescaped by jinja2 in the static sections, and
+reaches the viewer as escaped JSON that its script shows through textContent only.
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ from ..core import textsafe
 from ..gating.gates import gate_verdicts
 from . import summary
 from .html_charts import BINS, latency_figures, report_charts
+from . import viewer
 from .rows import RunData, sample_row
+from .viewer import ViewerRun
 
 log = textsafe.get_logger(__name__)
 
 REPORT_FILE = "report.html"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-MAX_TABLE_ROWS = 200  # per model
-WORST, BEST = 5, 3  # samples shown with a field-by-field diff, per model
+VIEWER_FILE = "viewer.html"
 MAX_DIFF_FIELDS = 80
 MAX_VALUE = 300
 MAX_OUTPUT = 2000
@@ -75,10 +76,6 @@ class ModelView:
     performance: dict[str, float | None]
     performance_table: list[tuple[str, str]]
     rows: list[dict[str, Any]]
-    table: list[dict[str, Any]]
-    table_note: str
-    worst: list[SampleView] = field(default_factory=list)
-    best: list[SampleView] = field(default_factory=list)
     bins: list[dict[str, Any]] = field(default_factory=list)
     bins_source: str = ""
 
@@ -170,40 +167,26 @@ def _bins(metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> tupl
     ], "means of per-sample scores"
 
 
-def _table(rows: list[dict[str, Any]], keep: set[str]) -> tuple[list[dict[str, Any]], str]:
-    """The per-sample table: every row, or a seeded random subset plus the best and worst for huge runs."""
-    ordered = sorted(rows, key=lambda r: (r["eqs"], r["sample_id"]))
-    if len(ordered) <= MAX_TABLE_ROWS:
-        return ordered, f"all {len(ordered):,} samples, worst first"
-    others = [i for i, r in enumerate(ordered) if r["sample_id"] not in keep]
-    size = max(0, min(len(others), MAX_TABLE_ROWS - len(keep)))
-    chosen = set(np.random.default_rng(0).choice(others, size=size, replace=False).tolist())
-    table = [r for i, r in enumerate(ordered) if i in chosen or r["sample_id"] in keep]
-    return table, (
-        f"{len(table):,} of {len(ordered):,} samples (a seeded random subset plus the best and worst), "
-        "worst first; every sample is in samples.csv and samples.jsonl"
-    )
+def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str]:
+    """The viewer's embedded data, its script and the CSP that allows that script alone."""
+    script = viewer.script()
+    return {
+        "json": viewer.embed_json(viewer.viewer_data(runs)),
+        "script": script,
+        "csp": CSP.replace("default-src 'none';", f"default-src 'none'; script-src {viewer.script_hash(script)};"),
+    }
 
 
 def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
-    """Everything the template shows; numbers come from metrics.json, per-sample views from the records."""
+    """Everything the template shows; numbers come from metrics.json, the sample viewer's from the records."""
     document = run.document
     metrics_by_model: Mapping[str, Mapping[str, Any]] = document.get("models") or {}
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in run.records():
         rows[str(record.get("model", ""))].append(sample_row(record))
-    selected: dict[tuple[str, str], str] = {}
     views: list[ModelView] = []
     for name, metrics in metrics_by_model.items():
         model_rows = rows.get(name, [])
-        ordered = sorted(model_rows, key=lambda r: (r["eqs"], r["sample_id"]))
-        worst = [r["sample_id"] for r in ordered[:WORST]]
-        best = [r["sample_id"] for r in reversed(ordered[WORST:])][:BEST]
-        for sid in worst:
-            selected[(name, sid)] = "worst"
-        for sid in best:
-            selected[(name, sid)] = "best"
-        table, note = _table(model_rows, set(worst) | set(best))
         perf = summary.performance(metrics)
         if all(v is None for v in perf.values()):
             perf.update(latency_figures(model_rows))
@@ -219,34 +202,17 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
                 if isinstance(perf_data, Mapping) and perf_data.get("measured")
                 else [],
                 rows=model_rows,
-                table=table,
-                table_note=note,
                 bins=bins,
                 bins_source=bins_source,
             )
         )
-    if selected:
-        found: dict[tuple[str, str], SampleView] = {}
-        for record in run.records():
-            key = (str(record.get("model", "")), str(record.get("sample_id", "")))
-            if key in selected:
-                found[key] = sample_view(record)
-        for view in views:
-            view.worst = [
-                found[k]
-                for k in sorted(found, key=lambda k: (found[k].eqs, k[1]))
-                if k[0] == view.name and selected[k] == "worst"
-            ]
-            view.best = [
-                found[k]
-                for k in sorted(found, key=lambda k: (-found[k].eqs, k[1]))
-                if k[0] == view.name and selected[k] == "best"
-            ]
     run_info = document.get("run") or {}
     names = [v.name for v in views]
+    samples = viewer_context([ViewerRun("current", run)])
     return {
         "title": title or ("Model Evaluation Report: " + ", ".join(names) if names else "Model Evaluation Report"),
-        "csp": CSP,
+        "csp": samples["csp"],
+        "viewer": samples,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "run": run_info,
         "dataset": run_info.get("dataset") or {},
@@ -294,9 +260,23 @@ def render_fragment(template: str, **context: Any) -> str:
 
 def write_report(run: RunData, output: Path, *, title: str | None = None) -> Path:
     """Render the run into ``output`` (written atomically)."""
-    text = render(build_context(run, title=title))
+    return _write(render(build_context(run, title=title)), output)
+
+
+def _write(text: str, output: Path) -> Path:
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_name(output.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(output)
     return output
+
+
+def write_viewer(runs: Sequence[ViewerRun], output: Path, *, title: str | None = None) -> Path:
+    """A page with the sample viewer alone: the first run is the current one, the others compared with it."""
+    context = {
+        "title": title or "Samples: " + " vs ".join(r.label for r in runs),
+        "runs": runs,
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "viewer": viewer_context(runs),
+    }
+    return _write(render(context, "viewer.html.j2"), output)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -78,11 +80,25 @@ def test_at_a_glance_grades_follow_the_sla_tiers(single) -> None:
     assert f"{metrics['extraction_quality_score']:.3f} [95% CI: " in text
 
 
-def test_the_page_is_self_contained_and_script_free(single) -> None:
+def viewer_parts(text: str) -> tuple[dict, str]:
+    """The viewer's embedded JSON (parsed) and its inline script, cut out of the page by hand."""
+    data = text.split('<script type="application/json" id="viewer-data">', 1)[1].split("</script>", 1)[0]
+    script = text.split('<script type="application/json"', 1)[1].split("<script>", 1)[1].split("</script>", 1)[0]
+    return json.loads(data), script
+
+
+def test_the_page_is_self_contained_and_runs_only_its_own_script(single) -> None:
     text, page, _ = single
     csp = [a for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
-    assert csp and "default-src 'none'" in csp[0]["content"] and "script-src" not in csp[0]["content"]
-    assert page.count("script") == 0 and page.count("link") == 0 and page.count("iframe") == 0
+    assert csp and "default-src 'none'" in csp[0]["content"]
+    _, script = viewer_parts(text)
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    directives = dict(d.strip().split(" ", 1) for d in csp[0]["content"].split(";"))
+    assert directives["script-src"] == f"'sha256-{digest}'"  # that script alone: no 'unsafe-inline', no eval
+    scripts = [a for t, a in page.tags if t == "script"]
+    assert scripts == [{"type": "application/json", "id": "viewer-data"}, {}]  # data, then the inline viewer
+    assert "eval(" not in script and "innerHTML" not in script and "new Function" not in script
+    assert page.count("link") == 0 and page.count("iframe") == 0
     assert not re.search(r"(src|href)=\"(https?:)?//", text)  # nothing fetched
     assert page.event_handlers() == []
 
@@ -127,16 +143,18 @@ def test_all_invalid_outputs(tmp_path: Path) -> None:
     assert 'class="grade grade-F">F<' in glance
 
 
-def test_huge_texts_are_clipped_and_huge_runs_sampled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(html, "MAX_TABLE_ROWS", 20)
+def test_huge_texts_are_clipped_and_every_sample_reaches_the_viewer(tmp_path: Path) -> None:
     long_value = "x" * 200_000
     run = make_run(tmp_path, {"wordy": lambda s: json.dumps({k: long_value for k in s.expected})})
     text, page = render(run)
     assert len(text) < 3_000_000
-    assert "(200,000 characters)" in text
-    table = text.split("Per-sample scores:", 1)[1].split("</table>", 1)[0]
-    assert table.count("<tr>") - 1 == 20  # header row + 20 sampled rows
-    assert f"20 of {len(DATASET.samples)} samples" in text
+    data, _ = viewer_parts(text)
+    assert [s[0] for s in data["samples"]] == [s.id for s in DATASET.samples]
+    outputs = [r[3] for r in data["results"][0]]
+    # each output is 4+ values of 200,000 characters: cut to 20,000 with a note of the full length
+    assert all(len(o) == 20_000 + len(o.split("…", 1)[1]) and o.endswith(" characters)") for o in outputs)
+    values = [s for s in data["strings"] if s.startswith("xxx")]
+    assert values and all(v == "x" * 299 + "… (200,000 characters)" for v in values)
 
 
 def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) -> None:
@@ -164,10 +182,15 @@ def test_untrusted_text_is_escaped_everywhere(tmp_path: Path) -> None:
         samples=[evil, *DATASET.samples[1:4]],
     )
     text, page = render(run)
-    assert page.count("script") == 0 and page.count("img") == 0
+    assert page.count("script") == 2 and page.count("img") == 0  # the viewer's data and code, nothing injected
     assert page.event_handlers() == []
     assert "&lt;script&gt;" in text
     assert any(XSS in chunk for chunk in page.text)  # shown as text, not parsed as markup
+    data, _ = viewer_parts(text)  # the embedded JSON carries the payloads with no "<" to end its element
+    raw = text.split('id="viewer-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in raw and ">" not in raw
+    assert data["samples"][0][0] == "id" + XSS and data["columns"][0]["model"] == "m" + XSS
+    assert "x" + XSS in data["strings"]
 
 
 def test_charts_are_deterministic_and_carry_no_text_elements() -> None:

@@ -1,0 +1,201 @@
+"""The sample viewer: one or more runs' records made into compact JSON for report.html's sample section.
+
+The page filters, sorts and pages the samples in the browser (templates/viewer.js); this module only
+gathers what it shows. Columns are (run, model) pairs, the first run being the "current" one that the
+others are compared with. Per sample: id, topic, complexity bin, the source text, the schema and the gold
+(from the dataset file the records name, when it can still be read), and per column the score, the raw
+output and each field's category and prediction. Strings are clipped and interned so 10,000 samples stay
+a few megabytes; the JSON is escaped for an HTML ``<script type="application/json">`` element, so no
+``</script>`` or ``<!--`` in untrusted text can end it early.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..core import textsafe
+from ..dataset.samples import Sample
+from ..dataset.sources import load_source
+from .rows import RunData
+
+log = textsafe.get_logger(__name__)
+
+CATEGORIES = ("exact", "partial", "incorrect", "missed", "spurious")
+MAX_TEXT = 20_000  # characters of source text, output, schema and gold per sample
+MAX_VALUE = 300  # characters of one field value
+SCRIPT_FILE = "viewer.js"
+
+
+@dataclass(frozen=True)
+class ViewerRun:
+    """One run directory's data and the label its columns carry."""
+
+    label: str
+    run: RunData
+
+
+def clip(text: str, width: int = MAX_TEXT) -> str:
+    return text if len(text) <= width else text[: width - 1] + f"… ({len(text):,} characters)"
+
+
+def _json_text(value: Any, width: int = MAX_VALUE, indent: int | None = None) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, indent=indent)
+    return clip(text, width)
+
+
+class _Strings:
+    """A string table: each distinct string stored once, referred to by index."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        found = self._index.get(text)
+        if found is None:
+            found = self._index[text] = len(self.items)
+            self.items.append(text)
+        return found
+
+
+def _dataset_samples(runs: Sequence[ViewerRun], wanted: set[str]) -> tuple[dict[str, Sample], list[str]]:
+    """The samples of the dataset files the records name (meta.source), by id; notes say what was not found."""
+    sources: dict[str, None] = {}
+    for item in runs:
+        for record in item.run.records():
+            source = (record.get("meta") or {}).get("source")
+            if isinstance(source, str) and source:
+                sources.setdefault(source)
+    found: dict[str, Sample] = {}
+    notes: list[str] = []
+    for source in sources:
+        if source.startswith("hf:") or not Path(source).exists():
+            notes.append(f"dataset {source}: not readable here, so source text, schema and gold are not shown")
+            continue
+        try:
+            dataset = load_source(source)
+        except Exception as exc:  # a changed or foreign file: the viewer still shows scores and outputs
+            notes.append(f"dataset {source}: {type(exc).__name__}: {exc}")
+            continue
+        for sample in dataset.samples:
+            if sample.id in wanted:
+                found.setdefault(sample.id, sample)
+    return found, notes
+
+
+def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict[str, Any]:
+    """The viewer's compact JSON document for ``runs`` (the first is the current run)."""
+    strings = _Strings()
+    columns: list[dict[str, str]] = []
+    order: dict[str, int] = {}  # sample id -> row
+    samples: list[list[Any]] = []
+    results: list[dict[int, list[Any]]] = []
+    gold_fields: list[dict[int, int]] = []  # per row: path -> expected value (string index)
+    for item in runs:
+        by_model: dict[str, int] = {}
+        for record in item.run.records():
+            model = str(record.get("model", ""))
+            if model not in by_model:
+                by_model[model] = len(columns)
+                columns.append({"run": item.label, "model": model})
+                results.append({})
+            sid = str(record.get("sample_id", ""))
+            meta = record.get("meta") or {}
+            row = order.get(sid)
+            if row is None:
+                row = order[sid] = len(samples)
+                complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
+                samples.append([sid, str(meta.get("topic") or ""), str(complexity.get("complexity_bin") or ""),
+                                str(meta.get("title") or "")])
+                gold_fields.append({})
+            results[by_model[model]][row] = _result(record, strings, gold_fields[row])
+    dataset: dict[str, Sample] = {}
+    notes: list[str] = []
+    if with_dataset and samples:
+        dataset, notes = _dataset_samples(runs, set(order))
+    details = []
+    for (sid, *_), gold in zip(samples, gold_fields):
+        sample = dataset.get(sid)
+        details.append(
+            [
+                clip(sample.text) if sample else None,
+                strings(_json_text(sample.schema, MAX_TEXT, 2)) if sample else -1,
+                _json_text(sample.expected, MAX_TEXT, 2) if sample else None,
+                [x for pair in sorted(gold.items()) for x in pair],
+            ]
+        )
+    return {
+        "columns": columns,
+        "categories": list(CATEGORIES),
+        "strings": strings.items,
+        "samples": samples,
+        "details": details,
+        "results": [[column.get(row) for row in range(len(samples))] for column in results],
+        "notes": notes,
+    }
+
+
+def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) -> list[Any]:
+    """``[eqs, valid, failure, output, problems, fields]``; fields flat as (path, category, score, predicted),
+    predicted -1 when it equals the gold."""
+    score = record.get("score") or {}
+    fields: list[Any] = []
+    for f in score.get("fields") or []:
+        path = strings(str(f.get("path", "")))
+        category = str(f.get("category", ""))
+        if f.get("expected") is not None:
+            gold.setdefault(path, strings(_json_text(f.get("expected"))))
+        predicted = -1 if category == "exact" else strings(_json_text(f.get("predicted")))
+        cat = CATEGORIES.index(category) if category in CATEGORIES else -1
+        fields.extend((path, cat, round(float(f.get("score") or 0.0), 3), predicted))
+    content = (record.get("response") or {}).get("content")
+    problems = [clip(str(p), 400) for p in [score.get("parse_error"), *(score.get("validation_errors") or [])[:5]] if p]
+    return [
+        round(float(score.get("eqs", 0.0)), 4),
+        1 if score.get("schema_valid") else 0,
+        record.get("failure"),
+        None if content is None else clip(content if isinstance(content, str) else json.dumps(content)),
+        problems,
+        fields,
+    ]
+
+
+def embed_json(data: Any) -> str:
+    """JSON safe inside an HTML ``<script type="application/json">`` element: no ``<``, ``>`` or ``&``
+    can open or close a tag (they become ``\\u003c``... escapes, which JSON.parse reads back)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+@lru_cache(maxsize=1)
+def script() -> str:
+    """The viewer's script (inline in the page; allowed by its hash in the page's CSP)."""
+    return (resources.files(__package__) / "templates" / SCRIPT_FILE).read_text(encoding="utf-8")
+
+
+def script_hash(text: str) -> str:
+    """The CSP source that allows exactly this inline script."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def runs_from_dirs(paths: Sequence[Path]) -> list[ViewerRun]:
+    """Run directories as viewer runs labelled by their folder name (made unique when two share it)."""
+    from .rows import load_run
+
+    out: list[ViewerRun] = []
+    seen: set[str] = set()
+    for path in paths:
+        label = path.resolve().name or str(path)
+        if label in seen:
+            label = str(path)
+        seen.add(label)
+        out.append(ViewerRun(label, load_run(path)))
+    return out
