@@ -111,3 +111,28 @@ class Page:
 
     def event_handlers(self) -> list[tuple[str, str]]:
         return [(t, k) for t, attrs in self.tags for k in attrs if k.lower().startswith("on")]
+
+
+def replicate_run(source: Path, path: Path, samples: int) -> Path:
+    """A run directory of ``samples`` samples per model, cycling through ``source``'s records with ids
+    ``ID~N``, beside a dataset file of the matching rows (so the viewer finds every source text). Its
+    metrics.json is ``source``'s: a page-size and load-time workload, not a run to read numbers from."""
+    records = [json.loads(line) for line in (source / files.SAMPLES_FILE).read_text(encoding="utf-8").splitlines()]
+    lines = Path(records[0]["meta"]["source"]).read_text(encoding="utf-8").splitlines()
+    by_id = {row["id"]: row for row in map(json.loads, filter(None, lines))}
+    ids = list(dict.fromkeys(r["sample_id"] for r in records))
+    path.mkdir(parents=True, exist_ok=True)
+    dataset = path / "dataset.jsonl"
+    with dataset.open("w", encoding="utf-8") as handle:
+        for n in range(samples):
+            handle.write(json.dumps({**by_id[ids[n % len(ids)]], "id": f"{ids[n % len(ids)]}~{n}"}) + "\n")
+    scaled = []
+    for model in dict.fromkeys(r["model"] for r in records):
+        mine = {r["sample_id"]: r for r in records if r["model"] == model}
+        for n in range(samples):
+            sid = ids[n % len(ids)]
+            record = mine[sid]
+            scaled.append({**record, "sample_id": f"{sid}~{n}", "meta": {**record["meta"], "source": str(dataset)}})
+    (path / files.METRICS_FILE).write_bytes((source / files.METRICS_FILE).read_bytes())
+    files.write_jsonl(path / files.SAMPLES_FILE, scaled)
+    return path
