@@ -46,8 +46,9 @@ def clip(text: str, width: int = MAX_TEXT) -> str:
     return text if len(text) <= width else text[: width - 1] + f"… ({len(text):,} characters)"
 
 
-def _json_text(value: Any, width: int = MAX_VALUE, indent: int | None = None) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, indent=indent)
+def _json_text(value: Any, width: int = MAX_VALUE) -> str:
+    """Compact JSON (the page indents schema and gold for display), clipped."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return clip(text, width)
 
 
@@ -127,8 +128,8 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
         details.append(
             [
                 clip(sample.text) if sample else None,
-                strings(_json_text(sample.schema, MAX_TEXT, 2)) if sample else -1,
-                _json_text(sample.expected, MAX_TEXT, 2) if sample else None,
+                strings(_json_text(sample.schema, MAX_TEXT)) if sample else -1,
+                _json_text(sample.expected, MAX_TEXT) if sample else None,
                 [x for pair in sorted(gold.items()) for x in pair],
             ]
         )

@@ -34,6 +34,10 @@
   function colName(k) { return manyRuns ? cols[k].run + " / " + cols[k].model : cols[k].model; }
   function num(x) { return x === null || x === undefined ? "—" : x.toFixed(3); }
   function signed(x) { return x === null ? "—" : (x > 0 ? "+" : "") + x.toFixed(3); }
+  function pretty(text) {  // compact JSON indented for reading; clipped text stays as it is
+    if (text === null || text === undefined) return text;
+    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+  }
   function result(k, i) { return results[k][i]; }
   function eqs(k, i) { var r = results[k][i]; return r ? r[0] : null; }
   function delta(k, i) {
@@ -229,10 +233,10 @@
     var missing = "not available: the dataset file named by the run cannot be read here";
     add(detail, add(el("div", "cards"),
       block("Source text", d[0], missing),
-      block("Gold", d[2], missing)));
+      block("Gold", pretty(d[2]), missing)));
     var schema = el("details");
     add(schema, el("summary", null, "Schema"),
-      d[1] < 0 ? el("p", "muted", missing) : el("pre", null, S[d[1]]));
+      d[1] < 0 ? el("p", "muted", missing) : el("pre", null, pretty(S[d[1]])));
     detail.appendChild(schema);
     var outputs = el("div", "cards outputs");
     cols.forEach(function (c, k) {

@@ -1,0 +1,119 @@
+"""The viewer's data (report/viewer.py) from real run directories, its escaping, and `extractbench view`."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _runs import DATASET, Page, fixture_outputs, make_run
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_extractbench.cli import main
+from pytest_extractbench.report import viewer
+from pytest_extractbench.report.rows import load_run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("viewer")
+    return (
+        make_run(base / "current", {"good": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl")}),
+        make_run(base / "baseline", {"good": fixture_outputs("weak.jsonl")}, samples=DATASET.samples[:10]),
+    )
+
+
+def data_of(*paths: Path) -> dict:
+    return viewer.viewer_data(viewer.runs_from_dirs(list(paths)))
+
+
+def test_columns_samples_and_the_first_sample_in_full(runs: tuple[Path, Path]) -> None:
+    data = data_of(*runs)
+    assert data["columns"] == [{"run": "current", "model": "good"}, {"run": "current", "model": "weak"},
+                               {"run": "baseline", "model": "good"}]
+    assert [s[0] for s in data["samples"]] == [s.id for s in DATASET.samples]
+    first = DATASET.samples[0]  # appendix-a-1: John Smith, 35, software engineer at TechCorp
+    assert data["samples"][0] == [first.id, "people", "simple", "Software engineer profile"]
+    text, schema, gold, fields = data["details"][0]
+    assert text == first.text and json.loads(gold) == first.expected
+    assert json.loads(data["strings"][schema]) == first.schema
+    S = data["strings"]
+    assert {S[fields[i]]: S[fields[i + 1]] for i in range(0, len(fields), 2)} == {
+        "name": "John Smith", "age": "35", "occupation": "software engineer", "company": "TechCorp"}
+    # demo.jsonl answers it exactly; weak.jsonl's answer is cut off: invalid, every field missed
+    good, weak, baseline = (data["results"][k][0] for k in range(3))
+    assert good[:3] == [1.0, 1, None] and good[3] == fixture_outputs("demo.jsonl")[first.id]
+    assert all(good[5][i + 1] == 0 and good[5][i + 3] == -1 for i in range(0, len(good[5]), 4))
+    assert weak[1] == 0 and weak[2] == "invalid" and weak[0] == 0.0 and "JSON" in weak[4][0]
+    assert [weak[5][i + 1] for i in range(0, len(weak[5]), 4)] == [viewer.CATEGORIES.index("missed")] * 4
+    assert baseline[3] == fixture_outputs("weak.jsonl")[first.id]
+    # the baseline run scored 10 samples: the others have no result in its column
+    assert data["results"][2][10:] == [None] * (len(DATASET.samples) - 10)
+    assert data["notes"] == []
+
+
+def test_a_dataset_file_that_is_gone_leaves_scores_and_outputs(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    lines = (runs[1] / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "metrics.json").write_bytes((runs[1] / "metrics.json").read_bytes())
+    records = [{**r, "meta": {**r["meta"], "source": str(tmp_path / "gone.jsonl")}} for r in map(json.loads, lines)]
+    (moved / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    data = data_of(moved)
+    assert data["notes"] == [f"dataset {tmp_path / 'gone.jsonl'}: not readable here, so source text, schema and "
+                             "gold are not shown"]
+    assert all(d[0] is None and d[1] == -1 and d[2] is None for d in data["details"])
+    assert len(data["details"][0][3]) == 8  # the gold's four fields still come from the field results
+    assert [r[3] for r in data["results"][0]] == [fixture_outputs("weak.jsonl")[s.id] for s in DATASET.samples[:10]]
+
+
+@given(st.text())
+def test_embedded_json_cannot_close_its_element_and_reads_back(text: str) -> None:
+    embedded = viewer.embed_json({"t": text, "x": ["</script><!--", text]})
+    assert not {"<", ">", "&"} & set(embedded)
+    assert json.loads(embedded) == {"t": text, "x": ["</script><!--", text]}
+
+
+def test_view_writes_the_page_and_names_every_run(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "v.html"
+    assert main(["view", *map(str, runs), "--output", str(out), "--no-browser"]) == 0
+    assert capsys.readouterr().out == f"viewer written to {out}\n"
+    text = out.read_text(encoding="utf-8")
+    page = Page(text)
+    assert "<h1>Samples: current vs baseline</h1>" in text and "current (current), baseline" in text
+    data = json.loads(text.split('id="viewer-data">', 1)[1].split("</script>", 1)[0])
+    assert [c["run"] for c in data["columns"]] == ["current", "current", "baseline"]
+    assert [a for t, a in page.tags if t == "script"] == [{"type": "application/json", "id": "viewer-data"}, {}]
+
+
+def test_view_opens_the_browser_the_environment_names(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    browser = tmp_path / "browser.sh"  # a real program as $BROWSER: it records the address it is given
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {seen}\n', encoding="utf-8")
+    browser.chmod(browser.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "BROWSER": str(browser), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "pytest_extractbench", "view", str(runs[0])],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    page = runs[0] / "viewer.html"
+    assert done.stdout == f"viewer opened in a browser: {page}\n"
+    assert seen.read_text() == page.resolve().as_uri() and page.is_file()
+
+
+def test_view_without_a_browser_prints_the_path_and_a_bad_run_exits_2(runs, tmp_path: Path, capsys) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY")}
+    env["PATH"] = str(tmp_path)  # no browser program to find
+    done = subprocess.run([sys.executable, "-m", "pytest_extractbench", "view", str(runs[1]), "--output",
+                           str(tmp_path / "v.html")], capture_output=True, text=True, timeout=120, check=False,
+                          env={**env, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout == f"viewer written to {tmp_path / 'v.html'}\n", done.stderr
+    assert main(["view", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err == (f"extractbench view: {tmp_path / 'nowhere' / 'metrics.json'}: no such file "
+                                       f"(is {tmp_path / 'nowhere'} a run directory?)\n")
