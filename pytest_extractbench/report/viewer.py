@@ -21,12 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..core import textsafe
 from ..dataset.samples import Sample
 from ..dataset.sources import load_source
 from .rows import RunData
-
-log = textsafe.get_logger(__name__)
 
 CATEGORIES = ("exact", "partial", "incorrect", "missed", "spurious")
 MAX_TEXT = 20_000  # characters of source text, output, schema and gold per sample
@@ -68,27 +65,33 @@ class _Strings:
 
 
 def _dataset_samples(runs: Sequence[ViewerRun], wanted: set[str]) -> tuple[dict[str, Sample], list[str]]:
-    """The samples of the dataset files the records name (meta.source), by id; notes say what was not found."""
-    sources: dict[str, None] = {}
+    """The samples of the dataset files the records name (meta.source), read with the column mapping the
+    run used, by id; notes say what was not found."""
+    sources: dict[str, Mapping[str, str]] = {}
     for item in runs:
+        options = (item.run.document.get("run") or {}).get("options") or {}
+        columns = (options.get("data") or {}).get("columns") if isinstance(options.get("data"), Mapping) else None
         for record in item.run.records():
             source = (record.get("meta") or {}).get("source")
             if isinstance(source, str) and source:
-                sources.setdefault(source)
+                sources.setdefault(source, columns if isinstance(columns, Mapping) else {})
     found: dict[str, Sample] = {}
     notes: list[str] = []
-    for source in sources:
+    for source, columns in sources.items():
         if source.startswith("hf:") or not Path(source).exists():
             notes.append(f"dataset {source}: not readable here, so source text, schema and gold are not shown")
             continue
         try:
-            dataset = load_source(source)
+            dataset = load_source(source, columns=columns)
         except Exception as exc:  # a changed or foreign file: the viewer still shows scores and outputs
             notes.append(f"dataset {source}: {type(exc).__name__}: {exc}")
             continue
         for sample in dataset.samples:
             if sample.id in wanted:
                 found.setdefault(sample.id, sample)
+    if not notes and len(found) < len(wanted):  # a dataset file edited since, or read without its mapping
+        notes.append(f"{len(wanted) - len(found):,} of {len(wanted):,} samples are not in the dataset file now: "
+                     "their source text, schema and gold are not shown")
     return found, notes
 
 

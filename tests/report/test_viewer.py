@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.cli import main
+from pytest_extractbench.dataset.sources import load_source
 from pytest_extractbench.report import viewer
 from pytest_extractbench.report.rows import load_run
 
@@ -117,3 +118,21 @@ def test_view_without_a_browser_prints_the_path_and_a_bad_run_exits_2(runs, tmp_
     assert main(["view", str(tmp_path / "nowhere")]) == 2
     assert capsys.readouterr().err == (f"extractbench view: {tmp_path / 'nowhere' / 'metrics.json'}: no such file "
                                        f"(is {tmp_path / 'nowhere'} a run directory?)\n")
+
+
+def test_the_dataset_is_read_again_with_the_runs_column_mapping(tmp_path: Path) -> None:
+    lines = Path(DATASET.source).read_text(encoding="utf-8").splitlines()[:3]
+    rows = [{("document" if k == "text" else k): v for k, v in json.loads(line).items()} for line in lines]
+    data = tmp_path / "renamed.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    samples = load_source(str(data), columns={"text": "document"}).samples
+    run = make_run(tmp_path / "run", {"good": fixture_outputs("demo.jsonl")}, samples=samples)
+    unmapped = viewer.viewer_data(viewer.runs_from_dirs([run]))
+    assert [d[0] for d in unmapped["details"]] == [None] * 3  # without the mapping no row has a text
+    assert unmapped["notes"] == ["3 of 3 samples are not in the dataset file now: their source text, schema "
+                                 "and gold are not shown"]
+    document = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    document["run"]["options"]["data"] = {"columns": {"text": "document"}}
+    (run / "metrics.json").write_text(json.dumps(document), encoding="utf-8")
+    mapped = viewer.viewer_data(viewer.runs_from_dirs([run]))
+    assert [d[0] for d in mapped["details"]] == [r["document"] for r in rows] and mapped["notes"] == []
