@@ -16,11 +16,13 @@ from .sla import GateCheck
 __all__ = ["partial_text", "verdict_lines"]
 
 
-def partial_text(counts: Mapping[str, Any] | None) -> str | None:
-    """One model's share of a partial run (metrics.json run.partial.models[model]); None when it saw them all."""
+def partial_text(counts: Mapping[str, Any] | None, *, gated: bool = True) -> str | None:
+    """One model's share of a partial run (metrics.json run.partial.models[model]); None when it saw them all.
+    A track without a gate (toolcall, generate, repair) says what its metrics cover instead."""
     if not counts or counts["scored"] >= counts["collected"]:
         return None
-    return (f"the gate saw {counts['scored']} of {counts['collected']} samples (a partial run: stopped early, "
+    seen = "the gate saw" if gated else "the metrics cover"
+    return (f"{seen} {counts['scored']} of {counts['collected']} samples (a partial run: stopped early, "
             "deselected, rerun failures only, or items without a score)")
 
 def _reason(metric: str) -> str:
