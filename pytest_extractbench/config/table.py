@@ -257,6 +257,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
                target="live.resume"),
     OptionSpec("replay", "Re-score the responses.jsonl recorded in DIR, with no server.", Path, None, "DIR",
                target="live.replay"),
+    OptionSpec("stream", "Stream each answer to measure time to first token and generation time (streamed "
+               "answers are the same text; some servers schedule streamed requests differently).", parse_bool, False,
+               flag=True, target="live.stream", yaml=("model.stream",), shape=bool),
     OptionSpec("no_cache", "Do not read or write the response cache (.extractbench/cache/).", parse_bool, False,
                flag=True,
                target="live.no_cache", yaml=("performance.enable_caching",), shape=bool),

@@ -17,6 +17,7 @@ from ..core.files import METRICS_FILE, SAMPLES_FILE
 from ..dataset.records import SampleRecord, TrackRecord
 from ..gating.sla import GateCheck
 from ..scoring import ScoringOptions
+from ..scoring.result import FieldResult
 
 _DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")
 
@@ -59,6 +60,27 @@ class RunResult:
                 raise ValueError(f"this run has {len(self.metrics)} models: name one of {sorted(self.metrics)}")
             model = next(iter(self.metrics))
         return self.metrics[model].get(name)
+
+    def to_pandas(self, level: str = "sample") -> Any:
+        """The per-sample results as a pandas DataFrame: one row per (model, sample), the columns of
+        samples.csv; ``level="field"`` gives one row per (model, sample, field) with its category, score,
+        expected and predicted values. pandas is optional: ``pip install pandas``."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("RunResult.to_pandas() needs pandas, which is not installed: pip install pandas") from None
+        if level == "sample":
+            from ..report.rows import sample_row
+
+            return pandas.DataFrame([sample_row(record.to_dict()) for record in self.records])
+        if level == "field":
+            rows = []
+            for record in self.records:
+                score = getattr(record, "score", None)
+                for result in getattr(score, "fields", ()):
+                    rows.append({"model": record.model, "sample_id": record.sample_id, **result._asdict()})
+            return pandas.DataFrame(rows, columns=["model", "sample_id", *FieldResult._fields])
+        raise ValueError(f"level must be 'sample' or 'field', not {level!r}")
 
     def __repr__(self) -> str:
         verdict = "passed" if self.gate_passed else "FAILED"
