@@ -22,6 +22,7 @@ from ..dataset.statistics import dataset_statistics
 from ..gating import baseline as baselines
 from ..gating.gates import gated_recommendation
 from ..gating.regression import compare_run
+from ..gating.requirements import evaluate_requirements
 from ..gating.sla import evaluate_sla, sla_passed
 from ..gating.subsets import gate_scopes
 from .result import RunResult
@@ -65,6 +66,12 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
         passed = sla_passed(checks)
         section["sla"] = {"tier": settings.sla, "passed": passed, "checks": [c.as_dict() for c in checks]}
         failed = [] if passed else [f"the '{settings.sla}' SLA tier"]
+        if settings.require:
+            result.requirements[model] = required = evaluate_requirements(section, settings.require)
+            met = sla_passed(required)
+            section["requirements"] = {"passed": met, "checks": [c.as_dict() for c in required]}
+            if not met:
+                failed.append("the required thresholds")
         if any(check.model == model for check in result.regressions):
             failed.append("the regression check against the baseline")
         section["recommendation"] = gated_recommendation(section["recommendation"], failed)

@@ -32,6 +32,7 @@ class RunResult:
     run_level: dict[str, Any] = field(default_factory=dict)  # comparison, baselines: metrics.json's other sections
     records: list[SampleRecord | TrackRecord] = field(default_factory=list)
     checks: dict[str, list[GateCheck]] = field(default_factory=dict)
+    requirements: dict[str, list[GateCheck]] = field(default_factory=dict)  # --extractbench-require, per model
     regressions: list[Any] = field(default_factory=list)  # the baseline checks that failed
     comparison: Any = None  # the RunComparison with --extractbench-compare (live runs only; see run_level)
     saved_baseline: Path | None = None
@@ -49,9 +50,15 @@ class RunResult:
         return all(check.passed is not False for checks in self.checks.values() for check in checks)
 
     @property
+    def requirements_passed(self) -> bool:
+        """Every threshold given with --extractbench-require holds (one the run did not measure does not fail)."""
+        return all(check.passed is not False for checks in self.requirements.values() for check in checks)
+
+    @property
     def gate_passed(self) -> bool:
-        """The SLA tier and the baseline regression checks both pass: what decides the exit status."""
-        return self.sla_passed and not self.regressions
+        """The SLA tier, the required thresholds and the baseline regression checks all pass: what decides the
+        exit status."""
+        return self.sla_passed and self.requirements_passed and not self.regressions
 
     def metric(self, name: str, model: str | None = None) -> Any:
         """One metric of one model (the only model when there is one)."""

@@ -23,7 +23,7 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
     settings, dataset = context.settings, context.dataset
     partial = result.document.get("run", {}).get("partial")
     verdict = verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
-                            safe=terminal.safe, partial=partial,
+                            safe=terminal.safe, partial=partial, required=result.requirements,
                             details="the rest of the summary without -qq" if verdict_only else "details above")  # fmt: skip
     if verdict_only:
         return verdict

@@ -52,7 +52,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         enabled=True, models=values["model"], dataset=values["dataset"], predictions=tuple(values["predictions"]),
         output=values["output"], sla=values["sla"], sample_min_eqs=values["sample_min_eqs"], scoring=scoring,
         rootdir=rootdir, subsets=values["subsets"], save=values["save"], compare=values["compare"],
-        compare_fail=tuple(values["compare_fail"]), verdict_thresholds=values["verdict_thresholds"],
+        compare_fail=tuple(values["compare_fail"]), require=tuple(values["require"]), verdict_thresholds=values["verdict_thresholds"],
         prices=Prices(values["price_input"], values["price_output"]), live=live,
         report=ReportOptions(html=not values["no_html_report"], failure_details=values["failure_details"]),
         tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"],
@@ -65,7 +65,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
 # The config file's key map as it was written by hand before the table declared it.
 OLD_KEY_PATHS = {
     "model.base_url": "base_url", "model.model_name": "model", "model.temperature": "temperature",
-    "model.max_tokens": "max_tokens", "model.timeout": "timeout", "model.max_retries": "retries", "model.stream": "stream",
+    "model.max_tokens": "max_tokens", "model.timeout": "timeout", "model.max_retries": "retries", "model.stream": "stream", "metrics.require": "require",
     "model.structured_output": "structured_output", "model.seed": "decoding_seed",
     "model.price_input": "price_input", "model.price_output": "price_output", "dataset.name": "dataset",
     "dataset.columns": "columns", "dataset.sample_size": "sample", "dataset.random_seed": "seed",
@@ -97,7 +97,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         "semantic_model": "emb", "judge": "judge-model", "judge_url": "http://judge:1/v1", "resamples": "500",
         "confidence": "0.9", "stats_seed": "7", "alpha": "0.1", "test": "ttest", "reference_model": "alpha",
         "gap_threshold": "0.2", "subsets": str(subsets), "save": "nightly", "compare": "0001",
-        "compare_fail": "eqs:-0.02", "verdict_thresholds": "0.02,-0.03", "price_input": "0.5",
+        "compare_fail": "eqs:-0.02", "require": "judge_score>=0.8", "verdict_thresholds": "0.02,-0.03", "price_input": "0.5",
         "price_output": "1.5", "base_url": "http://host:8000/v1", "extractor": "mymod:extract",
         "structured_output": "json_object", "concurrency": "3", "temperature": "0.7", "max_tokens": "512",
         "decoding_seed": "5", "timeout": "30", "retries": "1", "system_prompt": str(tmp_path / "sys.txt"),
