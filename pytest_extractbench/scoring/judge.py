@@ -34,25 +34,21 @@ SYSTEM_PROMPT = (
 )
 
 
-def response_schema(count: int) -> dict[str, Any]:
-    """Exactly ``count`` grades: a bounded answer, so a small model cannot ramble on."""
+REASONING_CHARS = 300
+
+
+def response_schema(count: int, *, key: str = "scores", reasoning: bool = False) -> dict[str, Any]:
+    """Exactly ``count`` grades under ``key`` (each with a bounded ``reasoning`` first when asked): a bounded
+    answer, so a small model cannot ramble on."""
+    properties: dict[str, Any] = {"id": {"type": "integer", "enum": list(range(1, count + 1))}}
+    if reasoning:
+        properties["reasoning"] = {"type": "string", "maxLength": REASONING_CHARS}
+    properties["score"] = {"type": "integer", "enum": list(range(1, 8))}
+    item = {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
     return {
         "type": "object",
-        "properties": {
-            "scores": {
-                "type": "array",
-                "minItems": count,
-                "maxItems": count,
-                "items": {
-                    "type": "object",
-                    "properties": {"id": {"type": "integer", "enum": list(range(1, count + 1))},
-                                   "score": {"type": "integer", "enum": list(range(1, 8))}},
-                    "required": ["id", "score"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["scores"],
+        "properties": {key: {"type": "array", "minItems": count, "maxItems": count, "items": item}},
+        "required": [key],
         "additionalProperties": False,
     }
 
@@ -81,32 +77,7 @@ OUTPUT_SYSTEM_PROMPT = (
     "each item give one short sentence of reasoning first, then the grade. Answer with JSON only: "
     "{\"grades\": [{\"id\": <item id>, \"reasoning\": \"...\", \"score\": <1-7>}, ...]}, one entry per item."
 )
-REASONING_CHARS = 300
 TOKENS_PER_OUTPUT = 120  # a sentence of reasoning and a grade
-
-
-def output_response_schema(count: int) -> dict[str, Any]:
-    """Exactly ``count`` graded items, each with a bounded reasoning."""
-    return {
-        "type": "object",
-        "properties": {
-            "grades": {
-                "type": "array",
-                "minItems": count,
-                "maxItems": count,
-                "items": {
-                    "type": "object",
-                    "properties": {"id": {"type": "integer", "enum": list(range(1, count + 1))},
-                                   "reasoning": {"type": "string", "maxLength": REASONING_CHARS},
-                                   "score": {"type": "integer", "enum": list(range(1, 8))}},
-                    "required": ["id", "reasoning", "score"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["grades"],
-        "additionalProperties": False,
-    }
 
 
 class Judge:
@@ -174,7 +145,8 @@ class Judge:
         todo = [i for i, grade in enumerate(grades) if grade is None]
         if todo:
             try:
-                answer = self._parse(self._ask(self.messages([items[i] for i in todo]), len(todo)), len(todo))
+                parsed = self._parse(self._ask(self.messages([items[i] for i in todo]), len(todo)), len(todo))
+                answer: list[Any] = [a if isinstance(a, JudgeError) else a[0] for a in parsed]
             except JudgeError as exc:
                 answer = [exc] * len(todo)
             fresh = {}
@@ -198,9 +170,9 @@ class Judge:
                      for n, i in enumerate(chunk, start=1)]
             messages = [{"role": "system", "content": OUTPUT_SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
             try:
-                content = self._ask(messages, len(chunk), schema=output_response_schema(len(chunk)),
+                content = self._ask(messages, len(chunk), schema=response_schema(len(chunk), key="grades", reasoning=True),
                                     tokens_per_item=TOKENS_PER_OUTPUT)
-                answer = self._parse_graded(content, len(chunk))
+                answer = self._parse(content, len(chunk), key="grades")
             except JudgeError as exc:
                 answer = [exc] * len(chunk)
             fresh = {}
@@ -212,13 +184,14 @@ class Judge:
         return out  # type: ignore[return-value]
 
     @staticmethod
-    def _parse_graded(content: str, expected: int) -> list[tuple[int, str] | JudgeError]:
+    def _parse(content: str, expected: int, key: str = "scores") -> list[tuple[int, str] | JudgeError]:
+        """``expected`` grades (each with its reasoning, "" when the answer has none) or why one is missing."""
         text = content.strip()
         if text.startswith("```"):
             text = text.strip("`").removeprefix("json").strip()
         try:
             data = json.loads(text)
-            entries = data["grades"] if isinstance(data, dict) else data
+            entries = data[key] if isinstance(data, dict) else data
             found = {int(e["id"]): (e.get("score"), e.get("reasoning")) for e in entries}
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise JudgeError(f"unparseable judge answer ({type(exc).__name__}): {text[:200]!r}") from None
@@ -229,26 +202,6 @@ class Judge:
                 out.append(JudgeError(f"the judge gave no valid 1-7 grade for item {n} (got {score!r})"))
             else:
                 out.append((int(round(score)), str(reasoning or "")[:REASONING_CHARS]))
-        return out
-
-    @staticmethod
-    def _parse(content: str, expected: int) -> list[int | JudgeError]:
-        text = content.strip()
-        if text.startswith("```"):
-            text = text.strip("`").removeprefix("json").strip()
-        try:
-            data = json.loads(text)
-            entries = data["scores"] if isinstance(data, dict) else data
-            found = {int(e["id"]): e["score"] for e in entries}
-        except (ValueError, KeyError, TypeError) as exc:
-            raise JudgeError(f"unparseable judge answer ({type(exc).__name__}): {text[:200]!r}") from None
-        out: list[int | JudgeError] = []
-        for n in range(1, expected + 1):
-            score = found.get(n)
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not 1 <= score <= 7:
-                out.append(JudgeError(f"the judge gave no valid 1-7 grade for item {n} (got {score!r})"))
-            else:
-                out.append(int(round(score)))
         return out
 
 

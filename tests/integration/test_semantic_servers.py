@@ -81,7 +81,7 @@ def test_judge_parses_and_validates_its_answers(judge_url, semantic_cache_dir) -
     assert len(grades) == 2 and judge.calls == 1
     for grade in grades:
         assert isinstance(grade, Exception) or 1 <= grade <= 7
-    assert Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[0] == 7
+    assert Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[0] == (7, "")
     assert "no valid 1-7 grade for item 2" in str(Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[1])
 
 
