@@ -149,12 +149,7 @@ class Judge:
                 answer: list[Any] = [a if isinstance(a, JudgeError) else a[0] for a in parsed]
             except JudgeError as exc:
                 answer = [exc] * len(todo)
-            fresh = {}
-            for i, grade in zip(todo, answer):
-                grades[i] = grade
-                if not isinstance(grade, JudgeError):
-                    fresh[keys[i]] = grade
-            semantic_cache.put_many(fresh)
+            _remember(keys, todo, answer, grades)
         return grades  # type: ignore[return-value]
 
     def grade_outputs(self, items: Sequence[tuple[str, str]], *, batch: int = 4) -> list[tuple[int, str] | JudgeError]:
@@ -175,12 +170,7 @@ class Judge:
                 answer = self._parse(content, len(chunk), key="grades")
             except JudgeError as exc:
                 answer = [exc] * len(chunk)
-            fresh = {}
-            for i, grade in zip(chunk, answer):
-                out[i] = grade
-                if not isinstance(grade, JudgeError):
-                    fresh[keys[i]] = list(grade)
-            semantic_cache.put_many(fresh)
+            _remember(keys, chunk, answer, out)
         return out  # type: ignore[return-value]
 
     @staticmethod
@@ -203,6 +193,16 @@ class Judge:
             else:
                 out.append((int(round(score)), str(reasoning or "")[:REASONING_CHARS]))
         return out
+
+
+def _remember(keys: Sequence[str], indices: Sequence[int], answers: Sequence[Any], into: list[Any]) -> None:
+    """Put each answer in its place and cache the grades (a JudgeError is asked again next time)."""
+    fresh = {}
+    for i, grade in zip(indices, answers):
+        into[i] = grade
+        if not isinstance(grade, JudgeError):
+            fresh[keys[i]] = list(grade) if isinstance(grade, tuple) else grade
+    semantic_cache.put_many(fresh)
 
 
 _judges: dict[tuple[str, str], Judge] = {}
