@@ -183,6 +183,10 @@ class ExtractionClient:
         stream = await self._client.chat.completions.create(
             model=model, messages=list(messages), stream=True, stream_options={"include_usage": True}, **fields
         )
+        if "text/event-stream" not in stream.response.headers.get("content-type", ""):
+            # a server or proxy that ignores "stream" answers whole: read it as such (as events it would read as
+            # no event at all, and the answer would be lost as an empty output)
+            return await stream.response.aread()
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         logprobs: list[Any] = []
