@@ -56,7 +56,8 @@ fault for ``GET /v1/models``), ``api_key=None`` (when set, requests without
 answers (default: a minimal instance of the schema found in the request's structured-output fields,
 else ``{"echo": <last user message>}``), ``host``, ``port`` (0: a free port, kept across restarts).
 
-Requests with ``"logprobs": true`` get per-token logprobs, ``"n": k`` gets k choices, and usage
+Requests with ``"stream": true`` get the ok answer as server-sent events (``Fault.ok(gap=...)`` spaces the
+chunks), requests with ``"logprobs": true`` get per-token logprobs, ``"n": k`` gets k choices, and usage
 counts are len(text)//4 (deterministic, not real tokens).
 """
 
@@ -94,6 +95,8 @@ class Fault:
     depth: int = 0  # deep: nesting depth; delay doubles as drip's interval
     where: str = "body"  # deep: "body" or "content"
     usage_json: str | None = None  # ok: the usage value's JSON text, verbatim
+    timings: dict[str, Any] | None = None  # ok: a llama-server-style ``timings`` object in the answer
+    gap: float = 0.0  # ok, streamed: seconds between the chunks of the answer
 
     @property
     def label(self) -> str:
@@ -107,9 +110,11 @@ class Fault:
 
     @classmethod
     def ok(
-        cls, content: Any = None, *, delay: float = 0.0, tool_calls: Iterable[dict[str, Any]] | None = None
+        cls, content: Any = None, *, delay: float = 0.0, tool_calls: Iterable[dict[str, Any]] | None = None,
+        timings: dict[str, Any] | None = None, gap: float = 0.0,
     ) -> Fault:
-        return cls("ok", content=content, delay=delay, tool_calls=tuple(tool_calls) if tool_calls else None)
+        return cls("ok", content=content, delay=delay, tool_calls=tuple(tool_calls) if tool_calls else None,
+                   timings=timings, gap=gap)
 
     @classmethod
     def status(cls, code: int, message: str | None = None, *, retry_after: float | None = None) -> Fault:
@@ -290,6 +295,42 @@ class _Handler(BaseHTTPRequestHandler):
             pass
         self._close_now()
 
+    def _stream(self, completion: dict[str, Any], fault: Fault) -> None:
+        """A streamed answer as server-sent events, as llama-server and vLLM send it: the content in three
+        chunks ``fault.gap`` seconds apart, the finish reason, then usage (and timings) in a last chunk."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        choice = completion["choices"][0]
+        text = choice["message"].get("content") or ""
+        head = {k: completion[k] for k in ("id", "object", "created", "model")} | {"object": "chat.completion.chunk"}
+        third = max(1, len(text) // 3)
+        pieces = [text[:third], text[third:2 * third], text[2 * third:]]
+        events = [{**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}]}
+                  for piece in pieces if piece]
+        for k, call in enumerate(choice["message"].get("tool_calls") or ()):  # name first, arguments in two parts
+            arguments = call["function"]["arguments"]
+            half = len(arguments) // 2
+            events.append({**head, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
+                {"index": k, "id": call["id"], "type": "function",
+                 "function": {"name": call["function"]["name"], "arguments": arguments[:half]}}]}}]})
+            events.append({**head, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
+                {"index": k, "function": {"arguments": arguments[half:]}}]}}]})
+        events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
+        events.append({**head, "choices": [], "usage": completion["usage"],
+                       **({"timings": completion["timings"]} if "timings" in completion else {})})
+        try:
+            for n, event in enumerate(events):
+                if n and fault.gap and self.server.owner._stopping.wait(fault.gap):
+                    break
+                self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except OSError:
+            pass
+        self._close_now()
+
     def _send_json(self, code: int, data: Any, headers: dict[str, str] | None = None) -> None:
         self._send(code, json.dumps(data).encode(), headers=headers)
 
@@ -402,6 +443,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._close_now()  # stopped while sleeping: the client sees a dropped connection
             return
         completion = owner._completion(index, fault, body)
+        if body.get("stream") and fault.kind == "ok":
+            self._stream(completion, fault)
+            return
         if fault.usage_json is not None:
             completion["usage"] = "__USAGE__"
         payload = json.dumps(completion).encode()
@@ -607,4 +651,5 @@ class FaultServer:
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             },
+            **({"timings": fault.timings} if fault.timings is not None else {}),
         }

@@ -98,3 +98,36 @@ def omission_section(records: Sequence[SampleRecord], options: ScoringOptions) -
                                 ("by_nesting_depth", "field_metrics_by_depth"))
     }
     return {"omission_analysis": {"by_field_name": by_name, **flat}}
+
+
+# what each category counts as in a per-field tally (seed 002's FieldAggregation, with partial kept apart)
+_FIELD_COUNTS = {EXACT: "matches", PARTIAL: "partial", INCORRECT: "mismatches", MISSED: "omissions",
+                 SPURIOUS: "hallucinations"}
+
+
+def field_score_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
+    """Per field name: how often it occurred, its mean score, and how often it matched exactly, partly, not at
+    all (mismatch), was missed or was invented. Observed categories: an invalid output's fields count as what
+    they were, since this table is for finding the fields an extractor struggles with. A missed or invented
+    field scores 0 in the mean."""
+    tallies: dict[str, dict[str, Any]] = {}
+    for record in records:
+        for field in record.score.fields:
+            kind = _FIELD_COUNTS.get(field.category)
+            if kind is None:  # error / pending: outside every metric
+                continue
+            name = field_name(field.path)
+            entry = tallies.get(name)
+            if entry is None:
+                entry = tallies[name] = {"occurrences": 0, "score_sum": 0.0, **dict.fromkeys(_FIELD_COUNTS.values(), 0)}
+            entry["occurrences"] += 1
+            entry[kind] += 1
+            if kind in ("matches", "partial", "mismatches"):
+                entry["score_sum"] += field.score
+    out = {}
+    for name in sorted(tallies):
+        entry = tallies[name]
+        total = entry.pop("score_sum")
+        out[name] = {"occurrences": entry["occurrences"], "mean_score": total / entry["occurrences"],
+                     **{key: entry[key] for key in _FIELD_COUNTS.values()}}
+    return {"field_scores_by_name": out}

@@ -74,6 +74,7 @@ class Metric:
     strength_rank: int | None = None  # checked for strengths/weaknesses, in this order
     performance: tuple[str, ...] = ()  # where a performance figure lives (dotted paths)
     why_missed: str = ""  # why a gate on it is usually missed, in plain words
+    measured_by: str | None = None  # a row key counting the samples it was measured on: absent when none was
 
     @property
     def resampled(self) -> bool:
@@ -143,6 +144,19 @@ CATALOG: tuple[Metric, ...] = (
            columns=("obs_missed", "obs_expected"), compute=ratio_of("obs_missed", "obs_expected"),
            per_sample="omission_rate", aliases=("omission", "omission_rate"), grade_tiers=(0.20, 0.10, 0.05),
            terminal_row=6),
+    Metric("perfect_sample_rate", "Perfect samples (EQS 1)", "perfect samples", percent=True, columns=("perfect",),
+           compute=mean_of("perfect"), per_sample="perfect", aggregation="mean", aliases=("perfect_samples",)),
+    Metric("zero_score_rate", "Zero-score samples (EQS 0)", "zero-score samples", percent=True,
+           higher_is_better=False, columns=("zero_score",), compute=mean_of("zero_score"), per_sample="zero_score",
+           aggregation="mean", aliases=("zero_scores",)),
+    # whole-output scores: only in runs that ask for them (--extractbench-semantic, --extractbench-judge)
+    Metric("semantic_similarity", "Whole-output similarity", "whole-output similarity",
+           columns=("semantic_similarity_sum", "semantic_similarity_n"),
+           compute=ratio_of("semantic_similarity_sum", "semantic_similarity_n"), per_sample="semantic_similarity_sum",
+           aggregation="mean", measured_by="semantic_similarity_n"),
+    Metric("judge_score", "LLM judge (grade / 7)", "LLM judge", columns=("judge_score_sum", "judge_score_n"),
+           compute=ratio_of("judge_score_sum", "judge_score_n"), per_sample="judge_score_sum", aggregation="mean",
+           measured_by="judge_score_n"),
     # performance figures: measured per request, not per sample; metrics.csv gets them from the performance section
     Metric("latency_p50_ms", "P50 latency", "p50 latency", higher_is_better=False, csv=False,
            performance=("latency_ms.p50",)),
@@ -151,6 +165,16 @@ CATALOG: tuple[Metric, ...] = (
            performance=("latency_ms.p95", "latency_p95_ms"), why_missed="answers take too long on this hardware"),
     Metric("latency_p99_ms", "P99 latency", "p99 latency", higher_is_better=False, csv=False,
            performance=("latency_ms.p99",)),
+    Metric("time_to_first_token_p95_ms", "P95 time to first token", "p95 time to first token",
+           higher_is_better=False, csv=False, performance=("latency_breakdown.time_to_first_token_ms.p95",)),
+    Metric("server_prompt_p95_ms", "P95 prompt processing (server)", "p95 prompt processing", higher_is_better=False,
+           csv=False, performance=("latency_breakdown.server_prompt_ms.p95",)),
+    Metric("server_generation_p95_ms", "P95 generation (server)", "p95 generation", higher_is_better=False,
+           csv=False, performance=("latency_breakdown.server_generation_ms.p95",)),
+    Metric("network_queue_p95_ms", "P95 network and server queue", "p95 network and queue", higher_is_better=False,
+           csv=False, performance=("latency_breakdown.network_and_queue_ms.p95",)),
+    Metric("client_wait_p95_ms", "P95 wait for a request slot", "p95 slot wait", higher_is_better=False,
+           csv=False, performance=("latency_breakdown.client_wait_ms.p95",)),
     Metric("throughput_rps", "Throughput", "throughput", csv=False, performance=("throughput.requests_per_s",)),
     Metric("success_rate", "Success rate", "success rate", percent=True, csv=False, sla=(0.99, 0.995, 0.999),
            gate_label="success_rate", glance=True, performance=("reliability.success_rate", "success_rate"),

@@ -21,7 +21,7 @@ from .comparison import comparison_section
 from .bands import eqs_band, recommendation
 from ..dataset.records import SampleRecord, records_by_model
 from . import catalog
-from .resampled import confidence_interval_section, metric_values, sample_row
+from .resampled import EQS_TOLERANCE, confidence_interval_section, measured, metric_values, sample_row
 from .sample_extras import calibration_section, consistency_section
 from ..scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions
 
@@ -96,6 +96,7 @@ def accuracy_section(records: Sequence[SampleRecord], options: ScoringOptions) -
         "spurious": credited.spurious,
     }
     out["field_counts"] = {"expected": observed.expected, "predicted": observed.predicted, "compared": observed.compared}
+    out["eqs_distribution"] = eqs_distribution([s.eqs for s in scores])
     out["type_confusion"] = type_confusion(records)
     out["composite_score_distribution"] = composite_score_distribution(records)
     out["invalid_samples"] = [
@@ -108,6 +109,23 @@ def accuracy_section(records: Sequence[SampleRecord], options: ScoringOptions) -
     if errored:  # samples whose scoring raised or ran out of time (scored as invalid output)
         out["scoring_errors"] = errored
     return out
+
+
+def eqs_distribution(values: Sequence[float]) -> dict[str, Any]:
+    """Min, max and median of the per-sample EQS, and how many samples scored exactly 1 and 0.
+
+    The median is the usual one (the mean of the two middle values for an even count), not the upper
+    middle value some tools report."""
+    if not values:
+        return {"min": None, "max": None, "median": None, "perfect_samples": 0, "zero_samples": 0}
+    array = np.asarray(values, dtype=float)
+    return {
+        "min": float(array.min()),
+        "max": float(array.max()),
+        "median": float(np.median(array)),
+        "perfect_samples": int(np.count_nonzero(array >= 1.0 - EQS_TOLERANCE)),
+        "zero_samples": int(np.count_nonzero(array <= EQS_TOLERANCE)),
+    }
 
 
 def type_confusion(records: Sequence[SampleRecord]) -> dict[str, dict[str, int]]:
@@ -129,6 +147,7 @@ def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, i
 
 # --- per complexity bin ---
 BIN_METRICS = ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "field_f1_strict",
+               "field_precision_partial", "field_recall_partial", "field_precision_strict", "field_recall_strict",
                "exact_match_rate", "type_accuracy", "hallucination_rate", "field_omission_rate")
 
 
@@ -163,6 +182,7 @@ SECTIONS: tuple[Section, ...] = (
     diagnostics.error_pattern_section,
     breakdowns.breakdown_section,
     breakdowns.omission_section,
+    breakdowns.field_score_section,
     distributions.string_similarity_section,
     distributions.complexity_correlation_section,
     performance.performance_section,  # the session adds the cost once prices are known
@@ -182,7 +202,8 @@ def model_metrics(records: Sequence[SampleRecord], options: ScoringOptions) -> d
     # a catalog metric that no section computes gets its point value from the per-sample rows
     missing = [name for name in catalog.resampled() if name not in out]
     if missing and ordered:
-        out.update(metric_values([sample_row(r.score) for r in ordered], missing))
+        rows = [sample_row(r.score) for r in ordered]
+        out.update(metric_values(rows, measured(rows, missing)))
     out["eqs_band"] = eqs_band(out["extraction_quality_score"])
     out["recommendation"] = recommendation(out["extraction_quality_score"], out["hallucination_rate"])
     return out

@@ -117,6 +117,9 @@ class Facts(NamedTuple):
     prompt_tokens: float | None
     completion_tokens: float | None
     total_tokens: float | None
+    timings: Mapping[str, float]  # the server's own (llama-server); empty when it sends none
+    wait_s: float | None
+    first_token_s: float | None  # streamed answers only
     fields: int  # fields the output holds (extracted fields)
     record: Any
 
@@ -156,6 +159,9 @@ def facts(record: Any) -> Facts:
         prompt_tokens=prompt,
         completion_tokens=completion,
         total_tokens=total,
+        timings=response.get("timings") if isinstance(response.get("timings"), Mapping) else {},
+        wait_s=_number(response.get("wait_s")),
+        first_token_s=_number(response.get("first_token_s")),
         fields=record.score.observed.predicted,
         record=record,
     )
@@ -258,6 +264,7 @@ def performance_metrics(records: Sequence[Any], prices: Prices | None = None) ->
             "p95_under_2s": None if latency["p95"] is None else latency["p95"] < 2000,
             "p99_under_5s": None if latency["p99"] is None else latency["p99"] < 5000,
         },
+        "latency_breakdown": latency_breakdown(timed),
         "latency_correlation": _correlations(timed),
         "throughput": _throughput(live),
         "tokens": _tokens(rows),
@@ -265,6 +272,35 @@ def performance_metrics(records: Sequence[Any], prices: Prices | None = None) ->
     }
     out["cost"] = cost(out["tokens"], prices or Prices(), len(rows))
     return out
+
+
+def latency_breakdown(timed: Sequence[Facts]) -> dict[str, Any]:
+    """Where each successful request's time went, in milliseconds (mean, percentiles):
+
+    - ``client_wait_ms``: waiting for a free request slot in this client (the concurrency cap), before sending;
+    - ``server_prompt_ms`` / ``server_generation_ms``: the server's own prompt processing (its time to first
+      token) and token generation, when it reports them (llama-server's ``timings``; vLLM does not);
+    - ``network_and_queue_ms``: the rest of the request's latency, the network and the server's own queue;
+    - ``time_to_first_token_ms`` / ``after_first_token_ms``: for streamed answers (``--extractbench-stream``), the
+      time from sending to the first content, and from there to the end (generation as the client sees it).
+
+    A request counts in each component it has a figure for; ``server_timed`` says how many had server timings,
+    ``streamed`` how many were streamed."""
+    streamed = [(f.latency_s, f.first_token_s) for f in timed if f.latency_s is not None and f.first_token_s is not None]
+    server = [(f.latency_s, f.timings["prompt_ms"], f.timings["predicted_ms"]) for f in timed
+              if f.latency_s is not None and "prompt_ms" in f.timings and "predicted_ms" in f.timings]
+    return {
+        "server_timed": len(server),
+        "client_wait_ms": latency_stats([f.wait_s for f in timed if f.wait_s is not None]),
+        "server_prompt_ms": latency_stats([prompt / 1000.0 for _, prompt, _ in server]),
+        "server_generation_ms": latency_stats([predicted / 1000.0 for _, _, predicted in server]),
+        # clipped at 0: the server's clock and ours differ by a little
+        "network_and_queue_ms": latency_stats([max(0.0, latency - (prompt + predicted) / 1000.0)
+                                               for latency, prompt, predicted in server]),
+        "streamed": len(streamed),
+        "time_to_first_token_ms": latency_stats([first for _, first in streamed]),
+        "after_first_token_ms": latency_stats([max(0.0, latency - first) for latency, first in streamed]),
+    }
 
 
 def _correlations(timed: Sequence[Facts]) -> dict[str, Any]:

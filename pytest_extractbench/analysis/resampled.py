@@ -33,6 +33,10 @@ def row_keys() -> tuple[str, ...]:
     return tuple(keys)
 
 
+EQS_TOLERANCE = 1e-9
+WHOLE_OUTPUT_SCORES = ("semantic_similarity", "judge_score")
+
+
 def sample_row(score: SampleScore) -> dict[str, float]:
     """Everything the resampled metrics need from one scored sample."""
     counts, observed = score.counts, score.observed
@@ -54,11 +58,42 @@ def sample_row(score: SampleScore) -> dict[str, float]:
         "type_accuracy": float(score.type_accuracy),
         "hallucination_rate": float(score.hallucination_rate),
         "omission_rate": float(score.omission_rate),
+        # EQS of 1 or 0 within rounding: the weighted sum of four floats is not always exact
+        "perfect": float(score.eqs >= 1.0 - EQS_TOLERANCE),
+        "zero_score": float(score.eqs <= EQS_TOLERANCE),
     }
+    # whole-output scores, on the samples that have one (sum and count: their mean skips the others)
+    for name in WHOLE_OUTPUT_SCORES:
+        value = score.extras.get(name)
+        row[f"{name}_sum"], row[f"{name}_n"] = (float(value), 1.0) if value is not None else (0.0, 0.0)
     for mode in MODES:
         row[f"tp_{mode}"] = float(counts.true_positives(mode))
         row[f"f1_{mode}"] = float(score.f1[mode])
     return row
+
+
+def complete_row(row: dict[str, float]) -> dict[str, float]:
+    """A row saved by an earlier version (a baseline file) with the keys added since filled in: the perfect and
+    zero-score flags follow from its EQS; whole-output scores were not measured."""
+    if "eqs" in row:
+        row.setdefault("perfect", float(row["eqs"] >= 1.0 - EQS_TOLERANCE))
+        row.setdefault("zero_score", float(row["eqs"] <= EQS_TOLERANCE))
+    for name in WHOLE_OUTPUT_SCORES:
+        row.setdefault(f"{name}_sum", 0.0)
+        row.setdefault(f"{name}_n", 0.0)
+    return row
+
+
+def measured(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
+    """The metrics among ``names`` that ``rows`` measured: a metric counted only on some samples
+    (``measured_by``, e.g. the judge's grade) is left out when no sample has it."""
+    metrics = catalog.resampled()
+    out = []
+    for name in names:
+        counter = metrics[name].measured_by
+        if counter is None or any(row.get(counter) for row in rows):
+            out.append(name)
+    return out
 
 
 # A metric of metrics.json as a function of per-sample row sums: its catalog entry.
@@ -228,5 +263,5 @@ def pair_rows(rows_a: Mapping[str, Row], rows_b: Mapping[str, Row]) -> tuple[lis
 def confidence_interval_section(records: Sequence[Any], options: Any) -> dict[str, Any]:
     """Metrics section: ``confidence_intervals`` of every resampled metric of one model."""
     rows = [sample_row(record.score) for record in records]
-    intervals = confidence_intervals(rows, options.statistics, catalog.resampled())
+    intervals = confidence_intervals(rows, options.statistics, measured(rows, catalog.resampled()))
     return {"confidence_intervals": {name: interval.as_dict() for name, interval in intervals.items()}}

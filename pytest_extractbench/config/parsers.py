@@ -30,6 +30,7 @@ def _deferred(module: str, attribute: str) -> Callable[[str], Any]:
 parse_baseline_name = _deferred("..gating.baseline", "parse_baseline_name")
 parse_compare_fail = _deferred("..gating.regression", "parse_compare_fail")
 parse_verdict_thresholds = _deferred("..gating.regression", "parse_verdict_thresholds")
+parse_requirement = _deferred("..gating.requirements", "parse_requirement")
 parse_columns = _deferred("..dataset.sources", "parse_columns")
 parse_predictions = _deferred("..dataset.predictions", "PredictionsSpec.parse")
 parse_base_url = _deferred("..live.options", "parse_base_url")

@@ -26,6 +26,7 @@ from .table import OPTIONS, OPTIONS_BY_NAME, OptionSpec
 if TYPE_CHECKING:
     from ..dataset.predictions import PredictionsSpec
     from ..gating.regression import CompareFailCheck
+    from ..gating.requirements import Requirement
     from ..gating.subsets import SubsetConfig
 
 __all__ = ["OPTIONS", "OPTIONS_BY_NAME", "OptionSpec", "Settings", "effective_config"]
@@ -73,6 +74,7 @@ class Settings:
     save: str | None = None
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
+    require: tuple[Requirement, ...] = ()  # a threshold on any catalog metric
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
     prices: Prices = field(default_factory=Prices)
     live: LiveOptions = field(default_factory=LiveOptions)
@@ -116,6 +118,7 @@ class Settings:
             "save": self.save,
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
+            "require": [str(requirement) for requirement in self.require],
             "verdict_thresholds": list(self.verdict_thresholds),
             "prices": self.prices.to_dict(),
             "live": self.live.to_dict(),

@@ -45,6 +45,7 @@ from .parsers import (
     parse_subsets,
     parse_test,
     parse_track,
+    parse_requirement,
     parse_verdict_thresholds,
 )
 
@@ -207,6 +208,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "the paired test is significant, e.g. eqs:-0.02 or field_f1_partial:-2% (repeatable).",
                parse_compare_fail, (), "EXPR", multiple=True,
                target="compare_fail", shape=tuple),
+    OptionSpec("require", "Fail the session when a model's METRIC misses this threshold: METRIC>=VALUE or "
+               "METRIC<=VALUE, any metric of the catalog, e.g. judge_score>=0.8 or time_to_first_token_p95_ms<=800 "
+               "(repeatable).", parse_requirement, (), "EXPR", multiple=True,
+               target="require", yaml=("metrics.require",), shape=tuple),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS",
                target="verdict_thresholds"),
@@ -257,6 +262,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
                target="live.resume"),
     OptionSpec("replay", "Re-score the responses.jsonl recorded in DIR, with no server.", Path, None, "DIR",
                target="live.replay"),
+    OptionSpec("stream", "Stream each answer to measure time to first token and generation time (streamed "
+               "answers are the same text; some servers schedule streamed requests differently).", parse_bool, False,
+               flag=True, target="live.stream", yaml=("model.stream",), shape=bool),
     OptionSpec("no_cache", "Do not read or write the response cache (.extractbench/cache/).", parse_bool, False,
                flag=True,
                target="live.no_cache", yaml=("performance.enable_caching",), shape=bool),

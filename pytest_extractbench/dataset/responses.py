@@ -28,6 +28,20 @@ ERROR_CLASSES = (
 )
 
 
+SERVER_TIMINGS = ("prompt_ms", "predicted_ms", "prompt_n", "predicted_n", "cache_n")
+
+
+def clean_timings(timings: Any) -> dict[str, float] | None:
+    """The server-side timings a server reports (llama-server's ``timings`` object), finite and non-negative;
+    None when there are none."""
+    if not isinstance(timings, Mapping):
+        return None
+    out = {name: float(value) for name in SERVER_TIMINGS
+           if isinstance(value := timings.get(name), (int, float)) and not isinstance(value, bool)
+           and math.isfinite(value) and value >= 0}
+    return out or None
+
+
 def clean_usage(usage: Any, keys: Sequence[str] | None = None) -> dict[str, int]:
     """Token counts that are finite, non-negative numbers, as ints; anything else (1e400, NaN, a
     list, a string, true) is left out rather than crash a reader: usage informs, the answer counts."""
@@ -64,6 +78,11 @@ class ModelResponse:
     logprobs: list[dict[str, Any]] | None = None  # [{"token", "logprob"}] of the content, when returned
     choices: list[dict[str, Any]] | None = None  # every choice when n > 1: [{"content", "finish_reason", ...}]
     context: dict[str, int | None] | None = None  # context_exceeded: {"prompt_tokens", "limit"} as the server said
+    # where the time went, live runs only: the server's own timings (llama-server's ``timings``: prompt_ms,
+    # predicted_ms, prompt_n, predicted_n) and how long the request waited for a free slot in our client
+    timings: dict[str, float] | None = None
+    wait_s: float | None = None
+    first_token_s: float | None = None  # streamed answers: seconds from sending to the first content
 
     @property
     def ok(self) -> bool:

@@ -24,7 +24,7 @@ from ..core import jsonio
 from ..core.redact import redact_url
 from ..core.files import dumps, write_json
 from ..analysis import catalog
-from ..analysis.resampled import metric_values, row_keys, sample_row
+from ..analysis.resampled import complete_row, measured, metric_values, row_keys, sample_row
 
 FORMAT_VERSION = 1
 KIND = "pytest-extractbench baseline"
@@ -256,7 +256,7 @@ def load(path: Path) -> Baseline:
             samples = {}
             keys = row_keys()
             for index, sample in enumerate(entry["samples"]):
-                row = sample["row"]
+                row = complete_row(sample["row"])
                 missing = [key for key in keys if key not in row]
                 if missing:
                     raise BaselineError(
@@ -271,7 +271,8 @@ def load(path: Path) -> Baseline:
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BaselineError(f"baseline {path}: malformed ({type(exc).__name__}: {exc})") from None
     metrics = {
-        model: metric_values([s.row for s in samples.values()], catalog.resampled()) for model, samples in models.items() if samples
+        model: metric_values(rows, measured(rows, catalog.resampled()))
+        for model, samples in models.items() if (rows := [s.row for s in samples.values()])
     }
     return Baseline(
         path=path,

@@ -28,7 +28,8 @@ class GateVerdict:
 
 
 def gate_verdicts(document: Mapping[str, Any]) -> list[GateVerdict]:
-    """Every gate the run applied, SLA tiers first, then regression checks, per model in document order."""
+    """Every gate the run applied, SLA tiers first, then required thresholds, then regression checks, per model in
+    document order."""
     verdicts = []
     for model, metrics in (document.get("models") or {}).items():
         sla = (metrics or {}).get("sla") or {}
@@ -41,6 +42,15 @@ def gate_verdicts(document: Mapping[str, Any]) -> list[GateVerdict]:
         verdicts.append(GateVerdict(f"sla-{sla['tier']}", model, not missed,
                                     f"SLA tier '{sla['tier']}', model '{model}': {outcome}",
                                     tuple(check.describe() for check in shown)))  # fmt: skip
+    for model, metrics in (document.get("models") or {}).items():
+        required = [GateCheck(**check) for check in ((metrics or {}).get("requirements") or {}).get("checks") or ()]
+        if not required:
+            continue
+        missed = [check for check in required if check.passed is False]
+        outcome = f"{len(missed)} of {len(required)} missed" if missed else f"{len(required)} met or not measured"
+        verdicts.append(GateVerdict("required", model, not missed,
+                                    f"required thresholds, model '{model}': {outcome}",
+                                    tuple(check.describe() for check in missed or required)))  # fmt: skip
     by_model: dict[str, list[Mapping[str, Any]]] = {}
     for check in (document.get("baseline_comparison") or {}).get("checks") or ():
         by_model.setdefault(str(check.get("model")), []).append(check)

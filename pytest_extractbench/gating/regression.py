@@ -19,7 +19,7 @@ import numpy as np
 
 from .baseline import Baseline, SampleSnapshot, Snapshots
 from ..analysis import catalog
-from ..analysis.resampled import MetricDelta, paired_deltas, resolve_metric
+from ..analysis.resampled import MetricDelta, measured, paired_deltas, resolve_metric
 from ..scoring import StatsOptions, prf
 from ..analysis.stats import format_p
 from ..scoring.result import EXACT, MISSED, PARTIAL, SPURIOUS
@@ -307,8 +307,11 @@ def compare_model(
     deltas: dict[str, MetricDelta] = {}
     fields: dict[str, dict[str, Any]] = {}
     if shared:
+        rows_now, rows_then = [current[i].row for i in shared], [baseline[i].row for i in shared]
+        # a metric only some runs measure (the judge's grade) is compared only when both runs have it
+        names = [n for n in measured(rows_now, names) if n in measured(rows_then, names)]
         deltas = paired_deltas(
-            [current[i].row for i in shared], [baseline[i].row for i in shared], options, names,
+            rows_now, rows_then, options, names,
             rng=_rng(options, model, baseline_model),
         )  # fmt: skip
         fields = field_deltas([current[i] for i in shared], [baseline[i] for i in shared])

@@ -16,11 +16,13 @@ from .sla import GateCheck
 __all__ = ["partial_text", "verdict_lines"]
 
 
-def partial_text(counts: Mapping[str, Any] | None) -> str | None:
-    """One model's share of a partial run (metrics.json run.partial.models[model]); None when it saw them all."""
+def partial_text(counts: Mapping[str, Any] | None, *, gated: bool = True) -> str | None:
+    """One model's share of a partial run (metrics.json run.partial.models[model]); None when it saw them all.
+    A track without a gate (toolcall, generate, repair) says what its metrics cover instead."""
     if not counts or counts["scored"] >= counts["collected"]:
         return None
-    return (f"the gate saw {counts['scored']} of {counts['collected']} samples (a partial run: stopped early, "
+    seen = "the gate saw" if gated else "the metrics cover"
+    return (f"{seen} {counts['scored']} of {counts['collected']} samples (a partial run: stopped early, "
             "deselected, rerun failures only, or items without a score)")
 
 def _reason(metric: str) -> str:
@@ -70,9 +72,12 @@ def verdict_lines(
     safe: Any = str,
     partial: Mapping[str, Any] | None = None,
     details: str = "details above",
+    required: Mapping[str, Sequence[GateCheck]] | None = None,
 ) -> list[str]:
     """The verdict block printed last in the terminal summary (plain text; `safe` cleans model names);
-    ``partial`` is metrics.json run.partial, when not every collected sample was scored."""
+    ``partial`` is metrics.json run.partial, when not every collected sample was scored; ``required`` the
+    --extractbench-require checks per model."""
+    required = required or {}
     if not metrics_by_model:
         return []
     if partial:
@@ -89,6 +94,10 @@ def verdict_lines(
         )
         if partial and (seen := partial_text(partial["models"].get(model))):
             lines.append(f"    {seen}")
+        unmet = [c for c in required.get(model, ()) if c.passed is False]
+        if unmet:
+            lines.append(f"    missed {len(unmet)} required threshold(s) (--extractbench-require):")
+            lines.extend(f"      {c.label} {_value(c)} (needs {_threshold(c)})" for c in unmet)
         if tier == "none":
             continue
         missed = [c for c in checks_by_model.get(model, ()) if c.passed is False]
@@ -107,8 +116,14 @@ def verdict_lines(
             "try a larger model (--model NAME, or --extractbench-base-url URL for a server), "
             "or report without the gate (--extractbench-sla none)."
         )
+    elif any(c.passed is False for checks in required.values() for c in checks):
+        lines.append("exit code 1 means a model missed a threshold this run requires (listed above), not that the tool "
+                     "failed.")
     elif regressions:
         lines.append("exit code 1 means the run regressed against its baseline (listed above), not that the tool failed.")
+    elif tier == "none" and required:
+        lines.append("no SLA tier was asserted (--extractbench-sla none); every required threshold holds: the session "
+                     "gate passes.")
     elif tier == "none":
         lines.append("no SLA tier was asserted (--extractbench-sla none): the session gate passes whatever the scores.")
     else:

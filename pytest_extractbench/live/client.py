@@ -143,6 +143,8 @@ class ExtractionClient:
         t0 = time.perf_counter()
 
         async def send() -> bytes:
+            if self.config.stream and (fields.get("n") or 1) == 1:
+                return await self._streamed(model, messages, fields, t0, response)
             raw = await self._client.chat.completions.with_raw_response.create(
                 model=model, messages=list(messages), **fields
             )
@@ -173,6 +175,46 @@ class ExtractionClient:
         response.latency_s = latency
         self._redact_response(response)
         return None
+
+    async def _streamed(self, model: str, messages: Sequence[Mapping[str, Any]], fields: dict[str, Any], t0: float,
+                        response: ModelResponse) -> bytes:
+        """One streamed completion, put back together as the body a plain request would have had (so one reader
+        checks both); the time to the first content or tool-call chunk goes to ``response.first_token_s``."""
+        stream = await self._client.chat.completions.create(
+            model=model, messages=list(messages), stream=True, stream_options={"include_usage": True}, **fields
+        )
+        if "text/event-stream" not in stream.response.headers.get("content-type", ""):
+            # a server or proxy that ignores "stream" answers whole: read it as such (as events it would read as
+            # no event at all, and the answer would be lost as an empty output)
+            return await stream.response.aread()
+        text: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        logprobs: list[Any] = []
+        finish = usage = timings = None
+        response.first_token_s = None
+        async for chunk in stream:
+            data = chunk.model_dump(exclude_none=True)  # keeps fields the SDK does not know (llama-server's timings)
+            usage = data.get("usage") or usage
+            timings = data.get("timings") or timings
+            for choice in data.get("choices") or ():
+                delta = choice.get("delta") or {}
+                if (delta.get("content") or delta.get("tool_calls")) and response.first_token_s is None:
+                    response.first_token_s = time.perf_counter() - t0
+                text.append(delta.get("content") or "")
+                for call in delta.get("tool_calls") or ():
+                    slot = calls.setdefault(call.get("index", 0), {"type": "function", "function": {"name": "", "arguments": ""}})
+                    function = call.get("function") or {}
+                    slot["function"]["name"] += function.get("name") or ""
+                    slot["function"]["arguments"] += function.get("arguments") or ""
+                logprobs.extend((choice.get("logprobs") or {}).get("content") or ())
+                finish = choice.get("finish_reason") or finish
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or (None if calls else "")}
+        if calls:
+            message["tool_calls"] = [calls[i] for i in sorted(calls)]
+        choice = {"index": 0, "message": message, "finish_reason": finish,
+                  **({"logprobs": {"content": logprobs}} if logprobs else {})}
+        body = {"choices": [choice], **({"usage": usage} if usage else {}), **({"timings": timings} if timings else {})}
+        return json.dumps(body).encode()
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
         cfg = self.config

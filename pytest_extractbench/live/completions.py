@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from ..core import jsonio
-from ..dataset.responses import ModelResponse, clean_usage
+from ..dataset.responses import ModelResponse, clean_timings, clean_usage
 from ..scoring import MISSING
 from .errors import one_line, parse_body, truncation
 
@@ -18,7 +18,7 @@ __all__ = ["clear", "fill_completion"]
 
 def clear(response: ModelResponse) -> None:
     """Forget what a failed attempt had read, so a retry starts clean."""
-    response.content, response.finish_reason, response.usage = MISSING, None, {}
+    response.content, response.finish_reason, response.usage, response.timings = MISSING, None, {}, None
     response.tool_calls = response.logprobs = response.choices = None
     response.error_class = response.error = None
 
@@ -40,6 +40,7 @@ def fill_completion(response: ModelResponse, body: bytes, max_tokens: Any) -> st
         response.choices = [read_choice(c) for c in choices]
     # odd counts (1e400, NaN, a list, negative) are left out: the answer itself is still scored
     response.usage = clean_usage(data.get("usage"), keys=("prompt_tokens", "completion_tokens", "total_tokens"))
+    response.timings = clean_timings(data.get("timings"))  # llama-server's; vLLM and OpenAI send none
     cut = truncation(response.finish_reason, max_tokens)
     if cut is not None:
         response.error_class, response.error = cut.error_class, cut.error

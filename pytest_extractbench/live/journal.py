@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import jsonio
-from ..dataset.responses import ModelResponse, clean_usage
+from ..dataset.responses import ModelResponse, clean_timings, clean_usage
 from ..scoring import MISSING
 
 JOURNAL_FILE = "responses.jsonl"
@@ -45,6 +45,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "error_class": (str,), "error": (str,), "finish_reason": (str,),
     "latency_s": (int, float), "started_at": (int, float), "finished_at": (int, float),
     "attempts": (int,), "cached": (bool,), "tool_calls": (list,), "logprobs": (list,), "choices": (list,),
+    "wait_s": (int, float), "first_token_s": (int, float),
 }  # fmt: skip
 
 
@@ -57,12 +58,13 @@ def response_from_dict(data: dict[str, Any]) -> ModelResponse:
         if name == "content" or (types is not None and isinstance(value, types)
                                  and (name == "cached" or not isinstance(value, bool))):
             values[name] = value
-    for name in ("latency_s", "started_at", "finished_at"):
+    for name in ("latency_s", "started_at", "finished_at", "wait_s", "first_token_s"):
         if name in values and not math.isfinite(values[name]):
             del values[name]
     if values.get("content") is None:
         values["content"] = MISSING
     values["usage"] = clean_usage(data.get("usage"))
+    values["timings"] = clean_timings(data.get("timings"))
     return ModelResponse(**values)
 
 

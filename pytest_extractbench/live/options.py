@@ -82,6 +82,7 @@ class LiveOptions:
     decoding_seed: int = 42
     timeout_s: float = 120.0
     retries: int = 3
+    stream: bool = False  # stream answers: time to first token and generation time are measured
     system_prompt: Path | None = None
     user_prompt: Path | None = None
     resume: Path | None = None
@@ -116,6 +117,7 @@ class LiveOptions:
             "decoding_seed": self.decoding_seed,
             "timeout_s": self.timeout_s,
             "retries": self.retries,
+            "stream": self.stream,
             "system_prompt": str(self.system_prompt) if self.system_prompt else None,
             "user_prompt": str(self.user_prompt) if self.user_prompt else None,
             "resume": str(self.resume) if self.resume else None,

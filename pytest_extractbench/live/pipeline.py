@@ -318,8 +318,13 @@ class LiveSource(AheadSource):
     async def _answer(self, request: _Request) -> ModelResponse:
         assert self.routes is not None
         route = self.routes[request.model]
+        loop = asyncio.get_running_loop()
+        queued = loop.time()
         async with self._limit(route):
-            return await self._ask(request, route)
+            waited = loop.time() - queued  # for a free request slot (the concurrency cap), not the server
+            response = await self._ask(request, route)
+        response.wait_s = waited
+        return response
 
     async def _ask(self, request: _Request, route: Route) -> ModelResponse:
         """The answer, from another replica when one fails for a reason another might not have."""

@@ -71,6 +71,7 @@ class ClientConfig:
     retry_after_max_s: float = 60.0  # a server's Retry-After is honoured up to this many seconds
     strict: bool = True  # json_schema's "strict" flag
     schema_name: str = "extraction_result"
+    stream: bool = False  # stream single-choice answers to time the first token (not part of the cache key)
 
     def __post_init__(self) -> None:
         check_base_url(self.base_url)  # one clear ValueError, credentials never quoted
@@ -116,6 +117,7 @@ def client_config(live: LiveOptions, base_url: str, api_key: str | None) -> Clie
         seed=live.decoding_seed,
         timeout_s=live.timeout_s,
         retries=live.retries,
+        stream=live.stream,
     )
 
 

@@ -156,6 +156,78 @@ def gate_md(document: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _num(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "-"
+
+
+_BREAKDOWN_PARTS = (("time_to_first_token_ms", "time to first token"), ("after_first_token_ms", "after the first token"),
+                    ("server_prompt_ms", "prompt processing (server)"), ("server_generation_ms", "generation (server)"),
+                    ("network_and_queue_ms", "network and server queue"), ("client_wait_ms", "waiting for a request slot"))
+
+
+def _whole_output_md(metrics: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for name in ("semantic_similarity", "judge_score"):
+        value = metrics.get(name)
+        if isinstance(value, (int, float)):
+            entry = catalog.get(name)
+            ci = (metrics.get("confidence_intervals") or {}).get(name) or {}
+            interval = f" [95% CI: {_num(ci['low'])}, {_num(ci['high'])}]" if ci.get("low") is not None else ""
+            grade = f" (mean grade {value * 7:.2f} of 7)" if name == "judge_score" else ""
+            lines.append(f"- **{entry.label if entry else name}**: {_num(value)}{interval}{grade}")
+    return ["", *lines] if lines else []
+
+
+def whole_output_cost_md(document: Mapping[str, Any]) -> list[str]:
+    """What the whole-output similarity and the judge cost this run."""
+    cost = document.get("whole_output_cost")
+    if not isinstance(cost, Mapping):
+        return []
+    lines = ["## Whole-output scores: cost", ""]
+    if cost.get("embedded_texts") or cost.get("embedding_errors"):
+        lines.append(f"- **Embeddings**: {cost['embedded_texts']} texts in {cost['embedding_seconds']:.1f} s "
+                     f"({cost['embedding_errors']} failed)")
+    if cost.get("judge_requests") or cost.get("judge_errors"):
+        lines.append(f"- **LLM judge**: {cost['judge_requests']} requests, {cost['judge_prompt_tokens']:,} prompt + "
+                     f"{cost['judge_completion_tokens']:,} completion tokens in {cost['judge_seconds']:.1f} s "
+                     f"({cost['judge_errors']} samples without a grade)")
+    return [*lines, ""] if len(lines) > 2 else []
+
+
+def _latency_breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
+    breakdown = (metrics.get("performance") or {}).get("latency_breakdown") or {}
+    parts = [f"{label} {breakdown[key]['p50']:,.0f} / {breakdown[key]['p95']:,.0f} ms"
+             for key, label in _BREAKDOWN_PARTS if (breakdown.get(key) or {}).get("count")]
+    return ["", f"- **Where the time went** (p50 / p95): {'; '.join(parts)}"] if parts else []
+
+
+def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
+    """The per-sample EQS spread, the fields to look at and precision/recall per complexity bin."""
+    lines: list[str] = []
+    dist = metrics.get("eqs_distribution") or {}
+    if dist.get("median") is not None:
+        lines += ["", f"- **Per-sample EQS**: min {_num(dist['min'])}, median {_num(dist['median'])}, max "
+                      f"{_num(dist['max'])}; {dist['perfect_samples']} perfect (EQS 1), {dist['zero_samples']} at 0"]
+    weakest = summary.weakest_fields(metrics)
+    if weakest:
+        lines += ["", "### Fields to look at", "",
+                  "| Field | Occurrences | Mean score | Matches | Partial | Mismatches | Omissions | Hallucinations |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {md(name)} | {f['occurrences']} | {_num(f['mean_score'])} | {f['matches']} | {f['partial']} | "
+                  f"{f['mismatches']} | {f['omissions']} | {f['hallucinations']} |" for name, f in weakest]
+    lines += _whole_output_md(metrics)
+    lines += _latency_breakdown_md(metrics)
+    bins = {name: entry for name, entry in (metrics.get("metrics_by_complexity_bin") or {}).items()
+            if isinstance(entry, Mapping) and entry.get("num_samples")}
+    if bins:
+        lines += ["", "### By schema complexity", "",
+                  "| Bin | Samples | EQS | Precision (partial) | Recall (partial) | F1 (partial) |", "|---|---|---|---|---|---|"]
+        lines += [f"| {md(name)} | {e['num_samples']} | {_num(e.get('extraction_quality_score'))} | "
+                  f"{_num(e.get('field_precision_partial'))} | {_num(e.get('field_recall_partial'))} | "
+                  f"{_num(e.get('field_f1_partial'))} |" for name, e in bins.items()]
+    return lines
+
+
 def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
     """The executive summary in Markdown, one block per model."""
     run = document.get("run") or {}
@@ -192,10 +264,12 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
         sla = metrics.get("sla") or {}
         if sla.get("tier") not in (None, "none"):
             lines += ["", f"SLA tier {md(sla['tier'])}: **{'passed' if sla.get('passed') else 'FAILED'}**"]
+        lines += breakdown_md(metrics)
         if s.next_steps:
             steps = [f"{i}. {md(step, textsafe.LINE_LIMIT)}" for i, step in enumerate(s.next_steps, start=1)]
             lines += ["", "### Next steps", *steps]
         lines.append("")
+    lines += whole_output_cost_md(document)
     comparison = document.get("comparison")
     if isinstance(comparison, Mapping) and comparison.get("eqs_ranking"):
         lines += [

@@ -146,6 +146,8 @@ def _bins(metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> tupl
                         "n": entry.get("num_samples", entry.get("count")),
                         "eqs": entry.get("extraction_quality_score"),
                         "f1": entry.get("field_f1_partial"),
+                        "precision": entry.get("field_precision_partial"),
+                        "recall": entry.get("field_recall_partial"),
                         "validity": entry.get("schema_validity_rate"),
                     }
                 )
@@ -161,6 +163,8 @@ def _bins(metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> tupl
             "n": len(grouped[b]),
             "eqs": float(np.mean([r["eqs"] for r in grouped[b]])),
             "f1": float(np.mean([r["f1_partial"] for r in grouped[b]])),
+            "precision": None,
+            "recall": None,
             "validity": float(np.mean([r["schema_valid"] for r in grouped[b]])),
         }
         for b in order
@@ -220,7 +224,10 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         if isinstance(document.get("dataset"), Mapping)
         else [],
         "options_table": [(k, _show(v)) for k, v in _flatten(run_info.get("options") or {})],
-        "primary_metrics": tuple(catalog.resampled()),
+        # a metric only some runs measure (the judge's grade) is listed when some model has it
+        "primary_metrics": tuple(name for name, metric in catalog.resampled().items()
+                                 if metric.measured_by is None or any(name in v.metrics for v in views)),
+        "whole_output_cost": document.get("whole_output_cost"),
         "models": views,
         "gates": gate_verdicts(document),
         "exactness": summary.exactness_text(document),
@@ -230,6 +237,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         # input problems quote the rows they found (clipped here too: a foreign metrics.json may not be)
         "problems": [_problem_view(p) for p in (run_info.get("problems") or [])[:50]],
         "num_problems": len(run_info.get("problems") or []),
+        "weakest_fields": summary.weakest_fields,
         "fmt": summary.fmt,
         "labels": {m.name: m.label for m in catalog.metrics()},
         "grade": summary.grade,

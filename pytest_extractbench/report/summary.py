@@ -303,3 +303,20 @@ def exactness_text(document: Mapping[str, Any]) -> str:
     except (TypeError, ValueError):  # a metrics.json from another version: say what the default is
         options = ScoringOptions()
     return options.exactness_rule
+
+
+WEAKEST_FIELDS = 15
+
+
+def weakest_fields(metrics: Mapping[str, Any], limit: int = WEAKEST_FIELDS) -> list[tuple[str, Mapping[str, Any]]]:
+    """The fields an extractor struggles with: those scoring under 1 on average, the most score lost first
+    (occurrences x (1 - mean score): a field missed in 30 samples before one missed once), then the lowest mean
+    score, then name; at most ``limit``."""
+    table = metrics.get("field_scores_by_name")
+    if not isinstance(table, Mapping):
+        return []
+    weak = [(str(name), entry) for name, entry in table.items()
+            if isinstance(entry, Mapping) and isinstance(entry.get("mean_score"), (int, float)) and entry["mean_score"] < 1]
+    weak.sort(key=lambda item: (-(item[1].get("occurrences") or 0) * (1 - item[1]["mean_score"]),
+                                item[1]["mean_score"], item[0]))
+    return weak[:limit]

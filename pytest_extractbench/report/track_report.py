@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import textsafe
+from ..gating.verdict import partial_text
 from .track_sections import Section, model_section
 
 
@@ -23,11 +24,15 @@ def _md(text: Any) -> str:
 def sections(document: Mapping[str, Any]) -> dict[str, Section]:
     """Model -> its track section (models of a track without a section renderer are left out)."""
     track = str(document.get("track") or "")
+    partial = ((document.get("run") or {}).get("partial") or {}).get("models") or {}
     out = {}
     for model, metrics in (document.get("models") or {}).items():
         section = model_section(track, metrics) if isinstance(metrics, Mapping) else None
-        if section is not None:
-            out[str(model)] = section
+        if section is None:
+            continue
+        if seen := partial_text(partial.get(model), gated=False):
+            section.figures.insert(1, ("Partial run", seen))
+        out[str(model)] = section
     return out
 
 

@@ -22,6 +22,7 @@ from ..dataset.statistics import dataset_statistics
 from ..gating import baseline as baselines
 from ..gating.gates import gated_recommendation
 from ..gating.regression import compare_run
+from ..gating.requirements import evaluate_requirements
 from ..gating.sla import evaluate_sla, sla_passed
 from ..gating.subsets import gate_scopes
 from .result import RunResult
@@ -48,6 +49,7 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     result = RunResult(run_dir=context.run_dir, track=track.name, records=list(records))
     if not records:
         return result
+    cost = _whole_output_scores(context, records)
     result.metrics = metrics = track.aggregate_records(records, settings)
     info = run_info(context, records, list(metrics), list(unscored), pytest_version)
     if not track.gated:
@@ -56,12 +58,20 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
         context.events.run_finished(metrics)
         return result
     result.run_level = run_level_metrics(metrics, records, settings.scoring)
+    if cost is not None:
+        result.run_level["whole_output_cost"] = cost.as_dict()
     _baselines(context, result, records_by_model(records))
     for model, section in metrics.items():
         result.checks[model] = checks = evaluate_sla(section, settings.sla)
         passed = sla_passed(checks)
         section["sla"] = {"tier": settings.sla, "passed": passed, "checks": [c.as_dict() for c in checks]}
         failed = [] if passed else [f"the '{settings.sla}' SLA tier"]
+        if settings.require:
+            result.requirements[model] = required = evaluate_requirements(section, settings.require)
+            met = sla_passed(required)
+            section["requirements"] = {"passed": met, "checks": [c.as_dict() for c in required]}
+            if not met:
+                failed.append("the required thresholds")
         if any(check.model == model for check in result.regressions):
             failed.append("the regression check against the baseline")
         section["recommendation"] = gated_recommendation(section["recommendation"], failed)
@@ -72,6 +82,20 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     _write(context, result)
     context.events.run_finished(metrics)
     return result
+
+
+def _whole_output_scores(context: RunContext, records: list[Any]) -> Any:
+    """Whole-output similarity and the judge's grade of every extraction record, when the options ask for
+    them; their cost, or None. Done here, once for the run, so the judge can grade several outputs per request."""
+    options = context.settings.scoring
+    if context.track.name != "extraction" or not (options.semantic or options.judge_model):
+        return None
+    from ..scoring.whole_output import Item, score_whole_outputs
+
+    gold = {sample.id: sample.expected for sample in context.dataset.samples}
+    items = [Item(r.score, gold[r.sample_id], r.response.get("content"), r.diagnostics)
+             for r in records if r.sample_id in gold and not r.score.extras]
+    return score_whole_outputs(items, options)
 
 
 def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[SampleRecord]]) -> None:

@@ -17,6 +17,7 @@ from ..core.files import METRICS_FILE, SAMPLES_FILE
 from ..dataset.records import SampleRecord, TrackRecord
 from ..gating.sla import GateCheck
 from ..scoring import ScoringOptions
+from ..scoring.result import FieldResult
 
 _DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")
 
@@ -31,6 +32,7 @@ class RunResult:
     run_level: dict[str, Any] = field(default_factory=dict)  # comparison, baselines: metrics.json's other sections
     records: list[SampleRecord | TrackRecord] = field(default_factory=list)
     checks: dict[str, list[GateCheck]] = field(default_factory=dict)
+    requirements: dict[str, list[GateCheck]] = field(default_factory=dict)  # --extractbench-require, per model
     regressions: list[Any] = field(default_factory=list)  # the baseline checks that failed
     comparison: Any = None  # the RunComparison with --extractbench-compare (live runs only; see run_level)
     saved_baseline: Path | None = None
@@ -48,9 +50,15 @@ class RunResult:
         return all(check.passed is not False for checks in self.checks.values() for check in checks)
 
     @property
+    def requirements_passed(self) -> bool:
+        """Every threshold given with --extractbench-require holds (one the run did not measure does not fail)."""
+        return all(check.passed is not False for checks in self.requirements.values() for check in checks)
+
+    @property
     def gate_passed(self) -> bool:
-        """The SLA tier and the baseline regression checks both pass: what decides the exit status."""
-        return self.sla_passed and not self.regressions
+        """The SLA tier, the required thresholds and the baseline regression checks all pass: what decides the
+        exit status."""
+        return self.sla_passed and self.requirements_passed and not self.regressions
 
     def metric(self, name: str, model: str | None = None) -> Any:
         """One metric of one model (the only model when there is one)."""
@@ -59,6 +67,27 @@ class RunResult:
                 raise ValueError(f"this run has {len(self.metrics)} models: name one of {sorted(self.metrics)}")
             model = next(iter(self.metrics))
         return self.metrics[model].get(name)
+
+    def to_pandas(self, level: str = "sample") -> Any:
+        """The per-sample results as a pandas DataFrame: one row per (model, sample), the columns of
+        samples.csv; ``level="field"`` gives one row per (model, sample, field) with its category, score,
+        expected and predicted values. pandas is optional: ``pip install pandas``."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("RunResult.to_pandas() needs pandas, which is not installed: pip install pandas") from None
+        if level == "sample":
+            from ..report.rows import sample_row
+
+            return pandas.DataFrame([sample_row(record.to_dict()) for record in self.records])
+        if level == "field":
+            rows = []
+            for record in self.records:
+                score = getattr(record, "score", None)
+                for result in getattr(score, "fields", ()):
+                    rows.append({"model": record.model, "sample_id": record.sample_id, **result._asdict()})
+            return pandas.DataFrame(rows, columns=["model", "sample_id", *FieldResult._fields])
+        raise ValueError(f"level must be 'sample' or 'field', not {level!r}")
 
     def __repr__(self) -> str:
         verdict = "passed" if self.gate_passed else "FAILED"

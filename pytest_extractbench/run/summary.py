@@ -23,7 +23,7 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
     settings, dataset = context.settings, context.dataset
     partial = result.document.get("run", {}).get("partial")
     verdict = verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
-                            safe=terminal.safe, partial=partial,
+                            safe=terminal.safe, partial=partial, required=result.requirements,
                             details="the rest of the summary without -qq" if verdict_only else "details above")  # fmt: skip
     if verdict_only:
         return verdict
@@ -53,12 +53,14 @@ def _track_lines(context: RunContext, result: RunResult | None, unscored: list[s
     track = context.track
     if result is None or not result.metrics:
         return ["no sample was scored"] + terminal.problem_lines(context.problems)
-    dataset = context.dataset
+    dataset, partial = context.dataset, result.document.get("run", {}).get("partial")
     lines = [f"track {track.name} ({track.description}); dataset {terminal.safe(dataset.name)}: "
              f"{len(dataset.samples)} samples; results in {context.run_dir}"]  # fmt: skip
     for model, metrics in result.metrics.items():
         lines.append(f"model {terminal.safe(model)}: {metrics['num_samples']} samples, "
                      f"{metrics['passed_samples']} passed")  # fmt: skip
+        if partial and (seen := partial_text(partial["models"].get(model), gated=False)):
+            lines.append(f"  {seen}")
         lines.extend(track.summary_lines(metrics[track.name]))
         lines.extend(terminal.calibration_consistency_lines(metrics))
     lines.extend(_unscored_lines(unscored))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any, Sequence
 
 from . import semantic_cache
@@ -33,25 +34,21 @@ SYSTEM_PROMPT = (
 )
 
 
-def response_schema(count: int) -> dict[str, Any]:
-    """Exactly ``count`` grades: a bounded answer, so a small model cannot ramble on."""
+REASONING_CHARS = 300
+
+
+def response_schema(count: int, *, key: str = "scores", reasoning: bool = False) -> dict[str, Any]:
+    """Exactly ``count`` grades under ``key`` (each with a bounded ``reasoning`` first when asked): a bounded
+    answer, so a small model cannot ramble on."""
+    properties: dict[str, Any] = {"id": {"type": "integer", "enum": list(range(1, count + 1))}}
+    if reasoning:
+        properties["reasoning"] = {"type": "string", "maxLength": REASONING_CHARS}
+    properties["score"] = {"type": "integer", "enum": list(range(1, 8))}
+    item = {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
     return {
         "type": "object",
-        "properties": {
-            "scores": {
-                "type": "array",
-                "minItems": count,
-                "maxItems": count,
-                "items": {
-                    "type": "object",
-                    "properties": {"id": {"type": "integer", "enum": list(range(1, count + 1))},
-                                   "score": {"type": "integer", "enum": list(range(1, 8))}},
-                    "required": ["id", "score"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["scores"],
+        "properties": {key: {"type": "array", "minItems": count, "maxItems": count, "items": item}},
+        "required": [key],
         "additionalProperties": False,
     }
 
@@ -73,8 +70,18 @@ def api_key() -> str:
     return "not-needed"  # local servers ignore it; the client insists on one
 
 
+OUTPUT_PROMPT_VERSION = 1
+OUTPUT_SYSTEM_PROMPT = (
+    "You grade data extraction. For every numbered item, compare the EXTRACTED JSON with the EXPECTED JSON as a "
+    "whole and grade how well the extraction conveys the same information, on this scale:\n" + RUBRIC + "\nFor "
+    "each item give one short sentence of reasoning first, then the grade. Answer with JSON only: "
+    "{\"grades\": [{\"id\": <item id>, \"reasoning\": \"...\", \"score\": <1-7>}, ...]}, one entry per item."
+)
+TOKENS_PER_OUTPUT = 120  # a sentence of reasoning and a grade
+
+
 class Judge:
-    """Grades (field, expected, extracted) triples with one chat completion per batch."""
+    """Grades (field, expected, extracted) triples, or whole outputs, with one chat completion per batch."""
 
     def __init__(self, model: str, base_url: str, *, timeout: float = 60.0, max_retries: int = 1) -> None:
         try:
@@ -85,6 +92,9 @@ class Judge:
         self.base_url = base_url
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key(), timeout=timeout, max_retries=max_retries)
         self.calls = 0
+        # what judging cost: tokens as the server counted them, wall seconds spent waiting for answers
+        self.prompt_tokens = self.completion_tokens = 0
+        self.seconds = 0.0
 
     def messages(self, items: Sequence[tuple[str, Any, Any]]) -> list[dict[str, str]]:
         lines = [
@@ -93,17 +103,25 @@ class Judge:
         ]
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
-    def _ask(self, messages: list[dict[str, str]], count: int) -> str:
+    def _ask(self, messages: list[dict[str, str]], count: int, *, schema: dict[str, Any] | None = None,
+             tokens_per_item: int = TOKENS_PER_ITEM) -> str:
+        started = time.perf_counter()
+        try:
+            return self._request(messages, count, schema or response_schema(count), tokens_per_item)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _request(self, messages: list[dict[str, str]], count: int, schema: dict[str, Any], tokens_per_item: int) -> str:
         import openai
 
         self.calls += 1
         request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "seed": 0,
-                                   "max_tokens": TOKENS_BASE + TOKENS_PER_ITEM * count}
+                                   "max_tokens": TOKENS_BASE + tokens_per_item * count}
         try:
             response = self._client.chat.completions.create(
                 **request,
                 response_format={"type": "json_schema",
-                                 "json_schema": {"name": "grades", "schema": response_schema(count), "strict": True}},
+                                 "json_schema": {"name": "grades", "schema": schema, "strict": True}},
             )
         except openai.BadRequestError:  # a server without structured output: ask in words only
             try:
@@ -112,6 +130,9 @@ class Judge:
                 raise JudgeError(f"judge request failed: {type(exc).__name__}: {exc}") from None
         except openai.OpenAIError as exc:
             raise JudgeError(f"judge request failed: {type(exc).__name__}: {exc}") from None
+        usage = getattr(response, "usage", None)
+        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
         content = response.choices[0].message.content if response.choices else None
         if not content:
             raise JudgeError("the judge returned no content")
@@ -124,36 +145,64 @@ class Judge:
         todo = [i for i, grade in enumerate(grades) if grade is None]
         if todo:
             try:
-                answer = self._parse(self._ask(self.messages([items[i] for i in todo]), len(todo)), len(todo))
+                parsed = self._parse(self._ask(self.messages([items[i] for i in todo]), len(todo)), len(todo))
+                answer: list[Any] = [a if isinstance(a, JudgeError) else a[0] for a in parsed]
             except JudgeError as exc:
                 answer = [exc] * len(todo)
-            fresh = {}
-            for i, grade in zip(todo, answer):
-                grades[i] = grade
-                if not isinstance(grade, JudgeError):
-                    fresh[keys[i]] = grade
-            semantic_cache.put_many(fresh)
+            _remember(keys, todo, answer, grades)
         return grades  # type: ignore[return-value]
 
+    def grade_outputs(self, items: Sequence[tuple[str, str]], *, batch: int = 4) -> list[tuple[int, str] | JudgeError]:
+        """A 1-7 grade and its one-sentence reasoning (or the reason there is none) for each
+        ``(expected JSON, extracted JSON)``; ``batch`` outputs per request, cached by content."""
+        keys = [semantic_cache.cache_key("judge-output", OUTPUT_PROMPT_VERSION, self.model, *item) for item in items]
+        found: list[Any] = [semantic_cache.get(k) for k in keys]
+        out: list[tuple[int, str] | JudgeError | None] = [tuple(f) if isinstance(f, list) else None for f in found]
+        todo = [i for i, grade in enumerate(out) if grade is None]
+        for start in range(0, len(todo), batch):
+            chunk = todo[start:start + batch]
+            lines = [json.dumps({"id": n, "expected": items[i][0], "extracted": items[i][1]}, ensure_ascii=False)
+                     for n, i in enumerate(chunk, start=1)]
+            messages = [{"role": "system", "content": OUTPUT_SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+            try:
+                content = self._ask(messages, len(chunk), schema=response_schema(len(chunk), key="grades", reasoning=True),
+                                    tokens_per_item=TOKENS_PER_OUTPUT)
+                answer = self._parse(content, len(chunk), key="grades")
+            except JudgeError as exc:
+                answer = [exc] * len(chunk)
+            _remember(keys, chunk, answer, out)
+        return out  # type: ignore[return-value]
+
     @staticmethod
-    def _parse(content: str, expected: int) -> list[int | JudgeError]:
+    def _parse(content: str, expected: int, key: str = "scores") -> list[tuple[int, str] | JudgeError]:
+        """``expected`` grades (each with its reasoning, "" when the answer has none) or why one is missing."""
         text = content.strip()
         if text.startswith("```"):
             text = text.strip("`").removeprefix("json").strip()
         try:
             data = json.loads(text)
-            entries = data["scores"] if isinstance(data, dict) else data
-            found = {int(e["id"]): e["score"] for e in entries}
-        except (ValueError, KeyError, TypeError) as exc:
+            entries = data[key] if isinstance(data, dict) else data
+            found = {int(e["id"]): (e.get("score"), e.get("reasoning")) for e in entries}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise JudgeError(f"unparseable judge answer ({type(exc).__name__}): {text[:200]!r}") from None
-        out: list[int | JudgeError] = []
+        out: list[tuple[int, str] | JudgeError] = []
         for n in range(1, expected + 1):
-            score = found.get(n)
+            score, reasoning = found.get(n, (None, None))
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not 1 <= score <= 7:
                 out.append(JudgeError(f"the judge gave no valid 1-7 grade for item {n} (got {score!r})"))
             else:
-                out.append(int(round(score)))
+                out.append((int(round(score)), str(reasoning or "")[:REASONING_CHARS]))
         return out
+
+
+def _remember(keys: Sequence[str], indices: Sequence[int], answers: Sequence[Any], into: list[Any]) -> None:
+    """Put each answer in its place and cache the grades (a JudgeError is asked again next time)."""
+    fresh = {}
+    for i, grade in zip(indices, answers):
+        into[i] = grade
+        if not isinstance(grade, JudgeError):
+            fresh[keys[i]] = list(grade) if isinstance(grade, tuple) else grade
+    semantic_cache.put_many(fresh)
 
 
 _judges: dict[tuple[str, str], Judge] = {}

@@ -177,6 +177,7 @@ class SampleScore:
         "hallucination_rate",
         "omission_rate",
         "eqs",
+        "extras",
     )
 
     def __init__(
@@ -226,6 +227,8 @@ class SampleScore:
         self.hallucination_rate = observed.spurious / observed.predicted if observed.predicted else 0.0
         self.omission_rate = observed.missed / observed.expected if observed.expected else 0.0
         self.eqs = self._eqs(options)
+        # scores of the whole output added after field scoring (semantic similarity, an LLM judge's grade)
+        self.extras: dict[str, float] = {}
 
     def eqs_components(self) -> dict[str, float]:
         """The four EQS inputs of this sample (all 0 when the output is not even JSON)."""
@@ -270,12 +273,13 @@ class SampleScore:
             "counts": self.counts.as_dict(),
             "observed": self.observed.as_dict(),
             "fields": [f.as_dict() for f in self.fields],
+            **({"extras": dict(self.extras)} if self.extras else {}),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], options: ScoringOptions) -> SampleScore:
         """Rebuild a score (for aggregation on the xdist controller or from samples.jsonl)."""
-        return cls(
+        score = cls(
             sample_id=data["sample_id"],
             json_valid=data["json_valid"],
             schema_valid=data["schema_valid"],
@@ -284,6 +288,8 @@ class SampleScore:
             fields=[FieldResult.from_dict(f) for f in data.get("fields", ())],
             options=options,
         )
+        score.extras.update(data.get("extras") or {})
+        return score
 
     def __repr__(self) -> str:
         return (

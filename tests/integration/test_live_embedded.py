@@ -28,9 +28,10 @@ def _refused(url: str) -> bool:
         return True
 
 
-@pytest.mark.parametrize("xdist", [("-p", "no:xdist"), ("-n", "2")], ids=["serial", "xdist"])
+# the xdist run also streams its answers: the same scores, and the time to the first token
+@pytest.mark.parametrize("xdist", [("-p", "no:xdist"), ("-n", "2", "--extractbench-stream")], ids=["serial", "xdist"])
 def test_the_main_command_scores_bundled_samples_on_the_embedded_server(pytester: pytest.Pytester,
-                                                                        xdist: tuple[str, str]) -> None:
+                                                                        xdist: tuple[str, ...]) -> None:
     # The README's main command, narrowed to three samples, bounded output and no gate.
     result = pytester.runpytest_subprocess(
         "--extractbench", "-k", " or ".join(SAMPLES), "--extractbench-output", "out", "--extractbench-sla", "none",
@@ -52,5 +53,16 @@ def test_the_main_command_scores_bundled_samples_on_the_embedded_server(pytester
     assert sorted(row["sample_id"] for row in rows) == sorted(SAMPLES)
     assert all(row["response"]["error_class"] in (None, "truncated") for row in rows), rows
     assert all(row["response"]["usage"]["completion_tokens"] > 0 for row in rows)
+    # llama-server reports its own timings: generation took part of each request's latency, never more
+    for row in rows:
+        timings, latency_ms = row["response"]["timings"], row["response"]["latency_s"] * 1000
+        assert timings["predicted_n"] > 0 and 0 < timings["prompt_ms"] + timings["predicted_ms"] <= latency_ms
+    breakdown = model["performance"]["latency_breakdown"]
+    assert breakdown["server_timed"] == 3 and breakdown["server_generation_ms"]["count"] == 3
+    streamed = "--extractbench-stream" in xdist
+    assert breakdown["streamed"] == (3 if streamed else 0)
+    for row in rows:
+        first = row["response"]["first_token_s"]
+        assert (0 < first < row["response"]["latency_s"]) if streamed else first is None
     # The controller stopped the server at session end.
     assert all(_refused(url) for url in live["base_urls"])

@@ -81,7 +81,7 @@ def test_judge_parses_and_validates_its_answers(judge_url, semantic_cache_dir) -
     assert len(grades) == 2 and judge.calls == 1
     for grade in grades:
         assert isinstance(grade, Exception) or 1 <= grade <= 7
-    assert Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[0] == 7
+    assert Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[0] == (7, "")
     assert "no valid 1-7 grade for item 2" in str(Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[1])
 
 
@@ -105,3 +105,27 @@ def test_server_embeddings_from_llama_server(semantic_cache_dir) -> None:
         for path in ("diagnosis", "drug"):
             assert got[path].category != ERROR, got[path].error
             assert 0.0 <= got[path].score <= 1.0
+
+
+def test_gold_judged_against_itself_scores_7_on_the_default_embedded_model(semantic_cache_dir) -> None:
+    from pytest_extractbench.dataset import load_dataset
+    from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
+    from pytest_extractbench.scoring.whole_output import canonical_json
+
+    server = EmbeddedServer(model=DEFAULT_EMBEDDED_MODEL)
+    try:
+        server.start()
+    except MissingExtraError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install the local extra: {exc}")
+        pytest.skip(str(exc))
+    try:
+        judge = Judge(DEFAULT_EMBEDDED_MODEL, server.base_url, timeout=600)
+        golds = [canonical_json(sample.expected) for sample in load_dataset().samples[:4]]
+        verdicts = judge.grade_outputs([(gold, gold) for gold in golds])
+        assert judge.calls == 1  # four outputs, one request
+        assert [v[0] for v in verdicts] == [7, 7, 7, 7], verdicts
+        assert all(isinstance(v[1], str) and v[1] for v in verdicts)  # a reasoning for each
+        assert judge.prompt_tokens > 0 and judge.completion_tokens > 0
+    finally:
+        server.stop()

@@ -99,3 +99,33 @@ def test_under_xdist_the_controller_reports_the_gate(pytester: pytest.Pytester) 
     assert re.search(r"3 failed, 49 passed, 1 gate failed in ", result.stdout.lines[-1])
     suite, cases = junit(pytester, "x")
     assert suite.get("failures") == "4" and cases["extractbench-gate[sla-minimum-predictions]"].find("failure") is not None
+
+
+def test_required_thresholds_gate_the_session_on_any_metric(pytester: pytest.Pytester) -> None:
+    # the demo outputs: 29 of 52 samples at EQS 1 (55.8%), so "perfect_samples>=60%" fails, while
+    # "eqs>=0.9" (0.974) holds and a latency floor is not measured offline: skipped, not failed
+    result = bench(pytester, DEMO, "req", "--extractbench-sla", "none", "--extractbench-require", "perfect_samples>=60%",
+                   "--extractbench-require", "eqs>=0.9", "--extractbench-require", "time_to_first_token_p95_ms<=800")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*missed 1 required threshold(s) (--extractbench-require):",
+                                 "*perfect_sample_rate 55.8% (needs >= 60%)",
+                                 "exit code 1 means a model missed a threshold this run requires*"])
+    _, cases = junit(pytester, "req")
+    failure = cases["extractbench-gate[required-predictions]"].find("failure")
+    assert failure is not None and "required thresholds, model 'predictions': 1 of 3 missed" in failure.get("message")
+    model = json.loads((pytester.path / "req" / "metrics.json").read_text())["models"]["predictions"]
+    checks = {c["metric"]: c["passed"] for c in model["requirements"]["checks"]}
+    assert checks == {"perfect_sample_rate": False, "extraction_quality_score": True, "time_to_first_token_p95_ms": None}
+    assert model["recommendation"] == "Not recommended: fails the required thresholds of this run"
+    summary = (pytester.path / "req" / "summary.md").read_text()
+    assert "- **FAILED**: required thresholds, model 'predictions': 1 of 3 missed" in summary
+    # the same thresholds met: the gate passes
+    met = bench(pytester, DEMO, "met", "--extractbench-sla", "none", "--extractbench-require", "perfect_samples>=50%")
+    assert met.ret == pytest.ExitCode.OK
+    met.stdout.fnmatch_lines(["*every required threshold holds: the session gate passes."])
+
+
+def test_a_requirement_on_an_unknown_metric_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = bench(pytester, DEMO, "bad", "--extractbench-require", "eqz>=0.9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*'eqz>=0.9': unknown metric 'eqz'; known: *judge_score*"])

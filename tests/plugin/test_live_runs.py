@@ -459,3 +459,60 @@ def test_the_verdict_of_a_run_without_a_gate_says_so(pytester: pytest.Pytester, 
     assert "no SLA tier was asserted (--extractbench-sla none)" in result.stdout.str()
     live = metrics(pytester)["run"]["live"]
     assert live["decoding"]["max_tokens"] == "schema" and live["timeout_s"] == 120  # a server URL: 120 s
+
+
+def test_the_latency_breakdown_reads_the_server_s_timings_and_the_slot_wait(pytester: pytest.Pytester, data: Path,
+                                                                            server: FaultServer) -> None:
+    # llama-server-style timings per answer (sample n: prompt 100+n ms, generation 200+n ms), one request at a
+    # time; the server also answers after 0.05 s, so each later request waits for a slot behind earlier ones
+    server.plan = lambda index, body: Fault.ok(delay=0.05, timings={
+        "prompt_ms": 100.0 + sample_of(body), "predicted_ms": 200.0 + sample_of(body), "prompt_n": 40,
+        "predicted_n": 12, "ignored": "text", "cache_n": -1})
+    bench(pytester, server.url, "-k", "s00 or s01 or s02 or s03", "--extractbench-concurrency", "1")
+    breakdown = metrics(pytester)["models"]["test-model"]["performance"]["latency_breakdown"]
+    assert breakdown["server_timed"] == 4
+    # np.percentile's linear interpolation over 100..103 and 200..203: p50 = 101.5 / 201.5
+    assert breakdown["server_prompt_ms"]["p50"] == pytest.approx(101.5)
+    assert breakdown["server_generation_ms"]["p50"] == pytest.approx(201.5)
+    assert breakdown["server_prompt_ms"]["max"] == pytest.approx(103.0)
+    # the journal keeps the numeric timings only (negative and text values dropped) and each request's wait
+    rows = sorted((r["response"] for r in journal(pytester)), key=lambda r: r["started_at"])
+    assert [r["timings"] for r in rows][0] == {"prompt_ms": 100.0, "predicted_ms": 200.0, "prompt_n": 40.0,
+                                               "predicted_n": 12.0}
+    # one slot: a request waits at least as long as the requests sent before it took
+    for earlier, later in zip(rows, rows[1:]):
+        assert later["wait_s"] >= earlier["wait_s"] + earlier["latency_s"] * 0.9
+    assert breakdown["client_wait_ms"]["max"] == pytest.approx(rows[-1]["wait_s"] * 1000)
+    summary = (pytester.path / "out" / "summary.md").read_text()
+    assert "- **Where the time went** (p50 / p95): prompt processing (server) 102 / 103 ms; generation (server) " \
+           "202 / 203 ms; network and server queue " in summary
+    html = (pytester.path / "out" / "report.html").read_text()
+    assert "P95 prompt processing (server)" in html and "P95 wait for a request slot" in html
+
+
+def test_stream_times_the_first_token_and_scores_the_same_answer(pytester: pytest.Pytester, data: Path,
+                                                                 server: FaultServer) -> None:
+    # each answer comes in three chunks 0.1 s apart, then the finish reason and usage (with timings)
+    server.plan = lambda index, body: Fault.ok(gap=0.1, timings={"prompt_ms": 5.0, "predicted_ms": 7.0})
+    bench(pytester, server.url, "-k", "s00 or s01 or s02", "--extractbench-stream")
+    assert all(body["stream"] is True and body["stream_options"] == {"include_usage": True}
+               for body in server.requests)
+    rows = [r["response"] for r in journal(pytester)]
+    # the whole answer was put back together: the same content a plain request gets, scored perfect
+    assert sorted(json.loads(r["content"])["name"] for r in rows) == ["P0", "P1", "P2"]
+    model = metrics(pytester)["models"]["test-model"]
+    assert model["extraction_quality_score"] == 1.0
+    # usage and timings came in the last chunk; the first token came before the rest of the answer
+    assert all(r["usage"]["completion_tokens"] > 0 and r["timings"]["predicted_ms"] == 7.0 for r in rows)
+    for r in rows:
+        assert 0 < r["first_token_s"] < r["latency_s"]
+        assert r["latency_s"] - r["first_token_s"] >= 0.3 * 0.9  # 4 more events, 0.1 s apart, after the first
+    breakdown = model["performance"]["latency_breakdown"]
+    assert breakdown["streamed"] == 3 and breakdown["time_to_first_token_ms"]["count"] == 3
+    assert "time to first token" in (pytester.path / "out" / "summary.md").read_text()
+    # without the option nothing is streamed (the cache would answer: the same answer, whether streamed or not)
+    server.reset()
+    server.answer = perfect_answer
+    bench(pytester, server.url, "-k", "s00", "--extractbench-no-cache", out="plain")
+    assert [body.get("stream") for body in server.requests] == [None]
+    assert journal(pytester, "plain")[0]["response"]["first_token_s"] is None

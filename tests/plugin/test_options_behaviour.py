@@ -423,11 +423,17 @@ CITY_OUT = [{"id": "c", "output": {"city": "NYC", "name": "Ann"}}]
 def test_judge_at_judge_url_grades_semantic_fields(pytester: pytest.Pytester, semantic_cache_dir: Path) -> None:
     plain = offline(pytester, CITY, CITY_OUT)
     assert field(pytester, "c", "city")["score"] < 0.5  # no shared token: the composite string score is low
-    with FaultServer(answer=lambda body: {"scores": [{"id": 1, "score": 7}]}) as judge:
+    def grades(body: dict[str, Any]) -> Any:  # the field rubric asks for "scores", the whole-output one for "grades"
+        whole = "EXTRACTED JSON" in body["messages"][0]["content"]
+        return {"grades": [{"id": 1, "reasoning": "same", "score": 6}]} if whole else {"scores": [{"id": 1, "score": 7}]}
+
+    with FaultServer(answer=grades) as judge:
         judged = offline(pytester, CITY, CITY_OUT, "--extractbench-judge", "judge-model",
                          "--extractbench-judge-url", judge.url)  # fmt: skip
-        (body,) = judge.requests  # one call grades the record's semantic fields
+        # one call grades the record's semantic fields as the item runs; one grades the whole output at the end
+        body, whole = judge.requests
     assert body["model"] == "judge-model" and '"field": "city"' in body["messages"][-1]["content"]
+    assert judged["judge_score"] == pytest.approx(6 / 7) and '"extracted":' in whole["messages"][-1]["content"]
     # grade 7 of 7 = 1.0, at or above the 0.85 threshold: a match
     assert field(pytester, "c", "city")["score"] == 1.0
     assert plain["match_categories"]["exact"] == 1 and judged["match_categories"]["exact"] == 2
@@ -473,10 +479,11 @@ def test_semantic_server_and_semantic_model_embed_the_texts(pytester: pytest.Pyt
     offline(pytester, CITY, CITY_OUT)
     assert models == [] and field(pytester, "c", "city")["score"] < 0.5
     offline(pytester, CITY, CITY_OUT, "--extractbench-semantic", url, "--extractbench-semantic-model", "emb-small")
-    # cosine 1.0 >= 0.85: a match; the embedding model asked for is the one named
-    assert models == ["emb-small"] and field(pytester, "c", "city")["score"] == 1.0
+    # cosine 1.0 >= 0.85: a match; the embedding model asked for is the one named, for the field's texts as the
+    # item runs and for the whole output and gold at the end
+    assert models == ["emb-small", "emb-small"] and field(pytester, "c", "city")["score"] == 1.0
     offline(pytester, CITY, CITY_OUT, "--extractbench-semantic", url)
-    assert models == ["emb-small", "default"]
+    assert models == ["emb-small", "emb-small", "default", "default"]
 
 
 # -- the embedded llama-server ----------------------------------------------------------------------------------

@@ -26,7 +26,10 @@ def user_text(body: dict[str, Any]) -> str:
     return " ".join(str(m.get("content")) for m in body["messages"] if m.get("role") == "user")
 
 
-def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytester, fault_server: FaultServer) -> None:
+@pytest.mark.parametrize("stream", [(), ("--extractbench-stream",)], ids=["plain", "streamed"])
+def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytester, fault_server: FaultServer,
+                                                         stream: tuple[str, ...]) -> None:
+    # streamed, the tool calls arrive in parts (name, then the arguments in two pieces) and score the same
     def plan(index: int, body: dict[str, Any]) -> Fault | None:
         text = user_text(body)
         if "Paris" in text:
@@ -36,9 +39,11 @@ def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytes
         return Fault.ok("I would rather not call anything.")
 
     fault_server.plan = plan
-    result = bench(pytester, fault_server.url, "--extractbench-track", "toolcall", "-k", "paris or triangle or poem")
+    result = bench(pytester, fault_server.url, "--extractbench-track", "toolcall", "-k", "paris or triangle or poem",
+                   *stream)
     result.assert_outcomes(passed=2, failed=1)
     bodies = fault_server.requests
+    assert all(b.get("stream") is (True if stream else None) for b in bodies)
     assert len(bodies) == 3
     assert all(b["tools"] and b["tool_choice"] == "auto" and "response_format" not in b for b in bodies)
     names = {t["function"]["name"] for b in bodies for t in b["tools"]}

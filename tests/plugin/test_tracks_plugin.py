@@ -177,3 +177,18 @@ def test_unknown_track_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--extractbench", "--extractbench-track", "poetry")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown track 'poetry'; choose one of extraction, toolcall, generate, repair*"])
+
+
+def test_a_partial_track_run_says_what_its_metrics_cover(pytester: pytest.Pytester) -> None:
+    # -k keeps 5 of the bundled 11 toolcall samples (the weather and abstain ones): a partial run
+    result = run(pytester, "toolcall", TOOLCALL, "-k", "weather or abstain")
+    cover = "the metrics cover 5 of 11 samples (a partial run"
+    result.stdout.fnmatch_lines(["model predictions: 5 samples, 3 passed", f"  {cover}*"])
+    assert metrics(pytester)["run"]["partial"] == {
+        "scored": 5, "collected": 11, "models": {"predictions": {"scored": 5, "collected": 11}}}
+    assert f"**Partial run**: {cover}" in (pytester.path / "out" / "summary.md").read_text()
+    assert f"<th>Partial run</th><td>{cover}" in (pytester.path / "out" / "report.html").read_text()
+    # every sample answered and none deselected: no partial wording anywhere
+    everything = run(pytester, "toolcall", TOOLCALL)
+    assert "the metrics cover" not in everything.stdout.str()
+    assert "Partial run" not in (pytester.path / "out" / "summary.md").read_text()

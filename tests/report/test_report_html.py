@@ -219,6 +219,43 @@ def test_complexity_bins_and_dataset_statistics_from_metrics_json(tmp_path: Path
     text, _ = render(run)
     section = text.split('id="complexity"', 1)[1]
     assert "metrics.json (metrics_by_complexity_bin)" in section
-    assert "<td>complex</td><td>3</td><td>0.420</td><td>0.370</td><td>50.0%</td>" in section
+    assert "<td>complex</td><td>3</td><td>0.420</td><td>—</td><td>—</td><td>0.370</td><td>50.0%</td>" in section
     assert "<code>topics.medical</code></td><td>9</td>" in section and "412.5" in section
     assert "Weaker on complex schemas (F1: 0.37 over 3 samples)" in text
+
+
+def test_the_accuracy_section_shows_the_eqs_spread_and_the_fields_to_look_at(tmp_path: Path) -> None:
+    run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl")})
+    text, _ = render(run)
+    # counted from the per-sample rows, not from metrics.json's summary of them
+    eqs = sorted(json.loads(line)["score"]["eqs"] for line in (run / "samples.jsonl").read_text().splitlines())
+    perfect = sum(value == 1.0 for value in eqs)
+    table = text[text.index("<caption>Per-sample EQS</caption>"):]
+    table = table[:table.index("</table>")]
+    assert f"<td>{eqs[0]:.3f}</td>" in table and f"{perfect} (" in table
+    fields = text[text.index("<caption>Fields to look at"):]
+    fields = fields[:fields.index("</table>")]
+    assert fields.count("<tr>") - 1 == 15  # header row + at most 15 fields
+    # demo.jsonl gets timeline[].event wrong twice: among the fields that lost the most
+    assert re.search(r"<code>timeline\[\]\.event</code></td><td>\d+</td><td>0\.\d+</td>", fields)
+
+
+def test_the_fields_table_lists_what_the_output_left_out(tmp_path: Path) -> None:
+    samples = DATASET.samples[:3]
+    dropped = {s.id: next(iter(s.expected)) for s in samples}  # each output leaves out the gold's first key
+    run = make_run(tmp_path, {"m": lambda s: json.dumps({k: v for k, v in s.expected.items() if k != dropped[s.id]})},
+                   samples=samples)
+    text, _ = render(run)
+    fields = text[text.index("<caption>Fields to look at"):]
+    fields = fields[:fields.index("</table>")]
+    for name in set(dropped.values()):
+        times = list(dropped.values()).count(name)
+        # missed every time: mean 0, all omissions
+        assert f"<code>{name}</code></td><td>{times}</td><td>0.000</td><td>0</td><td>0</td><td>0</td><td>{times}</td><td>0</td>" in fields
+
+
+def test_a_hostile_field_name_stays_text_in_the_fields_table(tmp_path: Path) -> None:
+    samples = [DATASET.samples[0]]
+    run = make_run(tmp_path, {"m": lambda sample: json.dumps({**sample.expected, XSS: "invented"})}, samples=samples)
+    text, page = render(run)
+    assert "<script>document.title" not in text and "&lt;script&gt;document.title" in text

@@ -34,12 +34,18 @@ def test_grades(metric: str, value: float | None, expected: str) -> None:
 
 def test_performance_is_found_top_level_or_in_the_performance_section() -> None:
     found = summary.performance(
-        {"latency_p95_ms": 1200.0, "performance": {"latency_ms": {"p50": 300.0}, "reliability": {"success_rate": 0.99}}}
+        {"latency_p95_ms": 1200.0, "performance": {"latency_ms": {"p50": 300.0}, "reliability": {"success_rate": 0.99},
+                                                   "latency_breakdown": {"server_prompt_ms": {"p95": 80.0}}}}
     )
     assert found == {
         "latency_p50_ms": 300.0,
         "latency_p95_ms": 1200.0,
         "latency_p99_ms": None,
+        "time_to_first_token_p95_ms": None,
+        "server_prompt_p95_ms": 80.0,
+        "server_generation_p95_ms": None,
+        "network_queue_p95_ms": None,
+        "client_wait_p95_ms": None,
         "throughput_rps": None,
         "success_rate": 0.99,
     }

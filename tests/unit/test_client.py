@@ -90,6 +90,22 @@ def test_an_ok_answer_is_recorded_in_full(fault_server: FaultServer) -> None:
     json.dumps(response.as_dict())  # the journal can store it
 
 
+def test_a_server_that_ignores_stream_still_has_its_whole_answer_read(fault_server: FaultServer) -> None:
+    # a proxy or server that does not stream answers a "stream": true request with a plain JSON body
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": '{"name": "John Smith"}'},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36},
+            "timings": {"prompt_ms": 12.5, "predicted_ms": 40.25}}  # fmt: skip
+    fault_server.default = Fault.raw(json.dumps(body))
+    response = extract(config(fault_server, stream=True))
+    assert fault_server.requests[0]["stream"] is True
+    # the answer as sent, not an empty output: content, finish reason, usage and the server's timings
+    assert response.ok and response.content == '{"name": "John Smith"}' and response.finish_reason == "stop"
+    assert response.usage == {"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36}
+    assert response.timings == {"prompt_ms": 12.5, "predicted_ms": 40.25}
+    assert response.first_token_s is None  # nothing was streamed, so no first token was timed
+
+
 TRANSIENT = {
     "http500": (Fault.status(500, "the GPU fell over"), "server_error"),
     "http503": (Fault.status(503, "model is loading"), "server_error"),

@@ -90,6 +90,8 @@ EFFECT_TESTS: dict[str, list[str]] = {
     "decoding_seed": [f"{BEHAVIOUR}::test_decoding_seed_is_sent_with_every_request"],
     "timeout": [f"{LIVE}::test_every_sample_is_accounted_for_under_injected_faults"],
     "retries": [f"{LIVE}::test_every_sample_is_accounted_for_under_injected_faults"],
+    "stream": [f"{LIVE}::test_stream_times_the_first_token_and_scores_the_same_answer"],
+    "require": ["tests/plugin/test_gate_results.py::test_required_thresholds_gate_the_session_on_any_metric"],
     "system_prompt": [f"{LIVE}::test_templates_mode_and_key_reach_the_server_but_no_file"],
     "user_prompt": [f"{BEHAVIOUR}::test_user_prompt_replaces_the_user_message"],
     "resume": [f"{LIVE}::test_a_killed_server_then_resume_requests_only_what_is_missing"],

@@ -38,3 +38,12 @@ def test_the_server_process_waits_passively_unless_told_otherwise(monkeypatch: p
     assert env["OMP_WAIT_POLICY"] == "PASSIVE" and "LLAMA_API_KEY" not in env
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     assert _child_env(None)["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_an_unknown_model_name_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_extractbench.live.backends.llama_launcher import main
+
+    import_or_skip("xllamacpp", "the 'local' extra is not installed")
+    assert main(["--model", "no-such-model"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown embedded model 'no-such-model'" in err and "qwen2.5-coder-0.5b" in err

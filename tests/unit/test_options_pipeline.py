@@ -44,7 +44,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         decoding_seed=values["decoding_seed"],
         timeout_s=values["timeout"] if values["timeout"] is not None else (
             EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None else DEFAULT_TIMEOUT_S),
-        retries=values["retries"], system_prompt=values["system_prompt"], user_prompt=values["user_prompt"],
+        retries=values["retries"], stream=values["stream"], system_prompt=values["system_prompt"], user_prompt=values["user_prompt"],
         resume=values["resume"], replay=values["replay"], no_cache=bool(values["no_cache"]), slots=values["slots"],
         context=values["context"], extractor=values["extractor"],
     )
@@ -52,7 +52,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         enabled=True, models=values["model"], dataset=values["dataset"], predictions=tuple(values["predictions"]),
         output=values["output"], sla=values["sla"], sample_min_eqs=values["sample_min_eqs"], scoring=scoring,
         rootdir=rootdir, subsets=values["subsets"], save=values["save"], compare=values["compare"],
-        compare_fail=tuple(values["compare_fail"]), verdict_thresholds=values["verdict_thresholds"],
+        compare_fail=tuple(values["compare_fail"]), require=tuple(values["require"]), verdict_thresholds=values["verdict_thresholds"],
         prices=Prices(values["price_input"], values["price_output"]), live=live,
         report=ReportOptions(html=not values["no_html_report"], failure_details=values["failure_details"]),
         tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"],
@@ -65,7 +65,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
 # The config file's key map as it was written by hand before the table declared it.
 OLD_KEY_PATHS = {
     "model.base_url": "base_url", "model.model_name": "model", "model.temperature": "temperature",
-    "model.max_tokens": "max_tokens", "model.timeout": "timeout", "model.max_retries": "retries",
+    "model.max_tokens": "max_tokens", "model.timeout": "timeout", "model.max_retries": "retries", "model.stream": "stream", "metrics.require": "require",
     "model.structured_output": "structured_output", "model.seed": "decoding_seed",
     "model.price_input": "price_input", "model.price_output": "price_output", "dataset.name": "dataset",
     "dataset.columns": "columns", "dataset.sample_size": "sample", "dataset.random_seed": "seed",
@@ -97,11 +97,11 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         "semantic_model": "emb", "judge": "judge-model", "judge_url": "http://judge:1/v1", "resamples": "500",
         "confidence": "0.9", "stats_seed": "7", "alpha": "0.1", "test": "ttest", "reference_model": "alpha",
         "gap_threshold": "0.2", "subsets": str(subsets), "save": "nightly", "compare": "0001",
-        "compare_fail": "eqs:-0.02", "verdict_thresholds": "0.02,-0.03", "price_input": "0.5",
+        "compare_fail": "eqs:-0.02", "require": "judge_score>=0.8", "verdict_thresholds": "0.02,-0.03", "price_input": "0.5",
         "price_output": "1.5", "base_url": "http://host:8000/v1", "extractor": "mymod:extract",
         "structured_output": "json_object", "concurrency": "3", "temperature": "0.7", "max_tokens": "512",
         "decoding_seed": "5", "timeout": "30", "retries": "1", "system_prompt": str(tmp_path / "sys.txt"),
-        "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "no_cache": "true",
+        "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "no_cache": "true", "stream": "true",
         "slots": "2", "context": "8192", "no_html_report": "true", "failure_details": "3", "track": "repair", "repeats": "3",
         "otel": "console", "calibration": "true", "columns": "text=document", "sample": "5", "seed": "9",
         "invalid_samples": "fail", "dataset_cache": "hfcache",

@@ -52,6 +52,14 @@ def test_the_readme_code_runs_and_says_what_pytest_says(pytester: pytest.Pyteste
     assert regex_run.models == ["regex_extractor"] and 0.1 < regex_run.metric("extraction_quality_score") < 0.3
     assert loaded.checks["predictions"][0].describe() == "eqs = 0.974 (needs >= 0.750): ok"
     assert (pytester.path / "runs" / "regex" / "responses.jsonl").is_file()
+    # the DataFrames: one row per sample, one per field, counted from samples.jsonl as the oracle
+    records = [json.loads(line) for line in (pytester.path / "runs" / "demo" / "samples.jsonl").read_text().splitlines()]
+    samples, fields = namespace["samples"], namespace["fields"]
+    assert len(samples) == len(records) == 52 and set(samples.columns) >= {"model", "sample_id", "eqs", "passed"}
+    assert dict(zip(samples.sample_id, samples.eqs)) == {r["sample_id"]: r["score"]["eqs"] for r in records}
+    assert len(fields) == sum(len(r["score"]["fields"]) for r in records)
+    missed = sum(f["category"] == "missed" for r in records for f in r["score"]["fields"])
+    assert int((fields.category == "missed").sum()) == missed
 
 
 def test_evaluate_matches_pytest_sample_by_sample(pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -148,3 +156,31 @@ def test_load_run_rebuilds_records_with_the_run_s_own_scoring_options(tmp_path: 
     assert [r.score.eqs for r in loaded.records] == pytest.approx([r.score.eqs for r in result.records])
     default = evaluate(predictions=WEAK, output=tmp_path / "default", rootdir=tmp_path, sla="none")
     assert [r.score.eqs for r in loaded.records] != pytest.approx([r.score.eqs for r in default.records])
+
+
+def test_to_pandas_rows_and_levels(tmp_path: Path) -> None:
+    from pytest_extractbench.core.files import write_jsonl
+
+    dataset, predictions = tmp_path / "d.jsonl", tmp_path / "p.jsonl"
+    write_jsonl(dataset, [{"id": "a", "text": "t", "schema": {"type": "object"}, "expected": {"x": 1, "y": "k"}},
+                          {"id": "b", "text": "t", "schema": {"type": "object"}, "expected": {"x": 2}}])
+    write_jsonl(predictions, [{"id": "a", "output": {"x": 1}}, {"id": "b", "output": {"x": 2}}])
+    result = evaluate(str(dataset), predictions=str(predictions), output=tmp_path / "run", rootdir=tmp_path, sla="none")
+    frame = result.to_pandas()
+    assert list(frame.sample_id) == ["a", "b"] and list(frame.model) == ["predictions"] * 2
+    assert list(frame.fields_expected) == [2, 1]
+    fields = result.to_pandas(level="field")
+    # a: x exact, y missed; b: x exact
+    assert sorted(zip(fields.sample_id, fields.path, fields.category)) == [
+        ("a", "x", "exact"), ("a", "y", "missed"), ("b", "x", "exact")]
+    assert fields.loc[fields.path == "y", "expected"].tolist() == ["k"]
+    with pytest.raises(ValueError, match="level must be 'sample' or 'field'"):
+        result.to_pandas(level="cell")
+
+
+def test_to_pandas_names_the_install_command_without_pandas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now raises ImportError
+    with pytest.raises(ImportError, match="pip install pandas"):
+        RunResult(run_dir=tmp_path).to_pandas()

@@ -25,7 +25,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="extractbench-llama-server",
         description="llama.cpp's server from the xllamacpp wheel, started with llama-server's flags.",
     )
-    parser.add_argument("--model", "-m", required=True)
+    parser.add_argument("--model", "-m", required=True,
+                        help="a .gguf file, or an embedded model's name (qwen2.5-coder-0.5b, gemma3-270m, ...)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--parallel", "-np", type=int, default=1)
@@ -87,6 +88,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if not Path(args.model).is_file():  # a registered name: its file, served under that name
+        from .llama_models import ModelNotFoundError, resolve_model
+
+        try:
+            resolved = resolve_model(args.model)
+        except ModelNotFoundError as exc:
+            print(f"extractbench-llama-server: {exc}", file=sys.stderr)
+            return 2
+        args.model, args.alias = str(resolved.path), args.alias or resolved.name
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

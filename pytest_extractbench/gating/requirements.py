@@ -1,0 +1,72 @@
+"""Thresholds a team sets on any metric of the catalog (``--extractbench-require METRIC>=VALUE``), beside the SLA
+tiers: a floor on the judge's grade, a ceiling on p95 time to first token, a rate of perfect samples. Each one is
+a gate of the session, checked per model like a tier's thresholds; one the run did not measure is skipped."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..analysis import catalog
+from .sla import GateCheck
+
+_EXPR = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*(>=|<=)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(%?)\s*$")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """``metric >= threshold`` (direction "min") or ``metric <= threshold`` ("max")."""
+
+    metric: str
+    direction: str
+    threshold: float
+    expr: str
+
+    def __str__(self) -> str:
+        return self.expr
+
+
+def parse_requirement(value: str) -> Requirement:
+    """Parse ``judge_score>=0.8``, ``time_to_first_token_p95_ms<=800``, ``perfect_samples>=40%`` (argparse type)."""
+    text = str(value).strip()
+    match = _EXPR.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected METRIC>=VALUE or METRIC<=VALUE, e.g. judge_score>=0.8 "
+                                         "or latency_p95_ms<=2000")
+    name, op, number, percent = match.groups()
+    key = name.lower().replace("-", "_")
+    metric = catalog.get(catalog.aliases().get(key, key))
+    if metric is None:
+        known = ", ".join(sorted({m.name for m in catalog.metrics()}))
+        raise argparse.ArgumentTypeError(f"{value!r}: unknown metric {name!r}; known: {known}")
+    return Requirement(metric.name, "min" if op == ">=" else "max", float(number) / (100 if percent else 1), text)
+
+
+def _value(metrics: Mapping[str, Any], name: str) -> float | None:
+    """A metric's value in a model's metrics.json entry: top level, else where the catalog says a performance
+    figure lives."""
+    entry = catalog.get(name)
+    places = [metrics.get(name)]
+    for path in entry.performance if entry else ():
+        found: Any = metrics.get("performance") or {}
+        for part in path.split("."):
+            found = found.get(part) if isinstance(found, Mapping) else None
+        places.append(found)
+    for value in places:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def evaluate_requirements(metrics: Mapping[str, Any], requirements: Sequence[Requirement]) -> list[GateCheck]:
+    """Every requirement checked against one model's metrics."""
+    checks = []
+    for requirement in requirements:
+        value = _value(metrics, requirement.metric)
+        passed = None if value is None else (
+            value >= requirement.threshold if requirement.direction == "min" else value <= requirement.threshold)
+        checks.append(GateCheck(requirement.metric, requirement.metric, value, requirement.threshold,
+                                requirement.direction, passed))
+    return checks

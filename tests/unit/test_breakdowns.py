@@ -1,0 +1,104 @@
+"""The per-sample EQS spread, the per-field table and precision/recall per complexity bin, by hand."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
+from pytest_extractbench.gating.regression import parse_compare_fail
+from pytest_extractbench.report.exports import summary_md
+from pytest_extractbench.report.summary import weakest_fields
+
+OPTIONS = ScoringOptions()
+OBJECT = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}
+
+
+def record(sample_id: str, output, expected, schema=None, bin_name: str | None = None) -> SampleRecord:
+    meta = {"complexity": {"complexity_bin": bin_name}} if bin_name else {}
+    return SampleRecord(model="m", sample_id=sample_id, meta=meta,
+                        score=score_sample(output, expected, schema, sample_id=sample_id))
+
+
+def test_the_eqs_spread_uses_the_true_median_and_counts_perfect_and_zero_samples() -> None:
+    gold = {"a": "x", "b": "y"}
+    records = [
+        record("perfect-1", '{"a": "x", "b": "y"}', gold, OBJECT),  # EQS 1
+        record("perfect-2", '{"a": "x", "b": "y"}', gold, OBJECT),  # EQS 1
+        record("empty", "[]", gold, OBJECT),  # schema-invalid, nothing spurious: 0.15
+        record("garbage", "not json", gold, OBJECT),  # EQS 0
+    ]
+    metrics = model_metrics(records, OPTIONS)
+    # sorted EQS 0, 0.15, 1, 1: the median is (0.15 + 1) / 2, not the upper middle value 1
+    assert metrics["eqs_distribution"] == {"min": 0.0, "max": 1.0, "median": pytest.approx(0.575),
+                                           "perfect_samples": 2, "zero_samples": 1}
+    assert metrics["perfect_sample_rate"] == pytest.approx(2 / 4)
+    assert metrics["zero_score_rate"] == pytest.approx(1 / 4)
+    ci = metrics["confidence_intervals"]["perfect_sample_rate"]
+    assert 0.0 <= ci["low"] <= 0.5 <= ci["high"] <= 1.0
+
+
+def test_no_sample_gives_an_empty_spread() -> None:
+    from pytest_extractbench.analysis.metrics import eqs_distribution
+
+    assert eqs_distribution([]) == {"min": None, "max": None, "median": None, "perfect_samples": 0, "zero_samples": 0}
+
+
+def test_each_field_name_gets_its_occurrences_mean_score_and_outcome_counts() -> None:
+    records = [
+        # a exact; b "q" vs "y": no shared token or character -> incorrect, score 0; c missed; d invented
+        record("s1", {"a": "x", "b": "q", "d": "w"}, {"a": "x", "b": "y", "c": "z"}),
+        record("s2", {"a": "x", "b": "y"}, {"a": "x", "b": "y"}),  # both exact
+    ]
+    table = model_metrics(records, OPTIONS)["field_scores_by_name"]
+    zero = {"matches": 0, "partial": 0, "mismatches": 0, "omissions": 0, "hallucinations": 0}
+    assert table == {
+        "a": {"occurrences": 2, "mean_score": 1.0, **zero, "matches": 2},
+        "b": {"occurrences": 2, "mean_score": 0.5, **zero, "matches": 1, "mismatches": 1},
+        "c": {"occurrences": 1, "mean_score": 0.0, **zero, "omissions": 1},
+        "d": {"occurrences": 1, "mean_score": 0.0, **zero, "hallucinations": 1},
+    }
+    # the report's "fields to look at": under 1 on average; c, d and b each lost 1 point (b: 2 x 0.5),
+    # so the lower mean score goes first, then the name
+    assert [name for name, _ in weakest_fields({"field_scores_by_name": table})] == ["c", "d", "b"]
+    assert [name for name, _ in weakest_fields({"field_scores_by_name": table}, limit=1)] == ["c"]
+    # a field missed in 3 of 4 samples (lost 3) comes before one missed in its only sample (lost 1)
+    often = {"often": {"occurrences": 4, "mean_score": 0.25}, "once": {"occurrences": 1, "mean_score": 0.0},
+             "fine": {"occurrences": 9, "mean_score": 1.0}}
+    assert [name for name, _ in weakest_fields({"field_scores_by_name": often})] == ["often", "once"]
+
+
+def test_precision_and_recall_per_complexity_bin() -> None:
+    records = [
+        # simple: 1 of 2 predicted fields right, 1 of 3 expected found -> P 1/2, R 1/3
+        record("s", {"a": "x", "b": "q"}, {"a": "x", "b": "y", "c": "z"}, bin_name="simple"),
+        # complex: both right, one more expected -> P 1, R 2/3
+        record("c", {"a": "x", "b": "y"}, {"a": "x", "b": "y", "c": "z"}, bin_name="complex"),
+    ]
+    bins = model_metrics(records, OPTIONS)["metrics_by_complexity_bin"]
+    assert bins["simple"]["field_precision_strict"] == pytest.approx(1 / 2)
+    assert bins["simple"]["field_recall_strict"] == pytest.approx(1 / 3)
+    assert bins["complex"]["field_precision_partial"] == pytest.approx(1.0)
+    assert bins["complex"]["field_recall_partial"] == pytest.approx(2 / 3)
+    assert bins["medium"] == {"num_samples": 0}
+
+
+def test_the_new_rates_can_be_gated_against_a_baseline() -> None:
+    assert parse_compare_fail("perfect_sample_rate:-0.05").metric == "perfect_sample_rate"
+    assert parse_compare_fail("zero_scores:+2%").metric == "zero_score_rate"
+    with pytest.raises(argparse.ArgumentTypeError, match="a lower zero_score_rate is better"):
+        parse_compare_fail("zero_score_rate:-0.05")
+
+
+def test_summary_md_shows_the_spread_the_weak_fields_and_the_bins() -> None:
+    records = [
+        record("s", {"a": "x", "b": "q"}, {"a": "x", "b": "y", "c": "z"}, bin_name="simple"),
+        record("c", '{"a": "x", "b": "y"}', {"a": "x", "b": "y"}, OBJECT, bin_name="complex"),
+    ]
+    text = summary_md({"run": {}, "models": {"m": model_metrics(records, OPTIONS)}})
+    assert "- **Per-sample EQS**: min " in text and "1 perfect (EQS 1), 0 at 0" in text
+    # c missed (0), b wrong once and right once ("q" vs "y" scores 0): (0 + 1) / 2
+    assert "| c | 1 | 0.000 | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "| b | 2 | 0.500 | 1 | 0 | 1 | 0 | 0 |" in text
+    assert "| simple | 1 |" in text and "| complex | 1 | 1.000 | 1.000 | 1.000 | 1.000 |" in text
