@@ -36,10 +36,14 @@ def add_options(parser: pytest.Parser) -> None:
 
 def home_dir(config: pytest.Config) -> Path:
     """Where ``.extractbench/`` (runs, baselines, cache) lives: the project root when an ini file
-    (pytest.ini, pyproject.toml, tox.ini, setup.cfg) fixes it, else the directory pytest runs from. Without an ini
-    file pytest picks its rootdir from the command line's path-like arguments, option values included, so
-    ``--extractbench-predictions /elsewhere/preds.jsonl`` would move the baselines to ``/``."""
-    return config.rootpath if config.inipath is not None else config.invocation_params.dir
+    (pytest.ini, pyproject.toml, tox.ini, setup.cfg) fixes it and pytest runs inside that project, else the
+    directory pytest runs from. pytest looks for its rootdir and ini file from the command line's path-like
+    arguments, option values included, so ``--extractbench-subsets /other/project/subsets.yaml`` would move
+    the baselines into another project (and ``--extractbench-predictions /elsewhere/preds.jsonl`` to ``/``)."""
+    here = config.invocation_params.dir
+    if config.inipath is not None and here.is_relative_to(config.rootpath):
+        return config.rootpath
+    return here
 
 
 def settings_from_config(config: pytest.Config) -> Settings:

@@ -15,6 +15,8 @@ from .svg import (  # noqa: F401  (Chart and the helpers are part of this module
     CATEGORY_COLORS, MAX_LABEL, MAX_POINTS, PALETTE, RC, Chart, _axes, color, figure, label, sample_points, to_svg,
 )  # fmt: skip
 
+MIN_BOX = 5  # values a box plot needs to mean something
+
 
 # -- overview ----------------------------------------------------------------------------------
 
@@ -98,6 +100,8 @@ def categories(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels([label(m) for m in names])
     ax.set_xlim(0, 1)
+    ax.set_xlabel("share of fields")
+    ax.set_ylabel("model")
     ax.invert_yaxis()
     ax.legend(ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, frameon=False)
     return Chart(
@@ -137,10 +141,14 @@ def grouped_bars(
                 capsize=2,
             )
         if len(models) * len(metrics) <= 24:
-            for b, v in zip(bars, values):
-                ax.text(b.get_x() + b.get_width() / 2, v + 0.01, f"{v:.2f}", ha="center", va="bottom", fontsize=6.5)
+            # above the whisker, where one is drawn, so the number never sits on it
+            tops = [max(v, (errors or {}).get(model, {}).get(k, (v, v))[1] or v) for v, (k, _) in zip(values, metrics)]
+            for b, v, top in zip(bars, values, tops):
+                ax.text(b.get_x() + b.get_width() / 2, top + 0.01, f"{v:.2f}", ha="center", va="bottom", fontsize=6.5)
     ax.set_xticks(x)
     ax.set_xticklabels([name for _, name in metrics])
+    ax.set_xlabel("metric")
+    ax.set_ylabel("value (0 to 1)")
     ax.set_ylim(0, 1.12)
     ax.legend(fontsize=8, frameon=False, ncol=min(len(models), 4), loc="upper center", bbox_to_anchor=(0.5, 1.18))
     return Chart(key, title, to_svg(fig, key), caption)
@@ -238,11 +246,14 @@ def throughput(finished: Mapping[str, Sequence[float]]) -> Chart:
 
 
 def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
-    """Spec 4.4.5's error categories, one bar per model and category."""
-    names: list[str] = []
+    """Extraction, type, structure and boundary error counts, one bar per model and category."""
+    totals: dict[str, int] = {}
     for m in models.values():
         for group in (m.get("error_patterns") or {}).values():
-            names.extend(k for k in group if k not in names)
+            for name, count in group.items():
+                totals[name] = totals.get(name, 0) + int(count)
+    # patterns no model shows are left out; the most frequent first
+    names = sorted((n for n, c in totals.items() if c), key=lambda n: (-totals[n], n))
     if not names:
         return None
     fig = figure(6.2, 0.6 + 0.28 * len(names) * max(1, len(models)) ** 0.5)
@@ -262,7 +273,8 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
     ax.set_yticks(np.arange(len(names)) + height * (len(models) - 1) / 2)
     ax.set_yticklabels([label(n.replace("_", " "), 40) for n in names])
     ax.invert_yaxis()
-    ax.set_xlabel("count")
+    ax.set_xlabel("fields with this error")
+    ax.set_ylabel("error pattern")
     if len(models) > 1:
         ax.legend(fontsize=8, frameon=False)
     return Chart(
@@ -285,17 +297,21 @@ def heatmap(
     vmax: float = 1.0,
     cmap: str = "Reds",
     fmt: str = "{:.0%}",
+    xlabel: str = "",
+    ylabel: str = "",
 ) -> Chart:
-    """A labelled heatmap; NaN cells are blank."""
+    """A labelled heatmap; NaN cells are blank. Rows keep the caller's order (sort them before)."""
     fig = figure(min(max(4.6, 3.2 + 1.1 * len(cols)), 9.0), max(2.4, 1.2 + 0.3 * len(rows)))
     ax = _axes(fig)
     image = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(
-        [label(c, 18) for c in cols], rotation=25 if len(cols) > 1 else 0, ha="right" if len(cols) > 1 else "center"
+        [label(c, 28) for c in cols], rotation=25 if len(cols) > 1 else 0, ha="right" if len(cols) > 1 else "center"
     )
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([label(r, 36) for r in rows])
+    ax.set_yticklabels([label(r, 48, keep_end=True) for r in rows])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     for (r, c), v in np.ndenumerate(matrix):
         if np.isfinite(v):
             dark = (v - vmin) / ((vmax - vmin) or 1) > 0.6
@@ -322,6 +338,7 @@ def stacked_counts(
     ax.set_yticklabels([label(m) for m in names])
     ax.invert_yaxis()
     ax.set_xlabel("fields")
+    ax.set_ylabel("model")
     ax.legend(ncol=len(order), loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, frameon=False)
     return Chart(key, title, to_svg(fig, key), caption)
 
@@ -330,23 +347,33 @@ def stacked_counts(
 
 
 def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequence[str]) -> Chart:
-    """Box plots of per-sample F1 (partial) by complexity bin, one box per model and bin."""
+    """Box plots of per-sample F1 (partial) by complexity bin, one box per model and bin.
+
+    A bin with fewer than :data:`MIN_BOX` samples is drawn as its points: a box of two values says nothing.
+    """
     from matplotlib.patches import Patch
 
     fig = figure(6.0, 3.0)
     ax = _axes(fig)
     width = 0.8 / max(len(values), 1)
     for i, (model, by_bin) in enumerate(values.items()):
-        data = [list(by_bin.get(b, [])) or [np.nan] for b in bins]
         positions = np.arange(len(bins)) + (i - (len(values) - 1) / 2) * width
-        parts = ax.boxplot(data, positions=positions, widths=width * 0.9, patch_artist=True, showfliers=False)
-        for box in parts["boxes"]:
-            box.set_facecolor(color(i))
-            box.set_alpha(0.6)
-        for median in parts["medians"]:
-            median.set_color("#222222")
+        boxed = [(p, list(by_bin.get(b, []))) for p, b in zip(positions, bins) if len(by_bin.get(b, [])) >= MIN_BOX]
+        if boxed:
+            parts = ax.boxplot([d for _, d in boxed], positions=[p for p, _ in boxed], widths=width * 0.9,
+                               patch_artist=True, showfliers=False)  # fmt: skip
+            for box in parts["boxes"]:
+                box.set_facecolor(color(i))
+                box.set_alpha(0.6)
+            for median in parts["medians"]:
+                median.set_color("#222222")
+        for p, b in zip(positions, bins):
+            few = list(by_bin.get(b, []))
+            if 0 < len(few) < MIN_BOX:
+                ax.scatter([p] * len(few), few, s=14, color=color(i), zorder=3)
     ax.set_xticks(range(len(bins)))
     ax.set_xticklabels([f"{b}\n(n={sum(len(v.get(b, [])) for v in values.values())})" for b in bins])
+    ax.set_xlabel("schema complexity bin (samples)")
     ax.set_ylabel("F1 (partial)")
     ax.set_ylim(-0.02, 1.05)
     if len(values) > 1:
@@ -356,7 +383,7 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
         "complexity-box",
         "F1 by complexity bin",
         to_svg(fig, "complexity-box"),
-        "Per-sample F1 (partial) in each schema complexity bin.",
+        f"Per-sample F1 (partial) in each schema complexity bin; a bin of fewer than {MIN_BOX} samples shows its points.",
     )
 
 
@@ -375,7 +402,7 @@ def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
             ax.errorbar(
                 eqs, i, xerr=[[max(eqs - low, 0)], [max(high - eqs, 0)]], fmt="none", ecolor="#222222", capsize=3
             )
-        ax.text(min(eqs + 0.02, 1.0), i, f"{eqs:.3f}", va="center", fontsize=8)
+        ax.text(min(max(eqs, high if high is not None else eqs) + 0.02, 1.0), i, f"{eqs:.3f}", va="center", fontsize=8)
         if entry.get("significantly_better_than_next"):
             ax.text(0.02, i + 0.5, "* significantly better than the next", va="center", fontsize=7, color="#b71c1c")
     ax.set_yticks(range(len(ranking)))
@@ -383,6 +410,7 @@ def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
     ax.set_xlim(0, 1.1)
     ax.invert_yaxis()
     ax.set_xlabel("EQS")
+    ax.set_ylabel("model (rank)")
     return Chart(
         "ranking",
         "EQS ranking with significance",
@@ -416,4 +444,29 @@ def pareto(points: Mapping[str, Mapping[str, float]], frontier: Sequence[str], c
         "Pareto frontier: accuracy vs " + ("latency" if cost_key.startswith("latency") else "cost"),
         to_svg(fig, key),
         "Models on the dashed line are not beaten on both axes by another model.",
+    )
+
+
+# -- calibration -------------------------------------------------------------------------------
+
+
+def reliability_diagram(calibrations: Mapping[str, Mapping[str, Any]]) -> Chart:
+    """Accuracy against confidence per filled bin, one line per model; the diagonal is perfect calibration."""
+    fig = figure(4.6, 3.4)
+    ax = _axes(fig)
+    ax.plot([0, 1], [0, 1], color="#999999", ls="--", lw=1, label="perfectly calibrated")
+    for i, (model, view) in enumerate(calibrations.items()):
+        filled = [b for b in view["bins"] if b.get("count")]
+        ax.plot([b["confidence"] for b in filled], [b["accuracy"] for b in filled], color=color(i), marker="o",
+                ms=3, lw=1.5, label=label(model))  # fmt: skip
+    ax.set_xlabel("confidence (token probability)")
+    ax.set_ylabel("accuracy (fields correct)")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=8, frameon=False)
+    return Chart(
+        "reliability",
+        "Reliability diagram",
+        to_svg(fig, "reliability"),
+        "Mean confidence and accuracy of the fields in each confidence bin; below the diagonal: overconfident.",
     )

@@ -18,6 +18,7 @@ from ..analysis import catalog
 from ..gating.gates import gate_verdicts
 from ..gating.verdict import partial_text
 from ..core import textsafe
+from . import run_sections as sections
 from . import summary
 from .rows import sample_row
 from .terminal import context_text
@@ -145,7 +146,7 @@ def gate_md(document: Mapping[str, Any]) -> list[str]:
     seen = [f"- **Partial run**: for `{md(model)}` {md(text)}"
             for model, counts in (partial.get("models") or {}).items() if (text := partial_text(counts))]
     if not verdicts:
-        return ["**Gate**: none asserted (SLA tier `none`, no baseline comparison): the session passes whatever "
+        return ["**Gate**: none asserted (SLA tier `none`, no regression check against a baseline): the session passes whatever "
                 "the scores.", "", *([*seen, ""] if seen else [])]
     failed = sum(not v.passed for v in verdicts)
     head = f"**Gate: FAILED** ({failed} of {len(verdicts)} failed)" if failed else f"**Gate: passed** ({len(verdicts)})"
@@ -225,6 +226,9 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
         lines += [f"| {md(name)} | {e['num_samples']} | {_num(e.get('extraction_quality_score'))} | "
                   f"{_num(e.get('field_precision_partial'))} | {_num(e.get('field_recall_partial'))} | "
                   f"{_num(e.get('field_f1_partial'))} |" for name, e in bins.items()]
+    lines += sections.groups_md(sections.groups_view(metrics))
+    lines += sections.calibration_md(sections.calibration_view(metrics))
+    lines += sections.consistency_md(sections.consistency_view(metrics))
     return lines
 
 
@@ -234,7 +238,8 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
     dataset = run.get("dataset") or {}
     models = document.get("models") or {}
     names = ", ".join(md(m) for m in models) or "no model"
-    lines = [f"# Model Evaluation Report: {names}", "", *gate_md(document)]
+    lines = [f"# Model Evaluation Report: {names}", "", *gate_md(document),
+             *sections.baseline_headline_md(sections.baseline_view(document))]
     if not models:
         lines.append("No sample was scored.")
     for model, metrics in models.items():
@@ -283,6 +288,9 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
             better = {True: "yes", False: "no", None: "-"}[e.get("significantly_better_than_next")]
             lines.append(f"| {e['rank']} | {md(e['model'])} | {e['extraction_quality_score']:.3f} | {ci} | {better} |")
         lines.append("")
+        lines += sections.pairwise_md(sections.pairwise_view(document))
+    lines += sections.baseline_md(sections.baseline_view(document))
+    lines += sections.problems_md(sections.problems_view(document))
     return "\n".join(lines)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from ..analysis import catalog
 from ..core import textsafe
 from ..gating.gates import gate_verdicts
+from . import run_sections as sections
 from . import summary
 from .html_charts import BINS, latency_figures, report_charts
 from . import viewer
@@ -171,6 +172,17 @@ def _bins(metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> tupl
     ], "means of per-sample scores"
 
 
+def _extras(metrics_by_model: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per model, the subsets/groups, calibration and consistency it has (models with none left out)."""
+    out = []
+    for name, metrics in metrics_by_model.items():
+        found = {"groups": sections.groups_view(metrics), "calibration": sections.calibration_view(metrics),
+                 "consistency": sections.consistency_view(metrics)}  # fmt: skip
+        if any(found.values()):
+            out.append({"model": name, **found})
+    return out
+
+
 def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str]:
     """The viewer's embedded data, its script and the CSP that allows that script alone."""
     script = viewer.script()
@@ -233,7 +245,8 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "exactness": summary.exactness_text(document),
         "charts": report_charts(views, document),
         "comparison": document.get("comparison") if len(views) > 1 else None,
-        "baseline": document.get("baseline_comparison"),
+        "baseline": sections.baseline_view(document),
+        "extras": _extras(metrics_by_model),
         # input problems quote the rows they found (clipped here too: a foreign metrics.json may not be)
         "problems": [_problem_view(p) for p in (run_info.get("problems") or [])[:50]],
         "num_problems": len(run_info.get("problems") or []),

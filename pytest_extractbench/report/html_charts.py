@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core import textsafe
+from . import chart_readings as readings
 from . import charts
+from . import run_sections as sections
 from .charts import Chart
 
 if TYPE_CHECKING:
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 
 log = textsafe.get_logger(__name__)
 MAX_NAMES = 20  # rows of per-field-name tables and heatmaps
+MIN_POINTS = 5  # fewer per-sample points than this make no chart: the tables say it better
 BINS = ("simple", "medium", "complex")
 
 
@@ -32,206 +35,158 @@ def _chart(build: Callable[..., Chart | None], *args: Any, **kwargs: Any) -> Cha
         return None
 
 
+def _read(chart: Chart | None, reading: Callable[[], str]) -> Chart | None:
+    """Attach the one-line reading to a drawn chart (a reading that fails leaves the chart without one)."""
+    if chart is not None:
+        try:
+            chart.reading = reading()
+        except Exception as exc:  # noqa: BLE001 - the figure is still worth showing
+            log.warning("extractbench: reading of chart %s failed: %s", chart.key, exc)
+    return chart
+
+
+def _enough(points: Mapping[str, Sequence[Any]]) -> dict[str, Sequence[Any]]:
+    """The models with data, when together they have enough points to plot (else nothing)."""
+    kept = {n: v for n, v in points.items() if len(v)}
+    return kept if sum(len(v) for v in kept.values()) >= MIN_POINTS else {}
+
+
 def report_charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[str, list[Chart]]:
-    by_name = {m.name: m.metrics for m in models}
-    scored = {name: m for name, m in by_name.items() if m.get("num_samples")}
+    """The charts per report section; a figure with too little data to read is left out."""
+    scored = {m.name: m.metrics for m in models if m.metrics.get("num_samples")}
     out: dict[str, list[Chart | None]] = defaultdict(list)
     for i, view in enumerate(models):
         if view.metrics.get("num_samples"):
             ci = (view.metrics.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
-            out["overview"].append(
-                _chart(charts.eqs_gauge, view.name, view.summary.eqs, ci.get("low"), ci.get("high"), str(i))
-            )
-    if not scored:
-        return defaultdict(list, {k: [c for c in v if c is not None] for k, v in out.items()})
-    out["overview"].append(_chart(charts.radar, scored))
-    out["accuracy"].append(_chart(charts.categories, scored))
-    out["accuracy"].append(
-        _chart(
-            charts.grouped_bars,
-            scored,
-            [("field_f1_strict", "strict"), ("field_f1_partial", "partial"), ("field_f1_lenient", "lenient")],
-            "f1-modes",
-            "Field F1: strict, partial, lenient",
-            "Micro F1 under the three credit modes (strict, partial, lenient).",
-        )
-    )
-    rows = {m.name: m.rows for m in models if m.rows}
-    out["accuracy"].append(
-        _chart(
-            charts.scatter,
-            {n: [(r["recall_partial"], r["precision_partial"]) for r in v] for n, v in rows.items()},
-            "pr",
-            "Precision vs recall per sample",
-            "recall (partial)",
-            "precision (partial)",
-            "One point per sample.",
-        )
-    )
-    latencies = {n: [r["latency_s"] for r in v if r["latency_s"] is not None] for n, v in rows.items()}
-    latencies = {n: v for n, v in latencies.items() if v}
-    if latencies:
-        out["performance"].append(_chart(charts.latency_histogram, latencies))
-        out["performance"].append(
-            _chart(
-                charts.scatter,
-                {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies},
-                "latency-eqs",
-                "Latency vs accuracy",
-                "latency (s)",
-                "EQS",
-                "One point per sample.",
-                xlim=None,
-            )
-        )
-    finished = {n: [r["finished_at"] for r in v if r["finished_at"] is not None] for n, v in rows.items()}
-    finished = {n: v for n, v in finished.items() if v}
-    if finished:
-        out["performance"].append(_chart(charts.throughput, finished))
-    out["errors"].append(_chart(charts.error_patterns, scored))
-    names = _omitted_names(scored)
-    if names:
-        matrix = np.array(
-            [
-                [
-                    ((m.get("omission_analysis") or {}).get("by_field_name") or {})
-                    .get(n, {})
-                    .get("omission_rate", np.nan)
-                    for m in scored.values()
-                ]
-                for n in names
-            ],
-            dtype=float,
-        )
-        out["errors"].append(
-            _chart(
-                charts.heatmap,
-                matrix,
-                names,
-                list(scored),
-                "omissions",
-                "Field omission heatmap",
-                f"Omission rate of the {len(names)} most omitted fields.",
-            )
-        )
-    severity = {n: (m.get("hallucination_analysis") or {}).get("severity") or {} for n, m in scored.items()}
-    if any(sum(v.values()) for v in severity.values()):
-        out["errors"].append(
-            _chart(
-                charts.stacked_counts,
-                severity,
-                [("critical", "#b71c1c"), ("moderate", "#fb8c00"), ("minor", "#fdd835")],
-                "severity",
-                "Hallucination severity",
-                "Spurious fields by severity.",
-            )
-        )
-    complexity = {
-        n: [(r["complexity_score"], r["f1_partial"]) for r in v if r["complexity_score"] is not None]
-        for n, v in rows.items()
-    }
-    if any(complexity.values()):
-        out["complexity"].append(
-            _chart(
-                charts.scatter,
-                complexity,
-                "f1-complexity",
-                "F1 vs schema complexity",
-                "complexity score",
-                "F1 (partial)",
-                "One point per sample.",
-            )
-        )
-        by_bin = {
-            n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()
-        }
-        out["complexity"].append(_chart(charts.box_by_bin, by_bin, BINS))
-    correlation = _correlations(scored)
-    if correlation is not None:
-        matrix, labels, features = correlation
-        out["complexity"].append(
-            _chart(
-                charts.heatmap,
-                matrix,
-                labels,
-                features,
-                "correlation",
-                "Correlation: metrics vs complexity features",
-                "Pearson r of per-sample F1 and latency with each complexity feature; blank: undefined.",
-                vmin=-1.0,
-                vmax=1.0,
-                cmap="RdBu_r",
-                fmt="{:+.2f}",
-            )
-        )
-    comparison = document.get("comparison")
-    if isinstance(comparison, Mapping) and len(scored) > 1:
-        out["comparison"].append(_chart(charts.eqs_ranking, comparison.get("eqs_ranking") or []))
-        ci = {
-            n: {
-                k: (v.get("low"), v.get("high"))
-                for k, v in (m.get("confidence_intervals") or {}).items()
-                if v.get("low") is not None
-            }
-            for n, m in scored.items()
-        }
-        bars = scored | {}
-        for n in bars:
-            bars[n] = dict(bars[n], no_hallucination=1 - bars[n].get("hallucination_rate", 0.0))
-        out["comparison"].append(
-            _chart(
-                charts.grouped_bars,
-                bars,
-                [
-                    ("extraction_quality_score", "EQS"),
-                    ("schema_validity_rate", "validity"),
-                    ("field_f1_partial", "F1 partial"),
-                    ("exact_match_rate", "exact match"),
-                    ("type_accuracy", "type acc."),
-                    ("no_hallucination", "1 - halluc."),
-                ],
-                "grouped",
-                "Key metrics across models",
-                "Bars with 95% bootstrap CIs where computed.",
-                errors=ci,
-            )
-        )
-        wins = comparison.get("win_rate_matrix") or {}
-        order = [m for m in comparison.get("models", []) if m in wins]
-        if order:
-            matrix = np.array(
-                [[wins[a].get(b, np.nan) if a != b else np.nan for b in order] for a in order], dtype=float
-            )
-            out["comparison"].append(
-                _chart(
-                    charts.heatmap,
-                    matrix,
-                    order,
-                    order,
-                    "winrate",
-                    "Win rate matrix",
-                    "Share of shared samples where the row model's EQS beats the column model's.",
-                    cmap="Greens",
-                )
-            )
-        for name, frontier in (comparison.get("pareto_frontier") or {}).items():
-            if isinstance(frontier, Mapping) and frontier.get("available"):
-                out["comparison"].append(
-                    _chart(charts.pareto, frontier["points"], frontier["frontier"], frontier["cost_metric"])
-                )
+            args = (view.name, view.summary.eqs, ci.get("low"), ci.get("high"))
+            out["overview"].append(_read(_chart(charts.eqs_gauge, *args, str(i)),
+                                         lambda: readings.gauge(*args[:2], view.summary.band, *args[2:])))  # fmt: skip
+    if scored:
+        rows = {m.name: m.rows for m in models if m.rows}
+        _overview_and_accuracy(out, scored, rows)
+        _performance(out, rows)
+        _errors(out, scored)
+        _complexity(out, scored, rows)
+        _breakdowns(out, models)
+        comparison = document.get("comparison")
+        if isinstance(comparison, Mapping) and len(scored) > 1:
+            _comparison(out, scored, comparison)
     return defaultdict(list, {k: [c for c in v if c is not None] for k, v in out.items()})
 
 
+def _overview_and_accuracy(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]],
+                           rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:  # fmt: skip
+    out["overview"].append(_read(_chart(charts.radar, scored), lambda: readings.radar(scored)))
+    out["accuracy"].append(_read(_chart(charts.categories, scored), lambda: readings.categories(scored)))
+    pr = _enough({n: [(r["recall_partial"], r["precision_partial"]) for r in v] for n, v in rows.items()})
+    if pr:
+        chart = _chart(charts.scatter, pr, "pr", "Precision vs recall per sample", "recall (partial)",
+                       "precision (partial)", "One point per sample.")  # fmt: skip
+        out["accuracy"].append(_read(chart, lambda: readings.medians(pr, "recall", "precision")))
+
+
+def _performance(out: dict[str, list[Chart | None]], rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+    latencies = _enough({n: [r["latency_s"] for r in v if r["latency_s"] is not None] for n, v in rows.items()})
+    if latencies:
+        out["performance"].append(_read(_chart(charts.latency_histogram, latencies), lambda: readings.latency(latencies)))
+        points = {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies}
+        chart = _chart(charts.scatter, points, "latency-eqs", "Latency vs accuracy", "latency (s)", "EQS",
+                       "One point per sample.", xlim=None)  # fmt: skip
+        out["performance"].append(_read(chart, lambda: readings.correlation(points, "latency", "EQS")))
+    finished = _enough({n: [r["finished_at"] for r in v if r["finished_at"] is not None] for n, v in rows.items()})
+    if finished:
+        out["performance"].append(_read(_chart(charts.throughput, finished), lambda: readings.throughput(finished)))
+
+
+def _errors(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]]) -> None:
+    out["errors"].append(_read(_chart(charts.error_patterns, scored), lambda: readings.error_patterns(scored)))
+    names = _omitted_names(scored)
+    if names:
+        matrix = np.array(
+            [[((m.get("omission_analysis") or {}).get("by_field_name") or {}).get(n, {}).get("omission_rate", np.nan)
+              for m in scored.values()] for n in names],
+            dtype=float,
+        )  # fmt: skip
+        chart = _chart(charts.heatmap, matrix, names, list(scored), "omissions", "Field omission heatmap",
+                       f"Omission rate of the {len(names)} most often missed fields, highest mean rate first.",
+                       xlabel="model", ylabel="field")  # fmt: skip
+        out["errors"].append(_read(chart, lambda: readings.heatmap_top(matrix, names, list(scored), "Most omitted", "{:.0%}")))
+    severity = {n: (m.get("hallucination_analysis") or {}).get("severity") or {} for n, m in scored.items()}
+    if any(sum(v.values()) for v in severity.values()):
+        chart = _chart(charts.stacked_counts, severity, [("critical", "#b71c1c"), ("moderate", "#fb8c00"),
+                       ("minor", "#fdd835")], "severity", "Hallucination severity", "Spurious fields by severity.")  # fmt: skip
+        out["errors"].append(_read(chart, lambda: readings.severity(severity)))
+
+
+def _complexity(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]],
+                rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:  # fmt: skip
+    complexity = _enough({n: [(r["complexity_score"], r["f1_partial"]) for r in v if r["complexity_score"] is not None]
+                          for n, v in rows.items()})  # fmt: skip
+    if complexity:
+        chart = _chart(charts.scatter, complexity, "f1-complexity", "F1 vs schema complexity", "complexity score",
+                       "F1 (partial)", "One point per sample.", xlim=None)  # fmt: skip
+        out["complexity"].append(_read(chart, lambda: readings.correlation(complexity, "complexity", "F1")))
+        by_bin = {n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()}
+        out["complexity"].append(_read(_chart(charts.box_by_bin, by_bin, BINS), lambda: readings.bins(by_bin, BINS)))
+    correlation = _correlations(scored)
+    if correlation is not None:
+        matrix, labels, features = correlation
+        chart = _chart(charts.heatmap, matrix, labels, features, "correlation",
+                       "Correlation: metrics vs complexity features",
+                       "Pearson r of per-sample F1 and latency with each complexity feature, strongest first; "
+                       "blank: undefined.", vmin=-1.0, vmax=1.0, cmap="RdBu_r", fmt="{:+.2f}",
+                       xlabel="complexity feature", ylabel="per-sample metric")  # fmt: skip
+        out["complexity"].append(_read(chart, lambda: readings.heatmap_top(matrix, labels, features, "Strongest", "r {:+.2f}")))
+
+
+def _breakdowns(out: dict[str, list[Chart | None]], models: Sequence[ModelView]) -> None:
+    calibrations = {m.name: view for m in models if (view := sections.calibration_view(m.metrics))
+                    and view["fields"] >= MIN_POINTS and len(view["bins"]) >= 2}  # fmt: skip
+    if calibrations:
+        out["breakdowns"].append(_read(_chart(charts.reliability_diagram, calibrations),
+                                       lambda: readings.reliability(calibrations)))  # fmt: skip
+
+
+KEY_METRICS = (("extraction_quality_score", "EQS"), ("schema_validity_rate", "validity"),
+               ("field_f1_partial", "F1 partial"), ("exact_match_rate", "exact match"),
+               ("type_accuracy", "type acc."), ("no_hallucination", "1 - halluc."))  # fmt: skip
+
+
+def _comparison(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]],
+                comparison: Mapping[str, Any]) -> None:  # fmt: skip
+    ranking = comparison.get("eqs_ranking") or []
+    out["comparison"].append(_read(_chart(charts.eqs_ranking, ranking), lambda: readings.ranking(ranking)))
+    ci = {n: {k: (v.get("low"), v.get("high")) for k, v in (m.get("confidence_intervals") or {}).items()
+              if v.get("low") is not None} for n, m in scored.items()}  # fmt: skip
+    bars = {n: dict(m, no_hallucination=1 - m.get("hallucination_rate", 0.0)) for n, m in scored.items()}
+    chart = _chart(charts.grouped_bars, bars, KEY_METRICS, "grouped", "Key metrics across models",
+                   "Bars with 95% bootstrap CIs where computed.", errors=ci)  # fmt: skip
+    out["comparison"].append(_read(chart, lambda: readings.largest_gap(bars, KEY_METRICS)))
+    wins = comparison.get("win_rate_matrix") or {}
+    order = [m for m in comparison.get("models", []) if m in wins]
+    # two models' win rates are two numbers, in the pairwise table; a matrix earns its place from three
+    if len(order) >= 3:
+        matrix = np.array([[wins[a].get(b, np.nan) if a != b else np.nan for b in order] for a in order], dtype=float)
+        chart = _chart(charts.heatmap, matrix, order, order, "winrate", "Win rate matrix",
+                       "Share of shared samples where the row model's EQS beats the column model's.", cmap="Greens",
+                       xlabel="against model", ylabel="model")  # fmt: skip
+        out["comparison"].append(_read(chart, lambda: readings.win_rates(wins, order)))
+    for frontier in (comparison.get("pareto_frontier") or {}).values():
+        if isinstance(frontier, Mapping) and frontier.get("available") and len(frontier["points"]) >= 3:
+            chart = _chart(charts.pareto, frontier["points"], frontier["frontier"], frontier["cost_metric"])
+            out["comparison"].append(_read(chart, lambda f=frontier: "On the frontier: " + ", ".join(f["frontier"]) + "."))
+
+
 def _omitted_names(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Field names most often missed (by count over all models, then by rate)."""
+    """The MAX_NAMES fields missed most often over all models, shown by mean omission rate (highest first)."""
     missed: dict[str, int] = {}
-    rate: dict[str, float] = {}
+    rates: dict[str, list[float]] = defaultdict(list)
     for m in models.values():
         for name, entry in ((m.get("omission_analysis") or {}).get("by_field_name") or {}).items():
             missed[name] = missed.get(name, 0) + int(entry.get("missed", 0))
-            rate[name] = max(rate.get(name, 0.0), float(entry.get("omission_rate", 0.0)))
-    ranked = sorted((n for n, c in missed.items() if c > 0), key=lambda n: (-missed[n], -rate[n], n))
-    return ranked[:MAX_NAMES]
+            rates[name].append(float(entry.get("omission_rate", 0.0)))
+    chosen = sorted((n for n, c in missed.items() if c > 0), key=lambda n: (-missed[n], n))[:MAX_NAMES]
+    return sorted(chosen, key=lambda n: (-float(np.mean(rates[n])), -missed[n], n))
 
 
 def latency_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
@@ -263,4 +218,8 @@ def _correlations(models: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, 
         ],
         dtype=float,
     )
-    return matrix, [r for r, _ in rows], [f.replace("_", " ") for f in features]
+    # strongest feature first (largest |r| in its column); an all-blank column last
+    with np.errstate(all="ignore"):
+        strength = np.nan_to_num(np.nanmax(np.where(np.isfinite(matrix), np.abs(matrix), -1.0), axis=0), nan=-1.0)
+    order = sorted(range(len(features)), key=lambda j: (-strength[j], features[j]))
+    return matrix[:, order], [r for r, _ in rows], [features[j].replace("_", " ") for j in order]

@@ -47,16 +47,22 @@ class Chart:
     key: str
     title: str
     svg: str
-    caption: str = ""
+    caption: str = ""  # what the figure shows
+    reading: str = ""  # what the data says, in one line (set from the numbers the chart was drawn from)
 
 
-def label(text: Any, width: int = MAX_LABEL) -> str:
+def label(text: Any, width: int = MAX_LABEL, *, keep_end: bool = False) -> str:
     """A short one-line label (long untrusted names would squeeze the plot).
 
     Control characters are shown as escapes (no font has them, and matplotlib's "missing glyph"
     warning would carry them raw to the terminal) and ``$`` is escaped so no name becomes mathtext.
+    ``keep_end`` cuts the middle instead of the end: a field path is told apart by its leaf.
     """
-    return textsafe.terminal(" ".join(str(text).split()), width).replace("$", r"\$")
+    text = " ".join(str(text).split())
+    if keep_end and len(text) > width:
+        head = width // 3
+        text = text[:head] + "…" + text[len(text) - (width - head - 1):]
+    return textsafe.terminal(text, width).replace("$", r"\$")
 
 
 def color(index: int) -> str:

@@ -94,6 +94,22 @@ def test_runs_and_baselines_stay_in_the_directory_pytest_runs_from(
     result.stdout.fnmatch_lines([f"*results in {runs[0]}*", f"*{saved[0]}*"])
 
 
+def test_a_path_into_another_project_does_not_move_them_there(
+        pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # pytest finds its ini file from path-like arguments too: here the other project's pyproject.toml
+    pytester.makeini("[pytest]\n")
+    other = tmp_path_factory.mktemp("other-project")
+    (other / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
+    (other / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SAMPLES), encoding="utf-8")
+    (pytester.path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in OUTPUTS), encoding="utf-8")
+    result = pytester.runpytest("--extractbench", "--extractbench-dataset", str(other / "data.jsonl"),
+                                "--extractbench-predictions", "preds.jsonl", "--extractbench-sla", "none",
+                                "--extractbench-save", "main")  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert list((pytester.path / ".extractbench" / "baselines").glob("*_main.json"))
+    assert not (other / ".extractbench").exists()
+
+
 def test_with_an_ini_file_they_stay_in_the_project_root(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\n")
     sub = pytester.mkdir("sub")

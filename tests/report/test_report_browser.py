@@ -76,8 +76,8 @@ def test_report_loads_without_errors_and_renders_its_charts(chromium: str, repor
     assert console == []
     page = Page(dom)
     figures = [a["id"] for t, a in page.tags if t == "figure"]
-    assert len(figures) >= 15 and page.count("svg") >= len(figures)
-    for key in ("radar", "categories", "ranking", "winrate", "latency", "throughput", "complexity-box"):
+    assert len(figures) >= 13 and page.count("svg") >= len(figures)
+    for key in ("radar", "categories", "ranking", "grouped", "latency", "throughput", "complexity-box"):
         assert f"chart-{key}" in figures
     # every chart's SVG has drawn paths
     assert dom.count("<path") > 500

@@ -54,7 +54,6 @@ def test_single_model_report_has_every_section_and_the_charts_the_data_supports(
         "gauge-0",
         "radar",
         "categories",
-        "f1-modes",
         "pr",
         "errors",
         "omissions",
@@ -63,6 +62,7 @@ def test_single_model_report_has_every_section_and_the_charts_the_data_supports(
         "correlation",
     } <= chart_ids(page)
     assert not {"latency", "latency-eqs", "throughput"} & chart_ids(page)
+    assert "f1-modes" not in chart_ids(page)  # three bars the precision/recall table already shows
     assert page.count("svg") >= 10
     metrics = document["models"]["demo"]
     assert metrics["recommendation"] in text and metrics["eqs_band"] in text

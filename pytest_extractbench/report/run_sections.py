@@ -1,0 +1,339 @@
+"""The sections of summary.md and report.html that only some runs have: the comparison with a baseline,
+subsets and groups, confidence calibration, consistency over repeats, the pairwise model comparison and
+the input problems.
+
+Each ``*_view`` reads metrics.json and returns plain data, or None when the run has no such section;
+the Markdown renderers are here, the HTML ones in ``templates/_sections.html.j2``. Both show the same
+rows, so a number never appears in one file and not the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..analysis import catalog
+from ..analysis.stats import format_p
+from ..core.textsafe import markdown as md
+
+MAX_FIELD_DELTAS = 10  # per direction: the largest drops and the largest gains
+MAX_GROUPS = 10  # values of one group_by field shown (the rest stay in metrics.json)
+MAX_CONSISTENCY_FIELDS = 10
+MAX_PROBLEMS = 20
+
+
+def _label(metric: str) -> str:
+    found = catalog.get(metric)
+    return found.label if found else metric.replace("_", " ")
+
+
+def _catalog_order(names: Sequence[str]) -> list[str]:
+    known = [m.name for m in catalog.metrics() if m.name in names]
+    return known + sorted(n for n in names if n not in known)
+
+
+def _delta_row(metric: str, found: Mapping[str, Any]) -> dict[str, Any]:
+    ci = found.get("ci") or {}
+    delta = found.get("delta")
+    higher = found.get("higher_is_better", not catalog.lower_is_better(metric))
+    return {
+        "metric": metric,
+        "label": _label(metric),
+        "baseline": found.get("b"),
+        "current": found.get("a"),
+        "delta": delta,
+        "low": ci.get("low"),
+        "high": ci.get("high"),
+        "p": format_p(found.get("p_value")),
+        "significant": bool(found.get("significant")),
+        # which way is worse depends on the metric (a higher hallucination rate is worse)
+        "worse": delta is not None and (delta < 0 if higher else delta > 0),
+    }
+
+
+def _field_deltas(fields: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Per-field F1 (partial) deltas: the largest drops, the largest gains and how many did not move."""
+    rows = [
+        {"field": path, "baseline": f.get("baseline"), "current": f.get("current"), "delta": f["delta"],
+         "occurrences": f.get("expected")}
+        for path, f in fields.items() if isinstance(f, Mapping) and isinstance(f.get("delta"), (int, float))
+    ]  # fmt: skip
+    # most score moved first: a field seen 40 times that lost 0.5 matters more than one seen once that lost 1
+    def moved(r: Mapping[str, Any]) -> float:
+        return abs(r["delta"]) * (r["occurrences"] if isinstance(r["occurrences"], (int, float)) else 1.0)
+
+    drops = sorted((r for r in rows if r["delta"] < 0), key=lambda r: (-moved(r), r["field"]))
+    gains = sorted((r for r in rows if r["delta"] > 0), key=lambda r: (-moved(r), r["field"]))
+    return drops[:MAX_FIELD_DELTAS], gains[:MAX_FIELD_DELTAS], sum(r["delta"] == 0 for r in rows)
+
+
+def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The comparison with ``--extractbench-compare``'s baseline: verdicts, metric and per-field deltas, checks."""
+    found = document.get("baseline_comparison")
+    if not isinstance(found, Mapping):
+        return None
+    base = found.get("baseline") or {}
+    models = []
+    for model, entry in (found.get("models") or {}).items():
+        deltas = entry.get("metrics") or {}
+        drops, gains, unchanged = _field_deltas(entry.get("per_field_deltas") or {})
+        models.append({
+            "model": model,
+            "baseline_model": entry.get("baseline_model", model),
+            "verdict": entry.get("verdict", "-"),
+            "n_shared": entry.get("n_shared", 0),
+            "paired_on": entry.get("paired_on", ""),
+            "metrics": [_delta_row(name, deltas[name]) for name in _catalog_order(list(deltas))],
+            "drops": drops,
+            "gains": gains,
+            "unchanged": unchanged,
+        })  # fmt: skip
+    test = found.get("test", "permutation")
+    return {
+        "name": base.get("name", "-"),
+        "created_at": base.get("created_at"),
+        "test": "paired permutation test" if test == "permutation" else f"paired {test}",
+        "alpha": found.get("alpha"),
+        "confidence": found.get("confidence"),
+        "notes": list(found.get("notes") or []),
+        "models": models,
+        "checks": [{"message": c.get("message", ""), "failed": bool(c.get("failed"))} for c in found.get("checks") or []],
+        "passed": found.get("passed"),
+    }
+
+
+def _group_row(kind: str, name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    values = entry.get("metrics") or {}
+    ci = (entry.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
+    return {
+        "kind": kind,
+        "name": name,
+        "count": entry.get("count", 0),
+        "aggregation": entry.get("aggregation", "mean"),
+        "score": entry.get("score"),
+        "eqs": values.get("extraction_quality_score"),
+        "low": ci.get("low"),
+        "high": ci.get("high"),
+        "validity": values.get("schema_validity_rate"),
+        "f1": values.get("field_f1_partial"),
+        "hallucination": values.get("hallucination_rate"),
+    }
+
+
+def groups_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One model's subsets and groups: a row each (at most MAX_GROUPS values per group field)."""
+    subsets = metrics.get("subsets") or {}
+    groups = metrics.get("groups") or {}
+    if not subsets and not groups:
+        return None
+    rows = [_group_row("subset", str(name), entry) for name, entry in subsets.items()]
+    hidden = []
+    for field, values in groups.items():
+        # the weakest groups first: they are what a reader looks for
+        ordered = sorted(values.items(), key=lambda kv: (kv[1].get("score") is None, kv[1].get("score") or 0.0, str(kv[0])))
+        rows += [_group_row("group", f"{field} = {value}", entry) for value, entry in ordered[:MAX_GROUPS]]
+        if len(ordered) > MAX_GROUPS:
+            hidden.append(f"{len(ordered) - MAX_GROUPS} more groups of {field} in metrics.json")
+    return {"rows": rows, "hidden": hidden}
+
+
+def calibration_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Confidence calibration (token logprobs): ECE, MCE, Brier and the filled reliability bins."""
+    found = metrics.get("calibration")
+    if not isinstance(found, Mapping) or not found.get("fields"):
+        return None
+    bins = [b for b in found.get("bins") or [] if b.get("count")]
+    return {
+        "fields": found["fields"],
+        "samples": found.get("samples"),
+        "ece": found.get("ece"),
+        "mce": found.get("mce"),
+        "brier": found.get("brier"),
+        "mean_confidence": found.get("mean_confidence"),
+        "accuracy": found.get("accuracy"),
+        "bins": bins,
+    }
+
+
+def consistency_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Consistency over ``--extractbench-repeats`` runs of each sample."""
+    found = metrics.get("consistency")
+    if not isinstance(found, Mapping) or not found.get("samples"):
+        return None
+    return {
+        "samples": found["samples"],
+        "runs_per_sample": found.get("runs_per_sample"),
+        "exact": found.get("exact_match_consistency"),
+        "field_level": found.get("field_level_consistency"),
+        "value_std": found.get("value_variance"),
+        "fully_consistent": found.get("fully_consistent_samples"),
+        "least_consistent": list(found.get("least_consistent_fields") or [])[:MAX_CONSISTENCY_FIELDS],
+    }
+
+
+def pairwise_view(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """EQS differences between the run's models on shared samples, with significance and win rates."""
+    comparison = document.get("comparison")
+    if not isinstance(comparison, Mapping):
+        return []
+    wins = comparison.get("win_rate_matrix") or {}
+    rows = []
+    for pair in (comparison.get("pairwise") or {}).values():
+        a, b = pair.get("a"), pair.get("b")
+        eqs = (pair.get("metrics") or {}).get("extraction_quality_score")
+        row = {"a": a, "b": b, "n_shared": pair.get("n_shared", 0), "note": pair.get("note")}
+        if eqs:
+            row |= _delta_row("extraction_quality_score", eqs)
+            row["a_wins"] = (wins.get(a) or {}).get(b)
+            row["b_wins"] = (wins.get(b) or {}).get(a)
+        rows.append(row)
+    return rows
+
+
+def problems_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The dataset and predictions problems of the run, errors first."""
+    found = (document.get("run") or {}).get("problems") or []
+    if not found:
+        return None
+    items = [p if isinstance(p, Mapping) else {"message": str(p)} for p in found]
+    items.sort(key=lambda p: p.get("severity") != "error")
+    shown = []
+    for p in items[:MAX_PROBLEMS]:
+        where = ":".join(str(p[k]) for k in ("source", "location") if p.get(k) not in (None, ""))
+        what = " ".join(str(p[k]) for k in ("sample_id", "field") if p.get(k) not in (None, ""))
+        shown.append({"severity": p.get("severity") or "warning", "where": where, "what": what,
+                      "message": str(p.get("message", ""))})  # fmt: skip
+    return {"total": len(items), "errors": sum(p.get("severity") == "error" for p in items), "shown": shown}
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+
+
+def _n(value: Any, signed: bool = False) -> str:
+    if not isinstance(value, (int, float)):
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def _count(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else "-"
+
+
+def _pct(value: Any) -> str:
+    return f"{100 * value:.1f}%" if isinstance(value, (int, float)) else "-"
+
+
+def _ci(row: Mapping[str, Any]) -> str:
+    return f"[{row['low']:+.3f}, {row['high']:+.3f}]" if row.get("low") is not None else "-"
+
+
+def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
+    if not view:
+        return []
+    lines = ["## Against the baseline", "",
+             f"Baseline {md(view['name'])}; {md(view['test'])}, alpha {view['alpha']}."]  # fmt: skip
+    lines += [f"- note: {md(note)}" for note in view["notes"]]
+    for m in view["models"]:
+        against = "" if m["baseline_model"] == m["model"] else f" (against baseline model {md(m['baseline_model'])})"
+        lines += ["", f"### {md(m['model'])}{against}: {md(str(m['verdict']).upper())} on {m['n_shared']} shared samples",
+                  "", "| Metric | Baseline | Current | Delta | CI | p | Significant |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        for r in m["metrics"]:
+            worse = " (worse)" if r["worse"] and r["significant"] else ""
+            lines.append(f"| {md(r['label'])} | {_n(r['baseline'])} | {_n(r['current'])} | {_n(r['delta'], True)}{worse} | "
+                         f"{_ci(r)} | {md(r['p'])} | {'yes' if r['significant'] else 'no'} |")  # fmt: skip
+        for title, rows in (("Largest field drops", m["drops"]), ("Largest field gains", m["gains"])):
+            if rows:
+                lines += ["", f"{title} (F1 partial per field):", "",
+                          "| Field | Baseline | Current | Delta | Occurrences |", "|---|---|---|---|---|"]  # fmt: skip
+                lines += [f"| {md(r['field'])} | {_n(r['baseline'])} | {_n(r['current'])} | {_n(r['delta'], True)} | "
+                          f"{_count(r['occurrences'])} |" for r in rows]  # fmt: skip
+        lines += ["", f"{m['unchanged']} field(s) unchanged."]
+    if view["checks"]:
+        lines += ["", "Checks:"]
+        lines += [f"- {'**FAILED**' if c['failed'] else 'passed'}: {md(c['message'])}" for c in view["checks"]]
+    return [*lines, ""]
+
+
+def groups_md(view: Mapping[str, Any] | None) -> list[str]:
+    if not view:
+        return []
+    lines = ["", "### Subsets and groups", "",
+             "| Subset / group | Samples | Score | EQS | EQS CI | Validity | F1 (partial) | Hallucination |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in view["rows"]:
+        if not r["count"]:
+            lines.append(f"| {md(r['name'])} | 0 | - | - | - | - | - | - |")
+            continue
+        ci = f"[{_n(r['low'])}, {_n(r['high'])}]" if r["low"] is not None else "-"
+        lines.append(f"| {md(r['name'])} | {r['count']} | {_n(r['score'])} ({md(r['aggregation'])}) | {_n(r['eqs'])} | {ci} | "
+                     f"{_pct(r['validity'])} | {_n(r['f1'])} | {_pct(r['hallucination'])} |")  # fmt: skip
+    lines += [f"- {md(h)}" for h in view["hidden"]]
+    return lines
+
+
+def calibration_md(view: Mapping[str, Any] | None) -> list[str]:
+    if not view:
+        return []
+    lines = ["", "### Confidence calibration", "",
+             f"ECE {_n(view['ece'])}, MCE {_n(view['mce'])}, Brier {_n(view['brier'])} over {view['fields']} fields "
+             f"(mean confidence {_pct(view['mean_confidence'])}, accuracy {_pct(view['accuracy'])}).", "",
+             "| Confidence | Fields | Mean confidence | Accuracy | Gap |", "|---|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {b['low']:.1f}-{b['high']:.1f} | {b['count']} | {_pct(b['confidence'])} | {_pct(b['accuracy'])} | "
+              f"{_pct(b['gap'])} |" for b in view["bins"]]  # fmt: skip
+    return lines
+
+
+def consistency_md(view: Mapping[str, Any] | None) -> list[str]:
+    if not view:
+        return []
+    std = "n/a" if view["value_std"] is None else f"{view['value_std']:.4g}"
+    lines = ["", "### Consistency over repeats", "",
+             f"{view['samples']} samples run {view['runs_per_sample']} times: identical outputs {_pct(view['exact'])}, "
+             f"field-level agreement {_pct(view['field_level'])}, numeric std {std}; "
+             f"{view['fully_consistent']} samples fully consistent."]  # fmt: skip
+    if view["least_consistent"]:
+        lines += ["", "Least consistent fields: " + ", ".join(
+            f"{md(f['field'])} ({_pct(f['agreement'])})" for f in view["least_consistent"])]  # fmt: skip
+    return lines
+
+
+def pairwise_md(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    lines = ["### Pairwise EQS differences (shared samples)", "",
+             "| Pair | Shared | EQS delta (a - b) | CI | p | Significant | a wins | b wins |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in rows:
+        pair = f"{md(r['a'])} vs {md(r['b'])}"
+        if "delta" not in r:
+            lines.append(f"| {pair} | {r['n_shared']} | {md(r['note'] or 'not compared')} | | | | | |")
+            continue
+        lines.append(f"| {pair} | {r['n_shared']} | {_n(r['delta'], True)} | {_ci(r)} | {md(r['p'])} | "
+                     f"{'yes' if r['significant'] else 'no'} | {_pct(r['a_wins'])} | {_pct(r['b_wins'])} |")  # fmt: skip
+    return [*lines, ""]
+
+
+def problems_md(view: Mapping[str, Any] | None) -> list[str]:
+    if not view:
+        return []
+    lines = ["## Input problems", "", f"{view['total']} problem(s), {view['errors']} error(s):", ""]
+    for p in view["shown"]:
+        at = " ".join(part for part in (p["where"], p["what"]) if part)
+        lines.append(f"- [{md(p['severity'])}] " + (f"{md(at)}: " if at else "") + md(p["message"]))
+    if view["total"] > len(view["shown"]):
+        lines.append(f"- ... {view['total'] - len(view['shown'])} more in metrics.json")
+    return [*lines, ""]
+
+
+def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
+    """One line per model with the regression verdict, for the top of summary.md beside the gate."""
+    if not view:
+        return []
+    lines = []
+    for m in view["models"]:
+        eqs = next((r for r in m["metrics"] if r["metric"] == "extraction_quality_score"), None)
+        change = (f": EQS {_n(eqs['baseline'])} -> {_n(eqs['current'])} ({_n(eqs['delta'], True)}, {md(eqs['p'])})"
+                  if eqs else "")  # fmt: skip
+        lines.append(f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
+                     f"**{md(str(m['verdict']).upper())}**{change}")  # fmt: skip
+    return [*lines, ""]

@@ -1,0 +1,145 @@
+"""Charts that earn their place: labelled axes, a reading computed from the data, sorted heatmaps, and no
+plot for too few points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from _runs import DATASET, fixture_outputs, gold_outputs, make_run
+
+from pytest_extractbench.report import chart_readings as readings
+from pytest_extractbench.report import charts, html, html_charts, svg
+from pytest_extractbench.report.rows import load_run
+
+
+@pytest.fixture
+def figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Every figure the charts draw, by chart key, before it becomes SVG."""
+    drawn: dict[str, Any] = {}
+    real = svg.to_svg
+
+    def capture(fig: Any, key: str) -> str:
+        drawn[key] = fig
+        return real(fig, key)
+
+    monkeypatch.setattr(charts, "to_svg", capture)
+    return drawn
+
+
+def _charts(run: Path) -> dict[str, svg.Chart]:
+    context = html.build_context(load_run(run))
+    return {c.key: c for section in context["charts"].values() for c in section}
+
+
+def test_every_chart_has_labelled_axes_and_a_reading(tmp_path: Path, figures: dict[str, Any]) -> None:
+    run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl"),
+                              "gold": gold_outputs()}, timed=True)  # fmt: skip
+    drawn = _charts(run)
+    assert {"pr", "latency", "latency-eqs", "throughput", "errors", "omissions", "f1-complexity", "complexity-box",
+            "correlation", "ranking", "grouped", "winrate", "categories", "severity"} <= set(drawn)  # fmt: skip
+    for key, chart in drawn.items():
+        assert chart.reading, key
+        if key.startswith("gauge-") or key == "radar":
+            continue  # a dial and a polar plot have no x and y axes
+        main = figures[key].axes[0]
+        assert main.get_xlabel() and main.get_ylabel(), key
+
+
+def test_too_few_samples_make_no_per_sample_chart(tmp_path: Path) -> None:
+    few = _charts(make_run(tmp_path / "few", {"m": gold_outputs()}, samples=DATASET.samples[:4], timed=True))
+    enough = _charts(make_run(tmp_path / "enough", {"m": gold_outputs()}, samples=DATASET.samples[:5], timed=True))
+    per_sample = {"pr", "latency", "latency-eqs", "throughput", "f1-complexity", "complexity-box"}
+    assert not per_sample & set(few)
+    assert per_sample <= set(enough)
+    # the per-model figures stay: they summarize the run, not points
+    assert {"categories", "radar"} <= set(few)
+
+
+def test_two_models_get_no_win_rate_matrix(tmp_path: Path) -> None:
+    drawn = _charts(make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl")}))
+    assert "ranking" in drawn and "winrate" not in drawn
+
+
+def test_a_bin_of_few_samples_shows_its_points_not_a_box(figures: dict[str, Any]) -> None:
+    charts.box_by_bin({"m": {"simple": [1.0], "medium": [0.1, 0.2, 0.3, 0.4, 0.5], "complex": []}},
+                      ("simple", "medium", "complex"))  # fmt: skip
+    ax = figures["complexity-box"].axes[0]
+    assert len(ax.patches) == 1  # one box: medium
+    (points,) = ax.collections
+    assert points.get_offsets()[:, 1].tolist() == [1.0]  # simple's one sample, as a point
+
+
+def test_the_omission_heatmap_shows_the_most_missed_fields_highest_rate_first(monkeypatch) -> None:
+    monkeypatch.setattr(html_charts, "MAX_NAMES", 3)
+    by_name = {
+        "x": {"missed": 1, "omission_rate": 1.0},
+        "y": {"missed": 3, "omission_rate": 0.3},
+        "z": {"missed": 2, "omission_rate": 1.0},
+        "w": {"missed": 0, "omission_rate": 0.0},
+        "zz": {"missed": 1, "omission_rate": 0.1},  # ties x on missed; x wins by name
+    }
+    names = html_charts._omitted_names({"m": {"omission_analysis": {"by_field_name": by_name}}})
+    # chosen by count missed (y 3, z 2, then x before zz), shown by rate: z and x (1.0; z missed more), then y
+    assert names == ["z", "x", "y"]
+
+
+def test_the_correlation_heatmap_puts_the_strongest_feature_first() -> None:
+    found = {"f1_vs_depth": {"r": -0.2}, "f1_vs_fields": {"r": 0.7}, "f1_vs_enums": {"r": None},
+             "latency_vs_depth": {"r": 0.9}, "latency_vs_fields": {"r": 0.1}, "latency_vs_enums": {"r": -0.3}}  # fmt: skip
+    matrix, rows, features = html_charts._correlations({"m": {"complexity_correlation": found}})
+    assert rows == ["f1", "latency"]
+    # strongest |r| per column: depth 0.9, fields 0.7, enums 0.3
+    assert features == ["depth", "fields", "enums"]
+    assert matrix[0].tolist()[:2] == [-0.2, 0.7] and np.isnan(matrix[0, 2])
+    assert matrix[1].tolist() == [0.9, 0.1, -0.3]
+
+
+def test_long_field_paths_keep_their_leaf() -> None:
+    path = "shipments[].packages[].contents[].declared_value"
+    shown = svg.label(path, 30, keep_end=True)
+    assert len(shown) == 30 and shown.endswith("contents[].declared_value"[-19:]) and shown.startswith("shipments[")
+    assert svg.label(path, 30).startswith("shipments[].packages[].conten")
+
+
+# -- readings, by hand -------------------------------------------------------------------------
+
+
+def test_readings_of_the_summary_charts() -> None:
+    m = {"schema_validity_rate": 0.9, "field_f1_partial": 0.7, "type_accuracy": 1.0, "hallucination_rate": 0.05,
+         "match_category_distribution": {"exact": 0.6, "partial": 0.1, "incorrect": 0.05, "missed": 0.2, "spurious": 0.05}}  # fmt: skip
+    assert readings.radar({"m": m}) == "weakest component F1 partial (0.700)."
+    assert readings.categories({"m": m}) == "60% of fields exact, most of the rest missed (20%)."
+    assert readings.gauge("m", 0.8123, "Good - suitable with human review", 0.75, 0.86) == (
+        "m: EQS 0.812, 95% CI [0.750, 0.860], good.")
+    assert readings.largest_gap({"a": {"x": 0.9, "y": 0.5}, "b": {"x": 0.8, "y": 0.9}}, [("x", "X"), ("y", "Y")]) == (
+        "Largest difference: Y, b 0.900 vs a 0.500.")
+
+
+def test_readings_of_per_sample_charts() -> None:
+    rising = {"m": [(1.0, 0.1), (2.0, 0.4), (3.0, 0.5), (4.0, 0.9), (5.0, 1.0)]}
+    assert readings.correlation(rising, "complexity", "F1") == (
+        "a strong rising relation of F1 to complexity (Spearman rho +1.00, n 5).")
+    flat = {"m": [(1.0, 0.5), (2.0, 0.5), (3.0, 0.5)]}
+    assert "no rank correlation defined" in readings.correlation(flat, "x", "y")
+    # numpy's linear interpolation: p50 of 1..5 is 3, p95 is 4 + 0.8 * 1
+    assert readings.latency({"m": [1.0, 2.0, 3.0, 4.0, 5.0]}) == "p50 3.00 s, p95 4.80 s."
+    assert readings.throughput({"m": [10.0, 11.0, 12.0, 13.0, 14.0]}) == "5 responses, 1.00 responses/s on average."
+    assert readings.bins({"m": {"simple": [1.0, 0.5, 0.8], "complex": [0.2]}}, ("simple", "medium", "complex")) == (
+        "median F1 simple 0.80 (n 3), complex 0.20 (n 1).")
+    assert readings.medians({"a": [(0.5, 1.0), (1.0, 0.0), (0.0, 0.5)]}, "recall", "precision") == (
+        "median recall 0.500, precision 0.500.")
+
+
+def test_readings_of_the_comparison_charts() -> None:
+    ranking = [{"model": "a", "extraction_quality_score": 0.9, "significantly_better_than_next": True},
+               {"model": "b", "extraction_quality_score": 0.75, "significantly_better_than_next": None}]  # fmt: skip
+    assert readings.ranking(ranking) == "a leads b by 0.150 EQS (significant)."
+    wins = {"a": {"b": 0.6, "c": 0.9}, "b": {"a": 0.3, "c": 0.5}, "c": {"a": 0.05, "b": 0.4}}
+    assert readings.win_rates(wins, ["a", "b", "c"]) == "Most one-sided: a beats c on 90% of shared samples."
+    matrix = np.array([[0.2, np.nan], [-0.7, 0.4]])
+    assert readings.heatmap_top(matrix, ["f1", "latency"], ["depth", "size"], "Strongest", "r {:+.2f}") == (
+        "Strongest: latency, depth (r -0.70).")
+    assert readings.severity({"m": {"critical": 2, "moderate": 1, "minor": 0}}) == "2 critical of 3 spurious fields."
