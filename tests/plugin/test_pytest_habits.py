@@ -219,6 +219,16 @@ def test_lf_reruns_exactly_the_failed_samples(pytester: pytest.Pytester, data: P
     cached(pytester, PERFECT, "--lf").assert_outcomes(passed=4)
 
 
+def test_lf_under_xdist_reruns_exactly_the_failed_samples(pytester: pytest.Pytester, data: Path) -> None:
+    cached(pytester, TWO_BROKEN, "-n", "2").assert_outcomes(passed=2, failed=2)
+    second = cached(pytester, TWO_BROKEN, "--lf", "-n", "2")
+    second.assert_outcomes(failed=2)  # the workers deselect; xdist's controller does not count those
+    second.stdout.fnmatch_lines(["*the gate saw 2 of 4 samples*"])
+    ids = [json.loads(line)["sample_id"] for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    assert sorted(ids) == ["med-deep", "skip-1"]
+    assert metrics(pytester)["run"]["partial"]["models"]["predictions"] == {"scored": 2, "collected": 4}
+
+
 def test_ff_runs_the_failed_samples_first(pytester: pytest.Pytester, data: Path) -> None:
     cached(pytester, TWO_BROKEN).assert_outcomes(passed=2, failed=2)
     second = cached(pytester, TWO_BROKEN, "--ff")
