@@ -34,11 +34,13 @@ GROUPINGS: dict[str, Callable[[FieldResult], str]] = {
 }
 
 
-def _tally(records: Sequence[SampleRecord], key: Callable[[FieldResult], str], options: ScoringOptions,
-           credited: bool) -> dict[str, list[int]]:
-    """group -> [exact, partial, partial_lenient, incorrect, missed, spurious]."""
+def _tally(records: Sequence[SampleRecord], options: ScoringOptions,
+           credited: bool) -> dict[str, dict[str, list[int]]]:
+    """grouping -> group -> [exact, partial, partial_lenient, incorrect, missed, spurious], every grouping of
+    GROUPINGS in one walk over the fields."""
     lenient = options.lenient_threshold
-    tallies: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
+    tallies: dict[str, dict[str, list[int]]] = {name: defaultdict(lambda: [0] * 6) for name in GROUPINGS}
+    groupings = [(key, tallies[name]) for name, key in GROUPINGS.items()]
     for record in records:
         valid = record.score.valid
         for field in record.score.fields:
@@ -46,13 +48,16 @@ def _tally(records: Sequence[SampleRecord], key: Callable[[FieldResult], str], o
             index = _INDEX.get(category)
             if index is None:  # error / pending: outside every metric
                 continue
-            row = tallies[key(field)]
             if credited and not valid and index < 4:  # no credit for an invalid output
-                row[3] += 1
+                for key, tally in groupings:
+                    tally[key(field)][3] += 1
                 continue
-            row[index] += 1
-            if category == PARTIAL or (category == INCORRECT and field.score >= lenient):
-                row[2] += 1
+            also_lenient = category == PARTIAL or (category == INCORRECT and field.score >= lenient)
+            for key, tally in groupings:
+                row = tally[key(field)]
+                row[index] += 1
+                if also_lenient:
+                    row[2] += 1
     return tallies
 
 
@@ -72,16 +77,17 @@ def _order(keys: Any) -> list[str]:
 def breakdown_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
     """P/R/F1 (strict, partial, lenient) per field type, depth, name and required/optional."""
     out: dict[str, Any] = {}
-    for name, key in GROUPINGS.items():
-        tallies = _tally(records, key, options, credited=True)
+    for name, tallies in _tally(records, options, credited=True).items():
         out[name] = {group: _metrics(tallies[group]) for group in _order(tallies)}
     return out
 
 
 def omission_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
     """Spec 4.4.3: which expected fields are missed, by name, type, required/optional and depth."""
-    def rates(key: Callable[[FieldResult], str]) -> dict[str, dict[str, Any]]:
-        tallies = _tally(records, key, options, credited=False)
+    observed = _tally(records, options, credited=False)
+
+    def rates(grouping: str) -> dict[str, dict[str, Any]]:
+        tallies = observed[grouping]
         out = {}
         for group in _order(tallies):
             row = tallies[group]
@@ -90,9 +96,9 @@ def omission_section(records: Sequence[SampleRecord], options: ScoringOptions) -
                 out[group] = {"omission_rate": row[4] / expected, "missed": row[4], "total_occurrences": expected}
         return out
 
-    by_name = rates(GROUPINGS["field_metrics_by_name"])
+    by_name = rates("field_metrics_by_name")
     flat = {
-        label: {group: entry["omission_rate"] for group, entry in rates(GROUPINGS[grouping]).items()}
+        label: {group: entry["omission_rate"] for group, entry in rates(grouping).items()}
         for label, grouping in (("by_field_type", "field_metrics_by_type"),
                                 ("by_required_vs_optional", "field_metrics_by_required"),
                                 ("by_nesting_depth", "field_metrics_by_depth"))

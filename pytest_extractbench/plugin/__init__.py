@@ -46,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
         bench = BenchSession(config, settings)
     config.stash[BENCH_KEY] = bench
     config.pluginmanager.register(_InterruptListener(bench), "extractbench-interrupt")
+    config.pluginmanager.register(_HeapSettler(bench), "extractbench-heap")
     if not bench.is_worker:
         config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
         from .failure_details import FailureDetails
@@ -107,6 +108,17 @@ class _ProgressLine:
             if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
                 writer.write("\n")  # after a row of progress dots
             writer.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))
+
+
+class _HeapSettler:
+    """Counts finished items in every process (they run in it, or their reports arrive in it)."""
+
+    def __init__(self, bench: BenchSession) -> None:
+        self.bench = bench
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self.bench.item_finished()
 
 
 class _InterruptListener:
@@ -205,6 +217,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.when == "call" and _bench(item.config) is not None and _is_sample(item) and item.record is not None:
         report.extractbench = data = item.record.to_dict()
         _bench(item.config).hand_over(report.nodeid, item.record)
+        # the session (or, from a worker, the report) has it now: pytest keeps every item to the end
+        item.record = None
         # JUnit XML <property> elements and pytest-html columns, as record_property would add them
         properties = pytest_html_glue.junit_properties(data)
         item.user_properties.extend(properties)  # the teardown report carries them into the JUnit XML

@@ -9,8 +9,9 @@ reaches the viewer as escaped JSON that its script shows through textContent onl
 from __future__ import annotations
 
 import json
+import secrets
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -187,7 +188,7 @@ def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str]:
     """The viewer's embedded data, its script and the CSP that allows that script alone."""
     script = viewer.script()
     return {
-        "json": viewer.embed_json(viewer.viewer_data(runs)),
+        "json": viewer.EmbeddedJson(viewer.viewer_data(runs)),  # renders as embed_json's text
         "script": script,
         "csp": CSP.replace("default-src 'none';", f"default-src 'none'; script-src {viewer.script_hash(script)};"),
     }
@@ -281,13 +282,42 @@ def render_fragment(template: str, **context: Any) -> str:
 
 def write_report(run: RunData, output: Path, *, title: str | None = None) -> Path:
     """Render the run into ``output`` (written atomically)."""
-    return _write(render(build_context(run, title=title)), output)
+    return _write_page("report.html.j2", build_context(run, title=title), output)
 
 
-def _write(text: str, output: Path) -> Path:
+def _write_page(template: str, context: dict[str, Any], output: Path) -> Path:
+    """Render ``template`` into ``output`` as the template yields it, the viewer's data as its JSON is made:
+    a large run's page is tens of megabytes, and is never held whole beside the data it was made from. The
+    page is the same text :func:`render` gives."""
+    embedded = context["viewer"]["json"]
+    if not isinstance(embedded, viewer.EmbeddedJson):
+        return _write_parts(_environment().get_template(template).generate(**context), output)
+    mark = f"\x00viewer-data-{secrets.token_hex(16)}\x00"  # nothing else in the page can hold it
+    context = {**context, "viewer": {**context["viewer"], "json": mark}}
+
+    def parts() -> Iterator[str]:
+        for part in _environment().get_template(template).generate(**context):
+            if mark in part:
+                before, after = part.split(mark, 1)
+                yield before
+                yield from embedded.parts()
+                yield after
+            else:
+                yield part
+
+    return _write_parts(parts(), output)
+
+
+def _write_parts(parts: Iterable[str], output: Path) -> Path:
+    """The page written piece by piece (atomically: a failure leaves the previous file, if any)."""
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_name(output.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.writelines(parts)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(output)
     return output
 
@@ -300,4 +330,4 @@ def write_viewer(runs: Sequence[ViewerRun], output: Path, *, title: str | None =
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "viewer": viewer_context(runs),
     }
-    return _write(render(context, "viewer.html.j2"), output)
+    return _write_page("viewer.html.j2", context, output)

@@ -7,7 +7,7 @@ the machine-readable files or changes the session's verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,10 @@ def write_reports(
     document: Mapping[str, Any],
     records: Callable[[], Iterable[Mapping[str, Any]]],
     options: ReportOptions,
+    samples: Mapping[str, Sequence[Any]] | None = None,
 ) -> tuple[list[Path], list[str]]:
-    """Write every report file; returns the files written and the errors met."""
+    """Write every report file; returns the files written and the errors met. ``samples``: the dataset's samples
+    by the file the records name, when the caller still holds them (see :class:`.rows.RunData`)."""
     # imported here: the report writers (jinja2, matplotlib behind them) are needed once, at session end
     from .exports import METRICS_CSV, SAMPLES_CSV, SUMMARY_FILE, write_exports
     from .html import REPORT_FILE, write_report
@@ -66,7 +68,7 @@ def write_reports(
         errors.append(f"summary.md/CSV files: {type(exc).__name__}: {exc}")
     if options.html:
         try:
-            written.append(write_report(RunData(dict(document), records, run_dir), run_dir / REPORT_FILE))
+            written.append(write_report(RunData(dict(document), records, run_dir, samples), run_dir / REPORT_FILE))
         except Exception as exc:
             log.exception("extractbench: writing report.html failed")
             errors.append(f"report.html: {type(exc).__name__}: {exc}")

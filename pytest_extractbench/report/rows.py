@@ -8,7 +8,7 @@ far more than a chart needs), and full records are read again only for the sampl
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,9 @@ class RunData:
     document: dict[str, Any]  # metrics.json
     records: Records
     source: Path | None = None
+    # the dataset's samples by the file the records name (meta.source), when the run that wrote the records
+    # still holds them: the viewer takes them instead of parsing the file again
+    samples: Mapping[str, Sequence[Any]] | None = None
 
 
 def load_run(run_dir: Path) -> RunData:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -43,9 +44,22 @@ def clip(text: str, width: int = MAX_TEXT) -> str:
     return text if len(text) <= width else text[: width - 1] + f"… ({len(text):,} characters)"
 
 
+# json.dumps of these scalars, without its encoder set-up: a run has tens of field values per sample
+_SCALARS: dict[type, Any] = {
+    type(None): lambda v: "null", bool: lambda v: "true" if v else "false", int: int.__repr__,
+    float: lambda v: float.__repr__(v) if math.isfinite(v) else json.dumps(v),
+}
+
+
 def _json_text(value: Any, width: int = MAX_VALUE) -> str:
     """Compact JSON (the page indents schema and gold for display), clipped."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    kind = type(value)
+    if kind is str:
+        text = value
+    else:
+        scalar = _SCALARS.get(kind)
+        text = scalar(value) if scalar is not None else (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
     return clip(text, width)
 
 
@@ -64,29 +78,36 @@ class _Strings:
         return found
 
 
-def _dataset_samples(runs: Sequence[ViewerRun], wanted: set[str]) -> tuple[dict[str, Sample], list[str]]:
-    """The samples of the dataset files the records name (meta.source), read with the column mapping the
-    run used, by id; notes say what was not found."""
-    sources: dict[str, Mapping[str, str]] = {}
+def _columns(item: ViewerRun) -> Mapping[str, str]:
+    """The column mapping the run read its dataset with."""
+    options = (item.run.document.get("run") or {}).get("options") or {}
+    columns = (options.get("data") or {}).get("columns") if isinstance(options.get("data"), Mapping) else None
+    return columns if isinstance(columns, Mapping) else {}
+
+
+def _dataset_samples(runs: Sequence[ViewerRun], wanted: set[str],
+                     sources: Mapping[str, Mapping[str, str]]) -> tuple[dict[str, Sample], list[str]]:
+    """The samples of the dataset files the records name (``sources``: file -> the column mapping the run used),
+    by id; notes say what was not found. A run that still holds its dataset (the session that just ran it) lends
+    its samples instead of the file being parsed again."""
+    loaded: dict[str, Sequence[Sample]] = {}
     for item in runs:
-        options = (item.run.document.get("run") or {}).get("options") or {}
-        columns = (options.get("data") or {}).get("columns") if isinstance(options.get("data"), Mapping) else None
-        for record in item.run.records():
-            source = (record.get("meta") or {}).get("source")
-            if isinstance(source, str) and source:
-                sources.setdefault(source, columns if isinstance(columns, Mapping) else {})
+        for source, samples in (item.run.samples or {}).items():
+            loaded.setdefault(source, samples)
     found: dict[str, Sample] = {}
     notes: list[str] = []
     for source, columns in sources.items():
         if source.startswith("hf:") or not Path(source).exists():
             notes.append(f"dataset {source}: not readable here, so source text, schema and gold are not shown")
             continue
-        try:
-            dataset = load_source(source, columns=columns)
-        except Exception as exc:  # a changed or foreign file: the viewer still shows scores and outputs
-            notes.append(f"dataset {source}: {type(exc).__name__}: {exc}")
-            continue
-        for sample in dataset.samples:
+        samples = loaded.get(source)
+        if samples is None:
+            try:
+                samples = load_source(source, columns=columns).samples
+            except Exception as exc:  # a changed or foreign file: the viewer still shows scores and outputs
+                notes.append(f"dataset {source}: {type(exc).__name__}: {exc}")
+                continue
+        for sample in samples:
             if sample.id in wanted:
                 found.setdefault(sample.id, sample)
     if not notes and len(found) < len(wanted):  # a dataset file edited since, or read without its mapping
@@ -103,8 +124,10 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
     samples: list[list[Any]] = []
     results: list[dict[int, list[Any]]] = []
     gold_fields: list[dict[int, int]] = []  # per row: path -> expected value (string index)
+    sources: dict[str, Mapping[str, str]] = {}
     for item in runs:
         by_model: dict[str, int] = {}
+        columns_used = _columns(item)
         for record in item.run.records():
             model = str(record.get("model", ""))
             if model not in by_model:
@@ -113,6 +136,9 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
                 results.append({})
             sid = str(record.get("sample_id", ""))
             meta = record.get("meta") or {}
+            source = meta.get("source")
+            if isinstance(source, str) and source:
+                sources.setdefault(source, columns_used)
             row = order.get(sid)
             if row is None:
                 row = order[sid] = len(samples)
@@ -124,14 +150,17 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
     dataset: dict[str, Sample] = {}
     notes: list[str] = []
     if with_dataset and samples:
-        dataset, notes = _dataset_samples(runs, set(order))
+        dataset, notes = _dataset_samples(runs, set(order), sources)
     details = []
+    schemas: dict[int, int] = {}  # id of a schema object -> its string: samples of one schema share the object
     for (sid, *_), gold in zip(samples, gold_fields):
         sample = dataset.get(sid)
+        if sample is not None and (schema := schemas.get(id(sample.schema))) is None:
+            schema = schemas[id(sample.schema)] = strings(_json_text(sample.schema, MAX_TEXT))
         details.append(
             [
                 clip(sample.text) if sample else None,
-                strings(_json_text(sample.schema, MAX_TEXT)) if sample else -1,
+                schema if sample else -1,
                 _json_text(sample.expected, MAX_TEXT) if sample else None,
                 [x for pair in sorted(gold.items()) for x in pair],
             ]
@@ -177,6 +206,57 @@ def embed_json(data: Any) -> str:
     can open or close a tag (they become ``\\u003c``... escapes, which JSON.parse reads back)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # what embed_json's json.dumps uses
+_BATCH = 512  # list elements per piece
+
+
+def _escaped(text: str) -> str:
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def embed_json_parts(data: Any, levels: int = 3) -> Iterator[str]:
+    """:func:`embed_json` in pieces that join to the same text, so a page can be written without ever holding
+    its data's JSON whole (tens of megabytes per 10,000 samples, two or four bytes a character once one is not
+    ASCII). Objects of the first ``levels`` levels are opened key by key; a long list is written in batches
+    of elements, a short one opened element by element."""
+    if levels > 0 and isinstance(data, dict) and all(type(key) is str for key in data):
+        yield "{"
+        for index, (key, value) in enumerate(data.items()):
+            yield ("," if index else "") + _escaped(_ENCODER.encode(key)) + ":"
+            yield from embed_json_parts(value, levels - 1)
+        yield "}"
+    elif levels > 0 and isinstance(data, list):
+        yield "["
+        if levels > 1 and len(data) <= _BATCH:
+            for index, value in enumerate(data):
+                if index:
+                    yield ","
+                yield from embed_json_parts(value, levels - 1)
+        else:
+            for start in range(0, len(data), _BATCH):
+                yield ("," if start else "") + _escaped(",".join(map(_ENCODER.encode, data[start:start + _BATCH])))
+        yield "]"
+    else:
+        yield _escaped(_ENCODER.encode(data))
+
+
+class EmbeddedJson:
+    """Data for a ``<script type="application/json">`` element: renders as :func:`embed_json` (``__html__``, so a
+    template can mark it safe), and :meth:`parts` gives the same text piece by piece to a page written as a stream."""
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+    def parts(self) -> Iterator[str]:
+        return embed_json_parts(self.data)
+
+    def __html__(self) -> str:
+        return embed_json(self.data)
+
+    def __str__(self) -> str:
+        return embed_json(self.data)
 
 
 @lru_cache(maxsize=1)

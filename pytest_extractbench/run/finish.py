@@ -42,8 +42,12 @@ def version(dist: str) -> str | None:
 
 
 def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[str] = (),
-               pytest_version: str | None = None) -> RunResult:
-    """Aggregate the records, apply the gates and write the run directory; the records are sorted in place."""
+               pytest_version: str | None = None, keep_records: bool = True) -> RunResult:
+    """Aggregate the records, apply the gates and write the run directory; the records are sorted in place.
+
+    ``keep_records=False`` (a pytest session, which needs no records afterwards): once samples.jsonl holds them,
+    ``records`` is emptied and ``result.records`` keeps only those whose request failed (the terminal summary
+    names some of them), so the reports, made from the file, are not built beside every record."""
     records.sort(key=lambda r: r.sort_key)
     settings, track = context.settings, context.track
     result = RunResult(run_dir=context.run_dir, track=track.name, records=list(records))
@@ -54,7 +58,7 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     info = run_info(context, records, list(metrics), list(unscored), pytest_version)
     if not track.gated:
         result.document = {"format_version": FORMAT_VERSION, "track": track.name, "run": info, "models": metrics}
-        _write(context, result)
+        _write(context, result, None if keep_records else records)
         context.events.run_finished(metrics)
         return result
     result.run_level = run_level_metrics(metrics, records, settings.scoring)
@@ -79,7 +83,7 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
         "format_version": FORMAT_VERSION, "track": track.name, "run": info,
         "dataset": dataset_section(context), "models": metrics, **result.run_level,
     }  # fmt: skip
-    _write(context, result)
+    _write(context, result, None if keep_records else records)
     context.events.run_finished(metrics)
     return result
 
@@ -195,15 +199,33 @@ def dataset_section(context: RunContext) -> dict[str, Any]:
     }
 
 
-def _write(context: RunContext, result: RunResult) -> None:
+def _write(context: RunContext, result: RunResult, release: list[Any] | None) -> None:
+    """metrics.json, samples.jsonl, then the reports; ``release``: the caller's list of the records, emptied (with
+    ``result.records``) before the reports are made."""
     run_dir, records = context.run_dir, result.records
     files.write_jsonl(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records))
     files.write_json(run_dir / files.METRICS_FILE, result.document)
+    if release is not None:
+        release.clear()
+        result.records = [r for r in records if r.response.get("error_class")]
+        del records
     from ..report import outputs, rows
 
     # reports from the files just written, as `extractbench report` reads them (parsing a line back is several
     # times cheaper than converting a record again): report.html, summary.md, (extraction) metrics.csv, samples.csv
     samples = run_dir / files.SAMPLES_FILE
     result.report_files, result.report_errors = outputs.write_reports(
-        run_dir, files.plain(result.document), lambda: rows.iter_jsonl(samples), context.settings.report
+        run_dir, files.plain(result.document), lambda: rows.iter_jsonl(samples), context.settings.report,
+        _samples_by_source(context),
     )
+
+
+def _samples_by_source(context: RunContext) -> dict[str, list[Any]]:
+    """The dataset this process read, by the file each sample came from: report.html's sample viewer shows
+    their text, schema and gold without parsing the dataset again."""
+    found: dict[str, list[Any]] = {}
+    for sample in context.dataset.samples:
+        source = getattr(sample, "meta", {}).get("source")
+        if isinstance(source, str):
+            found.setdefault(source, []).append(sample)
+    return found

@@ -82,6 +82,37 @@ def test_embedded_json_cannot_close_its_element_and_reads_back(text: str) -> Non
     assert json.loads(embedded) == {"t": text, "x": ["</script><!--", text]}
 
 
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=600) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=1500,
+)
+
+
+@given(_JSON)
+def test_embedded_json_in_pieces_is_the_same_text(data: object) -> None:
+    # the page is written piece by piece (report/html.py): the pieces must join to exactly embed_json's text
+    assert "".join(viewer.embed_json_parts(data)) == viewer.embed_json(data)
+
+
+def test_the_session_lends_its_samples_and_the_data_stays_the_same(runs: tuple[Path, Path], monkeypatch) -> None:
+    run = load_run(runs[0])
+    read = viewer.viewer_data([viewer.ViewerRun("current", run)])
+    (source,) = {json.loads(line)["meta"]["source"] for line in (runs[0] / "samples.jsonl").read_text().splitlines()}
+    run.samples = {source: load_source(source).samples}
+    monkeypatch.setattr(viewer, "load_source", lambda *a, **k: pytest.fail("the dataset was read again"))
+    assert viewer.viewer_data([viewer.ViewerRun("current", run)]) == read
+
+
+def test_the_streamed_page_is_the_rendered_page(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    from pytest_extractbench.report import html
+
+    context = html.build_context(load_run(runs[0]))
+    assert isinstance(context["viewer"]["json"], viewer.EmbeddedJson)
+    html._write_page("report.html.j2", context, tmp_path / "report.html")
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == html.render(context)
+
+
 def test_view_writes_the_page_and_names_every_run(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
     out = tmp_path / "v.html"
     assert main(["view", *map(str, runs), "--output", str(out), "--no-browser"]) == 0
