@@ -47,15 +47,17 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def settle_heap() -> None:
+def settle_heap() -> bool:
     """Collect the garbage cycles made since the last call, then freeze every object left: the records and
     reports kept until the session ends are never scanned by the cyclic GC again. Without this each full
     collection rescans all of them, a third of a large run's time spent in the GC (aggregation, the reports
     and pytest's summary allocate heavily after the last item). Frozen objects are still freed when their
     last reference goes; :meth:`BenchSession.close` unfreezes them for pytest's final collection."""
-    if gc.isenabled():
-        gc.collect()
-        gc.freeze()
+    if not gc.isenabled():
+        return False  # the user's process manages its own collections
+    gc.collect()
+    gc.freeze()
+    return True
 
 
 class HookEvents(RunEvents):
@@ -98,6 +100,7 @@ class BenchSession:
         self.handed_over: dict[str, Any] = {}  # nodeid -> record, from makereport to the report listener
         self.result: RunResult | None = None
         self.finished_items = 0
+        self.froze_heap = False  # unfreeze at the end only what this session froze
         self.context = RunContext(
             settings, base_dir=config.invocation_params.dir, worker=worker, writes=runs_items(config),
             processes=int(getattr(config.option, "numprocesses", None) or 0), events=HookEvents(config),
@@ -182,13 +185,14 @@ class BenchSession:
         """Every SETTLE_EVERY items, settle the heap: what the items left behind stays until the session ends."""
         self.finished_items += 1
         if self.finished_items % SETTLE_EVERY == 0:
-            settle_heap()
+            self.froze_heap |= settle_heap()
 
     def close_source(self) -> None:
         self.context.close_source()
 
     def close(self) -> None:
-        gc.unfreeze()
+        if self.froze_heap:
+            gc.unfreeze()
         self.context.close()
 
     # -- the controller ----------------------------------------------------------------------
@@ -212,7 +216,7 @@ class BenchSession:
         """Aggregate, write the run directory, apply the gates (controller only)."""
         if self.is_worker:
             return
-        settle_heap()
+        self.froze_heap |= settle_heap()
         # nothing in the session needs every record once they are in samples.jsonl (see finish_run)
         self.result = finish_run(self.context, self.records, unscored=self.unscored, pytest_version=pytest.__version__,
                                  keep_records=False)
