@@ -285,14 +285,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
+        sent = 0
         try:
             for i in range(len(payload)):
                 self.wfile.write(payload[i : i + 1])
                 self.wfile.flush()
+                sent += 1
                 if self.server.owner._stopping.wait(interval):
                     break
         except OSError:  # the client gave up: what a bounded attempt does
-            pass
+            with self.server.owner._lock:
+                self.server.owner.hung_up.append((sent, len(payload)))
         self._close_now()
 
     def _stream(self, completion: dict[str, Any], fault: Fault) -> None:
@@ -488,6 +491,7 @@ class FaultServer:
         self.headers: list[dict[str, str]] = []  # their HTTP headers
         self.served: list[str] = []  # the Fault.label that answered each chat request
         self.received_at: list[float] = []  # time.monotonic() at arrival
+        self.hung_up: list[tuple[int, int]] = []  # drips the client hung up on: (bytes sent, body bytes)
         self.counts: Counter[str] = Counter()
         self._queue: list[Fault] = list(faults)
         self._lock = threading.Lock()
