@@ -1,0 +1,126 @@
+"""The field walk at its edges, by hand: depths, identical values under rules, transforms that fail or change a
+value's shape, alignment floors (the cases a mutation run of scoring/fields.py found unguarded)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_extractbench import ScoringOptions, score_sample
+from pytest_extractbench.scoring import register_comparator, register_transform
+from pytest_extractbench.scoring.comparators import COMPARATORS
+from pytest_extractbench.scoring.transforms import TRANSFORMS
+
+ITEM = {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}
+
+
+def obj(**properties) -> dict:
+    return {"type": "object", "properties": properties}
+
+
+def walk(output, gold, schema=None, **options) -> list[tuple]:
+    score = score_sample(json.dumps(output), gold, schema, options=ScoringOptions(**options))
+    return [(f.path, f.category, round(f.score, 3), f.depth) for f in score.fields]
+
+
+def test_depths_of_top_level_fields_and_of_objects_in_a_root_array() -> None:
+    assert walk({"a": "x"}, {"a": "x"}) == [("a", "exact", 1.0, 0)]
+    # an object inside the root array is one level down, identical or not
+    assert walk([{"a": "x"}], [{"a": "x"}]) == [("[0].a", "exact", 1.0, 1)]
+    assert walk([{"a": "y"}], [{"a": "x"}]) == [("[0].a", "incorrect", 0.0, 1)]
+
+
+def test_an_identical_array_matches_whatever_its_whole_comparator_says() -> None:
+    register_comparator("test_never_whole", lambda *a: 0.0, overwrite=True)
+    try:
+        schema = obj(t={"type": "array", "items": {"type": "integer"}, "x-eval-compare": "test_never_whole"})
+        assert walk({"t": [1, 2]}, {"t": [1, 2]}, schema) == [("t", "exact", 1.0, 0)]
+    finally:
+        COMPARATORS.remove("test_never_whole")
+
+
+@pytest.mark.parametrize(("floor", "paired"), [(0.6, False), (0.4, True)])
+def test_element_similarity_is_the_mean_field_score(floor, paired) -> None:
+    # sku A = A scores 1, qty 9 vs 1 scores 0: the elements' similarity is (1 + 0) / 2 = 0.5, under a 0.6 floor
+    # (the pair stays unmatched: gold missed, prediction spurious) and over a 0.4 one (paired)
+    schema = obj(items={"type": "array", "items": ITEM, "x-eval-align": {"match_by": "hungarian", "min_similarity": floor}})
+    got = walk({"items": [{"sku": "A", "qty": 9}]}, {"items": [{"sku": "A", "qty": 1}]}, schema)
+    if paired:
+        assert got == [("items[0].sku", "exact", 1.0, 1), ("items[0].qty", "incorrect", 0.0, 1)]
+    else:
+        assert [(path, category) for path, category, *_ in got] == [
+            ("items[0].sku", "missed"), ("items[0].qty", "missed"), ("items[1].sku", "spurious"),
+            ("items[1].qty", "spurious")]
+
+
+def test_a_failing_transform_is_an_error_only_when_both_sides_are_there() -> None:
+    register_transform("test_boom", lambda value, params: 1 / 0, overwrite=True)
+    try:
+        schema = obj(v={"type": "string", "x-eval-transform": ["test_boom"]})
+        assert walk({"v": "y"}, {"v": "x"}, schema) == [("v", "error", 0.0, 0)]
+        assert walk({}, {"v": "x"}, schema) == [("v", "missed", 0.0, 0)]  # nothing to compare: just missed
+    finally:
+        TRANSFORMS.remove("test_boom")
+
+
+def test_a_transformed_array_is_compared_as_an_array_and_against_a_scalar_as_a_mismatch() -> None:
+    tags = obj(tags={"type": "array", "items": {"type": "string"}, "x-eval-transform": ["lowercase"]})
+    # lowercased: Jaccard of {a, b} and {a, c} = 1/3, under the partial threshold
+    assert walk({"tags": ["a", "c"]}, {"tags": ["A", "B"]}, tags) == [("tags", "incorrect", 0.333, 0)]
+    # an array against a string: the gold's field missed, the prediction spurious
+    assert walk({"tags": "a"}, {"tags": ["A"]}, tags) == [("tags", "missed", 0.0, 0), ("tags", "spurious", 0.0, 0)]
+
+
+def test_identical_empty_strings_are_absent_unless_asked_otherwise() -> None:
+    assert walk({"a": "", "b": "x"}, {"a": "", "b": "x"}) == [("b", "exact", 1.0, 0)]
+    assert walk({"a": "", "b": "x"}, {"a": "", "b": "x"}, empty_equals_absent=False) == [
+        ("a", "exact", 1.0, 0), ("b", "exact", 1.0, 0)]
+
+
+def test_true_is_not_the_number_one_inside_objects_python_calls_equal() -> None:
+    # {"n": 1} == {"n": True} in Python: the walk must still see a boolean where a number was expected
+    assert walk({"n": True}, {"n": 1}) == [("n", "incorrect", 0.0, 0)]
+    assert walk({"x": {"n": True}}, {"x": {"n": 1}}) == [("x.n", "incorrect", 0.0, 1)]
+
+
+def test_keys_without_a_rule_beside_a_ruled_key_are_walked_plainly() -> None:
+    schema = obj(a={"x-eval-compare": "exact"})
+    assert walk({"a": "x", "extra": "y"}, {"a": "x", "extra": "y"}, schema) == [
+        ("a", "exact", 1.0, 0), ("extra", "exact", 1.0, 0)]
+
+
+def test_identical_numbers_and_scalar_arrays_inside_an_object() -> None:
+    assert walk({"n": 5, "f": 2.5}, {"n": 5, "f": 2.5}) == [("n", "exact", 1.0, 0), ("f", "exact", 1.0, 0)]
+    # an array of scalars is one field (Jaccard), identical or not
+    assert walk({"tags": ["a", "b"]}, {"tags": ["a", "b"]}) == [("tags", "exact", 1.0, 0)]
+
+
+def test_unmatched_predictions_are_numbered_after_the_gold() -> None:
+    schema = obj(items={"type": "array", "items": ITEM, "x-eval-align": {"match_by": "key_field", "key": "sku"}})
+    gold = {"items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}, {"sku": "C", "qty": 3}]}
+    output = {"items": [{"sku": "Z", "qty": 9}, {"sku": "Y", "qty": 8}]}
+    spurious = [path for path, category, *_ in walk(output, gold, schema) if category == "spurious"]
+    # 3 gold elements: the two extra predictions are elements 3 and 4
+    assert spurious == ["items[3].sku", "items[3].qty", "items[4].sku", "items[4].qty"]
+
+
+def test_a_failed_batch_comparator_leaves_an_error_scoring_zero_at_the_root_path() -> None:
+    seen = []
+
+    def failing(items, options):
+        seen.extend(path for *_, path in items)
+        raise RuntimeError("down")
+
+    register_comparator("test_batch_down", failing, batch=True, overwrite=True)
+    try:
+        assert walk("y", "x", {"type": "string", "x-eval-compare": "test_batch_down"}) == [("$", "error", 0.0, 0)]
+        assert seen == ["$"]
+    finally:
+        COMPARATORS.remove("test_batch_down")
+
+
+def test_identical_booleans_inside_an_object_stay_booleans() -> None:
+    score = score_sample(json.dumps({"b": True}), {"b": True})
+    assert [(f.path, f.category, f.expected_type, f.predicted_type) for f in score.fields] == [
+        ("b", "exact", "boolean", "boolean")]
