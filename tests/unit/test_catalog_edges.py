@@ -40,6 +40,8 @@ def test_a_rate_over_nothing_counted_is_zero_and_never_divides_by_zero() -> None
         (0, 0, 0, (1.0, 1.0, 1.0)),  # nothing predicted, nothing expected: perfect
         (0, 0, 2, (0.0, 0.0, 0.0)),  # nothing predicted of 2 expected
         (0, 2, 0, (0.0, 0.0, 0.0)),  # 2 predicted, none expected
+        (0, 0, 1, (0.0, 0.0, 0.0)),  # the same with a single field on the other side
+        (0, 1, 0, (0.0, 0.0, 0.0)),
         (1, 1, 1, (1.0, 1.0, 1.0)),
         (1, 2, 4, (0.5, 0.25, round(2 * 0.5 * 0.25 / 0.75, 6))),  # F1 = 2PR / (P + R) = 1/3
         (0.5, 0.5, 0.5, (1.0, 1.0, 1.0)),  # fractional sums (a weighted resample) are counts too
