@@ -124,3 +124,47 @@ def test_identical_booleans_inside_an_object_stay_booleans() -> None:
     score = score_sample(json.dumps({"b": True}), {"b": True})
     assert [(f.path, f.category, f.expected_type, f.predicted_type) for f in score.fields] == [
         ("b", "exact", "boolean", "boolean")]
+
+
+def hungarian(item: dict, floor: float) -> dict:
+    return obj(items={"type": "array", "items": item, "x-eval-align": {"match_by": "hungarian", "min_similarity": floor}})
+
+
+def test_an_element_pair_without_fields_is_fully_similar() -> None:
+    # gold [{}] against [{"x": null}, {"b": "y"}]: {} vs {"x": null} gives no field at all (null is absent), a
+    # similarity of 1 >= 0.5, so they pair; {"b": "y"} stays unmatched and is numbered after the gold: items[1]
+    item = {"type": "object", "properties": {"b": {"type": "string"}, "x": {"type": "string"}}}
+    got = walk({"items": [{"x": None}, {"b": "y"}]}, {"items": [{}]}, hungarian(item, 0.5))
+    assert got == [("items[1].b", "spurious", 0.0, 1)]
+
+
+def test_error_fields_do_not_count_in_element_similarity() -> None:
+    def broken(expected, predicted, params, options):
+        raise RuntimeError("down")
+
+    register_comparator("test_broken_element", broken, overwrite=True)
+    try:
+        item = {"type": "object", "properties": {"c": {"type": "string", "x-eval-compare": "test_broken_element"},
+                                                 "a": {"type": "string"}}}
+        # only an error field: similarity 0, under the 0.5 floor: not paired
+        got = walk({"items": [{"c": "y"}]}, {"items": [{"c": "x"}]}, hungarian(item, 0.5))
+        assert [(p, c) for p, c, *_ in got] == [("items[0].c", "missed"), ("items[1].c", "spurious")]
+        # an error field and an exact one: similarity 1 (the mean of the exact field alone), over a 0.75 floor
+        got = walk({"items": [{"c": "y", "a": "same"}]}, {"items": [{"c": "x", "a": "same"}]}, hungarian(item, 0.75))
+        assert [(p, c) for p, c, *_ in got] == [("items[0].c", "error"), ("items[0].a", "exact")]
+    finally:
+        COMPARATORS.remove("test_broken_element")
+
+
+def test_a_whole_comparator_after_a_transform_judges_an_array_against_a_string() -> None:
+    schema = obj(t={"x-eval-compare": "exact", "x-eval-transform": ["lowercase"]})
+    assert walk({"t": "a"}, {"t": ["A"]}, schema) == [("t", "incorrect", 0.0, 0)]  # one field, not a mismatch
+
+
+def test_a_transform_that_makes_one_side_an_object_is_a_structure_mismatch() -> None:
+    register_transform("test_shape", lambda value, params: {"v": value} if value == "wrap" else [value], overwrite=True)
+    try:
+        schema = obj(t={"type": "string", "x-eval-transform": ["test_shape"]})
+        assert [(p, c) for p, c, *_ in walk({"t": "x"}, {"t": "wrap"}, schema)] == [("t", "missed"), ("t", "spurious")]
+    finally:
+        TRANSFORMS.remove("test_shape")
