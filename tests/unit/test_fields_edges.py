@@ -168,3 +168,14 @@ def test_a_transform_that_makes_one_side_an_object_is_a_structure_mismatch() -> 
         assert [(p, c) for p, c, *_ in walk({"t": "x"}, {"t": "wrap"}, schema)] == [("t", "missed"), ("t", "spurious")]
     finally:
         TRANSFORMS.remove("test_shape")
+
+
+def test_identical_aligned_arrays_still_run_their_transforms() -> None:
+    # a transform that turns "N/A" into null: in two identical aligned arrays, element 0 is absent on both sides
+    register_transform("test_na_element", lambda value, params: None if value == "N/A" else value, overwrite=True)
+    try:
+        schema = obj(tags={"type": "array", "items": {"type": "string"}, "x-eval-align": "hungarian",
+                           "x-eval-transform": ["test_na_element"]})
+        assert walk({"tags": ["N/A", "x"]}, {"tags": ["N/A", "x"]}, schema) == [("tags[1]", "exact", 1.0, 0)]
+    finally:
+        TRANSFORMS.remove("test_na_element")
