@@ -131,3 +131,9 @@ def test_a_p_value_equal_to_alpha_is_not_significant() -> None:
         delta = resampled.paired_deltas(rows_a, rows_b, options, [name])[name]
         assert delta.p_value == 0.25
         assert delta.significant is significant
+
+
+def test_type_accuracy_with_no_typed_field_is_one_for_a_valid_output_and_zero_without() -> None:
+    # gold {}: no field to type. A valid output ({}) leaves nothing typed wrongly: 1.0; no valid output: 0.0
+    assert model_metrics([record("a", "{}", {})], OPTIONS)["type_accuracy"] == 1.0
+    assert model_metrics([record("a", "not json", {})], OPTIONS)["type_accuracy"] == 0.0
