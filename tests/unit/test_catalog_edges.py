@@ -132,7 +132,7 @@ def test_percent_and_direction_of_known_and_unknown_metrics() -> None:
 
 def test_ranks_are_positions_without_gaps_and_strength_ranks_without_ties() -> None:
     # the order is stated by the ranks alone, never by where a metric sits in the table
-    strength = sorted(m.strength_rank for m in catalog.CATALOG if m.strength_rank is not None)
+    strength = sorted(m.strength_rank for m in catalog.metrics() if m.strength_rank is not None)
     assert strength == list(range(len(strength)))
-    rows = sorted({m.terminal_row for m in catalog.CATALOG if m.terminal_row is not None})
+    rows = sorted({m.terminal_row for m in catalog.metrics() if m.terminal_row is not None})
     assert rows == list(range(len(rows)))

@@ -60,6 +60,8 @@ def test_a_failing_transform_is_an_error_only_when_both_sides_are_there() -> Non
         schema = obj(v={"type": "string", "x-eval-transform": ["test_boom"]})
         assert walk({"v": "y"}, {"v": "x"}, schema) == [("v", "error", 0.0, 0)]
         assert walk({}, {"v": "x"}, schema) == [("v", "missed", 0.0, 0)]  # nothing to compare: just missed
+        assert walk({"v": None}, {"v": "x"}, schema) == [("v", "missed", 0.0, 0)]  # null is absent too
+        assert walk({"v": "y"}, {}, schema) == [("v", "spurious", 0.0, 0)]
     finally:
         TRANSFORMS.remove("test_boom")
 
