@@ -1,11 +1,14 @@
 """A small AST mutation tester for the metric core (see README.md beside this file).
 
+    python tests/mutation/mutate.py                      # the whole scope (SCOPE below)
     python tests/mutation/mutate.py pytest_extractbench/scoring/compare.py [more modules] [--jobs 1]
 
 Never edits the working tree: the package, the tests and the root conftest are copied to a temp dir
 per worker, each mutant is written over that copy and only the unit tests that cover the mutated line
 run (PYTHONPATH and the working directory point at the copy).  The line -> tests map comes from one
-coverage run over ``tests/unit`` with a per-test dynamic context (the test's node id).
+coverage run over ``tests/unit`` with a per-test dynamic context (the test's node id).  By default the
+tests run in a fork server (forkserver.py beside this file): pytest and the test dependencies are imported
+once, and each mutant's tests run in a forked child, which imports the package from the mutated copy.
 """
 
 from __future__ import annotations
@@ -31,10 +34,26 @@ HERE = Path(__file__).resolve().parent
 PACKAGE = "pytest_extractbench"
 # what a copy needs for the unit tests to run as they do in the repository
 COPIED = (PACKAGE, "tests", "fixtures", "benchmarks", "docs", "ci", ".ci", "conftest.py", "pyproject.toml", "README.md")
+# the scoring core, the statistics, the metric catalog, aggregation and the gates: what no argument mutates
+SCOPE = (
+    "pytest_extractbench/scoring/compare.py",
+    "pytest_extractbench/scoring/result.py",
+    "pytest_extractbench/scoring/fields.py",
+    "pytest_extractbench/scoring/options.py",
+    "pytest_extractbench/analysis/stats.py",
+    "pytest_extractbench/analysis/catalog.py",
+    "pytest_extractbench/analysis/metrics.py",
+    "pytest_extractbench/analysis/resampled.py",
+    "pytest_extractbench/gating/sla.py",
+    "pytest_extractbench/gating/gates.py",
+)
 PRAGMA = "# pragma: no mutate"
 TIMEOUT_FACTOR = 10
 MIN_TIMEOUT = 5.0
 PYTEST_FLAGS = ["-q", "-x", "-p", "no:cacheprovider", "--no-header", "-p", "no:randomly"]
+# left out of the coverage run: its four writer processes stall for many minutes under coverage's tracer on a
+# busy machine, and the journal (live/) is none of the mutated modules
+COVERAGE_DESELECT = ("tests/unit/test_journal.py::test_processes_appending_at_once_never_tear_a_line",)
 
 # ----------------------------------------------------------------------------------------------
 # mutants
@@ -325,30 +344,117 @@ def make_copy(parent: Path, name: str) -> Path:
     return target
 
 
-def env_for(copy: Path) -> dict[str, str]:
+def env_for(copy: Path, bytecode: bool = False) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(copy)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant written in the same second must not reuse a stale .pyc
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant written in the same second must not reuse a stale .pyc
     env.pop("COVERAGE_PROCESS_START", None)
     return env
 
 
-def run_tests(copy: Path, nodeids: list[str], timeout: float | None) -> tuple[str, float, int]:
-    """('passed' | 'failed' | 'timeout', seconds, returncode) for running these tests in the copy."""
-    args_file = copy / ".mutation-args"
-    args_file.write_text("\n".join(nodeids) + "\n")
-    cmd = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, f"@{args_file}"]
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        cmd, cwd=copy, env=env_for(copy), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    try:
-        rc = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)  # the run we started, and its children
-        proc.wait()
-        return "timeout", time.monotonic() - start, -9
-    return ("passed" if rc == 0 else "failed"), time.monotonic() - start, rc
+def drop_bytecode(path: Path) -> None:
+    """Removes the cached bytecode of one source file, so the next import compiles what is on disk."""
+    for pyc in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+        pyc.unlink(missing_ok=True)
+
+
+class SubprocessRunner:
+    """One ``python -m pytest`` per run: slow (pytest and numpy/scipy start up every time), simple."""
+
+    name = "subprocess"
+
+    def __init__(self, copy: Path) -> None:
+        self.copy = copy
+
+    def warm(self, nodeids: list[str]) -> list[str]:
+        return []
+
+    def run(self, nodeids: list[str], timeout: float | None) -> tuple[str, float, int]:
+        """('passed' | 'failed' | 'timeout', seconds, returncode) for running these tests in the copy."""
+        args_file = self.copy / ".mutation-args"
+        args_file.write_text("\n".join(nodeids) + "\n")
+        cmd = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, f"@{args_file}"]
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            cmd, cwd=self.copy, env=env_for(self.copy), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)  # the run we started, and its children
+            proc.wait()
+            return "timeout", time.monotonic() - start, -9
+        return ("passed" if rc == 0 else "failed"), time.monotonic() - start, rc
+
+    def close(self) -> None:
+        pass
+
+    kill = close
+
+
+class ForkRunner:
+    """A fork server (``forkserver.py``) started in the copy: pytest, numpy, scipy and the other test
+    dependencies are imported once; each run is a forked child that imports the package from the copy (the
+    mutant on disk) and runs ``pytest.main`` in process. The server kills a child that runs past its timeout."""
+
+    name = "fork"
+
+    def __init__(self, copy: Path) -> None:
+        self.copy = copy
+        self.proc = subprocess.Popen(
+            [sys.executable, str(copy / "tests" / "mutation" / "forkserver.py")],
+            cwd=copy, env=env_for(copy, bytecode=True), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, start_new_session=True,
+        )
+
+    def _ask(self, request: dict) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            log = self.copy / ".mutation-server.log"
+            tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+            sys.exit(f"the fork server stopped (exit {self.proc.poll()}):\n{tail}")
+        answer = json.loads(line)
+        if "error" in answer:
+            sys.exit(answer["error"])
+        return answer
+
+    def warm(self, nodeids: list[str]) -> list[str]:
+        """Runs the tests once unmutated (the server then imports what they needed); the ones that fail."""
+        answer = self._ask({"op": "warm", "tests": nodeids, "flags": [f for f in PYTEST_FLAGS if f != "-x"]})
+        print(f"  fork server warm: {len(nodeids)} tests in {answer['seconds']:.0f}s, "
+              f"{answer['imported']} modules imported once", flush=True)
+        return answer["failed"]
+
+    def run(self, nodeids: list[str], timeout: float | None) -> tuple[str, float, int]:
+        answer = self._ask({"op": "run", "tests": nodeids, "flags": PYTEST_FLAGS, "timeout": timeout})
+        return answer["status"], answer["seconds"], answer["rc"]
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # the server kills its running child's group, then exits
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+RUNNERS = {"fork": ForkRunner, "subprocess": SubprocessRunner}
 
 
 COLLECTOR = r"""
@@ -388,7 +494,8 @@ def coverage_map(copy: Path, modules: list[str], tests: list[str]) -> dict:
     files = [str(copy / m) for m in modules]
     script = copy / ".mutation-collect.py"
     script.write_text(COLLECTOR)
-    cmd = [sys.executable, str(script), str(out), json.dumps(files), *tests]
+    deselect = [f"--deselect={t}" for t in COVERAGE_DESELECT]
+    cmd = [sys.executable, str(script), str(out), json.dumps(files), *deselect, *tests]
     proc = subprocess.run(cmd, cwd=copy, env=env_for(copy), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if not out.exists():
         sys.exit(f"coverage run failed:\n{proc.stdout[-3000:]}")
@@ -403,6 +510,35 @@ def coverage_map(copy: Path, modules: list[str], tests: list[str]) -> dict:
         by_line = data["lines"].get(str(copy / module), {})
         result[module] = {int(n): set(c for c in ctxs if c not in failed) for n, ctxs in by_line.items()}
     return {"lines": result, "durations": data["durations"], "failed": sorted(failed)}
+
+
+def _sources_key(tests: list[str]) -> str:
+    """A hash of everything a coverage map depends on: the package, the tests, the coverage run's arguments."""
+    digest = hashlib.sha1(json.dumps([tests, COVERAGE_DESELECT]).encode())
+    for top in (PACKAGE, "tests", "conftest.py", "pyproject.toml"):
+        path = ROOT / top
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for f in files:
+            skipped = {"__pycache__", ".hypothesis"} | ({"mutation"} if top == "tests" else set())  # the tool itself
+            if f.is_file() and not skipped & set(f.relative_to(ROOT).parts):
+                digest.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()
+
+
+def cached_coverage(path: Path, modules: list[str], tests: list[str]) -> dict | None:
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    if data.get("key") != _sources_key(tests) or not set(modules) <= set(data["lines"]):
+        return None
+    lines = {m: {int(n): set(c) for n, c in data["lines"][m].items()} for m in modules}
+    return {"lines": lines, "durations": data["durations"], "failed": data["failed"]}
+
+
+def save_coverage(path: Path, key: str, cov: dict) -> None:
+    lines = {m: {str(n): sorted(c) for n, c in by_line.items()} for m, by_line in cov["lines"].items()}
+    payload = {"key": key, "lines": lines, "durations": cov["durations"], "failed": cov["failed"]}
+    path.write_text(json.dumps(payload))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -423,6 +559,16 @@ class ModuleReport:
     def kill_rate(self) -> float | None:
         judged = self.killed + self.survived
         return self.killed / judged if judged else None
+
+
+def _at(mutant: Mutant, place: str) -> bool:
+    """Whether a mutant is at ``file:line`` or ``file:line:col`` (col 1-based, as the survivor list shows)."""
+    parts = place.rsplit(":", 2) if place.count(":") >= 2 else place.rsplit(":", 1)
+    if not parts[0].endswith(mutant.module) and not mutant.module.endswith(parts[0]):
+        return False
+    if len(parts) > 1 and int(parts[1]) != mutant.line:
+        return False
+    return len(parts) < 3 or int(parts[2]) == mutant.start[1] + 1
 
 
 def covering_tests(mutant: Mutant, lines: dict[int, set[str]]) -> list[str]:
@@ -460,7 +606,10 @@ def write_survivors(out: Path, modules: list[str], tests: list[str], reports: li
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("modules", nargs="+", help="module paths relative to the repository root")
+    parser.add_argument(
+        "modules", nargs="*", default=list(SCOPE),
+        help="module paths relative to the repository root (default: the whole scope, SCOPE in this file)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (one copy each); default 1")
     parser.add_argument("--tests", nargs="+", default=["tests/unit"], help="what the coverage run collects")
     parser.add_argument(
@@ -468,28 +617,81 @@ def main(argv: list[str] | None = None) -> int:
         help="extra argument for the coverage run, e.g. --pytest-arg=--deselect=NODEID (repeatable)",
     )
     parser.add_argument("--out", default=str(HERE / "survivors.json"), help="where the survivor list goes")
+    parser.add_argument(
+        "--coverage-cache", metavar="FILE", default="",
+        help="keep the line -> tests map in FILE and reuse it while no source, test or argument has changed",
+    )
+    parser.add_argument(
+        "--max-test-seconds", type=float, default=1.0, metavar="S",
+        help="leave out of the mutant runs the tests that took over S seconds in the coverage run, except on "
+             "lines only such tests cover (default 1; 0 runs every covering test)",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--limit", type=int, default=0, help="run only the first N mutants per module (smoke)")
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="FILE:LINE[:COL]",
+        help="run only the mutants at this place, e.g. pytest_extractbench/analysis/stats.py:120 (repeatable)",
+    )
+    parser.add_argument(
+        "--runner", choices=sorted(RUNNERS), default="fork",
+        help="fork (default): one fork server, pytest imported once; subprocess: one python -m pytest per mutant",
+    )
     args = parser.parse_args(argv)
 
     modules = [str(Path(m).resolve().relative_to(ROOT)) if Path(m).is_absolute() else m for m in args.modules]
     all_mutants = {m: find_mutants(m) for m in modules}
+    if args.only:
+        all_mutants = {m: [mu for mu in ms if any(_at(mu, place) for place in args.only)] for m, ms in all_mutants.items()}
     if args.list:
         for m, mutants in all_mutants.items():
             for mu in mutants:
                 print(f"{m}:{mu.line}  {mu.operator:<18} {mu.original}  ->  {mu.replacement}")
         return 0
 
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the temp copies are removed
+    runners: dict[Path, SubprocessRunner | ForkRunner] = {}
+
+    def stop(*_: object) -> None:  # SIGTERM: stop the fork servers (and their running child), remove the copies
+        for runner in runners.values():
+            runner.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, stop)
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="extractbench-mutation-"))
     try:
         copies = [make_copy(workdir, f"w{i}") for i in range(max(1, args.jobs))]
-        print(f"coverage run over {' '.join(args.tests)} (per-test contexts) ...", flush=True)
-        t0 = time.monotonic()
-        cov = coverage_map(copies[0], modules, [*args.tests, *args.pytest_arg])
-        print(f"  done in {time.monotonic() - t0:.0f}s", flush=True)
+        cov = cached_coverage(Path(args.coverage_cache), modules, [*args.tests, *args.pytest_arg]) \
+            if args.coverage_cache else None
+        if cov is None:
+            print(f"coverage run over {' '.join(args.tests)} (per-test contexts) ...", flush=True)
+            t0 = time.monotonic()
+            key = _sources_key([*args.tests, *args.pytest_arg])  # the sources as the copy has them
+            cov = coverage_map(copies[0], modules, [*args.tests, *args.pytest_arg])
+            print(f"  done in {time.monotonic() - t0:.0f}s", flush=True)
+            if args.coverage_cache:
+                save_coverage(Path(args.coverage_cache), key, cov)
+        else:
+            print(f"coverage map reused from {args.coverage_cache} (sources unchanged)", flush=True)
         durations: dict[str, float] = cov["durations"]
+        if args.max_test_seconds > 0:
+            slow = {t for t, secs in durations.items() if secs > args.max_test_seconds}
+            used = {c for m in modules for ctxs in cov["lines"][m].values() for c in ctxs if c}
+            print(f"  {len(slow & used)} of the {len(used)} covering tests took over {args.max_test_seconds:g}s under "
+                  "coverage and run only for lines no faster test covers (--max-test-seconds)", flush=True)
+            for m in modules:
+                cov["lines"][m] = {n: (ctxs - slow) or ctxs for n, ctxs in cov["lines"][m].items()}
+        runners.update({copy: RUNNERS[args.runner](copy) for copy in copies})
+        needed = {m: {c for ctxs in cov["lines"][m].values() for c in ctxs if c} for m in modules if all_mutants[m]}
+        wanted = sorted(set().union(set(), *needed.values()), key=lambda t: (t.split("::")[0], durations.get(t, 0.0)))
+        unfit: set[str] = set()
+        for runner in runners.values():  # every covering test once, unmutated: it must pass in this runner too
+            unfit |= set(runner.warm(wanted))
+        if unfit:  # as in the coverage run: a test that fails unmutated cannot judge a mutant
+            print(f"  {len(unfit)} test(s) fail unmutated in the {args.runner} runner and are left out: "
+                  f"{', '.join(sorted(unfit))}", flush=True)
+            for m in modules:
+                cov["lines"][m] = {n: ctxs - unfit for n, ctxs in cov["lines"][m].items()}
 
         reports = []
         for module in modules:
@@ -502,9 +704,11 @@ def main(argv: list[str] | None = None) -> int:
             # the start-up cost of a pytest run in a copy: measured once, on the module's fastest test
             all_tests = sorted({c for ctxs in lines.values() for c in ctxs if c}, key=lambda t: durations.get(t, 0.0))
             overhead = 2.0
-            if all_tests:
-                status, secs, rc = run_tests(copies[0], all_tests[:1], None)
-                overhead = max(1.0, secs - durations.get(all_tests[0], 0.0))
+            if all_tests and mutants:
+                status, secs, rc = runners[copies[0]].run(all_tests[:1], None)
+                if status != "passed":
+                    sys.exit(f"{module}: {all_tests[0]} fails unmutated in the {args.runner} runner (exit {rc})")
+                overhead = max(0.2, secs - durations.get(all_tests[0], 0.0))
             print(f"{module}: {len(mutants)} mutants, {len(all_tests)} covering tests, "
                   f"pytest startup ~{overhead:.1f}s", flush=True)
 
@@ -521,19 +725,21 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     target = copy / module
                     target.write_text(apply(original, mutant))
+                    drop_bytecode(target)
                     try:
                         compile(target.read_text(), str(target), "exec")
                     except SyntaxError as exc:  # a tool bug, not a kill
                         mutant.status, mutant.detail = "error", f"syntax: {exc}"
                         return mutant
                     normal = overhead + sum(durations.get(t, 0.0) for t in tests)
-                    status, secs, rc = run_tests(copy, tests, max(MIN_TIMEOUT, TIMEOUT_FACTOR * normal))
+                    status, secs, rc = runners[copy].run(tests, max(MIN_TIMEOUT, TIMEOUT_FACTOR * normal))
                     mutant.seconds = round(secs, 2)
                     mutant.status = {"passed": "survived", "failed": "killed", "timeout": "killed"}[status]
                     mutant.detail = status if status == "timeout" else f"pytest exit {rc}"
                     return mutant
                 finally:
                     (copy / module).write_text(original)
+                    drop_bytecode(copy / module)
                     free.append(copy)
 
             with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -568,6 +774,8 @@ def main(argv: list[str] | None = None) -> int:
             reports.append(report)
             write_survivors(Path(args.out), modules, args.tests, reports)  # after each module: a partial run keeps its figures
     finally:
+        for runner in runners.values():
+            runner.close()
         shutil.rmtree(workdir, ignore_errors=True)
 
     total = time.monotonic() - started
@@ -576,7 +784,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in reports:
         rate = f"{100 * r.kill_rate:.1f}%" if r.kill_rate is not None else "n/a"
         print(f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} {r.not_covered:>11} {rate:>9} {r.seconds:>7.0f}")
-    print(f"total run time (coverage run included): {total:.0f}s with --jobs {args.jobs}")
+    print(f"total run time (coverage run included): {total:.0f}s with --jobs {args.jobs}, {args.runner} runner")
 
     out = write_survivors(Path(args.out), modules, args.tests, reports)
     print(f"survivors written to {out}")

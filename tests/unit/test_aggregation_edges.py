@@ -10,6 +10,7 @@ from pytest_extractbench.analysis import catalog, resampled
 from pytest_extractbench.analysis.metrics import composite_score_distribution, eqs_distribution
 from pytest_extractbench.analysis.resampled import EQS_TOLERANCE, complete_row, row_keys, sample_row
 from pytest_extractbench.gating.gates import gate_verdicts
+from pytest_extractbench.scoring.options import StatsOptions
 
 OPTIONS = ScoringOptions()
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}, "n": {"type": "integer"}}}
@@ -116,3 +117,23 @@ def test_gate_verdicts_only_for_gates_that_ran() -> None:
         ("regression", True, "regression against the baseline, model 'm': 1 check(s) passed")]
     assert verdicts[0].details == ("eqs = 0.500 (needs >= 0.750): MISSED",)  # the missed one only
     assert verdicts[1].details == ("eqs within margin",)
+
+
+def test_a_p_value_equal_to_alpha_is_not_significant() -> None:
+    # Three samples, each scored perfectly by a and with a wrong value by b: the same EQS difference on every
+    # sample. 2**3 = 8 <= 100 swaps, so the permutation test is exact: of the 8 swap patterns only "swap
+    # nothing" reaches the observed difference, so p = 2 * 1 / 8 = 0.25 exactly. Significance needs p < alpha.
+    rows_a = [sample_row(score_sample({"a": "x"}, {"a": "x"}, sample_id=f"s{i}")) for i in range(3)]
+    rows_b = [sample_row(score_sample({"a": "y"}, {"a": "x"}, sample_id=f"s{i}")) for i in range(3)]
+    name = "extraction_quality_score"
+    for alpha, significant in ((0.25, False), (0.2501, True)):
+        options = StatsOptions(resamples=100, alpha=alpha)
+        delta = resampled.paired_deltas(rows_a, rows_b, options, [name])[name]
+        assert delta.p_value == 0.25
+        assert delta.significant is significant
+
+
+def test_type_accuracy_with_no_typed_field_is_one_for_a_valid_output_and_zero_without() -> None:
+    # gold {}: no field to type. A valid output ({}) leaves nothing typed wrongly: 1.0; no valid output: 0.0
+    assert model_metrics([record("a", "{}", {})], OPTIONS)["type_accuracy"] == 1.0
+    assert model_metrics([record("a", "not json", {})], OPTIONS)["type_accuracy"] == 0.0
