@@ -157,10 +157,6 @@ def gate_md(document: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-def _num(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, (int, float)) else "-"
-
-
 _BREAKDOWN_PARTS = (("time_to_first_token_ms", "time to first token"), ("after_first_token_ms", "after the first token"),
                     ("server_prompt_ms", "prompt processing (server)"), ("server_generation_ms", "generation (server)"),
                     ("network_and_queue_ms", "network and server queue"), ("client_wait_ms", "waiting for a request slot"))
@@ -173,9 +169,9 @@ def _whole_output_md(metrics: Mapping[str, Any]) -> list[str]:
         if isinstance(value, (int, float)):
             entry = catalog.get(name)
             ci = (metrics.get("confidence_intervals") or {}).get(name) or {}
-            interval = f" [95% CI: {_num(ci['low'])}, {_num(ci['high'])}]" if ci.get("low") is not None else ""
+            interval = f" [95% CI: {sections.num(ci['low'])}, {sections.num(ci['high'])}]" if ci.get("low") is not None else ""
             grade = f" (mean grade {value * 7:.2f} of 7)" if name == "judge_score" else ""
-            lines.append(f"- **{entry.label if entry else name}**: {_num(value)}{interval}{grade}")
+            lines.append(f"- **{entry.label if entry else name}**: {sections.num(value)}{interval}{grade}")
     return ["", *lines] if lines else []
 
 
@@ -207,14 +203,14 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     dist = metrics.get("eqs_distribution") or {}
     if dist.get("median") is not None:
-        lines += ["", f"- **Per-sample EQS**: min {_num(dist['min'])}, median {_num(dist['median'])}, max "
-                      f"{_num(dist['max'])}; {dist['perfect_samples']} perfect (EQS 1), {dist['zero_samples']} at 0"]
+        lines += ["", f"- **Per-sample EQS**: min {sections.num(dist['min'])}, median {sections.num(dist['median'])}, max "
+                      f"{sections.num(dist['max'])}; {dist['perfect_samples']} perfect (EQS 1), {dist['zero_samples']} at 0"]
     weakest = summary.weakest_fields(metrics)
     if weakest:
         lines += ["", "### Fields to look at", "",
                   "| Field | Occurrences | Mean score | Matches | Partial | Mismatches | Omissions | Hallucinations |",
                   "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {md(name)} | {f['occurrences']} | {_num(f['mean_score'])} | {f['matches']} | {f['partial']} | "
+        lines += [f"| {md(name)} | {f['occurrences']} | {sections.num(f['mean_score'])} | {f['matches']} | {f['partial']} | "
                   f"{f['mismatches']} | {f['omissions']} | {f['hallucinations']} |" for name, f in weakest]
     lines += _whole_output_md(metrics)
     lines += _latency_breakdown_md(metrics)
@@ -223,9 +219,9 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     if bins:
         lines += ["", "### By schema complexity", "",
                   "| Bin | Samples | EQS | Precision (partial) | Recall (partial) | F1 (partial) |", "|---|---|---|---|---|---|"]
-        lines += [f"| {md(name)} | {e['num_samples']} | {_num(e.get('extraction_quality_score'))} | "
-                  f"{_num(e.get('field_precision_partial'))} | {_num(e.get('field_recall_partial'))} | "
-                  f"{_num(e.get('field_f1_partial'))} |" for name, e in bins.items()]
+        lines += [f"| {md(name)} | {e['num_samples']} | {sections.num(e.get('extraction_quality_score'))} | "
+                  f"{sections.num(e.get('field_precision_partial'))} | {sections.num(e.get('field_recall_partial'))} | "
+                  f"{sections.num(e.get('field_f1_partial'))} |" for name, e in bins.items()]
     lines += sections.groups_md(sections.groups_view(metrics))
     lines += sections.calibration_md(sections.calibration_view(metrics))
     lines += sections.consistency_md(sections.consistency_view(metrics))

@@ -58,9 +58,9 @@ def report_charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[
     for i, view in enumerate(models):
         if view.metrics.get("num_samples"):
             ci = (view.metrics.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
-            args = (view.name, view.summary.eqs, ci.get("low"), ci.get("high"))
-            out["overview"].append(_read(_chart(charts.eqs_gauge, *args, str(i)),
-                                         lambda: readings.gauge(*args[:2], view.summary.band, *args[2:])))  # fmt: skip
+            low, high = ci.get("low"), ci.get("high")
+            chart = _chart(charts.eqs_gauge, view.name, view.summary.eqs, low, high, str(i))
+            out["overview"].append(_read(chart, lambda: readings.gauge(view.name, view.summary.eqs, view.summary.band, low, high)))
     if scored:
         rows = {m.name: m.rows for m in models if m.rows}
         _overview_and_accuracy(out, scored, rows)

@@ -209,7 +209,8 @@ def problems_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
 # -- Markdown ------------------------------------------------------------------------------------
 
 
-def _n(value: Any, signed: bool = False) -> str:
+def num(value: Any, signed: bool = False) -> str:
+    """A metric value for Markdown: three decimals (signed for a delta), "-" when there is none."""
     if not isinstance(value, (int, float)):
         return "-"
     return f"{value:+.3f}" if signed else f"{value:.3f}"
@@ -239,13 +240,13 @@ def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
                   "", "| Metric | Baseline | Current | Delta | CI | p | Significant |", "|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in m["metrics"]:
             worse = " (worse)" if r["worse"] and r["significant"] else ""
-            lines.append(f"| {md(r['label'])} | {_n(r['baseline'])} | {_n(r['current'])} | {_n(r['delta'], True)}{worse} | "
+            lines.append(f"| {md(r['label'])} | {num(r['baseline'])} | {num(r['current'])} | {num(r['delta'], True)}{worse} | "
                          f"{_ci(r)} | {md(r['p'])} | {'yes' if r['significant'] else 'no'} |")  # fmt: skip
         for title, rows in (("Largest field drops", m["drops"]), ("Largest field gains", m["gains"])):
             if rows:
                 lines += ["", f"{title} (F1 partial per field):", "",
                           "| Field | Baseline | Current | Delta | Occurrences |", "|---|---|---|---|---|"]  # fmt: skip
-                lines += [f"| {md(r['field'])} | {_n(r['baseline'])} | {_n(r['current'])} | {_n(r['delta'], True)} | "
+                lines += [f"| {md(r['field'])} | {num(r['baseline'])} | {num(r['current'])} | {num(r['delta'], True)} | "
                           f"{_count(r['occurrences'])} |" for r in rows]  # fmt: skip
         lines += ["", f"{m['unchanged']} field(s) unchanged."]
     if view["checks"]:
@@ -264,9 +265,9 @@ def groups_md(view: Mapping[str, Any] | None) -> list[str]:
         if not r["count"]:
             lines.append(f"| {md(r['name'])} | 0 | - | - | - | - | - | - |")
             continue
-        ci = f"[{_n(r['low'])}, {_n(r['high'])}]" if r["low"] is not None else "-"
-        lines.append(f"| {md(r['name'])} | {r['count']} | {_n(r['score'])} ({md(r['aggregation'])}) | {_n(r['eqs'])} | {ci} | "
-                     f"{_pct(r['validity'])} | {_n(r['f1'])} | {_pct(r['hallucination'])} |")  # fmt: skip
+        ci = f"[{num(r['low'])}, {num(r['high'])}]" if r["low"] is not None else "-"
+        lines.append(f"| {md(r['name'])} | {r['count']} | {num(r['score'])} ({md(r['aggregation'])}) | {num(r['eqs'])} | {ci} | "
+                     f"{_pct(r['validity'])} | {num(r['f1'])} | {_pct(r['hallucination'])} |")  # fmt: skip
     lines += [f"- {md(h)}" for h in view["hidden"]]
     return lines
 
@@ -275,7 +276,7 @@ def calibration_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
     lines = ["", "### Confidence calibration", "",
-             f"ECE {_n(view['ece'])}, MCE {_n(view['mce'])}, Brier {_n(view['brier'])} over {view['fields']} fields "
+             f"ECE {num(view['ece'])}, MCE {num(view['mce'])}, Brier {num(view['brier'])} over {view['fields']} fields "
              f"(mean confidence {_pct(view['mean_confidence'])}, accuracy {_pct(view['accuracy'])}).", "",
              "| Confidence | Fields | Mean confidence | Accuracy | Gap |", "|---|---|---|---|---|"]  # fmt: skip
     lines += [f"| {b['low']:.1f}-{b['high']:.1f} | {b['count']} | {_pct(b['confidence'])} | {_pct(b['accuracy'])} | "
@@ -308,7 +309,7 @@ def pairwise_md(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         if "delta" not in r:
             lines.append(f"| {pair} | {r['n_shared']} | {md(r['note'] or 'not compared')} | | | | | |")
             continue
-        lines.append(f"| {pair} | {r['n_shared']} | {_n(r['delta'], True)} | {_ci(r)} | {md(r['p'])} | "
+        lines.append(f"| {pair} | {r['n_shared']} | {num(r['delta'], True)} | {_ci(r)} | {md(r['p'])} | "
                      f"{'yes' if r['significant'] else 'no'} | {_pct(r['a_wins'])} | {_pct(r['b_wins'])} |")  # fmt: skip
     return [*lines, ""]
 
@@ -332,7 +333,7 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
     lines = []
     for m in view["models"]:
         eqs = next((r for r in m["metrics"] if r["metric"] == "extraction_quality_score"), None)
-        change = (f": EQS {_n(eqs['baseline'])} -> {_n(eqs['current'])} ({_n(eqs['delta'], True)}, {md(eqs['p'])})"
+        change = (f": EQS {num(eqs['baseline'])} -> {num(eqs['current'])} ({num(eqs['delta'], True)}, {md(eqs['p'])})"
                   if eqs else "")  # fmt: skip
         lines.append(f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
                      f"**{md(str(m['verdict']).upper())}**{change}")  # fmt: skip

@@ -13,6 +13,7 @@ from ..analysis.catalog import Metric
 from ..gating.sla import GateCheck
 from ..scoring.result import EXACT
 from ..analysis.stats import format_p
+from .run_sections import MAX_GROUPS
 
 if TYPE_CHECKING:
     from ..dataset.samples import DatasetProblem
@@ -231,7 +232,6 @@ def problem_lines(problems: Sequence[DatasetProblem], limit: int = 20) -> list[s
     return lines
 
 
-MAX_GROUPS = 10
 
 
 def _summary_line(label: str, entry: Mapping[str, Any]) -> str:

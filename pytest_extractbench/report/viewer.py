@@ -53,13 +53,11 @@ _SCALARS: dict[type, Any] = {
 
 def _json_text(value: Any, width: int = MAX_VALUE) -> str:
     """Compact JSON (the page indents schema and gold for display), clipped."""
-    kind = type(value)
-    if kind is str:
+    if isinstance(value, str):
         text = value
     else:
-        scalar = _SCALARS.get(kind)
-        text = scalar(value) if scalar is not None else (
-            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+        scalar = _SCALARS.get(type(value))
+        text = scalar(value) if scalar is not None else json.dumps(value, ensure_ascii=False, default=str)
     return clip(text, width)
 
 
@@ -204,11 +202,10 @@ def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) 
 def embed_json(data: Any) -> str:
     """JSON safe inside an HTML ``<script type="application/json">`` element: no ``<``, ``>`` or ``&``
     can open or close a tag (they become ``\\u003c``... escapes, which JSON.parse reads back)."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return _escaped(_ENCODER.encode(data))
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # what embed_json's json.dumps uses
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _BATCH = 512  # list elements per piece
 
 
