@@ -134,7 +134,7 @@ def format_path(parts: tuple[Any, ...]) -> str:
 
 def too_deep(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     """The path where ``value`` first nests deeper than ``max_depth`` containers, or None."""
-    if type(value) not in (dict, list):
+    if type(value) not in (dict, list) or _depth_within(value, max_depth):
         return None
     stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
     while stack:
@@ -147,8 +147,41 @@ def too_deep(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     return None
 
 
+def _depth_within(value: dict[Any, Any] | list[Any], max_depth: int) -> bool:
+    """True when ``value`` nests at most ``max_depth`` containers deep: the check every dataset row and
+    output pays, so it counts levels instead of building the path of every container (found only on failure)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if type(node) is dict else node
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                if depth >= max_depth:
+                    return False
+                stack.append((child, depth + 1))
+    return True
+
+
+def _all_finite(value: Any) -> bool:
+    """True when no number in ``value`` is NaN or infinite: the fast answer for the usual row (no paths built)."""
+    isfinite = math.isfinite
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind is float and not isfinite(node):
+            return False
+    return True
+
+
 def find_nonfinite(value: Any) -> str | None:
     """The path of the first NaN or infinite number in ``value`` (``1e400`` reads as infinity), or None."""
+    if _all_finite(value):
+        return None
     for node, path in _walk(value):
         if type(node) is float and not math.isfinite(node):
             return format_path(path)

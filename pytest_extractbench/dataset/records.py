@@ -12,7 +12,7 @@ from typing import Any
 from ..scoring import SampleScore, ScoringOptions
 
 
-@dataclass
+@dataclass(slots=True)  # 100,000 of them may be held until the run is aggregated: no per-instance __dict__
 class SampleRecord:
     """One model's result on one sample: the score plus what is known about the sample and the request."""
 
@@ -62,6 +62,18 @@ class SampleRecord:
     @property
     def sort_key(self) -> tuple[str, str]:
         return (self.model, self.sample_id)
+
+    def headline(self) -> dict[str, Any]:
+        """A short form of :meth:`to_dict`: who, whether it passed, and the scores shown while items run (the
+        progress line, the JUnit properties). What a test report carries when the record reaches the session
+        by other means, so that each record is converted to its wire form at most once."""
+        score = self.score
+        return {
+            "model": self.model,
+            "sample_id": self.sample_id,
+            "passed": self.passed,
+            "score": {"eqs": score.eqs, "schema_valid": score.schema_valid, "f1": {"partial": score.f1["partial"]}},
+        }
 
 
 # --- tracks ---
@@ -115,10 +127,17 @@ class TrackRecord:
     def sort_key(self) -> tuple[str, str]:
         return (self.model, self.sample_id)
 
+    def headline(self) -> dict[str, Any]:
+        """See :meth:`SampleRecord.headline`; a track's result has no extraction scores."""
+        return {"model": self.model, "sample_id": self.sample_id, "passed": self.passed}
+
+    def failure_headline(self) -> str:
+        """Why the item failed, in one line."""
+        return f"sample {self.sample_id!r} (model {self.model!r}, track {self.track}): {self.failure}"
+
     def failure_text(self) -> str:
         """Why the item failed, with the track's details."""
-        head = f"sample {self.sample_id!r} (model {self.model!r}, track {self.track}): {self.failure}"
-        return "\n".join([head, *self.details])
+        return "\n".join([self.failure_headline(), *self.details])
 
 
 def records_by_model(records: Any) -> dict[str, list[Any]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, Sequence
 
 from .samples import Sample
@@ -59,7 +59,7 @@ def clean_usage(usage: Any, keys: Sequence[str] | None = None) -> dict[str, int]
     return out
 
 
-@dataclass
+@dataclass(slots=True)  # one per sample and model, held for the whole run: no per-instance __dict__
 class ModelResponse:
     """One model answer; errors are data (DESIGN decision 5), never exceptions."""
 
@@ -89,10 +89,25 @@ class ModelResponse:
         return self.content is not MISSING and self.error_class is None
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-able form; a missing output is ``null``."""
-        data = asdict(self)
+        """JSON-able form; a missing output is ``null``.
+
+        Containers are copied one level deep, which is as deep as this class builds them; the content is
+        shared, never copied: it is the largest part, and nothing changes it after the answer arrives
+        (``dataclasses.asdict`` copied every output tree once more for each item)."""
+        data = {name: _copied(getattr(self, name)) for name in _RESPONSE_FIELDS}
         data["content"] = None if self.content is MISSING else self.content
         return data
+
+
+_RESPONSE_FIELDS = tuple(f.name for f in fields(ModelResponse))
+
+
+def _copied(value: Any) -> Any:
+    if type(value) is dict:
+        return dict(value)
+    if type(value) is list:
+        return [dict(v) if type(v) is dict else v for v in value]
+    return value
 
 
 class OutputSource(Protocol):

@@ -214,16 +214,20 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
     # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
-    if call.when == "call" and _bench(item.config) is not None and _is_sample(item) and item.record is not None:
-        report.extractbench = data = item.record.to_dict()
-        _bench(item.config).hand_over(report.nodeid, item.record)
+    bench = _bench(item.config)
+    if call.when == "call" and bench is not None and _is_sample(item) and item.record is not None:
+        # an xdist worker's report is how its record travels; in one process the record itself reaches the
+        # session, and the report carries its headline (pytest-html's extra shows the whole record)
+        record, extras = item.record, pytest_html_glue.wants_extras(item.config)
+        report.extractbench = data = record.to_dict() if bench.is_worker or extras else record.headline()
+        bench.hand_over(report.nodeid, record)
         # the session (or, from a worker, the report) has it now: pytest keeps every item to the end
         item.record = None
         # JUnit XML <property> elements and pytest-html columns, as record_property would add them
         properties = pytest_html_glue.junit_properties(data)
         item.user_properties.extend(properties)  # the teardown report carries them into the JUnit XML
         report.user_properties.extend(properties)
-        if pytest_html_glue.wants_extras(item.config):
+        if extras:
             pytest_html_glue.attach_extra(report, data)
     return report
 

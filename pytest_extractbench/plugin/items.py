@@ -15,7 +15,6 @@ import pytest
 
 from ..core import textsafe
 from ..dataset.samples import Sample
-from ..report.terminal import failure_text
 from .stash import BENCH_KEY
 
 if TYPE_CHECKING:
@@ -131,10 +130,7 @@ class SampleItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SampleFailure):
-            record = excinfo.value.record
-            # non-extraction tracks explain themselves
-            text = record.failure_text() if hasattr(record, "failure_text") else failure_text(record)
-            return textsafe.text_lines(text)
+            return self.config.stash[BENCH_KEY].explain_failure(excinfo.value.record)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

@@ -101,6 +101,8 @@ class BenchSession:
         self.result: RunResult | None = None
         self.finished_items = 0
         self.froze_heap = False  # unfreeze at the end only what this session froze
+        # failed samples still to be explained field by field (explain_failure); --tb=no shows no explanation
+        self.details_left = settings.report.failure_details if getattr(config.option, "tbstyle", "auto") != "no" else 0
         self.context = RunContext(
             settings, base_dir=config.invocation_params.dir, worker=worker, writes=runs_items(config),
             processes=int(getattr(config.option, "numprocesses", None) or 0), events=HookEvents(config),
@@ -180,6 +182,19 @@ class BenchSession:
         """Get the item's output, score it, and decide pass/fail."""
         with safe_usage_errors():
             return run_item(self.context, item.model, item.sample)
+
+    def explain_failure(self, record: SampleRecord | TrackRecord) -> str:
+        """The failure text pytest keeps for a failed item until the session ends. The first N failed samples of
+        this process (--extractbench-failure-details) get every failing field, which pytest's FAILURES section
+        shows; the others only their one-line reason, which is all the short summary shows of them: 90,000
+        failures keep 90,000 short lines, not 90,000 field tables. samples.jsonl has every sample's fields."""
+        detailed = self.details_left > 0
+        self.details_left -= detailed
+        if isinstance(record, TrackRecord):  # non-extraction tracks explain themselves
+            text = record.failure_text() if detailed else record.failure_headline()
+        else:
+            text = terminal.failure_text(record) if detailed else terminal.failure_headline(record)
+        return textsafe.text_lines(text)
 
     def item_finished(self) -> None:
         """Every SETTLE_EVERY items, settle the heap: what the items left behind stays until the session ends."""

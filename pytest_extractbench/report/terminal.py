@@ -30,12 +30,16 @@ def clip(value: Any, width: int = VALUE_WIDTH) -> str:
     return json_line(value, width)
 
 
+def failure_headline(record: SampleRecord) -> str:
+    """Why a sample item failed, in one line: which sample, which model, the reason."""
+    # sample id, model, server messages, parse errors and schema errors quote untrusted text: each part clipped
+    return f"sample '{safe(record.sample_id)}' (model '{safe(record.model)}'): {safe(record.failure, textsafe.LINE_LIMIT)}"
+
+
 def failure_text(record: SampleRecord) -> str:
     """Why a sample item failed, with expected vs predicted for each failing field."""
     score = record.score
-    # sample id, model, server messages, parse errors and schema errors quote untrusted text: each part clipped
-    failure = safe(record.failure, textsafe.LINE_LIMIT)
-    lines = [f"sample '{safe(record.sample_id)}' (model '{safe(record.model)}'): {failure}"]
+    lines = [failure_headline(record)]
     if score.parse_error:
         lines.append(f"  output: {safe(score.parse_error)}")
     for error in score.validation_errors[:10]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from xml.etree import ElementTree
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,31 @@ def test_a_negative_limit_is_refused(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--extractbench-failure-details", "-1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--extractbench-failure-details" in result.stderr.str() + result.stdout.str()
+
+
+def failure_texts(path: Path) -> dict[str, str]:
+    """Sample id -> the failure text pytest kept for it, from the JUnit XML."""
+    found = {}
+    for case in ElementTree.parse(path).iter("testcase"):
+        failure = case.find("failure")
+        match = re.fullmatch(r"extractbench\[predictions-(\S+)\]", case.get("name", ""))
+        if failure is not None and match:
+            found[match.group(1)] = failure.text or ""
+    return found
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_past_the_limit_a_failure_keeps_only_its_one_line_reason(pytester: pytest.Pytester, xdist: tuple) -> None:
+    result = run(pytester, "--extractbench-failure-details", "4", "--junitxml", "junit.xml", *xdist)
+    texts = failure_texts(pytester.path / "junit.xml")
+    assert sorted(texts) == FAILED_IDS
+    reason = "(model 'predictions'): output violates the schema (1 error(s))"
+    for sample_id, text in texts.items():
+        assert text.startswith(f"sample '{sample_id}' {reason}")
+    # each process details its first 4 failures: whichever the FAILURES section shows are among them
+    explained = [sample_id for sample_id, text in texts.items() if "\n  schema: $.n: " in text]
+    assert 4 <= len(explained) <= 8 if xdist else explained == FAILED_IDS[:4]
+    assert set(detailed(result)) <= set(explained)
+    assert all(texts[sample_id] == f"sample '{sample_id}' {reason}" for sample_id in set(texts) - set(explained))
+    sections = result.stdout.str().split("short test summary")[0]
+    assert len(detailed(result)) == 4 and sections.count("  schema: $.n: ") == 4
