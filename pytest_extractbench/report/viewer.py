@@ -27,6 +27,7 @@ from ..dataset.sources import load_source
 from .rows import RunData
 
 CATEGORIES = ("exact", "partial", "incorrect", "missed", "spurious")
+_CATEGORY_INDEX = {name: index for index, name in enumerate(CATEGORIES)}
 MAX_TEXT = 20_000  # characters of source text, output, schema and gold per sample
 MAX_VALUE = 300  # characters of one field value
 SCRIPT_FILE = "viewer.js"
@@ -67,12 +68,22 @@ class _Strings:
     def __init__(self) -> None:
         self.items: list[str] = []
         self._index: dict[str, int] = {}
+        self._values: dict[str, int] = {}  # a string field value -> its clipped text's index
 
     def __call__(self, text: str) -> int:
         found = self._index.get(text)
         if found is None:
             found = self._index[text] = len(self.items)
             self.items.append(text)
+        return found
+
+    def value(self, value: Any) -> int:
+        """The index of ``_json_text(value)``; string values, which repeat across samples, are clipped once."""
+        if type(value) is not str:
+            return self(_json_text(value))
+        found = self._values.get(value)
+        if found is None:
+            found = self._values[value] = self(clip(value, MAX_VALUE))
         return found
 
 
@@ -182,11 +193,11 @@ def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) 
     for f in score.get("fields") or []:
         path = strings(str(f.get("path", "")))
         category = str(f.get("category", ""))
-        if f.get("expected") is not None:
-            gold.setdefault(path, strings(_json_text(f.get("expected"))))
-        predicted = -1 if category == "exact" else strings(_json_text(f.get("predicted")))
-        cat = CATEGORIES.index(category) if category in CATEGORIES else -1
-        fields.extend((path, cat, round(float(f.get("score") or 0.0), 3), predicted))
+        expected = f.get("expected")
+        if expected is not None:
+            gold.setdefault(path, strings.value(expected))
+        predicted = -1 if category == "exact" else strings.value(f.get("predicted"))
+        fields.extend((path, _CATEGORY_INDEX.get(category, -1), round(float(f.get("score") or 0.0), 3), predicted))
     content = (record.get("response") or {}).get("content")
     problems = [clip(str(p), 400) for p in [score.get("parse_error"), *(score.get("validation_errors") or [])[:5]] if p]
     return [
