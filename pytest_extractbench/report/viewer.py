@@ -190,14 +190,16 @@ def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) 
     predicted -1 when it equals the gold."""
     score = record.get("score") or {}
     fields: list[Any] = []
+    value = strings.value
     for f in score.get("fields") or []:
-        path = strings(str(f.get("path", "")))
-        category = str(f.get("category", ""))
-        expected = f.get("expected")
+        get = f.get  # tens of fields per sample, hundreds of thousands per run
+        path = strings(str(get("path", "")))
+        category = str(get("category", ""))
+        expected = get("expected")
         if expected is not None:
-            gold.setdefault(path, strings.value(expected))
-        predicted = -1 if category == "exact" else strings.value(f.get("predicted"))
-        fields.extend((path, _CATEGORY_INDEX.get(category, -1), round(float(f.get("score") or 0.0), 3), predicted))
+            gold.setdefault(path, value(expected))
+        predicted = -1 if category == "exact" else value(get("predicted"))
+        fields += (path, _CATEGORY_INDEX.get(category, -1), round(float(get("score") or 0.0), 3), predicted)
     content = (record.get("response") or {}).get("content")
     problems = [clip(str(p), 400) for p in [score.get("parse_error"), *(score.get("validation_errors") or [])[:5]] if p]
     return [
