@@ -41,7 +41,6 @@ def _tally(records: Sequence[SampleRecord], options: ScoringOptions,
     The walk only counts each distinct (type, depth, name, required, slot, lenient) combination: a large run
     has hundreds of thousands of fields but few combinations, which are then spread over the groupings."""
     lenient = options.lenient_threshold
-    names: dict[str, str] = {}  # path -> field name: paths repeat across samples
     # (type, depth, name, required, slot, lenient) -> [a field with them, how many]
     combos: dict[tuple[str, int, str, bool, int, bool], list[Any]] = {}
     for record in records:
@@ -55,11 +54,7 @@ def _tally(records: Sequence[SampleRecord], options: ScoringOptions,
                 index, also_lenient = 3, False
             else:
                 also_lenient = category == PARTIAL or (category == INCORRECT and field.score >= lenient)
-            path = field.path
-            name = names.get(path)
-            if name is None:
-                name = names[path] = field_name(path)
-            key = (_type(field), field.depth, name, field.required, index, also_lenient)
+            key = (_type(field), field.depth, field_name(field.path), field.required, index, also_lenient)
             found = combos.get(key)
             if found is None:
                 combos[key] = [field, 1]
