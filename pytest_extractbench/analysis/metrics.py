@@ -63,7 +63,8 @@ def _accuracy(records: Sequence[SampleRecord], *, headline_only: bool) -> dict[s
 
     out["extraction_quality_score"] = _mean(s.eqs for s in scores)
     if full:
-        out["eqs_components"] = {name: _mean(s.eqs_components()[name] for s in scores) for name in EQS_COMPONENTS}
+        components = [s.eqs_components() for s in scores]
+        out["eqs_components"] = {name: _mean(c[name] for c in components) for name in EQS_COMPONENTS}
     out["schema_validity_rate"] = _mean(s.schema_valid for s in scores)
     if full:
         out["json_valid_rate"] = _mean(s.json_valid for s in scores)
@@ -148,12 +149,15 @@ def eqs_distribution(values: Sequence[float]) -> dict[str, Any]:
 
 def type_confusion(records: Sequence[SampleRecord]) -> dict[str, dict[str, int]]:
     """Expected type -> predicted type -> count, over fields that have both."""
-    matrix: dict[str, Counter[str]] = {}
-    for record in records:
-        for field in record.score.fields:
-            if field.expected_type is not None and field.predicted_type is not None:
-                matrix.setdefault(field.expected_type, Counter())[field.predicted_type] += 1
-    return {expected: dict(sorted(row.items())) for expected, row in sorted(matrix.items())}
+    pairs: Counter[tuple[str, str]] = Counter(
+        (field.expected_type, field.predicted_type)
+        for record in records for field in record.score.fields
+        if field.expected_type is not None and field.predicted_type is not None
+    )  # fmt: skip
+    matrix: dict[str, dict[str, int]] = {}
+    for (expected, predicted), count in sorted(pairs.items()):
+        matrix.setdefault(expected, {})[predicted] = count
+    return matrix
 
 
 def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, int]:

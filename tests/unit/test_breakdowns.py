@@ -156,3 +156,17 @@ def _tally_field_by_field(records, options, credited):
 def test_the_combination_tally_equals_a_field_by_field_tally(records, credited, lenient) -> None:
     options = ScoringOptions(lenient_threshold=lenient)
     assert breakdowns._tally(records, options, credited) == _tally_field_by_field(records, options, credited)
+
+
+@settings(max_examples=100, deadline=None)
+@given(records=_RECORDS)
+def test_type_confusion_counts_each_expected_and_predicted_type_pair_in_sorted_order(records) -> None:
+    from collections import Counter
+
+    from pytest_extractbench.analysis.metrics import type_confusion
+
+    pairs = Counter((f.expected_type, f.predicted_type) for r in records for f in r.score.fields
+                    if f.expected_type is not None and f.predicted_type is not None)
+    matrix = type_confusion(records)
+    assert {(e, p): n for e, row in matrix.items() for p, n in row.items()} == pairs
+    assert list(matrix) == sorted(matrix) and all(list(row) == sorted(row) for row in matrix.values())
