@@ -68,7 +68,6 @@ class _Strings:
     def __init__(self) -> None:
         self.items: list[str] = []
         self._index: dict[str, int] = {}
-        self._values: dict[str, int] = {}  # a string field value -> its clipped text's index
 
     def __call__(self, text: str) -> int:
         found = self._index.get(text)
@@ -78,13 +77,11 @@ class _Strings:
         return found
 
     def value(self, value: Any) -> int:
-        """The index of ``_json_text(value)``; string values, which repeat across samples, are clipped once."""
-        if type(value) is not str:
-            return self(_json_text(value))
-        found = self._values.get(value)
-        if found is None:
-            found = self._values[value] = self(clip(value, MAX_VALUE))
-        return found
+        """The index of ``_json_text(value)``, a short string (most field values) taken as it is."""
+        if type(value) is str and len(value) <= MAX_VALUE:
+            found = self._index.get(value)
+            return self(value) if found is None else found
+        return self(_json_text(value))
 
 
 def _columns(item: ViewerRun) -> Mapping[str, str]:

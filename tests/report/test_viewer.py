@@ -176,8 +176,8 @@ _VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() |
 
 
 @given(st.lists(_VALUES, max_size=12))
-def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_without_the_memo(values) -> None:
+def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_with_json_text(values) -> None:
     memo, plain = viewer._Strings(), viewer._Strings()
-    for value in values * 2:  # every value seen twice: the second time comes from the memo
+    for value in values * 2:  # every value seen twice: the second time is found in the table
         assert memo.value(value) == plain(viewer._json_text(value))
     assert memo.items == plain.items
