@@ -181,3 +181,8 @@ def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_wi
     for value in values * 2:  # every value seen twice: the second time is found in the table
         assert memo.value(value) == plain(viewer._json_text(value))
     assert memo.items == plain.items
+
+
+@given(st.lists(_JSON, max_size=100))
+def test_list_elements_encoded_together_are_the_elements_encoded_one_by_one(items) -> None:
+    assert viewer._encode_elements(items) == ",".join(map(viewer._ENCODER.encode, items))
