@@ -290,12 +290,9 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
     return "\n".join(lines)
 
 
-def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any,
-                  every: Sequence[Mapping[str, Any]] | None = None) -> list[Path]:
-    """summary.md, metrics.csv and samples.csv in the run directory; ``records()`` yields record dicts, unless
-    ``every`` holds their :func:`~.rows.sample_row` already (the report page uses the same rows)."""
-    if every is None:
-        every = [sample_row(record) for record in records()]
+def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> list[Path]:
+    """summary.md, metrics.csv and samples.csv in the run directory; ``records()`` yields record dicts."""
+    every = [sample_row(record) for record in records()]
     rows: dict[str, list[dict[str, Any]]] = {}
     for row in every:
         rows.setdefault(row["model"], []).append(row)

@@ -27,7 +27,7 @@ from . import run_sections as sections
 from . import summary
 from .html_charts import BINS, latency_figures, report_charts
 from . import viewer
-from .rows import RunData
+from .rows import RunData, sample_row
 from .viewer import ViewerRun
 
 log = textsafe.get_logger(__name__)
@@ -199,8 +199,8 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
     document = run.document
     metrics_by_model: Mapping[str, Mapping[str, Any]] = document.get("models") or {}
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in run.sample_rows():
-        rows[row["model"]].append(row)
+    for record in run.records():
+        rows[str(record.get("model", ""))].append(sample_row(record))
     views: list[ModelView] = []
     for name, metrics in metrics_by_model.items():
         model_rows = rows.get(name, [])

@@ -61,20 +61,14 @@ def write_reports(
             log.exception("extractbench: writing the track reports failed")
             errors.append(f"summary.md/report.html: {type(exc).__name__}: {exc}")
         return written, errors
-    # the per-sample rows of summary.md, samples.csv and the page's charts, from one pass over the records
-    run = RunData(dict(document), records, run_dir, samples)
     try:
-        run.rows = run.sample_rows()
-    except Exception:  # noqa: BLE001 - each writer meets the error again and reports it on its own
-        pass
-    try:
-        written.extend(write_exports(run_dir, document, records, run.rows))
+        written.extend(write_exports(run_dir, document, records))
     except Exception as exc:
         log.exception("extractbench: writing summary.md/CSV failed")
         errors.append(f"summary.md/CSV files: {type(exc).__name__}: {exc}")
     if options.html:
         try:
-            written.append(write_report(run, run_dir / REPORT_FILE))
+            written.append(write_report(RunData(dict(document), records, run_dir, samples), run_dir / REPORT_FILE))
         except Exception as exc:
             log.exception("extractbench: writing report.html failed")
             errors.append(f"report.html: {type(exc).__name__}: {exc}")

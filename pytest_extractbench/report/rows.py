@@ -46,12 +46,6 @@ class RunData:
     # the dataset's samples by the file the records name (meta.source), when the run that wrote the records
     # still holds them: the viewer takes them instead of parsing the file again
     samples: Mapping[str, Sequence[Any]] | None = None
-    # sample_row of every record in file order, when the caller made them already (samples.csv needs them too)
-    rows: Sequence[dict[str, Any]] | None = None
-
-    def sample_rows(self) -> Sequence[dict[str, Any]]:
-        """:func:`sample_row` of every record, in file order."""
-        return self.rows if self.rows is not None else [sample_row(record) for record in self.records()]
 
 
 def load_run(run_dir: Path) -> RunData:

@@ -63,16 +63,3 @@ def test_summary_md_escapes_markdown_and_html(tmp_path: Path) -> None:
     text = write(run)["summary.md"]
     assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
     assert "\\*bold\\*" in text and "\\[link\\](http://evil)" in text and "\\|pipe\\|" in text
-
-
-def test_the_exports_from_rows_made_once_equal_those_from_the_records(tmp_path: Path) -> None:
-    run = make_run(tmp_path, {"good": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl")})
-    from_records = write(run)
-    data = load_run(run)
-    rows = data.sample_rows()
-    assert [r["model"] for r in rows] == [str(record.get("model")) for record in data.records()]
-    data.records = lambda: iter(())  # the rows alone must be enough
-    data.rows = rows
-    assert data.sample_rows() is rows
-    exports.write_exports(run, data.document, data.records, data.sample_rows())
-    assert {name: (run / name).open(encoding="utf-8", newline="").read() for name in from_records} == from_records
