@@ -11,7 +11,6 @@ is invalid earn nothing. Omission rates use what was observed, like ``field_omis
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any, Callable, Sequence
 
 from .diagnostics import field_name
@@ -37,27 +36,42 @@ GROUPINGS: dict[str, Callable[[FieldResult], str]] = {
 def _tally(records: Sequence[SampleRecord], options: ScoringOptions,
            credited: bool) -> dict[str, dict[str, list[int]]]:
     """grouping -> group -> [exact, partial, partial_lenient, incorrect, missed, spurious], every grouping of
-    GROUPINGS in one walk over the fields."""
+    GROUPINGS in one walk over the fields.
+
+    The walk only counts each distinct (type, depth, name, required, slot, lenient) combination: a large run
+    has hundreds of thousands of fields but few combinations, which are then spread over the groupings."""
     lenient = options.lenient_threshold
-    tallies: dict[str, dict[str, list[int]]] = {name: defaultdict(lambda: [0] * 6) for name in GROUPINGS}
-    groupings = [(key, tallies[name]) for name, key in GROUPINGS.items()]
+    # (type, depth, name, required, slot, lenient) -> [a field with them, how many]
+    combos: dict[tuple[str, int, str, bool, int, bool], list[Any]] = {}
     for record in records:
-        valid = record.score.valid
+        invalid = credited and not record.score.valid
         for field in record.score.fields:
             category = field.category
             index = _INDEX.get(category)
             if index is None:  # error / pending: outside every metric
                 continue
-            if credited and not valid and index < 4:  # no credit for an invalid output
-                for key, tally in groupings:
-                    tally[key(field)][3] += 1
-                continue
-            also_lenient = category == PARTIAL or (category == INCORRECT and field.score >= lenient)
-            for key, tally in groupings:
-                row = tally[key(field)]
-                row[index] += 1
-                if also_lenient:
-                    row[2] += 1
+            if invalid and index < 4:  # no credit for an invalid output
+                index, also_lenient = 3, False
+            else:
+                also_lenient = category == PARTIAL or (category == INCORRECT and field.score >= lenient)
+            key = (_type(field), field.depth, field_name(field.path), field.required, index, also_lenient)
+            found = combos.get(key)
+            if found is None:
+                combos[key] = [field, 1]
+            else:
+                found[1] += 1
+    tallies: dict[str, dict[str, list[int]]] = {name: {} for name in GROUPINGS}
+    groupings = [(key, tallies[name]) for name, key in GROUPINGS.items()]
+    # every field of a combination falls in the same group of each grouping
+    for (*_, index, also_lenient), (field, count) in combos.items():
+        for group_of, tally in groupings:
+            group = group_of(field)
+            row = tally.get(group)
+            if row is None:
+                row = tally[group] = [0] * 6
+            row[index] += count
+            if also_lenient:
+                row[2] += count
     return tallies
 
 

@@ -45,25 +45,41 @@ def _ratio(numerator: float, denominator: float) -> float:
 
 def accuracy_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
     """Headline, core and diagnostic accuracy metrics."""
+    return _accuracy(records, headline_only=False)
+
+
+def headline_accuracy(records: Sequence[SampleRecord]) -> dict[str, Any]:
+    """The headline keys of :func:`accuracy_section` alone (those of :data:`BIN_METRICS`, among others), with the
+    same numbers: a complexity bin shows only these, and the diagnostics walk every field again."""
+    return _accuracy(records, headline_only=True)
+
+
+def _accuracy(records: Sequence[SampleRecord], *, headline_only: bool) -> dict[str, Any]:
+    full = not headline_only  # the keys below in the order metrics.json shows them
     scores = [r.score for r in records]
     credited = sum((s.counts for s in scores), FieldCounts())
     observed = sum((s.observed for s in scores), FieldCounts())
     out: dict[str, Any] = {"num_samples": len(scores)}
 
-    components = {name: _mean(s.eqs_components()[name] for s in scores) for name in EQS_COMPONENTS}
     out["extraction_quality_score"] = _mean(s.eqs for s in scores)
-    out["eqs_components"] = components
+    if full:
+        components = [s.eqs_components() for s in scores]
+        out["eqs_components"] = {name: _mean(c[name] for c in components) for name in EQS_COMPONENTS}
     out["schema_validity_rate"] = _mean(s.schema_valid for s in scores)
-    out["json_valid_rate"] = _mean(s.json_valid for s in scores)
+    if full:
+        out["json_valid_rate"] = _mean(s.json_valid for s in scores)
     out["exact_match_rate"] = _mean(s.exact_match for s in scores)
     valid = [s for s in scores if s.valid]
-    out["exact_match_rate_valid"] = _mean(s.exact_match for s in valid)
+    if full:
+        out["exact_match_rate_valid"] = _mean(s.exact_match for s in valid)
 
     aggregation: dict[str, dict[str, float]] = {"micro": {}, "macro": {}, "weighted": {}}
-    weights = [s.observed.expected for s in scores]
+    weights = [s.observed.expected for s in scores] if full else []
     for mode in MODES:
         p, r, f = credited.precision_recall_f1(mode)
         out[f"field_precision_{mode}"], out[f"field_recall_{mode}"], out[f"field_f1_{mode}"] = p, r, f
+        if headline_only:
+            continue
         aggregation["micro"].update({f"precision_{mode}": p, f"recall_{mode}": r, f"f1_{mode}": f})
         for metric, per_sample in (("precision", "precision"), ("recall", "recall"), ("f1", "f1")):
             values = [getattr(s, per_sample)[mode] for s in scores]
@@ -72,11 +88,14 @@ def accuracy_section(records: Sequence[SampleRecord], options: ScoringOptions) -
             aggregation["weighted"][f"{metric}_{mode}"] = (
                 math.fsum(v * w for v, w in zip(values, weights)) / total if total else _mean(values)
             )
-    out["aggregation"] = aggregation
+    if full:
+        out["aggregation"] = aggregation
 
     out["type_accuracy"] = _ratio(credited.type_correct, credited.typed) if credited.typed else (1.0 if valid else 0.0)
     out["hallucination_rate"] = _ratio(observed.spurious, observed.predicted)
     out["field_omission_rate"] = _ratio(observed.missed, observed.expected)
+    if headline_only:
+        return out
 
     categories = {
         "exact": credited.exact,
@@ -130,12 +149,15 @@ def eqs_distribution(values: Sequence[float]) -> dict[str, Any]:
 
 def type_confusion(records: Sequence[SampleRecord]) -> dict[str, dict[str, int]]:
     """Expected type -> predicted type -> count, over fields that have both."""
-    matrix: dict[str, Counter[str]] = {}
-    for record in records:
-        for field in record.score.fields:
-            if field.expected_type is not None and field.predicted_type is not None:
-                matrix.setdefault(field.expected_type, Counter())[field.predicted_type] += 1
-    return {expected: dict(sorted(row.items())) for expected, row in sorted(matrix.items())}
+    pairs: Counter[tuple[str, str]] = Counter(
+        (field.expected_type, field.predicted_type)
+        for record in records for field in record.score.fields
+        if field.expected_type is not None and field.predicted_type is not None
+    )  # fmt: skip
+    matrix: dict[str, dict[str, int]] = {}
+    for (expected, predicted), count in sorted(pairs.items()):
+        matrix.setdefault(expected, {})[predicted] = count
+    return matrix
 
 
 def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, int]:
@@ -164,7 +186,7 @@ def complexity_bin_section(records: Sequence[SampleRecord], options: ScoringOpti
     for name, found in grouped.items():
         entry: dict[str, Any] = {"num_samples": len(found)}
         if found:
-            metrics = accuracy_section(found, options)
+            metrics = headline_accuracy(found)
             entry.update({key: metrics[key] for key in BIN_METRICS})
             latencies = [r.response.get("latency_s") for r in found]
             timed = [x for x in latencies if isinstance(x, (int, float)) and not isinstance(x, bool)]

@@ -27,6 +27,7 @@ from ..dataset.sources import load_source
 from .rows import RunData
 
 CATEGORIES = ("exact", "partial", "incorrect", "missed", "spurious")
+_CATEGORY_INDEX = {name: index for index, name in enumerate(CATEGORIES)}
 MAX_TEXT = 20_000  # characters of source text, output, schema and gold per sample
 MAX_VALUE = 300  # characters of one field value
 SCRIPT_FILE = "viewer.js"
@@ -74,6 +75,13 @@ class _Strings:
             found = self._index[text] = len(self.items)
             self.items.append(text)
         return found
+
+    def value(self, value: Any) -> int:
+        """The index of ``_json_text(value)``, a short string (most field values) taken as it is."""
+        if type(value) is str and len(value) <= MAX_VALUE:
+            found = self._index.get(value)
+            return self(value) if found is None else found
+        return self(_json_text(value))
 
 
 def _columns(item: ViewerRun) -> Mapping[str, str]:
@@ -179,14 +187,16 @@ def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) 
     predicted -1 when it equals the gold."""
     score = record.get("score") or {}
     fields: list[Any] = []
+    value = strings.value
     for f in score.get("fields") or []:
-        path = strings(str(f.get("path", "")))
-        category = str(f.get("category", ""))
-        if f.get("expected") is not None:
-            gold.setdefault(path, strings(_json_text(f.get("expected"))))
-        predicted = -1 if category == "exact" else strings(_json_text(f.get("predicted")))
-        cat = CATEGORIES.index(category) if category in CATEGORIES else -1
-        fields.extend((path, cat, round(float(f.get("score") or 0.0), 3), predicted))
+        get = f.get  # tens of fields per sample, hundreds of thousands per run
+        path = strings(str(get("path", "")))
+        category = str(get("category", ""))
+        expected = get("expected")
+        if expected is not None:
+            gold.setdefault(path, value(expected))
+        predicted = -1 if category == "exact" else value(get("predicted"))
+        fields += (path, _CATEGORY_INDEX.get(category, -1), round(float(get("score") or 0.0), 3), predicted)
     content = (record.get("response") or {}).get("content")
     problems = [clip(str(p), 400) for p in [score.get("parse_error"), *(score.get("validation_errors") or [])[:5]] if p]
     return [
@@ -207,6 +217,16 @@ def embed_json(data: Any) -> str:
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _BATCH = 512  # list elements per piece
+
+
+_ENCODED_TOGETHER = 32  # list elements per encoder call: its set-up costs more than a short element, and
+# the pieces it collects for a call (one per number, comma and bracket) must stay small beside the page
+
+
+def _encode_elements(items: list[Any]) -> str:
+    """The JSON elements of ``items`` joined by commas, as ``",".join(map(_ENCODER.encode, items))``."""
+    return ",".join(_ENCODER.encode(items[start:start + _ENCODED_TOGETHER])[1:-1]
+                    for start in range(0, len(items), _ENCODED_TOGETHER))
 
 
 def _escaped(text: str) -> str:
@@ -233,7 +253,7 @@ def embed_json_parts(data: Any, levels: int = 3) -> Iterator[str]:
                 yield from embed_json_parts(value, levels - 1)
         else:
             for start in range(0, len(data), _BATCH):
-                yield ("," if start else "") + _escaped(",".join(map(_ENCODER.encode, data[start:start + _BATCH])))
+                yield ("," if start else "") + _escaped(_encode_elements(data[start:start + _BATCH]))
         yield "]"
     else:
         yield _escaped(_ENCODER.encode(data))

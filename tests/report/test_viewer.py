@@ -167,3 +167,22 @@ def test_the_dataset_is_read_again_with_the_runs_column_mapping(tmp_path: Path) 
     (run / "metrics.json").write_text(json.dumps(document), encoding="utf-8")
     mapped = viewer.viewer_data(viewer.runs_from_dirs([run]))
     assert [d[0] for d in mapped["details"]] == [r["document"] for r in rows] and mapped["notes"] == []
+
+
+_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+                       | st.text(min_size=viewer.MAX_VALUE - 2, max_size=viewer.MAX_VALUE + 2),
+                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                       max_leaves=6)
+
+
+@given(st.lists(_VALUES, max_size=12))
+def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_with_json_text(values) -> None:
+    memo, plain = viewer._Strings(), viewer._Strings()
+    for value in values * 2:  # every value seen twice: the second time is found in the table
+        assert memo.value(value) == plain(viewer._json_text(value))
+    assert memo.items == plain.items
+
+
+@given(st.lists(_JSON, max_size=100))
+def test_list_elements_encoded_together_are_the_elements_encoded_one_by_one(items) -> None:
+    assert viewer._encode_elements(items) == ",".join(map(viewer._ENCODER.encode, items))

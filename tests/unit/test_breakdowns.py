@@ -102,3 +102,71 @@ def test_summary_md_shows_the_spread_the_weak_fields_and_the_bins() -> None:
     assert "| c | 1 | 0.000 | 0 | 0 | 0 | 1 | 0 |" in text
     assert "| b | 2 | 0.500 | 1 | 0 | 1 | 0 | 0 |" in text
     assert "| simple | 1 |" in text and "| complex | 1 | 1.000 | 1.000 | 1.000 | 1.000 |" in text
+
+
+# --- the field tally counts distinct combinations, then spreads them over the groupings ---
+
+from types import SimpleNamespace  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pytest_extractbench.analysis import breakdowns  # noqa: E402
+from pytest_extractbench.scoring.result import FieldResult  # noqa: E402
+
+_FIELDS = st.builds(
+    FieldResult,
+    path=st.sampled_from(["a", "b.c", "items[0].sku", "items[12].sku", "items[1].tags[3]"]),
+    category=st.sampled_from(["exact", "partial", "incorrect", "missed", "spurious", "error", "pending"]),
+    score=st.floats(0.0, 1.0),
+    expected_type=st.sampled_from([None, "string", "integer"]),
+    predicted_type=st.sampled_from([None, "string", "number"]),
+    depth=st.integers(0, 3),
+    required=st.booleans(),
+    expected=st.none(), predicted=st.none(), type_ok=st.none(), equal=st.just(False), origin=st.just(""),
+    similarity=st.none(), comparator=st.none(), error=st.none(),
+)
+_RECORDS = st.lists(st.builds(lambda valid, fields: SimpleNamespace(score=SimpleNamespace(valid=valid, fields=fields)),
+                              st.booleans(), st.lists(_FIELDS, max_size=8)), max_size=12)
+
+
+def _tally_field_by_field(records, options, credited):
+    """The tally as the definition reads: every field's groups counted one by one."""
+    tallies = {name: {} for name in breakdowns.GROUPINGS}
+    for record in records:
+        for field in record.score.fields:
+            index = breakdowns._INDEX.get(field.category)
+            if index is None:
+                continue
+            slots = [index]
+            if credited and not record.score.valid and index < 4:
+                slots = [3]
+            elif field.category == "partial" or (field.category == "incorrect"
+                                                 and field.score >= options.lenient_threshold):
+                slots.append(2)
+            for name, group_of in breakdowns.GROUPINGS.items():
+                row = tallies[name].setdefault(group_of(field), [0] * 6)
+                for slot in slots:
+                    row[slot] += 1
+    return tallies
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=_RECORDS, credited=st.booleans(), lenient=st.sampled_from([0.0, 0.3, 0.5]))
+def test_the_combination_tally_equals_a_field_by_field_tally(records, credited, lenient) -> None:
+    options = ScoringOptions(lenient_threshold=lenient)
+    assert breakdowns._tally(records, options, credited) == _tally_field_by_field(records, options, credited)
+
+
+@settings(max_examples=100, deadline=None)
+@given(records=_RECORDS)
+def test_type_confusion_counts_each_expected_and_predicted_type_pair_in_sorted_order(records) -> None:
+    from collections import Counter
+
+    from pytest_extractbench.analysis.metrics import type_confusion
+
+    pairs = Counter((f.expected_type, f.predicted_type) for r in records for f in r.score.fields
+                    if f.expected_type is not None and f.predicted_type is not None)
+    matrix = type_confusion(records)
+    assert {(e, p): n for e, row in matrix.items() for p, n in row.items()} == pairs
+    assert list(matrix) == sorted(matrix) and all(list(row) == sorted(row) for row in matrix.values())

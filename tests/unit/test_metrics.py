@@ -114,3 +114,15 @@ def test_sla_tiers_check_each_threshold_and_skip_what_was_not_measured() -> None
     assert not sla_passed(evaluate_sla(dict(metrics, hallucination_rate=0.11), "minimum"))
     with pytest.raises(ValueError, match="unknown SLA tier"):
         evaluate_sla(metrics, "gold")
+
+
+@pytest.mark.parametrize("count", [0, 1, 5])
+def test_the_headline_numbers_alone_are_those_of_the_whole_accuracy_section(count: int) -> None:
+    from pytest_extractbench.analysis.metrics import BIN_METRICS, accuracy_section, headline_accuracy
+
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "n": {"type": "integer"}}}
+    outputs = [{"a": "x", "n": 1}, {"a": "y"}, '{"a": 3}', "not json", {"a": "x", "n": 2, "z": 0}]
+    records = [record(f"s{i}", outputs[i], {"a": "x", "n": 1}, schema) for i in range(count)]
+    whole, headline = accuracy_section(records, OPTIONS), headline_accuracy(records)
+    assert {"num_samples", *BIN_METRICS} <= set(headline) < set(whole)
+    assert headline == {key: whole[key] for key in headline}
