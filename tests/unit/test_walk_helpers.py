@@ -124,3 +124,13 @@ def test_the_bounded_find_agrees_with_the_word_boundary_regex(text: str, needle:
 ])
 def test_the_bounded_find_by_hand(text: str, needle: str, found: bool) -> None:
     assert _bounded_find(text, needle) is found
+
+
+def test_validation_paths_are_written_once_and_read_back_the_same() -> None:
+    from pytest_extractbench.scoring.schema import _rs_path, validation_errors
+
+    schema = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "integer"}}}}
+    assert validation_errors({"items": [1, "x"]}, schema) == ['$.items[1]: "x" is not of type "integer"']
+    assert validation_errors({"items": [1, 2]}, schema) == []
+    assert _rs_path(["items", 1]) is _rs_path(["items", 1]) == "$.items[1]"
+    assert _rs_path(["items", "1"]) == "$.items.1" and _rs_path([]) == "$"
