@@ -7,7 +7,6 @@ comparison found, ``counts`` what the sample is credited with.
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import partial
 from operator import itemgetter
 from typing import Any, NamedTuple, Sequence
@@ -138,21 +137,23 @@ def prf(true_positives: float, predicted: int, expected: int) -> tuple[float, fl
 
 def count_fields(fields: Sequence[FieldResult], options: ScoringOptions) -> FieldCounts:
     """Tally categories, lenient partials and type agreement (C-level counting: this runs per sample)."""
-    categories = Counter(map(_CATEGORY, fields))
-    incorrect = categories[INCORRECT]
+    # list.count over a sample's ~20 fields beats building a Counter, whose set-up is most of the cost
+    categories = list(map(_CATEGORY, fields))
+    incorrect = categories.count(INCORRECT)
     lenient_rescued = 0
     if incorrect:
         threshold = options.lenient_threshold
         lenient_rescued = sum(1 for f in fields if f.category == INCORRECT and f.score >= threshold)
+    partial = categories.count(PARTIAL)
     types = list(map(_TYPE_OK, fields))
     typed = len(types) - types.count(None)
     return FieldCounts(
-        categories[EXACT],
-        categories[PARTIAL],
-        categories[PARTIAL] + lenient_rescued,
+        categories.count(EXACT),
+        partial,
+        partial + lenient_rescued,
         incorrect,
-        categories[MISSED],
-        categories[SPURIOUS],
+        categories.count(MISSED),
+        categories.count(SPURIOUS),
         typed,
         types.count(True),
     )
