@@ -23,7 +23,8 @@ _IDENTICAL_TEXT = (1.0, 1.0, 1.0)
 
 # Field paths, one string per distinct path for the whole process: a run keeps every sample's field
 # results to its end, and building ``items[2].sku`` anew for each sample cost ~1 KB a sample. Cleared
-# when full, so a hostile output's many thousands of keys cannot grow them without end.
+# when full, so a hostile output's many thousands of keys cannot grow them without end (cleared in place:
+# the walk's object loop reads ``_KEY_PATHS`` directly).
 _KEY_PATHS: dict[tuple[str, str], str] = {}
 _INDEX_PATHS: dict[tuple[str, int], str] = {}
 _PATHS_LIMIT = 65_536
