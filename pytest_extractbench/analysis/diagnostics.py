@@ -99,10 +99,26 @@ class TextIndex:
                     self._words = set(_WORD.findall(self.text))
                 found = needle in self._words
             else:
-                found = needle in self.text and re.search(
-                    r"(?<!\w)" + re.escape(needle) + r"(?!\w)", self.text) is not None
+                found = _bounded_find(self.text, needle)
             self._seen[needle] = found
         return found
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what ``\w`` matches in a str pattern
+
+
+def _bounded_find(text: str, needle: str) -> bool:
+    r"""Whether ``needle`` occurs in ``text`` with no word character on either side, as the regex
+    ``(?<!\w)needle(?!\w)`` says; found by ``str.find``, since compiling that regex for every
+    distinct value took longer than the search itself."""
+    start = text.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
+            return True
+        start = text.find(needle, start + 1)
+    return False
 
 
 def occurs_in(value: Any, normal_text: str | TextIndex) -> bool:
@@ -128,33 +144,52 @@ def hallucination_type(field: FieldResult, normal_text: str | TextIndex | None) 
     return 1 if field.origin == ORIGIN_UNKNOWN_KEY else 2
 
 
-def _kinds(value: Any, path: str, out: dict[str, set[str]]) -> None:
+# The shapes a path holds somewhere, as bits (one int per path instead of a set).
+_OBJECT, _ARRAY, _SCALAR = 1, 2, 4
+
+
+def _kinds(value: Any, path: str, out: dict[str, int]) -> None:
+    """Or into ``out[path]`` the shapes found at every index-free path of ``value``.
+
+    Scalar children are handled in their container's loop: they are most of any value, and this
+    spares them a call each.
+    """
     kind = type(value)
     if kind is dict:
-        out.setdefault(path, set()).add("object")
+        out[path] = out.get(path, 0) | _OBJECT
         for key, child in value.items():
-            _kinds(child, f"{path}.{key}" if path else key, out)
+            child_path = f"{path}.{key}" if path else key
+            child_kind = type(child)
+            if child_kind is dict or child_kind is list:
+                _kinds(child, child_path, out)
+            elif child is not None:
+                out[child_path] = out.get(child_path, 0) | _SCALAR
     elif kind is list:
-        out.setdefault(path, set()).add("array")
+        out[path] = out.get(path, 0) | _ARRAY
+        element_path = f"{path}[]"
         for element in value:
-            _kinds(element, f"{path}[]", out)
+            element_kind = type(element)
+            if element_kind is dict or element_kind is list:
+                _kinds(element, element_path, out)
+            elif element is not None:
+                out[element_path] = out.get(element_path, 0) | _SCALAR
     elif value is not None:
-        out.setdefault(path, set()).add("scalar")
+        out[path] = out.get(path, 0) | _SCALAR
 
 
 def structure_mismatches(expected: Any, predicted: Any) -> dict[str, int]:
     """Places (index-free paths) where gold and prediction disagree on the shape: an array where the
     other has an object, or a container where the other has a scalar. Independent of array alignment."""
-    gold: dict[str, set[str]] = {}
-    guess: dict[str, set[str]] = {}
+    gold: dict[str, int] = {}
+    guess: dict[str, int] = {}
     _kinds(expected, "", gold)
     _kinds(predicted, "", guess)
     counts = {"array_vs_object": 0, "scalar_vs_container": 0}
     for path, kinds in gold.items():
-        other = guess.get(path)
+        other = guess.get(path, 0)
         if not other or kinds & other:
             continue
-        if {"array", "object"} <= kinds | other:
+        if (kinds | other) & (_ARRAY | _OBJECT) == _ARRAY | _OBJECT:
             counts["array_vs_object"] += 1
         else:
             counts["scalar_vs_container"] += 1

@@ -11,7 +11,7 @@ from typing import Any
 from .comparators import COMPARATORS, ComparatorError, to_comparison
 from .compare import declared_type_ok, normalize_text, string_similarity
 from .options import ScoringOptions
-from .result import ERROR, EXACT, INCORRECT, MISSED, ORIGIN_KEY, PARTIAL, SPURIOUS, FieldResult
+from .result import ERROR, EXACT, INCORRECT, MISSED, ORIGIN_KEY, PARTIAL, SPURIOUS, FieldResult, _new_field
 from .schema import SchemaNode, json_type
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
@@ -21,8 +21,36 @@ _CONTAINERS = (dict, list)
 _IDENTICAL_TEXT = (1.0, 1.0, 1.0)
 
 
+# Field paths, one string per distinct path for the whole process: a run keeps every sample's field
+# results to its end, and building ``items[2].sku`` anew for each sample cost ~1 KB a sample. Cleared
+# when full, so a hostile output's many thousands of keys cannot grow them without end (cleared in place:
+# the walk's object loop reads ``_KEY_PATHS`` directly).
+_KEY_PATHS: dict[tuple[str, str], str] = {}
+_INDEX_PATHS: dict[tuple[str, int], str] = {}
+_PATHS_LIMIT = 65_536
+
+
 def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+    """``path.key`` (``key`` itself at the root), shared with every other sample that has it."""
+    joined = _KEY_PATHS.get((path, key))
+    if joined is None:
+        joined = f"{path}.{key}" if path else key
+        if type(key) is str:  # 1, 1.0 and True are one dict key but three paths: only text keys are kept
+            if len(_KEY_PATHS) >= _PATHS_LIMIT:
+                _KEY_PATHS.clear()
+            _KEY_PATHS[(path, key)] = joined
+    return joined
+
+
+def _element(path: str, index: int) -> str:
+    """``path[index]``, shared like :func:`_join`'s paths."""
+    joined = _INDEX_PATHS.get((path, index))
+    if joined is None:
+        joined = f"{path}[{index}]"
+        if len(_INDEX_PATHS) >= _PATHS_LIMIT:
+            _INDEX_PATHS.clear()
+        _INDEX_PATHS[(path, index)] = joined
+    return joined
 
 
 def _scalars_only(values: list[Any]) -> bool:
@@ -148,12 +176,8 @@ class FieldEmitter:
         comparator: str | None = None,
     ) -> None:
         category = self._category(score, equal, expected, type_ok)
-        out.append(
-            FieldResult(
-                path or "$", category, score, expected, predicted, expected_type,
-                json_type(predicted), type_ok, equal, depth, required, ORIGIN_KEY, similarity, comparator,
-            )
-        )
+        out.append(_new_field((path or "$", category, score, expected, predicted, expected_type, json_type(predicted),
+                               type_ok, equal, depth, required, ORIGIN_KEY, similarity, comparator, None)))
 
     def _side(
         self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list
@@ -183,15 +207,15 @@ class FieldEmitter:
         if kind is list and not whole and (not _scalars_only(value) or _elementwise(node)):
             items = node.items if node is not None else None
             for index, element in enumerate(value):
-                self._side(element, items, f"{path}[{index}]", depth, required, category, origin, out)
+                self._side(element, items, _element(path, index), depth, required, category, origin, out)
             return
         value_type = json_type(value)
         if category == MISSED:
-            out.append(FieldResult(path or "$", MISSED, 0.0, value, None, value_type, None, None, False, depth, required, origin))
+            out.append(_new_field((path or "$", MISSED, 0.0, value, None, value_type, None, None, False, depth, required,
+                                   origin, None, None, None)))
             return
         type_ok = None
         if node is not None and node.types:
             type_ok = declared_type_ok(node.types, value, self.options)
-        out.append(
-            FieldResult(path or "$", SPURIOUS, 0.0, None, value, None, value_type, type_ok, False, depth, required, origin)
-        )
+        out.append(_new_field((path or "$", SPURIOUS, 0.0, None, value, None, value_type, type_ok, False, depth, required,
+                               origin, None, None, None)))

@@ -16,7 +16,17 @@ from .align import AlignContext, _canonical, align_hungarian, align_key_field, a
 from .budget import check as budget_check
 from .compare import Comparison, compare_scalars, jaccard, types_agree
 from .comparators import ComparatorError, to_comparison
-from .emit import _CONTAINERS, _IDENTICAL_TEXT, ABSENT, FieldEmitter, _elementwise, _join, _scalars_only
+from .emit import (
+    _CONTAINERS,
+    _IDENTICAL_TEXT,
+    _KEY_PATHS,
+    ABSENT,
+    FieldEmitter,
+    _element,
+    _elementwise,
+    _join,
+    _scalars_only,
+)
 from .result import (
     ERROR,
     EXACT,
@@ -30,12 +40,15 @@ from .result import (
     PENDING,
     SPURIOUS,
     FieldResult,
+    _new_field,
 )
 from .schema import SchemaNode, json_type
 
 _SCALAR_NAMES = {str: "string", int: "number", float: "number", bool: "boolean"}
 _DIAGONAL_ON_IDENTICAL = frozenset({align_ordered, align_key_field, align_hungarian})
 _PENDING: Any = object()  # compare_leaf's answer for a batch comparator: judged after the walk
+_NO_KEYS: frozenset[str] = frozenset()
+_NO_PROPERTIES: dict[str, SchemaNode] = {}
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -144,7 +157,6 @@ class FieldWalker(FieldEmitter):
         path: str, depth: int, required: bool, out: list,
     ) -> bool:
         """Emit a value present on one side only (as shown); True when at least one side is absent."""
-        budget_check()
         if self.is_absent(expected):
             if not self.is_absent(predicted):
                 origin = ORIGIN_NULL if expected is None else ORIGIN_KEY
@@ -209,7 +221,7 @@ class FieldWalker(FieldEmitter):
                 # every built-in aligner pairs identical arrays element by element: skip it
                 items = node.items
                 for index, (exp_item, pred_item) in enumerate(zip(expected, predicted)):
-                    self._identical(exp_item, pred_item, items, f"{path}[{index}]", depth, required, out)
+                    self._identical(exp_item, pred_item, items, _element(path, index), depth, required, out)
                 return
             if kind is not dict and (kind is not list or rule.aligner is not None or _scalars_only(expected)):
                 self._pair_general(expected, predicted, node, path, depth, required, out)
@@ -217,52 +229,62 @@ class FieldWalker(FieldEmitter):
         if kind is not type(predicted):
             self._pair_general(expected, predicted, node, path, depth, required, out)
         elif kind is dict:
-            child_depth = depth + 1 if path else 0
-            properties = node.properties if node is not None else {}
-            keys = node.required if node is not None else ()
-            ruled = node.ruled_keys if node is not None else ()
-            empty_absent = self._empty_absent
-            append = out.append
-            for key, value in expected.items():
-                other = predicted[key]
-                kind = type(value)
-                child_path = f"{path}.{key}" if path else key
-                if ruled and key in ruled:
-                    self._identical(value, other, properties[key], child_path, child_depth, key in keys, out)
-                # Scalar leaves inline: one Python call fewer per field on the hottest path.
-                elif kind is str and kind is type(other):
-                    if value.strip() or not empty_absent:
-                        append(FieldResult(child_path, EXACT, 1.0, value, other, "string", "string", True, True,
-                                           child_depth, key in keys, ORIGIN_KEY, _IDENTICAL_TEXT))
-                elif (kind is int or kind is float) and type(other) is kind:
-                    append(FieldResult(child_path, EXACT, 1.0, value, other, "number", "number", True, True,
-                                       child_depth, key in keys, ORIGIN_KEY, None))
-                else:
-                    self._identical(value, other, properties.get(key), child_path, child_depth, key in keys, out)
+            self._objects(expected, predicted, node, path, depth, out, equal=True)
         elif kind is list and not _scalars_only(expected):
             items = node.items if node is not None else None
             for index, (exp_item, pred_item) in enumerate(zip(expected, predicted)):
-                self._identical(exp_item, pred_item, items, f"{path}[{index}]", depth, required, out)
+                self._identical(exp_item, pred_item, items, _element(path, index), depth, required, out)
         elif kind is str:
             if self._empty_absent and not expected.strip():
                 return
-            out.append(FieldResult(path or "$", EXACT, 1.0, expected, predicted, "string", "string", True, True,
-                                   depth, required, ORIGIN_KEY, _IDENTICAL_TEXT))
+            out.append(_new_field((path or "$", EXACT, 1.0, expected, predicted, "string", "string", True, True,
+                                   depth, required, ORIGIN_KEY, _IDENTICAL_TEXT, None, None)))
         elif kind in _SCALAR_NAMES:
             name = _SCALAR_NAMES[kind]
-            out.append(FieldResult(path or "$", EXACT, 1.0, expected, predicted, name, name, True, True, depth,
-                                   required, ORIGIN_KEY, None))
+            out.append(_new_field((path or "$", EXACT, 1.0, expected, predicted, name, name, True, True, depth,
+                                   required, ORIGIN_KEY, None, None, None)))
         else:  # null, scalar lists, empty lists: rare enough for the general walk
             self._pair_general(expected, predicted, node, path, depth, required, out)
 
-    def _objects(self, expected: dict, predicted: dict, node: SchemaNode | None, path: str, depth: int, out: list) -> None:
+    def _objects(
+        self, expected: dict, predicted: dict, node: SchemaNode | None, path: str, depth: int, out: list,
+        equal: bool = False,
+    ) -> None:
+        """Gold keys in gold order, then the keys only the prediction has (``equal``: the objects are known
+        to be equal, as ``==`` on dicts says, which also counts a NaN equal to itself).
+
+        Equal scalar leaves without a rule are emitted here, inline: most fields of any run are,
+        and this saves them two calls (:meth:`_pair`, :meth:`_identical`) that would emit the same.
+        """
         child_depth = depth + 1 if path else 0
-        required = node.required if node is not None else frozenset()
-        properties = node.properties if node is not None else {}
+        if node is None:
+            required, properties, ruled = _NO_KEYS, _NO_PROPERTIES, _NO_KEYS
+        else:
+            required, properties, ruled = node.required, node.properties, node.ruled_keys
         pair = self._pair
+        inline = self.fast_paths
+        keep_blank = not self._empty_absent
+        append = out.append
+        paths = _KEY_PATHS
         for key, value in expected.items():
-            pair(value, predicted.get(key, ABSENT), properties.get(key), f"{path}.{key}" if path else key,
-                 child_depth, key in required, out)
+            other = predicted.get(key, ABSENT)
+            child_path = paths.get((path, key)) or _join(path, key)
+            kind = type(value)
+            if (inline and kind is type(other) and kind in _SCALAR_NAMES and (equal or value == other)
+                    and key not in ruled):
+                if kind is str:
+                    if keep_blank or value.strip():
+                        append(_new_field((child_path or "$", EXACT, 1.0, value, other, "string", "string", True,
+                                           True, child_depth, key in required, ORIGIN_KEY, _IDENTICAL_TEXT, None,
+                                           None)))
+                else:
+                    name = _SCALAR_NAMES[kind]
+                    append(_new_field((child_path or "$", EXACT, 1.0, value, other, name, name, True, True,
+                                       child_depth, key in required, ORIGIN_KEY, None, None, None)))
+            else:
+                pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
+        if equal or predicted.keys() <= expected.keys():
+            return
         for key, value in predicted.items():
             if key in expected:
                 continue
@@ -283,13 +305,13 @@ class FieldWalker(FieldEmitter):
         unmatched_predictions = 0
         for gold_index, pred_index in self.align(expected, predicted, node, path):
             if gold_index is not None and pred_index is not None:
-                self._pair(expected[gold_index], predicted[pred_index], items, f"{path}[{gold_index}]", depth, required, out)
+                self._pair(expected[gold_index], predicted[pred_index], items, _element(path, gold_index), depth, required, out)
             elif gold_index is not None:
-                self._side(expected[gold_index], items, f"{path}[{gold_index}]", depth, required, MISSED, ORIGIN_MISSING_ELEMENT, out)
+                self._side(expected[gold_index], items, _element(path, gold_index), depth, required, MISSED, ORIGIN_MISSING_ELEMENT, out)
             elif pred_index is not None:
                 index = len(expected) + unmatched_predictions
                 unmatched_predictions += 1
-                self._side(predicted[pred_index], items, f"{path}[{index}]", depth, required, SPURIOUS, ORIGIN_EXTRA_ELEMENT, out)
+                self._side(predicted[pred_index], items, _element(path, index), depth, required, SPURIOUS, ORIGIN_EXTRA_ELEMENT, out)
 
     def _structure_mismatch(
         self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
