@@ -100,18 +100,19 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.mark.parametrize("retries", [0, 2])
 def test_a_server_dripping_one_byte_at_a_time_is_cut_off_by_the_attempt_budget(retries: int) -> None:
-    # ~300 bytes at 0.1 s each would take 30 s; every single read is quick, so only a budget per
-    # attempt (not per read) ends it
-    with FaultServer(default=Fault.drip(0.1, GOOD)) as srv:
-        response = extract(cfg(srv, timeout_s=1.0, retries=retries))
+    # ~300 bytes at 0.2 s each would take 60 s; every single read is quick, so only a budget per
+    # attempt (not per read) ends it. The budget is 3 s, not 1: on a loaded machine the server's thread may
+    # not even have read a request within 1 s, and then there is no drip to cut off.
+    with FaultServer(default=Fault.drip(0.2, GOOD)) as srv:
+        response = extract(cfg(srv, timeout_s=3.0, retries=retries))
         # the server's side, not a clock (a loaded machine stretches every wall time): each attempt hung up
-        # while the body was still trickling out; the server notices at its next write, 0.1 s later
+        # while the body was still trickling out; the server notices at its next write, 0.2 s later
         deadline = time.monotonic() + 60
         while len(srv.hung_up) < retries + 1 and time.monotonic() < deadline:
             time.sleep(0.05)
     assert response.error_class == "timeout" and response.content is MISSING
     assert response.attempts == retries + 1 == len(srv.requests)
-    assert "no complete answer within 1s" in response.error
+    assert "no complete answer within 3s" in response.error
     assert len(srv.hung_up) == retries + 1
     assert all(sent < total for sent, total in srv.hung_up), srv.hung_up
 
