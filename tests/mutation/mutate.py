@@ -34,18 +34,15 @@ HERE = Path(__file__).resolve().parent
 PACKAGE = "pytest_extractbench"
 # what a copy needs for the unit tests to run as they do in the repository
 COPIED = (PACKAGE, "tests", "fixtures", "benchmarks", "docs", "ci", ".ci", "conftest.py", "pyproject.toml", "README.md")
-# the scoring core, the statistics, the metric catalog, aggregation and the gates: what no argument mutates
-SCOPE = (
-    "pytest_extractbench/scoring/compare.py",
-    "pytest_extractbench/scoring/result.py",
-    "pytest_extractbench/scoring/fields.py",
-    "pytest_extractbench/scoring/options.py",
-    "pytest_extractbench/analysis/stats.py",
-    "pytest_extractbench/analysis/catalog.py",
-    "pytest_extractbench/analysis/metrics.py",
-    "pytest_extractbench/analysis/resampled.py",
-    "pytest_extractbench/gating/sla.py",
-    "pytest_extractbench/gating/gates.py",
+# every module of the scoring core, the analysis and the gates, and the dataset readers: what no argument mutates
+SCOPE = tuple(
+    str(path.relative_to(ROOT))
+    for package in ("scoring", "analysis", "gating")
+    for path in sorted((ROOT / PACKAGE / package).glob("*.py"))
+    if path.name != "__init__.py"
+) + tuple(
+    # the dataset readers that decide what a sample, its gold and a recorded answer are
+    f"{PACKAGE}/dataset/{name}.py" for name in ("records", "samples", "sources", "predictions", "responses")
 )
 PRAGMA = "# pragma: no mutate"
 TIMEOUT_FACTOR = 10
@@ -59,6 +56,10 @@ COVERAGE_DESELECT = ("tests/unit/test_journal.py::test_processes_appending_at_on
 # mutants
 
 CMP_SWAPS = {
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
+    ast.In: (ast.NotIn,),
+    ast.NotIn: (ast.In,),
     ast.Lt: (ast.LtE, ast.Gt),
     ast.LtE: (ast.Lt, ast.GtE),
     ast.Gt: (ast.GtE, ast.Lt),
@@ -66,7 +67,7 @@ CMP_SWAPS = {
     ast.Eq: (ast.NotEq,),
     ast.NotEq: (ast.Eq,),
 }
-CMP_SYMBOL = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+CMP_SYMBOL = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 BIN_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
 BIN_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 LOG_CALLS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
@@ -132,6 +133,7 @@ class _Finder(ast.NodeVisitor):
         self.mutants: list[Mutant] = []
         self.stmt: ast.stmt | None = None
         self.numeric_return: list[bool] = [False]
+        self.in_compare = 0  # None inside `x is None` is mutated by flipping `is`, not by replacing None
 
     # -- helpers
     def _skipped(self, node: ast.AST) -> bool:
@@ -224,6 +226,9 @@ class _Finder(ast.NodeVisitor):
         # `if TYPE_CHECKING:` blocks never run
         if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             return
+        outer, self.stmt = self.stmt, node
+        self._negate_test(node.test)
+        self.stmt = outer
         self.generic_visit(node)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:  # f-strings are messages
@@ -235,17 +240,41 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
-        if self.numeric_return[-1] and node.value is not None:
+        if node.value is not None:
             outer, self.stmt = self.stmt, node
             current = ast.unparse(node.value)
-            for replacement in ("None", "0", "1"):
+            # a numeric function also gets the two values a metric is most often wrong by
+            for replacement in ("None", "0", "1") if self.numeric_return[-1] else ("None",):
                 if current != replacement:
                     self._add(node.value, replacement, f"return -> {replacement}")
             self.stmt = outer
         self.generic_visit(node)
 
+    def _negate_test(self, test: ast.expr) -> None:
+        if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):  # "not removed" is that mutant
+            self._add(test, f"not ({ast.unparse(test)})", "condition negated")
+
+    def visit_While(self, node: ast.While) -> None:
+        outer, self.stmt = self.stmt, node
+        self._negate_test(node.test)
+        self.stmt = outer
+        self.generic_visit(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._negate_test(node.test)
+        self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        # a call made for its effect (appending, updating, checking) removed
+        outer, self.stmt = self.stmt, node
+        if isinstance(node.value, ast.Call) and not _is_message_call(node.value):
+            self._add(node.value, "None", "call removed")
+        self.stmt = outer
+        self.generic_visit(node)
+
     # -- expressions
     def visit_Compare(self, node: ast.Compare) -> None:
+        self.in_compare += 1
         for i, op in enumerate(node.ops):
             for swap in CMP_SWAPS.get(type(op), ()):
                 ops = list(node.ops)
@@ -253,6 +282,7 @@ class _Finder(ast.NodeVisitor):
                 mutated = ast.Compare(left=node.left, ops=ops, comparators=node.comparators)
                 self._add(node, mutated, f"{CMP_SYMBOL[type(op)]} -> {CMP_SYMBOL[swap]}")
         self.generic_visit(node)
+        self.in_compare -= 1
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         swap = ast.Or() if isinstance(node.op, ast.And) else ast.And()
@@ -299,7 +329,13 @@ class _Finder(ast.NodeVisitor):
 
     def visit_Constant(self, node: ast.Constant) -> None:
         value = node.value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool):
+            self._add(node, repr(not value), f"{value!r} -> {not value!r}")
+            return
+        if value is None and not self.in_compare:
+            self._add(node, "0", "None -> 0")
+            return
+        if not isinstance(value, (int, float)):
             return
         new = _bump(value)
         self._add(node, repr(new), f"{value!r} -> {new!r}")
