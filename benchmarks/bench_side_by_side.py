@@ -1,0 +1,152 @@
+"""Scoring throughput of this project beside struct-extract-eval, measured in one session on one machine.
+
+    python benchmarks/bench_side_by_side.py [--samples 3000] [--repeats 7] [--align ordered|hungarian|both]
+                                            [--peer-python PATH] [--workload DIR]
+
+A ratio between two libraries means something only when both ran on the same machine at the same time:
+this script alternates fresh processes of each (peer first, then ours, ``--repeats`` times) on the same
+workload and prints every run and the median ratio. Each process times only the scoring call over all
+samples after a warm-up on the first 200 (loading excluded for both; ``score_sample`` parses the raw text
+itself, so our figure includes parsing, the peer's does not).
+
+The peer is optional: give the python of a virtualenv where it is installed (``--peer-python``, or the
+``EXTRACTBENCH_PEER_PYTHON`` environment variable). Install it from a clone of its repository
+(FAIRmat-NFDI/extract-eval) with ``python3 -m venv PEERVENV && PEERVENV/bin/pip install CLONE``; it is not
+on PyPI. Without it, only this project's figures are printed, with a line saying why.
+
+The workload is the harsh one of ``shared/bench/make_workload.py`` (about 29 leaf fields a sample, ~2%
+truncated JSON, ~89% schema-invalid outputs): pass ``--workload DIR`` holding its ``dataset.jsonl`` and
+``predictions.jsonl``, or let the script make one with that generator when it sits at ``../shared/bench``
+beside the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GENERATOR = ROOT.parent / "shared" / "bench" / "make_workload.py"
+WARM_UP = 200
+
+# Both sides read the same files and time the same loop; only the scoring call differs.
+_LOAD = r'''
+import gc, json, sys, time
+directory, align = sys.argv[1], sys.argv[2]
+rows = [json.loads(line) for line in open(directory + "/dataset.jsonl")]
+outputs = {}
+for line in open(directory + "/predictions.jsonl"):
+    row = json.loads(line)
+    outputs[row["id"]] = row["output"]
+'''
+
+PROJECT = _LOAD + r'''
+from pytest_extractbench import ScoringOptions, score_sample
+schema = json.loads(json.dumps(rows[0]["schema"]))
+if align == "hungarian":
+    for key in ("items", "tags"):
+        schema["properties"][key]["x-eval-align"] = "hungarian"
+options = ScoringOptions()
+work = [(row["id"], row["expected"], outputs[row["id"]]) for row in rows]
+for sid, gold, output in work[:200]:
+    score_sample(output, gold, schema, options=options, sample_id=sid)
+gc.collect(); gc.freeze()
+start = time.perf_counter()
+for sid, gold, output in work:
+    score_sample(output, gold, schema, options=options, sample_id=sid)
+print(len(work) / (time.perf_counter() - start))
+'''
+
+PEER = _LOAD + r'''
+import copy
+from struct_extract_eval import annotate_xeval, evaluate
+def as_object(text):
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+schema = annotate_xeval(copy.deepcopy(rows[0]["schema"]))
+if align == "hungarian":
+    for key in ("items", "tags"):
+        schema["properties"][key]["x-eval-align"] = {"match_by": "hungarian"}
+gold = [row["expected"] for row in rows]
+extracted = [as_object(outputs[row["id"]]) for row in rows]
+evaluate(gold[:200], extracted[:200], schema)
+start = time.perf_counter()
+evaluate(gold, extracted, schema)
+print(len(gold) / (time.perf_counter() - start))
+'''
+
+
+def samples_per_second(python: str, code: str, workload: Path, align: str) -> float:
+    """One fresh process's figure; a failed run stops the benchmark with the process's own error."""
+    done = subprocess.run([python, "-c", code, str(workload), align], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode:
+        sys.exit(f"{python} failed:\n{done.stderr[-2000:]}")
+    return float(done.stdout.split()[-1])
+
+
+def peer_python(given: str | None) -> tuple[str | None, str]:
+    """The peer's interpreter, or None with the reason it is skipped."""
+    python = given or os.environ.get("EXTRACTBENCH_PEER_PYTHON")
+    if not python:
+        return None, "no --peer-python or EXTRACTBENCH_PEER_PYTHON given"
+    probe = subprocess.run([python, "-c", "import struct_extract_eval"], capture_output=True, text=True)
+    if probe.returncode:
+        return None, f"struct_extract_eval does not import in {python}"
+    return python, ""
+
+
+def make_workload(samples: int, directory: Path) -> Path:
+    if not GENERATOR.exists():
+        sys.exit(f"no --workload given and no generator at {GENERATOR}")
+    subprocess.run([sys.executable, str(GENERATOR), str(samples), str(directory)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return directory
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=3000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--align", choices=("ordered", "hungarian", "both"), default="both")
+    parser.add_argument("--peer-python", help="python of a virtualenv with struct-extract-eval installed")
+    parser.add_argument("--workload", type=Path, help="a directory with dataset.jsonl and predictions.jsonl")
+    args = parser.parse_args()
+
+    peer, why_not = peer_python(args.peer_python)
+    if peer is None:
+        print(f"peer skipped: {why_not}; printing this project's figures only")
+    with tempfile.TemporaryDirectory() as scratch:
+        workload = args.workload or make_workload(args.samples, Path(scratch))
+        aligns = ("ordered", "hungarian") if args.align == "both" else (args.align,)
+        rows = []
+        for align in aligns:
+            ours, theirs = [], []
+            for run in range(1, args.repeats + 1):
+                if peer is not None:
+                    theirs.append(samples_per_second(peer, PEER, workload, align))
+                ours.append(samples_per_second(sys.executable, PROJECT, workload, align))
+                peer_text = f", peer {theirs[-1]:,.0f}/s, ratio {ours[-1] / theirs[-1]:.2f}" if theirs else ""
+                print(f"{align} run {run}: project {ours[-1]:,.0f}/s{peer_text}", flush=True)
+            ratios = [a / b for a, b in zip(ours, theirs)]
+            rows.append((align, statistics.median(ours), statistics.median(theirs) if theirs else None,
+                         statistics.median(ratios) if ratios else None))
+
+    print()
+    print("| alignment | project samples/s (median) | peer samples/s (median) | ratio project/peer (median of runs) |")
+    print("|---|---:|---:|---:|")
+    for align, ours_median, theirs_median, ratio in rows:
+        theirs_text = f"{theirs_median:,.0f}" if theirs_median is not None else "-"
+        ratio_text = f"{ratio:.2f}x" if ratio is not None else "-"
+        print(f"| {align} | {ours_median:,.0f} | {theirs_text} | {ratio_text} |")
+
+
+if __name__ == "__main__":
+    main()
