@@ -39,10 +39,16 @@ RUN_USAGE = "extractbench run [--config FILE] [--sample N] [--seed S] [--models 
 def _run_epilog() -> str:
     from .config.table import OPTIONS
 
-    names = ["--extractbench"] + [", ".join((spec.option, *spec.aliases)) for spec in OPTIONS]
+    entries = []
+    for spec in OPTIONS:
+        names = ", ".join((spec.option if spec.flag or spec.metavar is None else f"{spec.option} {spec.metavar}",
+                           *spec.aliases))
+        entries.append(f"  {names}\n" + textwrap.fill(spec.help, width=100, initial_indent=" " * 6,
+                                                         subsequent_indent=" " * 6))
     return (textwrap.fill("Every other argument goes to pytest unchanged: pytest's own options (-k, -m, -x, -q, -n, "
-                          "--lf, ...) and every --extractbench-* option that `pytest --help` lists with its help "
-                          "text:") + "\n  " + "\n  ".join(names))
+                          "--lf, ...) and the plugin's options (also settable by ini key, environment variable and "
+                          "config file: docs/reference/options.md):", width=100)
+            + "\n  --extractbench\n      Turn the plugin on (implied by `extractbench run`).\n" + "\n".join(entries))
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -172,7 +178,8 @@ def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")
     parser.add_argument("--model", help="Also check that the server serves this model (a server without "
                         "GET /models, which answers 404, passes unverified).")
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="How long to wait for the server's answer (default 10).")
 
 
 def _test_connection(args: argparse.Namespace) -> int:
