@@ -8,6 +8,9 @@ fails on odd output.
 
 from __future__ import annotations
 
+import math
+import re
+from datetime import datetime
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from .registry import Registry, unknown_params
@@ -93,6 +96,102 @@ def type_convert(value: Any, params: Mapping[str, Any]) -> Any:
         return value
 
 
+# -- normalisers for real documents: names, parties, dates, amounts --------------------------------------------
+
+# Python's \W is Unicode-aware; "_" is a word character to it, but punctuation in a document.
+_PUNCTUATION = re.compile(r"[^\w\s]|_")
+# Company-form words as written after a name ("Newgistics, Inc.", "ACME SDN BHD"), compared without dots.
+LEGAL_SUFFIXES = frozenset({
+    "inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited", "llc", "llp", "lp", "plc",
+    "gmbh", "ag", "sa", "sas", "sarl", "bv", "nv", "srl", "spa", "pty", "pte", "sdn", "bhd", "kk", "oy", "ab", "as",
+})
+
+
+def no_punctuation(value: Any, params: Mapping[str, Any]) -> Any:
+    """Punctuation (any Unicode punctuation or symbol) removed and whitespace collapsed: "Newgistics, Inc." ->
+    "Newgistics Inc"."""
+    return " ".join(_PUNCTUATION.sub(" ", value).split()) if type(value) is str else value
+
+
+def no_legal_suffix(value: Any, params: Mapping[str, Any]) -> Any:
+    """Trailing company-form words removed ("Newgistics, Inc." and "Newgistics Incorporated" -> "Newgistics"),
+    case and dots ignored in the match; a name that is nothing but such words stays as it is."""
+    if type(value) is not str:
+        return value
+    words = value.replace(",", " ").split()
+    end = len(words)
+    while end > 1 and words[end - 1].replace(".", "").casefold() in LEGAL_SUFFIXES:
+        end -= 1
+    return " ".join(words[:end]) if end < len(words) else value
+
+
+_DATE_ORDERS = {"dmy": ("%d", "%m", "%Y"), "mdy": ("%m", "%d", "%Y"), "ymd": ("%Y", "%m", "%d")}
+_DATE_SEPARATORS = re.compile(r"[./\-\s]+")
+_MONTH_NAME_FORMATS = ("%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y", "%Y %B %d", "%Y %b %d")
+
+
+def iso_date(value: Any, params: Mapping[str, Any]) -> Any:
+    """A date written as 25/12/2018, 25.12.18, 2018-12-25, "25 December 2018" or "Dec 25, 2018" -> "2018-12-25".
+
+    ``order`` (``dmy``, the default, ``mdy`` or ``ymd``) reads all-number dates; a two-digit year is 20YY
+    below 70 and 19YY from 70 (Python's rule). A value that reads as no date stays as it is.
+    """
+    if type(value) is not str:
+        return value
+    text = _DATE_SEPARATORS.sub(" ", value.replace(",", " ")).strip()
+    if not text or len(text) > 40:
+        return value
+    first, second, third = _DATE_ORDERS[params.get("order", "dmy")]
+    # the order asked for, its two-digit-year form, and ISO's year-first order whatever the order
+    numeric = [f"{first} {second} {third}", f"{first} {second} {third}".replace("%Y", "%y"), "%Y %m %d"]
+    for pattern in (*numeric, *_MONTH_NAME_FORMATS):
+        try:
+            return datetime.strptime(text, pattern).date().isoformat()
+        except ValueError:
+            continue
+    return value
+
+
+_AMOUNT = re.compile(r"^[^\d\-+.,]*?([-+]?)\s*([\d.,' ]*\d)\s*[^\d]*$")
+
+
+def amount(value: Any, params: Mapping[str, Any]) -> Any:
+    """A money amount as a number: currency signs and codes, spaces and thousands separators dropped
+    ("RM 9.00" -> 9.0, "$1,234.50" -> 1234.5, "1.234,50 EUR" with ``{"decimal": ","}`` -> 1234.5).
+
+    ``decimal`` is the decimal mark (``"."`` by default). Numbers pass through; a value that is not one
+    amount stays as it is.
+    """
+    if type(value) is not str or len(value) > 64:
+        return value
+    match = _AMOUNT.match(value.strip())
+    if match is None:
+        return value
+    sign, digits = match.groups()
+    decimal = params.get("decimal", ".")
+    thousands = "," if decimal == "." else "."
+    digits = digits.replace(" ", "").replace("'", "").replace(thousands, "")
+    if decimal != ".":
+        digits = digits.replace(decimal, ".")
+    try:
+        number = float(sign + digits)
+    except ValueError:
+        return value
+    return number if math.isfinite(number) else value
+
+
+def _check_date(params: Mapping[str, Any]) -> list[str]:
+    if params.get("order", "dmy") not in _DATE_ORDERS:
+        return [f"'order' must be one of {', '.join(_DATE_ORDERS)}, got {params['order']!r}"]
+    return unknown_params(params, {"order"})
+
+
+def _check_amount(params: Mapping[str, Any]) -> list[str]:
+    if params.get("decimal", ".") not in (".", ","):
+        return [f"'decimal' must be '.' or ',', got {params['decimal']!r}"]
+    return unknown_params(params, {"decimal"})
+
+
 def _no_params(params: Mapping[str, Any]) -> list[str]:
     return unknown_params(params, frozenset())
 
@@ -111,7 +210,10 @@ def _check_convert(params: Mapping[str, Any]) -> list[str]:
 
 
 for _name, _fn in (("lowercase", lowercase), ("strip", strip), ("normalize_whitespace", normalize_whitespace),
-                   ("sort_tokens", sort_tokens)):
+                   ("sort_tokens", sort_tokens), ("no_punctuation", no_punctuation),
+                   ("no_legal_suffix", no_legal_suffix)):
     TRANSFORMS.add(_name, TransformSpec(_fn, _no_params), builtin=True)
 TRANSFORMS.add("round_digits", TransformSpec(round_digits, _check_digits), builtin=True)
 TRANSFORMS.add("type_convert", TransformSpec(type_convert, _check_convert), builtin=True)
+TRANSFORMS.add("iso_date", TransformSpec(iso_date, _check_date), builtin=True)
+TRANSFORMS.add("amount", TransformSpec(amount, _check_amount), builtin=True)
