@@ -32,6 +32,7 @@ from typing import Any, Sequence
 from ..dataset.records import SampleRecord
 from ..scoring import ScoringOptions, parse_output
 from ..scoring.budget import check as budget_check
+from ..scoring.examples import example_key, schema_examples
 from ..scoring.result import (
     ERROR,
     EXACT,
@@ -196,15 +197,52 @@ def structure_mismatches(expected: Any, predicted: Any) -> dict[str, int]:
     return counts
 
 
-def sample_diagnostics(score: SampleScore, text: str | None, expected: Any, output: Any) -> dict[str, Any]:
-    """What needs the source text or the raw values, per sample: a hallucination type for each spurious
-    field (in field order) and the shape mismatches."""
+def copied_examples(score: SampleScore, schema: Any, options: ScoringOptions) -> list[str]:
+    """Paths of the fields whose predicted value is one of the schema's examples for that field while the gold
+    differs (wrong, partial or hallucinated fields only: an example that is also the answer is no copy)."""
+    examples = schema_examples(schema, options)
+    if not examples:
+        return []
+    copied = []
+    for f in score.fields:
+        if f.category not in _COPYABLE:
+            continue
+        shown = examples.get(field_name(f.path))
+        if shown and example_key(f.predicted, options) in shown:
+            copied.append(f.path)
+    return copied
+
+
+_COPYABLE = frozenset({INCORRECT, PARTIAL, SPURIOUS})
+
+
+def sample_diagnostics(score: SampleScore, text: str | None, expected: Any, output: Any, schema: Any = None,
+                       options: ScoringOptions | None = None) -> dict[str, Any]:
+    """What needs the source text, the schema or the raw values, per sample: a hallucination type for each
+    spurious field (in field order), the shape mismatches, and the fields copied from the schema's examples."""
     spurious = [f for f in score.fields if f.category == SPURIOUS]
     index = TextIndex(_normal(text)) if text and spurious else None
     types = [hallucination_type(f, index) for f in spurious]
     parsed = parse_output(output)
     shapes = structure_mismatches(expected, parsed.value) if parsed.json_valid else {}
-    return {"hallucination_types": types, "structure": shapes}
+    out: dict[str, Any] = {"hallucination_types": types, "structure": shapes}
+    copied = copied_examples(score, schema, options or ScoringOptions()) if schema is not None else []
+    if copied:  # absent when none: most samples copy nothing, and records stay as they were
+        out["copied_examples"] = copied
+    return out
+
+
+def copied_example_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
+    """Values copied from the schema's examples: how many, in how many samples, and on which fields."""
+    by_field: Counter[str] = Counter()
+    samples = 0
+    for record in records:
+        copied = record.diagnostics.get("copied_examples") if isinstance(record.diagnostics, dict) else None
+        if isinstance(copied, list) and copied:
+            samples += 1
+            by_field.update(field_name(str(path)) for path in copied)
+    ranked = sorted(by_field.items(), key=lambda item: (-item[1], item[0]))[:TOP_ERRORS]
+    return {"copied_examples": {"total": sum(by_field.values()), "samples": samples, "by_field": dict(ranked)}}
 
 
 def _types_of(record: SampleRecord) -> list[int]:

@@ -202,6 +202,7 @@ SECTIONS: tuple[Section, ...] = (
     confidence_interval_section,
     diagnostics.hallucination_section,
     diagnostics.error_pattern_section,
+    diagnostics.copied_example_section,
     breakdowns.breakdown_section,
     breakdowns.omission_section,
     breakdowns.field_score_section,

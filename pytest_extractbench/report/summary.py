@@ -245,6 +245,10 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
     return summary
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def next_steps(
     metrics: Mapping[str, Any], bins: Mapping[str, tuple[int, float]], omitted: Sequence[tuple[float, str]]
 ) -> list[str]:
@@ -262,6 +266,14 @@ def next_steps(
         steps.append(
             f"Hallucinations ({metrics['hallucination_rate']:.1%}; critical {severity.get('critical', 0)}): "
             "instruct the model to omit fields that the text does not state, and review the worst samples."
+        )
+    copied = metrics.get("copied_examples") or {}
+    if copied.get("total"):
+        fields = ", ".join(f"{name} {count}" for name, count in list((copied.get("by_field") or {}).items())[:3])
+        steps.append(
+            f"{_count(copied['total'], 'value')} copied from the schema's examples in {_count(copied['samples'], 'sample')} "
+            f"({fields}): the model answers with the example when the text does not say; drop example values from "
+            "field descriptions or ask for null."
         )
     if omitted:
         names = ", ".join(name for _, name in omitted[:3])

@@ -55,7 +55,8 @@ class ExtractionTrack(Track):
                     model=model, sample_id=sample.id, score=score, meta=meta, response=response.as_dict(),
                     passed=failure is None, failure=failure,
                     # needs the source text, which only this process has: computed here, carried in the record
-                    diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content),
+                    diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content,
+                                                   sample.schema, settings.scoring),
                 )
                 extra_diagnostics(record, responses)  # calibration and consistency, when there is data
         except Exception as exc:  # noqa: BLE001 - any failure is this sample's scoring_error, never a lost sample
