@@ -28,7 +28,8 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
     """Benchmark one dataset and return the run's result; the run directory is written as by pytest.
 
     Where the answers come from: ``predictions`` (a JSONL file, a list of them, or ``{model: path}``),
-    ``extractor`` (any callable ``(sample) -> str | dict | ModelResponse``, sync or async), ``base_url`` of
+    ``extractor`` (any callable ``(SampleView) -> str | dict | ModelResponse``, sync or async; it sees a sample's
+    id, text, schema and meta, never its gold, and each call has ``timeout`` seconds), ``base_url`` of
     an OpenAI-compatible server with ``model``, or, with none of them, the embedded llama-server.
     ``options`` are the ``--extractbench-*`` options by their underscore names (``sla="target"``,
     ``sample=10``, ``compare="main"``). ``rootdir`` holds ``.extractbench/`` (default: the current directory).
