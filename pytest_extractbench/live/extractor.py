@@ -109,7 +109,7 @@ def _content_problem(content: Any) -> str | None:
         return f"the extractor's answer is {type(content).__name__}; expected str (JSON) or dict"
     deep = jsonio.too_deep(content)
     if deep:
-        return f"the extractor returned a dict that is {deep}"
+        return f"the extractor returned a dict nested more than {jsonio.MAX_DEPTH} levels deep (at {deep})"
     try:
         text = json.dumps(content, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError) as exc:
