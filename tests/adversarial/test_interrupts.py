@@ -63,7 +63,9 @@ def interrupt_mid_run(root: Path, args: list[str], sig: signal.Signals, ready: c
     output = root / "interrupted.txt"
     with output.open("w") as sink:
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args],
-                                cwd=root, stdout=sink, stderr=subprocess.STDOUT)
+                                cwd=root, stdout=sink, stderr=subprocess.STDOUT,
+                                # a background job's ignored SIGINT (or SIGTERM) is inherited: give the run the defaults
+                                preexec_fn=_default_signals)
         try:
             deadline = time.monotonic() + 600
             while not ready():
@@ -77,6 +79,11 @@ def interrupt_mid_run(root: Path, args: list[str], sig: signal.Signals, ready: c
                 proc.kill()
                 proc.wait()
     return code, output.read_text(encoding="utf-8", errors="replace")
+
+
+def _default_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def base_args(*extra: str) -> list[str]:
