@@ -20,6 +20,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from _checks import assert_accounted
 
@@ -172,3 +174,29 @@ def test_an_embedded_server_run_stopped_by_sigterm_resumes_losing_and_duplicatin
     # every answer received before the signal was reused: each sample has exactly one answer in the journal
     assert answered(after) == Counter({s["id"]: 1 for s in SAMPLES[:6]})
     assert_accounted(out, 6)
+
+
+# -- a journal cut mid-line --------------------------------------------------------------------------
+
+
+@given(cut=st.integers(min_value=1, max_value=200))
+def test_an_answer_appended_after_a_torn_line_is_kept(tmp_path_factory: pytest.TempPathFactory, cut: int) -> None:
+    # a crash or a full disk can leave the journal's last line cut anywhere; the resumed run appends after it
+    from pytest_extractbench.dataset.responses import ModelResponse
+    from pytest_extractbench.live.journal import JOURNAL_FILE, Journal, latest_responses, reusable_by_key
+
+    run_dir = tmp_path_factory.mktemp("run")
+    first = Journal(run_dir)
+    first.append("m", "s1", "k1", ModelResponse(content='{"name": "Ada"}'))
+    first.append("m", "s2", "k2", ModelResponse(content='{"name": "Bob"}'))
+    first.close()
+    path = run_dir / JOURNAL_FILE
+    data = path.read_bytes()
+    last_start = data.rindex(b"\n", 0, len(data) - 1) + 1
+    path.write_bytes(data[:last_start + min(cut, len(data) - last_start - 2)])  # s2's line, torn before its end
+
+    resumed = Journal(run_dir)
+    resumed.append("m", "s3", "k3", ModelResponse(content='{"name": "Cy"}'))
+    resumed.close()
+    assert set(reusable_by_key(run_dir)) == {"k1", "k3"}
+    assert latest_responses(run_dir)[("m", "s3")][1].content == '{"name": "Cy"}'
