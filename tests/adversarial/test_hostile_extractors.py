@@ -96,26 +96,24 @@ def test_a_hung_sync_call_does_not_take_a_concurrency_slot_from_the_rest(tmp_pat
     assert_only_hostile_failed(result, out, "timeout")
 
 
-def test_an_async_extractor_that_never_returns_is_a_timeout(tmp_path: Path) -> None:
-    async def hangs(sample):
-        if sample.id == HOSTILE:
-            await asyncio.Event().wait()
-        return answer(sample)
-
-    result, out = run(tmp_path, hangs, timeout=1)
-    assert_only_hostile_failed(result, out, "timeout")
+async def waits_for_ever(sample):
+    if sample.id == HOSTILE:
+        await asyncio.Event().wait()
+    return answer(sample)
 
 
-def test_an_async_extractor_that_ignores_its_cancellation_is_left_behind(tmp_path: Path) -> None:
-    async def stubborn(sample):
-        while sample.id == HOSTILE:
-            try:
-                await asyncio.sleep(3600)
-            except asyncio.CancelledError:
-                pass  # hostile: refuses to stop
-        return answer(sample)
+async def ignores_its_cancellation(sample):
+    while sample.id == HOSTILE:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            pass  # hostile: refuses to stop, so it is left behind rather than waited for
+    return answer(sample)
 
-    result, out = run(tmp_path, stubborn, timeout=1)
+
+@pytest.mark.parametrize("extractor", [waits_for_ever, ignores_its_cancellation], ids=lambda f: f.__name__)
+def test_an_async_extractor_that_never_returns_is_a_timeout(tmp_path: Path, extractor: Callable[..., Any]) -> None:
+    result, out = run(tmp_path, extractor, timeout=1)
     assert_only_hostile_failed(result, out, "timeout")
 
 

@@ -11,19 +11,18 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from _checks import assert_accounted
+from _net import refused
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
           "required": ["name"]}
@@ -129,15 +128,6 @@ def test_a_run_stopped_by_a_signal_resumes_losing_and_duplicating_nothing(pytest
 # -- the embedded server -----------------------------------------------------------------------------
 
 
-def _refused(url: str) -> bool:
-    parts = urlsplit(url)
-    try:
-        with socket.create_connection((parts.hostname, parts.port), timeout=2):
-            return False
-    except OSError:
-        return True
-
-
 @pytest.mark.llm
 @pytest.mark.slow
 def test_an_embedded_server_run_stopped_by_sigterm_resumes_losing_and_duplicating_nothing(
@@ -164,7 +154,7 @@ def test_an_embedded_server_run_stopped_by_sigterm_resumes_losing_and_duplicatin
     assert 0 < len(kept) < 6 and max(kept.values()) == 1
     # the server was stopped with the session, not left running
     live = json.loads((out / "metrics.json").read_text())["run"]["live"]
-    assert live["base_urls"] and all(_refused(url) for url in live["base_urls"])
+    assert live["base_urls"] and all(refused(url) for url in live["base_urls"])
 
     resumed = pytester.runpytest_subprocess(*args, "--extractbench-resume", "out", timeout=1200)
     outcomes = resumed.parseoutcomes()
