@@ -93,7 +93,11 @@ def to_response(value: Any) -> ModelResponse:
     if response.error_class is not None and response.error_class not in ERROR_CLASSES:
         return _refused(f"the extractor's ModelResponse has an unknown error_class {clip(repr(response.error_class), 80)}")
     problem = _content_problem(response.content)
-    return _refused(problem) if problem else response
+    if problem:
+        return _refused(problem)
+    if response.error is not None:  # the callable's own words, kept to one line like every recorded error
+        response.error = clip(" ".join(str(response.error).split()), LINE_LIMIT)
+    return response
 
 
 def _content_problem(content: Any) -> str | None:
@@ -140,7 +144,6 @@ class _Call:
     sample: Sample
     key: str
     future: Future[ModelResponse]
-    started: float | None = None  # monotonic time the callable was entered (loop thread)
 
 
 class ExtractorSource(AheadSource):
@@ -176,7 +179,6 @@ class ExtractorSource(AheadSource):
                 self._heartbeat()
         async with self._limit:
             started, clock = time.time(), time.perf_counter()
-            request.started = time.monotonic()
             response = await self._call(request.sample.view())
             if response.latency_s is None:
                 response.latency_s = time.perf_counter() - clock
@@ -210,6 +212,9 @@ class ExtractorSource(AheadSource):
                 raise value
             return _raised(value)
         return to_response(value)
+
+    def _before_submit(self) -> None:
+        self._beat = time.monotonic()  # the watchdog counts the loop's silence from when it has work, not from creation
 
     def _heartbeat(self) -> None:
         """Loop thread: a sign of life every WATCH_S, which a loop blocked by an async callable cannot give."""

@@ -38,6 +38,10 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
     """
     check_arguments(dataset=dataset, extractor=extractor, output=output, rootdir=rootdir, events=events)
     root = Path(rootdir) if rootdir is not None else Path.cwd()
+    if extractor is not None:  # named like --extractbench-extractor, so it gets an extractor's defaults (timeout)
+        from ..live.extractor import ExtractorSource
+
+        options["extractor"] = ExtractorSource.qualified_name(extractor)
     settings = settings_from_options(
         root, dataset=str(dataset), predictions=predictions, base_url=base_url, model=model,
         output=None if output is None else Path(output), **options,

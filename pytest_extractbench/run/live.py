@@ -184,7 +184,8 @@ class LiveSetup:
             from ..live.extractor import ExtractorSource
 
             fn = self.context.extractor
-            return {"mode": "extractor", "extractor": live.extractor or ExtractorSource.qualified_name(fn), **common}
+            return {"mode": "extractor", "extractor": live.extractor or ExtractorSource.qualified_name(fn),
+                    "timeout_s": live.timeout_s, **common}
         from ..live.pipeline import decoding_params, prompt_hash
 
         facts: dict[str, Any] = {"mode": "server" if live.base_urls else "embedded"}

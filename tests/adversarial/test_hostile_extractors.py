@@ -141,6 +141,27 @@ def test_a_slow_extractor_within_the_deadline_is_answered(tmp_path: Path) -> Non
     result, out = run(tmp_path, slow, timeout=20)
     assert_accounted(out, len(IDS))
     assert all(value == (None, None) for value in outcomes(result).values())
+    assert json.loads((out / "metrics.json").read_text())["run"]["live"]["timeout_s"] == 20
+
+
+def test_an_extractor_gets_a_server_request_s_deadline_by_default(tmp_path: Path) -> None:
+    # not the embedded CPU model's longer one: an extractor answers instead of a server
+    result, out = evaluate(str(write_dataset(tmp_path)), extractor=answer, output=tmp_path / "out", rootdir=tmp_path,
+                           sla="none", no_html_report=True), tmp_path / "out"
+    live = json.loads((out / "metrics.json").read_text())["run"]["live"]
+    assert live["timeout_s"] == 120 and live["concurrency"] == 8
+    assert_accounted(out, len(IDS))
+
+
+def test_the_extractor_s_own_error_is_kept_in_one_line(tmp_path: Path) -> None:
+    def reports(sample):
+        if sample.id == HOSTILE:
+            return ModelResponse(error_class="server_error", error="upstream said:\n" + "no\r\n" * 2000)
+        return answer(sample)
+
+    result, out = run(tmp_path, reports)
+    error = assert_only_hostile_failed(result, out, "server_error")
+    assert error.startswith("upstream said: no no")
 
 
 # -- what it raises -----------------------------------------------------------------------------------
