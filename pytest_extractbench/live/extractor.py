@@ -30,7 +30,7 @@ from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from ..core import jsonio
 from ..core.errors import UsageProblem
@@ -191,23 +191,19 @@ class ExtractorSource(AheadSource):
         """One call within the deadline. The callable runs in a task (async) or a daemon thread (sync) of its
         own, so that past the deadline it is left behind (cancelled if it can be) rather than waited for,
         and nothing it raises can stop the loop."""
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
         if self.is_async:
-            work: asyncio.Future[Any] = asyncio.ensure_future(_guarded(self.fn, view))
+            outcome = await _within(asyncio.ensure_future(_guarded(lambda: self.fn(view))), deadline)
         else:
-            work = _in_daemon_thread(self.fn, view)
-        try:
-            done, _ = await asyncio.wait({work}, timeout=self.timeout_s)
-        except asyncio.CancelledError:
-            work.cancel()
-            raise
-        if not done:
-            work.cancel()  # a coroutine gets CancelledError; a thread runs on, unheard
-            if isinstance(work, asyncio.Task):
-                # one that ignores its cancellation is left behind knowingly: no "destroyed but pending" noise at exit
-                work._log_destroy_pending = False  # type: ignore[attr-defined]
+            outcome = await _within(_in_daemon_thread(self.fn, view), deadline)
+            if outcome is not None and outcome[0] == "returned" and inspect.isawaitable(outcome[1]):
+                # a plain function handing back a coroutine (a lambda over an async one): awaited like one
+                awaitable = outcome[1]
+                outcome = await _within(asyncio.ensure_future(_guarded(lambda: awaitable)), deadline)
+        if outcome is None:
             return _timed_out(self.timeout_s)
-        outcome, value = work.result()
-        if outcome == "raised":
+        kind, value = outcome
+        if kind == "raised":
             if isinstance(value, KeyboardInterrupt):  # the one exception that means "stop the run"
                 raise value
             return _raised(value)
@@ -256,11 +252,27 @@ class ExtractorSource(AheadSource):
         super().close()
 
 
-async def _guarded(fn: Callable[..., Any], view: SampleView) -> tuple[str, Any]:
-    """Await the callable, turning whatever it raises into a value: an exception escaping a task (SystemExit)
+async def _within(work: asyncio.Future[tuple[str, Any]], deadline: float) -> tuple[str, Any] | None:
+    """The call's outcome, or None when it is still running at the deadline (then it is left behind)."""
+    try:
+        done, _ = await asyncio.wait({work}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+    except asyncio.CancelledError:
+        work.cancel()
+        raise
+    if not done:
+        work.cancel()  # a coroutine gets CancelledError; a thread runs on, unheard
+        if isinstance(work, asyncio.Task):
+            # one that ignores its cancellation is left behind knowingly: no "destroyed but pending" noise at exit
+            work._log_destroy_pending = False  # type: ignore[attr-defined]
+        return None
+    return work.result()
+
+
+async def _guarded(start: Callable[[], Awaitable[Any]]) -> tuple[str, Any]:
+    """Await the call, turning whatever it raises into a value: an exception escaping a task (SystemExit)
     would stop the whole loop."""
     try:
-        return "returned", await fn(view)
+        return "returned", await start()
     except BaseException as exc:  # noqa: BLE001 - the callable's failure is this sample's outcome
         if isinstance(exc, asyncio.CancelledError) and _cancelling():
             raise

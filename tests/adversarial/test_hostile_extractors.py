@@ -402,3 +402,26 @@ def test_a_hung_extractor_thread_does_not_keep_the_session_from_ending(pytester:
                for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()}
     assert records[HOSTILE]["response"]["error_class"] == "timeout"
     assert_accounted(pytester.path / "out", len(IDS))
+
+
+# -- callables that are not quite what they say -------------------------------------------------------
+
+
+def test_a_plain_function_handing_back_a_coroutine_is_awaited_within_the_deadline(tmp_path: Path) -> None:
+    async def real(sample):
+        if sample.id == HOSTILE:
+            await asyncio.Event().wait()
+        return answer(sample)
+
+    result, out = run(tmp_path, lambda sample: real(sample), timeout=1)  # inspect sees a plain function
+    assert_only_hostile_failed(result, out, "timeout")
+
+
+def test_an_async_extractor_with_the_wrong_signature_is_an_extractor_error(tmp_path: Path) -> None:
+    async def two_arguments(sample, extra):
+        return answer(sample)
+
+    result, out = run(tmp_path, two_arguments)
+    assert_accounted(out, len(IDS))
+    assert all(error_class == "extractor_error" and "TypeError" in error
+               for error_class, error in outcomes(result).values())
