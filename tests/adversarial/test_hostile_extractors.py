@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from _checks import assert_accounted, assert_clean_terminal
+from _require import import_or_skip
 from pytest_extractbench import ModelResponse, SampleView, evaluate
 from pytest_extractbench.dataset.samples import Sample
 from pytest_extractbench.live.extractor import MAX_ANSWER_CHARS, to_response
@@ -371,6 +372,11 @@ def hangs(sample):
     if sample.id == "s2":
         time.sleep(3600)
     return _answer(sample)
+
+def hangs_and_exits(sample):
+    if sample.id == "s1":
+        raise SystemExit(5)
+    return hangs(sample)
 '''
 
 
@@ -425,3 +431,14 @@ def test_an_async_extractor_with_the_wrong_signature_is_an_extractor_error(tmp_p
     assert_accounted(out, len(IDS))
     assert all(error_class == "extractor_error" and "TypeError" in error
                for error_class, error in outcomes(result).values())
+
+
+def test_under_xdist_a_hung_and_an_exiting_extractor_still_end_the_session(pytester: pytest.Pytester) -> None:
+    import_or_skip("xdist", "pytest-xdist (the dev extra) is not installed")
+    result = pytest_run(pytester, "hangs_and_exits", "--extractbench-timeout", "1", "-n", "2")
+    result.assert_outcomes(passed=2, failed=2)
+    records = {json.loads(line)["sample_id"]: json.loads(line)["response"]
+               for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()}
+    assert records["s1"]["error_class"] == "extractor_error" and "SystemExit: 5" in records["s1"]["error"]
+    assert records["s2"]["error_class"] == "timeout"
+    assert_accounted(pytester.path / "out", len(IDS))
