@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import random
+import sys
 import time
 from types import TracebackType
 from typing import Any, Iterable, Mapping, Sequence
@@ -67,8 +68,6 @@ class _BadStream(Exception):
 
 def _transport_error() -> type[BaseException]:
     """The transport errors of the httpx package under the SDK (``httpx2`` or ``httpx``, by SDK version)."""
-    import sys
-
     import openai
 
     base = openai.DefaultAsyncHttpxClient.__mro__[1]
