@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 # Public name -> the module defining it. Imported on first use, so `import pytest_extractbench` (and pytest's
 # entry point `pytest_extractbench.plugin`, which imports this package first) loads no numpy or scipy.
 _EXPORTS = {
-    "pytest_extractbench.dataset.samples": ("BUNDLED", "Dataset", "DatasetProblem", "Sample"),
+    "pytest_extractbench.dataset.samples": ("BUNDLED", "Dataset", "DatasetProblem", "Sample", "SampleView"),
     "pytest_extractbench.dataset.sources": ("load_dataset",),
     "pytest_extractbench.dataset.records": ("SampleRecord",),
     "pytest_extractbench.dataset.responses": ("ModelResponse",),
@@ -69,6 +69,7 @@ __all__ = [
     "Sample",
     "SampleRecord",
     "SampleScore",
+    "SampleView",
     "ScoringOptions",
     "StatsOptions",
     "SubsetConfig",

@@ -8,29 +8,41 @@ is checked as on the command line), other values are taken as they are; ``predic
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import UsageProblem
+from ..core.textsafe import clip
 from ..dataset.predictions import PredictionsSpec
 from .settings import Settings, effective_config
 from .table import OPTIONS_BY_NAME
 
 SOURCE = "evaluate()"
+SHOWN_LIMIT = 120
 
 
 def _convert(name: str, value: Any) -> Any:
+    """The option's value, converted and checked as the command line's text would be."""
     spec = OPTIONS_BY_NAME[name]
+    if spec.flag:
+        if not isinstance(value, bool):
+            raise TypeError(f"expected True or False, got {type(value).__name__}")
+        return value
     if spec.multiple:
         values = list(value) if isinstance(value, (list, tuple)) else [value]
-        return tuple(spec.converter(v) if isinstance(v, str) else v for v in values)
-    if spec.flag:
-        return bool(value)
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and spec.converter not in (str, Path):
-        return spec.converter(str(value))
-    if isinstance(value, str) and spec.converter is Path:
-        return Path(value)
-    return value
+        return tuple(_one(spec.converter, v) for v in values)
+    return _one(spec.converter, value)
+
+
+def _one(converter: Any, value: Any) -> Any:
+    """One value as its text would be read: a number or a path is taken as the text it stands for; another
+    type (a list, a dict, an object, True/False where a value is wanted) is refused."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise TypeError(f"expected a string or a number, got {type(value).__name__}")
+    return converter(str(value))
 
 
 def _predictions(value: Any) -> tuple[PredictionsSpec, ...]:
@@ -39,6 +51,13 @@ def _predictions(value: Any) -> tuple[PredictionsSpec, ...]:
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     return tuple(v if isinstance(v, PredictionsSpec) else
                  PredictionsSpec.parse(str(v)) if isinstance(v, str) else PredictionsSpec(Path(v)) for v in values)
+
+
+def _shown(value: Any) -> str:
+    """The value as the message quotes it: short, and never whatever an object's repr would print."""
+    if isinstance(value, (str, int, float, bool, os.PathLike, list, tuple, dict)) or value is None:
+        return clip(repr(value), SHOWN_LIMIT)
+    return f"<{type(value).__name__}>"
 
 
 def settings_from_options(rootdir: Path, **options: Any) -> Settings:
@@ -54,7 +73,7 @@ def settings_from_options(rootdir: Path, **options: Any) -> Settings:
         try:
             values[name] = _predictions(value) if name == "predictions" else _convert(name, value)
         except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
-            raise UsageProblem(f"extractbench: {name}={value!r}: {exc}") from None
+            raise UsageProblem(f"extractbench: {name}={_shown(value)}: {exc}") from None
         sources[name] = SOURCE
     models = values["model"]
     values["model"] = tuple(m for group in models for m in (group if isinstance(group, tuple) else (group,)))

@@ -105,10 +105,11 @@ def unique(values: Any) -> tuple[Any, ...]:
 
 
 def request_timeout(values: Mapping[str, Any]) -> float:
-    """No --extractbench-timeout: the embedded server's CPU model gets longer than a remote server."""
+    """No --extractbench-timeout: the embedded server's CPU model gets longer than a remote server or an extractor."""
     from ..live.options import DEFAULT_TIMEOUT_S, EMBEDDED_TIMEOUT_S
 
-    return EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None else DEFAULT_TIMEOUT_S
+    embedded = not values["base_url"] and values["replay"] is None and values["extractor"] is None
+    return EMBEDDED_TIMEOUT_S if embedded else DEFAULT_TIMEOUT_S
 
 
 OPTIONS: tuple[OptionSpec, ...] = (

@@ -9,6 +9,7 @@ field, and the rest of the dataset loads.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -39,6 +40,30 @@ class Sample:
     schema: dict[str, Any]
     expected: Any
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def topic(self) -> str:
+        return str(self.meta.get("topic") or "")
+
+    def view(self) -> SampleView:
+        """What the system under test may see of this sample: everything but the gold."""
+        return SampleView(self.id, self.text, copy.deepcopy(self.schema), copy.deepcopy(dict(self.meta)))
+
+
+@dataclass(frozen=True, slots=True)
+class SampleView:
+    """What an extractor is given: what a model would see (text, schema, id and metadata), never the gold.
+
+    It holds no reference to the :class:`Sample` it was made from, so no attribute, ``vars()``, field list or
+    pickle leads to ``expected``; ``schema`` and ``meta`` are copies, so changing them changes nothing for the
+    run. (It is not a sandbox: code in the same process that goes looking through the interpreter can find
+    anything.)
+    """
+
+    id: str
+    text: str
+    schema: dict[str, Any]
+    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def topic(self) -> str:

@@ -17,8 +17,10 @@ The names of prompts.py, dialects.py, transport.py and connection.py are importa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
+import sys
 import time
 from types import TracebackType
 from typing import Any, Iterable, Mapping, Sequence
@@ -58,6 +60,18 @@ __all__ = [
 ]
 
 log = textsafe.get_logger(__name__)
+
+
+class _BadStream(Exception):
+    """A streamed answer whose events are not a chat completion's chunks: a bad body, asked again."""
+
+
+def _transport_error() -> type[BaseException]:
+    """The transport errors of the httpx package under the SDK (``httpx2`` or ``httpx``, by SDK version)."""
+    import openai
+
+    base = openai.DefaultAsyncHttpxClient.__mro__[1]
+    return sys.modules[base.__module__.split(".")[0]].TransportError  # type: ignore[no-any-return]
 
 
 class ExtractionClient:
@@ -154,6 +168,9 @@ class ExtractionClient:
             # the timeout bounds the whole attempt, not each read: a server that drips one byte a
             # second would otherwise keep the request alive for ever
             body = await asyncio.wait_for(send(), self.config.timeout_s)
+        except _BadStream as exc:
+            clear(response)
+            return bad_body(self._redact(str(exc)))
         except Exception as exc:
             outcome = classify(exc, timeout_s=self.config.timeout_s)
             if outcome is None:
@@ -180,6 +197,8 @@ class ExtractionClient:
                         response: ModelResponse) -> bytes:
         """One streamed completion, put back together as the body a plain request would have had (so one reader
         checks both); the time to the first content or tool-call chunk goes to ``response.first_token_s``."""
+        import openai
+
         stream = await self._client.chat.completions.create(
             model=model, messages=list(messages), stream=True, stream_options={"include_usage": True}, **fields
         )
@@ -192,23 +211,39 @@ class ExtractionClient:
         logprobs: list[Any] = []
         finish = usage = timings = None
         response.first_token_s = None
-        async for chunk in stream:
-            data = chunk.model_dump(exclude_none=True)  # keeps fields the SDK does not know (llama-server's timings)
-            usage = data.get("usage") or usage
-            timings = data.get("timings") or timings
-            for choice in data.get("choices") or ():
-                delta = choice.get("delta") or {}
-                if (delta.get("content") or delta.get("tool_calls")) and response.first_token_s is None:
-                    response.first_token_s = time.perf_counter() - t0
-                text.append(delta.get("content") or "")
-                for call in delta.get("tool_calls") or ():
-                    slot = calls.setdefault(call.get("index", 0), {"type": "function", "function": {"name": "", "arguments": ""}})
-                    function = call.get("function") or {}
-                    slot["function"]["name"] += function.get("name") or ""
-                    slot["function"]["arguments"] += function.get("arguments") or ""
-                logprobs.extend((choice.get("logprobs") or {}).get("content") or ())
-                finish = choice.get("finish_reason") or finish
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or (None if calls else "")}
+        chunks = 0
+        try:
+            async for chunk in stream:
+                chunks += 1
+                data = chunk.model_dump(exclude_none=True, warnings=False)  # keeps fields the SDK does not know (llama-server's timings)
+                usage = data.get("usage") or usage
+                timings = data.get("timings") or timings
+                for choice in data.get("choices") or ():
+                    delta = choice.get("delta") or {}
+                    if (delta.get("content") or delta.get("tool_calls")) and response.first_token_s is None:
+                        response.first_token_s = time.perf_counter() - t0
+                    text.append(delta.get("content") or "")
+                    for call in delta.get("tool_calls") or ():
+                        slot = calls.setdefault(call.get("index", 0), {"type": "function", "function": {"name": "", "arguments": ""}})
+                        function = call.get("function") or {}
+                        slot["function"]["name"] += function.get("name") or ""
+                        slot["function"]["arguments"] += function.get("arguments") or ""
+                    logprobs.extend((choice.get("logprobs") or {}).get("content") or ())
+                    finish = choice.get("finish_reason") or finish
+            content = "".join(text)
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # release the connection now, not when collected
+                await stream.close()
+            if isinstance(exc, _transport_error()):  # the SDK wraps these only while sending, not while reading
+                raise openai.APIConnectionError(message=str(exc), request=stream.response.request) from exc
+            if isinstance(exc, openai.OpenAIError):  # e.g. an error event: errors.classify names it
+                raise
+            raise _BadStream(f"the server sent a malformed event stream: {type(exc).__name__}: {one_line(str(exc), 200)}") from None
+        if not chunks:
+            raise _BadStream("the server sent an event stream with no chunk in it")
+        if finish is None:
+            raise _BadStream(f"the server's event stream ended after {chunks} chunk(s) without a finish_reason: cut short")
+        message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
         if calls:
             message["tool_calls"] = [calls[i] for i in sorted(calls)]
         choice = {"index": 0, "message": message, "finish_reason": finish,

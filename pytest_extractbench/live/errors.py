@@ -91,8 +91,8 @@ def classify(exc: BaseException, *, timeout_s: float) -> Transient | Failure | N
         return Transient("connection", connection_reason(exc))
     if isinstance(exc, openai.APIStatusError):
         return classify_status(exc.status_code, exc.body, server_message(exc), exc.response.headers)
-    if isinstance(exc, openai.OpenAIError):  # e.g. a response the package itself cannot read
-        return Failure("bad_response", one_line(f"{type(exc).__name__}: {exc}"))
+    if isinstance(exc, openai.OpenAIError):  # e.g. a response the package cannot read, an error event mid-stream
+        return bad_body(one_line(f"{type(exc).__name__}: {exc}"))
     return None
 
 

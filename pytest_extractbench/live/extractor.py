@@ -1,34 +1,52 @@
 """Answers from a Python callable: benchmark your own pipeline (a retrieval step, an SDK, a local function).
 
-The callable takes a :class:`~pytest_extractbench.dataset.samples.Sample` and returns the extraction as JSON
-text, a parsed ``dict``, or a :class:`~pytest_extractbench.dataset.responses.ModelResponse`; it may be
-``async``. It runs like a server would: ahead of the items with bounded concurrency (sync callables on a
-thread pool), every answer journaled the moment it arrives, reused by ``--extractbench-resume`` and by the
-response cache. An exception, or a return value of another type, is that sample's ``extractor_error``.
+The callable takes a :class:`~pytest_extractbench.dataset.samples.SampleView` (what a model would see: id,
+text, schema and meta, never the gold) and returns the extraction as JSON text, a parsed ``dict``, or a
+:class:`~pytest_extractbench.dataset.responses.ModelResponse`; it may be ``async``. It runs like a server
+would: ahead of the items with bounded concurrency, every answer journaled the moment it arrives, reused by
+``--extractbench-resume`` and by the response cache.
+
+Each call has the per-attempt deadline of a server request (``--extractbench-timeout``); past it the sample
+is a ``timeout``. Sync callables run on daemon threads of their own, so a call that never returns is left
+behind without holding up the others or the end of the session; async ones run on the pipeline's loop, and
+one that blocks the loop instead of awaiting is caught by a watchdog. Any exception the callable raises
+(``SystemExit`` and other ``BaseException`` subclasses included; only ``KeyboardInterrupt`` stops the run),
+or a return value that is not a JSON answer, is that sample's ``extractor_error``, in one line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import inspect
 import json
 import sys
+import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
+from ..core import jsonio
 from ..core.errors import UsageProblem
 from ..core.textsafe import LINE_LIMIT, clip
-from ..dataset.responses import ModelResponse
-from ..dataset.samples import Sample
+from ..dataset.responses import ERROR_CLASSES, ModelResponse
+from ..dataset.samples import Sample, SampleView
+from ..scoring import MISSING
+from .options import LiveOptions
 from .pipeline import AheadSource
 
 ERROR_CLASS = "extractor_error"
+DEFAULT_TIMEOUT_S = LiveOptions.timeout_s
+# The largest answer recorded: its journal line must stay within what the journal's reader accepts
+# (jsonio.MAX_LINE_BYTES), even when every character is written as a six-byte escape.
+MAX_ANSWER_CHARS = jsonio.MAX_LINE_BYTES // 8
+WATCH_S = 0.5  # how often the loop of an async callable shows it is alive, and the main thread looks
 
 
 def load_extractor(spec: str, base_dir: Path) -> Callable[..., Any]:
@@ -68,13 +86,55 @@ def extractor_name(fn: Callable[..., Any]) -> str:
 
 
 def to_response(value: Any) -> ModelResponse:
-    """What the callable returned, as a response; an unusable type is an error response."""
-    if isinstance(value, ModelResponse):
-        return value
-    if isinstance(value, (str, dict)):
-        return ModelResponse(content=value)
-    return ModelResponse(error_class=ERROR_CLASS,
-                         error=f"the extractor returned {type(value).__name__}; expected str (JSON), dict or ModelResponse")
+    """What the callable returned, as a response; an unusable value is an error response naming what is wrong."""
+    response = value if isinstance(value, ModelResponse) else ModelResponse(content=value)
+    if not isinstance(value, (ModelResponse, str, dict)):
+        return _refused(f"the extractor returned {type(value).__name__}; expected str (JSON), dict or ModelResponse")
+    if response.error_class is not None and response.error_class not in ERROR_CLASSES:
+        return _refused(f"the extractor's ModelResponse has an unknown error_class {clip(repr(response.error_class), 80)}")
+    problem = _content_problem(response.content)
+    if problem:
+        return _refused(problem)
+    if response.error is not None:  # the callable's own words, kept to one line like every recorded error
+        response.error = clip(" ".join(str(response.error).split()), LINE_LIMIT)
+    return response
+
+
+def _content_problem(content: Any) -> str | None:
+    """Why an answer cannot be journaled and scored like a model's, or None: it must be JSON within the
+    limits every recorded answer is read back with."""
+    if content is MISSING or content is None:
+        return None
+    if isinstance(content, str):
+        if len(content) > MAX_ANSWER_CHARS:
+            return f"the extractor returned {len(content):,} characters; at most {MAX_ANSWER_CHARS:,} are recorded"
+        return None
+    if not isinstance(content, dict):
+        return f"the extractor's answer is {type(content).__name__}; expected str (JSON) or dict"
+    deep = jsonio.too_deep(content)
+    if deep:
+        return f"the extractor returned a dict nested more than {jsonio.MAX_DEPTH} levels deep (at {deep})"
+    try:
+        text = json.dumps(content, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return f"the extractor returned a dict that is not JSON: {type(exc).__name__}: {clip(str(exc), 200)}"
+    if len(text) > MAX_ANSWER_CHARS:
+        return f"the extractor returned a dict of {len(text):,} characters as JSON; at most {MAX_ANSWER_CHARS:,} are recorded"
+    return None
+
+
+def _refused(problem: str) -> ModelResponse:
+    return ModelResponse(error_class=ERROR_CLASS, error=problem)
+
+
+def _raised(exc: BaseException) -> ModelResponse:
+    """The callable raised: one line naming the exception (never the traceback)."""
+    text = " ".join(str(exc).split())
+    return _refused(clip(f"the extractor raised {type(exc).__name__}" + (f": {text}" if text else ""), LINE_LIMIT))
+
+
+def _timed_out(timeout_s: float) -> ModelResponse:
+    return ModelResponse(error_class="timeout", error=f"the extractor did not answer within {timeout_s:g}s")
 
 
 @dataclass
@@ -90,14 +150,16 @@ class ExtractorSource(AheadSource):
     """An ``OutputSource`` over a Python callable, with the live pipeline's journal, cache and resume."""
 
     def __init__(self, fn: Callable[..., Any], *, run_dir: Path, cache_dir: Path | None, resume: bool,
-                 concurrency: int) -> None:
+                 concurrency: int, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         super().__init__(run_dir=run_dir, cache_dir=cache_dir, resume=resume)
         self.fn = fn
         self.name = self.qualified_name(fn)
         self.concurrency = max(1, concurrency)
+        self.timeout_s = timeout_s
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
-        self._pool: ThreadPoolExecutor | None = None
         self._limit: asyncio.Semaphore | None = None
+        self._beat = time.monotonic()  # the loop's last sign of life (async callables: the watchdog)
+        self._stuck = False  # an async callable blocked the loop: nothing more can run on it
 
     @staticmethod
     def qualified_name(fn: Callable[..., Any]) -> str:
@@ -113,20 +175,11 @@ class ExtractorSource(AheadSource):
     async def _answer(self, request: _Call) -> ModelResponse:
         if self._limit is None:
             self._limit = asyncio.Semaphore(self.concurrency)
+            if self.is_async:
+                self._heartbeat()
         async with self._limit:
             started, clock = time.time(), time.perf_counter()
-            try:
-                if self.is_async:
-                    value = await self.fn(request.sample)
-                else:
-                    if self._pool is None:
-                        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="extractbench-extractor")
-                    value = await asyncio.get_running_loop().run_in_executor(self._pool, self.fn, request.sample)
-                response = to_response(value)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the callable's failure is this sample's outcome
-                response = ModelResponse(error_class=ERROR_CLASS, error=clip(f"{type(exc).__name__}: {exc}", LINE_LIMIT))
+            response = await self._call(request.sample.view())
             if response.latency_s is None:
                 response.latency_s = time.perf_counter() - clock
             response.started_at = response.started_at or started
@@ -134,10 +187,123 @@ class ExtractorSource(AheadSource):
             response.attempts = response.attempts or 1
             return response
 
-    async def _close_clients(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+    async def _call(self, view: SampleView) -> ModelResponse:
+        """One call within the deadline. The callable runs in a task (async) or a daemon thread (sync) of its
+        own, so that past the deadline it is left behind (cancelled if it can be) rather than waited for,
+        and nothing it raises can stop the loop."""
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
+        if self.is_async:
+            outcome = await _within(asyncio.ensure_future(_guarded(lambda: self.fn(view))), deadline)
+        else:
+            outcome = await _within(_in_daemon_thread(self.fn, view), deadline)
+            if outcome is not None and outcome[0] == "returned" and inspect.isawaitable(outcome[1]):
+                # a plain function handing back a coroutine (a lambda over an async one): awaited like one
+                awaitable = outcome[1]
+                outcome = await _within(asyncio.ensure_future(_guarded(lambda: awaitable)), deadline)
+        if outcome is None:
+            return _timed_out(self.timeout_s)
+        kind, value = outcome
+        if kind == "raised":
+            if isinstance(value, KeyboardInterrupt):  # the one exception that means "stop the run"
+                raise value
+            return _raised(value)
+        return to_response(value)
+
+    def _before_submit(self) -> None:
+        self._beat = time.monotonic()  # the watchdog counts the loop's silence from when it has work, not from creation
+
+    def _heartbeat(self) -> None:
+        """Loop thread: a sign of life every WATCH_S, which a loop blocked by an async callable cannot give."""
+        self._beat = time.monotonic()
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_later(WATCH_S, self._heartbeat)
+
+    def response(self, model: str, sample: Sample) -> ModelResponse:
+        if not self.is_async:
+            return super().response(model, sample)
+        future = self._future(model, sample)
+        while True:
+            try:
+                return future.result(timeout=WATCH_S)
+            except FutureTimeout:
+                pass
+            silent = time.monotonic() - self._beat
+            if self._stuck or silent > self.timeout_s + WATCH_S:
+                self._stuck = True
+                return self._give_up(model, sample, future, silent)
+
+    def _give_up(self, model: str, sample: Sample, future: Future[ModelResponse], silent: float) -> ModelResponse:
+        """Main thread: the loop is blocked (an async callable that never awaits): this pair times out, and so
+        does every pair still waiting, since nothing else can run on that loop."""
+        response = ModelResponse(
+            error_class="timeout", attempts=1,
+            error=f"the extractor blocked the event loop for {silent:.0f}s (more than the {self.timeout_s:g}s "
+                  "timeout): an async extractor must await, not block; a plain function runs in a thread")
+        try:
+            future.set_result(response)
+        except InvalidStateError:  # answered after all, just now
+            return future.result()
+        self.journal.append(model, sample.id, call_key(self.name, model, sample), response)
+        return response
+
+    def close(self) -> None:
+        if self._stuck:  # its loop will not run the shutdown: leave the daemon thread behind
+            self._loop = None
+        super().close()
+
+
+async def _within(work: asyncio.Future[tuple[str, Any]], deadline: float) -> tuple[str, Any] | None:
+    """The call's outcome, or None when it is still running at the deadline (then it is left behind)."""
+    try:
+        done, _ = await asyncio.wait({work}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+    except asyncio.CancelledError:
+        work.cancel()
+        raise
+    if not done:
+        work.cancel()  # a coroutine gets CancelledError; a thread runs on, unheard
+        if isinstance(work, asyncio.Task):
+            # one that ignores its cancellation is left behind knowingly: no "destroyed but pending" noise at exit
+            work._log_destroy_pending = False  # type: ignore[attr-defined]
+        return None
+    return work.result()
+
+
+async def _guarded(start: Callable[[], Awaitable[Any]]) -> tuple[str, Any]:
+    """Await the call, turning whatever it raises into a value: an exception escaping a task (SystemExit)
+    would stop the whole loop."""
+    try:
+        return "returned", await start()
+    except BaseException as exc:  # noqa: BLE001 - the callable's failure is this sample's outcome
+        if isinstance(exc, asyncio.CancelledError) and _cancelling():
+            raise
+        return "raised", exc
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _in_daemon_thread(fn: Callable[..., Any], view: SampleView) -> asyncio.Future[tuple[str, Any]]:
+    """Run a sync callable on a daemon thread of its own: one that never returns is abandoned at the
+    deadline and cannot keep the process from exiting (a pool's threads are joined at exit)."""
+    loop = asyncio.get_running_loop()
+    result: asyncio.Future[tuple[str, Any]] = loop.create_future()
+
+    def settle(outcome: tuple[str, Any]) -> None:
+        if not result.done():
+            result.set_result(outcome)
+
+    def target() -> None:
+        try:
+            outcome: tuple[str, Any] = ("returned", fn(view))
+        except BaseException as exc:  # noqa: BLE001 - carried to the loop, decided there
+            outcome = ("raised", exc)
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the run ended without this answer
+            loop.call_soon_threadsafe(settle, outcome)
+
+    threading.Thread(target=target, name="extractbench-extractor", daemon=True).start()
+    return result
 
 
 def call_key(name: str, model: str, sample: Sample) -> str:

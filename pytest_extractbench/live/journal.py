@@ -79,6 +79,10 @@ class Journal:
         self.path = run_dir / JOURNAL_FILE
         run_dir.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if not _ends_a_line(self.path):
+            # a resumed run's journal cut mid-line (a full disk, a crash): the torn line stays one skipped
+            # line, instead of swallowing the first answer appended after it
+            os.write(self._fd, b"\n")
 
     def append(self, model: str, sample_id: str, key: str, response: ModelResponse) -> None:
         """Write the line now: one write() call, so lines from several processes never interleave."""
@@ -96,6 +100,15 @@ class Journal:
                 os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
+
+
+def _ends_a_line(path: Path) -> bool:
+    """True when the file is empty or its last byte ends a line."""
+    with path.open("rb") as handle:
+        if handle.seek(0, os.SEEK_END) == 0:
+            return True
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
 
 
 def read_journal(run_dir: Path) -> Iterator[dict[str, Any]]:

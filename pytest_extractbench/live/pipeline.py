@@ -138,13 +138,18 @@ class AheadSource:
         return [] if request is None else [request]
 
     def response(self, model: str, sample: Sample) -> ModelResponse:
+        return self._future(model, sample).result()
+
+    def _future(self, model: str, sample: Sample) -> Future[ModelResponse]:
+        """The pair's future, submitted now if ``prepare`` did not announce it (e.g. an xdist worker took
+        over a crashed one's item)."""
         future = self._futures.get((model, sample.id))
-        if future is None:  # not announced in prepare (e.g. an xdist worker took over a crashed one's item)
+        if future is None:
             request = self._admit(model, sample)
             if request is not None:
                 self._submit([request])
             future = self._futures[(model, sample.id)]
-        return future.result()
+        return future
 
     def close(self) -> None:
         """Cancel what is still in flight, close the clients, stop the thread, fsync the journal."""

@@ -17,7 +17,7 @@ from . import pytest_html as pytest_html_glue
 from ..core import textsafe
 from .usage import safe_usage_errors
 from .options import add_options, settings_from_config
-from .stash import BENCH_KEY
+from .stash import BENCH_KEY, TERMINATE_KEY
 
 if TYPE_CHECKING:
     from ..run.context import RunContext
@@ -45,9 +45,13 @@ def pytest_configure(config: pytest.Config) -> None:
         extensions.configure(config, settings)
         bench = BenchSession(config, settings)
     config.stash[BENCH_KEY] = bench
-    config.pluginmanager.register(_InterruptListener(bench), "extractbench-interrupt")
+    config.pluginmanager.register(_InterruptListener(bench, config), "extractbench-interrupt")
     config.pluginmanager.register(_HeapSettler(bench), "extractbench-heap")
     if not bench.is_worker:
+        from .signals import TerminateAsInterrupt
+
+        terminate = config.stash[TERMINATE_KEY] = TerminateAsInterrupt()
+        terminate.install()
         config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
         from .failure_details import FailureDetails
 
@@ -122,13 +126,21 @@ class _HeapSettler:
 
 
 class _InterruptListener:
-    """Ctrl-C: stop sending requests at once (the answers already received are in the journal)."""
+    """Ctrl-C or SIGTERM: stop sending requests at once (the answers already received are in the journal), and
+    say how to finish the run."""
 
-    def __init__(self, bench: BenchSession) -> None:
+    def __init__(self, bench: BenchSession, config: pytest.Config) -> None:
         self.bench = bench
+        self.config = config
 
     def pytest_keyboard_interrupt(self) -> None:
         self.bench.close_source()
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and not self.bench.is_worker:
+            where = textsafe.terminal(str(self.bench.run_dir), None)
+            reporter.write("\n")
+            reporter.write_line(f"extractbench: interrupted; every answer received is kept in {where}/responses.jsonl: "
+                                f"finish the run with --extractbench-resume {where}")
 
 
 class _XdistController:
@@ -162,6 +174,9 @@ def _static_schedule(config: pytest.Config) -> bool:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    terminate = config.stash.get(TERMINATE_KEY, None)
+    if terminate is not None:
+        terminate.uninstall()
     bench = _bench(config)
     if bench is not None:
         bench.close()

@@ -8,5 +8,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .session import BenchSession
+    from .signals import TerminateAsInterrupt
 
 BENCH_KEY = pytest.StashKey["BenchSession"]()
+TERMINATE_KEY = pytest.StashKey["TerminateAsInterrupt"]()  # the SIGTERM handler, restored at unconfigure

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import gc
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,13 +29,19 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
     """Benchmark one dataset and return the run's result; the run directory is written as by pytest.
 
     Where the answers come from: ``predictions`` (a JSONL file, a list of them, or ``{model: path}``),
-    ``extractor`` (any callable ``(sample) -> str | dict | ModelResponse``, sync or async), ``base_url`` of
+    ``extractor`` (any callable ``(SampleView) -> str | dict | ModelResponse``, sync or async; it sees a sample's
+    id, text, schema and meta, never its gold, and each call has ``timeout`` seconds), ``base_url`` of
     an OpenAI-compatible server with ``model``, or, with none of them, the embedded llama-server.
     ``options`` are the ``--extractbench-*`` options by their underscore names (``sla="target"``,
     ``sample=10``, ``compare="main"``). ``rootdir`` holds ``.extractbench/`` (default: the current directory).
     A problem with the inputs raises :class:`~pytest_extractbench.core.errors.UsageProblem`.
     """
+    check_arguments(dataset=dataset, extractor=extractor, output=output, rootdir=rootdir, events=events)
     root = Path(rootdir) if rootdir is not None else Path.cwd()
+    if extractor is not None:  # named like --extractbench-extractor, so it gets an extractor's defaults (timeout)
+        from ..live.extractor import ExtractorSource
+
+        options["extractor"] = ExtractorSource.qualified_name(extractor)
     settings = settings_from_options(
         root, dataset=str(dataset), predictions=predictions, base_url=base_url, model=model,
         output=None if output is None else Path(output), **options,
@@ -58,3 +65,22 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
         return finish_run(context, records, pytest_version=version("pytest"))  # the installed pytest, as the plugin records its own
     finally:
         context.close()
+
+
+def check_arguments(*, dataset: Any, extractor: Any, output: Any, rootdir: Any, events: Any) -> None:
+    """evaluate()'s own arguments (the options are checked with the settings), with the message the command
+    line would give, before anything is read or written."""
+    def problem(name: str, value: Any, expected: str) -> UsageProblem:
+        shown = value if isinstance(value, (int, float)) else type(value).__name__
+        return UsageProblem(f"extractbench: {name}={shown}: expected {expected}, got {type(value).__name__}")
+
+    if not isinstance(dataset, (str, os.PathLike)):
+        raise problem("dataset", dataset, "a dataset name or path (str or Path)")
+    for name, value in (("output", output), ("rootdir", rootdir)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise problem(name, value, "a directory path (str or Path)")
+    if extractor is not None and not callable(extractor):
+        raise problem("extractor", extractor, "a callable (SampleView) -> str | dict | ModelResponse")
+    hooks = ("request_done", "sample_scored", "run_finished")
+    if events is not None and not all(callable(getattr(events, hook, None)) for hook in hooks):
+        raise problem("events", events, "a RunEvents (with request_done, sample_scored and run_finished)")

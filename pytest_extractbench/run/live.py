@@ -112,7 +112,8 @@ class LiveSetup:
             from ..live.extractor import ExtractorSource
 
             return ExtractorSource(context.extractor, run_dir=context.run_dir, cache_dir=cache_dir,  # type: ignore[arg-type]
-                                   resume=live.resume is not None, concurrency=live.default_concurrency(self.workers()))
+                                   resume=live.resume is not None, concurrency=live.default_concurrency(self.workers()),
+                                   timeout_s=live.timeout_s)
         from ..live.client import api_key_from_env
         from ..live.endpoints import ENDPOINTS_KEY, Endpoints
         from ..live.pipeline import LiveSource
@@ -183,7 +184,8 @@ class LiveSetup:
             from ..live.extractor import ExtractorSource
 
             fn = self.context.extractor
-            return {"mode": "extractor", "extractor": live.extractor or ExtractorSource.qualified_name(fn), **common}
+            return {"mode": "extractor", "extractor": live.extractor or ExtractorSource.qualified_name(fn),
+                    "timeout_s": live.timeout_s, **common}
         from ..live.pipeline import decoding_params, prompt_hash
 
         facts: dict[str, Any] = {"mode": "server" if live.base_urls else "embedded"}

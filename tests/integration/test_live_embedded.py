@@ -7,25 +7,15 @@ extra: skipped without it, except under CI (CI=true), where a missing extra is a
 from __future__ import annotations
 
 import json
-import socket
-from urllib.parse import urlsplit
 
 import pytest
+from _net import refused
 
 from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 
 SAMPLES = ("appendix-a-1", "travel-004", "medical-004")  # the shortest texts of the bundled dataset
-
-
-def _refused(url: str) -> bool:
-    parts = urlsplit(url)
-    try:
-        with socket.create_connection((parts.hostname, parts.port), timeout=2):
-            return False
-    except OSError:
-        return True
 
 
 # the xdist run also streams its answers: the same scores, and the time to the first token
@@ -65,4 +55,4 @@ def test_the_main_command_scores_bundled_samples_on_the_embedded_server(pytester
         first = row["response"]["first_token_s"]
         assert (0 < first < row["response"]["latency_s"]) if streamed else first is None
     # The controller stopped the server at session end.
-    assert all(_refused(url) for url in live["base_urls"])
+    assert all(refused(url) for url in live["base_urls"])

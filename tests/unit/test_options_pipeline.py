@@ -43,7 +43,8 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         concurrency=values["concurrency"], temperature=values["temperature"], max_tokens=values["max_tokens"],
         decoding_seed=values["decoding_seed"],
         timeout_s=values["timeout"] if values["timeout"] is not None else (
-            EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None else DEFAULT_TIMEOUT_S),
+            EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None and values["extractor"] is None
+            else DEFAULT_TIMEOUT_S),
         retries=values["retries"], stream=values["stream"], system_prompt=values["system_prompt"], user_prompt=values["user_prompt"],
         resume=values["resume"], replay=values["replay"], no_cache=bool(values["no_cache"]), slots=values["slots"],
         context=values["context"], extractor=values["extractor"],

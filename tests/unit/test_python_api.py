@@ -92,12 +92,16 @@ def test_load_run_reads_back_a_pytest_run(pytester: pytest.Pytester) -> None:
 
 
 def test_every_sample_is_accounted_for_when_the_extractor_fails(tmp_path: Path) -> None:
+    from pytest_extractbench import load_dataset
+
+    gold = {s.id: s.expected for s in load_dataset("bundled").samples}  # an oracle: the extractor never sees the gold
+
     def flaky(sample):
         if sample.id.endswith(("1", "3")):
             raise ValueError(f"no text for {sample.id}")
         if sample.id.endswith("5"):
-            return ModelResponse(content=json.dumps(sample.expected), latency_s=0.5)
-        return json.dumps(sample.expected)
+            return ModelResponse(content=json.dumps(gold[sample.id]), latency_s=0.5)
+        return json.dumps(gold[sample.id])
 
     result = evaluate(extractor=flaky, output=tmp_path / "run", rootdir=tmp_path, sla="none", sample=20, seed=7)
     failing = sorted(r.sample_id for r in result.records if not r.passed)
