@@ -1,8 +1,8 @@
 """summary.md (the executive summary for a CI job summary or a PR comment), metrics.csv and samples.csv.
 
 Untrusted text is neutralised for each format: Markdown and HTML syntax is escaped in
-summary.md; in the CSV files a text cell that a spreadsheet would read as a formula
-(``=``, ``+``, ``-``, ``@``, tab, carriage return) gets a leading apostrophe (OWASP's advice).
+summary.md; in the CSV files a text cell that a spreadsheet would read as a formula gets a leading
+apostrophe (OWASP's advice; :mod:`..core.spreadsheet` says which cells).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..analysis import catalog
 from ..gating.gates import gate_verdicts
 from ..gating.verdict import partial_text
 from ..core import textsafe
+from ..core.spreadsheet import neutral_cell
 from . import run_sections as sections
 from . import summary
 from .rows import sample_row
@@ -26,7 +27,6 @@ from .terminal import context_text
 SUMMARY_FILE = "summary.md"
 METRICS_CSV = "metrics.csv"
 SAMPLES_CSV = "samples.csv"
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
 SAMPLE_COLUMNS = (
     "model",
     "sample_id",
@@ -72,12 +72,8 @@ def md(text: Any, limit: int = textsafe.LIMIT) -> str:
 
 
 def cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet evaluates."""
-    if isinstance(value, str) and value.startswith(_FORMULA):
-        return "'" + value
-    if value is None:
-        return ""
-    return value
+    """A CSV cell that no spreadsheet evaluates (:func:`..core.spreadsheet.neutral_cell`)."""
+    return neutral_cell(value)
 
 
 def write_text(path: Path, text: str) -> None:
