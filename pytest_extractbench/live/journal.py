@@ -105,7 +105,8 @@ def read_journal(run_dir: Path) -> Iterator[dict[str, Any]]:
         return
     # jsonio's limits (line size, nesting, number size, encoding) make a hostile or torn line one
     # more skipped line: its sample is asked again (resume) or reported missing (replay).
-    for _, entry in jsonio.iter_jsonl(path):
+    # a journal saved again by an editor as UTF-16 is still this run's answers: read, not dropped whole
+    for _, entry in jsonio.iter_jsonl(path, utf16=True):
         if isinstance(entry, dict) and isinstance(entry.get("response"), dict) and "model" in entry:
             yield entry
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from ..analysis import catalog
 from ..gating.gates import gate_verdicts
 from ..gating.verdict import partial_text
-from ..core import textsafe
+from ..core import files, textsafe
 from ..core.spreadsheet import neutral_cell
 from . import run_sections as sections
 from . import summary
@@ -77,9 +76,8 @@ def cell(value: Any) -> Any:
 
 
 def write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
+    """``text`` written atomically, line ends as given (the CSV files' CRLF rows stay CRLF)."""
+    files.write_text(path, text, newline="")
 
 
 def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
