@@ -312,3 +312,21 @@ def test_a_hostile_embeddings_server_in_a_run_is_each_samples_similarity_error(p
     rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines() if line]
     assert all("semantic_similarity_error" in row["diagnostics"] for row in rows)
     assert_no_secret([SECRET], out, texts=[result.stdout.str()])
+
+
+def test_a_judge_echoing_the_key_while_grading_semantic_fields_never_records_it(pytester: pytest.Pytester) -> None:
+    # the field-level judge runs as each item is scored (x-eval-compare "semantic"): its errors are the
+    # fields' errors in samples.jsonl, masked too
+    schema = {"type": "object", "properties": {"city": {"type": "string", "x-eval-compare": "semantic"}}}
+    rows = [{"id": f"c{i}", "text": "t", "schema": schema, "expected": {"city": "New York City"}} for i in range(N)]
+    preds = [{"id": f"c{i}", "output": {"city": "NYC"}} for i in range(N)]
+    (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (pytester.path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in preds), encoding="utf-8")
+    with FaultServer(default=Fault.echo_headers(status=401)) as judge:
+        result = pytester.runpytest(*COMMON, "--extractbench-judge", "judge-model", "--extractbench-judge-url", judge.url)
+    out = pytester.path / "out"
+    assert_accounted(out, N)
+    rows_out = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines() if line]
+    errors = [f.get("error") or "" for row in rows_out for f in row["score"]["fields"] if f["path"] == "city"]
+    assert len(errors) == N and all("judge request failed" in e for e in errors), errors
+    assert_no_secret([SECRET], out, texts=[result.stdout.str(), result.stderr.str()])
