@@ -266,3 +266,31 @@ def test_report_refuses_a_deep_samples_line_naming_the_line(tmp_path: Path, caps
     code = main(["report", "--results-dir", str(run)])
     err = capsys.readouterr().err
     assert code == 2 and "samples.jsonl:2" in err and "nested too deeply" in err and "Traceback" not in err
+
+
+# -- the journal itself meets the full disk ---------------------------------------------------------------------
+
+
+def test_a_journal_that_meets_a_full_disk_stops_cleanly_and_the_answer_is_kept(small_disk: Path) -> None:
+    from pytest_extractbench.dataset.responses import ModelResponse
+    from pytest_extractbench.live.journal import Journal, read_journal
+
+    journal = Journal(small_disk)
+    journal.append(MODEL, "s0", "k0", ModelResponse(content='{"name": "P0"}'))
+    with open(small_disk / FILLER, "wb", buffering=0) as handle:
+        try:
+            while handle.write(b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+    big = ModelResponse(content="x" * 200_000)  # more than the last free bytes: the write fails part-way
+    journal.append(MODEL, "s1", "k1", big)  # no exception: the answer still goes to its item
+    assert journal.error is not None and "No space left on device" in journal.error
+    journal.append(MODEL, "s2", "k2", ModelResponse(content="{}"))  # stopped: nothing more is written
+    journal.close()
+    (small_disk / FILLER).unlink()
+    # resumed later: a line torn by the full disk is ended, so the next answer is not glued to it
+    again = Journal(small_disk)
+    again.append(MODEL, "s3", "k3", ModelResponse(content='{"name": "P3"}'))
+    again.close()
+    assert [e["sample_id"] for e in read_journal(small_disk)] == ["s0", "s3"]
