@@ -86,13 +86,19 @@ def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _write_html(command: str, write: Callable[[], str]) -> int:
-    """Run ``write`` (returns the line to print); a run directory that cannot be read exits 2."""
+    """Run ``write`` (returns the line to print); a run directory that cannot be read, or a report that cannot
+    be written, exits 2 with one line saying why."""
+    from .core.files import OutputWriteError
     from .report.rows import RunDirError
 
     try:
         message = write()
-    except (RunDirError, OSError) as exc:
+    except (RunDirError, OutputWriteError, OSError) as exc:
         say(f"extractbench {command}: {exc}", err=True)
+        return 2
+    except (RecursionError, MemoryError) as exc:  # what the readers' limits let through, the renderer still refuses
+        say(f"extractbench {command}: the run's files are too deeply nested or too large to render "
+            f"({type(exc).__name__})", err=True)
         return 2
     say(message)
     return 0

@@ -37,6 +37,23 @@ parse_base_url = _deferred("..live.options", "parse_base_url")
 parse_structured_output = _deferred("..live.options", "parse_structured_output")
 
 
+def parse_judge_url(value: str) -> str:
+    """The judge's base URL, checked like the model's (no ``user:pass@``: its key has its own variable)."""
+    from ..scoring.remote import check_url
+
+    try:
+        return check_url(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_semantic_backend(value: str) -> str:
+    """``local``, ``local:PATH`` or an embeddings server's base URL (checked like the model's)."""
+    if value == "local" or value.startswith("local:"):
+        return value
+    return parse_judge_url(value)
+
+
 def parse_bool(value: str) -> bool:
     """``true/false/yes/no/1/0/on/off``."""
     lowered = str(value).strip().lower()

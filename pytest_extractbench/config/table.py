@@ -27,6 +27,7 @@ from .parsers import (
     parse_int,
     parse_int_non_negative,
     parse_invalid_policy,
+    parse_judge_url,
     parse_level,
     parse_max_tokens,
     parse_models,
@@ -36,16 +37,17 @@ from .parsers import (
     parse_positive_int,
     parse_predictions,
     parse_repeats,
+    parse_requirement,
     parse_resamples,
     parse_retries,
     parse_sample_size,
     parse_seconds,
+    parse_semantic_backend,
     parse_sla,
     parse_structured_output,
     parse_subsets,
     parse_test,
     parse_track,
-    parse_requirement,
     parse_verdict_thresholds,
 )
 
@@ -166,7 +168,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_names, (), "NAME[,NAME...]",
                target="scoring.post_processors"),
     OptionSpec("semantic", "Embeddings for x-eval-compare 'semantic': 'local' (bundled all-MiniLM-L6-v2), "
-               "'local:PATH' or an OpenAI-compatible base URL.", str, None, "BACKEND",
+               "'local:PATH' or an OpenAI-compatible base URL.", parse_semantic_backend, None, "BACKEND",
                target="scoring.semantic"),
     OptionSpec("semantic_model", "Embedding model name to request from a server backend.", str, None, "NAME",
                target="scoring.semantic_model"),
@@ -174,7 +176,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
                str, None, "MODEL",
                target="scoring.judge_model"),
     OptionSpec("judge_url", "Base URL of the judge's OpenAI-compatible server (key: EXTRACTBENCH_JUDGE_API_KEY).",
-               str, None, "URL",
+               parse_judge_url, None, "URL",
                target="scoring.judge_url"),
     # statistics, comparisons and baselines
     OptionSpec("resamples", "Bootstrap resamples (and permutation-test swaps) behind confidence intervals and "

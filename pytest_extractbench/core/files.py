@@ -1,13 +1,22 @@
-"""Machine-readable outputs in the run directory: metrics.json and samples.jsonl."""
+"""Machine-readable outputs in the run directory (metrics.json and samples.jsonl) and the one way every output
+file is written: atomically, through a temporary file beside it that never outlives a failure.
+
+A full disk (ENOSPC), a quota, a read-only remount: any ``OSError`` while a file is written becomes one
+:class:`OutputWriteError` naming the file and the reason; the temporary file is removed and the previous
+file, if any, stays whole.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-from collections.abc import Iterable
+import secrets
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import orjson
@@ -43,12 +52,51 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
     return json.dumps(_plain(data), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
+class OutputWriteError(Exception):
+    """A file could not be written; the message names it and says why, in one line."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: not written: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def os_reason(exc: OSError) -> str:
+    """``No space left on device`` rather than ``[Errno 28] No space left on device: '/tmp/x/.samples...tmp'``."""
+    return os.strerror(exc.errno) if exc.errno else str(exc)
+
+
+@contextlib.contextmanager
+def atomic(path: Path, mode: str = "wb", **open_args: Any) -> Iterator[IO[Any]]:
+    """A handle on a temporary file beside ``path`` that replaces ``path`` once the block ends; on any failure the
+    temporary file is removed and an ``OSError`` becomes :class:`OutputWriteError`."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, mode.replace("w", "x"), **open_args) as handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError):
+            raise OutputWriteError(path, os_reason(exc)) from None
+        raise
+
+
+def write_text(path: Path, text: str, *, newline: str | None = None) -> None:
+    """``text`` in UTF-8, atomically."""
+    with atomic(path, "w", encoding="utf-8", newline=newline) as handle:
+        handle.write(text)
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write atomically, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        text = dumps(data, indent=2)
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        raise OutputWriteError(path, f"a value cannot be written as JSON ({exc})") from None
+    write_text(path, text + "\n")
 
 
 _ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
@@ -72,12 +120,28 @@ def _plain_or_fail(value: Any) -> Any:
 
 
 def write_jsonl(path: Path, rows: Iterable[Any]) -> None:
-    """One JSON document per line, written atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("wb") as handle:
-        for row in rows:
-            handle.write(jsonl_line(row))
-    os.replace(tmp, path)
+    """One JSON document per line, written atomically. A row that cannot be written as JSON (an integer past
+    Python's 4,300-digit limit) fails the file, naming the row's sample id and the value's path."""
+    with atomic(path) as handle:
+        for number, row in enumerate(rows, start=1):
+            try:
+                line = jsonl_line(row)
+            except ValueError as exc:
+                raise OutputWriteError(path, unwritable(row, number, exc)) from None
+            handle.write(line)
+
+
+def unwritable(row: Any, number: int, exc: ValueError) -> str:
+    """Which value of ``row`` (line ``number``) cannot be written, and why."""
+    from .jsonio import _walk, format_path
+
+    digits = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+    where = next((format_path(parts) for value, parts in _walk(plain(row))
+                  if type(value) is int and value.bit_length() * 0.30103 > digits - 1), None)
+    sample = row.get("sample_id") if isinstance(row, dict) else None
+    who = f"sample {sample!r}" if isinstance(sample, str) else f"line {number}"
+    if where is None:
+        return f"{who}: a value cannot be written as JSON ({exc})"
+    return f"{who}: the value at {where} cannot be written as JSON: an integer longer than {digits:,} digits"
 
 

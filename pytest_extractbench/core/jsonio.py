@@ -13,6 +13,7 @@ line and column and, when the value could be parsed, the JSON path of the fault.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -234,20 +235,29 @@ def guess_id(line: bytes) -> str | None:
 
 
 def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool = True,
-               max_line_bytes: int | None = None) -> Iterator[tuple[int, Any]]:
+               max_line_bytes: int | None = None, utf16: bool = False) -> Iterator[tuple[int, Any]]:
     """``(line number, value or JsonInputError)`` for every non-blank line of a JSONL file.
 
     A bad line never stops the file: it is yielded as an error and reading goes on. A line longer
-    than ``max_line_bytes`` is skipped in chunks, so a huge line costs no memory.
+    than ``max_line_bytes`` is skipped in chunks, so a huge line costs no memory. ``utf16``: a file
+    with a UTF-16 or UTF-32 byte-order mark is read in that encoding (a file the run itself wrote, such
+    as the journal, that an editor saved again), instead of being one error.
     """
     max_line_bytes = max_line_bytes or MAX_LINE_BYTES
     with path.open("rb") as handle:
         head = handle.peek(4)[:4] if hasattr(handle, "peek") else b""
         error = _bom_error(head)
+        lines = _lines(handle, max_line_bytes)
         if error is not None:
-            yield 1, error
-            return
-        for number, line in enumerate(_lines(handle, max_line_bytes), start=1):
+            if not utf16:
+                yield 1, error
+                return
+            lines = _transcoded(handle, "utf-32" if "UTF-32" in error.message else "utf-16", max_line_bytes)
+        for number, line in enumerate(lines, start=1):
+            if isinstance(line, JsonInputError):
+                line.line = number
+                yield number, line
+                return
             if number == 1 and line is not None and line.startswith(_UTF8_BOM):
                 line = line[len(_UTF8_BOM):]
             if line is None:
@@ -267,6 +277,22 @@ def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool 
             except JsonInputError as exc:
                 exc.line, exc.sample_id = number, guess_id(line)
                 yield number, exc
+
+
+def _transcoded(handle: BinaryIO, encoding: str, limit: int) -> Iterator[bytes | JsonInputError | None]:
+    """The lines of a UTF-16/32 file (its byte-order mark tells the byte order) as UTF-8 bytes; None for one
+    longer than ``limit`` (read whole: such files are rare and small); an error, then nothing, where the bytes stop being that encoding."""
+    reader = codecs.getreader(encoding)(handle, errors="strict")
+    while True:
+        try:
+            text = reader.readline(limit + 1, keepends=True)
+        except UnicodeDecodeError:
+            yield JsonInputError(f"not {encoding.upper()}: the bytes after this line cannot be decoded")
+            return
+        if not text:
+            return
+        data = text.encode("utf-8", "surrogatepass")
+        yield None if len(data) > limit else data
 
 
 def _lines(handle: BinaryIO, limit: int) -> Iterator[bytes | None]:

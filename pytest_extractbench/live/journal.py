@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..core import jsonio
+from ..core import jsonio, textsafe
+from ..core.files import os_reason
 from ..dataset.responses import ModelResponse, clean_timings, clean_usage
 from ..scoring import MISSING
 
@@ -72,17 +73,31 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+log = textsafe.get_logger(__name__)
+
+
 class Journal:
     """Appends one line per response to ``responses.jsonl`` (shared by xdist workers)."""
 
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / JOURNAL_FILE
+        self.error: str | None = None  # why the journal stopped (a full disk), once it has
         run_dir.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        if not _ends_a_line(self.path):
-            # a resumed run's journal cut mid-line (a full disk, a crash): the torn line stays one skipped
-            # line, instead of swallowing the first answer appended after it
-            os.write(self._fd, b"\n")
+        self._end_torn_line()
+
+    def _end_torn_line(self) -> None:
+        """A journal cut mid-line (a full disk, a kill) gets its line ended, so the next answer is not glued to it."""
+        try:
+            size = os.fstat(self._fd).st_size  # type: ignore[arg-type]
+            if size:
+                with open(self.path, "rb") as handle:
+                    handle.seek(size - 1)
+                    torn = handle.read(1) != b"\n"
+                if torn:
+                    os.write(self._fd, b"\n")  # type: ignore[arg-type]
+        except OSError:
+            pass  # the first append says what is wrong
 
     def append(self, model: str, sample_id: str, key: str, response: ModelResponse) -> None:
         """Write the line now: one write() call, so lines from several processes never interleave."""
@@ -90,9 +105,16 @@ class Journal:
             return
         line = _dumps({"model": model, "sample_id": sample_id, "key": key, "response": response.as_dict()}) + "\n"
         data = line.encode("utf-8")
-        written = os.write(self._fd, data)
-        while written < len(data):  # only on a full disk or a signal; finish the line
-            written += os.write(self._fd, data[written:])
+        try:
+            written = os.write(self._fd, data)
+            while written < len(data):  # only on a full disk or a signal; finish the line
+                written += os.write(self._fd, data[written:])
+        except OSError as exc:
+            # A full disk: the answer still reaches its item (and samples.jsonl, if there is room at the end);
+            # the journal stops here rather than tear lines, and says so once.
+            self.error = f"{self.path}: not written: {os_reason(exc)}; later answers are not journaled"
+            log.warning("extractbench: %s", self.error)
+            self.close()
 
     def close(self) -> None:
         if self._fd is not None:
@@ -102,15 +124,6 @@ class Journal:
             self._fd = None
 
 
-def _ends_a_line(path: Path) -> bool:
-    """True when the file is empty or its last byte ends a line."""
-    with path.open("rb") as handle:
-        if handle.seek(0, os.SEEK_END) == 0:
-            return True
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
-
-
 def read_journal(run_dir: Path) -> Iterator[dict[str, Any]]:
     """The journal's entries in order; unreadable (torn, hostile) lines are skipped."""
     path = run_dir / JOURNAL_FILE
@@ -118,7 +131,8 @@ def read_journal(run_dir: Path) -> Iterator[dict[str, Any]]:
         return
     # jsonio's limits (line size, nesting, number size, encoding) make a hostile or torn line one
     # more skipped line: its sample is asked again (resume) or reported missing (replay).
-    for _, entry in jsonio.iter_jsonl(path):
+    # a journal saved again by an editor as UTF-16 is still this run's answers: read, not dropped whole
+    for _, entry in jsonio.iter_jsonl(path, utf16=True):
         if isinstance(entry, dict) and isinstance(entry.get("response"), dict) and "model" in entry:
             yield entry
 

@@ -237,6 +237,8 @@ class BenchSession:
                                  keep_records=False)
         if self.result.metrics and not self.result.gate_passed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.result.write_errors:  # what was measured is not all on disk: never a green run
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if self.result.metrics:
             report_gates(session, self.context.dataset.name, gate_verdicts(self.result.document))
 

@@ -1,15 +1,14 @@
 """summary.md (the executive summary for a CI job summary or a PR comment), metrics.csv and samples.csv.
 
 Untrusted text is neutralised for each format: Markdown and HTML syntax is escaped in
-summary.md; in the CSV files a text cell that a spreadsheet would read as a formula
-(``=``, ``+``, ``-``, ``@``, tab, carriage return) gets a leading apostrophe (OWASP's advice).
+summary.md; in the CSV files a text cell that a spreadsheet would read as a formula gets a leading
+apostrophe (OWASP's advice; :mod:`..core.spreadsheet` says which cells).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ from typing import Any
 from ..analysis import catalog
 from ..gating.gates import gate_verdicts
 from ..gating.verdict import partial_text
-from ..core import textsafe
+from ..core import files, textsafe
+from ..core.spreadsheet import neutral_cell
 from . import run_sections as sections
 from . import summary
 from .rows import sample_row
@@ -26,7 +26,6 @@ from .terminal import context_text
 SUMMARY_FILE = "summary.md"
 METRICS_CSV = "metrics.csv"
 SAMPLES_CSV = "samples.csv"
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
 SAMPLE_COLUMNS = (
     "model",
     "sample_id",
@@ -72,18 +71,13 @@ def md(text: Any, limit: int = textsafe.LIMIT) -> str:
 
 
 def cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet evaluates."""
-    if isinstance(value, str) and value.startswith(_FORMULA):
-        return "'" + value
-    if value is None:
-        return ""
-    return value
+    """A CSV cell that no spreadsheet evaluates (:func:`..core.spreadsheet.neutral_cell`)."""
+    return neutral_cell(value)
 
 
 def write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
+    """``text`` written atomically, line ends as given (the CSV files' CRLF rows stay CRLF)."""
+    files.write_text(path, text, newline="")
 
 
 def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis import catalog
-from ..core import textsafe
+from ..core import files, textsafe
 from ..gating.gates import gate_verdicts
 from . import run_sections as sections
 from . import summary
@@ -310,15 +310,8 @@ def _write_page(template: str, context: dict[str, Any], output: Path) -> Path:
 
 def _write_parts(parts: Iterable[str], output: Path) -> Path:
     """The page written piece by piece (atomically: a failure leaves the previous file, if any)."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(output.name + ".tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.writelines(parts)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    tmp.replace(output)
+    with files.atomic(output, "w", encoding="utf-8") as handle:
+        handle.writelines(parts)
     return output
 
 

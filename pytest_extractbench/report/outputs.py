@@ -2,7 +2,8 @@
 (a toolcall/generate/repair run: report.html and summary.md with its track sections).
 
 Written after metrics.json and samples.jsonl; a failure here is reported and never loses
-the machine-readable files or changes the session's verdict.
+the machine-readable files. A report the disk refuses (full, over quota) fails the session like
+a refused metrics.json: what was measured is not all on disk.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import textsafe
+from ..core.files import OutputWriteError
 
 log = textsafe.get_logger(__name__)
 
@@ -34,8 +36,9 @@ def write_reports(
     records: Callable[[], Iterable[Mapping[str, Any]]],
     options: ReportOptions,
     samples: Mapping[str, Sequence[Any]] | None = None,
-) -> tuple[list[Path], list[str]]:
-    """Write every report file; returns the files written and the errors met. ``samples``: the dataset's samples
+) -> tuple[list[Path], list[str], list[str]]:
+    """Write every report file; returns the files written, the errors met making them, and the files the disk
+    refused (a full disk, a quota: :class:`~..core.files.OutputWriteError`). ``samples``: the dataset's samples
     by the file the records name, when the caller still holds them (see :class:`.rows.RunData`)."""
     # imported here: the report writers (jinja2, matplotlib behind them) are needed once, at session end
     from .exports import METRICS_CSV, SAMPLES_CSV, SUMMARY_FILE, write_exports
@@ -46,6 +49,7 @@ def write_reports(
 
     written: list[Path] = []
     errors: list[str] = []
+    refused: list[str] = []
     # A resumed run's directory holds the previous reports: a report that is not rewritten (turned off,
     # or failing) must not stay beside the new metrics.json and describe another run.
     for name in (SUMMARY_FILE, METRICS_CSV, SAMPLES_CSV, REPORT_FILE):
@@ -57,19 +61,25 @@ def write_reports(
         # a toolcall/generate/repair run: its track sections, no extraction CSVs
         try:
             written.extend(write_track_reports(run_dir, document, html=options.html))
+        except OutputWriteError as exc:
+            refused.append(str(exc))
         except Exception as exc:
             log.exception("extractbench: writing the track reports failed")
             errors.append(f"summary.md/report.html: {type(exc).__name__}: {exc}")
-        return written, errors
+        return written, errors, refused
     try:
         written.extend(write_exports(run_dir, document, records))
+    except OutputWriteError as exc:
+        refused.append(str(exc))
     except Exception as exc:
         log.exception("extractbench: writing summary.md/CSV failed")
         errors.append(f"summary.md/CSV files: {type(exc).__name__}: {exc}")
     if options.html:
         try:
             written.append(write_report(RunData(dict(document), records, run_dir, samples), run_dir / REPORT_FILE))
+        except OutputWriteError as exc:
+            refused.append(str(exc))
         except Exception as exc:
             log.exception("extractbench: writing report.html failed")
             errors.append(f"report.html: {type(exc).__name__}: {exc}")
-    return written, errors
+    return written, errors, refused

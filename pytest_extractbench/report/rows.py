@@ -7,14 +7,13 @@ far more than a chart needs), and full records are read again only for the sampl
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from ..core import jsonio
+from ..core import files
 from ..core.files import METRICS_FILE, SAMPLES_FILE
 
 Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of record dicts per call
@@ -31,8 +30,10 @@ def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                yield orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
+                # jsonio, not orjson alone: an integer past 64 bits (a long id, a 4,000-digit gold value) keeps
+                # every digit
+                yield jsonio.loads(line)
+            except jsonio.JsonInputError as exc:
                 raise RunDirError(f"{path}:{lineno}: not a JSON record: {exc}") from None
 
 
@@ -54,9 +55,13 @@ def load_run(run_dir: Path) -> RunData:
     if not metrics_path.is_file():
         raise RunDirError(f"{metrics_path}: no such file (is {run_dir} a run directory?)")
     try:
-        document = json.loads(metrics_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        # the limits of every input file: a metrics.json nested thousands deep or of gigabytes is refused
+        # with a message, not a RecursionError or a memory error
+        document = jsonio.load_file(metrics_path)
+    except jsonio.JsonInputError as exc:
         raise RunDirError(f"{metrics_path}: {exc}") from None
+    except OSError as exc:
+        raise RunDirError(f"{metrics_path}: {files.os_reason(exc)}") from None
     if not isinstance(document, dict) or not isinstance(document.get("models"), dict):
         raise RunDirError(f"{metrics_path}: no 'models' object (not an extractbench metrics.json)")
     samples = run_dir / SAMPLES_FILE

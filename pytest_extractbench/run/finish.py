@@ -201,10 +201,17 @@ def dataset_section(context: RunContext) -> dict[str, Any]:
 
 def _write(context: RunContext, result: RunResult, release: list[Any] | None) -> None:
     """metrics.json, samples.jsonl, then the reports; ``release``: the caller's list of the records, emptied (with
-    ``result.records``) before the reports are made."""
+    ``result.records``) before the reports are made. A file the disk refuses is named in ``result.write_errors``
+    (no temporary file stays behind, the journal is untouched); then no report is made from files not all there."""
     run_dir, records = context.run_dir, result.records
-    files.write_jsonl(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records))
-    files.write_json(run_dir / files.METRICS_FILE, result.document)
+    for write in (lambda: files.write_jsonl(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records)),
+                  lambda: files.write_json(run_dir / files.METRICS_FILE, result.document)):
+        try:
+            write()
+        except files.OutputWriteError as exc:
+            result.write_errors.append(str(exc))
+    if result.write_errors:
+        return
     if release is not None:
         release.clear()
         result.records = [r for r in records if r.response.get("error_class")]
@@ -214,10 +221,11 @@ def _write(context: RunContext, result: RunResult, release: list[Any] | None) ->
     # reports from the files just written, as `extractbench report` reads them (parsing a line back is several
     # times cheaper than converting a record again): report.html, summary.md, (extraction) metrics.csv, samples.csv
     samples = run_dir / files.SAMPLES_FILE
-    result.report_files, result.report_errors = outputs.write_reports(
+    result.report_files, result.report_errors, refused = outputs.write_reports(
         run_dir, files.plain(result.document), lambda: rows.iter_jsonl(samples), context.settings.report,
         _samples_by_source(context),
     )
+    result.write_errors.extend(refused)
 
 
 def _samples_by_source(context: RunContext) -> dict[str, list[Any]]:

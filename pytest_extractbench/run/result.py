@@ -6,7 +6,6 @@ notebook can look at a run that pytest made.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,8 @@ class RunResult:
     saved_baseline: Path | None = None
     report_files: list[Path] = field(default_factory=list)
     report_errors: list[str] = field(default_factory=list)
+    # files the disk refused (full, over quota, read-only), each "<path>: not written: <reason>": the run failed
+    write_errors: list[str] = field(default_factory=list)
     document: dict[str, Any] = field(default_factory=dict)  # metrics.json as written
 
     @property
@@ -100,7 +101,12 @@ def load_run(run_dir: str | Path) -> RunResult:
     metrics_file = path / METRICS_FILE
     if not metrics_file.is_file():
         raise UsageProblem(f"extractbench: {path} holds no {METRICS_FILE}: not a run directory")
-    document = json.loads(metrics_file.read_text(encoding="utf-8"))
+    try:
+        document = jsonio.load_file(metrics_file)
+    except (jsonio.JsonInputError, OSError) as exc:
+        raise UsageProblem(f"extractbench: {metrics_file}: {exc}") from None
+    if not isinstance(document, dict):
+        raise UsageProblem(f"extractbench: {metrics_file}: not an extractbench metrics.json (no JSON object)")
     track = document.get("track") or "extraction"
     # a record's EQS and F1 derive from its fields with the run's options (weights, thresholds): use the recorded ones
     recorded = ((document.get("run") or {}).get("options") or {}).get("scoring")

@@ -26,7 +26,7 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
                             safe=terminal.safe, partial=partial, required=result.requirements,
                             details="the rest of the summary without -qq" if verdict_only else "details above")  # fmt: skip
     if verdict_only:
-        return verdict
+        return write_error_lines(context, result) + verdict
     lines = [f"dataset {dataset.name}: {len(dataset.samples)} samples; results in {context.run_dir}"]
     if settings.data.sample is not None:
         lines.append(f"sampled {len(dataset.samples)} of {context.population} (seed {settings.data.seed})")
@@ -45,7 +45,25 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
     lines.extend(f"report not written: {error}" for error in result.report_errors)
     lines.extend(_unscored_lines(unscored))
     lines.extend(terminal.problem_lines(problems))
+    lines.extend(write_error_lines(context, result))
     lines.extend(verdict)
+    return lines
+
+
+def write_error_lines(context: RunContext, result: RunResult) -> list[str]:
+    """Each file the disk refused, and how to get the run's files without asking the model again."""
+    if not result.write_errors:
+        return []
+    from ..live.journal import JOURNAL_FILE
+
+    lines = [f"error: {terminal.safe(error)}" for error in result.write_errors]
+    journal = context.run_dir / JOURNAL_FILE
+    if journal.is_file():
+        lines.append(f"every answer is kept in {journal}: once the cause is fixed (a full disk: free some space), "
+                     f"finish the run with --extractbench-resume {context.run_dir} (nothing is asked again)")
+    else:
+        lines.append("once the cause is fixed (a full disk: free some space, or choose another "
+                     "--extractbench-output), run again")
     return lines
 
 
@@ -65,6 +83,7 @@ def _track_lines(context: RunContext, result: RunResult | None, unscored: list[s
         lines.extend(terminal.calibration_consistency_lines(metrics))
     lines.extend(_unscored_lines(unscored))
     lines.extend(terminal.problem_lines(context.problems))
+    lines.extend(write_error_lines(context, result))
     return lines
 
 

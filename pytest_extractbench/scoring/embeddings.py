@@ -14,11 +14,14 @@ Vectors are cached per (backend, model, text).
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..core import jsonio
 from . import semantic_cache
+from .remote import api_key, check_url, masked, read_answer
 
 
 class EmbeddingError(RuntimeError):
@@ -60,27 +63,70 @@ class LocalEmbedder:
 
 
 class ServerEmbedder:
-    """An OpenAI-compatible embeddings endpoint."""
+    """An OpenAI-compatible embeddings endpoint. Its answers are read with the limits of :mod:`.remote`: one
+    finite vector of one dimension per text, each index once; anything else is an :class:`EmbeddingError`."""
 
-    def __init__(self, base_url: str, model: str | None) -> None:
+    def __init__(self, base_url: str, model: str | None, *, timeout: float = 60.0) -> None:
         try:
             import openai
         except ImportError:
             raise EmbeddingError("server embeddings need the 'openai' package: pip install 'pytest-extractbench[judge]'") from None
-        from .judge import api_key
-
+        try:
+            base_url = check_url(base_url)
+        except ValueError as exc:
+            raise EmbeddingError(f"embeddings URL: {exc}") from None
         self.model = model or "default"
         self.name = f"{base_url}#{self.model}"
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key(), timeout=60, max_retries=2)
+        self.timeout = timeout
+        self._key = api_key()
+        self._client = openai.OpenAI(base_url=base_url, api_key=self._key, timeout=timeout, max_retries=2)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         try:
-            response = self._client.embeddings.create(model=self.model, input=list(texts))
-        except Exception as exc:  # noqa: BLE001 - any client failure is the backend's failure
-            raise EmbeddingError(f"embedding request failed: {type(exc).__name__}: {exc}") from None
-        vectors = np.asarray([item.embedding for item in sorted(response.data, key=lambda d: d.index)], dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms == 0, 1, norms)
+            deadline = time.monotonic() + self.timeout
+            with self._client.embeddings.with_streaming_response.create(model=self.model, input=list(texts)) as response:
+                data = read_answer(response, deadline=deadline)
+            return normalized(vectors_of(data, len(texts)))
+        except EmbeddingError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any client or server failure is the backend's failure
+            raise EmbeddingError(masked(f"embedding request failed: {type(exc).__name__}: {exc}", self._key)[:500]) from None
+
+
+MAX_DIMENSIONS = 65_536
+
+
+def vectors_of(data: Any, count: int) -> np.ndarray:
+    """The ``count`` vectors of an embeddings answer in input order, or :class:`EmbeddingError` saying what is wrong."""
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list) or len(items) != count:
+        got = len(items) if isinstance(items, list) else "no list of"
+        raise EmbeddingError(f"the embeddings answer has {got} vectors for {count} texts")
+    by_index: dict[int, Any] = {}
+    for item in items:
+        index = item.get("index") if isinstance(item, dict) else None
+        if type(index) is not int or not 0 <= index < count or index in by_index:
+            raise EmbeddingError(f"the embeddings answer has an index out of range or repeated: {jsonio.clip(repr(index), 40)}")
+        by_index[index] = item.get("embedding")
+    rows = [by_index[i] for i in range(count)]
+    width = len(rows[0]) if isinstance(rows[0], list) else 0
+    for row in rows:
+        if not isinstance(row, list) or not 0 < len(row) <= MAX_DIMENSIONS or len(row) != width \
+                or not all(type(x) in (int, float) for x in row):
+            raise EmbeddingError("the embeddings answer has a vector that is not a list of numbers of one dimension")
+    vectors = np.asarray(rows, dtype=np.float64)
+    if not np.isfinite(vectors).all():
+        raise EmbeddingError("the embeddings answer has a number that is not finite")
+    return vectors
+
+
+def normalized(vectors: np.ndarray) -> np.ndarray:
+    """Unit vectors (zero stays zero); scaled by their largest component first, so 1e200 does not overflow."""
+    vectors = np.asarray(vectors, dtype=np.float64)
+    peak = np.abs(vectors).max(axis=1, keepdims=True)
+    vectors = vectors / np.where(peak == 0, 1, peak)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
 
 
 _embedders: dict[tuple[str, str | None], Any] = {}

