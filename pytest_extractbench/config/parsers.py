@@ -83,6 +83,11 @@ def parse_sla(value: str) -> str:
     return _choice(value, SLA_CHOICES, "SLA tier")
 
 
+def parse_unmeasured(value: str) -> str:
+    """What a threshold that could not be measured does to the gate: ``fail`` (the default) or ``warn``."""
+    return _choice(str(value).strip().lower(), ("fail", "warn"), "policy for unmeasured thresholds")
+
+
 def parse_models(value: str) -> tuple[str, ...]:
     """``a,b,c`` -> ``("a", "b", "c")``."""
     names = tuple(name.strip() for name in value.split(",") if name.strip())
