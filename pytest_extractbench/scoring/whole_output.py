@@ -106,7 +106,10 @@ def _judge(gradable: list[tuple[Item, str, str]], options: ScoringOptions, cost:
         before = (0, 0, 0, 0.0)
     else:
         before = (judge.calls, judge.prompt_tokens, judge.completion_tokens, judge.seconds)
-        verdicts = judge.grade_outputs([(gold, output) for _, gold, output in gradable], batch=batch)
+        try:
+            verdicts = judge.grade_outputs([(gold, output) for _, gold, output in gradable], batch=batch)
+        except Exception as exc:  # noqa: BLE001 - whatever the judge answered (HTML, a bare string), no grade
+            verdicts = [JudgeError(f"the judge's answer could not be read: {type(exc).__name__}: {exc}")] * len(gradable)
         cost.judge_requests += judge.calls - before[0]
         cost.judge_prompt_tokens += judge.prompt_tokens - before[1]
         cost.judge_completion_tokens += judge.completion_tokens - before[2]
