@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import UsageProblem
+from ..core.redact import mask
 from ..core.textsafe import LINE_LIMIT, clip
 from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
@@ -126,7 +127,9 @@ class ExtractorSource(AheadSource):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the callable's failure is this sample's outcome
-                response = ModelResponse(error_class=ERROR_CLASS, error=clip(f"{type(exc).__name__}: {exc}", LINE_LIMIT))
+                # user code's message can quote a key (a client's error with its headers): masked before it is recorded
+                response = ModelResponse(error_class=ERROR_CLASS,
+                                         error=clip(mask(f"{type(exc).__name__}: {exc}"), LINE_LIMIT))
             if response.latency_s is None:
                 response.latency_s = time.perf_counter() - clock
             response.started_at = response.started_at or started

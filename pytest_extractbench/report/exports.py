@@ -72,7 +72,9 @@ def md(text: Any, limit: int = textsafe.LIMIT) -> str:
 
 
 def cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet evaluates."""
+    """A CSV cell that no spreadsheet evaluates, with controls escaped and credentials masked."""
+    if isinstance(value, str):
+        value = textsafe.terminal(value, None, lines=True)
     if isinstance(value, str) and value.startswith(_FORMULA):
         return "'" + value
     if value is None:

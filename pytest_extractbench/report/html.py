@@ -259,6 +259,12 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
     }
 
 
+def _inert(value: Any) -> Any:
+    """Every plain string a template prints goes through the one sanitizer (controls escaped, credentials masked)
+    before autoescaping; markup made here (charts, the viewer's data) is left as it is."""
+    return textsafe.terminal(value, None, lines=True) if type(value) is str else value
+
+
 @lru_cache(maxsize=1)
 def _environment() -> Any:
     import jinja2
@@ -266,6 +272,7 @@ def _environment() -> Any:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("pytest_extractbench.report", "templates"),
         autoescape=True,  # every template, whatever its name: all data shown is untrusted
+        finalize=_inert,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

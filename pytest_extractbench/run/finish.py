@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..analysis.metrics import run_level_metrics
 from ..core import files
+from ..core.redact import mask
 from ..dataset.records import records_by_model
 from ..dataset.statistics import dataset_statistics
 from ..gating import baseline as baselines
@@ -102,7 +103,14 @@ def _whole_output_scores(context: RunContext, records: list[Any]) -> Any:
     gold = {sample.id: sample.expected for sample in context.dataset.samples}
     items = [Item(r.score, gold[r.sample_id], r.response.get("content"), r.diagnostics)
              for r in records if r.sample_id in gold and not r.score.extras]
-    return score_whole_outputs(items, options)
+    cost = score_whole_outputs(items, options)
+    for item in items:  # a judge's or an embeddings server's error can quote the request's key: masked
+        judged = item.diagnostics.get("judge")
+        if isinstance(judged, dict) and isinstance(judged.get("error"), str):
+            judged["error"] = mask(judged["error"])
+        if isinstance(item.diagnostics.get("semantic_similarity_error"), str):
+            item.diagnostics["semantic_similarity_error"] = mask(item.diagnostics["semantic_similarity_error"])
+    return cost
 
 
 def _measuring(context: RunContext, records: list[Any]) -> dict[str, Measuring]:
