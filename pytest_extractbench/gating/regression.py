@@ -74,7 +74,10 @@ def parse_compare_fail(value: str) -> CompareFailCheck:
             f"{value!r}: a {direction} {metric.name} is better; give the tolerated worsening as "
             f"{name}:{right}{number}{percent}"
         )
-    return CompareFailCheck(metric.name, float(number) / (100 if percent else 1), bool(percent), text)
+    margin = float(number) / (100 if percent else 1)
+    if not math.isfinite(margin):  # 400 digits read as infinity: a margin no regression could exceed
+        raise argparse.ArgumentTypeError(f"{value!r}: the margin must be a finite number")
+    return CompareFailCheck(metric.name, margin, bool(percent), text)
 
 
 def parse_verdict_thresholds(value: str) -> tuple[float, float]:

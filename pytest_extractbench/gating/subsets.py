@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..core import jsonio
+from ..core import jsonio, userfiles
 from ..dataset.records import SampleRecord
 from .regression import CompareFailCheck, Scope, parse_compare_fail
 from ..analysis import catalog
@@ -272,6 +272,9 @@ def _condition(raw: Any, where: str, problems: list[str]) -> Condition | None:
     if op in ("gt", "gte", "lt", "lte") and not (_number(value) or isinstance(value, str)):
         problems.append(f"{where}.value: {op} needs a number or a string, got {type(value).__name__}")
         ok = False
+    elif _number(value) and not math.isfinite(value):  # .inf, 1e999 or nan: a bound every value meets, or none
+        problems.append(f"{where}.value: must be a finite number, got {value!r}")
+        ok = False
     if op == "regex":
         if not isinstance(value, str):
             problems.append(f"{where}.value: regex needs a string pattern")
@@ -315,7 +318,7 @@ def load_subsets(path: str | Path) -> SubsetConfig:
     from ..core.yamlio import safe_load
 
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = userfiles.read_text(path, userfiles.TEXT_LIMIT, "utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SubsetConfigError(str(path), [f"not UTF-8 (byte {exc.start}); save the file as UTF-8"]) from None
     try:
