@@ -32,8 +32,9 @@ _PATTERNS = (
                 r"(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"'\\,;&}\]]+"),
      rf"\1\2{MASK}"),
     # an auth scheme followed by its token: "Bearer abc1...", "Basic dXNlcjpwYXNz" (a token has a digit
-    # or a symbol, so prose such as "Basic authentication failed" stays readable)
-    (re.compile(r"(?i)\b(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
+    # or a symbol, so prose such as "Basic authentication failed" stays readable; no word boundary first, so a
+    # scheme glued to the text before it, "...xBearer abc1...", is still found)
+    (re.compile(r"(?i)(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
      rf"\1 {MASK}"),
     # OpenAI-style keys and other common key prefixes
     (re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}"), rf"\1-{MASK}"),
