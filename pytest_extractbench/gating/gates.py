@@ -81,7 +81,8 @@ def gate_verdicts(document: Mapping[str, Any]) -> list[GateVerdict]:
                        if _regression_outcome(check) == UNMEASURED and not check.get("failed"))
         verdicts.append(GateVerdict("regression", model, not failed,
                                     f"regression against the baseline, model '{model}': {outcome}",
-                                    tuple(str(check.get("message", "")) for check in failed or checks), warned))  # fmt: skip
+                                    tuple(f"{_regression_outcome(check)}: {check.get('message', '')}"
+                                          for check in failed or checks), warned))  # fmt: skip
     return verdicts
 
 
