@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from ..core import yamlio
+from ..core import userfiles, yamlio
 from .table import OPTIONS
 
 # key path -> option name, from the option table (each option lists its config-file keys there)
@@ -115,7 +115,8 @@ def read_config(
     """Read and check ``path`` against the option table ``options`` (name -> OptionSpec)."""
     result = ConfigFile(path=path)
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the YAML
+        # a byte-order mark is not part of the YAML; /dev/zero or a FIFO is refused before anything is read
+        text = userfiles.read_text(path, yamlio.MAX_BYTES, "utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         result.problems.append(f"cannot read the file: {getattr(exc, 'strerror', None) or exc}")
         return result
@@ -191,7 +192,7 @@ def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any
         prompt = Path(str(value)).expanduser()
         prompt = prompt if prompt.is_absolute() else base / prompt
         try:
-            prompt.read_text(encoding="utf-8")
+            userfiles.read_text(prompt, userfiles.TEXT_LIMIT)
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or exc
             result.problems.append(f"{key_path}: cannot read prompt file {value}: {reason}")

@@ -64,8 +64,14 @@ def parse_bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
+MAX_NUMBER_CHARS = 100
+
+
 def _number(value: str, cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str) -> Any:
     shown = repr(value) if len(value) <= 40 else repr(value[:39] + "…")
+    if len(value.strip()) > MAX_NUMBER_CHARS:  # int() of 5,000 digits raises, float() turns them into inf
+        raise argparse.ArgumentTypeError(f"expected {expected}, got a number of {len(value.strip()):,} characters "
+                                         f"(at most {MAX_NUMBER_CHARS})")
     try:
         number = cast(value)
     except ValueError:
@@ -98,6 +104,11 @@ def parse_sla(value: str) -> str:
     from ..gating.sla import SLA_CHOICES
 
     return _choice(value, SLA_CHOICES, "SLA tier")
+
+
+def parse_unmeasured(value: str) -> str:
+    """What a threshold that could not be measured does to the gate: ``fail`` (the default) or ``warn``."""
+    return _choice(str(value).strip().lower(), ("fail", "warn"), "policy for unmeasured thresholds")
 
 
 def parse_models(value: str) -> tuple[str, ...]:
@@ -191,8 +202,8 @@ def parse_retries(value: str) -> int:
 
 
 def parse_int(value: str) -> int:
-    """A whole number."""
-    return _number(value, int, lambda x: True, "a whole number")
+    """A whole number that fits 64 bits (a seed: servers and numpy take no more)."""
+    return _number(value, int, lambda x: -(2**63) <= x < 2**63, "a whole number of at most 64 bits")
 
 
 def parse_test(value: str) -> str:

@@ -75,6 +75,7 @@ class Settings:
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
     require: tuple[Requirement, ...] = ()  # a threshold on any catalog metric
+    unmeasured: str = "fail"  # what a threshold that could not be measured does: fail the gate, or warn
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
     prices: Prices = field(default_factory=Prices)
     live: LiveOptions = field(default_factory=LiveOptions)
@@ -119,6 +120,7 @@ class Settings:
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
             "require": [str(requirement) for requirement in self.require],
+            "unmeasured": self.unmeasured,
             "verdict_thresholds": list(self.verdict_thresholds),
             "prices": self.prices.to_dict(),
             "live": self.live.to_dict(),

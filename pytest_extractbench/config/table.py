@@ -48,6 +48,7 @@ from .parsers import (
     parse_subsets,
     parse_test,
     parse_track,
+    parse_unmeasured,
     parse_verdict_thresholds,
 )
 
@@ -215,6 +216,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "METRIC<=VALUE, any metric of the catalog, e.g. judge_score>=0.8 or time_to_first_token_p95_ms<=800 "
                "(repeatable).", parse_requirement, (), "EXPR", multiple=True,
                target="require", yaml=("metrics.require",), shape=tuple),
+    OptionSpec("unmeasured", "A threshold that could not be measured (its judge, embeddings or server failed): "
+               "'fail' the gate (default) or only 'warn'.", parse_unmeasured, "fail", "POLICY",
+               target="unmeasured", yaml=("metrics.unmeasured",)),
     OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS",
                target="verdict_thresholds"),

@@ -23,6 +23,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from . import userfiles
+
 MAX_DEPTH = 128
 """Deepest nesting accepted in an input file (the Python validators use ~5 stack frames a level)."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -212,7 +214,7 @@ def load_file(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool =
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise JsonInputError(f"the file is {size:,} bytes; at most {MAX_FILE_BYTES:,} are read")
-    data = path.read_bytes()
+    data = userfiles.read_bytes(path, MAX_FILE_BYTES)  # a device or FIFO reports no size: refused, not read
     error = _bom_error(data[:4])
     if error is not None:
         raise error
@@ -244,7 +246,7 @@ def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool 
     as the journal, that an editor saved again), instead of being one error.
     """
     max_line_bytes = max_line_bytes or MAX_LINE_BYTES
-    with path.open("rb") as handle:
+    with userfiles.open_regular(path) as handle:
         head = handle.peek(4)[:4] if hasattr(handle, "peek") else b""
         error = _bom_error(head)
         lines = _lines(handle, max_line_bytes)

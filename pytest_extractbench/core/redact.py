@@ -11,13 +11,19 @@ No pytest import; cheap to import.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["MASK", "redact_credentials", "redact_url"]
+__all__ = ["MASK", "SECRET_ENV_VARS", "env_secrets", "mask", "redact_credentials", "redact_url"]
 
 MASK = "***"
+# every environment variable a key is read from (the model server's, the judge's)
+SECRET_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY", "EXTRACTBENCH_JUDGE_API_KEY")
+_SHORTEST_SECRET = 4  # a one-letter "key" would mask every such letter of every text
+# lowercase fragments one of the patterns below needs: a text with none of them (and no known key) is left as is
+_HINTS = ("key", "token", "auth", "secret", "pass", "cookie", "bearer", "basic", "sk-", "pk-", "rk-", "://")
 
 _PATTERNS = (
     # a header or setting named like a credential, whatever its value looks like
@@ -26,8 +32,9 @@ _PATTERNS = (
                 r"(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"'\\,;&}\]]+"),
      rf"\1\2{MASK}"),
     # an auth scheme followed by its token: "Bearer abc1...", "Basic dXNlcjpwYXNz" (a token has a digit
-    # or a symbol, so prose such as "Basic authentication failed" stays readable)
-    (re.compile(r"(?i)\b(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
+    # or a symbol, so prose such as "Basic authentication failed" stays readable; no word boundary first, so a
+    # scheme glued to the text before it, "...xBearer abc1...", is still found)
+    (re.compile(r"(?i)(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
      rf"\1 {MASK}"),
     # OpenAI-style keys and other common key prefixes
     (re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}"), rf"\1-{MASK}"),
@@ -43,6 +50,22 @@ def redact_credentials(text: str, known: Iterable[str | None] = ()) -> str:
             text = text.replace(secret, MASK)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
+    return text
+
+
+def env_secrets() -> tuple[str, ...]:
+    """The keys set in :data:`SECRET_ENV_VARS` now (read each time: a test or a caller may change them)."""
+    return tuple(value for name in SECRET_ENV_VARS
+                 if len(value := os.environ.get(name) or "") >= _SHORTEST_SECRET)
+
+
+def mask(text: str) -> str:
+    """``text`` with the environment's keys and anything credential-shaped masked: the one masker every sink
+    calls (terminal, logs, reports, CSV, JUnit, recorded error texts)."""
+    secrets = env_secrets()
+    lowered = text.lower()
+    if any(secret in text for secret in secrets) or any(hint in lowered for hint in _HINTS):
+        return redact_credentials(text, secrets)
     return text
 
 

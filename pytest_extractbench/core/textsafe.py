@@ -1,12 +1,13 @@
-"""The one sanitizer for untrusted text on its way to a terminal, a log or Markdown.
+"""The one sanitizer for untrusted text on its way to a terminal, a log, Markdown, HTML or a CSV cell.
 
 Sample ids, model names, model-output keys, gold keys, server messages and echoed dataset
 lines come from files, models and servers we do not control. Before any of it reaches a
 sink it is clipped (a 50 MB line must not be echoed whole) and every character a terminal
 or a viewer would act on is made visible instead: C0/C1 controls (ESC starts an escape
 sequence, CR rewrites a line), DEL, bidirectional overrides and other format characters,
-line/paragraph separators and lone surrogates become ``\\x1b``-style escapes. Markdown
-additionally gets HTML and inline syntax escaped and ``@mentions`` defused.
+line/paragraph separators and lone surrogates become ``\\x1b``-style escapes, and credentials (the keys
+of the environment, ``Bearer ...``, ``sk-...``) are masked (:func:`..redact.mask`). Markdown additionally gets
+HTML and inline syntax escaped and ``@mentions`` defused.
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ import re
 import unicodedata
 from typing import Any
 
+from .redact import mask
+
 LIMIT = 300
 """Default length of one untrusted value (sample id, model name, key, message)."""
 LINE_LIMIT = 2000
 """Longest line a sink prints; a longer one is clipped and says how long it was."""
 ELLIPSIS = "…"
+_SECRET_MARGIN = 512
+"""Characters read past a cut before masking, so a key that straddles the cut is still recognised whole."""
 
 # Categories a terminal or a text viewer acts on: controls, format characters (bidi overrides,
 # zero-width joiners), line/paragraph separators, surrogates, private use.
@@ -73,8 +78,11 @@ def terminal(text: Any, limit: int | None = LIMIT, *, lines: bool = False) -> st
     """
     text = str(text)
     total = len(text)
-    if limit is not None and total > limit:
-        text = text[:limit]  # escaping only lengthens the text: never scan more than can be shown
+    if limit is not None and total > limit + _SECRET_MARGIN:
+        text = text[:limit + _SECRET_MARGIN]  # escaping only lengthens the text: never scan more than can be shown
+    text = mask(text)
+    if limit is not None and len(text) > limit:
+        text = text[:limit]
     if (_PRINTABLE_LINES if lines else _PRINTABLE).fullmatch(text):
         out = text  # printable ASCII, the common case: one regex scan instead of a check per character
     else:

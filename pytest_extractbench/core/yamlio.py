@@ -1,5 +1,8 @@
 """The one reader of user YAML (config and subsets files): ``yaml.safe_load`` with limits.
 
+A key given twice in one mapping is refused (PyYAML keeps the last one silently, so a setting the user reads
+near the top may not be the one that applies), and so is a number longer than :data:`MAX_DIGITS` characters.
+
 ``safe_load`` builds objects only from plain YAML, but it still lets aliases make a structure
 refer to itself (``&a [*a]``: every later walk recurses forever) or expand exponentially (a
 578-byte "billion laughs" file stands for 10^9 values once anything walks or serializes it).
@@ -18,6 +21,10 @@ MAX_BYTES = 4 * 1024 * 1024
 """Largest YAML text read (a config or subsets file is a few kilobytes)."""
 MAX_VALUES = 100_000
 """Most values a document may stand for once its aliases are expanded."""
+MAX_DIGITS = 100
+"""Longest number read: Python refuses to convert integers past 4,300 digits, and no option needs 100."""
+_MERGE = "tag:yaml.org,2002:merge"
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
 class YamlLimitError(yaml.MarkedYAMLError):
@@ -44,6 +51,25 @@ class _BoundedLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._open_anchors.discard(anchor)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        # before PyYAML merges "<<" keys into the mapping: only keys written twice in it are duplicates
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = (key_node.tag, key_node.value)
+            if key in seen:
+                raise YamlLimitError(None, None, f"duplicate key {key_node.value!r} (first on line "
+                                     f"{seen[key].line + 1}); give each key once", key_node.start_mark)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        if node.tag in _NUMBER_TAGS and isinstance(node, yaml.ScalarNode) and len(node.value) > MAX_DIGITS:
+            raise YamlLimitError(None, None, f"a number of {len(node.value):,} characters; at most {MAX_DIGITS} are "
+                                 "read", node.start_mark)
+        return super().construct_object(node, deep)
 
     def get_single_node(self) -> Any:
         node = super().get_single_node()

@@ -151,7 +151,11 @@ def _read_row(source: PredictionsSource, label: str, number: int, row: object, f
     if "output" not in row and runs is None:
         problem("missing 'output'; row ignored", sample_id, "output")
         return
-    model = str(row.get("model") or fallback_model)
+    named = row.get("model")
+    if named is not None and not isinstance(named, str):  # {"a": 1} is no model name: an input problem
+        problem(f"'model' must be a string, got {_json_type(named)}; row ignored", sample_id, "model")
+        return
+    model = named or fallback_model
     key = (model, sample_id)
     if key in source.outputs:
         problem(f"duplicate id (first at {source.origin[key].rsplit(':', 1)[1]}); the first row is used", sample_id, "id")
@@ -161,6 +165,15 @@ def _read_row(source: PredictionsSource, label: str, number: int, row: object, f
     # without "output", the first run is the scored one
     source.outputs[key] = _response(row["output"], sample_id, row) if "output" in row else source.repeats[key][0]
     source.origin[key] = f"{label}:{location}"
+
+
+def _json_type(value: object) -> str:
+    """A value's kind in JSON's words (object, array, number, boolean)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
 
 
 def _response(output: object, sample_id: str, row: dict) -> ModelResponse:

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .baseline import Baseline, SampleSnapshot, Snapshots
+from .outcomes import HELD, MISSED, UNMEASURED
 from ..analysis import catalog
 from ..analysis.resampled import MetricDelta, measured, paired_deltas, resolve_metric
 from ..scoring import StatsOptions, prf
@@ -73,7 +74,10 @@ def parse_compare_fail(value: str) -> CompareFailCheck:
             f"{value!r}: a {direction} {metric.name} is better; give the tolerated worsening as "
             f"{name}:{right}{number}{percent}"
         )
-    return CompareFailCheck(metric.name, float(number) / (100 if percent else 1), bool(percent), text)
+    margin = float(number) / (100 if percent else 1)
+    if not math.isfinite(margin):  # 400 digits read as infinity: a margin no regression could exceed
+        raise argparse.ArgumentTypeError(f"{value!r}: the margin must be a finite number")
+    return CompareFailCheck(metric.name, margin, bool(percent), text)
 
 
 def parse_verdict_thresholds(value: str) -> tuple[float, float]:
@@ -105,10 +109,16 @@ class CheckResult:
     delta: MetricDelta | None = None
     allowed_drop: float | None = None
     exceeds_margin: bool = False
+    outcome: str = ""  # held, missed or could not be measured (:mod:`.outcomes`)
+
+    def __post_init__(self) -> None:
+        if not self.outcome:
+            object.__setattr__(self, "outcome", MISSED if self.failed else HELD)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "check": self.check,
+            "outcome": self.outcome,
             "metric": self.metric,
             "model": self.model,
             "scope": self.scope,
@@ -144,10 +154,10 @@ def evaluate_check(
     if not (math.isfinite(delta.a) and math.isfinite(delta.b)):
         side = "the baseline" if not math.isfinite(delta.b) else "this run"
         message = (
-            f"CANNOT COMPARE {where}: {delta.metric} {delta.b:.3f} -> {delta.a:.3f}: {side} has no numeric "
+            f"COULD NOT BE MEASURED {where}: {delta.metric} {delta.b:.3f} -> {delta.a:.3f}: {side} has no numeric "
             f"value for it ({check}); fix or re-save the baseline"
         )
-        return CheckResult(str(check), check.metric, model, scope, True, message, delta, None, False)
+        return CheckResult(str(check), check.metric, model, scope, True, message, delta, None, False, UNMEASURED)
     allowed = check.allowed(delta.b)
     exceeds = delta.worsening > allowed + 1e-12
     failed = exceeds and delta.significant
@@ -297,6 +307,7 @@ def compare_model(
     checks: Sequence[CompareFailCheck] = (),
     scopes: Sequence[Scope] = (),
     thresholds: tuple[float, float] = (0.01, -0.02),
+    policy: str = "fail",
 ) -> ModelComparison:
     """Deltas current - baseline on the samples both scored, the verdict, and every check's result."""
     baseline_model = baseline_model or model
@@ -320,7 +331,15 @@ def compare_model(
         model, baseline_model, shared, only_current, only_baseline, deltas, fields,
         verdict(eqs.delta, thresholds) if eqs else NEUTRAL,
     )  # fmt: skip
-    result.checks.extend(_run_checks(model, None, checks, deltas, options))
+    # a checked metric one side did not measure (the judge failed, or was not asked this time) cannot be compared
+    absent = {}
+    if shared:
+        for check in checks:
+            if check.metric not in deltas:
+                now = bool(measured([current[i].row for i in shared], [check.metric]))
+                side = "the baseline" if now else "this run"
+                absent[check.metric] = f"{side} has no {check.metric} for the shared samples"
+    result.checks.extend(_run_checks(model, None, checks, deltas, options, absent, policy))
     for scope in scopes:
         ids = [i for i in shared if i in scope.sample_ids]
         scoped: dict[str, MetricDelta] = {}
@@ -332,7 +351,7 @@ def compare_model(
                 list(dict.fromkeys(c.metric for c in scope.checks)),
                 rng=_rng(options, model, baseline_model, scope.label),
             )
-        result.checks.extend(_run_checks(model, scope.label, scope.checks, scoped, options))
+        result.checks.extend(_run_checks(model, scope.label, scope.checks, scoped, options, absent, policy))
     return result
 
 
@@ -342,22 +361,17 @@ def _run_checks(
     checks: Sequence[CompareFailCheck],
     deltas: Mapping[str, MetricDelta],
     options: StatsOptions,
+    absent: Mapping[str, str] | None = None,
+    policy: str = "fail",
 ) -> list[CheckResult]:
     out = []
     for check in checks:
         delta = deltas.get(check.metric)
         if delta is None:
             where = f"model {model!r}" + (f", {scope}" if scope else "")
-            out.append(
-                CheckResult(
-                    str(check),
-                    check.metric,
-                    model,
-                    scope,
-                    True,
-                    f"NOT CHECKED {where}: no sample in common with the baseline ({check})",
-                )
-            )
+            why = (absent or {}).get(check.metric) or "no sample in common with the baseline"
+            out.append(CheckResult(str(check), check.metric, model, scope, policy == "fail",
+                                   f"COULD NOT BE MEASURED {where}: {why} ({check})", outcome=UNMEASURED))
             continue
         out.append(evaluate_check(check, delta, model=model, scope=scope, alpha=options.alpha))
     return out
@@ -411,6 +425,7 @@ def compare_run(
     scopes: Mapping[str, Sequence[Scope]] | None = None,
     thresholds: tuple[float, float] = (0.01, -0.02),
     dataset_hash: str | None = None,
+    policy: str = "fail",
 ) -> RunComparison:
     """Compare every model of the run with its baseline counterpart and apply the checks."""
     notes = []
@@ -425,16 +440,16 @@ def compare_run(
             notes.append(f"model {model!r} is not in the baseline (it has: {', '.join(sorted(baseline.models))})")
             if has_checks:
                 unchecked.append(CheckResult(
-                    "*", "*", model, None, True,
-                    f"NOT CHECKED model {model!r}: the baseline has no model of that name "
-                    f"(it has: {', '.join(sorted(baseline.models))})",
+                    "*", "*", model, None, policy == "fail",
+                    f"COULD NOT BE MEASURED model {model!r}: the baseline has no model of that name "
+                    f"(it has: {', '.join(sorted(baseline.models))})", outcome=UNMEASURED,
                 ))  # fmt: skip
             continue
         if counterpart != model:
             notes.append(f"model {model!r} is compared with the baseline's only model {counterpart!r}")
         comparison = compare_model(
             model, current[model], baseline.models[counterpart], options, baseline_model=counterpart,
-            checks=checks, scopes=(scopes or {}).get(model, ()), thresholds=thresholds,
+            checks=checks, scopes=(scopes or {}).get(model, ()), thresholds=thresholds, policy=policy,
         )  # fmt: skip
         if comparison.only_current or comparison.only_baseline:
             notes.append(

@@ -1,15 +1,18 @@
 """Thresholds a team sets on any metric of the catalog (``--extractbench-require METRIC>=VALUE``), beside the SLA
 tiers: a floor on the judge's grade, a ceiling on p95 time to first token, a rate of perfect samples. Each one is
-a gate of the session, checked per model like a tier's thresholds; one the run did not measure is skipped."""
+a gate of the session, checked per model like a tier's thresholds, with the same four outcomes (:mod:`.outcomes`):
+one that does not apply to the run is skipped, one a failed component could not measure fails by default."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..analysis import catalog
+from .outcomes import Measuring, absence, decide
 from .sla import GateCheck
 
 _EXPR = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*(>=|<=)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(%?)\s*$")
@@ -41,7 +44,10 @@ def parse_requirement(value: str) -> Requirement:
     if metric is None:
         known = ", ".join(sorted({m.name for m in catalog.metrics()}))
         raise argparse.ArgumentTypeError(f"{value!r}: unknown metric {name!r}; known: {known}")
-    return Requirement(metric.name, "min" if op == ">=" else "max", float(number) / (100 if percent else 1), text)
+    threshold = float(number) / (100 if percent else 1)
+    if not math.isfinite(threshold):  # 1e999 reads as infinity: a threshold nothing can miss, or nothing meet
+        raise argparse.ArgumentTypeError(f"{value!r}: the threshold must be a finite number")
+    return Requirement(metric.name, "min" if op == ">=" else "max", threshold, text)
 
 
 def _value(metrics: Mapping[str, Any], name: str) -> float | None:
@@ -60,13 +66,14 @@ def _value(metrics: Mapping[str, Any], name: str) -> float | None:
     return None
 
 
-def evaluate_requirements(metrics: Mapping[str, Any], requirements: Sequence[Requirement]) -> list[GateCheck]:
-    """Every requirement checked against one model's metrics."""
+def evaluate_requirements(metrics: Mapping[str, Any], requirements: Sequence[Requirement],
+                          measuring: Measuring | None = None, policy: str = "fail") -> list[GateCheck]:
+    """Every requirement checked against one model's metrics (``measuring`` and ``policy`` as for the SLA tier)."""
     checks = []
     for requirement in requirements:
         value = _value(metrics, requirement.metric)
-        passed = None if value is None else (
-            value >= requirement.threshold if requirement.direction == "min" else value <= requirement.threshold)
+        why = absence(requirement.metric, metrics, value, measuring or Measuring())
+        outcome, passed, reason = decide(value, requirement.threshold, requirement.direction, why, policy)
         checks.append(GateCheck(requirement.metric, requirement.metric, value, requirement.threshold,
-                                requirement.direction, passed))
+                                requirement.direction, passed, outcome, reason))
     return checks

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from ..analysis import catalog
 from ..analysis.bands import eqs_band, recommendation
+from .outcomes import HELD, MISSED, UNMEASURED, Measuring, absence, decide, outcome_of
 
 TIER_NAMES = ("minimum", "target", "excellence")
 
@@ -25,7 +26,9 @@ SLA_CHOICES = (*SLA_TIERS, "none")
 
 @dataclass(frozen=True)
 class GateCheck:
-    """One threshold of a tier applied to one metric; ``passed`` is None when the run did not measure it."""
+    """One threshold applied to one metric, with its outcome (:mod:`.outcomes`): ``passed`` is False when it fails
+    the gate, None when it neither holds nor fails (not applicable; could not be measured, downgraded to a warning).
+    """
 
     metric: str
     label: str
@@ -33,14 +36,26 @@ class GateCheck:
     threshold: float
     direction: str  # "min" or "max"
     passed: bool | None
+    outcome: str = ""  # held, missed, not applicable, could not be measured ("" in an older metrics.json)
+    reason: str = ""  # why it was not applicable or could not be measured
+
+    def __post_init__(self) -> None:
+        if not self.outcome:
+            object.__setattr__(self, "outcome", outcome_of(self.passed, self.value))
+
+    @property
+    def unmeasured(self) -> bool:
+        return self.outcome == UNMEASURED
 
     def describe(self) -> str:
-        """``eqs 0.712 < 0.75 (minimum)``-style text for messages."""
-        if self.value is None:
-            return f"{self.label}: not measured in this run"
+        """``eqs = 0.712 (needs >= 0.750): missed``-style text for messages; the outcome word is always there."""
         op = ">=" if self.direction == "min" else "<="
-        verdict = "ok" if self.passed else "MISSED"
-        return f"{self.label} = {_fmt(self.metric, self.value)} (needs {op} {_fmt(self.metric, self.threshold)}): {verdict}"
+        needs = f"needs {op} {_fmt(self.metric, self.threshold)}"
+        if self.outcome in (HELD, MISSED):
+            return f"{self.label} = {_fmt(self.metric, self.value or 0.0)} ({needs}): {self.outcome}"
+        value = "" if self.value is None else f" = {_fmt(self.metric, self.value)}"
+        return f"{self.label}{value} ({needs}): {self.outcome}: {self.reason}" if self.reason else \
+            f"{self.label}{value} ({needs}): {self.outcome}"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,8 +65,10 @@ def _fmt(metric: str, value: float) -> str:
     return f"{value:.0f}" if metric.endswith("_ms") else f"{value:.3f}"
 
 
-def evaluate_sla(metrics: Mapping[str, Any], tier: str) -> list[GateCheck]:
-    """Every threshold of ``tier`` checked against ``metrics``."""
+def evaluate_sla(metrics: Mapping[str, Any], tier: str, measuring: Measuring | None = None,
+                 policy: str = "fail") -> list[GateCheck]:
+    """Every threshold of ``tier`` checked against ``metrics``; ``measuring`` says what the run set out to
+    measure, ``policy`` whether a threshold that could not be measured fails ("fail") or warns ("warn")."""
     if tier == "none":
         return []
     try:
@@ -63,14 +80,13 @@ def evaluate_sla(metrics: Mapping[str, Any], tier: str) -> list[GateCheck]:
         key, label, direction = metric.name, metric.gate_label or metric.name, "min" if metric.higher_is_better else "max"
         threshold = thresholds[key]
         value = metrics.get(key)
-        if value is None:
-            checks.append(GateCheck(key, label, None, threshold, direction, None))
-            continue
-        passed = value >= threshold if direction == "min" else value <= threshold
-        checks.append(GateCheck(key, label, float(value), threshold, direction, bool(passed)))
+        value = None if value is None else float(value)
+        outcome, passed, reason = decide(value, threshold, direction,
+                                         absence(key, metrics, value, measuring or Measuring()), policy)
+        checks.append(GateCheck(key, label, value, threshold, direction, passed, outcome, reason))
     return checks
 
 
 def sla_passed(checks: list[GateCheck]) -> bool:
-    """True when no measured threshold was missed."""
+    """True when no threshold fails the gate (missed, or could not be measured under the "fail" policy)."""
     return all(check.passed is not False for check in checks)

@@ -28,20 +28,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..core import jsonio
+from ..core import jsonio, userfiles
 from ..dataset.records import SampleRecord
 from .regression import CompareFailCheck, Scope, parse_compare_fail
 from ..analysis import catalog
 from ..analysis.resampled import confidence_intervals, metric_values, sample_row
 from ..scoring import StatsOptions
 from ..scoring.result import SPURIOUS
+from ..scoring.schema import PatternError, check_pattern, regex_search
 
 OPERATORS = ("eq", "neq", "gt", "gte", "lt", "lte", "contains", "not_contains", "regex")
 AGGREGATIONS: dict[str, Callable[[Sequence[float]], Any]] = {"mean": np.mean, "median": np.median}
@@ -85,12 +85,12 @@ def _contains(actual: Any, expected: Any) -> bool:
 
 @dataclass(frozen=True)
 class Condition:
-    """``field`` ``operator`` ``value``; regex patterns are compiled once."""
+    """``field`` ``operator`` ``value``; a regex runs on the schema patterns' bounded engine (linear time), so a
+    catastrophic pattern such as ``^(a+)+$`` cannot spin."""
 
     field: str
     operator: str
     value: Any
-    pattern: re.Pattern[str] | None = None
 
     def matches(self, actual: Any) -> bool:
         op = self.operator
@@ -112,8 +112,12 @@ class Condition:
             return _contains(actual, self.value)
         if op == "not_contains":
             return not _contains(actual, self.value)
-        assert self.pattern is not None
-        return actual is not None and not isinstance(actual, (dict, list)) and bool(self.pattern.search(str(actual)))
+        if actual is None or isinstance(actual, (dict, list)):
+            return False
+        try:
+            return regex_search(self.value, str(actual))
+        except PatternError:  # too much backtracking (a backreference): the sample is not in the subset
+            return False
 
     def as_dict(self) -> dict[str, Any]:
         return {"field": self.field, "operator": self.operator, "value": self.value}
@@ -264,20 +268,23 @@ def _condition(raw: Any, where: str, problems: list[str]) -> Condition | None:
     if "value" not in raw:
         problems.append(f"{where}.value: required")
         return None
-    value, pattern = raw["value"], None
+    value = raw["value"]
     if op in ("gt", "gte", "lt", "lte") and not (_number(value) or isinstance(value, str)):
         problems.append(f"{where}.value: {op} needs a number or a string, got {type(value).__name__}")
+        ok = False
+    elif _number(value) and not math.isfinite(value):  # .inf, 1e999 or nan: a bound every value meets, or none
+        problems.append(f"{where}.value: must be a finite number, got {value!r}")
         ok = False
     if op == "regex":
         if not isinstance(value, str):
             problems.append(f"{where}.value: regex needs a string pattern")
             return None
         try:
-            pattern = re.compile(value)
-        except re.error as exc:
+            check_pattern(value)
+        except PatternError as exc:
             problems.append(f"{where}.value: invalid regex {value!r}: {exc}")
             return None
-    return Condition(str(name), op, value, pattern) if ok else None
+    return Condition(str(name), op, value) if ok else None
 
 
 def _group(raw: Any, where: str, problems: list[str]) -> GroupBy | None:
@@ -311,7 +318,7 @@ def load_subsets(path: str | Path) -> SubsetConfig:
     from ..core.yamlio import safe_load
 
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = userfiles.read_text(path, userfiles.TEXT_LIMIT, "utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SubsetConfigError(str(path), [f"not UTF-8 (byte {exc.start}); save the file as UTF-8"]) from None
     try:

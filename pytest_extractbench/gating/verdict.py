@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis import catalog
+from .outcomes import MISSED, NOT_APPLICABLE
 from .sla import GateCheck
 
 __all__ = ["partial_text", "verdict_lines"]
@@ -50,6 +51,13 @@ def _threshold(check: GateCheck) -> str:
     return f"{op} {check.threshold:g}"
 
 
+def _line(check: GateCheck, why: str | None = None) -> str:
+    """One threshold that failed the gate or warns: value, threshold, outcome and why."""
+    value = "" if check.value is None else f" {_value(check)}"
+    reason = why if check.outcome == MISSED and why else check.reason
+    return f"{check.label}{value} (needs {_threshold(check)}): {check.outcome}" + (f": {reason}" if reason else "")
+
+
 def _answered(metrics: Mapping[str, Any]) -> str:
     reliability = (metrics.get("performance") or {}).get("reliability") or {}
     total = reliability.get("total_requests")
@@ -85,6 +93,11 @@ def verdict_lines(
                  f"and the gate judged only those ({details})."]
     else:
         lines = [f"verdict: the benchmark worked: it ran to the end and scored every model ({details})."]
+    every = [c for checks in (*checks_by_model.values(), *required.values()) for c in checks]
+    warned = [c for c in every if c.unmeasured and c.passed is not False]
+    if warned:
+        lines.insert(0, f"warning: {len(warned)} threshold(s) could not be measured and were let pass "
+                        "(--extractbench-unmeasured warn); listed below.")
     missed_any = False
     for model, metrics in metrics_by_model.items():
         lines.append(
@@ -94,36 +107,42 @@ def verdict_lines(
         )
         if partial and (seen := partial_text(partial["models"].get(model))):
             lines.append(f"    {seen}")
-        unmet = [c for c in required.get(model, ()) if c.passed is False]
+        unmet = [c for c in required.get(model, ()) if c.passed is False or c.unmeasured]
         if unmet:
-            lines.append(f"    missed {len(unmet)} required threshold(s) (--extractbench-require):")
-            lines.extend(f"      {c.label} {_value(c)} (needs {_threshold(c)})" for c in unmet)
+            head = "missed" if all(c.outcome == MISSED for c in unmet) else "did not hold"
+            lines.append(f"    {head} {len(unmet)} required threshold(s) (--extractbench-require):")
+            lines.extend(f"      {_line(c)}" for c in unmet)
         if tier == "none":
             continue
-        missed = [c for c in checks_by_model.get(model, ()) if c.passed is False]
+        checks = checks_by_model.get(model, ())
+        missed = [c for c in checks if c.passed is False or c.unmeasured]
         if not missed:
-            lines.append(f"    meets every measured threshold of the '{tier}' SLA tier")
+            skipped = sum(c.outcome == NOT_APPLICABLE for c in checks)
+            lines.append(f"    meets every measured threshold of the '{tier}' SLA tier"
+                         + (f" ({skipped} not applicable to this run)" if skipped else ""))
             continue
-        missed_any = True
-        lines.append(f"    missed {len(missed)} threshold(s) of the '{tier}' SLA tier:")
-        lines.extend(
-            f"      {c.label} {_value(c)} (needs {_threshold(c)}): {_reason(c.metric)}"
-            for c in missed
-        )
+        missed_any = missed_any or any(c.outcome == MISSED for c in missed)
+        head = "missed" if all(c.outcome == MISSED for c in missed) else "did not hold"
+        lines.append(f"    {head} {len(missed)} threshold(s) of the '{tier}' SLA tier:")
+        lines.extend(f"      {_line(c, _reason(c.metric))}" for c in missed)
+    unmeasured = any(c.unmeasured and c.passed is False for c in every)
     if missed_any:
         lines.append(
             f"exit code 1 means the model missed the production SLA ('{tier}'), not that the tool failed: "
             "try a larger model (--model NAME, or --extractbench-base-url URL for a server), "
             "or report without the gate (--extractbench-sla none)."
         )
+    elif unmeasured:
+        lines.append("exit code 1 means a threshold could not be measured (the component that measures it failed, "
+                     "listed above): fix it, or let such thresholds warn (--extractbench-unmeasured warn).")
     elif any(c.passed is False for checks in required.values() for c in checks):
         lines.append("exit code 1 means a model missed a threshold this run requires (listed above), not that the tool "
                      "failed.")
     elif regressions:
         lines.append("exit code 1 means the run regressed against its baseline (listed above), not that the tool failed.")
     elif tier == "none" and required:
-        lines.append("no SLA tier was asserted (--extractbench-sla none); every required threshold holds: the session "
-                     "gate passes.")
+        lines.append("no SLA tier was asserted (--extractbench-sla none); every required threshold held or does not "
+                     "apply to this run: the session gate passes.")
     elif tier == "none":
         lines.append("no SLA tier was asserted (--extractbench-sla none): the session gate passes whatever the scores.")
     else:

@@ -34,6 +34,7 @@ from typing import Any, Awaitable, Callable
 
 from ..core import jsonio
 from ..core.errors import UsageProblem
+from ..core.redact import mask
 from ..core.textsafe import LINE_LIMIT, clip
 from ..dataset.responses import ERROR_CLASSES, ModelResponse
 from ..dataset.samples import Sample, SampleView
@@ -130,7 +131,9 @@ def _refused(problem: str) -> ModelResponse:
 def _raised(exc: BaseException) -> ModelResponse:
     """The callable raised: one line naming the exception (never the traceback)."""
     text = " ".join(str(exc).split())
-    return _refused(clip(f"the extractor raised {type(exc).__name__}" + (f": {text}" if text else ""), LINE_LIMIT))
+    # user code's message can quote a key (a client's error with its headers): masked before it is recorded
+    return _refused(clip(mask(f"the extractor raised {type(exc).__name__}" + (f": {text}" if text else "")),
+                         LINE_LIMIT))
 
 
 def _timed_out(timeout_s: float) -> ModelResponse:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping
 
+from ..core import userfiles
 from .dialects import model_schema
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TEMPLATES", "DEFAULT_USER_PROMPT", "PromptTemplateError",
@@ -81,7 +81,7 @@ def _read_template(path: str | os.PathLike[str] | None, role: str, default: str)
         return default, None
     where = f"{role} prompt template {os.fspath(path)}"
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = userfiles.read_text(path, userfiles.TEXT_LIMIT)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise PromptTemplateError(f"cannot read the {where}: {reason}") from None

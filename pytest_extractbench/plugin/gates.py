@@ -9,6 +9,8 @@ from typing import Any, Sequence
 
 import pytest
 
+from ..core import textsafe
+
 GATE_KEY = "extractbench_gate"
 
 
@@ -20,13 +22,15 @@ def report_gates(session: pytest.Session, dataset: str, verdicts: Sequence[Any])
     stepwise = [plugin for plugin in (manager.get_plugin("stepwiseplugin"),) if plugin is not None]
     logreport = manager.subset_hook_caller("pytest_runtest_logreport", stepwise)
     for verdict in verdicts:
-        nodeid = f"{dataset}::extractbench-gate[{verdict.name}]"
+        nodeid = f"{dataset}::extractbench-gate[{textsafe.terminal(verdict.name)}]"
         location = (dataset, None, f"extractbench gate {verdict.name}")
-        properties = [(GATE_KEY, verdict.gate), ("model", verdict.model)]
+        properties = [(GATE_KEY, verdict.gate), ("model", textsafe.terminal(verdict.model)),
+                      *(("extractbench_warning", textsafe.terminal(w, textsafe.LINE_LIMIT)) for w in verdict.warnings)]
         for when in ("setup", "call", "teardown"):
             failed = when == "call" and not verdict.passed
             report = pytest.TestReport(
-                nodeid, location, {}, "failed" if failed else "passed", verdict.message if failed else None, when,
+                nodeid, location, {}, "failed" if failed else "passed",
+                textsafe.text_lines(verdict.message) if failed else None, when,
                 sections=[], duration=0.0, start=now, stop=now, user_properties=properties,
             )
             setattr(report, GATE_KEY, verdict.gate)

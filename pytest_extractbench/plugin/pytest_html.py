@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..core import textsafe
+
 if TYPE_CHECKING:
     from .session import BenchSession
 
@@ -25,15 +27,17 @@ COLUMNS = (("model", "Model"), ("eqs", "EQS"), ("validity", "Validity"), ("f1", 
 
 
 def junit_properties(record: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """The per-sample scores as (name, value) pairs for ``item.user_properties``."""
+    """The per-sample scores as (name, value) pairs for ``item.user_properties``; the model name is untrusted
+    (a predictions file names it): made inert, as in every other sink."""
     score = record.get("score")
+    model = textsafe.terminal(record["model"])
     if not score:  # the other tracks' records carry their own results, not an extraction score
-        return [("extractbench_model", record["model"])]
+        return [("extractbench_model", model)]
     return list(
         zip(
             PROPERTIES,
             (
-                record["model"],
+                model,
                 round(score["eqs"], 4),
                 "valid" if score["schema_valid"] else "invalid",
                 round(score["f1"]["partial"], 4),

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import catalog
-from ..gating.gates import gate_verdicts
+from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
 from ..core import files, textsafe
 from ..core.spreadsheet import neutral_cell
@@ -71,7 +71,10 @@ def md(text: Any, limit: int = textsafe.LIMIT) -> str:
 
 
 def cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet evaluates (:func:`..core.spreadsheet.neutral_cell`)."""
+    """A CSV cell that no spreadsheet evaluates (:func:`..core.spreadsheet.neutral_cell`), with controls escaped
+    and credentials masked first."""
+    if isinstance(value, str):
+        value = textsafe.terminal(value, None, lines=True)
     return neutral_cell(value)
 
 
@@ -144,7 +147,11 @@ def gate_md(document: Mapping[str, Any]) -> list[str]:
                 "the scores.", "", *([*seen, ""] if seen else [])]
     failed = sum(not v.passed for v in verdicts)
     head = f"**Gate: FAILED** ({failed} of {len(verdicts)} failed)" if failed else f"**Gate: passed** ({len(verdicts)})"
-    lines = [head, "", *seen]
+    warned = unmeasured_warnings(verdicts)
+    # thresholds let pass without a measurement: said before the verdicts, so a green gate is not read as "all held"
+    warning = [f"**Warning**: {len(warned)} threshold(s) could not be measured and were let pass "
+               "(`--extractbench-unmeasured warn`):", *(f"- {md(text, textsafe.LINE_LIMIT)}" for text in warned), ""]
+    lines = [*(warning if warned else []), head, "", *seen]
     for verdict in verdicts:
         lines.append(f"- {'passed' if verdict.passed else '**FAILED**'}: {md(verdict.headline, textsafe.LINE_LIMIT)}")
         lines += [f"  - {md(detail, textsafe.LINE_LIMIT)}" for detail in verdict.details]

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..analysis import catalog
 from ..core import files, textsafe
-from ..gating.gates import gate_verdicts
+from ..gating.gates import gate_verdicts, unmeasured_warnings
 from . import run_sections as sections
 from . import summary
 from .html_charts import BINS, latency_figures, report_charts
@@ -242,7 +242,8 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
                                  if metric.measured_by is None or any(name in v.metrics for v in views)),
         "whole_output_cost": document.get("whole_output_cost"),
         "models": views,
-        "gates": gate_verdicts(document),
+        "gates": (gates := gate_verdicts(document)),
+        "gate_warnings": unmeasured_warnings(gates),
         "exactness": summary.exactness_text(document),
         "charts": report_charts(views, document),
         "comparison": document.get("comparison") if len(views) > 1 else None,
@@ -258,6 +259,12 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
     }
 
 
+def _inert(value: Any) -> Any:
+    """Every plain string a template prints goes through the one sanitizer (controls escaped, credentials masked)
+    before autoescaping; markup made here (charts, the viewer's data) is left as it is."""
+    return textsafe.terminal(value, None, lines=True) if type(value) is str else value
+
+
 @lru_cache(maxsize=1)
 def _environment() -> Any:
     import jinja2
@@ -265,6 +272,7 @@ def _environment() -> Any:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("pytest_extractbench.report", "templates"),
         autoescape=True,  # every template, whatever its name: all data shown is untrusted
+        finalize=_inert,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

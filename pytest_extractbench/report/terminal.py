@@ -111,12 +111,9 @@ def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateChe
     lines.extend(performance_lines(metrics.get("performance")))
     lines.extend(calibration_consistency_lines(metrics))
     if tier != "none":
-        missed = [c for c in checks if c.passed is False]
-        if missed:
-            lines.append(f"  SLA {tier}: FAILED")
-            lines.extend(f"    {c.describe()}" for c in missed)
-        else:
-            lines.append(f"  SLA {tier}: passed")
+        failed = any(c.passed is False for c in checks)
+        lines.append(f"  SLA {tier}: FAILED" if failed else f"  SLA {tier}: passed")
+        lines.extend(f"    {safe(c.describe())}" for c in checks if c.passed is False or c.unmeasured)
     lines.append(f"  recommendation: {metrics['recommendation']}")
     return lines
 

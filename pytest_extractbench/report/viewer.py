@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..core import textsafe
 from ..dataset.samples import Sample
 from ..dataset.sources import load_source
 from .rows import RunData
@@ -138,7 +139,8 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
             model = str(record.get("model", ""))
             if model not in by_model:
                 by_model[model] = len(columns)
-                columns.append({"run": item.label, "model": model})
+                # a column heading, shown as the terminal and summary.md show the name (escapes visible)
+                columns.append({"run": item.label, "model": textsafe.terminal(model)})
                 results.append({})
             sid = str(record.get("sample_id", ""))
             meta = record.get("meta") or {}

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..analysis.metrics import run_level_metrics
 from ..core import files
+from ..core.redact import mask
 from ..dataset.records import records_by_model
 from ..dataset.statistics import dataset_statistics
 from ..gating import baseline as baselines
 from ..gating.gates import gated_recommendation
+from ..gating.outcomes import Measuring
 from ..gating.regression import compare_run
 from ..gating.requirements import evaluate_requirements
 from ..gating.sla import evaluate_sla, sla_passed
@@ -65,13 +67,15 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     if cost is not None:
         result.run_level["whole_output_cost"] = cost.as_dict()
     _baselines(context, result, records_by_model(records))
+    measuring = _measuring(context, records)
     for model, section in metrics.items():
-        result.checks[model] = checks = evaluate_sla(section, settings.sla)
+        result.checks[model] = checks = evaluate_sla(section, settings.sla, measuring.get(model), settings.unmeasured)
         passed = sla_passed(checks)
         section["sla"] = {"tier": settings.sla, "passed": passed, "checks": [c.as_dict() for c in checks]}
         failed = [] if passed else [f"the '{settings.sla}' SLA tier"]
         if settings.require:
-            result.requirements[model] = required = evaluate_requirements(section, settings.require)
+            result.requirements[model] = required = evaluate_requirements(section, settings.require, measuring.get(model),
+                                                                          settings.unmeasured)
             met = sla_passed(required)
             section["requirements"] = {"passed": met, "checks": [c.as_dict() for c in required]}
             if not met:
@@ -99,7 +103,37 @@ def _whole_output_scores(context: RunContext, records: list[Any]) -> Any:
     gold = {sample.id: sample.expected for sample in context.dataset.samples}
     items = [Item(r.score, gold[r.sample_id], r.response.get("content"), r.diagnostics)
              for r in records if r.sample_id in gold and not r.score.extras]
-    return score_whole_outputs(items, options)
+    cost = score_whole_outputs(items, options)
+    for item in items:  # a judge's or an embeddings server's error can quote the request's key: masked
+        judged = item.diagnostics.get("judge")
+        if isinstance(judged, dict) and isinstance(judged.get("error"), str):
+            judged["error"] = mask(judged["error"])
+        if isinstance(item.diagnostics.get("semantic_similarity_error"), str):
+            item.diagnostics["semantic_similarity_error"] = mask(item.diagnostics["semantic_similarity_error"])
+    return cost
+
+
+def _measuring(context: RunContext, records: list[Any]) -> dict[str, Measuring]:
+    """Per model: what the run set out to measure, and on how many samples the judge or the embeddings failed
+    (their diagnostics say so), so a gate on their metric can tell "could not be measured" from "held"."""
+    options = context.settings.scoring
+    asked = frozenset(name for name, on in (("judge_score", options.judge_model), ("semantic_similarity",
+                                                                                  options.semantic)) if on)
+    errors = {"judge_score": lambda d: (d.get("judge") or {}).get("error"),
+              "semantic_similarity": lambda d: d.get("semantic_similarity_error")}
+    found: dict[str, dict[str, list[Any]]] = {}
+    for record in records:
+        per_metric = found.setdefault(record.model, {name: [0, 0, ""] for name in asked})
+        for name in asked:
+            error = errors[name](record.diagnostics or {})
+            slot = per_metric[name]
+            slot[1] += bool(record.score.json_valid)
+            if error:
+                slot[0] += 1
+                slot[2] = slot[2] or str(error)
+    streamed = bool(context.settings.live.stream)
+    return {model: Measuring(asked, streamed, {name: tuple(slot) for name, slot in per_metric.items()})  # type: ignore[misc]
+            for model, per_metric in found.items()}
 
 
 def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[SampleRecord]]) -> None:
@@ -114,7 +148,7 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
         scopes = {model: gate_scopes(found, config) for model, found in by_model.items()} if config else {}
         comparison = compare_run(
             snapshots, context.baseline, settings.scoring.statistics, checks=settings.compare_fail, scopes=scopes,
-            thresholds=settings.verdict_thresholds, dataset_hash=dataset_hash,
+            thresholds=settings.verdict_thresholds, dataset_hash=dataset_hash, policy=settings.unmeasured,
         )  # fmt: skip
         result.comparison = comparison
         result.regressions = comparison.failures

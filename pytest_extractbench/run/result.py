@@ -47,12 +47,14 @@ class RunResult:
 
     @property
     def sla_passed(self) -> bool:
-        """Every model meets the SLA tier (a check the run did not measure does not fail it)."""
+        """Every model meets the SLA tier (a threshold that does not apply does not fail it; one that could not be
+        measured does, unless the run lets it warn)."""
         return all(check.passed is not False for checks in self.checks.values() for check in checks)
 
     @property
     def requirements_passed(self) -> bool:
-        """Every threshold given with --extractbench-require holds (one the run did not measure does not fail)."""
+        """Every threshold given with --extractbench-require holds, or does not apply to the run (one that could not
+        be measured fails, unless the run lets it warn)."""
         return all(check.passed is not False for checks in self.requirements.values() for check in checks)
 
     @property

@@ -245,6 +245,11 @@ def _rs_pattern(pattern: str) -> Any:
     return validator
 
 
+def check_pattern(pattern: str) -> None:
+    """Raise :class:`PatternError` unless the bounded engine accepts ``pattern`` (a user's regex, checked when read)."""
+    _rs_pattern(pattern)
+
+
 def regex_search(pattern: str, text: str) -> bool:
     """``re.search(pattern, text)`` with a bound on the work; :class:`PatternError` when it gives up."""
     validator = _rs_pattern(pattern)

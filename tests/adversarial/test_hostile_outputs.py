@@ -352,7 +352,7 @@ def test_a_baseline_that_is_not_a_number_fails_the_gate(pytester: pytest.Pyteste
         assert "_base.json" in result.stderr.str()
         return
     assert result.ret == 1, text
-    assert "CANNOT COMPARE model 'predictions': extraction_quality_score" in text
+    assert "COULD NOT BE MEASURED model 'predictions': extraction_quality_score" in text
     assert "regression gate: FAILED" in text and "regression gate: passed" not in text
     comparison = json.loads((pytester.path / "second" / "metrics.json").read_text())["baseline_comparison"]
     assert comparison["passed"] is False

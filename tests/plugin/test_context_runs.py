@@ -55,7 +55,7 @@ def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(pyteste
         "s4 (9000 tokens > 8192)",
         "*errors              context_exceeded 2",
         "*SLA minimum: FAILED",
-        "*success_rate = 0.667 (needs >= 0.990): MISSED",
+        "*success_rate = 0.667 (needs >= 0.990): missed",
     ])  # fmt: skip
     document = json.loads((pytester.path / "out" / "metrics.json").read_text())
     reliability = document["models"]["test-model"]["performance"]["reliability"]

@@ -36,7 +36,7 @@ def test_a_run_failing_only_the_sla_says_so_in_every_output(pytester: pytest.Pyt
     failure = cases["extractbench-gate[sla-minimum-predictions]"].find("failure")
     assert failure is not None
     assert "SLA tier 'minimum', model 'predictions': 1 threshold(s) missed" in failure.get("message", "")
-    assert "schema_validity = 0.942 (needs >= 0.950): MISSED" in failure.get("message", "")
+    assert "schema_validity = 0.942 (needs >= 0.950): missed" in failure.get("message", "")
     summary = (pytester.path / "weak" / "summary.md").read_text().splitlines()
     assert summary[2] == "**Gate: FAILED** (1 of 1 failed)"
     assert summary[4].startswith("- **FAILED**: SLA tier 'minimum'") and "schema\\_validity = 0.942" in summary[5]
@@ -108,21 +108,22 @@ def test_required_thresholds_gate_the_session_on_any_metric(pytester: pytest.Pyt
                    "--extractbench-require", "eqs>=0.9", "--extractbench-require", "time_to_first_token_p95_ms<=800")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*missed 1 required threshold(s) (--extractbench-require):",
-                                 "*perfect_sample_rate 55.8% (needs >= 60%)",
+                                 "*perfect_sample_rate 55.8% (needs >= 60%): missed",
                                  "exit code 1 means a model missed a threshold this run requires*"])
     _, cases = junit(pytester, "req")
     failure = cases["extractbench-gate[required-predictions]"].find("failure")
-    assert failure is not None and "required thresholds, model 'predictions': 1 of 3 missed" in failure.get("message")
+    assert failure is not None and "required thresholds, model 'predictions': 1 threshold(s) missed" in failure.get("message")
     model = json.loads((pytester.path / "req" / "metrics.json").read_text())["models"]["predictions"]
-    checks = {c["metric"]: c["passed"] for c in model["requirements"]["checks"]}
-    assert checks == {"perfect_sample_rate": False, "extraction_quality_score": True, "time_to_first_token_p95_ms": None}
+    checks = {c["metric"]: (c["passed"], c["outcome"]) for c in model["requirements"]["checks"]}
+    assert checks == {"perfect_sample_rate": (False, "missed"), "extraction_quality_score": (True, "held"),
+                      "time_to_first_token_p95_ms": (None, "not applicable")}
     assert model["recommendation"] == "Not recommended: fails the required thresholds of this run"
     summary = (pytester.path / "req" / "summary.md").read_text()
-    assert "- **FAILED**: required thresholds, model 'predictions': 1 of 3 missed" in summary
+    assert "- **FAILED**: required thresholds, model 'predictions': 1 threshold(s) missed" in summary
     # the same thresholds met: the gate passes
     met = bench(pytester, DEMO, "met", "--extractbench-sla", "none", "--extractbench-require", "perfect_samples>=50%")
     assert met.ret == pytest.ExitCode.OK
-    met.stdout.fnmatch_lines(["*every required threshold holds: the session gate passes."])
+    met.stdout.fnmatch_lines(["*every required threshold held or does not apply to this run: the session gate passes."])
 
 
 def test_a_requirement_on_an_unknown_metric_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -53,7 +53,8 @@ def test_csv_cells_never_start_a_formula(tmp_path: Path) -> None:
             for value in row:
                 assert not value.startswith(("=", "+", "@", "\t", "\r")) and not value.startswith("-2"), (name, value)
     ids = {r["sample_id"] for r in csv.DictReader(io.StringIO(out["samples.csv"]))}
-    assert ids == {"'" + f for f in FORMULAS}
+    # a carriage return is a control character: escaped as the terminal and summary.md show it, it starts nothing
+    assert ids == {"\\x0d" + f[1:] if f.startswith("\r") else "'" + f for f in FORMULAS}
     assert exports.cell(-2.5) == -2.5  # numbers stay numbers
 
 

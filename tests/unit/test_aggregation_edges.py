@@ -113,10 +113,10 @@ def test_gate_verdicts_only_for_gates_that_ran() -> None:
         "baseline_comparison": {"checks": [{"model": "m", "failed": False, "message": "eqs within margin"}]},
     })
     assert [(v.gate, v.passed, v.headline) for v in verdicts] == [
-        ("required", False, "required thresholds, model 'm': 1 of 2 missed"),
+        ("required", False, "required thresholds, model 'm': 1 threshold(s) missed"),
         ("regression", True, "regression against the baseline, model 'm': 1 check(s) passed")]
-    assert verdicts[0].details == ("eqs = 0.500 (needs >= 0.750): MISSED",)  # the missed one only
-    assert verdicts[1].details == ("eqs within margin",)
+    assert verdicts[0].details == ("eqs = 0.500 (needs >= 0.750): missed",)  # the missed one only
+    assert verdicts[1].details == ("held: eqs within margin",)
 
 
 def test_a_p_value_equal_to_alpha_is_not_significant() -> None:

@@ -92,6 +92,8 @@ EFFECT_TESTS: dict[str, list[str]] = {
     "retries": [f"{LIVE}::test_every_sample_is_accounted_for_under_injected_faults"],
     "stream": [f"{LIVE}::test_stream_times_the_first_token_and_scores_the_same_answer"],
     "require": ["tests/plugin/test_gate_results.py::test_required_thresholds_gate_the_session_on_any_metric"],
+    "unmeasured": ["tests/adversarial/test_gate_outcomes.py::test_warn_lets_an_unmeasured_threshold_pass_and_the_summary_says_so_first",
+                   "tests/adversarial/test_gate_outcomes.py::test_the_policy_is_read_from_the_config_file_too"],
     "system_prompt": [f"{LIVE}::test_templates_mode_and_key_reach_the_server_but_no_file"],
     "user_prompt": [f"{BEHAVIOUR}::test_user_prompt_replaces_the_user_message"],
     "resume": [f"{LIVE}::test_a_killed_server_then_resume_requests_only_what_is_missing"],

@@ -106,7 +106,7 @@ def test_sla_tiers_check_each_threshold_and_skip_what_was_not_measured() -> None
     target = evaluate_sla(metrics, "target")
     missed = {c.metric: c for c in target if c.passed is False}
     assert set(missed) == {"extraction_quality_score", "schema_validity_rate", "field_f1_partial"}
-    assert missed["extraction_quality_score"].describe() == "eqs = 0.800 (needs >= 0.850): MISSED"
+    assert missed["extraction_quality_score"].describe() == "eqs = 0.800 (needs >= 0.850): missed"
     assert not sla_passed(target)
     assert evaluate_sla(metrics, "none") == []
     # hallucination is a maximum: exactly at the threshold passes

@@ -50,7 +50,7 @@ def test_the_readme_code_runs_and_says_what_pytest_says(pytester: pytest.Pyteste
     # what the README's comments claim
     assert round(demo.metric("extraction_quality_score"), 3) == 0.974 and demo.gate_passed
     assert regex_run.models == ["regex_extractor"] and 0.1 < regex_run.metric("extraction_quality_score") < 0.3
-    assert loaded.checks["predictions"][0].describe() == "eqs = 0.974 (needs >= 0.750): ok"
+    assert loaded.checks["predictions"][0].describe() == "eqs = 0.974 (needs >= 0.750): held"
     assert (pytester.path / "runs" / "regex" / "responses.jsonl").is_file()
     # the DataFrames: one row per sample, one per field, counted from samples.jsonl as the oracle
     records = [json.loads(line) for line in (pytester.path / "runs" / "demo" / "samples.jsonl").read_text().splitlines()]

@@ -209,7 +209,7 @@ def test_models_are_paired_by_name_or_as_the_only_model() -> None:
         two, as_baseline({**run(DEMO, model="a"), **run(DEMO, model="c")}), FAST, checks=checks("eqs:-0.02")
     )
     (unchecked,) = result.failures  # a gate that cannot run is not a pass
-    assert unchecked.model == "b" and "NOT CHECKED" in unchecked.message
+    assert unchecked.model == "b" and "COULD NOT BE MEASURED" in unchecked.message
 
 
 # -- expressions, verdicts, fields ---------------------------------------------------------------------

@@ -29,9 +29,9 @@ def test_gate_verdicts_name_the_missed_threshold_and_a_failed_gate_blocks_the_re
     }}
     good, bad = gate_verdicts(document)
     assert (good.model, good.gate, good.passed) == ("good", "sla-minimum", True)
-    assert good.headline == "SLA tier 'minimum', model 'good': every measured threshold met"
+    assert good.headline == "SLA tier 'minimum', model 'good': every threshold held"
     assert (bad.model, bad.passed) == ("bad", False)
     assert bad.headline == "SLA tier 'minimum', model 'bad': 1 threshold(s) missed"
-    assert len(bad.details) == 1 and bad.details[0].endswith(": MISSED")
+    assert len(bad.details) == 1 and bad.details[0].endswith(": missed")
     assert gated_recommendation("deploy", []) == "deploy"
     assert gated_recommendation("deploy", ["sla-minimum-bad"]) == "Not recommended: fails sla-minimum-bad of this run"
