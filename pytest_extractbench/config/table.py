@@ -265,9 +265,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("stream", "Stream each answer to measure time to first token and generation time (streamed "
                "answers are the same text; some servers schedule streamed requests differently).", parse_bool, False,
                flag=True, target="live.stream", yaml=("model.stream",), shape=bool),
-    OptionSpec("no_cache", "Do not read or write the response cache (.extractbench/cache/).", parse_bool, False,
-               flag=True,
-               target="live.no_cache", yaml=("performance.enable_caching",), shape=bool),
+    OptionSpec("cache", "Reuse answers recorded by earlier runs (.extractbench/cache/) when everything that can "
+               "change an answer is the same (off: every run asks).", parse_bool, False,
+               flag=True, target="live.cache", yaml=("performance.enable_caching",), shape=bool),
+    OptionSpec("no_cache", "Do not read or write the response cache, even when --extractbench-cache is set.",
+               parse_bool, False, flag=True, target="live.no_cache", shape=bool),
     OptionSpec("slots", "Parallel slots of each embedded llama-server.", parse_positive_int, 4, "N",
                target="live.slots", yaml=("performance.slots",)),
     OptionSpec("context", "Context of each embedded llama-server slot, in tokens (default: the longest prompt plus "

@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -94,6 +95,7 @@ class ExtractorSource(AheadSource):
         super().__init__(run_dir=run_dir, cache_dir=cache_dir, resume=resume)
         self.fn = fn
         self.name = self.qualified_name(fn)
+        self.code = code_hash(fn)
         self.concurrency = max(1, concurrency)
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
         self._pool: ThreadPoolExecutor | None = None
@@ -107,7 +109,7 @@ class ExtractorSource(AheadSource):
         pair = (model, sample.id)
         if pair in self._futures:
             return None
-        key = call_key(self.name, model, sample)
+        key = call_key(self.name, model, sample, self.code)
         return self._admit_pair(pair, key, lambda future: _Call(model, sample.id, sample, key, future))
 
     async def _answer(self, request: _Call) -> ModelResponse:
@@ -140,7 +142,26 @@ class ExtractorSource(AheadSource):
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def call_key(name: str, model: str, sample: Sample) -> str:
-    """The cache and journal key of one call: the callable, the model name and the sample's content."""
-    payload = json.dumps([name, model, sample.id, sample.text, sample.schema], sort_keys=True, default=str)
+def call_key(name: str, model: str, sample: Sample, code: str = "") -> str:
+    """The cache and journal key of one call: the callable's name and code (`code_hash`), the model
+    name and the sample's content."""
+    payload = json.dumps([2, name, code, model, sample.id, sample.text, sample.schema], sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def code_hash(fn: Callable[..., Any]) -> str:
+    """sha256 of the callable's source and of its whole module file: an edit to the function, or to
+    a helper beside it, changes the key, so the cache never answers for code that changed.
+
+    A callable whose code cannot be read (a builtin, a C extension, code typed at a prompt) gets a
+    key of this process only: its answers are never reused by a later run."""
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
+    digest = hashlib.sha256()
+    try:
+        digest.update(inspect.getsource(target).encode("utf-8"))
+        source_file = inspect.getsourcefile(target)
+        if source_file:
+            digest.update(Path(source_file).read_bytes())
+    except (OSError, TypeError):
+        digest.update(f"unreadable code, process {os.getpid()}, {time.time_ns()}".encode())
+    return digest.hexdigest()

@@ -276,7 +276,7 @@ class LiveSource(AheadSource):
         from .prompts import build_messages
 
         messages = build_messages(sample.text, sample.schema, self.templates)
-        key = cache_key(model, messages, sample.schema, self._params)
+        key = cache_key(model, messages, sample.schema, self._params, self.server_identity(model))
         return self._admit_pair(
             pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)
         )
@@ -284,6 +284,13 @@ class LiveSource(AheadSource):
     def _before_submit(self) -> None:
         if self.routes is None:  # main thread: may start the embedded servers and check them
             self.routes = self._route_provider()
+
+    def server_identity(self, model: str) -> str:
+        """Who answers ``model`` (part of each key): known once its server is reached, so even a run
+        that the cache or the journal answers whole stops first when no server answers."""
+        self._before_submit()
+        assert self.routes is not None
+        return self.routes[model].identity
 
     def _limit(self, route: Route) -> asyncio.Semaphore:
         if route.urls not in self._limits:

@@ -107,7 +107,7 @@ class LiveSetup:
         from ..live.pipeline import CACHE_SUBDIR
 
         context, live = self.context, self.settings.live
-        cache_dir = None if live.no_cache else self.settings.rootdir.joinpath(".extractbench", *CACHE_SUBDIR)
+        cache_dir = self.settings.rootdir.joinpath(".extractbench", *CACHE_SUBDIR) if live.reuses_answers else None
         if context.has_extractor:
             from ..live.extractor import ExtractorSource
 
@@ -175,7 +175,7 @@ class LiveSetup:
         common = {
             "concurrency": live.default_concurrency(self.workers()),
             "workers": self.workers(),
-            "cache": not live.no_cache,
+            "cache": live.reuses_answers,
             "resumed_from": str(self.context.run_dir) if live.resume is not None else None,
             "cached_responses": sum(1 for r in records if r.response.get("cached")),
         }
