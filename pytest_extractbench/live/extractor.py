@@ -136,6 +136,9 @@ class ExtractorSource(AheadSource):
             response.attempts = response.attempts or 1
             return response
 
+    def _asked_of(self, request: _Call) -> tuple[str, str]:
+        return "extractor", self.name
+
     async def _close_clients(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..dataset.samples import Sample
-from .journal import Journal, ResponseCache, latest_responses, reusable_by_key
+from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
 from .errors import RETRIED, client_error
 from .options import LiveOptions
 from ..dataset.responses import ModelResponse
@@ -78,6 +78,7 @@ class _Request:
     schema: dict[str, Any]
     key: str
     future: Future[ModelResponse]
+    url: str = ""  # the replica that answered
 
 
 class AheadSource:
@@ -114,6 +115,10 @@ class AheadSource:
 
     async def _close_clients(self) -> None:
         """Loop thread, at close: release connections."""
+
+    def _asked_of(self, request: Any) -> tuple[str, str]:
+        """Who answered ``request`` in this run (the ``by`` and ``where`` of its origin)."""
+        raise NotImplementedError
 
     # -- OutputSource -----------------------------------------------------------------------
 
@@ -169,10 +174,11 @@ class AheadSource:
         found = self._resumed.get(key)
         if found is not None:
             self.counts["resumed"] += 1
-            future.set_result(found)
+            future.set_result(reused(found, "journal"))
             return None
         if self.cache is not None and (found := self.cache.get(key)) is not None:
             self.counts["cached"] += 1
+            reused(found, "cache")
             self.journal.append(pair[0], pair[1], key, found)
             future.set_result(found)
             return None
@@ -210,6 +216,8 @@ class AheadSource:
                 raise
             except Exception as exc:  # noqa: BLE001 - a defect, not a server fault: still an outcome
                 response = client_error("could not get the answer", exc)
+            by, where = self._asked_of(request)
+            response.origin = asked(by, where, response.finished_at)
             # journaled before anyone scores it; an answer the journal cannot write is recorded as an error
             try:
                 self.journal.append(request.model, request.sample_id, request.key, response)
@@ -346,12 +354,18 @@ class LiveSource(AheadSource):
             finally:
                 self._outstanding[url] -= 1
             attempts += response.attempts
+            request.url = url
             if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
                 # down or overloaded: later requests try the other replicas first for a while
                 self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
             if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
                 response.attempts = attempts
                 return response
+
+    def _asked_of(self, request: _Request) -> tuple[str, str]:
+        from ..core.redact import redact_url
+
+        return ("embedded" if self.live.embedded else "server"), redact_url(request.url) if request.url else ""
 
     async def _close_clients(self) -> None:
         for client in self._clients.values():
@@ -388,7 +402,7 @@ class ReplaySource:
             return ModelResponse(
                 error_class="missing", error=f"no response for sample {sample.id!r} (model {model!r}) in {self.run_dir}"
             )
-        return found
+        return reused(found, "replay")
 
     def close(self) -> None:
         """Nothing to release."""

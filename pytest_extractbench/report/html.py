@@ -22,6 +22,7 @@ import numpy as np
 
 from ..analysis import catalog
 from ..core import textsafe
+from ..analysis.provenance import reuse_sentence
 from ..gating.gates import gate_verdicts
 from . import run_sections as sections
 from . import summary
@@ -243,6 +244,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "whole_output_cost": document.get("whole_output_cost"),
         "models": views,
         "gates": gate_verdicts(document),
+        "reuse": reuse_sentence(run_info.get("live")),
         "exactness": summary.exactness_text(document),
         "charts": report_charts(views, document),
         "comparison": document.get("comparison") if len(views) > 1 else None,

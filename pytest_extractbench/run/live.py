@@ -161,6 +161,19 @@ class LiveSetup:
         return self._facts
 
     def _collect_facts(self, records: list[Any]) -> dict[str, Any] | None:
+        facts = self._source_facts(records)
+        if facts is None:
+            return None
+        from ..analysis.provenance import answer_counts
+
+        answers, reused = answer_counts(r.response for r in records)
+        facts.update(answers=answers, reused=reused)
+        if not answers["asked"] and reused and facts["mode"] != "replay":
+            # no server, embedded server or extractor answered: name what did
+            facts["mode"] = max(("cache", "journal"), key=lambda source: answers[source])
+        return facts
+
+    def _source_facts(self, records: list[Any]) -> dict[str, Any] | None:
         live = self.settings.live
         if self.settings.offline:
             return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..analysis.provenance import reuse_sentence
 from ..gating.verdict import partial_text, verdict_lines
 from ..report import terminal
 
@@ -28,6 +29,8 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
     if verdict_only:
         return verdict
     lines = [f"dataset {dataset.name}: {len(dataset.samples)} samples; results in {context.run_dir}"]
+    if reuse := reuse_sentence(context.live.facts(result.records)):
+        lines.insert(0, f"REUSED ANSWERS: {terminal.safe(reuse)}")
     if settings.data.sample is not None:
         lines.append(f"sampled {len(dataset.samples)} of {context.population} (seed {settings.data.seed})")
     invalid = {p.sample_id or f"{p.source}:{p.location}" for p in dataset.skipped}
