@@ -402,6 +402,9 @@ class ReplaySource:
             return ModelResponse(
                 error_class="missing", error=f"no response for sample {sample.id!r} (model {model!r}) in {self.run_dir}"
             )
+        if not (found.origin or {}).get("where"):  # recorded before answers carried their origin
+            when = asked("", "", found.finished_at)["at"] if found.finished_at else None
+            found.origin = {"where": "a server the journal does not name", **({"at": when} if when else {})}
         return reused(found, "replay")
 
     def close(self) -> None:
