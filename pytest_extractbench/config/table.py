@@ -128,6 +128,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("sla", "SLA tier asserted at session end: minimum, target, excellence or none.",
                parse_sla, "minimum", "TIER",
                target="sla", yaml=("metrics.sla",)),
+    OptionSpec("report_only", "Report-only run: failed items are reported, but the exit code is 0 unless a gate "
+               "asked for (SLA tier, --extractbench-require, a regression check) fails.", parse_bool, False,
+               flag=True, target="report_only", shape=bool),
     OptionSpec("sample_min_eqs", "Fail a sample item whose EQS is below this (default: only unusable output fails).",
                parse_fraction, None, "X",
                target="sample_min_eqs", yaml=("metrics.sample_min_eqs",)),

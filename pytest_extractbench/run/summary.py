@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.provenance import reuse_sentence
 from ..gating.verdict import partial_text, verdict_lines
@@ -75,3 +76,33 @@ def _unscored_lines(unscored: list[str]) -> list[str]:
     if not unscored:
         return []
     return [f"{len(unscored)} item(s) ended without a score: " + ", ".join(sorted(unscored)[:5])]
+
+
+def failure_class(record: Any) -> str:
+    """Why an item failed, as one class: the error class of its answer, unusable output, or its score."""
+    if not hasattr(record, "score"):  # a track's item
+        return "track check failed"
+    from ..analysis.performance import outcome
+
+    found = outcome(record)
+    return "below --extractbench-sample-min-eqs" if found == "valid" else found
+
+
+def exit_lines(exitstatus: Any, failed: Mapping[str, int], unscored: int, *, gate_passed: bool,
+               report_only: bool) -> list[str]:
+    """The closing lines that say what the exit code means: every reason it is not 0, or why failed items
+    leave it at 0 (a report-only run)."""
+    reasons = [f"{count} {name}" for name, count in sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))]
+    items = f"{sum(failed.values())} item(s) failed ({', '.join(reasons)})" if reasons else ""
+    if unscored:
+        items = "; ".join(filter(None, [items, f"{unscored} item(s) ended without a score"]))
+    code = int(exitstatus) if exitstatus is not None else None
+    if code is None or not (items or not gate_passed):
+        return []
+    if code == 0:
+        return [f"exit code 0: report-only run (--extractbench-report-only): {items}; every gate asked for held"] \
+            if report_only and items else []
+    why = [items] if items and not report_only else []
+    if not gate_passed:
+        why.append("a gate failed (listed above)")
+    return [f"exit code {code}: {'; '.join(why)}"] if why else []
