@@ -263,8 +263,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("resume", "Continue the run in DIR: reuse its responses.jsonl and request only what is missing.",
                Path, None, "DIR",
                target="live.resume"),
-    OptionSpec("replay", "Re-score the responses.jsonl recorded in DIR, with no server.", Path, None, "DIR",
+    OptionSpec("replay", "Re-score the answers recorded in DIR with no server: its cassette.jsonl (strictly: an "
+               "answer not in it is the item's replay_miss), else its responses.jsonl.", Path, None, "DIR",
                target="live.replay"),
+    OptionSpec("record", "Write every answer of this run to DIR/cassette.jsonl, for --extractbench-replay DIR.",
+               Path, None, "DIR", target="live.record"),
     OptionSpec("stream", "Stream each answer to measure time to first token and generation time (streamed "
                "answers are the same text; some servers schedule streamed requests differently).", parse_bool, False,
                flag=True, target="live.stream", yaml=("model.stream",), shape=bool),

@@ -24,6 +24,7 @@ ERROR_CLASSES = (
     "truncated",  # finish_reason "length": the output hit max_tokens
     "bad_response",  # a body that is not a valid chat completion (non-JSON, truncated, no choices, too deep), after retries
     "client_error",  # the answer could not be read or recorded (a defect): the sample is still accounted for
+    "replay_miss",  # --extractbench-replay of a cassette that holds no answer for this sample (cassette.py)
     "extractor_error",  # a Python extractor (--extractbench-extractor, evaluate(extractor=)) raised or returned no text/dict
 )
 

@@ -87,6 +87,7 @@ class LiveOptions:
     user_prompt: Path | None = None
     resume: Path | None = None
     replay: Path | None = None
+    record: Path | None = None  # write the run's answers to DIR/cassette.jsonl (cassette.py)
     cache: bool = False  # reuse answers of earlier runs (opt-in: by default every run asks)
     no_cache: bool = False
     slots: int = DEFAULT_SLOTS
@@ -128,6 +129,7 @@ class LiveOptions:
             "user_prompt": str(self.user_prompt) if self.user_prompt else None,
             "resume": str(self.resume) if self.resume else None,
             "replay": str(self.replay) if self.replay else None,
+            "record": str(self.record) if self.record else None,
             "cache": self.cache,
             "no_cache": self.no_cache,
             "slots": self.slots,

@@ -98,6 +98,7 @@ EFFECT_TESTS: dict[str, list[str]] = {
     "replay": [f"{LIVE}::test_replay_marks_samples_without_a_response_missing",
                f"{LIVE}::test_the_cache_makes_a_rerun_free_and_replay_needs_no_server"],
     "no_cache": [f"{BEHAVIOUR}::test_no_cache_neither_reads_nor_writes_the_response_cache"],
+    "record": ["tests/plugin/test_record_replay.py::test_a_cassette_is_sorted_diffable_and_keeps_no_secret"],
     "report_only": ["tests/plugin/test_exit_codes.py::test_0_report_only_reports_failed_items_without_failing"],
     "cache": ["tests/plugin/test_trust_across_runs.py::test_two_servers_serving_the_same_model_name_are_both_asked"],
     "slots": [f"{BEHAVIOUR}::test_slots_and_context_size_the_embedded_server"],

@@ -45,7 +45,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         timeout_s=values["timeout"] if values["timeout"] is not None else (
             EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None else DEFAULT_TIMEOUT_S),
         retries=values["retries"], stream=values["stream"], system_prompt=values["system_prompt"], user_prompt=values["user_prompt"],
-        resume=values["resume"], replay=values["replay"], cache=bool(values["cache"]), no_cache=bool(values["no_cache"]),
+        resume=values["resume"], replay=values["replay"], record=values["record"], cache=bool(values["cache"]), no_cache=bool(values["no_cache"]),
         slots=values["slots"],
         context=values["context"], extractor=values["extractor"],
     )
@@ -103,7 +103,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         "price_output": "1.5", "base_url": "http://host:8000/v1", "extractor": "mymod:extract",
         "structured_output": "json_object", "concurrency": "3", "temperature": "0.7", "max_tokens": "512",
         "decoding_seed": "5", "timeout": "30", "retries": "1", "system_prompt": str(tmp_path / "sys.txt"),
-        "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "cache": "true", "no_cache": "true", "stream": "true",
+        "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "record": "cas", "cache": "true", "no_cache": "true", "stream": "true",
         "slots": "2", "context": "8192", "no_html_report": "true", "failure_details": "3", "track": "repair", "repeats": "3",
         "otel": "console", "calibration": "true", "columns": "text=document", "sample": "5", "seed": "9",
         "invalid_samples": "fail", "dataset_cache": "hfcache",
