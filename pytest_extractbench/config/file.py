@@ -31,7 +31,7 @@ from .table import OPTIONS
 # key path -> option name, from the option table (each option lists its config-file keys there)
 KEY_PATHS: dict[str, str] = {key: spec.name for spec in OPTIONS for key in spec.yaml}
 # How some keys read their value: inverted switches, inline prompt text (written to a file)
-INVERTED = frozenset({"output.generate_report", "performance.enable_caching",
+INVERTED = frozenset({"output.generate_report",
                       "metrics.field_matching.normalize_whitespace"})
 INLINE_PROMPTS = frozenset({"prompts.system", "prompts.user"})
 SECRET_KEYS = frozenset({"model.api_key"})
@@ -51,8 +51,8 @@ FIXED: dict[str, tuple[Any, str]] = {
                              "(--extractbench-no-html-report leaves out the HTML)"),
     "performance.batch_size": (1, "each sample is one request; requests run concurrently (performance.concurrency)"),
     "performance.num_workers": (1, "worker processes come from pytest-xdist: run pytest -n N"),
-    "performance.cache_dir": (None, "responses are cached in .extractbench/cache/ under the directory pytest runs "
-                              "from (--extractbench-no-cache turns the cache off)"),
+    "performance.cache_dir": (None, "reused answers are kept in .extractbench/cache/ under the directory pytest "
+                              "runs from (performance.enable_caching turns the cache on)"),
 }
 SECTIONS = ("model", "dataset", "prompts", "metrics", "output", "performance", "options")
 _PROMPT_OPTIONS = ("system_prompt", "user_prompt")

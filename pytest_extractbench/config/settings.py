@@ -67,6 +67,7 @@ class Settings:
     predictions: tuple[PredictionsSpec, ...] = ()
     output: Path | None = None
     sla: str = "minimum"
+    report_only: bool = False  # items report failures; only a failed gate makes the exit code non-zero
     sample_min_eqs: float | None = None
     scoring: ScoringOptions = field(default_factory=ScoringOptions)
     rootdir: Path = field(default_factory=Path.cwd)
@@ -113,6 +114,7 @@ class Settings:
             ],
             "output": str(self.output) if self.output else None,
             "sla": self.sla,
+            "report_only": self.report_only,
             "sample_min_eqs": self.sample_min_eqs,
             "scoring": self.scoring.to_dict(),
             "subsets": self.subsets.as_dict() if self.subsets else None,

@@ -132,6 +132,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("sla", "SLA tier asserted at session end: minimum, target, excellence or none.",
                parse_sla, "minimum", "TIER",
                target="sla", yaml=("metrics.sla",)),
+    OptionSpec("report_only", "Report-only run: failed items are reported, but the exit code is 0 unless a gate "
+               "asked for (SLA tier, --extractbench-require, a regression check) fails.", parse_bool, False,
+               flag=True, target="report_only", shape=bool),
     OptionSpec("sample_min_eqs", "Fail a sample item whose EQS is below this (default: only unusable output fails).",
                parse_fraction, None, "X",
                target="sample_min_eqs", yaml=("metrics.sample_min_eqs",)),
@@ -267,14 +270,19 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("resume", "Continue the run in DIR: reuse its responses.jsonl and request only what is missing.",
                Path, None, "DIR",
                target="live.resume"),
-    OptionSpec("replay", "Re-score the responses.jsonl recorded in DIR, with no server.", Path, None, "DIR",
+    OptionSpec("replay", "Re-score the answers recorded in DIR with no server: its cassette.jsonl (strictly: an "
+               "answer not in it is the item's replay_miss), else its responses.jsonl.", Path, None, "DIR",
                target="live.replay"),
+    OptionSpec("record", "Write every answer of this run to DIR/cassette.jsonl, for --extractbench-replay DIR.",
+               Path, None, "DIR", target="live.record"),
     OptionSpec("stream", "Stream each answer to measure time to first token and generation time (streamed "
                "answers are the same text; some servers schedule streamed requests differently).", parse_bool, False,
                flag=True, target="live.stream", yaml=("model.stream",), shape=bool),
-    OptionSpec("no_cache", "Do not read or write the response cache (.extractbench/cache/).", parse_bool, False,
-               flag=True,
-               target="live.no_cache", yaml=("performance.enable_caching",), shape=bool),
+    OptionSpec("cache", "Reuse answers recorded by earlier runs (.extractbench/cache/) when everything that can "
+               "change an answer is the same (off: every run asks).", parse_bool, False,
+               flag=True, target="live.cache", yaml=("performance.enable_caching",), shape=bool),
+    OptionSpec("no_cache", "Do not read or write the response cache, even when --extractbench-cache is set.",
+               parse_bool, False, flag=True, target="live.no_cache", shape=bool),
     OptionSpec("slots", "Parallel slots of each embedded llama-server.", parse_positive_int, 4, "N",
                target="live.slots", yaml=("performance.slots",)),
     OptionSpec("context", "Context of each embedded llama-server slot, in tokens (default: the longest prompt plus "

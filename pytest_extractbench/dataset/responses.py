@@ -24,6 +24,7 @@ ERROR_CLASSES = (
     "truncated",  # finish_reason "length": the output hit max_tokens
     "bad_response",  # a body that is not a valid chat completion (non-JSON, truncated, no choices, too deep), after retries
     "client_error",  # the answer could not be read or recorded (a defect): the sample is still accounted for
+    "replay_miss",  # --extractbench-replay of a cassette that holds no answer for this sample (cassette.py)
     "extractor_error",  # a Python extractor (--extractbench-extractor, evaluate(extractor=)) raised or returned no text/dict
 )
 
@@ -83,6 +84,9 @@ class ModelResponse:
     timings: dict[str, float] | None = None
     wait_s: float | None = None
     first_token_s: float | None = None  # streamed answers: seconds from sending to the first content
+    # where a live answer came from: {"source": asked|cache|journal|replay, "by": server|embedded|extractor,
+    # "where": URL without credentials or the extractor's name, "at": when it was received (ISO, UTC)}
+    origin: dict[str, str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -96,6 +100,8 @@ class ModelResponse:
         (``dataclasses.asdict`` copied every output tree once more for each item)."""
         data = {name: _copied(getattr(self, name)) for name in _RESPONSE_FIELDS}
         data["content"] = None if self.content is MISSING else self.content
+        if self.origin is None:  # answers read from a predictions file: their file says where they came from
+            del data["origin"]
         return data
 
 

@@ -44,11 +44,12 @@ class ConnectionCheckError(RuntimeError):
     """The server is unreachable, refuses the key, or does not serve the model (one line)."""
 
 
-async def check_models(http: openai.AsyncOpenAI, config: ClientConfig, models: str | Iterable[str] | None = None
-                       ) -> list[str] | None:  # fmt: skip
+async def check_models(http: openai.AsyncOpenAI, config: ClientConfig, models: str | Iterable[str] | None = None,
+                       entries: dict[str, Any] | None = None) -> list[str] | None:  # fmt: skip
     """GET /models once with the SDK client ``http``. Returns the served model ids (None when the server
     has no /models); raises `ConnectionCheckError` with one clear line when the server is unreachable,
-    refuses the key, or does not serve one of ``models``."""
+    refuses the key, or does not serve one of ``models``. ``entries`` receives each served model's
+    entry (id -> the object the server listed): part of the server's identity (identity.py)."""
     import openai
 
     url = redact_url(config.base_url)
@@ -82,10 +83,10 @@ async def check_models(http: openai.AsyncOpenAI, config: ClientConfig, models: s
         raise ConnectionCheckError(
             f"the model server at {url} answered GET /models with HTTP {exc.status_code}: {message}"
         ) from None
-    return _served(body, wanted, url, redact)
+    return _served(body, wanted, url, redact, entries)
 
 
-def _served(body: bytes, wanted: list[str], url: str, redact: Any) -> list[str]:
+def _served(body: bytes, wanted: list[str], url: str, redact: Any, entries: dict[str, Any] | None = None) -> list[str]:
     data, problem = parse_body(body)
     try:
         if problem is not None:
@@ -96,6 +97,8 @@ def _served(body: bytes, wanted: list[str], url: str, redact: Any) -> list[str]:
             f"the model server at {url} answered GET /models with something that is not a model list: "
             f"{redact(one_line(body[:2000].decode('utf-8', 'replace')))!r}"
         ) from None
+    if entries is not None:
+        entries.update({str(entry["id"]): entry for entry in data["data"] if isinstance(entry, dict)})
     missing = [name for name in wanted if name not in served]
     if missing:
         names = ", ".join(repr(name) for name in missing)
@@ -104,15 +107,15 @@ def _served(body: bytes, wanted: list[str], url: str, redact: Any) -> list[str]:
     return served
 
 
-def run_check(config: ClientConfig, models: Iterable[str], *, http_client_factory: HttpClientFactory | None = None
-              ) -> list[str] | None:  # fmt: skip
+def run_check(config: ClientConfig, models: Iterable[str], *, http_client_factory: HttpClientFactory | None = None,
+              entries: dict[str, Any] | None = None) -> list[str] | None:  # fmt: skip
     """`check_models` from synchronous code (session start, CLI); raises `ConnectionCheckError`."""
     names = list(models)
 
     async def go() -> list[str] | None:
         http = open_openai(config, http_client_factory=http_client_factory)
         try:
-            return await check_models(http, config, names)
+            return await check_models(http, config, names, entries)
         finally:
             await http.close()
 

@@ -41,11 +41,14 @@ def model_schema(schema: Any) -> Any:
     return out
 
 
-def cache_key(model: str, messages: Sequence[Mapping[str, Any]], schema: Any, params: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of what determines the answer: model, messages, schema (without
-    x-eval keys) and decoding params (`ClientConfig.decoding_params`). Not the server or the key."""
+def cache_key(model: str, messages: Sequence[Mapping[str, Any]], schema: Any, params: Mapping[str, Any],
+              server: str = "") -> str:
+    """sha256 of the canonical JSON of what determines the answer: model, messages (so the prompt
+    templates), schema (without x-eval keys), decoding params (`ClientConfig.decoding_params`) and
+    ``server``, the identity hash of who answers (identity.py). Never the API key."""
     payload = {
-        "v": 1,
+        "v": 2,  # keys of version 1 did not cover the server: their entries are never reused
+        "server": server,
         "model": model,
         "messages": list(messages),
         "schema": model_schema(schema),

@@ -8,6 +8,7 @@ and on failure (and by the kernel if pytest is killed). Workers get the URLs thr
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from ..core.errors import UsageProblem
 from ..core.redact import redact_url
 from .backends import DEFAULT_BACKEND, BackendError, ServerBackend, make_backend
 from .connection import ConnectionCheckError, run_check
+from .identity import embedded_identity, fetch_model_path, identity_hash, server_identity
 from .options import LiveOptions
 from .transport import client_config
 
@@ -31,6 +33,8 @@ class Route:
     served_model: str
     # an embedded server's slot count, when memory made it lower than --extractbench-slots asked
     slots: int | None = None
+    # hash of who answers (identity.py), part of every answer's key; set by the connection check
+    identity: str = ""
 
 
 class Endpoints:
@@ -78,11 +82,26 @@ class Endpoints:
         for route in self.routes.values():
             for url in route.urls:
                 wanted.setdefault(url, []).append(route.served_model)
+        servers: dict[str, dict[str, Any]] = {}
         for url, models in wanted.items():
+            entries: dict[str, Any] = {}
             try:
-                run_check(client_config(self.live, url, api_key), models)
+                config = client_config(self.live, url, api_key)
+                run_check(config, models, entries=entries)
             except (ConnectionCheckError, ValueError) as exc:  # ValueError: a URL or key no request can carry
                 raise UsageProblem(f"extractbench: {exc}") from None
+            model_path = fetch_model_path(url, api_key, config.timeout_s)
+            servers[url] = {name: server_identity(redact_url(url), entries.get(name), model_path) for name in models}
+        self._identify(servers)
+
+    def _identify(self, servers: dict[str, dict[str, dict[str, Any]]]) -> None:
+        """Give each route the hash of who answers it: its embedded model file, or its servers."""
+        for model, route in self.routes.items():
+            if model in self.embedded:
+                identity: Any = {"embedded": embedded_identity(self.embedded[model].get("model_file"))}
+            else:
+                identity = {"servers": [servers[url][route.served_model] for url in sorted(route.urls)]}
+            self.routes[model] = dataclasses.replace(route, identity=identity_hash([route.served_model, identity]))
 
     def stop(self) -> None:
         self._note_memory()
@@ -96,10 +115,12 @@ class Endpoints:
 
     def to_wire(self) -> dict[str, Any]:
         """JSON-able form for ``workerinput`` (the controller's started servers)."""
-        return {model: [list(route.urls), route.served_model, route.slots] for model, route in self.routes.items()}
+        return {model: [list(route.urls), route.served_model, route.slots, route.identity]
+                for model, route in self.routes.items()}
 
     def load_wire(self, data: dict[str, Any]) -> None:
-        self.routes = {model: Route(tuple(urls), served, slots) for model, (urls, served, slots) in data.items()}
+        self.routes = {model: Route(tuple(urls), served, slots, identity)
+                       for model, (urls, served, slots, identity) in data.items()}
 
     def _note_memory(self) -> None:
         """Record each running embedded server's peak resident memory (read before it stops)."""

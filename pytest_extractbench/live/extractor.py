@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import sys
 import threading
 import time
@@ -157,6 +158,7 @@ class ExtractorSource(AheadSource):
         super().__init__(run_dir=run_dir, cache_dir=cache_dir, resume=resume)
         self.fn = fn
         self.name = self.qualified_name(fn)
+        self.code = code_hash(fn)
         self.concurrency = max(1, concurrency)
         self.timeout_s = timeout_s
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
@@ -172,7 +174,7 @@ class ExtractorSource(AheadSource):
         pair = (model, sample.id)
         if pair in self._futures:
             return None
-        key = call_key(self.name, model, sample)
+        key = call_key(self.name, model, sample, self.code)
         return self._admit_pair(pair, key, lambda future: _Call(model, sample.id, sample, key, future))
 
     async def _answer(self, request: _Call) -> ModelResponse:
@@ -189,6 +191,9 @@ class ExtractorSource(AheadSource):
             response.finished_at = response.finished_at or time.time()
             response.attempts = response.attempts or 1
             return response
+
+    def _asked_of(self, request: _Call) -> tuple[str, str]:
+        return "extractor", self.name
 
     async def _call(self, view: SampleView) -> ModelResponse:
         """One call within the deadline. The callable runs in a task (async) or a daemon thread (sync) of its
@@ -246,7 +251,7 @@ class ExtractorSource(AheadSource):
             future.set_result(response)
         except InvalidStateError:  # answered after all, just now
             return future.result()
-        self.journal.append(model, sample.id, call_key(self.name, model, sample), response)
+        self.journal.append(model, sample.id, call_key(self.name, model, sample, self.code), response)
         return response
 
     def close(self) -> None:
@@ -309,7 +314,26 @@ def _in_daemon_thread(fn: Callable[..., Any], view: SampleView) -> asyncio.Futur
     return result
 
 
-def call_key(name: str, model: str, sample: Sample) -> str:
-    """The cache and journal key of one call: the callable, the model name and the sample's content."""
-    payload = json.dumps([name, model, sample.id, sample.text, sample.schema], sort_keys=True, default=str)
+def call_key(name: str, model: str, sample: Sample, code: str = "") -> str:
+    """The cache and journal key of one call: the callable's name and code (`code_hash`), the model
+    name and the sample's content."""
+    payload = json.dumps([2, name, code, model, sample.id, sample.text, sample.schema], sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def code_hash(fn: Callable[..., Any]) -> str:
+    """sha256 of the callable's source and of its whole module file: an edit to the function, or to
+    a helper beside it, changes the key, so the cache never answers for code that changed.
+
+    A callable whose code cannot be read (a builtin, a C extension, code typed at a prompt) gets a
+    key of this process only: its answers are never reused by a later run."""
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
+    digest = hashlib.sha256()
+    try:
+        digest.update(inspect.getsource(target).encode("utf-8"))
+        source_file = inspect.getsourcefile(target)
+        if source_file:
+            digest.update(Path(source_file).read_bytes())
+    except (OSError, TypeError):
+        digest.update(f"unreadable code, process {os.getpid()}, {time.time_ns()}".encode())
+    return digest.hexdigest()

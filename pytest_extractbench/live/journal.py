@@ -22,12 +22,15 @@ import json
 import math
 import os
 import tempfile
+import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..core import jsonio, textsafe
 from ..core.files import os_reason
+from ..core.textsafe import clip
 from ..dataset.responses import ModelResponse, clean_timings, clean_usage
 from ..scoring import MISSING
 
@@ -64,9 +67,28 @@ def response_from_dict(data: dict[str, Any]) -> ModelResponse:
             del values[name]
     if values.get("content") is None:
         values["content"] = MISSING
+    origin = data.get("origin")
+    if isinstance(origin, dict):
+        values["origin"] = {k: clip(v, ORIGIN_LIMIT) for k, v in origin.items() if k in ORIGIN_FIELDS and isinstance(v, str)}
     values["usage"] = clean_usage(data.get("usage"))
     values["timings"] = clean_timings(data.get("timings"))
     return ModelResponse(**values)
+
+
+ORIGIN_FIELDS = ("source", "by", "where", "at")
+ORIGIN_LIMIT = 500  # a URL or a function name; a longer value in a stored answer is cut
+
+
+def asked(by: str, where: str, finished_at: float | None) -> dict[str, str]:
+    """The origin of an answer asked in this run."""
+    when = datetime.fromtimestamp(finished_at or time.time(), timezone.utc)
+    return {"source": "asked", "by": by, "where": where, "at": when.isoformat(timespec="seconds")}
+
+
+def reused(response: ModelResponse, source: str) -> ModelResponse:
+    """``response`` marked as reused from ``source`` (cache, journal, replay), keeping who gave it and when."""
+    response.origin = {**(response.origin or {}), "source": source}
+    return response
 
 
 def _dumps(data: Any) -> str:

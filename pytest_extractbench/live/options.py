@@ -57,6 +57,8 @@ class LiveOptions:
     user_prompt: Path | None = None
     resume: Path | None = None
     replay: Path | None = None
+    record: Path | None = None  # write the run's answers to DIR/cassette.jsonl (cassette.py)
+    cache: bool = False  # reuse answers of earlier runs (opt-in: by default every run asks)
     no_cache: bool = False
     slots: int = DEFAULT_SLOTS
     context: int | None = None  # tokens per embedded slot; None: sized to the prompts (context.py)
@@ -66,6 +68,11 @@ class LiveOptions:
     def embedded(self) -> bool:
         """True when the plugin must start llama-server itself (no URL, no extractor, nothing to replay)."""
         return not self.base_urls and self.replay is None and self.extractor is None
+
+    @property
+    def reuses_answers(self) -> bool:
+        """Answers of earlier runs may be reused: asked for explicitly, and not vetoed by no_cache."""
+        return self.cache and not self.no_cache
 
     def default_concurrency(self, workers: int = 1) -> int:
         """Requests in flight per server group in one process; under xdist the session's share of one worker."""
@@ -92,6 +99,8 @@ class LiveOptions:
             "user_prompt": str(self.user_prompt) if self.user_prompt else None,
             "resume": str(self.resume) if self.resume else None,
             "replay": str(self.replay) if self.replay else None,
+            "record": str(self.record) if self.record else None,
+            "cache": self.cache,
             "no_cache": self.no_cache,
             "slots": self.slots,
             "context": self.context,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..dataset.samples import Sample
-from .journal import Journal, ResponseCache, latest_responses, reusable_by_key
+from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
 from .errors import RETRIED, client_error
 from .options import LiveOptions
 from ..dataset.responses import ModelResponse
@@ -78,6 +78,7 @@ class _Request:
     schema: dict[str, Any]
     key: str
     future: Future[ModelResponse]
+    url: str = ""  # the replica that answered
 
 
 class AheadSource:
@@ -114,6 +115,10 @@ class AheadSource:
 
     async def _close_clients(self) -> None:
         """Loop thread, at close: release connections."""
+
+    def _asked_of(self, request: Any) -> tuple[str, str]:
+        """Who answered ``request`` in this run (the ``by`` and ``where`` of its origin)."""
+        raise NotImplementedError
 
     # -- OutputSource -----------------------------------------------------------------------
 
@@ -174,10 +179,11 @@ class AheadSource:
         found = self._resumed.get(key)
         if found is not None:
             self.counts["resumed"] += 1
-            future.set_result(found)
+            future.set_result(reused(found, "journal"))
             return None
         if self.cache is not None and (found := self.cache.get(key)) is not None:
             self.counts["cached"] += 1
+            reused(found, "cache")
             self.journal.append(pair[0], pair[1], key, found)
             future.set_result(found)
             return None
@@ -215,6 +221,8 @@ class AheadSource:
                 raise
             except Exception as exc:  # noqa: BLE001 - a defect, not a server fault: still an outcome
                 response = client_error("could not get the answer", exc)
+            by, where = self._asked_of(request)
+            response.origin = asked(by, where, response.finished_at)
             # journaled before anyone scores it; an answer the journal cannot write is recorded as an error
             try:
                 self.journal.append(request.model, request.sample_id, request.key, response)
@@ -281,7 +289,7 @@ class LiveSource(AheadSource):
         from .prompts import build_messages
 
         messages = build_messages(sample.text, sample.schema, self.templates)
-        key = cache_key(model, messages, sample.schema, self._params)
+        key = cache_key(model, messages, sample.schema, self._params, self.server_identity(model))
         return self._admit_pair(
             pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)
         )
@@ -289,6 +297,13 @@ class LiveSource(AheadSource):
     def _before_submit(self) -> None:
         if self.routes is None:  # main thread: may start the embedded servers and check them
             self.routes = self._route_provider()
+
+    def server_identity(self, model: str) -> str:
+        """Who answers ``model`` (part of each key): known once its server is reached, so even a run
+        that the cache or the journal answers whole stops first when no server answers."""
+        self._before_submit()
+        assert self.routes is not None
+        return self.routes[model].identity
 
     def _limit(self, route: Route) -> asyncio.Semaphore:
         if route.urls not in self._limits:
@@ -344,12 +359,18 @@ class LiveSource(AheadSource):
             finally:
                 self._outstanding[url] -= 1
             attempts += response.attempts
+            request.url = url
             if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
                 # down or overloaded: later requests try the other replicas first for a while
                 self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
             if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
                 response.attempts = attempts
                 return response
+
+    def _asked_of(self, request: _Request) -> tuple[str, str]:
+        from ..core.redact import redact_url
+
+        return ("embedded" if self.live.embedded else "server"), redact_url(request.url) if request.url else ""
 
     async def _close_clients(self) -> None:
         for client in self._clients.values():
@@ -386,7 +407,10 @@ class ReplaySource:
             return ModelResponse(
                 error_class="missing", error=f"no response for sample {sample.id!r} (model {model!r}) in {self.run_dir}"
             )
-        return found
+        if not (found.origin or {}).get("where"):  # recorded before answers carried their origin
+            when = asked("", "", found.finished_at)["at"] if found.finished_at else None
+            found.origin = {"where": "a server the journal does not name", **({"at": when} if when else {})}
+        return reused(found, "replay")
 
     def close(self) -> None:
         """Nothing to release."""

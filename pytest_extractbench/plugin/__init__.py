@@ -38,6 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("extractbench"):
         return  # not a benchmark run: no option, config file or environment is read
     from . import extensions
+    from .items import take_item_ids
     from .session import BenchSession
 
     with safe_usage_errors():
@@ -45,6 +46,11 @@ def pytest_configure(config: pytest.Config) -> None:
         extensions.configure(config, settings)
         bench = BenchSession(config, settings)
     config.stash[BENCH_KEY] = bench
+    # node ids pasted back from a FAILED line (or an IDE's rerun) name items, not files: select those items
+    bench.wanted_nodeids = take_item_ids(config.args)
+    if config.option.markers:  # `pytest --markers` lists the samples' topic and complexity markers
+        with safe_usage_errors():
+            bench.register_markers()
     config.pluginmanager.register(_InterruptListener(bench, config), "extractbench-interrupt")
     config.pluginmanager.register(_HeapSettler(bench), "extractbench-heap")
     if not bench.is_worker:

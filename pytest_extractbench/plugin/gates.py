@@ -17,10 +17,12 @@ GATE_KEY = "extractbench_gate"
 def report_gates(session: pytest.Session, dataset: str, verdicts: Sequence[Any]) -> None:
     """Send each verdict through pytest_runtest_logreport as setup, call and teardown reports."""
     now = time.time()
-    # --sw resumes at the last failed report: a failed gate is no place to resume from, and would hide the sample
+    # --sw resumes at the last failed report: a failed gate is no place to resume from, and would hide the sample.
+    # The session does not count gates either: -x/--maxfail count items ("stopping after 1 failures"), and the
+    # exit code of a failed gate is set where the gate is decided (BenchSession.finish).
     manager = session.config.pluginmanager
-    stepwise = [plugin for plugin in (manager.get_plugin("stepwiseplugin"),) if plugin is not None]
-    logreport = manager.subset_hook_caller("pytest_runtest_logreport", stepwise)
+    skipped = [plugin for plugin in (manager.get_plugin("stepwiseplugin"), session) if plugin is not None]
+    logreport = manager.subset_hook_caller("pytest_runtest_logreport", skipped)
     for verdict in verdicts:
         nodeid = f"{dataset}::extractbench-gate[{textsafe.terminal(verdict.name)}]"
         location = (dataset, None, f"extractbench gate {verdict.name}")

@@ -46,6 +46,17 @@ def _name_part(text: str) -> str:
     return f"{shown[: NAME_PART - 14]}…{digest}"
 
 
+def take_item_ids(args: list[str]) -> list[str]:
+    """Remove the items' node ids (``<dataset>::extractbench[<model>-<id>]``) from pytest's arguments, in
+    place, and return them: pytest would look for a file named like the dataset and stop."""
+    found = [arg for arg in args if ITEM_ID_MARK in arg]
+    args[:] = [arg for arg in args if ITEM_ID_MARK not in arg]
+    return found
+
+
+ITEM_ID_MARK = "::extractbench["
+
+
 def item_name(model: str, sample_id: str) -> str:
     """The item name shown by pytest: ``extractbench[<model>-<sample_id>]`` (untrusted parts escaped, clipped)."""
     return f"extractbench[{_name_part(model)}-{_name_part(sample_id)}]"

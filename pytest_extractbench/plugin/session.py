@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import warnings
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,9 +22,9 @@ from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
 from ..gating.gates import gate_verdicts
 from ..run.items import run_item
-from ..run.summary import summary_lines
+from ..run.summary import exit_lines, failure_class, summary_lines
 from .gates import report_gates
-from .items import DatasetCollector, SampleItem
+from .items import DatasetCollector, SampleItem, register_markers, sample_markers, taken_markers
 from .usage import safe_usage_errors
 
 if TYPE_CHECKING:
@@ -100,6 +101,9 @@ class BenchSession:
         self.handed_over: dict[str, Any] = {}  # nodeid -> record, from makereport to the report listener
         self.result: RunResult | None = None
         self.finished_items = 0
+        self.wanted_nodeids: list[str] = []  # items named on the command line by node id
+        self.failed_items: Counter[str] = Counter()  # failed items by error class, for the closing lines
+        self.exitstatus: Any = None  # the session's exit code, known at its end
         self.froze_heap = False  # unfreeze at the end only what this session froze
         # failed samples still to be explained field by field (explain_failure); --tb=no shows no explanation
         self.details_left = settings.report.failure_details if getattr(config.option, "tbstyle", "auto") != "no" else 0
@@ -146,11 +150,32 @@ class BenchSession:
         gc.freeze()
         work = [(model, sample) for model in models for sample in dataset.samples]
         collector = DatasetCollector.from_parent(session, name=dataset.name, nodeid=dataset.name, work=work)
-        items = collector.collect()
+        items = self._wanted(collector.collect())
         # Report the collection like any collector, so "collected N items" counts the samples.
         report = pytest.CollectReport(collector.nodeid, "passed", None, list(items))
         session.ihook.pytest_collectreport(report=report)
         return items
+
+    def _wanted(self, items: list[SampleItem]) -> list[SampleItem]:
+        """The items named by node id on the command line (all when none is); the others are deselected."""
+        if not self.wanted_nodeids:
+            return items
+        known = {item.nodeid for item in items}
+        unknown = [nodeid for nodeid in self.wanted_nodeids if nodeid not in known]
+        if unknown:
+            raise UsageProblem(f"extractbench: no item {textsafe.terminal(unknown[0])!r} in this run "
+                               f"(dataset {textsafe.terminal(self.context.dataset.name)!r}, models "
+                               f"{', '.join(self.context.models())})")
+        wanted = set(self.wanted_nodeids)
+        others = [item for item in items if item.nodeid not in wanted]
+        if others:
+            self.config.hook.pytest_deselected(items=others)
+        return [item for item in items if item.nodeid in wanted]
+
+    def register_markers(self) -> None:
+        """Register the topic and complexity markers of the dataset's samples (for ``pytest --markers``)."""
+        taken = taken_markers(self.config)
+        register_markers(self.config, [sample_markers(sample, taken) for sample in self.context.dataset.samples])
 
     def _warn(self, problems: list[Any]) -> None:
         worker = self.context.worker
@@ -223,7 +248,10 @@ class BenchSession:
         data = getattr(report, "extractbench", None)
         if data is not None:
             record = self.handed_over.pop(report.nodeid, None)
-            self.records.append(record if record is not None else self.context.track.record_from_dict(data, self.settings))
+            record = record if record is not None else self.context.track.record_from_dict(data, self.settings)
+            self.records.append(record)
+            if not record.passed:
+                self.failed_items[failure_class(record)] += 1
         elif "::extractbench[" in report.nodeid and (report.when == "call" or report.failed):
             self.unscored.append(report.nodeid)
 
@@ -237,11 +265,17 @@ class BenchSession:
                                  keep_records=False)
         if self.result.metrics and not self.result.gate_passed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif self.settings.report_only and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
+            session.exitstatus = pytest.ExitCode.OK  # failed items are reported, not a reason to fail the job
         if self.result.write_errors:  # what was measured is not all on disk: never a green run
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        self.exitstatus = session.exitstatus
         if self.result.metrics:
             report_gates(session, self.context.dataset.name, gate_verdicts(self.result.document))
 
     def summary_lines(self, *, verdict_only: bool = False) -> list[str]:
         """The terminal summary: one headline block per model, problems, where the files are (or the verdict)."""
-        return summary_lines(self.context, self.result, self.unscored, verdict_only=verdict_only)
+        lines = summary_lines(self.context, self.result, self.unscored, verdict_only=verdict_only)
+        return lines + exit_lines(self.exitstatus, self.failed_items, len(self.unscored),
+                                  gate_passed=self.result is None or not self.result.metrics or self.result.gate_passed,
+                                  report_only=self.settings.report_only)

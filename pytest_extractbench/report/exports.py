@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import catalog
+from ..analysis.provenance import reuse_sentence
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
 from ..core import files, textsafe
@@ -235,7 +236,9 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
     dataset = run.get("dataset") or {}
     models = document.get("models") or {}
     names = ", ".join(md(m) for m in models) or "no model"
-    lines = [f"# Model Evaluation Report: {names}", "", *gate_md(document),
+    reuse = reuse_sentence(run.get("live"))
+    lines = [f"# Model Evaluation Report: {names}", "", *([f"> **Reused answers**: {md(reuse, textsafe.LINE_LIMIT)}", ""]
+                                                        if reuse else []), *gate_md(document),
              *sections.baseline_headline_md(sections.baseline_view(document))]
     if not models:
         lines.append("No sample was scored.")

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis import catalog
+from ..analysis.provenance import reuse_sentence
 from ..core import files, textsafe
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from . import run_sections as sections
@@ -244,6 +245,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "models": views,
         "gates": (gates := gate_verdicts(document)),
         "gate_warnings": unmeasured_warnings(gates),
+        "reuse": reuse_sentence(run_info.get("live")),
         "exactness": summary.exactness_text(document),
         "charts": report_charts(views, document),
         "comparison": document.get("comparison") if len(views) > 1 else None,

@@ -55,6 +55,7 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     result = RunResult(run_dir=context.run_dir, track=track.name, records=list(records))
     if not records:
         return result
+    context.live.record(records)  # before the records are released
     cost = _whole_output_scores(context, records)
     result.metrics = metrics = track.aggregate_records(records, settings)
     info = run_info(context, records, list(metrics), list(unscored), pytest_version)

@@ -39,13 +39,18 @@ class LiveSetup:
         """The ReplaySource of --extractbench-replay DIR (read once)."""
         live = self.settings.live
         if self._replay is None and live.replay is not None:
+            from ..live.cassette import CASSETTE_FILE, CassetteSource
             from ..live.journal import JOURNAL_FILE
-            from ..live.pipeline import ReplaySource
+            from ..live.pipeline import ReplaySource, decoding_params
 
             path = self.context.base_dir / live.replay
-            if not (path / JOURNAL_FILE).is_file():
-                raise UsageProblem(f"extractbench: --extractbench-replay {live.replay}: no {JOURNAL_FILE} in {path}")
-            self._replay = ReplaySource(path)
+            if (path / CASSETTE_FILE).is_file():
+                self._replay = CassetteSource(path, templates=self.templates(), params=decoding_params(live))
+            elif not (path / JOURNAL_FILE).is_file():
+                    raise UsageProblem(f"extractbench: --extractbench-replay {live.replay}: neither {CASSETTE_FILE} nor "
+                                   f"{JOURNAL_FILE} in {path}")
+            else:
+                self._replay = ReplaySource(path)
         return self._replay
 
     def workers(self) -> int:
@@ -107,7 +112,7 @@ class LiveSetup:
         from ..live.pipeline import CACHE_SUBDIR
 
         context, live = self.context, self.settings.live
-        cache_dir = None if live.no_cache else self.settings.rootdir.joinpath(".extractbench", *CACHE_SUBDIR)
+        cache_dir = self.settings.rootdir.joinpath(".extractbench", *CACHE_SUBDIR) if live.reuses_answers else None
         if context.has_extractor:
             from ..live.extractor import ExtractorSource
 
@@ -162,9 +167,24 @@ class LiveSetup:
         return self._facts
 
     def _collect_facts(self, records: list[Any]) -> dict[str, Any] | None:
+        facts = self._source_facts(records)
+        if facts is None:
+            return None
+        from ..analysis.provenance import answer_counts
+
+        answers, reused = answer_counts(r.response for r in records)
+        facts.update(answers=answers, reused=reused)
+        if not answers["asked"] and reused and facts["mode"] != "replay":
+            # no server, embedded server or extractor answered: name what did
+            facts["mode"] = max(("cache", "journal"), key=lambda source: answers[source])
+        return facts
+
+    def _source_facts(self, records: list[Any]) -> dict[str, Any] | None:
         live = self.settings.live
         if self.settings.offline:
             return None
+        if live.replay is not None and hasattr(self.replay, "header"):  # a cassette
+            return {"mode": "replay", "replayed_from": str(self.replay.path), "cassette": self.replay.header}
         if live.replay is not None:
             recorded = self.replay.recorded_live()
             return {
@@ -176,7 +196,7 @@ class LiveSetup:
         common = {
             "concurrency": live.default_concurrency(self.workers()),
             "workers": self.workers(),
-            "cache": not live.no_cache,
+            "cache": live.reuses_answers,
             "resumed_from": str(self.context.run_dir) if live.resume is not None else None,
             "cached_responses": sum(1 for r in records if r.response.get("cached")),
         }
@@ -206,6 +226,24 @@ class LiveSetup:
             }
         )
         return facts
+
+    def record(self, records: list[Any]) -> None:
+        """--extractbench-record DIR: every answer of the run, to DIR/cassette.jsonl (controller, at the end)."""
+        live = self.settings.live
+        if live.record is None:
+            return
+        from ..live.cassette import write_cassette
+        from ..live.pipeline import decoding_params
+
+        dataset = self.context.dataset
+        samples = {sample.id: sample for sample in dataset.samples}
+        answers = [(r.model, samples[r.sample_id], r.response) for r in records if r.sample_id in samples]
+        try:
+            write_cassette(self.context.base_dir / live.record, answers, templates=self.templates(),
+                           params=decoding_params(live), dataset=dataset.name)
+        except OSError as exc:
+            raise UsageProblem(f"extractbench: --extractbench-record {live.record}: cannot write the cassette: "
+                               f"{exc.strerror or exc}") from None
 
     def stop(self) -> None:
         if self.endpoints is not None and not self.context.is_worker:

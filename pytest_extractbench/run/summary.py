@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
+from ..analysis.provenance import reuse_sentence
 from ..gating.verdict import partial_text, verdict_lines
 from ..report import terminal
 
@@ -28,6 +30,8 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
     if verdict_only:
         return write_error_lines(context, result) + verdict
     lines = [f"dataset {dataset.name}: {len(dataset.samples)} samples; results in {context.run_dir}"]
+    if reuse := reuse_sentence(context.live.facts(result.records)):
+        lines.insert(0, f"REUSED ANSWERS: {terminal.safe(reuse)}")
     if settings.data.sample is not None:
         lines.append(f"sampled {len(dataset.samples)} of {context.population} (seed {settings.data.seed})")
     invalid = {p.sample_id or f"{p.source}:{p.location}" for p in dataset.skipped}
@@ -91,3 +95,33 @@ def _unscored_lines(unscored: list[str]) -> list[str]:
     if not unscored:
         return []
     return [f"{len(unscored)} item(s) ended without a score: " + ", ".join(sorted(unscored)[:5])]
+
+
+def failure_class(record: Any) -> str:
+    """Why an item failed, as one class: the error class of its answer, unusable output, or its score."""
+    if not hasattr(record, "score"):  # a track's item
+        return "track check failed"
+    from ..analysis.performance import outcome
+
+    found = outcome(record)
+    return "below --extractbench-sample-min-eqs" if found == "valid" else found
+
+
+def exit_lines(exitstatus: Any, failed: Mapping[str, int], unscored: int, *, gate_passed: bool,
+               report_only: bool) -> list[str]:
+    """The closing lines that say what the exit code means: every reason it is not 0, or why failed items
+    leave it at 0 (a report-only run)."""
+    reasons = [f"{count} {name}" for name, count in sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))]
+    items = f"{sum(failed.values())} item(s) failed ({', '.join(reasons)})" if reasons else ""
+    if unscored:
+        items = "; ".join(filter(None, [items, f"{unscored} item(s) ended without a score"]))
+    code = int(exitstatus) if exitstatus is not None else None
+    if code is None or not (items or not gate_passed):
+        return []
+    if code == 0:
+        return [f"exit code 0: report-only run (--extractbench-report-only): {items}; every gate asked for held"] \
+            if report_only and items else []
+    why = [items] if items and not report_only else []
+    if not gate_passed:
+        why.append("a gate failed (listed above)")
+    return [f"exit code {code}: {'; '.join(why)}"] if why else []

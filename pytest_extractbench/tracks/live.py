@@ -92,7 +92,8 @@ class TrackLiveSource(LiveSource):
             return None
         messages, fields = self.request(sample, run)
         track = self.track.name if self.track is not None else "extraction"
-        key = cache_key(model, messages, {"track": track, "request": fields}, {**self._params, "run": run})
+        key = cache_key(model, messages, {"track": track, "request": fields}, {**self._params, "run": run},
+                        self.server_identity(model))
         return self._admit_pair(
             pair, key, lambda future: _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields)
         )

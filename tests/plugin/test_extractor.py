@@ -106,9 +106,10 @@ def test_every_sample_is_asked_once_journaled_and_scored(pytester: pytest.Pytest
 
 
 def test_a_rerun_is_answered_by_the_cache(pytester: pytest.Pytester, project: Path) -> None:
-    run(pytester, "--extractbench-extractor", "myextract:extract").assert_outcomes(passed=8, failed=4)
+    run(pytester, "--extractbench-extractor", "myextract:extract", "--extractbench-cache").assert_outcomes(passed=8, failed=4)
     assert len(calls(project)) == 12
-    run(pytester, "--extractbench-extractor", "myextract:extract", out="again").assert_outcomes(passed=8, failed=4)
+    run(pytester, "--extractbench-extractor", "myextract:extract", "--extractbench-cache",
+        out="again").assert_outcomes(passed=8, failed=4)
     # only the call that raised is asked again: errors are never reused
     assert calls(project)[12:] == ["s05"]
     assert metrics(project, "again")["run"]["live"]["cached_responses"] == 11

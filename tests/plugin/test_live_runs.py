@@ -207,13 +207,14 @@ def test_a_killed_server_then_resume_requests_only_what_is_missing(pytester: pyt
 def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytest.Pytester, data: Path,
                                                                  server: FaultServer) -> None:
     server.plan = per_sample({3: always(Fault.status(500)), 4: always(Fault.length())})
-    bench(pytester, server.url, "--extractbench-retries", "0").assert_outcomes(passed=N - 2, failed=2)
+    bench(pytester, server.url, "--extractbench-retries", "0", "--extractbench-cache").assert_outcomes(passed=N - 2,
+                                                                                                      failed=2)
     sent = len(server.requests)
     assert sent == N
     first_metrics = metrics(pytester)["models"]["test-model"]
 
     server.plan = None  # would now answer s03 correctly: the error was not cached, so it is asked again
-    bench(pytester, server.url, out="again").assert_outcomes(passed=N - 1, failed=1)
+    bench(pytester, server.url, "--extractbench-cache", out="again").assert_outcomes(passed=N - 1, failed=1)
     assert [sample_of(body) for body in server.requests[sent:]] == [3]
     again = records(pytester, "again")
     assert sum(row["response"]["cached"] for row in again.values()) == N - 1
@@ -232,15 +233,17 @@ def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytes
         assert replay_metrics["models"]["test-model"][key] == first_metrics[key]
 
 
-def test_a_fully_cached_rerun_needs_no_server(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
-    bench(pytester, server.url, "-k", "s0").assert_outcomes(passed=10, deselected=N - 10)
-    server.stop()  # no server, no connection check: nothing has to be asked
-    bench(pytester, server.url, "-k", "s0", out="again").assert_outcomes(passed=10, deselected=N - 10)
+def test_a_fully_cached_rerun_still_needs_its_server(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+    bench(pytester, server.url, "-k", "s0", "--extractbench-cache").assert_outcomes(passed=10, deselected=N - 10)
+    bench(pytester, server.url, "-k", "s0", "--extractbench-cache", out="again").assert_outcomes(passed=10,
+                                                                                                deselected=N - 10)
     assert all(row["response"]["cached"] for row in records(pytester, "again").values())
-    # a sample that is not cached needs the server again, and its absence is one clear line
-    result = bench(pytester, server.url, "-k", "s1", out="third")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert [line for line in result.stderr.lines if line.startswith("ERROR:")], result.stderr.str()
+    # the cache answers only for the server that gave its answers: with none reachable, no run
+    server.stop()
+    for out, selected in (("third", "s0"), ("fourth", "s1")):
+        result = bench(pytester, server.url, "-k", selected, "--extractbench-cache", out=out)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        assert [line for line in result.stderr.lines if line.startswith("ERROR:")], result.stderr.str()
 
 
 def test_replay_marks_samples_without_a_response_missing(pytester: pytest.Pytester, data: Path,

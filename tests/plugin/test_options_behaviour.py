@@ -372,11 +372,12 @@ def test_no_cache_neither_reads_nor_writes_the_response_cache(pytester: pytest.P
     model = ("--model", "test-model")
     live(pytester, server, *model, "--extractbench-no-cache")
     assert len(server.requests) == N and not (pytester.path / ".extractbench" / "cache").exists()
-    live(pytester, server, *model)  # the run above cached nothing: every sample is asked again, and cached now
+    live(pytester, server, *model, "--extractbench-cache")  # the run above cached nothing: all asked, and cached now
     assert len(server.requests) == 2 * N and (pytester.path / ".extractbench" / "cache").is_dir()
-    cached = live(pytester, server, *model)
+    cached = live(pytester, server, *model, "--extractbench-cache")
     assert len(server.requests) == 2 * N and cached["run"]["live"]["cached_responses"] == N
-    uncached = live(pytester, server, *model, "--extractbench-no-cache")  # the cache is there, and not read
+    # the cache is there, and not read: no-cache wins over an opt-in given elsewhere (ini, config, env)
+    uncached = live(pytester, server, *model, "--extractbench-cache", "--extractbench-no-cache")
     assert len(server.requests) == 3 * N and uncached["run"]["live"]["cached_responses"] == 0
 
 

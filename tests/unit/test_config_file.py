@@ -128,8 +128,8 @@ def test_keys_without_an_option_take_only_what_the_plugin_does(tmp_path: Path) -
         "(performance.concurrency); only 1 (or null) is accepted",
         "performance.num_workers: 2 cannot be applied: worker processes come from pytest-xdist: run pytest -n N; "
         "only 1 (or null) is accepted",
-        "performance.cache_dir: \"/tmp/c\" cannot be applied: responses are cached in .extractbench/cache/ under the "
-        "directory pytest runs from (--extractbench-no-cache turns the cache off); only null is accepted",
+        "performance.cache_dir: \"/tmp/c\" cannot be applied: reused answers are kept in .extractbench/cache/ under "
+        "the directory pytest runs from (performance.enable_caching turns the cache on); only null is accepted",
         "metrics.enabled: [\"field_f1\"] cannot be applied: every metric is always computed; remove the key; only "
         "null is accepted",
         "metrics.aggregation.f1_type: \"macro\" cannot be applied: the headline F1 is micro-averaged; macro and "

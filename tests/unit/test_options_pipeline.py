@@ -46,12 +46,14 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
             EMBEDDED_TIMEOUT_S if not values["base_url"] and values["replay"] is None and values["extractor"] is None
             else DEFAULT_TIMEOUT_S),
         retries=values["retries"], stream=values["stream"], system_prompt=values["system_prompt"], user_prompt=values["user_prompt"],
-        resume=values["resume"], replay=values["replay"], no_cache=bool(values["no_cache"]), slots=values["slots"],
+        resume=values["resume"], replay=values["replay"], record=values["record"], cache=bool(values["cache"]), no_cache=bool(values["no_cache"]),
+        slots=values["slots"],
         context=values["context"], extractor=values["extractor"],
     )
     return Settings(
         enabled=True, models=values["model"], dataset=values["dataset"], predictions=tuple(values["predictions"]),
-        output=values["output"], sla=values["sla"], sample_min_eqs=values["sample_min_eqs"], scoring=scoring,
+        output=values["output"], sla=values["sla"], report_only=bool(values["report_only"]),
+        sample_min_eqs=values["sample_min_eqs"], scoring=scoring,
         rootdir=rootdir, subsets=values["subsets"], save=values["save"], compare=values["compare"],
         compare_fail=tuple(values["compare_fail"]), require=tuple(values["require"]), verdict_thresholds=values["verdict_thresholds"],
         prices=Prices(values["price_input"], values["price_output"]), live=live,
@@ -80,7 +82,7 @@ OLD_KEY_PATHS = {
     "metrics.field_matching.normalize_whitespace": "keep_whitespace",
     "metrics.field_matching.unordered_arrays": "unordered_arrays",
     "performance.concurrency": "concurrency", "performance.slots": "slots", "performance.context": "context",
-    "performance.enable_caching": "no_cache",
+    "performance.enable_caching": "cache",
 }
 
 
@@ -91,7 +93,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         (tmp_path / name).write_text("{text} {schema}", encoding="utf-8")
     text = {
         "model": "alpha,beta", "dataset": "data.jsonl", "predictions": "alpha=preds.jsonl", "output": "out",
-        "sla": "target", "sample_min_eqs": "0.4", "case_sensitive": "true", "null_as_value": "true",
+        "sla": "target", "report_only": "true", "sample_min_eqs": "0.4", "case_sensitive": "true", "null_as_value": "true",
         "lenient_types": "true", "no_format_check": "true", "float_epsilon": "0.01", "exact_within": "0.02",
         "keep_whitespace": "true", "unordered_arrays": "true",
         "eqs_weights": "0.25,0.25,0.25,0.25", "post_process": "nulls_as_absent", "semantic": "local",
@@ -102,7 +104,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         "price_output": "1.5", "base_url": "http://host:8000/v1", "extractor": "mymod:extract",
         "structured_output": "json_object", "concurrency": "3", "temperature": "0.7", "max_tokens": "512",
         "decoding_seed": "5", "timeout": "30", "retries": "1", "system_prompt": str(tmp_path / "sys.txt"),
-        "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "no_cache": "true", "stream": "true",
+        "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "record": "cas", "cache": "true", "no_cache": "true", "stream": "true",
         "slots": "2", "context": "8192", "no_html_report": "true", "failure_details": "3", "track": "repair", "repeats": "3",
         "otel": "console", "calibration": "true", "columns": "text=document", "sample": "5", "seed": "9",
         "invalid_samples": "fail", "dataset_cache": "hfcache",
@@ -170,7 +172,7 @@ def test_every_option_reaches_its_settings_field_from_each_layer(
 
 def test_layers_keep_their_precedence_through_the_generic_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "bench.yaml"
-    config.write_text("model:\n  timeout: 40\n  temperature: 0.3\n  seed: 11\nperformance:\n  enable_caching: false\n"
+    config.write_text("model:\n  timeout: 40\n  temperature: 0.3\n  seed: 11\nperformance:\n  enable_caching: true\n"
                       "output:\n  generate_report: false\n", encoding="utf-8")
     monkeypatch.setenv("EXTRACTBENCH_TEMPERATURE", "0.5")
     monkeypatch.setenv("EXTRACTBENCH_BASE_URL", "http://a:1/v1 http://a:1/v1 http://b:2/v1")
@@ -181,7 +183,7 @@ def test_layers_keep_their_precedence_through_the_generic_build(tmp_path: Path, 
     live = settings.live
     assert (live.timeout_s, live.temperature, live.decoding_seed, live.retries) == (20.0, 0.5, 11, 0)
     assert live.base_urls == ("http://a:1/v1", "http://b:2/v1")  # a replica given twice counts once
-    assert live.no_cache is True and settings.report.html is False  # inverted config-file switches
+    assert live.cache is True and settings.report.html is False  # a plain and an inverted config-file switch
     assert sources["decoding_seed"] == "config file model.seed" and sources["retries"] == "ini"
 
 

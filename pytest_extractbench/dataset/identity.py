@@ -1,0 +1,29 @@
+"""Content hashes of samples and datasets: what a comparison, a baseline or a cassette checks is the same.
+
+A sample's hash covers its text, schema and gold answer (canonical JSON: key order and spacing do not
+matter); a dataset's hash covers its samples' ids and hashes, in id order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["dataset_hash", "sample_hash"]
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+
+
+def sample_hash(sample: Any) -> str:
+    """sha256 of the sample's text, schema and gold answer."""
+    return hashlib.sha256(_canonical({"text": sample.text, "schema": sample.schema,
+                                      "expected": sample.expected})).hexdigest()
+
+
+def dataset_hash(samples: Iterable[Any]) -> str:
+    """sha256 of every sample's id and content hash, in id order."""
+    return hashlib.sha256(_canonical(sorted((s.id, sample_hash(s)) for s in samples))).hexdigest()
