@@ -40,6 +40,7 @@ from ..core.textsafe import LINE_LIMIT, clip
 from ..dataset.responses import ERROR_CLASSES, ModelResponse
 from ..dataset.samples import Sample, SampleView
 from ..scoring import MISSING
+from .journal import asked
 from .options import LiveOptions
 from .pipeline import AheadSource
 
@@ -247,6 +248,7 @@ class ExtractorSource(AheadSource):
             error_class="timeout", attempts=1,
             error=f"the extractor blocked the event loop for {silent:.0f}s (more than the {self.timeout_s:g}s "
                   "timeout): an async extractor must await, not block; a plain function runs in a thread")
+        response.origin = asked("extractor", self.name, time.time())
         try:
             future.set_result(response)
         except InvalidStateError:  # answered after all, just now
