@@ -106,7 +106,23 @@ def test_no_html_report_option(pytester: pytest.Pytester) -> None:
     out = pytester.path / "out"
     assert not (out / "report.html").exists()
     assert (out / "summary.md").is_file() and (out / "samples.csv").is_file()
-    assert json.loads((out / "metrics.json").read_text())["run"]["options"]["report"] == {"html": False, "failure_details": 20}
+    # charts: off in every test not marked `charts` (tests/conftest.py)
+    assert json.loads((out / "metrics.json").read_text())["run"]["options"]["report"] == {
+        "html": False, "charts": False, "failure_details": 20}
+
+
+@pytest.mark.charts
+def test_charts_option_draws_or_leaves_out_the_charts(pytester: pytest.Pytester) -> None:
+    run(pytester)
+    drawn = (pytester.path / "out" / "report.html").read_text(encoding="utf-8")
+    run(pytester, "--extractbench-output", "bare", "--extractbench-charts", "off")
+    bare = (pytester.path / "bare" / "report.html").read_text(encoding="utf-8")
+    assert 'id="chart-radar"' in drawn and drawn.count("<svg") >= 5
+    assert 'id="chart-' not in bare and "<svg" not in bare
+    # the page keeps everything else: its sections and the sample viewer's rows
+    for section in ('id="summary"', 'id="accuracy"', 'id="samples"', "s3"):
+        assert section in bare
+    assert json.loads((pytester.path / "bare" / "metrics.json").read_text())["run"]["options"]["report"]["charts"] is False
 
 
 def test_junit_xml_properties_per_sample(pytester: pytest.Pytester) -> None:
