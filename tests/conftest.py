@@ -3,11 +3,9 @@ the pytester runs, the semantic cache and the fault server."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -17,6 +15,7 @@ from hypothesis import HealthCheck, settings
 import pytest_extractbench.run.api  # noqa: E402,F401
 
 if TYPE_CHECKING:
+    from benchrun import BenchRun
     from faultserver import FaultServer
 
 # Hypothesis profiles, chosen by EXTRACTBENCH_HYPOTHESIS_PROFILE; CI (env CI set) defaults to the thorough one.
@@ -44,44 +43,11 @@ def _charts_only_where_tested(request: pytest.FixtureRequest, monkeypatch: pytes
         monkeypatch.setenv("EXTRACTBENCH_CHARTS", "off")
 
 
-class BenchRun:
-    """``pytest --extractbench ...`` inside a pytester directory, and the run directory's files afterwards.
-
-    ``run(*args)`` runs in-process (fast: the imports are paid once); ``subprocess=True`` where process isolation
-    is the point (a crash, signals, xdist workers, a fresh import state). ``out`` names the run directory
-    (``--extractbench-output``, emptied first unless ``fresh=False``); ``out=None`` leaves the option out.
-    """
-
-    BASE = ("-p", "no:randomly", "--extractbench")
-
-    def __init__(self, pytester: pytest.Pytester) -> None:
-        self.pytester = pytester
-        self.path = pytester.path
-
-    def __call__(self, *args: str, out: str | None = "out", subprocess: bool = False,
-                 fresh: bool = True) -> pytest.RunResult:  # fmt: skip
-        argv = [*self.BASE, *args]
-        if out is not None:
-            if fresh:
-                shutil.rmtree(self.path / out, ignore_errors=True)  # a run needs a new or empty directory
-            argv += ["--extractbench-output", out]
-        return self.pytester.runpytest_subprocess(*argv) if subprocess else self.pytester.runpytest(*argv)
-
-    def write_jsonl(self, name: str, rows: Iterable[Any]) -> str:
-        (self.path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        return name
-
-    def document(self, out: str = "out") -> dict[str, Any]:
-        return json.loads((self.path / out / "metrics.json").read_text(encoding="utf-8"))
-
-    def records(self, out: str = "out") -> dict[str, dict[str, Any]]:
-        lines = (self.path / out / "samples.jsonl").read_text(encoding="utf-8").splitlines()
-        return {row["sample_id"]: row for row in map(json.loads, lines)}
-
-
 @pytest.fixture
-def run(pytester: pytest.Pytester) -> BenchRun:
-    """The benchmark run helper of the plugin tests (see :class:`BenchRun`)."""
+def run(pytester: pytest.Pytester) -> "BenchRun":
+    """The benchmark run helper of the plugin tests (tests/benchrun.py)."""
+    from benchrun import BenchRun
+
     return BenchRun(pytester)
 
 
