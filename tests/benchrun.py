@@ -37,7 +37,9 @@ class BenchRun:
         return self.pytester.runpytest_subprocess(*argv) if subprocess else self.pytester.runpytest(*argv)
 
     def write_jsonl(self, name: str, rows: Iterable[Any]) -> str:
-        (self.path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        """One JSON row a line; a string row is written as it is (a torn or invalid line on purpose)."""
+        lines = (row if isinstance(row, str) else json.dumps(row) for row in rows)
+        (self.path / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         return name
 
     def document(self, out: str = "out") -> dict[str, Any]:

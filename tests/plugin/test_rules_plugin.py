@@ -59,7 +59,8 @@ def models(pytester: pytest.Pytester, out: str = "out") -> dict:
     return json.loads((pytester.path / out / "metrics.json").read_text())["models"]
 
 
-def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(run: BenchRun, pytester: pytest.Pytester) -> None:
+def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(run: BenchRun,
+                                                                             pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     write(pytester, SAMPLES, OUTPUTS)
     isolated(run, "-p", "no:xdist").assert_outcomes(passed=4)
@@ -97,7 +98,8 @@ def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(run: Bench
     assert models(pytester)["predictions"]["field_metrics_by_name"]["born"]["f1_strict"] == 0.0
 
 
-def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(run: BenchRun, pytester: pytest.Pytester) -> None:
+def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(run: BenchRun,
+                                                                             pytester: pytest.Pytester) -> None:
     schema = {"type": "object", "properties": {
         "name": {"type": "string", "x-eval-compare": "exact", "x-eval-note": "reviewed"},
         "tags": {"type": "array", "x-eval-align": {"ordered": False, "match_by": "hungarian"},
@@ -122,7 +124,8 @@ def test_post_processors_by_name_and_unknown_names(run: BenchRun, pytester: pyte
     write(pytester, samples, OUTPUTS[:1])
     isolated(run, "-p", "no:xdist").assert_outcomes(passed=1)
     assert models(pytester)["predictions"]["match_categories"]["spurious"] == 1
-    isolated(run, "-p", "no:xdist", "--extractbench-post-process", "nulls_as_values", out="o2").assert_outcomes(passed=1)
+    result = isolated(run, "-p", "no:xdist", "--extractbench-post-process", "nulls_as_values", out="o2")
+    result.assert_outcomes(passed=1)
     valued = models(pytester, "o2")["predictions"]["match_categories"]
     assert valued["spurious"] == 0 and valued["incorrect"] == 1  # gold null vs "Oslo": a wrong value
     bad = isolated(run, "--extractbench-post-process", "nulls_as_vals", out="o3")
