@@ -1,18 +1,54 @@
-"""Fixtures shared by the unit and integration tests."""
+"""Fixtures shared by the unit and integration tests: hypothesis profiles, the chart switch, the ``run`` helper of
+the pytester runs, the semantic cache and the fault server."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be
 # loaded twice in one process: loading the run machinery here keeps every in-process benchmark run working.
 import pytest_extractbench.run.api  # noqa: E402,F401
 
 if TYPE_CHECKING:
+    from benchrun import BenchRun
     from faultserver import FaultServer
+
+# Hypothesis profiles, chosen by EXTRACTBENCH_HYPOTHESIS_PROFILE; CI (env CI set) defaults to the thorough one.
+# "ci" searches at least as far as any property test ever asked for; "dev" keeps the inner loop short.
+_PATIENT = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=500, **_PATIENT)
+settings.register_profile("dev", max_examples=40, **_PATIENT)
+settings.load_profile(os.environ.get("EXTRACTBENCH_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``-n N --dist loadgroup`` the llm tests run on one worker: the session's llama-servers
+    (tests/integration/conftest.py) start once, and two model servers never compete for the same cores."""
+    for item in items:
+        if item.get_closest_marker("llm") is not None:
+            item.add_marker(pytest.mark.xdist_group("llama-server"))
+
+
+@pytest.fixture(autouse=True)
+def _charts_only_where_tested(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drawing report.html's charts is most of a small run's cost; runs draw them only in tests marked ``charts``.
+    The environment reaches in-process and subprocess pytester runs alike."""
+    if request.node.get_closest_marker("charts") is None:
+        monkeypatch.setenv("EXTRACTBENCH_CHARTS", "off")
+
+
+@pytest.fixture
+def run(pytester: pytest.Pytester) -> "BenchRun":
+    """The benchmark run helper of the plugin tests (tests/benchrun.py)."""
+    from benchrun import BenchRun
+
+    return BenchRun(pytester)
 
 
 @pytest.fixture

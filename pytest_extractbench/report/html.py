@@ -195,7 +195,7 @@ def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str]:
     }
 
 
-def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
+def build_context(run: RunData, *, title: str | None = None, charts: bool = True) -> dict[str, Any]:
     """Everything the template shows; numbers come from metrics.json, the sample viewer's from the records."""
     document = run.document
     metrics_by_model: Mapping[str, Mapping[str, Any]] = document.get("models") or {}
@@ -247,7 +247,7 @@ def build_context(run: RunData, *, title: str | None = None) -> dict[str, Any]:
         "gate_warnings": unmeasured_warnings(gates),
         "reuse": reuse_sentence(run_info.get("live")),
         "exactness": summary.exactness_text(document),
-        "charts": report_charts(views, document),
+        "charts": report_charts(views, document) if charts else defaultdict(list),
         "comparison": document.get("comparison") if len(views) > 1 else None,
         "baseline": sections.baseline_view(document),
         "extras": _extras(metrics_by_model),
@@ -290,9 +290,9 @@ def render_fragment(template: str, **context: Any) -> str:
     return _environment().get_template(template).render(**context)
 
 
-def write_report(run: RunData, output: Path, *, title: str | None = None) -> Path:
-    """Render the run into ``output`` (written atomically)."""
-    return _write_page("report.html.j2", build_context(run, title=title), output)
+def write_report(run: RunData, output: Path, *, title: str | None = None, charts: bool = True) -> Path:
+    """Render the run into ``output`` (written atomically); ``charts=False`` leaves the charts out."""
+    return _write_page("report.html.j2", build_context(run, title=title, charts=charts), output)
 
 
 def _write_page(template: str, context: dict[str, Any], output: Path) -> Path:

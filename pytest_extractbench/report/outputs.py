@@ -24,6 +24,7 @@ class ReportOptions:
     """Report settings (one field of :class:`~pytest_extractbench.config.settings.Settings`)."""
 
     html: bool = True  # --extractbench-no-html-report turns it off
+    charts: bool = True  # --extractbench-charts off: report.html without its charts
     failure_details: int = 20  # sample failures pytest details in its FAILURES section; the run's files hold all
 
     def as_dict(self) -> dict[str, Any]:
@@ -76,7 +77,8 @@ def write_reports(
         errors.append(f"summary.md/CSV files: {type(exc).__name__}: {exc}")
     if options.html:
         try:
-            written.append(write_report(RunData(dict(document), records, run_dir, samples), run_dir / REPORT_FILE))
+            written.append(write_report(RunData(dict(document), records, run_dir, samples), run_dir / REPORT_FILE,
+                                        charts=options.charts))
         except OutputWriteError as exc:
             refused.append(str(exc))
         except Exception as exc:

@@ -478,13 +478,12 @@ def test_big_integers_within_the_limit_keep_every_digit() -> None:
 
 # -- invariants ----------------------------------------------------------------------------------------
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _ALPHABET = st.sampled_from(list("ab1 ,.-é_"))
 
 
-@settings(max_examples=300, deadline=None)
 @given(text=st.text(_ALPHABET, max_size=40), needle=st.text(_ALPHABET, min_size=1, max_size=6))
 def test_the_text_index_answers_like_one_regex_scan(text: str, needle: str) -> None:
     import re
@@ -495,7 +494,6 @@ def test_the_text_index_answers_like_one_regex_scan(text: str, needle: str) -> N
     assert occurs_in(needle, TextIndex(normal)) is expected
 
 
-@settings(max_examples=60, deadline=None)
 @given(depth=st.integers(1, 400), kind=st.sampled_from(["[]", "{}"]))
 def test_nesting_is_refused_exactly_past_the_limit(depth: int, kind: str) -> None:
     text = ('{"k":' * depth + "1" + "}" * depth) if kind == "{}" else nested(depth)

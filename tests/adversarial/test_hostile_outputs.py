@@ -90,6 +90,7 @@ def help_text(tmp_path_factory: pytest.TempPathFactory) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # a fresh interpreter each: the plugin as a plain `pytest` loads it
 @pytest.mark.parametrize("shows", [["--help"], ["--markers"], ["--collect-only", "-q"]])
 def test_showing_something_leaves_no_run_directory(tmp_path: Path, shows: list[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--extractbench", *shows],
@@ -431,7 +432,7 @@ def test_a_huge_model_output_key_is_clipped(pytester: pytest.Pytester) -> None:
 
 
 @pytest.mark.parametrize("size", [2_000, 1_000_000], ids=["2k", "1MB"])
-@pytest.mark.parametrize("xdist", [False, True], ids=["single", "xdist"])
+@pytest.mark.parametrize("xdist", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["single", "xdist"])
 def test_an_invalid_dataset_line_is_neither_echoed_whole_nor_raw(pytester: pytest.Pytester, size: int,
                                                                   xdist: bool) -> None:
     bad = "{\x1b[2J\x1b]0;owned\x07" + "A" * size  # not JSON, full of escapes, long

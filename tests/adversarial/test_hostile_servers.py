@@ -331,7 +331,7 @@ def test_a_bad_base_url_stops_the_run_with_one_line(pytester: pytest.Pytester, m
         args += ["--extractbench-base-url", url]
     else:
         monkeypatch.setenv("EXTRACTBENCH_BASE_URL", url)
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest(*args)
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert words in text and "Traceback" not in text and "INTERNALERROR" not in text

@@ -20,6 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+# each test runs the workflow's script on a scratch git repository: several full benchmark runs in subprocesses
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "ci" / "github-actions.yml"
 SCRIPT = ROOT / "ci" / "extractbench-ci.sh"

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 EXPECTED = HERE / "expected"
 UPDATE = os.environ.get("EXTRACTBENCH_UPDATE_GOLDEN") == "1"
+# The runs are a user's default runs, charts included: their recorded options must not carry the test switch.
+pytestmark = [pytest.mark.charts, pytest.mark.slow]  # whole runs, up to three each
 FILES = ("metrics.json", "samples.jsonl", "summary.md", "metrics.csv", "samples.csv")
 BASE = ("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
         "--extractbench-resamples", "200")  # fmt: skip

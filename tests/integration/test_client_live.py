@@ -1,4 +1,4 @@
-"""The request layer against the real embedded llama-server (the default model), no mocks.
+"""The request layer against the real embedded llama-server (gemma3-270m, the session's shared one), no mocks.
 
 Needs the `local` extra; without it the tests skip with the install command, except under CI
 (CI=true), where a missing extra is a failure.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 
 import jsonschema
 import pytest
@@ -23,16 +22,15 @@ from pytest_extractbench.live.client import (
 )
 from pytest_extractbench.dataset import BUNDLED, Sample, load_dataset
 from pytest_extractbench.dataset.responses import ModelResponse
-from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL, EmbeddedServer
+from pytest_extractbench.live.backends.llama_server import EmbeddedServer
 
 pytestmark = pytest.mark.llm
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, local_extra: None) -> Iterator[EmbeddedServer]:
-    log = tmp_path_factory.mktemp("client-live") / "llama-server.log"
-    with EmbeddedServer(model=DEFAULT_EMBEDDED_MODEL, parallel=2, log_path=log, startup_timeout=180) as srv:
-        yield srv
+def server(gemma_server: EmbeddedServer) -> EmbeddedServer:
+    """Plumbing, not quality: the fast model's server, shared with the other integration tests."""
+    return gemma_server
 
 
 @pytest.fixture(scope="module")

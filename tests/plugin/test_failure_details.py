@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from xml.etree import ElementTree
 from pathlib import Path
 
 import pytest
+from benchrun import BenchRun
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 SAMPLES = [{"id": f"s{i:03d}", "text": f"n is {i}", "schema": SCHEMA, "expected": {"n": i}} for i in range(30)]
@@ -17,18 +17,15 @@ OUTPUTS = [{"id": s["id"], "output": json.dumps({"n": str(i) if i % 2 else i})} 
 FAILED_IDS = [s["id"] for i, s in enumerate(SAMPLES) if i % 2]
 
 
-def write_jsonl(path: Path, rows: list) -> None:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
+        "--extractbench-sla", "none", "test_plain.py")  # fmt: skip
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    shutil.rmtree(pytester.path / "out", ignore_errors=True)  # each call is a new run, which needs an empty directory
-    write_jsonl(pytester.path / "data.jsonl", SAMPLES)
-    write_jsonl(pytester.path / "preds.jsonl", OUTPUTS)
-    pytester.makepyfile(test_plain="def test_plain_failure():\n    assert 1 == 2\n")
-    return pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                              "--extractbench-predictions", "preds.jsonl", "--extractbench-output", "out",
-                              "--extractbench-sla", "none", "test_plain.py", *args)  # fmt: skip
+@pytest.fixture(autouse=True)
+def _inputs(run: BenchRun) -> None:
+    run.write_jsonl("data.jsonl", SAMPLES)
+    run.write_jsonl("preds.jsonl", OUTPUTS)
+    run.pytester.makepyfile(test_plain="def test_plain_failure():\n    assert 1 == 2\n")
 
 
 def detailed(result: pytest.RunResult) -> list[str]:
@@ -36,8 +33,8 @@ def detailed(result: pytest.RunResult) -> list[str]:
     return re.findall(r"^_+ predictions on sample (\S+) _+$", result.stdout.str(), flags=re.M)
 
 
-def test_past_the_limit_only_failed_lines_remain_and_nothing_is_lost(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "--extractbench-failure-details", "4")
+def test_past_the_limit_only_failed_lines_remain_and_nothing_is_lost(run: BenchRun, pytester: pytest.Pytester) -> None:
+    result = run(*ARGS, "--extractbench-failure-details", "4")
     assert detailed(result) == FAILED_IDS[:4]
     out = result.stdout.str()
     assert "test_plain_failure" in out.split("short test summary")[0]  # other tests' failures are never held
@@ -50,26 +47,26 @@ def test_past_the_limit_only_failed_lines_remain_and_nothing_is_lost(pytester: p
     assert sorted(r["sample_id"] for r in rows if not r["passed"]) == FAILED_IDS
 
 
-def test_under_the_limit_every_failure_is_detailed(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "--extractbench-failure-details", str(len(FAILED_IDS)))
+def test_under_the_limit_every_failure_is_detailed(run: BenchRun) -> None:
+    result = run(*ARGS, "--extractbench-failure-details", str(len(FAILED_IDS)))
     assert detailed(result) == FAILED_IDS
     assert "more failed samples not detailed" not in result.stdout.str()
 
 
-def test_the_default_limit_and_the_ini_key(pytester: pytest.Pytester) -> None:
-    assert len(detailed(run(pytester))) == min(20, len(FAILED_IDS))
+def test_the_default_limit_and_the_ini_key(run: BenchRun, pytester: pytest.Pytester) -> None:
+    assert len(detailed(run(*ARGS))) == min(20, len(FAILED_IDS))
     pytester.makeini("[pytest]\nextractbench_failure_details = 2\n")
-    assert detailed(run(pytester)) == FAILED_IDS[:2]
+    assert detailed(run(*ARGS)) == FAILED_IDS[:2]
 
 
-def test_no_tracebacks_holds_nothing(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "--extractbench-failure-details", "1", "--tb=no")
+def test_no_tracebacks_holds_nothing(run: BenchRun) -> None:
+    result = run(*ARGS, "--extractbench-failure-details", "1", "--tb=no")
     assert detailed(result) == [] and "more failed samples" not in result.stdout.str()
     result.assert_outcomes(failed=len(FAILED_IDS) + 1, passed=len(SAMPLES) - len(FAILED_IDS))
 
 
-def test_a_negative_limit_is_refused(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "--extractbench-failure-details", "-1")
+def test_a_negative_limit_is_refused(run: BenchRun) -> None:
+    result = run(*ARGS, "--extractbench-failure-details", "-1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--extractbench-failure-details" in result.stderr.str() + result.stdout.str()
 
@@ -86,8 +83,9 @@ def failure_texts(path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["one process", "xdist"])
-def test_past_the_limit_a_failure_keeps_only_its_one_line_reason(pytester: pytest.Pytester, xdist: tuple) -> None:
-    result = run(pytester, "--extractbench-failure-details", "4", "--junitxml", "junit.xml", *xdist)
+def test_past_the_limit_a_failure_keeps_only_its_one_line_reason(run: BenchRun, pytester: pytest.Pytester,
+                                                                 xdist: tuple) -> None:
+    result = run(*ARGS, "--extractbench-failure-details", "4", "--junitxml", "junit.xml", *xdist)
     texts = failure_texts(pytester.path / "junit.xml")
     assert sorted(texts) == FAILED_IDS
     reason = "(model 'predictions'): output violates the schema (1 error(s))"

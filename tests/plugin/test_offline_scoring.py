@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from benchrun import BenchRun
 
 SCHEMA = {
     "type": "object",
@@ -40,22 +40,16 @@ def data(pytester: pytest.Pytester) -> Path:
     return write_jsonl(pytester.path / "data.jsonl", SAMPLES)
 
 
-def run(pytester: pytest.Pytester, predictions: list, *args: str, subprocess: bool = False) -> pytest.RunResult:
-    write_jsonl(pytester.path / "preds.jsonl", predictions)
-    shutil.rmtree(pytester.path / "out", ignore_errors=True)  # each call is a new run, which needs an empty directory
-    argv = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-            "--extractbench-output", "out", *args]
-    if subprocess:
-        return pytester.runpytest_subprocess(*argv)
-    return pytester.runpytest(*argv)
+ARGS = ("-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench-dataset", "data.jsonl",
+        "--extractbench-predictions", "preds.jsonl")  # fmt: skip
 
 
 def metrics(pytester: pytest.Pytester, out: str = "out") -> dict:
     return json.loads((pytester.path / out / "metrics.json").read_text())
 
 
-def test_one_item_per_sample_with_readable_ids(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, PERFECT, "--collect-only", "-q")
+def test_one_item_per_sample_with_readable_ids(run: BenchRun, data: Path) -> None:
+    result = run(*ARGS, "--collect-only", "-q", files={"preds.jsonl": PERFECT})
     result.stdout.fnmatch_lines([
         "data.jsonl::extractbench[predictions-med-1]",
         "data.jsonl::extractbench[predictions-med-2]",
@@ -65,16 +59,17 @@ def test_one_item_per_sample_with_readable_ids(pytester: pytest.Pytester, data: 
     ])
 
 
-def test_k_selects_on_sample_id_and_topic(pytester: pytest.Pytester, data: Path) -> None:
-    by_topic = run(pytester, PERFECT, "-k", "ecommerce", "--extractbench-sla", "none")
+def test_k_selects_on_sample_id_and_topic(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
+    by_topic = run(*ARGS, "-k", "ecommerce", "--extractbench-sla", "none", files={"preds.jsonl": PERFECT})
     by_topic.assert_outcomes(passed=2, deselected=2)
     assert metrics(pytester)["models"]["predictions"]["num_samples"] == 2
-    by_id = run(pytester, PERFECT, "-k", "med-2", "--extractbench-sla", "none")
+    by_id = run(*ARGS, "-k", "med-2", "--extractbench-sla", "none", files={"preds.jsonl": PERFECT})
     by_id.assert_outcomes(passed=1, deselected=3)
 
 
-def test_perfect_predictions_pass_the_gate_and_write_metrics(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, PERFECT)
+def test_perfect_predictions_pass_the_gate_and_write_metrics(run: BenchRun,
+                                                             pytester: pytest.Pytester, data: Path) -> None:
+    result = run(*ARGS, files={"preds.jsonl": PERFECT})
     result.assert_outcomes(passed=4)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*extractbench*", "model predictions: 4 samples", "*EQS*1.000*", "*SLA minimum: passed"])
@@ -91,13 +86,14 @@ def test_perfect_predictions_pass_the_gate_and_write_metrics(pytester: pytest.Py
     assert samples[0]["meta"]["topic"] == "medical"
 
 
-def test_unusable_outputs_fail_their_items_with_field_level_messages(pytester: pytest.Pytester, data: Path) -> None:
+def test_unusable_outputs_fail_their_items_with_field_level_messages(run: BenchRun,
+                                                                     pytester: pytest.Pytester, data: Path) -> None:
     predictions = [
         {"id": "med-1", "output": "Sorry, I can't."},
         {"id": "med-2", "output": {"age": 7}},  # schema-invalid: name is required
         {"id": "shop-1", "output": {"name": "Cy Dore", "age": 31, "city": "Lyon, France"}},  # valid, imperfect
     ]  # shop-2 has no prediction at all
-    result = run(pytester, predictions, "--extractbench-sla", "none")
+    result = run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": predictions})
     result.assert_outcomes(passed=1, failed=3)
     result.stdout.fnmatch_lines([
         "*sample 'med-1' (model 'predictions'): unusable output: unparseable JSON*",
@@ -112,17 +108,18 @@ def test_unusable_outputs_fail_their_items_with_field_level_messages(pytester: p
     assert model["json_valid_rate"] == pytest.approx(0.5)
 
 
-def test_per_sample_quality_bar(pytester: pytest.Pytester, data: Path) -> None:
+def test_per_sample_quality_bar(run: BenchRun, data: Path) -> None:
     predictions = PERFECT[:3] + [{"id": "shop-2", "output": {"name": "Di Eve", "age": 99, "city": "Paris"}}]
-    result = run(pytester, predictions, "--extractbench-sample-min-eqs", "0.9", "--extractbench-sla", "none")
+    result = run(*ARGS, "--extractbench-sample-min-eqs", "0.9", "--extractbench-sla", "none",
+                 files={"preds.jsonl": predictions})
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*shop-2*EQS 0.* is below the per-sample bar 0.900*",
                                  "*age*55*99*", "*city*\"Rome\"*\"Paris\"*incorrect*"])
 
 
-def test_sla_gate_fails_the_session_naming_each_metric(pytester: pytest.Pytester, data: Path) -> None:
+def test_sla_gate_fails_the_session_naming_each_metric(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     predictions = [{"id": s["id"], "output": {"name": "Someone Else", "age": 1}} for s in SAMPLES]
-    result = run(pytester, predictions)
+    result = run(*ARGS, files={"preds.jsonl": predictions})
     result.assert_outcomes(passed=4)  # every output is usable: items pass, the gate fails
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*SLA minimum: FAILED", "*eqs = 0.* (needs >= 0.750): missed",
@@ -130,32 +127,33 @@ def test_sla_gate_fails_the_session_naming_each_metric(pytester: pytest.Pytester
     sla = metrics(pytester)["models"]["predictions"]["sla"]
     assert sla["passed"] is False and sla["tier"] == "minimum"
     # the same run with the gate off exits 0
-    assert run(pytester, predictions, "--extractbench-sla", "none").ret == pytest.ExitCode.OK
+    assert run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": predictions}).ret == pytest.ExitCode.OK
 
 
-def test_target_tier_is_stricter(pytester: pytest.Pytester, data: Path) -> None:
+def test_target_tier_is_stricter(run: BenchRun, data: Path) -> None:
     # F1 partial = 2*8/(8+11) = 0.842: above the minimum tier's 0.70, below excellence's 0.90
     predictions = PERFECT[:2] + [{"id": "shop-1", "output": {"name": "Cy Dore", "age": 30}},
                                  {"id": "shop-2", "output": {"name": "Di Eve"}}]
-    assert run(pytester, predictions, "--extractbench-sla", "minimum").ret == pytest.ExitCode.OK
-    strict = run(pytester, predictions, "--extractbench-sla", "excellence")
+    assert run(*ARGS, "--extractbench-sla", "minimum", files={"preds.jsonl": predictions}).ret == pytest.ExitCode.OK
+    strict = run(*ARGS, "--extractbench-sla", "excellence", files={"preds.jsonl": predictions})
     assert strict.ret == pytest.ExitCode.TESTS_FAILED
     strict.stdout.fnmatch_lines(["*SLA excellence: FAILED*"])
 
 
-def test_ini_options_apply_and_the_command_line_wins(pytester: pytest.Pytester, data: Path) -> None:
+def test_ini_options_apply_and_the_command_line_wins(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     pytester.makeini("[pytest]\nextractbench_sla = excellence\nextractbench_case_sensitive = true\n")
     predictions = [{"id": s["id"], "output": {"name": (s.get("expected") or {"name": "Bo Chan"})["name"].upper(),
                                               "age": 1}} for s in SAMPLES]
-    result = run(pytester, predictions)
+    result = run(*ARGS, files={"preds.jsonl": predictions})
     result.stdout.fnmatch_lines(["*SLA excellence: FAILED*"])
     assert metrics(pytester)["run"]["options"]["scoring"]["case_sensitive"] is True
     assert metrics(pytester)["models"]["predictions"]["match_categories"]["exact"] == 0
-    overridden = run(pytester, predictions, "--extractbench-sla", "none")
+    overridden = run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": predictions})
     assert overridden.ret == pytest.ExitCode.OK
 
 
-def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
+def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(run: BenchRun,
+                                                                           pytester: pytest.Pytester) -> None:
     bad_schema = {"type": "object", "properties": {"x": {"type": "strnig"}}}
     rows = [
         json.dumps(SAMPLES[0]),
@@ -168,7 +166,7 @@ def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(pytes
     write_jsonl(pytester.path / "data.jsonl", rows)
     predictions = [PERFECT[0], {"id": "gold-off", "output": {"name": "x"}}, "oops", {"id": "ghost", "output": "{}"},
                    PERFECT[0]]
-    result = run(pytester, predictions, "--extractbench-sla", "none")
+    result = run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": predictions})
     result.assert_outcomes(passed=1)  # gold-off is skipped too: its gold violates its schema (spec 2.2)
     output = result.stdout.str()
     for expected in (
@@ -230,14 +228,15 @@ def strip_timing(document: dict) -> dict:
     return {"run": run, "models": document["models"]}
 
 
-def test_xdist_gives_the_same_metrics(pytester: pytest.Pytester, data: Path) -> None:
+def test_xdist_gives_the_same_metrics(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     predictions = [PERFECT[0], {"id": "med-2", "output": "```json\n{\"name\": \"bo chan\", \"age\": 8}\n```"},
                    {"id": "shop-1", "output": {"name": "Cy", "age": 30, "city": "Lyon", "zip": "69001"}}]
-    serial = run(pytester, predictions, "--extractbench-sla", "none", "-p", "no:xdist", subprocess=True)
+    serial = run(*ARGS, "--extractbench-sla", "none", "-p", "no:xdist", subprocess=True,
+                 files={"preds.jsonl": predictions})
     serial.assert_outcomes(passed=3, failed=1)
     expected = strip_timing(metrics(pytester))
-    parallel = run(pytester, predictions, "--extractbench-sla", "none", "-n", "2", "--extractbench-output", "out2",
-                   subprocess=True)
+    parallel = run(*ARGS, "--extractbench-sla", "none", "-n", "2", "--extractbench-output", "out2", subprocess=True,
+                   files={"preds.jsonl": predictions})
     parallel.assert_outcomes(passed=3, failed=1)
     assert strip_timing(metrics(pytester, "out2")) == expected
     assert metrics(pytester, "out2")["run"]["workers"] == 2
@@ -265,28 +264,30 @@ def test_predictions_that_cannot_be_the_dataset_s_stop_the_run_before_any_item(
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
-def test_a_file_answering_some_samples_is_fine(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, PERFECT[:1], "--extractbench-sla", "none")  # the others fail as missing
+def test_a_file_answering_some_samples_is_fine(run: BenchRun, data: Path) -> None:
+    result = run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": PERFECT[:1]})  # the others fail as missing
     result.assert_outcomes(passed=1, failed=3)
 
 
-def test_sampling_never_warns_about_rows_it_did_not_draw(pytester: pytest.Pytester, data: Path) -> None:
+def test_sampling_never_warns_about_rows_it_did_not_draw(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     stray = {"id": "not-in-the-dataset", "output": "{}"}
-    result = run(pytester, [*PERFECT, stray], "--extractbench-sample", "2", "--extractbench-sla", "none")
+    result = run(*ARGS, "--extractbench-sample", "2", "--extractbench-sla", "none",
+                 files={"preds.jsonl": [*PERFECT, stray]})
     result.assert_outcomes(passed=2)
     problems = metrics(pytester)["run"]["problems"]
     assert [p["sample_id"] for p in problems if "not in the dataset" in p["message"]] == ["not-in-the-dataset"]
 
 
-def test_exact_within_turns_near_numbers_into_partial_matches(pytester: pytest.Pytester, data: Path) -> None:
+def test_exact_within_turns_near_numbers_into_partial_matches(run: BenchRun,
+                                                              pytester: pytest.Pytester, data: Path) -> None:
     # age + 1: 42 for 41 scores 1 - 1/41 = 0.976 (exact under the spec's rule), 8 for 7 scores 0.857 (partial);
     # within 1% every age is partial. 11 gold fields (Bo Chan's null city is absent), 4 of them ages
     near = [{**p, "output": json.dumps({**json.loads(p["output"]), "age": json.loads(p["output"])["age"] + 1})}
             for p in PERFECT]
-    run(pytester, near, "--extractbench-sla", "none")
+    run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": near})
     default = metrics(pytester)["models"]["predictions"]
     pytester.makeini("[pytest]\nextractbench_exact_within = 0.01\n")
-    run(pytester, near, "--extractbench-sla", "none")
+    run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": near})
     within = metrics(pytester)["models"]["predictions"]
     # strict F1 10/11 -> 7/11; partial (7 + 0.5 x 4) / 11
     assert default["field_f1_strict"] == pytest.approx(10 / 11)

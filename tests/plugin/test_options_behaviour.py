@@ -17,21 +17,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from benchrun import BenchRun
 from faultserver import Fault, FaultServer
 
-COMMON = ("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
-          "--extractbench-sla", "none")  # fmt: skip
+COMMON = ("-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench-sla", "none")
 
 
 def write_jsonl(path: Path, rows: list) -> str:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path.name
-
-
-def run(pytester: pytest.Pytester, *args: str, out: str = "out", subprocess: bool = False) -> pytest.RunResult:
-    shutil.rmtree(pytester.path / out, ignore_errors=True)  # each run needs a new or empty directory
-    argv = [*COMMON, "--extractbench-output", out, *args]
-    return pytester.runpytest_subprocess(*argv) if subprocess else pytester.runpytest(*argv)
 
 
 def document(pytester: pytest.Pytester, out: str = "out") -> dict[str, Any]:
@@ -43,14 +37,14 @@ def records(pytester: pytest.Pytester, out: str = "out") -> dict[str, dict[str, 
     return {row["sample_id"]: row for row in rows}
 
 
-def offline(pytester: pytest.Pytester, samples: list, outputs: list, *args: str, out: str = "out") -> dict[str, Any]:
+def offline(run: BenchRun, samples: list, outputs: list, *args: str, out: str = "out") -> dict[str, Any]:
     """Score ``outputs`` against ``samples``; the model's metrics (the session must end with exit code 0)."""
-    write_jsonl(pytester.path / "data.jsonl", samples)
-    write_jsonl(pytester.path / "preds.jsonl", outputs)
-    result = run(pytester, "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", *args,
+    write_jsonl(run.path / "data.jsonl", samples)
+    write_jsonl(run.path / "preds.jsonl", outputs)
+    result = run(*COMMON, "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", *args,
                  out=out)  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    return document(pytester, out)["models"]["predictions"]
+    return run.document(out)["models"]["predictions"]
 
 
 def field(pytester: pytest.Pytester, sample_id: str, path: str, out: str = "out") -> dict[str, Any]:
@@ -63,25 +57,25 @@ def field(pytester: pytest.Pytester, sample_id: str, path: str, out: str = "out"
 PERSON = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
 
 
-def test_null_as_value_turns_null_omissions_and_hallucinations_into_wrong_values(pytester: pytest.Pytester) -> None:
+def test_null_as_value_turns_null_omissions_and_hallucinations_into_wrong_values(run: BenchRun) -> None:
     schema = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": ["string", "null"]}}}
     samples = [{"id": "a", "text": "t", "schema": schema, "expected": {"name": "Ann", "city": None}},
                {"id": "b", "text": "t", "schema": schema, "expected": {"name": "Bo", "city": "Rome"}}]
     outputs = [{"id": "a", "output": {"name": "Ann", "city": "Oslo"}},
                {"id": "b", "output": {"name": "Bo", "city": None}}]
-    default = offline(pytester, samples, outputs)
-    valued = offline(pytester, samples, outputs, "--extractbench-null-as-value")
+    default = offline(run, samples, outputs)
+    valued = offline(run, samples, outputs, "--extractbench-null-as-value")
     # a null is an absent field by default: a's "Oslo" is spurious and b's null a miss; as a value both are wrong
     assert default["match_categories"] == {"exact": 2, "partial": 0, "incorrect": 0, "missed": 1, "spurious": 1}
     assert valued["match_categories"] == {"exact": 2, "partial": 0, "incorrect": 2, "missed": 0, "spurious": 0}
 
 
-def test_lenient_types_accept_a_numeric_string_for_an_integer(pytester: pytest.Pytester) -> None:
+def test_lenient_types_accept_a_numeric_string_for_an_integer(run: BenchRun) -> None:
     schema = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": ["integer", "string"]}}}
     samples = [{"id": "a", "text": "t", "schema": schema, "expected": {"name": "Ann", "age": 41}}]
     outputs = [{"id": "a", "output": {"name": "Ann", "age": "41"}}]
-    strict = offline(pytester, samples, outputs)
-    lenient = offline(pytester, samples, outputs, "--extractbench-lenient-types")
+    strict = offline(run, samples, outputs)
+    lenient = offline(run, samples, outputs, "--extractbench-lenient-types")
     # "41" for 41 is the right value of the wrong type: type accuracy 1/2, no exact match,
     # EQS 0.15 + 0.50 + 0.20 x 1/2 + 0.15 = 0.90; accepted as lossless, everything is right
     assert (strict["type_accuracy"], strict["exact_match_rate"]) == (0.5, 0.0)
@@ -90,7 +84,7 @@ def test_lenient_types_accept_a_numeric_string_for_an_integer(pytester: pytest.P
     assert lenient["extraction_quality_score"] == pytest.approx(1.0)
 
 
-def test_no_format_check_accepts_a_date_in_another_format(pytester: pytest.Pytester) -> None:
+def test_no_format_check_accepts_a_date_in_another_format(run: BenchRun, pytester: pytest.Pytester) -> None:
     schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date"}}}
     samples = [{"id": "a", "text": "t", "schema": schema, "expected": {"when": "2024-03-03"}},
                {"id": "b", "text": "t", "schema": schema, "expected": {"when": "2024-05-01"}}]
@@ -98,33 +92,33 @@ def test_no_format_check_accepts_a_date_in_another_format(pytester: pytest.Pytes
     write_jsonl(pytester.path / "data.jsonl", samples)
     write_jsonl(pytester.path / "preds.jsonl", outputs)
     args = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl")
-    checked = run(pytester, *args)
+    checked = run(*COMMON, *args)
     # "March 3, 2024" is not a JSON Schema date: a's output violates the schema and its item fails
     checked.assert_outcomes(passed=1, failed=1)
     assert document(pytester)["models"]["predictions"]["schema_validity_rate"] == 0.5
-    unchecked = run(pytester, *args, "--extractbench-no-format-check")
+    unchecked = run(*COMMON, *args, "--extractbench-no-format-check")
     unchecked.assert_outcomes(passed=2)
     assert document(pytester)["models"]["predictions"]["schema_validity_rate"] == 1.0
 
 
-def test_float_epsilon_makes_near_numbers_equal(pytester: pytest.Pytester) -> None:
+def test_float_epsilon_makes_near_numbers_equal(run: BenchRun, pytester: pytest.Pytester) -> None:
     schema = {"type": "object", "properties": {"x": {"type": "number"}}}
     samples = [{"id": "a", "text": "t", "schema": schema, "expected": {"x": 100}}]
     outputs = [{"id": "a", "output": {"x": 100.5}}]
-    default = offline(pytester, samples, outputs)
+    default = offline(run, samples, outputs)
     assert field(pytester, "a", "x")["score"] == pytest.approx(0.995)
-    wide = offline(pytester, samples, outputs, "--extractbench-float-epsilon", "1")
+    wide = offline(run, samples, outputs, "--extractbench-float-epsilon", "1")
     # |100.5 - 100| = 0.5: above the default 1e-6 the numbers differ (score 1 - 0.5/100 = 0.995, not an exact
     # sample match); within an epsilon of 1 they are equal (score 1.0, the sample matches exactly)
     assert field(pytester, "a", "x")["score"] == 1.0
     assert (default["exact_match_rate"], wide["exact_match_rate"]) == (0.0, 1.0)
 
 
-def test_eqs_weights_reweigh_the_components(pytester: pytest.Pytester) -> None:
+def test_eqs_weights_reweigh_the_components(run: BenchRun) -> None:
     samples = [{"id": "a", "text": "t", "schema": PERSON, "expected": {"name": "Ann", "age": 41}}]
     outputs = [{"id": "a", "output": {"name": "Ann", "age": 99}}]
-    default = offline(pytester, samples, outputs)
-    equal = offline(pytester, samples, outputs, "--extractbench-eqs-weights", "0.25,0.25,0.25,0.25")
+    default = offline(run, samples, outputs)
+    equal = offline(run, samples, outputs, "--extractbench-eqs-weights", "0.25,0.25,0.25,0.25")
     # components: validity 1, F1 partial 1/2 (age is wrong), type accuracy 1, no hallucination 1
     assert default["extraction_quality_score"] == pytest.approx(0.15 + 0.50 * 0.5 + 0.20 + 0.15)  # 0.75
     assert equal["extraction_quality_score"] == pytest.approx(0.25 + 0.25 * 0.5 + 0.25 + 0.25)  # 0.875
@@ -153,15 +147,15 @@ def two_models(pytester: pytest.Pytester) -> tuple[str, ...]:
             "--extractbench-predictions", "bad=bad.jsonl")  # fmt: skip
 
 
-def comparison(pytester: pytest.Pytester, *args: str) -> dict[str, Any]:
-    result = run(pytester, *args)
+def comparison(run: BenchRun, *args: str) -> dict[str, Any]:
+    result = run(*COMMON, *args)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    return document(pytester)["comparison"]
+    return run.document()["comparison"]
 
 
-def test_alpha_decides_significance(pytester: pytest.Pytester, two_models: tuple[str, ...]) -> None:
-    default = comparison(pytester, *two_models)["statistical_significance"]["bad_vs_good"]
-    strict = comparison(pytester, *two_models, "--extractbench-alpha", "0.01")
+def test_alpha_decides_significance(run: BenchRun, two_models: tuple[str, ...]) -> None:
+    default = comparison(run, *two_models)["statistical_significance"]["bad_vs_good"]
+    strict = comparison(run, *two_models, "--extractbench-alpha", "0.01")
     strict = strict["statistical_significance"]["bad_vs_good"]
     # p = 0.03125: significant at 0.05, not at 0.01
     assert default["p_value"] == strict["p_value"] == pytest.approx(0.03125)
@@ -169,11 +163,11 @@ def test_alpha_decides_significance(pytester: pytest.Pytester, two_models: tuple
     assert (strict["alpha"], strict["significantly_different"]) == (0.01, False)
 
 
-def test_test_chooses_the_paired_test_behind_significance(pytester: pytest.Pytester,
+def test_test_chooses_the_paired_test_behind_significance(run: BenchRun,
                                                           two_models: tuple[str, ...]) -> None:
     alpha = ("--extractbench-alpha", "0.01")
-    permutation = comparison(pytester, *two_models, *alpha)["pairwise"]["bad_vs_good"]["metrics"]
-    ttest = comparison(pytester, *two_models, *alpha, "--extractbench-test", "ttest")
+    permutation = comparison(run, *two_models, *alpha)["pairwise"]["bad_vs_good"]["metrics"]
+    ttest = comparison(run, *two_models, *alpha, "--extractbench-test", "ttest")
     ttest = ttest["pairwise"]["bad_vs_good"]["metrics"]
     eqs = "extraction_quality_score"
     # permutation p = 0.03125 misses alpha 0.01; the t-test's p = 0.0069 meets it
@@ -183,10 +177,10 @@ def test_test_chooses_the_paired_test_behind_significance(pytester: pytest.Pytes
     assert ttest[eqs]["significant"]
 
 
-def test_resamples_below_all_swaps_make_the_permutation_test_monte_carlo(pytester: pytest.Pytester,
+def test_resamples_below_all_swaps_make_the_permutation_test_monte_carlo(run: BenchRun,
                                                                         two_models: tuple[str, ...]) -> None:
-    default = comparison(pytester, *two_models)["pairwise"]["bad_vs_good"]["metrics"]["extraction_quality_score"]
-    few = comparison(pytester, *two_models, "--extractbench-resamples", "1000")
+    default = comparison(run, *two_models)["pairwise"]["bad_vs_good"]["metrics"]["extraction_quality_score"]
+    few = comparison(run, *two_models, "--extractbench-resamples", "1000")
     few = few["pairwise"]["bad_vs_good"]["metrics"]["extraction_quality_score"]
     # 4096 swap patterns: all of them within 10,000 resamples (exact p = 0.03125); 1000 random ones otherwise,
     # whose p-value 2 (hits + 1) / 1001 is a multiple of 2/1001, which 0.03125 is not
@@ -196,15 +190,15 @@ def test_resamples_below_all_swaps_make_the_permutation_test_monte_carlo(pyteste
     assert few["p_value"] != pytest.approx(0.03125)
 
 
-def test_gap_threshold_and_reference_model_decide_the_gap_rule(pytester: pytest.Pytester,
+def test_gap_threshold_and_reference_model_decide_the_gap_rule(run: BenchRun,
                                                                two_models: tuple[str, ...]) -> None:
-    default = comparison(pytester, *two_models)["gap_rule"]
+    default = comparison(run, *two_models)["gap_rule"]
     # bad trails good (the highest EQS) by 1.0 - 0.875 = 0.125: within the default 0.15, beyond 0.10
     assert (default["reference"], default["flagged"]) == ("good", [])
     assert default["models"]["bad"]["gap"] == pytest.approx(0.125)
-    narrow = comparison(pytester, *two_models, "--extractbench-gap-threshold", "0.1")["gap_rule"]
+    narrow = comparison(run, *two_models, "--extractbench-gap-threshold", "0.1")["gap_rule"]
     assert narrow["flagged"] == ["bad"] and narrow["models"]["bad"]["needs_fine_tuning"] is True
-    named = comparison(pytester, *two_models, "--extractbench-reference-model", "bad")["gap_rule"]
+    named = comparison(run, *two_models, "--extractbench-reference-model", "bad")["gap_rule"]
     assert (named["reference"], named["reference_from"]) == ("bad", "--extractbench-reference-model")
     assert named["models"]["good"]["band"] == "ahead of the reference" and named["flagged"] == []
 
@@ -217,41 +211,41 @@ VARIED = [{"id": f"v{k:02d}", "text": "t", "schema": WIDE, "expected": {f"f{j}":
 VARIED_OUT = [{"id": s["id"], "output": {**s["expected"], "f0": "zzz"}} for s in VARIED]
 
 
-def eqs_interval(pytester: pytest.Pytester, *args: str) -> dict[str, Any]:
-    model = offline(pytester, VARIED, VARIED_OUT, *args)
+def eqs_interval(run: BenchRun, *args: str) -> dict[str, Any]:
+    model = offline(run, VARIED, VARIED_OUT, *args)
     return model["confidence_intervals"]["extraction_quality_score"]
 
 
-def test_confidence_sets_the_level_of_the_intervals(pytester: pytest.Pytester) -> None:
-    wide = eqs_interval(pytester)
-    narrow = eqs_interval(pytester, "--extractbench-confidence", "0.5")
+def test_confidence_sets_the_level_of_the_intervals(run: BenchRun) -> None:
+    wide = eqs_interval(run)
+    narrow = eqs_interval(run, "--extractbench-confidence", "0.5")
     # the same draws (same seed): the 25th-75th percentiles lie inside the 2.5th-97.5th
     assert (wide["confidence"], narrow["confidence"]) == (0.95, 0.5)
     assert wide["low"] <= narrow["low"] < narrow["high"] <= wide["high"]
     assert narrow["high"] - narrow["low"] < wide["high"] - wide["low"]
 
 
-def test_stats_seed_changes_the_bootstrap_draws(pytester: pytest.Pytester) -> None:
-    first = eqs_interval(pytester, "--extractbench-stats-seed", "1")
-    again = eqs_interval(pytester, "--extractbench-stats-seed", "1")
-    other = eqs_interval(pytester, "--extractbench-stats-seed", "2")
-    default = eqs_interval(pytester)
+def test_stats_seed_changes_the_bootstrap_draws(run: BenchRun) -> None:
+    first = eqs_interval(run, "--extractbench-stats-seed", "1")
+    again = eqs_interval(run, "--extractbench-stats-seed", "1")
+    other = eqs_interval(run, "--extractbench-stats-seed", "2")
+    default = eqs_interval(run)
     assert first == again  # a seed reproduces its interval
     assert (first["low"], first["high"]) != (other["low"], other["high"])
     assert (first["low"], first["high"]) != (default["low"], default["high"])  # the default seed is 0
     assert first["value"] == other["value"]  # the point estimate does not depend on the draws
 
 
-def test_verdict_thresholds_decide_the_verdict_against_the_baseline(pytester: pytest.Pytester) -> None:
+def test_verdict_thresholds_decide_the_verdict_against_the_baseline(run: BenchRun, pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path / "data.jsonl", TWELVE)
     write_jsonl(pytester.path / "good.jsonl", GOOD)
     write_jsonl(pytester.path / "bad.jsonl", BAD)
     data = ("--extractbench-dataset", "data.jsonl")
-    assert run(pytester, *data, "--extractbench-predictions", "good.jsonl", "--extractbench-save", "main").ret == 0
+    assert run(*COMMON, *data, "--extractbench-predictions", "good.jsonl", "--extractbench-save", "main").ret == 0
     compare = (*data, "--extractbench-predictions", "bad.jsonl", "--extractbench-compare", "main")
 
     def verdict(*args: str) -> str:
-        assert run(pytester, *compare, *args, out="cmp").ret == pytest.ExitCode.OK
+        assert run(*COMMON, *compare, *args, out="cmp").ret == pytest.ExitCode.OK
         found = document(pytester, "cmp")["baseline_comparison"]["models"]["predictions"]
         assert found["delta"] == pytest.approx(-0.125)
         return found["verdict"]
@@ -264,9 +258,9 @@ def test_verdict_thresholds_decide_the_verdict_against_the_baseline(pytester: py
 # -- data -------------------------------------------------------------------------------------------------------
 
 
-def test_seed_chooses_which_samples_are_drawn(pytester: pytest.Pytester) -> None:
+def test_seed_chooses_which_samples_are_drawn(run: BenchRun, pytester: pytest.Pytester) -> None:
     def drawn(*args: str) -> list[str]:
-        offline(pytester, TWELVE, GOOD, "--extractbench-sample", "4", *args)
+        offline(run, TWELVE, GOOD, "--extractbench-sample", "4", *args)
         return sorted(records(pytester))
 
     def expected(seed: int) -> list[str]:  # the draw ranks ids by SHA-256 of the seed and the id
@@ -281,7 +275,9 @@ def test_seed_chooses_which_samples_are_drawn(pytester: pytest.Pytester) -> None
 def test_output_is_where_the_run_is_written(pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path / "data.jsonl", TWELVE)
     write_jsonl(pytester.path / "preds.jsonl", GOOD)
-    args = (*COMMON, "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl")
+    # no --extractbench-output: where the run goes by default is the point
+    args = ("-p", "no:randomly", "--extractbench", *COMMON, "--extractbench-dataset", "data.jsonl",
+            "--extractbench-predictions", "preds.jsonl")  # fmt: skip
     assert pytester.runpytest(*args).ret == pytest.ExitCode.OK
     (default,) = (pytester.path / ".extractbench" / "runs").iterdir()
     assert (default / "metrics.json").is_file()
@@ -290,7 +286,8 @@ def test_output_is_where_the_run_is_written(pytester: pytest.Pytester) -> None:
     assert list((pytester.path / ".extractbench" / "runs").iterdir()) == [default]  # no second timestamped run
 
 
-def test_dataset_cache_holds_what_datasets_caches(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dataset_cache_holds_what_datasets_caches(run: BenchRun,
+                                                  pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(pytester.path / "hf-default"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -298,10 +295,10 @@ def test_dataset_cache_holds_what_datasets_caches(pytester: pytest.Pytester, mon
     write_jsonl(pytester.path / "preds.jsonl", GOOD)
     args = ("--extractbench-dataset", "hf:data.jsonl", "--extractbench-predictions", "preds.jsonl")
     # in a subprocess: the datasets library reads HF_DATASETS_CACHE once, when it is imported
-    run(pytester, *args, subprocess=True).assert_outcomes(passed=12)
+    run(*COMMON, *args, subprocess=True).assert_outcomes(passed=12)
     assert any((pytester.path / "hf-default").rglob("*.arrow")) and not (pytester.path / "hf-mine").exists()
     shutil.rmtree(pytester.path / "hf-default")
-    run(pytester, *args, "--extractbench-dataset-cache", "hf-mine", subprocess=True).assert_outcomes(passed=12)
+    run(*COMMON, *args, "--extractbench-dataset-cache", "hf-mine", subprocess=True).assert_outcomes(passed=12)
     assert any((pytester.path / "hf-mine").rglob("*.arrow")) and not (pytester.path / "hf-default").exists()
 
 
@@ -325,41 +322,41 @@ def server(fault_server: FaultServer, pytester: pytest.Pytester) -> FaultServer:
     return fault_server
 
 
-def live(pytester: pytest.Pytester, server: FaultServer, *args: str, out: str = "out") -> dict[str, Any]:
-    result = run(pytester, "--extractbench-dataset", "data.jsonl", "--extractbench-base-url", server.url, *args,
+def live(run: BenchRun, server: FaultServer, *args: str, out: str = "out") -> dict[str, Any]:
+    result = run(*COMMON, "--extractbench-dataset", "data.jsonl", "--extractbench-base-url", server.url, *args,
                  out=out)  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
-    return document(pytester, out)
+    return run.document(out)
 
 
-def test_model_names_the_models_asked_and_each_gets_every_sample(pytester: pytest.Pytester) -> None:
+def test_model_names_the_models_asked_and_each_gets_every_sample(run: BenchRun, pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path / "data.jsonl", LIVE)
     with FaultServer(answer=answer, models=("alpha", "beta")) as server:
-        one = live(pytester, server, "--model", "alpha", "--extractbench-no-cache")
+        one = live(run, server, "--model", "alpha", "--extractbench-no-cache")
         assert [body["model"] for body in server.requests] == ["alpha"] * N and list(one["models"]) == ["alpha"]
         server.reset()
-        two = live(pytester, server, "--extractbench-model", "alpha,beta", "--extractbench-no-cache")
+        two = live(run, server, "--extractbench-model", "alpha,beta", "--extractbench-no-cache")
         # one item per (model, sample): N requests per model, each naming its model
         assert sorted(body["model"] for body in server.requests) == ["alpha"] * N + ["beta"] * N
         assert sorted(two["models"]) == ["alpha", "beta"] and two["models"]["beta"]["num_samples"] == N
 
 
-def test_decoding_seed_is_sent_with_every_request(pytester: pytest.Pytester, server: FaultServer) -> None:
-    live(pytester, server, "--model", "test-model", "--extractbench-no-cache")
+def test_decoding_seed_is_sent_with_every_request(run: BenchRun, server: FaultServer) -> None:
+    live(run, server, "--model", "test-model", "--extractbench-no-cache")
     assert {body["seed"] for body in server.requests} == {42}
     server.reset()
-    found = live(pytester, server, "--model", "test-model", "--extractbench-no-cache",
+    found = live(run, server, "--model", "test-model", "--extractbench-no-cache",
                  "--extractbench-decoding-seed", "7")  # fmt: skip
     assert [body["seed"] for body in server.requests] == [7] * N
     assert found["run"]["live"]["decoding"]["seed"] == 7
 
 
-def test_user_prompt_replaces_the_user_message(pytester: pytest.Pytester, server: FaultServer) -> None:
+def test_user_prompt_replaces_the_user_message(run: BenchRun, pytester: pytest.Pytester, server: FaultServer) -> None:
     (pytester.path / "user.txt").write_text("DOCUMENT<<{text}>>\nSCHEMA<<{schema}>>\n", encoding="utf-8")
-    default = live(pytester, server, "--model", "test-model", "--extractbench-no-cache", "-k", "s01")
+    default = live(run, server, "--model", "test-model", "--extractbench-no-cache", "-k", "s01")
     assert not server.requests[0]["messages"][-1]["content"].startswith("DOCUMENT<<")
     server.reset()
-    custom = live(pytester, server, "--model", "test-model", "--extractbench-no-cache", "-k", "s01",
+    custom = live(run, server, "--model", "test-model", "--extractbench-no-cache", "-k", "s01",
                   "--extractbench-user-prompt", "user.txt", out="custom")  # fmt: skip
     (body,) = server.requests
     content = body["messages"][-1]
@@ -368,20 +365,22 @@ def test_user_prompt_replaces_the_user_message(pytester: pytest.Pytester, server
     assert custom["run"]["live"]["prompt_hash"] != default["run"]["live"]["prompt_hash"]
 
 
-def test_no_cache_neither_reads_nor_writes_the_response_cache(pytester: pytest.Pytester, server: FaultServer) -> None:
+def test_no_cache_neither_reads_nor_writes_the_response_cache(run: BenchRun,
+                                                              pytester: pytest.Pytester, server: FaultServer) -> None:
     model = ("--model", "test-model")
-    live(pytester, server, *model, "--extractbench-no-cache")
+    live(run, server, *model, "--extractbench-no-cache")
     assert len(server.requests) == N and not (pytester.path / ".extractbench" / "cache").exists()
-    live(pytester, server, *model, "--extractbench-cache")  # the run above cached nothing: all asked, and cached now
+    live(run, server, *model, "--extractbench-cache")  # the run above cached nothing: all asked, and cached now
     assert len(server.requests) == 2 * N and (pytester.path / ".extractbench" / "cache").is_dir()
-    cached = live(pytester, server, *model, "--extractbench-cache")
+    cached = live(run, server, *model, "--extractbench-cache")
     assert len(server.requests) == 2 * N and cached["run"]["live"]["cached_responses"] == N
     # the cache is there, and not read: no-cache wins over an opt-in given elsewhere (ini, config, env)
-    uncached = live(pytester, server, *model, "--extractbench-cache", "--extractbench-no-cache")
+    uncached = live(run, server, *model, "--extractbench-cache", "--extractbench-no-cache")
     assert len(server.requests) == 3 * N and uncached["run"]["live"]["cached_responses"] == 0
 
 
-def test_concurrency_caps_the_requests_in_flight(pytester: pytest.Pytester, fault_server: FaultServer) -> None:
+def test_concurrency_caps_the_requests_in_flight(run: BenchRun,
+                                                 pytester: pytest.Pytester, fault_server: FaultServer) -> None:
     fault_server.answer = answer
     fault_server.default = Fault.ok(delay=1.0)
     many = [{"id": f"s{n:02d}", "text": f"Record s{n:02d}: P{n} is {n} years old.", "schema": PERSON,
@@ -390,7 +389,7 @@ def test_concurrency_caps_the_requests_in_flight(pytester: pytest.Pytester, faul
 
     def first_second(*args: str) -> int:
         fault_server.reset()
-        live(pytester, fault_server, "--model", "test-model", "--extractbench-no-cache", *args)
+        live(run, fault_server, "--model", "test-model", "--extractbench-no-cache", *args)
         arrivals = sorted(fault_server.received_at)
         return sum(1 for t in arrivals if t - arrivals[0] < 0.9)
 
@@ -400,12 +399,12 @@ def test_concurrency_caps_the_requests_in_flight(pytester: pytest.Pytester, faul
     assert document(pytester)["run"]["live"]["concurrency"] == 2
 
 
-def test_calibration_asks_for_logprobs_and_reports_calibration(pytester: pytest.Pytester, server: FaultServer) -> None:
-    plain = live(pytester, server, "--model", "test-model", "--extractbench-no-cache")
+def test_calibration_asks_for_logprobs_and_reports_calibration(run: BenchRun, server: FaultServer) -> None:
+    plain = live(run, server, "--model", "test-model", "--extractbench-no-cache")
     assert not any("logprobs" in body for body in server.requests)
     assert "calibration" not in plain["models"]["test-model"]
     server.reset()
-    calibrated = live(pytester, server, "--model", "test-model", "--extractbench-no-cache",
+    calibrated = live(run, server, "--model", "test-model", "--extractbench-no-cache",
                       "--extractbench-calibration")  # fmt: skip
     assert [body["logprobs"] for body in server.requests] == [True] * N
     # the fault server's logprobs cover both fields (name, age) of every sample
@@ -421,15 +420,16 @@ CITY = [{"id": "c", "text": "Ann lives in NYC.", "schema": SEMANTIC,
 CITY_OUT = [{"id": "c", "output": {"city": "NYC", "name": "Ann"}}]
 
 
-def test_judge_at_judge_url_grades_semantic_fields(pytester: pytest.Pytester, semantic_cache_dir: Path) -> None:
-    plain = offline(pytester, CITY, CITY_OUT)
+def test_judge_at_judge_url_grades_semantic_fields(run: BenchRun,
+                                                   pytester: pytest.Pytester, semantic_cache_dir: Path) -> None:
+    plain = offline(run, CITY, CITY_OUT)
     assert field(pytester, "c", "city")["score"] < 0.5  # no shared token: the composite string score is low
     def grades(body: dict[str, Any]) -> Any:  # the field rubric asks for "scores", the whole-output one for "grades"
         whole = "EXTRACTED JSON" in body["messages"][0]["content"]
         return {"grades": [{"id": 1, "reasoning": "same", "score": 6}]} if whole else {"scores": [{"id": 1, "score": 7}]}
 
     with FaultServer(answer=grades) as judge:
-        judged = offline(pytester, CITY, CITY_OUT, "--extractbench-judge", "judge-model",
+        judged = offline(run, CITY, CITY_OUT, "--extractbench-judge", "judge-model",
                          "--extractbench-judge-url", judge.url)  # fmt: skip
         # one call grades the record's semantic fields as the item runs; one grades the whole output at the end
         body, whole = judge.requests
@@ -474,16 +474,17 @@ def embeddings_server() -> Iterator[tuple[str, list[str]]]:
         httpd.server_close()
 
 
-def test_semantic_server_and_semantic_model_embed_the_texts(pytester: pytest.Pytester, semantic_cache_dir: Path,
+def test_semantic_server_and_semantic_model_embed_the_texts(run: BenchRun,
+                                                            pytester: pytest.Pytester, semantic_cache_dir: Path,
                                                             embeddings_server: tuple[str, list[str]]) -> None:
     url, models = embeddings_server
-    offline(pytester, CITY, CITY_OUT)
+    offline(run, CITY, CITY_OUT)
     assert models == [] and field(pytester, "c", "city")["score"] < 0.5
-    offline(pytester, CITY, CITY_OUT, "--extractbench-semantic", url, "--extractbench-semantic-model", "emb-small")
+    offline(run, CITY, CITY_OUT, "--extractbench-semantic", url, "--extractbench-semantic-model", "emb-small")
     # cosine 1.0 >= 0.85: a match; the embedding model asked for is the one named, for the field's texts as the
     # item runs and for the whole output and gold at the end
     assert models == ["emb-small", "emb-small"] and field(pytester, "c", "city")["score"] == 1.0
-    offline(pytester, CITY, CITY_OUT, "--extractbench-semantic", url)
+    offline(run, CITY, CITY_OUT, "--extractbench-semantic", url)
     assert models == ["emb-small", "emb-small", "default", "default"]
 
 
@@ -522,24 +523,24 @@ def fake_llama_server(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
     return record
 
 
-def embedded(pytester: pytest.Pytester, record: Path, *args: str) -> tuple[dict[str, str], dict[str, Any]]:
+def embedded(run: BenchRun, record: Path, *args: str) -> tuple[dict[str, str], dict[str, Any]]:
     record.unlink(missing_ok=True)
-    result = run(pytester, "--extractbench-dataset", "data.jsonl", "--model", "gemma3-270m", "--extractbench-no-cache",
+    result = run(*COMMON, "--extractbench-dataset", "data.jsonl", "--model", "gemma3-270m", "--extractbench-no-cache",
                  *args)  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
     (argv,) = [json.loads(line) for line in record.read_text().splitlines()]  # one start: no restart
     flags = dict(zip(argv[:-1], argv[1:]))
-    return flags, document(pytester)["run"]["live"]["embedded"]["gemma3-270m"]
+    return flags, run.document()["run"]["live"]["embedded"]["gemma3-270m"]
 
 
-def test_slots_and_context_size_the_embedded_server(pytester: pytest.Pytester, fake_llama_server: Path) -> None:
+def test_slots_and_context_size_the_embedded_server(run: BenchRun, fake_llama_server: Path) -> None:
     # short prompts: 4096 tokens per slot by default; llama-server's --ctx-size is the total, slots x per slot
-    flags, facts = embedded(pytester, fake_llama_server)
+    flags, facts = embedded(run, fake_llama_server)
     assert (flags["--parallel"], flags["--ctx-size"]) == ("4", str(4 * 4096))
     assert (facts["slots"], facts["ctx_per_slot"]) == (4, 4096)
-    flags, facts = embedded(pytester, fake_llama_server, "--extractbench-slots", "2")
+    flags, facts = embedded(run, fake_llama_server, "--extractbench-slots", "2")
     assert (flags["--parallel"], flags["--ctx-size"]) == ("2", str(2 * 4096))
     assert facts["slots"] == 2
-    flags, facts = embedded(pytester, fake_llama_server, "--extractbench-slots", "2", "--extractbench-context", "6144")
+    flags, facts = embedded(run, fake_llama_server, "--extractbench-slots", "2", "--extractbench-context", "6144")
     assert (flags["--parallel"], flags["--ctx-size"]) == ("2", str(2 * 6144))
     assert facts["ctx_per_slot"] == 6144 and facts["context"]["source"] == "option"

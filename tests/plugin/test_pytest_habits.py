@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from benchrun import BenchRun
 
 from pytest_extractbench.dataset.complexity import complexity_features
 
@@ -48,12 +48,8 @@ def data(pytester: pytest.Pytester) -> Path:
     return write_jsonl(pytester.path / "data.jsonl", SAMPLES)
 
 
-def run(pytester: pytest.Pytester, predictions: list, *args: str, out: str = "out") -> pytest.RunResult:
-    write_jsonl(pytester.path / "preds.jsonl", predictions)
-    shutil.rmtree(pytester.path / out, ignore_errors=True)  # each call is a new run, which needs an empty directory
-    argv = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench", "--extractbench-dataset", "data.jsonl",
-            "--extractbench-predictions", "preds.jsonl", "--extractbench-output", out, "-p", "no:randomly", *args]
-    return pytester.runpytest(*argv)
+ARGS = ("-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench-dataset", "data.jsonl",
+        "--extractbench-predictions", "preds.jsonl")  # fmt: skip
 
 
 def metrics(pytester: pytest.Pytester, out: str = "out") -> dict:
@@ -68,25 +64,27 @@ def test_the_fixture_s_schemas_fall_in_two_complexity_bins() -> None:
     assert complexity_features(DEEP)["complexity_bin"] == "complex"
 
 
-def test_m_selects_on_topic_and_complexity_under_strict_markers(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, PERFECT, "--strict-markers", "-m", "medical and complex", "--extractbench-sla", "none", "-v")
+def test_m_selects_on_topic_and_complexity_under_strict_markers(run: BenchRun, data: Path) -> None:
+    result = run(*ARGS, "--strict-markers", "-m", "medical and complex", "--extractbench-sla", "none", "-v",
+                 files={"preds.jsonl": PERFECT})
     result.assert_outcomes(passed=1, deselected=3)
     result.stdout.fnmatch_lines(["*extractbench[[]predictions-med-deep[]] PASSED*"])
     # a topic is lower-cased and made an identifier; one named like pytest's own marker is prefixed, never applied
-    result = run(pytester, PERFECT, "--strict-markers", "-m", "e_commerce_retail or topic_skip", "--extractbench-sla",
-                 "none", "-v")
+    result = run(*ARGS, "--strict-markers", "-m", "e_commerce_retail or topic_skip", "--extractbench-sla", "none", "-v",
+                 files={"preds.jsonl": PERFECT})
     result.assert_outcomes(passed=2, deselected=2)
     result.stdout.fnmatch_lines(["*predictions-shop-deep*PASSED*", "*predictions-skip-1*PASSED*"])
-    assert run(pytester, PERFECT, "--strict-markers", "-m", "simple", "--extractbench-sla", "none").parseoutcomes() \
+    assert run(*ARGS, "--strict-markers", "-m", "simple", "--extractbench-sla", "none",
+               files={"preds.jsonl": PERFECT}).parseoutcomes() \
         == {"passed": 2, "deselected": 2}
 
 
-def test_sample_markers_are_registered_and_llm_is_not(pytester: pytest.Pytester, data: Path) -> None:
+def test_sample_markers_are_registered_and_llm_is_not(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     pytester.makeconftest(
         "def pytest_collection_finish(session):\n"
         "    print('MARKERS', sorted(l.split(':')[0] for l in session.config.getini('markers')))\n"
     )
-    result = run(pytester, PERFECT, "--collect-only", "-q", "-s")
+    result = run(*ARGS, "--collect-only", "-q", "-s", files={"preds.jsonl": PERFECT})
     line = next(l for l in result.stdout.lines if l.startswith("MARKERS"))
     for name in ("medical", "e_commerce_retail", "topic_skip", "simple", "complex"):
         assert f"'{name}'" in line
@@ -111,8 +109,9 @@ def test_marker_names_are_identifiers_clear_of_pytest_s() -> None:
 BROKEN = [p if p["id"] != "med-deep" else {"id": "med-deep", "output": "not json"} for p in PERFECT]
 
 
-def test_a_run_stopped_by_x_says_the_gate_saw_part_of_the_samples(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, BROKEN, "-x", "--extractbench-sla", "none")
+def test_a_run_stopped_by_x_says_the_gate_saw_part_of_the_samples(run: BenchRun,
+                                                                  pytester: pytest.Pytester, data: Path) -> None:
+    result = run(*ARGS, "-x", "--extractbench-sla", "none", files={"preds.jsonl": BROKEN})
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "model predictions: 2 samples", "*the gate saw 2 of 4 samples (a partial run*",
@@ -126,9 +125,10 @@ def test_a_run_stopped_by_x_says_the_gate_saw_part_of_the_samples(pytester: pyte
 
 
 @pytest.mark.parametrize("args, scored", [(("-k", "deep"), 2), (("-m", "simple"), 2), (("--maxfail", "1"), 2)])
-def test_deselection_and_maxfail_are_partial_runs_too(pytester: pytest.Pytester, data: Path, args: tuple[str, ...],
+def test_deselection_and_maxfail_are_partial_runs_too(run: BenchRun,
+                                                      pytester: pytest.Pytester, data: Path, args: tuple[str, ...],
                                                       scored: int) -> None:
-    result = run(pytester, BROKEN, *args)
+    result = run(*ARGS, *args, files={"preds.jsonl": BROKEN})
     result.stdout.fnmatch_lines([f"*the gate saw {scored} of 4 samples*"])
     assert metrics(pytester)["run"]["partial"]["scored"] == scored
     assert "**Partial run**" in (pytester.path / "out" / "summary.md").read_text(encoding="utf-8")
@@ -148,8 +148,8 @@ def test_partial_counts_are_per_model(pytester: pytest.Pytester, data: Path) -> 
     assert "for `other` the gate saw 2 of 4" in summary and "for `good`" not in summary
 
 
-def test_a_full_run_is_not_called_partial(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, PERFECT)
+def test_a_full_run_is_not_called_partial(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
+    result = run(*ARGS, files={"preds.jsonl": PERFECT})
     result.assert_outcomes(passed=4)
     assert "gate saw" not in result.stdout.str() and "partial" not in metrics(pytester)["run"]
     result.stdout.fnmatch_lines(["verdict: the benchmark worked: it ran to the end*"])
@@ -167,22 +167,22 @@ def _section(result: pytest.RunResult) -> list[str]:
     return lines[start + 1:end]
 
 
-def test_default_verbosity_prints_progress_lines(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, PERFECT)
+def test_default_verbosity_prints_progress_lines(run: BenchRun, data: Path) -> None:
+    result = run(*ARGS, files={"preds.jsonl": PERFECT})
     result.stdout.fnmatch_lines(["extractbench 1/4 scored: predictions EQS 1.000 validity 100.0%",
                                  "extractbench 4/4 scored: *"])
 
 
-def test_q_prints_no_progress_lines_but_the_whole_summary(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, PERFECT, "-q")
+def test_q_prints_no_progress_lines_but_the_whole_summary(run: BenchRun, data: Path) -> None:
+    result = run(*ARGS, "-q", files={"preds.jsonl": PERFECT})
     result.assert_outcomes(passed=4)
     assert " scored: " not in result.stdout.str()
     section = _section(result)
     assert section[0].startswith("dataset data.jsonl: 4 samples") and "model predictions: 4 samples" in section
 
 
-def test_qq_prints_only_the_verdict(pytester: pytest.Pytester, data: Path) -> None:
-    result = run(pytester, BROKEN, "-qq", "-k", "not shop")
+def test_qq_prints_only_the_verdict(run: BenchRun, data: Path) -> None:
+    result = run(*ARGS, "-qq", "-k", "not shop", files={"preds.jsonl": BROKEN})
     assert " scored: " not in result.stdout.str()
     section = _section(result)
     assert section[0] == "verdict: a partial run: 3 of 4 samples were scored, and the gate judged only those " \
@@ -198,8 +198,9 @@ def test_qq_prints_only_the_verdict(pytester: pytest.Pytester, data: Path) -> No
 TWO_BROKEN = [p if p["id"] not in ("med-deep", "skip-1") else {"id": p["id"], "output": "nope"} for p in PERFECT]
 
 
-def cached(pytester: pytest.Pytester, predictions: list, *args: str, out: str = "out") -> pytest.RunResult:
-    return run(pytester, predictions, "-p", "cacheprovider", "--extractbench-sla", "none", "-v", *args, out=out)
+def cached(run: BenchRun, predictions: list, *args: str, out: str = "out") -> pytest.RunResult:
+    return run(*ARGS, "-p", "cacheprovider", "--extractbench-sla", "none", "-v", *args, out=out,
+               files={"preds.jsonl": predictions})
 
 
 def ran(result: pytest.RunResult) -> list[str]:
@@ -207,21 +208,21 @@ def ran(result: pytest.RunResult) -> list[str]:
             if line.startswith("data.jsonl::") and (" PASSED" in line or " FAILED" in line)]
 
 
-def test_lf_reruns_exactly_the_failed_samples(pytester: pytest.Pytester, data: Path) -> None:
-    first = cached(pytester, TWO_BROKEN)
+def test_lf_reruns_exactly_the_failed_samples(run: BenchRun, data: Path) -> None:
+    first = cached(run, TWO_BROKEN)
     first.assert_outcomes(passed=2, failed=2)
-    second = cached(pytester, TWO_BROKEN, "--lf")
+    second = cached(run, TWO_BROKEN, "--lf")
     second.assert_outcomes(failed=2, deselected=2)
     assert ran(second) == ["extractbench[predictions-med-deep]", "extractbench[predictions-skip-1]"]
     second.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures*", "*the gate saw 2 of 4 samples*"])
     # fixed outputs: the next --lf runs those two and passes; the one after runs everything again
-    cached(pytester, PERFECT, "--lf").assert_outcomes(passed=2, deselected=2)
-    cached(pytester, PERFECT, "--lf").assert_outcomes(passed=4)
+    cached(run, PERFECT, "--lf").assert_outcomes(passed=2, deselected=2)
+    cached(run, PERFECT, "--lf").assert_outcomes(passed=4)
 
 
-def test_lf_under_xdist_reruns_exactly_the_failed_samples(pytester: pytest.Pytester, data: Path) -> None:
-    cached(pytester, TWO_BROKEN, "-n", "2").assert_outcomes(passed=2, failed=2)
-    second = cached(pytester, TWO_BROKEN, "--lf", "-n", "2")
+def test_lf_under_xdist_reruns_exactly_the_failed_samples(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
+    cached(run, TWO_BROKEN, "-n", "2").assert_outcomes(passed=2, failed=2)
+    second = cached(run, TWO_BROKEN, "--lf", "-n", "2")
     second.assert_outcomes(failed=2)  # the workers deselect; xdist's controller does not count those
     second.stdout.fnmatch_lines(["*the gate saw 2 of 4 samples*"])
     ids = [json.loads(line)["sample_id"] for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
@@ -229,40 +230,41 @@ def test_lf_under_xdist_reruns_exactly_the_failed_samples(pytester: pytest.Pytes
     assert metrics(pytester)["run"]["partial"]["models"]["predictions"] == {"scored": 2, "collected": 4}
 
 
-def test_ff_runs_the_failed_samples_first(pytester: pytest.Pytester, data: Path) -> None:
-    cached(pytester, TWO_BROKEN).assert_outcomes(passed=2, failed=2)
-    second = cached(pytester, TWO_BROKEN, "--ff")
+def test_ff_runs_the_failed_samples_first(run: BenchRun, data: Path) -> None:
+    cached(run, TWO_BROKEN).assert_outcomes(passed=2, failed=2)
+    second = cached(run, TWO_BROKEN, "--ff")
     second.assert_outcomes(passed=2, failed=2)
     assert ran(second)[:2] == ["extractbench[predictions-med-deep]", "extractbench[predictions-skip-1]"]
     assert "gate saw" not in second.stdout.str()  # every sample ran: not a partial run
 
 
-def test_sw_stops_at_a_failure_and_resumes_there(pytester: pytest.Pytester, data: Path) -> None:
-    first = cached(pytester, TWO_BROKEN, "--sw")
+def test_sw_stops_at_a_failure_and_resumes_there(run: BenchRun, data: Path) -> None:
+    first = cached(run, TWO_BROKEN, "--sw")
     first.assert_outcomes(passed=1, failed=1)
     assert ran(first) == ["extractbench[predictions-med-simple]", "extractbench[predictions-med-deep]"]
     # the next run starts at the sample that failed, and stops at the next failure
-    second = cached(pytester, TWO_BROKEN, "--sw")
+    second = cached(run, TWO_BROKEN, "--sw")
     assert ran(second) == ["extractbench[predictions-med-deep]"]
     fixed = [p if p["id"] != "med-deep" else PERFECT[1] for p in TWO_BROKEN]
-    third = cached(pytester, fixed, "--sw")
+    third = cached(run, fixed, "--sw")
     assert ran(third) == ["extractbench[predictions-med-deep]", "extractbench[predictions-shop-deep]",
                           "extractbench[predictions-skip-1]"]
     third.assert_outcomes(passed=2, failed=1, deselected=1)
 
 
-def test_sw_resumes_at_the_failed_sample_when_the_gate_fails_too(pytester: pytest.Pytester, data: Path) -> None:
+def test_sw_resumes_at_the_failed_sample_when_the_gate_fails_too(run: BenchRun, data: Path) -> None:
     def gated(*args: str) -> pytest.RunResult:
-        return run(pytester, TWO_BROKEN, "-p", "cacheprovider", "-v", "--sw", "--extractbench-sla", "target", *args)
+        return run(*ARGS, "-p", "cacheprovider", "-v", "--sw", "--extractbench-sla", "target", *args,
+                   files={"preds.jsonl": TWO_BROKEN})
 
     first = gated()
     first.stdout.fnmatch_lines(["*SLA target: FAILED"])
     assert ran(first) == ["extractbench[predictions-med-simple]", "extractbench[predictions-med-deep]"]
     assert ran(gated()) == ["extractbench[predictions-med-deep]"]
-    lf = run(pytester, TWO_BROKEN, "-p", "cacheprovider", "-v", "--lf")
+    lf = run(*ARGS, "-p", "cacheprovider", "-v", "--lf", files={"preds.jsonl": TWO_BROKEN})
     assert ran(lf) == ["extractbench[predictions-med-deep]"]  # the failed gate is not a sample to rerun
 
 
-def test_item_ids_are_the_same_from_run_to_run(pytester: pytest.Pytester, data: Path) -> None:
-    ids = [run(pytester, PERFECT, "--collect-only", "-q").stdout.lines[:4] for _ in range(2)]
+def test_item_ids_are_the_same_from_run_to_run(run: BenchRun, data: Path) -> None:
+    ids = [run(*ARGS, "--collect-only", "-q", files={"preds.jsonl": PERFECT}).stdout.lines[:4] for _ in range(2)]
     assert ids[0] == ids[1] and ids[0][0] == "data.jsonl::extractbench[predictions-med-simple]"

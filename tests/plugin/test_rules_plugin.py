@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from benchrun import BenchRun
 
 SCHEMA = {
     "type": "object",
@@ -44,20 +45,25 @@ def write(pytester: pytest.Pytester, samples: list, outputs: list) -> None:
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(o) + "\n" for o in outputs))
 
 
-def run(pytester: pytest.Pytester, *args: str, out: str = "out") -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-        "--extractbench-output", out, "--extractbench-sla", "none", *args)
+ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
+        "--extractbench-sla", "none")  # fmt: skip
+
+
+def isolated(run: BenchRun, *args: str, out: str = "out") -> pytest.RunResult:
+    """A run in its own process: comparators a conftest registers stay registered in the process that ran it,
+    and these tests check which rules a run knows."""
+    return run(*ARGS, *args, out=out, subprocess=True)
 
 
 def models(pytester: pytest.Pytester, out: str = "out") -> dict:
     return json.loads((pytester.path / out / "metrics.json").read_text())["models"]
 
 
-def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(pytester: pytest.Pytester) -> None:
+def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(run: BenchRun,
+                                                                             pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     write(pytester, SAMPLES, OUTPUTS)
-    run(pytester, "-p", "no:xdist").assert_outcomes(passed=4)
+    isolated(run, "-p", "no:xdist").assert_outcomes(passed=4)
     serial = models(pytester)["predictions"]
     # name (transforms), born (hook comparator "year") and the 4 item fields (key_field undoes the swap) are
     # exact; ref is skipped; city is a hallucination whose value is in the text: misplaced (type 3)
@@ -68,16 +74,16 @@ def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(pyt
     samples = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
     assert samples[0]["diagnostics"]["hallucination_types"] == [3]
     assert {f["comparator"] for f in samples[0]["score"]["fields"] if f["path"] == "born"} == {"year"}
-    run(pytester, "-n", "2", out="out2").assert_outcomes(passed=4)
+    isolated(run, "-n", "2", out="out2").assert_outcomes(passed=4)
     assert models(pytester, "out2")["predictions"] == serial
 
 
-def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
+def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(run: BenchRun, pytester: pytest.Pytester) -> None:
     broken = json.loads(json.dumps(SCHEMA))
     broken["properties"]["items"]["items"]["properties"]["qty"]["x-eval-compare"] = "nmeric"
     samples = [dict(SAMPLES[0], schema=broken), SAMPLES[1]]
     write(pytester, samples, OUTPUTS[:2])
-    result = run(pytester, "-p", "no:xdist")  # the "year" comparator is unknown too: no conftest here
+    result = isolated(run, "-p", "no:xdist")  # the "year" comparator is unknown too: no conftest here
     result.assert_outcomes(passed=2)
     out = result.stdout.str()
     assert ("data.jsonl:line 1, sample 's0', field '$.properties.items.items.properties.qty.x-eval-compare': "
@@ -92,7 +98,8 @@ def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(pytester: 
     assert models(pytester)["predictions"]["field_metrics_by_name"]["born"]["f1_strict"] == 0.0
 
 
-def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(pytester: pytest.Pytester) -> None:
+def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(run: BenchRun,
+                                                                             pytester: pytest.Pytester) -> None:
     schema = {"type": "object", "properties": {
         "name": {"type": "string", "x-eval-compare": "exact", "x-eval-note": "reviewed"},
         "tags": {"type": "array", "x-eval-align": {"ordered": False, "match_by": "hungarian"},
@@ -100,7 +107,7 @@ def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(pyt
     write(pytester,
           [{"id": "s0", "text": "Ann: x, y", "schema": schema, "expected": {"name": "Ann", "tags": ["x", "y"]}}],
           [{"id": "s0", "output": {"name": "Ann", "tags": ["Y", "X", "z"]}}])
-    result = run(pytester, "-p", "no:xdist")
+    result = isolated(run, "-p", "no:xdist")
     result.assert_outcomes(passed=1)
     assert ("data.jsonl:line 1, sample 's0', field '$.properties.name.x-eval-note': x-eval configuration: "
             "unknown key ignored") in result.stdout.str()
@@ -109,24 +116,25 @@ def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(pyt
         "exact": 3, "partial": 0, "incorrect": 0, "missed": 0, "spurious": 1}
 
 
-def test_post_processors_by_name_and_unknown_names(pytester: pytest.Pytester) -> None:
+def test_post_processors_by_name_and_unknown_names(run: BenchRun, pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     # a null gold must be allowed by the schema, or the sample is invalid (spec 2.2) and skipped
     nullable = {**SCHEMA, "properties": {**SCHEMA["properties"], "city": {"type": ["string", "null"]}}}
     samples = [dict(SAMPLES[0], schema=nullable, expected={**SAMPLES[0]["expected"], "city": None})]
     write(pytester, samples, OUTPUTS[:1])
-    run(pytester, "-p", "no:xdist").assert_outcomes(passed=1)
+    isolated(run, "-p", "no:xdist").assert_outcomes(passed=1)
     assert models(pytester)["predictions"]["match_categories"]["spurious"] == 1
-    run(pytester, "-p", "no:xdist", "--extractbench-post-process", "nulls_as_values", out="o2").assert_outcomes(passed=1)
+    result = isolated(run, "-p", "no:xdist", "--extractbench-post-process", "nulls_as_values", out="o2")
+    result.assert_outcomes(passed=1)
     valued = models(pytester, "o2")["predictions"]["match_categories"]
     assert valued["spurious"] == 0 and valued["incorrect"] == 1  # gold null vs "Oslo": a wrong value
-    bad = run(pytester, "--extractbench-post-process", "nulls_as_vals", out="o3")
+    bad = isolated(run, "--extractbench-post-process", "nulls_as_vals", out="o3")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*unknown post-processor 'nulls_as_vals' (did you mean 'nulls_as_values'?)*"])
 
 
-def test_judge_needs_a_server(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_judge_needs_a_server(run: BenchRun, pytester: pytest.Pytester, tmp_path: Path) -> None:
     write(pytester, SAMPLES[:1], OUTPUTS[:1])
-    result = run(pytester, "--extractbench-judge", "some-model")
+    result = isolated(run, "--extractbench-judge", "some-model")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--extractbench-judge needs the judge's server: --extractbench-judge-url URL*"])

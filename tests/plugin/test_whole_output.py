@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchrun import BenchRun
 from faultserver import Fault, FaultServer
 
 from pytest_extractbench.scoring import ScoringOptions, score_sample, semantic_cache
@@ -41,18 +42,21 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def run(pytester: pytest.Pytester, *args: str, out: str = "out") -> dict[str, Any]:
-    pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                       "--extractbench-predictions", "preds.jsonl", "--extractbench-output", out,
-                       "--extractbench-sla", "none", "--extractbench-resamples", "200", *args)
-    return json.loads((pytester.path / out / "metrics.json").read_text())
+ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
+        "--extractbench-sla", "none", "--extractbench-resamples", "200")  # fmt: skip
 
 
-def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(project: pytest.Pytester,
+def scored(run: BenchRun, *args: str, out: str = "out") -> dict[str, Any]:
+    """metrics.json of a run of the project's predictions."""
+    run(*ARGS, *args, out=out)
+    return run.document(out)
+
+
+def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(run: BenchRun, project: pytest.Pytester,
                                                                          fault_server: FaultServer) -> None:
     fault_server.answer = grading_judge
     judge = ("--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url)
-    document = run(project, *judge)
+    document = scored(run, *judge)
     metrics = document["models"]["predictions"]
     # same: 7/7; differs: 3/7; garbage is not JSON: grade 1 without asking -> (7 + 3 + 1) / 21
     assert metrics["judge_score"] == pytest.approx(11 / 21)
@@ -74,16 +78,16 @@ def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(projec
     assert "LLM judge (grade / 7)</td>" in html and 'id="whole-output-cost"' in html
     assert "judge_score" in (project.path / "out" / "metrics.csv").read_text().splitlines()[0]
     # the same outputs again: every grade comes from the cache
-    again = run(project, *judge, out="again")
+    again = scored(run, *judge, out="again")
     assert len(fault_server.requests) == 1 and again["models"]["predictions"]["judge_score"] == pytest.approx(11 / 21)
 
 
 @pytest.mark.parametrize("reply", ["no grades here", {"grades": [{"id": 1, "reasoning": "x", "score": 9},
                                                                  {"id": 2, "reasoning": "y"}]}])
-def test_a_judge_that_answers_nonsense_leaves_those_samples_ungraded_and_says_so(
+def test_a_judge_that_answers_nonsense_leaves_those_samples_ungraded_and_says_so(run: BenchRun,
         project: pytest.Pytester, fault_server: FaultServer, reply: Any) -> None:
     fault_server.answer = lambda body: reply
-    document = run(project, "--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url)
+    document = scored(run, "--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url)
     # the two JSON outputs have no grade (counted as failures); the garbage output still has its grade 1
     assert document["whole_output_cost"]["judge_errors"] == 2
     assert document["models"]["predictions"]["judge_score"] == pytest.approx(1 / 7)
@@ -93,8 +97,8 @@ def test_a_judge_that_answers_nonsense_leaves_those_samples_ungraded_and_says_so
     assert "(2 samples without a grade)" in (project.path / "out" / "summary.md").read_text()
 
 
-def test_without_the_options_no_whole_output_score_appears(project: pytest.Pytester) -> None:
-    document = run(project)
+def test_without_the_options_no_whole_output_score_appears(run: BenchRun, project: pytest.Pytester) -> None:
+    document = scored(run)
     metrics = document["models"]["predictions"]
     assert "judge_score" not in metrics and "semantic_similarity" not in metrics
     assert "judge_score" not in metrics["confidence_intervals"] and "whole_output_cost" not in document

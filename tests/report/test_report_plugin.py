@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from benchrun import BenchRun
 from _require import import_or_skip
 
 SCHEMA = {
@@ -30,26 +31,14 @@ PREDICTIONS = [
 ]
 
 
-def run(pytester: pytest.Pytester, *args: str, subprocess: bool = False) -> pytest.RunResult:
-    for name, rows in (("data.jsonl", SAMPLES), ("preds.jsonl", PREDICTIONS)):
-        (pytester.path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    argv = [
-        "-p",
-        "no:randomly",
-        "--extractbench",
-        "--extractbench-dataset",
-        "data.jsonl",
-        "--extractbench-predictions",
-        "preds.jsonl",
-        "--model",
-        "m1",
-        "--extractbench-output",
-        "out",
-        "--extractbench-sla",
-        "none",
-        *args,
-    ]
-    return pytester.runpytest_subprocess(*argv) if subprocess else pytester.runpytest(*argv)
+ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", "--model", "m1",
+        "--extractbench-sla", "none")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _inputs(run: BenchRun) -> None:
+    run.write_jsonl("data.jsonl", SAMPLES)
+    run.write_jsonl("preds.jsonl", PREDICTIONS)
 
 
 def records(pytester: pytest.Pytester) -> dict[str, dict]:
@@ -57,8 +46,8 @@ def records(pytester: pytest.Pytester) -> dict[str, dict]:
     return {r["sample_id"]: r for r in map(json.loads, lines)}
 
 
-def test_run_writes_every_report_and_shows_progress(pytester: pytest.Pytester) -> None:
-    result = run(pytester)
+def test_run_writes_every_report_and_shows_progress(run: BenchRun, pytester: pytest.Pytester) -> None:
+    result = run(*ARGS)
     result.assert_outcomes(passed=3, failed=1)
     out = pytester.path / "out"
     for name in ("report.html", "summary.md", "metrics.csv", "samples.csv"):
@@ -101,16 +90,32 @@ def test_run_writes_every_report_and_shows_progress(pytester: pytest.Pytester) -
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (out / "report.html").read_text()
 
 
-def test_no_html_report_option(pytester: pytest.Pytester) -> None:
-    run(pytester, "--extractbench-no-html-report")
+def test_no_html_report_option(run: BenchRun, pytester: pytest.Pytester) -> None:
+    run(*ARGS, "--extractbench-no-html-report")
     out = pytester.path / "out"
     assert not (out / "report.html").exists()
     assert (out / "summary.md").is_file() and (out / "samples.csv").is_file()
-    assert json.loads((out / "metrics.json").read_text())["run"]["options"]["report"] == {"html": False, "failure_details": 20}
+    # charts: off in every test not marked `charts` (tests/conftest.py)
+    assert json.loads((out / "metrics.json").read_text())["run"]["options"]["report"] == {
+        "html": False, "charts": False, "failure_details": 20}
 
 
-def test_junit_xml_properties_per_sample(pytester: pytest.Pytester) -> None:
-    run(pytester, "--junitxml", "junit.xml")
+@pytest.mark.charts
+def test_charts_option_draws_or_leaves_out_the_charts(run: BenchRun, pytester: pytest.Pytester) -> None:
+    run(*ARGS)
+    drawn = (pytester.path / "out" / "report.html").read_text(encoding="utf-8")
+    run(*ARGS, "--extractbench-charts", "off", out="bare")
+    bare = (pytester.path / "bare" / "report.html").read_text(encoding="utf-8")
+    assert 'id="chart-radar"' in drawn and drawn.count("<svg") >= 5
+    assert 'id="chart-' not in bare and "<svg" not in bare
+    # the page keeps everything else: its sections and the sample viewer's rows
+    for section in ('id="summary"', 'id="accuracy"', 'id="samples"', "s3"):
+        assert section in bare
+    assert json.loads((pytester.path / "bare" / "metrics.json").read_text())["run"]["options"]["report"]["charts"] is False
+
+
+def test_junit_xml_properties_per_sample(run: BenchRun, pytester: pytest.Pytester) -> None:
+    run(*ARGS, "--junitxml", "junit.xml")
     found = {}
     for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"):
         found[case.get("name")] = {p.get("name"): p.get("value") for p in case.iter("property")}
@@ -133,11 +138,11 @@ class _Blob(HTMLParser):
             self.blob = json.loads(found["data-jsonblob"])
 
 
-@pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
-def test_pytest_html_columns_extras_and_summary(pytester: pytest.Pytester, workers: str | None) -> None:
+@pytest.mark.parametrize("workers", [None, pytest.param("2", marks=pytest.mark.slow)], ids=["serial", "xdist"])
+def test_pytest_html_columns_extras_and_summary(run: BenchRun, pytester: pytest.Pytester, workers: str | None) -> None:
     import_or_skip("pytest_html", "pytest-html (the dev extra) is not installed")
     args = ["--html", "ph.html"] + (["-n", workers] if workers else [])
-    result = run(pytester, *args, subprocess=workers is not None)
+    result = run(*ARGS, *args, subprocess=workers is not None)
     result.assert_outcomes(passed=3, failed=1)
     page = (pytester.path / "ph.html").read_text(encoding="utf-8")
     parser = _Blob()

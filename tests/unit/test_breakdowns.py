@@ -108,7 +108,7 @@ def test_summary_md_shows_the_spread_the_weak_fields_and_the_bins() -> None:
 
 from types import SimpleNamespace  # noqa: E402
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from pytest_extractbench.analysis import breakdowns  # noqa: E402
@@ -151,14 +151,12 @@ def _tally_field_by_field(records, options, credited):
     return tallies
 
 
-@settings(max_examples=200, deadline=None)
 @given(records=_RECORDS, credited=st.booleans(), lenient=st.sampled_from([0.0, 0.3, 0.5]))
 def test_the_combination_tally_equals_a_field_by_field_tally(records, credited, lenient) -> None:
     options = ScoringOptions(lenient_threshold=lenient)
     assert breakdowns._tally(records, options, credited) == _tally_field_by_field(records, options, credited)
 
 
-@settings(max_examples=100, deadline=None)
 @given(records=_RECORDS)
 def test_type_confusion_counts_each_expected_and_predicted_type_pair_in_sorted_order(records) -> None:
     from collections import Counter

@@ -7,7 +7,7 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.analysis.calibration import field_confidences, reliability, token_offsets, value_spans
@@ -58,7 +58,6 @@ leaves = st.one_of(st.integers(-100, 100), st.sampled_from(["a", "b"]), st.boole
 objects = st.dictionaries(st.sampled_from(["p", "q", "r"]), leaves, max_size=3)
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(objects, min_size=1, max_size=6), st.randoms())
 def test_consistency_invariants(values: list, rnd: random.Random) -> None:
     texts = [json.dumps(v) for v in values]
@@ -118,7 +117,6 @@ def test_reliability_table_and_ece_by_hand() -> None:
     assert reliability([1.0], [True])["bins"][-1]["count"] == 1  # 1.0 lands in the last bin
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=1, max_size=50))
 def test_ece_is_bounded_and_perfect_calibration_scores_zero(pairs: list) -> None:
     table = reliability([c for c, _ in pairs], [o for _, o in pairs])

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.tracks import BREAKAGE_KINDS, BreakageError, applicable_kinds, break_json
@@ -56,7 +56,6 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.text(max_size=6), json_values, min_size=1, max_size=5), st.integers(0, 10**6))
 def test_every_applicable_breakage_really_breaks(value: dict, seed: int) -> None:
     kinds = applicable_kinds(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.core import jsonio
@@ -32,13 +32,11 @@ def deep_by_walk(value: Any, max_depth: int) -> str | None:
     return None
 
 
-@settings(max_examples=300, deadline=None)
 @given(VALUES, st.integers(min_value=1, max_value=6))
 def test_too_deep_names_the_same_place_as_a_walk_over_every_path(value: Any, max_depth: int) -> None:
     assert jsonio.too_deep(value, max_depth) == deep_by_walk(value, max_depth)
 
 
-@settings(max_examples=300, deadline=None)
 @given(VALUES)
 def test_find_nonfinite_names_the_first_nan_or_infinity(value: Any) -> None:
     first = next((jsonio.format_path(path) for node, path in jsonio._walk(value)

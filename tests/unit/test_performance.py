@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench import SampleRecord, ScoringOptions, evaluate_sla, model_metrics, score_sample
@@ -275,7 +275,6 @@ def build(rows: list) -> list[SampleRecord]:
     return records
 
 
-@settings(max_examples=150, deadline=None)
 @given(RESPONSES)
 def test_invariants(rows: list) -> None:
     records = build(rows)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, model_metrics, score_sample
@@ -143,7 +143,6 @@ DOCS = st.dictionaries(st.sampled_from(["x", "y", "z", "w"]), VALUES, max_size=4
 SCHEMA = {"type": "object", "properties": {"x": {"type": "string"}, "y": {}, "z": {}, "w": {}}}
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(DOCS, st.one_of(DOCS, st.just("not json"))), min_size=1, max_size=8))
 def test_resampled_point_values_equal_the_aggregates_for_any_outputs(pairs) -> None:
     records = [
@@ -157,7 +156,6 @@ def test_resampled_point_values_equal_the_aggregates_for_any_outputs(pairs) -> N
         assert values[name] == pytest.approx(metrics[name], abs=1e-12), name
 
 
-@settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=10))
 def test_exact_permutation_p_is_symmetric_and_a_probability(pairs) -> None:
     a, b = [p[0] for p in pairs], [p[1] for p in pairs]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench import ScoringOptions, score_sample
@@ -44,7 +44,6 @@ def all_scores(score) -> list[float]:
     return values
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(gold=gold_objects, options=option_sets)
 def test_gold_against_itself_is_perfect(gold: dict, options: ScoringOptions) -> None:
     score = score_sample(json.dumps(gold), gold, options=options)
@@ -57,7 +56,6 @@ def test_gold_against_itself_is_perfect(gold: dict, options: ScoringOptions) -> 
     assert all(f.category == "exact" for f in score.fields)
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(gold=gold_objects, output=st.one_of(json_values, st.text(max_size=60)), options=option_sets)
 def test_every_score_is_in_the_unit_interval_and_nothing_raises(gold: dict, output, options: ScoringOptions) -> None:
     score = score_sample(output, gold, options=options)
@@ -68,7 +66,6 @@ def test_every_score_is_in_the_unit_interval_and_nothing_raises(gold: dict, outp
     json.dumps(score.as_dict())  # always serializable
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(gold=gold_objects, first=json_values, second=json_values)
 def test_expected_field_count_depends_only_on_the_gold(gold: dict, first, second) -> None:
     a = score_sample(first, gold)
@@ -90,7 +87,6 @@ def _near(value, rng_choice: int):
     return value
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(gold=gold_objects, choice=st.integers(0, 1000), options=option_sets)
 def test_the_equal_subtree_fast_path_changes_nothing(gold: dict, choice: int, options: ScoringOptions) -> None:
     from pytest_extractbench.scoring import FieldWalker
@@ -134,7 +130,6 @@ def _annotate(schema: dict, data, depth: int = 0) -> dict:
     return out
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(gold=gold_objects, choice=st.integers(0, 1000), options=option_sets, data=st.data())
 def test_the_equal_subtree_fast_path_changes_nothing_under_rules(gold: dict, choice: int, options, data) -> None:
     from pytest_extractbench.scoring import FieldWalker, compile_rules, infer_schema
@@ -161,7 +156,6 @@ def _skipped_leaves(schema: dict, prefix: str = "") -> list[str]:
     return found
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(gold=gold_objects, choice=st.integers(0, 1000), options=option_sets)
 def test_annotated_defaults_score_like_no_annotation(gold: dict, choice: int, options) -> None:
     from pytest_extractbench.scoring import annotate_defaults, infer_schema

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from _require import require_or_skip
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.dataset.responses import ModelResponse
@@ -212,7 +212,6 @@ predicted_calls = st.lists(
               st.dictionaries(st.sampled_from(["x", "y", "z", "w"]), values, max_size=3)), max_size=4)  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
 @given(gold_calls, predicted_calls, st.randoms())
 def test_order_of_predicted_calls_does_not_matter(gold: list, predicted: list, rnd: random.Random) -> None:
     shuffled = list(predicted)
@@ -224,7 +223,6 @@ def test_order_of_predicted_calls_does_not_matter(gold: list, predicted: list, r
     assert a["arguments"]["tp"] == b["arguments"]["tp"]
 
 
-@settings(max_examples=150, deadline=None)
 @given(gold_calls, predicted_calls)
 def test_rates_stay_in_range_and_gold_scores_perfectly(gold: list, predicted: list) -> None:
     metrics = aggregate_calls([score_calls(gold, predicted)])

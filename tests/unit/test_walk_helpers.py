@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench import FieldResult, ScoringOptions, score_sample
@@ -60,7 +60,6 @@ def test_a_root_key_named_empty_is_dollar_on_both_walks() -> None:
     assert fast.walk(gold, dict(gold), None) == slow.walk(gold, dict(gold), None)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(gold=gold_objects, choice=st.integers(0, 1000), options=option_sets)
 def test_every_field_result_of_the_walk_is_whole(gold: dict, choice: int, options: ScoringOptions) -> None:
     for predicted in (gold, _near(gold, choice), {}):
@@ -95,7 +94,6 @@ def _reference_shapes(expected: Any, predicted: Any) -> dict[str, int]:
     return counts
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(expected=json_values, predicted=json_values)
 def test_shape_bits_count_what_shape_sets_counted(expected: Any, predicted: Any) -> None:
     assert structure_mismatches(expected, predicted) == _reference_shapes(expected, predicted)
@@ -111,7 +109,6 @@ def test_shape_mismatches_by_hand() -> None:
 _text = st.text(alphabet="ab _-.1é ", max_size=30)
 
 
-@settings(max_examples=500)
 @given(text=_text, needle=st.text(alphabet="ab _-.1é", min_size=1, max_size=4))
 def test_the_bounded_find_agrees_with_the_word_boundary_regex(text: str, needle: str) -> None:
     expected = re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", text) is not None
