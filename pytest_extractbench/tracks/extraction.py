@@ -58,7 +58,7 @@ class ExtractionTrack(Track):
                     diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content),
                 )
                 extra_diagnostics(record, responses)  # calibration and consistency, when there is data
-        except (Exception, budget.ScoringTimeout) as exc:  # noqa: BLE001 - any failure or overrun is this sample's scoring_error
+        except (Exception, budget.ScoringTimeout) as exc:  # noqa: BLE001 - any failure or overrun: its scoring_error
             record = _scoring_error_record(settings, model, sample, meta, response, exc)
         return record
 
