@@ -283,7 +283,8 @@ def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool 
 
 def _transcoded(handle: BinaryIO, encoding: str, limit: int) -> Iterator[bytes | JsonInputError | None]:
     """The lines of a UTF-16/32 file (its byte-order mark tells the byte order) as UTF-8 bytes; None for one
-    longer than ``limit`` (read whole: such files are rare and small); an error, then nothing, where the bytes stop being that encoding."""
+    longer than ``limit`` (read whole: such files are rare and small); an error, then nothing, where the bytes
+    stop being that encoding."""
     reader = codecs.getreader(encoding)(handle, errors="strict")
     while True:
         try:

@@ -84,13 +84,15 @@ class ServerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         try:
             deadline = time.monotonic() + self.timeout
-            with self._client.embeddings.with_streaming_response.create(model=self.model, input=list(texts)) as response:
+            request = self._client.embeddings.with_streaming_response.create(model=self.model, input=list(texts))
+            with request as response:
                 data = read_answer(response, deadline=deadline)
             return normalized(vectors_of(data, len(texts)))
         except EmbeddingError:
             raise
         except Exception as exc:  # noqa: BLE001 - any client or server failure is the backend's failure
-            raise EmbeddingError(masked(f"embedding request failed: {type(exc).__name__}: {exc}", self._key)[:500]) from None
+            message = masked(f"embedding request failed: {type(exc).__name__}: {exc}", self._key)
+            raise EmbeddingError(message[:500]) from None
 
 
 MAX_DIMENSIONS = 65_536
@@ -106,7 +108,8 @@ def vectors_of(data: Any, count: int) -> np.ndarray:
     for item in items:
         index = item.get("index") if isinstance(item, dict) else None
         if type(index) is not int or not 0 <= index < count or index in by_index:
-            raise EmbeddingError(f"the embeddings answer has an index out of range or repeated: {jsonio.clip(repr(index), 40)}")
+            shown = jsonio.clip(repr(index), 40)
+            raise EmbeddingError(f"the embeddings answer has an index out of range or repeated: {shown}")
         by_index[index] = item.get("embedding")
     rows = [by_index[i] for i in range(count)]
     width = len(rows[0]) if isinstance(rows[0], list) else 0

@@ -2,9 +2,10 @@
 of every answer and the masking of what a server says.
 
 A judge or an embeddings server is as untrusted as the model under test: its answer is read with the
-limits model answers get (a size cap and a deadline for the whole answer, the nesting limit, no
-integer past Python's 4,300 digits; the callers refuse non-finite numbers where they use one), and anything it says that is recorded (an
-error, a judge's reasoning) first loses the API key and anything credential-shaped.
+limits model answers get (a size cap and one deadline for the whole answer, the nesting limit, no
+integer past Python's 4,300 digits; the callers refuse non-finite numbers where they use one), and
+anything it says that is recorded (an error, a judge's reasoning) first loses the API key and anything
+credential-shaped.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def masked(text: Any, key: str | None) -> str:
 
 def read_answer(response: Any, *, deadline: float, limit: int | None = None) -> Any:
     """The JSON value of an SDK streaming response, read within ``deadline`` (a ``time.monotonic()`` value)
-    and ``limit`` bytes (default :data:`MAX_ANSWER_BYTES`), or :class:`RemoteAnswerError` saying which limit it broke."""
+    and ``limit`` bytes (default :data:`MAX_ANSWER_BYTES`), or :class:`RemoteAnswerError` saying which
+    limit it broke."""
     limit = MAX_ANSWER_BYTES if limit is None else limit
     chunks: list[bytes] = []
     size = 0

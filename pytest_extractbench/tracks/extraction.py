@@ -59,7 +59,7 @@ class ExtractionTrack(Track):
                                                    sample.schema, settings.scoring),
                 )
                 extra_diagnostics(record, responses)  # calibration and consistency, when there is data
-        except (Exception, budget.ScoringTimeout) as exc:  # noqa: BLE001 - any failure or overrun is this sample's scoring_error
+        except (Exception, budget.ScoringTimeout) as exc:  # noqa: BLE001 - any failure or overrun: its scoring_error
             record = _scoring_error_record(settings, model, sample, meta, response, exc)
         return record
 

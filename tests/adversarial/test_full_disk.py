@@ -80,6 +80,16 @@ def bench(pytester: pytest.Pytester, out: Path, *args: str) -> pytest.RunResult:
                               "--extractbench-dataset", "data.jsonl", "--extractbench-output", str(out), *args)
 
 
+def fill(path: Path) -> None:
+    """Write zeros to ``path`` until the disk is full."""
+    with open(path, "wb", buffering=0) as handle:
+        try:
+            while handle.write(b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+
+
 def no_temporary_files(root: Path) -> None:
     left = [p.name for p in root.rglob("*") if p.name.endswith(".tmp")]
     assert not left, f"temporary files left behind: {left}"
@@ -133,12 +143,7 @@ def test_the_journal_survives_a_full_disk_and_resume_finishes_without_asking_aga
 def test_an_atomic_write_that_meets_a_full_disk_keeps_the_previous_file(small_disk: Path) -> None:
     target = small_disk / "metrics.json"
     files.write_json(target, {"old": True})
-    with open(small_disk / FILLER, "wb", buffering=0) as handle:
-        try:
-            while handle.write(b"\0" * 4096):
-                pass
-        except OSError:
-            pass
+    fill(small_disk / FILLER)
     with pytest.raises(files.OutputWriteError) as info:
         files.write_json(target, {"new": "x" * 100_000})
     assert str(info.value) == f"{target}: not written: No space left on device"
@@ -277,12 +282,7 @@ def test_a_journal_that_meets_a_full_disk_stops_cleanly_and_the_answer_is_kept(s
 
     journal = Journal(small_disk)
     journal.append(MODEL, "s0", "k0", ModelResponse(content='{"name": "P0"}'))
-    with open(small_disk / FILLER, "wb", buffering=0) as handle:
-        try:
-            while handle.write(b"\0" * 4096):
-                pass
-        except OSError:
-            pass
+    fill(small_disk / FILLER)
     big = ModelResponse(content="x" * 200_000)  # more than the last free bytes: the write fails part-way
     journal.append(MODEL, "s1", "k1", big)  # no exception: the answer still goes to its item
     assert journal.error is not None and "No space left on device" in journal.error

@@ -323,7 +323,8 @@ def test_a_judge_echoing_the_key_while_grading_semantic_fields_never_records_it(
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in preds), encoding="utf-8")
     with FaultServer(default=Fault.echo_headers(status=401)) as judge:
-        result = pytester.runpytest(*COMMON, "--extractbench-judge", "judge-model", "--extractbench-judge-url", judge.url)
+        result = pytester.runpytest(*COMMON, "--extractbench-judge", "judge-model",
+                                    "--extractbench-judge-url", judge.url)
     out = pytester.path / "out"
     assert_accounted(out, N)
     rows_out = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines() if line]
