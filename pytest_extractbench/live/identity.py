@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -32,6 +33,7 @@ VOLATILE_FIELDS = frozenset({"created"})
 #: Bytes of a /props answer read at most (llama-server's holds the chat template: a few KB).
 PROPS_LIMIT = 1 << 20
 PROPS_TIMEOUT_S = 10.0
+PROPS_CHUNK = 16384
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -54,11 +56,19 @@ def fetch_model_path(base_url: str, api_key: str | None, timeout_s: float) -> st
     host = urlsplit(root).hostname or ""
     # loopback servers are reached directly, as the requests reach them (transport.py)
     handlers = [urllib.request.ProxyHandler({})] if host in _LOOPBACK else []
+    budget = min(timeout_s, PROPS_TIMEOUT_S)
+    deadline = time.monotonic() + budget
     try:
-        with urllib.request.build_opener(*handlers).open(request, timeout=min(timeout_s, PROPS_TIMEOUT_S)) as answer:
-            body = answer.read(PROPS_LIMIT + 1)
-        if len(body) > PROPS_LIMIT:
-            return None
+        with urllib.request.build_opener(*handlers).open(request, timeout=budget) as answer:
+            body = b""
+            # chunk by chunk against one deadline: a server that drips its answer cannot hold the run
+            while len(body) <= PROPS_LIMIT and time.monotonic() < deadline:
+                chunk = answer.read1(PROPS_CHUNK)
+                if not chunk:
+                    break
+                body += chunk
+            else:
+                return None
         data = jsonio.loads(body)
     except (OSError, ValueError, urllib.error.URLError):
         return None

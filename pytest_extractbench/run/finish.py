@@ -27,6 +27,7 @@ from ..gating.regression import compare_run
 from ..gating.requirements import evaluate_requirements
 from ..gating.sla import evaluate_sla, sla_passed
 from ..gating.subsets import gate_scopes
+from ..dataset import identity as content
 from .result import RunResult
 
 if TYPE_CHECKING:
@@ -185,6 +186,9 @@ def run_info(context: RunContext, records: list[Any], models: list[str], unscore
             "source": dataset.source,
             "num_samples": len(dataset.samples),
             "num_skipped": len(dataset.skipped),
+            # what was measured, provably: a comparison can pair only the samples whose content is unchanged
+            "content_hash": content.dataset_hash(dataset.samples),
+            "sample_hashes": {sample.id: content.sample_hash(sample) for sample in dataset.samples},
         },
         "num_records": len(records),
         "models": models,

@@ -71,6 +71,12 @@ def test_a_cassette_is_sorted_diffable_and_keeps_no_secret(pytester: pytest.Pyte
                for line in text.splitlines())  # canonical lines: a re-recording diffs line by line
     origin = entries[0]["response"]["origin"]
     assert (origin["source"], origin["by"], origin["where"]) == ("asked", "server", recorded.url)
+    # recorded again from its own replay: the same keys, sample hashes and answers, in the same order
+    bench(pytester, "--extractbench-replay", "cassette", "--extractbench-record", "again", out="again")
+    again = [json.loads(line) for line in (pytester.path / "again" / "cassette.jsonl").read_text().splitlines()]
+    assert again[0] == header
+    assert [(e["key"], e["sample_hash"], e["response"]["content"]) for e in again[1:]] == [
+        (e["key"], e["sample_hash"], e["response"]["content"]) for e in entries]
 
 
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["one-process", "xdist"])

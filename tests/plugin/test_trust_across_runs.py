@@ -242,3 +242,60 @@ def test_an_edited_extractor_is_asked_again_even_with_the_cache_on(pytester: pyt
     found = origins(pytester, "edited")
     assert {o["source"] for o in found.values()} == {"asked"} and {o["by"] for o in found.values()} == {"extractor"}
     assert document(pytester, "edited")["models"]["m"]["extraction_quality_score"] < 0.5
+
+
+def test_a_server_that_drips_its_props_cannot_hold_the_identity_check() -> None:
+    import time as clock
+
+    from faultserver import Fault
+
+    from pytest_extractbench.live.identity import fetch_model_path
+
+    server = LlamaLike("/m.gguf", {})
+    try:
+        assert fetch_model_path(server.url, None, 5.0) == "/m.gguf"
+    finally:
+        server.close()
+    with FaultServer(models_fault=Fault.drip(interval=0.05)) as dripping:
+        # FaultServer has no /props: a 404 is no model path, at once
+        assert fetch_model_path(dripping.url, None, 5.0) is None
+    drip = _DripServer()
+    try:
+        started = clock.monotonic()
+        assert fetch_model_path(drip.url, None, 1.0) is None
+        assert clock.monotonic() - started < 3.0
+    finally:
+        drip.close()
+
+
+class _DripServer:
+    """/props answered one byte every 0.1 s, forever (each read is quick; only a total budget ends it)."""
+
+    def __init__(self) -> None:
+        import time as clock
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                try:
+                    self.wfile.write(b'{"model_path": "')
+                    for _ in range(600):
+                        self.wfile.write(b"a")
+                        self.wfile.flush()
+                        clock.sleep(0.1)
+                except OSError:
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
