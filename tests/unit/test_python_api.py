@@ -82,6 +82,7 @@ def test_evaluate_matches_pytest_sample_by_sample(pytester: pytest.Pytester, tmp
                                   and document["models"]["weak"]["sla"]["passed"])
 
 
+@pytest.mark.slow
 def test_load_run_reads_back_a_pytest_run(pytester: pytest.Pytester) -> None:
     document = pytest_run(pytester, "--extractbench-predictions", f"weak={WEAK}")
     loaded = load_run(pytester.path / "out")
