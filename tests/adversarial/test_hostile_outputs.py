@@ -294,6 +294,7 @@ def test_report_html_is_written_when_the_dataset_has_problems(pytester: pytest.P
     assert_clean_terminal(terminal(result))
 
 
+@pytest.mark.slow
 def test_extractbench_report_renders_a_run_with_problems(pytester: pytest.Pytester) -> None:
     offline(pytester, [sample("s1", 1), "{not json"], {"s1": {"name": "P1", "age": 1}}, "--extractbench-no-html-report")
     out = pytester.path / "out"

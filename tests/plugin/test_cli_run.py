@@ -26,6 +26,7 @@ def test_spellings_become_the_plugin_s_options(given: list[str], expected: list[
     assert run_arguments(given) == expected
 
 
+@pytest.mark.slow
 def test_a_run_with_the_spec_s_spellings_uses_them(tmp_path: Path) -> None:
     config = tmp_path / "bench.yaml"
     config.write_text("metrics: {sla: none}\n", encoding="utf-8")

@@ -115,6 +115,7 @@ def test_save_then_compare_an_unchanged_run(pytester: pytest.Pytester, demo: str
     assert [c["p_value"] for c in comparison["checks"]] == [1.0, 1.0]
 
 
+@pytest.mark.slow
 def test_a_real_regression_fails_the_session_and_explains_itself(pytester: pytest.Pytester, demo: str) -> None:
     bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "main")
     worse = write(pytester, "worse.jsonl", degraded(0.3))
@@ -194,6 +195,7 @@ def test_several_models_are_compared_in_the_summary_and_metrics(pytester: pytest
     )
 
 
+@pytest.mark.slow
 def test_comparison_is_the_same_under_xdist(pytester: pytest.Pytester, demo: str) -> None:
     worse = write(pytester, "worse.jsonl", degraded(0.3))
     models = ("--extractbench-predictions", f"good={demo}", "--extractbench-predictions", f"bad={worse}")

@@ -55,6 +55,7 @@ def _scored_ids(pytester: pytest.Pytester, out: str) -> list[str]:
     return sorted(json.loads(line)["sample_id"] for line in lines)
 
 
+@pytest.mark.slow
 def test_sampling_is_the_same_under_xdist(pytester: pytest.Pytester) -> None:
     args = ["--extractbench-predictions", DEMO, "--extractbench-sample", "9", "--extractbench-seed", "5",
             "--extractbench-sla", "none"]

@@ -140,6 +140,7 @@ def test_resume_after_a_killed_run_asks_only_what_is_missing(run: BenchRun, proj
     assert set(records(project)) == {s["id"] for s in SAMPLES}
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_same_metrics_as_one_process(run: BenchRun, project: Path) -> None:
     import_or_skip("xdist", "pytest-xdist (the dev extra) is not installed")
     run(*ARGS, "--extractbench-extractor", "myextract:extract_async", "--extractbench-no-cache",

@@ -82,7 +82,7 @@ def failure_texts(path: Path) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["one process", "xdist"])
+@pytest.mark.parametrize("xdist", [(), pytest.param(("-n", "2"), marks=pytest.mark.slow)], ids=["one process", "xdist"])
 def test_past_the_limit_a_failure_keeps_only_its_one_line_reason(run: BenchRun, pytester: pytest.Pytester,
                                                                  xdist: tuple) -> None:
     result = run(*ARGS, "--extractbench-failure-details", "4", "--junitxml", "junit.xml", *xdist)

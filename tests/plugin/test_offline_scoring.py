@@ -228,6 +228,7 @@ def strip_timing(document: dict) -> dict:
     return {"run": run, "models": document["models"]}
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_same_metrics(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     predictions = [PERFECT[0], {"id": "med-2", "output": "```json\n{\"name\": \"bo chan\", \"age\": 8}\n```"},
                    {"id": "shop-1", "output": {"name": "Cy", "age": 30, "city": "Lyon", "zip": "69001"}}]

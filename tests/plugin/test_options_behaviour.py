@@ -153,6 +153,7 @@ def comparison(run: BenchRun, *args: str) -> dict[str, Any]:
     return run.document()["comparison"]
 
 
+@pytest.mark.slow
 def test_alpha_decides_significance(run: BenchRun, two_models: tuple[str, ...]) -> None:
     default = comparison(run, *two_models)["statistical_significance"]["bad_vs_good"]
     strict = comparison(run, *two_models, "--extractbench-alpha", "0.01")
@@ -163,6 +164,7 @@ def test_alpha_decides_significance(run: BenchRun, two_models: tuple[str, ...]) 
     assert (strict["alpha"], strict["significantly_different"]) == (0.01, False)
 
 
+@pytest.mark.slow
 def test_test_chooses_the_paired_test_behind_significance(run: BenchRun,
                                                           two_models: tuple[str, ...]) -> None:
     alpha = ("--extractbench-alpha", "0.01")
@@ -177,6 +179,7 @@ def test_test_chooses_the_paired_test_behind_significance(run: BenchRun,
     assert ttest[eqs]["significant"]
 
 
+@pytest.mark.slow
 def test_resamples_below_all_swaps_make_the_permutation_test_monte_carlo(run: BenchRun,
                                                                         two_models: tuple[str, ...]) -> None:
     default = comparison(run, *two_models)["pairwise"]["bad_vs_good"]["metrics"]["extraction_quality_score"]
@@ -190,6 +193,7 @@ def test_resamples_below_all_swaps_make_the_permutation_test_monte_carlo(run: Be
     assert few["p_value"] != pytest.approx(0.03125)
 
 
+@pytest.mark.slow
 def test_gap_threshold_and_reference_model_decide_the_gap_rule(run: BenchRun,
                                                                two_models: tuple[str, ...]) -> None:
     default = comparison(run, *two_models)["gap_rule"]
@@ -236,6 +240,7 @@ def test_stats_seed_changes_the_bootstrap_draws(run: BenchRun) -> None:
     assert first["value"] == other["value"]  # the point estimate does not depend on the draws
 
 
+@pytest.mark.slow
 def test_verdict_thresholds_decide_the_verdict_against_the_baseline(run: BenchRun, pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path / "data.jsonl", TWELVE)
     write_jsonl(pytester.path / "good.jsonl", GOOD)
@@ -286,6 +291,7 @@ def test_output_is_where_the_run_is_written(pytester: pytest.Pytester) -> None:
     assert list((pytester.path / ".extractbench" / "runs").iterdir()) == [default]  # no second timestamped run
 
 
+@pytest.mark.slow
 def test_dataset_cache_holds_what_datasets_caches(run: BenchRun,
                                                   pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("datasets")

@@ -220,6 +220,7 @@ def test_lf_reruns_exactly_the_failed_samples(run: BenchRun, data: Path) -> None
     cached(run, PERFECT, "--lf").assert_outcomes(passed=4)
 
 
+@pytest.mark.slow
 def test_lf_under_xdist_reruns_exactly_the_failed_samples(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     cached(run, TWO_BROKEN, "-n", "2").assert_outcomes(passed=2, failed=2)
     second = cached(run, TWO_BROKEN, "--lf", "-n", "2")

@@ -59,6 +59,7 @@ def models(pytester: pytest.Pytester, out: str = "out") -> dict:
     return json.loads((pytester.path / out / "metrics.json").read_text())["models"]
 
 
+@pytest.mark.slow
 def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(run: BenchRun,
                                                                              pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
@@ -116,6 +117,7 @@ def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(run
         "exact": 3, "partial": 0, "incorrect": 0, "missed": 0, "spurious": 1}
 
 
+@pytest.mark.slow
 def test_post_processors_by_name_and_unknown_names(run: BenchRun, pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     # a null gold must be allowed by the schema, or the sample is invalid (spec 2.2) and skipped

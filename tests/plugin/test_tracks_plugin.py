@@ -151,6 +151,7 @@ def test_request_hook_fires_once_per_run(run: BenchRun, pytester: pytest.Pyteste
                      ["predictions", "flights", "c"], ["scored", "flights", False]]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_track_runs_the_same_under_xdist(run: BenchRun, pytester: pytest.Pytester) -> None:
     run(*ARGS, "--extractbench-track", "toolcall", files={"preds.jsonl": TOOLCALL})
     single = metrics(pytester)["models"]

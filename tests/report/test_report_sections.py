@@ -86,6 +86,7 @@ def test_the_baseline_comparison_is_in_both_files_with_its_verdict_on_top(compar
     assert "REGRESSED" in gate and "1.000 → 0.944" in gate
 
 
+@pytest.mark.slow
 def test_subsets_and_groups_are_in_both_files(pytester: pytest.Pytester) -> None:
     gold = {s["id"]: s["expected"] for s in SAMPLES}
     outputs = dict(gold, b={"name": "Bo"})

@@ -27,11 +27,12 @@ def readme_blocks() -> list[str]:
 
 
 def pytest_run(pytester: pytest.Pytester, *args: str) -> dict:
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "--extractbench", "--extractbench-output", "out", *args)
+    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-output", "out", *args)
     assert result.ret in (0, 1), result.stderr.str()
     return json.loads((pytester.path / "out" / "metrics.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_readme_code_runs_and_says_what_pytest_says(pytester: pytest.Pytester,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(ROOT / "fixtures", pytester.path / "fixtures")
@@ -62,6 +63,7 @@ def test_the_readme_code_runs_and_says_what_pytest_says(pytester: pytest.Pyteste
     assert int((fields.category == "missed").sum()) == missed
 
 
+@pytest.mark.slow
 def test_evaluate_matches_pytest_sample_by_sample(pytester: pytest.Pytester, tmp_path: Path) -> None:
     document = pytest_run(pytester, "--extractbench-predictions", f"demo={DEMO}", "--extractbench-predictions",
                           f"weak={WEAK}", "--extractbench-sla", "target")
@@ -80,6 +82,7 @@ def test_evaluate_matches_pytest_sample_by_sample(pytester: pytest.Pytester, tmp
                                   and document["models"]["weak"]["sla"]["passed"])
 
 
+@pytest.mark.slow
 def test_load_run_reads_back_a_pytest_run(pytester: pytest.Pytester) -> None:
     document = pytest_run(pytester, "--extractbench-predictions", f"weak={WEAK}")
     loaded = load_run(pytester.path / "out")
@@ -91,6 +94,7 @@ def test_load_run_reads_back_a_pytest_run(pytester: pytest.Pytester) -> None:
     assert {p.name for p in loaded.report_files} >= {"summary.md", "metrics.csv"}
 
 
+@pytest.mark.slow
 def test_every_sample_is_accounted_for_when_the_extractor_fails(tmp_path: Path) -> None:
     from pytest_extractbench import load_dataset
 
@@ -153,6 +157,7 @@ def test_a_plugin_source_receives_the_run_context(pytester: pytest.Pytester) -> 
     assert document["models"]["oracle"]["extraction_quality_score"] == 1.0
 
 
+@pytest.mark.slow
 def test_load_run_rebuilds_records_with_the_run_s_own_scoring_options(tmp_path: Path) -> None:
     result = evaluate(predictions=WEAK, output=tmp_path / "run", rootdir=tmp_path, sla="none",
                       eqs_weights="0.4,0.3,0.2,0.1")
