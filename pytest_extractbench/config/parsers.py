@@ -70,8 +70,8 @@ MAX_NUMBER_CHARS = 100
 def _number(value: str, cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str) -> Any:
     shown = repr(value) if len(value) <= 40 else repr(value[:39] + "…")
     if len(value.strip()) > MAX_NUMBER_CHARS:  # int() of 5,000 digits raises, float() turns them into inf
-        raise argparse.ArgumentTypeError(f"expected {expected}, got a number of {len(value.strip()):,} characters "
-                                         f"(at most {MAX_NUMBER_CHARS})")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown}, a number of {len(value.strip()):,} "
+                                         f"characters (at most {MAX_NUMBER_CHARS})")
     try:
         number = cast(value)
     except ValueError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+
 from pytest_extractbench import (
     SampleRecord,
     ScoringOptions,
@@ -12,6 +13,7 @@ from pytest_extractbench import (
     recommendation,
     score_sample,
 )
+from pytest_extractbench.analysis.performance import NOT_MEASURED
 from pytest_extractbench.gating.sla import eqs_band, sla_passed
 
 OPTIONS = ScoringOptions()
@@ -99,9 +101,13 @@ def test_sla_tiers_check_each_threshold_and_skip_what_was_not_measured() -> None
         "schema_validity_rate": 0.97,
         "field_f1_partial": 0.75,
         "hallucination_rate": 0.04,
+        # an offline run: latency and success rate do not apply (a run that says nothing of them could not
+        # measure them, and fails)
+        "performance": {"note": NOT_MEASURED},
     }
     minimum = evaluate_sla(metrics, "minimum")
     assert sla_passed(minimum)
+    assert not sla_passed(evaluate_sla({k: v for k, v in metrics.items() if k != "performance"}, "minimum"))
     assert [c.metric for c in minimum if c.passed is None] == ["latency_p95_ms", "success_rate"]
     target = evaluate_sla(metrics, "target")
     missed = {c.metric: c for c in target if c.passed is False}

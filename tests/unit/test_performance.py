@@ -238,7 +238,7 @@ def test_offline_records_are_not_measured() -> None:
     assert metrics["latency_p95_ms"] is None and metrics["success_rate"] is None
     checks = {c.label: c for c in evaluate_sla(metrics, "minimum")}
     assert checks["p95_latency_ms"].passed is None and checks["success_rate"].passed is None
-    assert "not measured" in checks["p95_latency_ms"].describe()
+    assert "not applicable: no request was sent" in checks["p95_latency_ms"].describe()
 
 
 def test_the_gate_fails_on_p95_latency_and_success_rate() -> None:
