@@ -4,7 +4,8 @@ A spreadsheet opening a CSV file evaluates a cell as a formula when its first si
 ``=``, ``+``, ``-`` or ``@`` (``|`` starts a DDE call in some), and spreadsheets skip more before that
 character than a plain ``startswith`` sees: spaces, tabs, line breaks, zero-width and other invisible
 format characters, and they read the full-width forms (``＝ ＋ － ＠``) and other compatibility forms as
-the ASCII ones. As OWASP's CSV-injection guidance advises, such a cell is written with a leading
+the ASCII ones. As OWASP's CSV-injection guidance advises, such a cell, and any cell that starts with a tab or
+a carriage return (which OWASP lists among the dangerous first characters), is written with a leading
 apostrophe, which every spreadsheet shows as text; any other text is written unchanged.
 
 No pytest import; cheap to import.
@@ -15,9 +16,10 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-__all__ = ["FORMULA_STARTS", "is_formula", "neutral_cell"]
+__all__ = ["FORMULA_STARTS", "LEADING_CONTROLS", "is_formula", "neutral_cell"]
 
 FORMULA_STARTS = frozenset("=+-@|")
+LEADING_CONTROLS = ("\t", "\r")  # OWASP: a cell starting with one is neutralised whatever follows
 # Skipped before the first significant character: controls (tab, CR, LF), invisible format characters
 # (zero-width space and joiners, BOM, bidi marks), separators of every kind, and what has no glyph
 # (private use, unassigned, lone surrogates): erring towards an apostrophe costs nothing.
@@ -49,6 +51,6 @@ def neutral_cell(value: Any) -> Any:
     everything else is written as it is."""
     if value is None:
         return ""
-    if isinstance(value, str) and is_formula(value):
+    if isinstance(value, str) and (value.startswith(LEADING_CONTROLS) or is_formula(value)):
         return "'" + value
     return value

@@ -144,7 +144,8 @@ def verdict_lines(
         lines.append("no SLA tier was asserted (--extractbench-sla none); every required threshold held or does not "
                      "apply to this run: the session gate passes.")
     elif tier == "none":
-        lines.append("no SLA tier was asserted (--extractbench-sla none): the session gate passes whatever the scores.")
+        lines.append("no SLA tier was asserted (--extractbench-sla none): no threshold gates the session whatever the "
+                     "scores; failed items still fail it unless --extractbench-report-only.")
     else:
         lines.append(f"the model meets the '{tier}' SLA tier: the session gate passes.")
     return lines
