@@ -13,6 +13,9 @@ Vectors are cached per (backend, model, text).
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 import os
 import time
 from typing import Any, Sequence
@@ -84,7 +87,9 @@ class ServerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         try:
             deadline = time.monotonic() + self.timeout
-            request = self._client.embeddings.with_streaming_response.create(model=self.model, input=list(texts))
+            # floats asked for explicitly: the SDK asks for base64 unless told, and reads the raw answer itself
+            request = self._client.embeddings.with_streaming_response.create(model=self.model, input=list(texts),
+                                                                             encoding_format="float")
             with request as response:
                 data = read_answer(response, deadline=deadline)
             return normalized(vectors_of(data, len(texts)))
@@ -96,6 +101,20 @@ class ServerEmbedder:
 
 
 MAX_DIMENSIONS = 65_536
+
+
+def _decoded(row: Any) -> Any:
+    """A base64 vector (OpenAI's ``encoding_format="base64"``: little-endian float32) as a list of floats; a
+    server that answers base64 though floats were asked is read all the same. Anything else is left as it is."""
+    if not isinstance(row, str) or len(row) > MAX_DIMENSIONS * 6:
+        return row
+    try:
+        raw = base64.b64decode(row, validate=True)
+    except (ValueError, binascii.Error):
+        return row
+    if not raw or len(raw) % 4:
+        return row
+    return np.frombuffer(raw, dtype="<f4").astype(np.float64).tolist()
 
 
 def vectors_of(data: Any, count: int) -> np.ndarray:
@@ -111,7 +130,7 @@ def vectors_of(data: Any, count: int) -> np.ndarray:
             shown = jsonio.clip(repr(index), 40)
             raise EmbeddingError(f"the embeddings answer has an index out of range or repeated: {shown}")
         by_index[index] = item.get("embedding")
-    rows = [by_index[i] for i in range(count)]
+    rows = [_decoded(by_index[i]) for i in range(count)]
     width = len(rows[0]) if isinstance(rows[0], list) else 0
     for row in rows:
         if not isinstance(row, list) or not 0 < len(row) <= MAX_DIMENSIONS or len(row) != width \

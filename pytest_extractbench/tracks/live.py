@@ -95,7 +95,7 @@ class TrackLiveSource(LiveSource):
         key = cache_key(model, messages, {"track": track, "request": fields}, {**self._params, "run": run},
                         self.server_identity(model))
         return self._admit_pair(
-            pair, key, lambda future: _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields)
+            pair, key, lambda future: _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields=fields)
         )
 
     async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:

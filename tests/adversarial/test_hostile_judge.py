@@ -331,3 +331,20 @@ def test_a_judge_echoing_the_key_while_grading_semantic_fields_never_records_it(
     errors = [f.get("error") or "" for row in rows_out for f in row["score"]["fields"] if f["path"] == "city"]
     assert len(errors) == N and all("judge request failed" in e for e in errors), errors
     assert_no_secret([SECRET], out, texts=[result.stdout.str(), result.stderr.str()])
+
+
+def test_base64_vectors_are_read_as_their_floats_and_bad_base64_is_refused() -> None:
+    import base64
+
+    import numpy as np
+
+    from pytest_extractbench.scoring.embeddings import EmbeddingError, vectors_of
+
+    encoded = [base64.b64encode(np.array(v, dtype="<f4").tobytes()).decode() for v in ([1.0, 2.0], [0.5, -4.0])]
+    vectors = vectors_of({"data": [{"index": i, "embedding": e} for i, e in enumerate(encoded)]}, 2)
+    assert vectors.tolist() == [[1.0, 2.0], [0.5, -4.0]]
+    with pytest.raises(EmbeddingError, match="not a list of numbers"):
+        vectors_of({"data": [{"index": 0, "embedding": "not base64!"}]}, 1)
+    with pytest.raises(EmbeddingError, match="not finite"):
+        nan = base64.b64encode(np.array([np.nan], dtype="<f4").tobytes()).decode()
+        vectors_of({"data": [{"index": 0, "embedding": nan}]}, 1)

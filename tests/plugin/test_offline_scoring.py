@@ -183,9 +183,11 @@ def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(run: 
     problems = metrics(pytester)["run"]["problems"]
     assert len(problems) == 10  # gold-off's gold breaks two constraints (name is required; age)
     assert {p["severity"] for p in problems if p["sample_id"] == "gold-off" and p["source"] == "data.jsonl"} == {"error"}
-    assert metrics(pytester)["run"]["dataset"] == {
+    dataset = metrics(pytester)["run"]["dataset"]
+    assert {k: dataset[k] for k in ("name", "source", "num_samples", "num_skipped")} == {
         "name": "data.jsonl", "source": "data.jsonl", "num_samples": 1, "num_skipped": 6
     }
+    assert sorted(dataset["sample_hashes"]) == ["med-1"]  # only the sample that was read gets an identity
 
 
 def test_missing_files_are_usage_errors(pytester: pytest.Pytester, data: Path) -> None:

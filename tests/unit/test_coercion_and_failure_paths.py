@@ -8,6 +8,7 @@ condition in any of them changes a number users read, so each case pins the valu
 from __future__ import annotations
 
 import math
+from typing import Iterator
 
 import pytest
 
@@ -17,7 +18,7 @@ from pytest_extractbench.analysis.stats import TestResult as PairedTest
 from pytest_extractbench.gating.regression import IMPROVED, REGRESSED, verdict
 from pytest_extractbench.report.summary import grade, tiers
 from pytest_extractbench.scoring import ScoringOptions, score_sample
-from pytest_extractbench.scoring.comparators import compare_oneof, compare_partial, register_comparator
+from pytest_extractbench.scoring.comparators import COMPARATORS, compare_oneof, compare_partial, register_comparator
 from pytest_extractbench.scoring.compare import compare_scalars, jaccard, types_agree
 from pytest_extractbench.scoring.result import ERROR, EXACT, INCORRECT
 
@@ -172,10 +173,17 @@ def _short(items: list, options: ScoringOptions) -> list:
     return [1.0] * (len(items) - 1)
 
 
-register_comparator("test-down-judge", _down, batch=True, overwrite=True)
-register_comparator("test-short-judge", _short, batch=True, overwrite=True)
+@pytest.fixture
+def failing_judges() -> Iterator[None]:
+    """Two batch comparators that fail, registered for one test only: the registry is process-wide."""
+    register_comparator("test-down-judge", _down, batch=True, overwrite=True)
+    register_comparator("test-short-judge", _short, batch=True, overwrite=True)
+    yield
+    COMPARATORS.remove("test-down-judge")
+    COMPARATORS.remove("test-short-judge")
 
 
+@pytest.mark.usefixtures("failing_judges")
 @pytest.mark.parametrize(("comparator", "reason"), [
     ("test-down-judge", "ConnectionError: judge server down"),
     ("test-short-judge", "returned 1 results for 2 fields"),
@@ -204,7 +212,10 @@ def test_every_field_of_a_failed_batch_is_an_error_never_equal(comparator: str, 
 def test_a_working_batch_comparator_decides_equal_from_its_score() -> None:
     register_comparator("test-half-judge", lambda items, options: [0.5] * len(items), batch=True, overwrite=True)
     schema = {"type": "object", "properties": {"a": {"type": "string", "x-eval-compare": "test-half-judge"}}}
-    (field,) = score_sample({"a": "x"}, {"a": "completely different"}, schema).fields
+    try:
+        (field,) = score_sample({"a": "x"}, {"a": "completely different"}, schema).fields
+    finally:
+        COMPARATORS.remove("test-half-judge")
     assert (field.score, field.equal) == (0.5, False)
     assert field.category not in (EXACT, ERROR, INCORRECT)
 

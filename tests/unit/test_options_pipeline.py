@@ -52,7 +52,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
     )
     return Settings(
         enabled=True, models=values["model"], dataset=values["dataset"], predictions=tuple(values["predictions"]),
-        output=values["output"], sla=values["sla"], report_only=bool(values["report_only"]),
+        output=values["output"], sla=values["sla"], unmeasured=values["unmeasured"], report_only=bool(values["report_only"]),
         sample_min_eqs=values["sample_min_eqs"], scoring=scoring,
         rootdir=rootdir, subsets=values["subsets"], save=values["save"], compare=values["compare"],
         compare_fail=tuple(values["compare_fail"]), require=tuple(values["require"]), verdict_thresholds=values["verdict_thresholds"],
@@ -69,7 +69,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
 # The config file's key map as it was written by hand before the table declared it.
 OLD_KEY_PATHS = {
     "model.base_url": "base_url", "model.model_name": "model", "model.temperature": "temperature",
-    "model.max_tokens": "max_tokens", "model.timeout": "timeout", "model.max_retries": "retries", "model.stream": "stream", "metrics.require": "require",
+    "model.max_tokens": "max_tokens", "model.timeout": "timeout", "model.max_retries": "retries", "model.stream": "stream", "metrics.require": "require", "metrics.unmeasured": "unmeasured",
     "model.structured_output": "structured_output", "model.seed": "decoding_seed",
     "model.price_input": "price_input", "model.price_output": "price_output", "dataset.name": "dataset",
     "dataset.columns": "columns", "dataset.sample_size": "sample", "dataset.random_seed": "seed",
@@ -94,7 +94,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         (tmp_path / name).write_text("{text} {schema}", encoding="utf-8")
     text = {
         "model": "alpha,beta", "dataset": "data.jsonl", "predictions": "alpha=preds.jsonl", "output": "out",
-        "sla": "target", "report_only": "true", "sample_min_eqs": "0.4", "case_sensitive": "true", "null_as_value": "true",
+        "sla": "target", "unmeasured": "warn", "report_only": "true", "sample_min_eqs": "0.4", "case_sensitive": "true", "null_as_value": "true",
         "lenient_types": "true", "no_format_check": "true", "float_epsilon": "0.01", "exact_within": "0.02",
         "keep_whitespace": "true", "unordered_arrays": "true",
         "eqs_weights": "0.25,0.25,0.25,0.25", "post_process": "nulls_as_absent", "semantic": "local",
