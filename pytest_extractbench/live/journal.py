@@ -18,6 +18,7 @@ failures (timeouts, connection errors, 429, 5xx, bad bodies) and request errors 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import math
 import os
@@ -98,6 +99,17 @@ def _dumps(data: Any) -> str:
 log = textsafe.get_logger(__name__)
 
 
+@contextlib.contextmanager
+def _locked(fd: int) -> Iterator[None]:
+    """An exclusive advisory lock on the journal for one append (or the torn-line check), shared with every
+    process of the run (xdist workers), released even when the write fails."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 class Journal:
     """Appends one line per response to ``responses.jsonl`` (shared by xdist workers)."""
 
@@ -109,15 +121,19 @@ class Journal:
         self._end_torn_line()
 
     def _end_torn_line(self) -> None:
-        """A journal cut mid-line (a full disk, a kill) gets its line ended, so the next answer is not glued to it."""
+        """A journal cut mid-line (a full disk, a kill) gets its line ended, so the next answer is not glued to it.
+
+        Under the journal's lock, as every append is: another process's line being written at this moment
+        would otherwise look torn, and a newline put into it would tear it for real."""
         try:
-            size = os.fstat(self._fd).st_size  # type: ignore[arg-type]
-            if size:
-                with open(self.path, "rb") as handle:
-                    handle.seek(size - 1)
-                    torn = handle.read(1) != b"\n"
-                if torn:
-                    os.write(self._fd, b"\n")  # type: ignore[arg-type]
+            with _locked(self._fd):  # type: ignore[arg-type]
+                size = os.fstat(self._fd).st_size  # type: ignore[arg-type]
+                if size:
+                    with open(self.path, "rb") as handle:
+                        handle.seek(size - 1)
+                        torn = handle.read(1) != b"\n"
+                    if torn:
+                        os.write(self._fd, b"\n")  # type: ignore[arg-type]
         except OSError:
             pass  # the first append says what is wrong
 
@@ -128,9 +144,10 @@ class Journal:
         line = _dumps({"model": model, "sample_id": sample_id, "key": key, "response": response.as_dict()}) + "\n"
         data = line.encode("utf-8")
         try:
-            written = os.write(self._fd, data)
-            while written < len(data):  # only on a full disk or a signal; finish the line
-                written += os.write(self._fd, data[written:])
+            with _locked(self._fd):
+                written = os.write(self._fd, data)
+                while written < len(data):  # only on a full disk or a signal; finish the line
+                    written += os.write(self._fd, data[written:])
         except OSError as exc:
             # A full disk: the answer still reaches its item (and samples.jsonl, if there is room at the end);
             # the journal stops here rather than tear lines, and says so once.
