@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from pytest_extractbench.analysis import stats
@@ -145,6 +147,34 @@ def test_ttest_and_wilcoxon_are_scipys_on_ordinary_data() -> None:
     w = stats.wilcoxon_test(X, Y)
     ref = sps.wilcoxon(X, Y)
     assert (w.statistic, w.p_value) == pytest.approx((ref.statistic, ref.pvalue))
+
+
+# Small samples with zeros or ties: scipy's exhaustive sign-flip test, which we answer with a statistic that
+# takes every flip at once. Its p-value and statistic must be scipy's own, exactly (n kept small: scipy's
+# side of the comparison pays a call per flip).
+SMALL_DIFFERENCES = st.lists(st.sampled_from([-2.0, -1.0, -0.5, -0.125, 0.0, 0.125, 0.5, 1.0, 2.0]),
+                             min_size=1, max_size=7)  # fmt: skip
+
+
+@given(SMALL_DIFFERENCES)
+def test_small_samples_with_zeros_or_ties_get_scipys_exact_wilcoxon(differences: list[float]) -> None:
+    d = np.array(differences)
+    assume(np.any(d != 0))
+    ours = stats.wilcoxon_test(d, np.zeros_like(d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ref = sps.wilcoxon(d)
+    assert (ours.statistic, ours.p_value) == (float(ref.statistic), float(ref.pvalue))
+
+
+@pytest.mark.parametrize("n", [12, 13])
+def test_the_largest_exhaustive_samples_match_scipy(n: int) -> None:
+    d = np.zeros(n)
+    d[:5] = [-0.125, 0.25, -0.125, 0.5, 0.25]  # zeros and ties: the exhaustive path, 2**n flips
+    ours = stats.wilcoxon_test(d, np.zeros(n))
+    ref = sps.wilcoxon(d)
+    assert (ours.statistic, ours.p_value) == (float(ref.statistic), float(ref.pvalue))
+    assert ours.note == f"{n - 5} zero difference(s) dropped"
 
 
 def test_too_few_pairs() -> None:
