@@ -109,11 +109,24 @@ def _number_text(text: str) -> str | None:
     return str(int(number)) if number.is_integer() else str(number)
 
 
+# Samples usually share their schema object; its canonical text (about 1 ms for a 10 KB schema) is then
+# made once, not per sample. Holding the schema keeps its id from being reused, as compile_schema does.
+_by_identity: dict[tuple[int, ScoringOptions], tuple[Any, dict[str, frozenset[str]]]] = {}
+_IDENTITY_LIMIT = 4096
+
+
 def schema_examples(schema: Any, options: ScoringOptions) -> dict[str, frozenset[str]]:
     """Every field's example values, by index-free field path (``items[].sku``), as comparison keys."""
     if not isinstance(schema, Mapping):
         return {}
-    return _cached(json.dumps(schema, sort_keys=True, default=str), options)
+    entry = _by_identity.get((id(schema), options))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    examples = _cached(json.dumps(schema, sort_keys=True, default=str), options)
+    if len(_by_identity) >= _IDENTITY_LIMIT:
+        _by_identity.clear()
+    _by_identity[(id(schema), options)] = (schema, examples)
+    return examples
 
 
 @lru_cache(maxsize=256)
