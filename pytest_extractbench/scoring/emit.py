@@ -11,7 +11,7 @@ from typing import Any
 from .comparators import COMPARATORS, ComparatorError, to_comparison
 from .compare import declared_type_ok, normalize_text, string_similarity
 from .options import ScoringOptions
-from .result import ERROR, EXACT, INCORRECT, MISSED, ORIGIN_KEY, PARTIAL, SPURIOUS, FieldResult, _new_field
+from .result import ERROR, EXACT, INCORRECT, MISSED, ORIGIN_KEY, ORIGIN_NULL, PARTIAL, SPURIOUS, FieldResult, _new_field
 from .schema import SchemaNode, json_type
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
@@ -179,6 +179,46 @@ class FieldEmitter:
         out.append(_new_field((path or "$", category, score, expected, predicted, expected_type, json_type(predicted),
                                type_ok, equal, depth, required, ORIGIN_KEY, similarity, comparator, None)))
 
+    def _null_element(
+        self, expected: Any, predicted: Any, items: SchemaNode | None, path: str, depth: int, required: bool, out: list
+    ) -> None:
+        """Two paired elements, at least one null, where a lone null counts as absent. A null element is still an
+        element: null and null match; null against a scalar is a wrong value (score 0); against an absent value
+        or a container, the null is missed or spurious and the other side is walked as one-sided."""
+        if expected is None and predicted is None:
+            self._null_field(EXACT, None, None, path, depth, required, ORIGIN_KEY, out)
+            return
+        value, category = (predicted, SPURIOUS) if expected is None else (expected, MISSED)
+        if self.is_absent(value) or type(value) in _CONTAINERS:
+            null_side = MISSED if expected is None else SPURIOUS
+            self._null_field(null_side, None if expected is None else ABSENT, ABSENT if expected is None else None,
+                             path, depth, required, ORIGIN_NULL, out)
+            self._side(value, items, path, depth, required, category, ORIGIN_NULL, out)
+            return
+        self._emit_compared(path, 0.0, False, None, expected, predicted, json_type(expected), False, depth, required, out)
+
+    def _side_element(
+        self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list
+    ) -> None:
+        """One array element on one side only. A null element is an element (``[null]`` is a present array, as
+        in the Jaccard of a plain array), so it is missed or spurious even where a lone null is absent."""
+        if value is None:
+            expected, predicted = (None, ABSENT) if category == MISSED else (ABSENT, None)
+            self._null_field(category, expected, predicted, path, depth, required, origin, out)
+            return
+        self._side(value, node, path, depth, required, category, origin, out)
+
+    def _null_field(
+        self, category: str, expected: Any, predicted: Any, path: str, depth: int, required: bool, origin: str, out: list
+    ) -> None:
+        """A field for a null array element: matched (both null), missed or spurious (the other side ``ABSENT``)."""
+        shown_expected = None if expected is ABSENT else expected
+        shown_predicted = None if predicted is ABSENT else predicted
+        score, equal = (1.0, True) if category == EXACT else (0.0, False)
+        out.append(_new_field((path or "$", category, score, shown_expected, shown_predicted,
+                               None if expected is ABSENT else "null", None if predicted is ABSENT else "null",
+                               True if category == EXACT else None, equal, depth, required, origin, None, None, None)))
+
     def _side(
         self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list
     ) -> None:
@@ -204,10 +244,11 @@ class FieldEmitter:
                 child = node.properties.get(key) if node is not None else None
                 self._side(child_value, child, _join(path, key), child_depth, key in keys, category, origin, out)
             return
-        if kind is list and not whole and (not _scalars_only(value) or _elementwise(node)):
+        # an empty array has no elements to be fields: it is one field, as a plain array of scalars is
+        if kind is list and value and not whole and (not _scalars_only(value) or _elementwise(node)):
             items = node.items if node is not None else None
             for index, element in enumerate(value):
-                self._side(element, items, _element(path, index), depth, required, category, origin, out)
+                self._side_element(element, items, _element(path, index), depth, required, category, origin, out)
             return
         value_type = json_type(value)
         if category == MISSED:

@@ -188,7 +188,8 @@ class FieldWalker(FieldEmitter):
         if rule.whole and (exp_kind in _CONTAINERS or pred_kind in _CONTAINERS):
             self._leaf(t_exp, t_pred, node, path, depth, required, out, expected, predicted)
         elif exp_kind is list and pred_kind is list:
-            self._arrays(t_exp, t_pred, node, path, depth, required, out)
+            # a transform that yields null for an element says it has no value: it stays absent
+            self._arrays(t_exp, t_pred, node, path, depth, required, out, null_elements=False)
         elif exp_kind in _CONTAINERS or pred_kind in _CONTAINERS:
             if exp_kind is dict and pred_kind is dict:
                 self._objects(expected, predicted, node, path, depth, out)
@@ -216,12 +217,10 @@ class FieldWalker(FieldEmitter):
                 return
             # Scalars under a rule take the general walk: transforms may make a value absent and
             # the comparator's name is recorded. Aligned arrays let their aligner pair elements.
-            if (kind is list and rule.aligner in _DIAGONAL_ON_IDENTICAL and not rule.transforms
+            if (kind is list and expected and rule.aligner in _DIAGONAL_ON_IDENTICAL and not rule.transforms
                     and _same_json(expected, predicted)):
                 # every built-in aligner pairs identical arrays element by element: skip it
-                items = node.items
-                for index, (exp_item, pred_item) in enumerate(zip(expected, predicted)):
-                    self._identical(exp_item, pred_item, items, _element(path, index), depth, required, out)
+                self._identical_elements(expected, predicted, node, path, depth, required, out)
                 return
             if kind is not dict and (kind is not list or rule.aligner is not None or _scalars_only(expected)):
                 self._pair_general(expected, predicted, node, path, depth, required, out)
@@ -231,9 +230,7 @@ class FieldWalker(FieldEmitter):
         elif kind is dict:
             self._objects(expected, predicted, node, path, depth, out, equal=True)
         elif kind is list and not _scalars_only(expected):
-            items = node.items if node is not None else None
-            for index, (exp_item, pred_item) in enumerate(zip(expected, predicted)):
-                self._identical(exp_item, pred_item, items, _element(path, index), depth, required, out)
+            self._identical_elements(expected, predicted, node, path, depth, required, out)
         elif kind is str:
             if self._empty_absent and not expected.strip():
                 return
@@ -245,6 +242,19 @@ class FieldWalker(FieldEmitter):
                                    required, ORIGIN_KEY, None, None, None)))
         else:  # null, scalar lists, empty lists: rare enough for the general walk
             self._pair_general(expected, predicted, node, path, depth, required, out)
+
+    def _identical_elements(
+        self, expected: list, predicted: list, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
+    ) -> None:
+        rule = node.rule if node is not None else None
+        # a null element is an element and matches, unless an array-level transform ran (see _pair_transformed)
+        null_element = self._null_absent and not (rule is not None and rule.transforms)
+        items = node.items if node is not None else None
+        for index, (exp_item, pred_item) in enumerate(zip(expected, predicted)):
+            if exp_item is None and null_element:
+                self._null_field(EXACT, None, None, _element(path, index), depth, required, ORIGIN_KEY, out)
+            else:
+                self._identical(exp_item, pred_item, items, _element(path, index), depth, required, out)
 
     def _objects(
         self, expected: dict, predicted: dict, node: SchemaNode | None, path: str, depth: int, out: list,
@@ -295,23 +305,32 @@ class FieldWalker(FieldEmitter):
             self._side(value, child, _join(path, key), child_depth, key in required, SPURIOUS, origin, out)
 
     def _arrays(
-        self, expected: list, predicted: list, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
+        self, expected: list, predicted: list, node: SchemaNode | None, path: str, depth: int, required: bool, out: list,
+        null_elements: bool = True,
     ) -> None:
-        if not _elementwise(node) and _scalars_only(expected) and _scalars_only(predicted):
+        # two empty arrays (where empty is a value) have no elements to be fields: one field, as plain arrays are
+        if ((not _elementwise(node) or not (expected or predicted))
+                and _scalars_only(expected) and _scalars_only(predicted)):
             comparison = jaccard(expected, predicted, self.options)
             self._emit_compared(path, comparison.score, comparison.equal, None, expected, predicted, "array", True, depth, required, out)
             return
         items = node.items if node is not None else None
         unmatched_predictions = 0
+        null_element = self._null_absent and null_elements
+        side = self._side_element if null_elements else self._side
         for gold_index, pred_index in self.align(expected, predicted, node, path):
             if gold_index is not None and pred_index is not None:
-                self._pair(expected[gold_index], predicted[pred_index], items, _element(path, gold_index), depth, required, out)
+                gold, guess = expected[gold_index], predicted[pred_index]
+                if null_element and (gold is None or guess is None):
+                    self._null_element(gold, guess, items, _element(path, gold_index), depth, required, out)
+                else:
+                    self._pair(gold, guess, items, _element(path, gold_index), depth, required, out)
             elif gold_index is not None:
-                self._side(expected[gold_index], items, _element(path, gold_index), depth, required, MISSED, ORIGIN_MISSING_ELEMENT, out)
+                side(expected[gold_index], items, _element(path, gold_index), depth, required, MISSED, ORIGIN_MISSING_ELEMENT, out)
             elif pred_index is not None:
                 index = len(expected) + unmatched_predictions
                 unmatched_predictions += 1
-                self._side(predicted[pred_index], items, _element(path, index), depth, required, SPURIOUS, ORIGIN_EXTRA_ELEMENT, out)
+                side(predicted[pred_index], items, _element(path, index), depth, required, SPURIOUS, ORIGIN_EXTRA_ELEMENT, out)
 
     def _structure_mismatch(
         self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list

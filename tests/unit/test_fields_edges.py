@@ -181,3 +181,40 @@ def test_identical_aligned_arrays_still_run_their_transforms() -> None:
         assert walk({"tags": ["N/A", "x"]}, {"tags": ["N/A", "x"]}, schema) == [("tags[1]", "exact", 1.0, 0)]
     finally:
         TRANSFORMS.remove("test_na_element")
+
+
+# Arrays whose elements are fields (items with a rule, or an alignment), beside a plain array of scalars that is one
+# field scored by Jaccard: an empty array and a null element must count as they do there.
+RULED = obj(t={"type": "array", "items": {"type": "string", "x-eval-compare": "exact"}})
+ALIGNED = obj(t={"type": "array", "items": {"type": "string"}, "x-eval-align": "hungarian"})
+PLAIN = obj(t={"type": "array", "items": {"type": "string"}})
+
+
+@pytest.mark.parametrize("schema", [RULED, ALIGNED, PLAIN], ids=["ruled", "aligned", "plain"])
+def test_an_empty_array_that_is_a_value_is_one_field_whatever_the_items_carry(schema: dict) -> None:
+    assert walk({}, {"t": []}, schema, empty_equals_absent=False) == [("t", "missed", 0.0, 0)]
+    assert walk({"t": []}, {"t": []}, schema, empty_equals_absent=False) == [("t", "exact", 1.0, 0)]
+    assert walk({"t": []}, {}, schema, empty_equals_absent=False) == [("t", "spurious", 0.0, 0)]
+    # by default an empty array is absent: no field, as before
+    assert walk({}, {"t": []}, schema) == [] and walk({"t": []}, {"t": []}, schema) == []
+
+
+@pytest.mark.parametrize("schema", [RULED, ALIGNED], ids=["ruled", "aligned"])
+def test_a_null_element_is_an_element_where_a_lone_null_is_absent(schema: dict) -> None:
+    assert walk({}, {"t": [None]}, schema) == [("t[0]", "missed", 0.0, 0)]
+    assert walk({"t": [None]}, {"t": [None]}, schema) == [("t[0]", "exact", 1.0, 0)]
+    assert walk({"t": ["a"]}, {"t": ["a", None]}, schema) == [("t[0]", "exact", 1.0, 0), ("t[1]", "missed", 0.0, 0)]
+    assert walk({"t": ["a", None]}, {"t": ["a"]}, schema) == [("t[0]", "exact", 1.0, 0), ("t[1]", "spurious", 0.0, 0)]
+    assert walk({"t": ["a", "b"]}, {"t": ["a", None]}, schema) == [("t[0]", "exact", 1.0, 0),
+                                                                   ("t[1]", "incorrect", 0.0, 0)]
+    # a lone null is still absent
+    assert walk({"t": None}, {"t": None}, schema) == [] and walk({"t": None}, {}, schema) == []
+
+
+def test_a_null_element_of_an_array_of_objects_is_an_element_too() -> None:
+    schema = obj(t={"type": "array", "items": ITEM})
+    gold = {"t": [{"sku": "A"}, None]}
+    assert walk(gold, gold, schema) == [("t[0].sku", "exact", 1.0, 1), ("t[1]", "exact", 1.0, 0)]
+    # the gold's null element against an object: the null is missed, the object's leaves spurious
+    assert walk({"t": [{"sku": "A"}, {"sku": "B"}]}, gold, schema) == [
+        ("t[0].sku", "exact", 1.0, 1), ("t[1]", "missed", 0.0, 0), ("t[1].sku", "spurious", 0.0, 1)]
