@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -281,12 +282,23 @@ def test_backoff_is_capped(fault_server: FaultServer) -> None:
 
 def test_a_server_killed_and_restarted_mid_request_is_survived(fault_server: FaultServer) -> None:
     fault_server.stop()
-    restart = threading.Timer(0.4, fault_server.start)
+    # On its port, a server that dies mid-request: it takes the first connection, drops it, and only then is the
+    # real server started again (a timer would race the client on a loaded machine).
+    dying = socket.create_server((fault_server.host, fault_server.port))
+
+    def die_then_restart() -> None:
+        connection, _ = dying.accept()
+        connection.recv(65536)
+        connection.close()
+        dying.close()
+        fault_server.start()
+
+    restart = threading.Thread(target=die_then_restart, daemon=True)
     restart.start()
     try:
         response = extract(config(fault_server, retries=6, backoff_base_s=0.1, backoff_max_s=0.3))
     finally:
-        restart.join()
+        restart.join(timeout=30)
     assert response.ok, response.error
     assert response.attempts > 1
     assert fault_server.served == ["ok"]

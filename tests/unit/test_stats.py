@@ -167,6 +167,7 @@ def test_small_samples_with_zeros_or_ties_get_scipys_exact_wilcoxon(differences:
     assert (ours.statistic, ours.p_value) == (float(ref.statistic), float(ref.pvalue))
 
 
+@pytest.mark.slow  # scipy's side pays a call per flip: 4,096 and 8,192 of them
 @pytest.mark.parametrize("n", [12, 13])
 def test_the_largest_exhaustive_samples_match_scipy(n: int) -> None:
     d = np.zeros(n)
