@@ -214,6 +214,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # Without xdist the servers start (and are checked) when the first request must go out.
     config = session.config
     bench = _bench(config)
+    if bench is not None and not bench.is_worker:
+        with safe_usage_errors():  # before any server starts: a baseline of other samples stops the run here
+            bench.context.check_baseline_pairing()
     distributed = getattr(config.option, "dist", "no") != "no" and not config.option.collectonly
     if bench is not None and not bench.is_worker and distributed:
         with safe_usage_errors():

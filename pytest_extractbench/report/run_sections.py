@@ -96,10 +96,24 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
         "alpha": found.get("alpha"),
         "confidence": found.get("confidence"),
         "notes": list(found.get("notes") or []),
+        "pairing": _pairing_text(found.get("pairing")),
         "models": models,
         "checks": [{"message": c.get("message", ""), "failed": bool(c.get("failed"))} for c in found.get("checks") or []],
         "passed": found.get("passed"),
     }
+
+
+def _pairing_text(pairing: Any) -> str | None:
+    """The sample pairing line of a comparison read back from metrics.json (None when it has none)."""
+    if not isinstance(pairing, Mapping):
+        return None
+    if not pairing.get("checked"):
+        return ("WARNING: sample pairing could not be checked: the baseline has no per-sample content hashes (saved "
+                "by an older version), so its samples are paired by id alone; save it again to pair only unchanged "
+                "samples")
+    counts = ", ".join(f"{pairing.get(key, 0)} {key}" for key in ("unchanged", "changed", "added", "removed"))
+    return (f"Samples: {counts} of the baseline's {pairing.get('baseline_samples', 0)} by content hash; "
+            "only the unchanged are compared")
 
 
 def _group_row(kind: str, name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -233,6 +247,8 @@ def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
         return []
     lines = ["## Against the baseline", "",
              f"Baseline {md(view['name'])}; {md(view['test'])}, alpha {view['alpha']}."]  # fmt: skip
+    if view.get("pairing"):
+        lines += ["", md(view["pairing"]), ""]
     lines += [f"- note: {md(note)}" for note in view["notes"]]
     for m in view["models"]:
         against = "" if m["baseline_model"] == m["model"] else f" (against baseline model {md(m['baseline_model'])})"

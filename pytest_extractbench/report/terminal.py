@@ -315,6 +315,10 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
 def baseline_lines(result: RunComparison) -> list[str]:
     """Deltas against the baseline, the verdict, the largest per-field drops and every gate check."""
     lines = [f"baseline {safe(result.baseline.describe())}:"]
+    pairing = result.pairing
+    if pairing is not None:
+        lines.append(f"  samples: {pairing.describe()}" if pairing.checked
+                     else f"  WARNING: sample pairing {pairing.describe()}")
     for model, comparison in result.models.items():
         against = "" if comparison.baseline_model == model else f" (baseline model {safe(comparison.baseline_model)})"
         lines.append(f"  model {safe(model)}{against}: verdict {comparison.verdict.upper()} "

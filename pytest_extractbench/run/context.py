@@ -267,6 +267,30 @@ class RunContext:
         raise UsageProblem(f"extractbench: {len(invalid)} invalid sample problem(s) and "
                            f"--extractbench-invalid-samples fail:\n  {listed}{more}")
 
+    @property
+    def checks_regressions(self) -> bool:
+        """A baseline comparison that can fail the session (compare-fail checks, on the run or on a subset)."""
+        subsets = self.settings.subsets
+        scoped = bool(subsets) and any(part.compare_fail for part in (*subsets.rules, *subsets.group_by))
+        return self.baseline is not None and (bool(self.settings.compare_fail) or scoped)
+
+    def check_baseline_pairing(self) -> None:
+        """A regression check against a baseline whose samples are mostly changed, replaced or gone would compare
+        a different benchmark: stop before anything is asked, naming the counts."""
+        if not self.checks_regressions or self.baseline is None:
+            return
+        stored = self.baseline.sample_hashes()
+        if stored is None:  # an older baseline: reported as unchecked by the comparison, not refused
+            return
+        from ..dataset.identity import sample_hash
+        from ..gating.pairing import pair_samples, too_few_unchanged
+
+        pairing = pair_samples(stored, {sample.id: sample_hash(sample) for sample in self.dataset.samples})
+        why = too_few_unchanged(pairing, self.settings.baseline_min_unchanged)
+        if why:
+            raise UsageProblem(f"extractbench: baseline {self.baseline.describe()}: {why}; save a baseline of this "
+                               "dataset (--extractbench-save NAME) or compare with one that matches it")
+
     # -- where the answers come from ----------------------------------------------------------------
 
     @property
