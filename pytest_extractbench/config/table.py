@@ -219,6 +219,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "error when under this fraction of the baseline's samples are unchanged in the dataset (same id and "
                "content hash of text, schema and gold).", parse_fraction, 0.5, "FRACTION",
                target="baseline_min_unchanged"),
+    OptionSpec("sample_regression_delta", "Against a baseline, a sample counts as regressed when it goes from pass "
+               "to fail or its EQS drops by more than this (its bucket: regressed, fixed, still failing, unchanged, "
+               "new, removed, changed).", parse_fraction, 0.05, "DELTA",
+               target="sample_regression_delta"),
     OptionSpec("require", "Fail the session when a model's METRIC misses this threshold: METRIC>=VALUE or "
                "METRIC<=VALUE, any metric of the catalog, e.g. judge_score>=0.8 or time_to_first_token_p95_ms<=800 "
                "(repeatable).", parse_requirement, (), "EXPR", multiple=True,

@@ -55,15 +55,20 @@ class SampleSnapshot:
     row: Mapping[str, float]  # resampled.sample_row
     fields: tuple[tuple[str, str, float], ...] = ()  # (path, category, score) of every field
     sample_hash: str | None = None  # content hash of the sample scored; None in baselines saved before hashes
+    passed: bool | None = None  # whether its item passed; None in baselines saved before it was kept
 
     @classmethod
-    def from_score(cls, score: Any, sample_hash: str | None = None) -> SampleSnapshot:
+    def from_score(cls, score: Any, sample_hash: str | None = None, passed: bool | None = None) -> SampleSnapshot:
         fields = tuple((f.path, f.category, round(float(f.score), 6)) for f in score.fields)
-        return cls(sample_row(score), fields, sample_hash)
+        return cls(sample_row(score), fields, sample_hash, passed)
 
     def as_dict(self, sample_id: str) -> dict[str, Any]:
-        out = {"sample_id": sample_id, "row": dict(self.row), "fields": [list(f) for f in self.fields]}
-        return out if self.sample_hash is None else {**out, "sample_hash": self.sample_hash}
+        out: dict[str, Any] = {"sample_id": sample_id, "row": dict(self.row), "fields": [list(f) for f in self.fields]}
+        if self.sample_hash is not None:
+            out["sample_hash"] = self.sample_hash
+        if self.passed is not None:
+            out["passed"] = self.passed
+        return out
 
 
 Snapshots = dict[str, dict[str, SampleSnapshot]]  # model -> sample id -> snapshot
@@ -74,7 +79,8 @@ def snapshot_records(records: Iterable[Any], hashes: Mapping[str, str] | None = 
     out: Snapshots = {}
     for record in records:
         found = (hashes or {}).get(record.sample_id)
-        out.setdefault(record.model, {})[record.sample_id] = SampleSnapshot.from_score(record.score, found)
+        out.setdefault(record.model, {})[record.sample_id] = SampleSnapshot.from_score(
+            record.score, found, getattr(record, "passed", None))
     return out
 
 
@@ -270,11 +276,12 @@ def load(path: Path) -> Baseline:
                         f"baseline {path}: model {model!r}, sample {sample.get('sample_id')!r} (#{index}): "
                         f"row lacks {', '.join(missing)}"
                     )
-                found = sample.get("sample_hash")
+                found, passed = sample.get("sample_hash"), sample.get("passed")
                 samples[str(sample["sample_id"])] = SampleSnapshot(
                     {key: float(row[key]) for key in keys},
                     tuple((str(p), str(c), float(s)) for p, c, s in sample.get("fields", ())),
                     found if isinstance(found, str) else None,
+                    passed if isinstance(passed, bool) else None,
                 )
             models[model] = samples
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

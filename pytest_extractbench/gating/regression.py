@@ -18,6 +18,7 @@ from typing import Any, Collection, Iterable, Mapping, Sequence
 import numpy as np
 
 from .baseline import Baseline, SampleSnapshot, Snapshots
+from .buckets import DEFAULT_DELTA, Buckets, bucket_samples
 from .pairing import Pairing, pair_samples
 from .outcomes import HELD, MISSED, UNMEASURED
 from ..analysis import catalog
@@ -271,6 +272,7 @@ class ModelComparison:
     checks: list[CheckResult] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # scored by both, content changed since: not compared
     hashed: bool = True  # False: the baseline has no content hashes, so samples are paired by id alone
+    buckets: Buckets | None = None  # every sample either run scored: regressed, fixed, ... (:mod:`.buckets`)
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -297,6 +299,7 @@ class ModelComparison:
             "metrics": {name: d.as_dict() for name, d in self.deltas.items()},
             "per_field_deltas": self.fields,
             "checks": [c.as_dict() for c in self.checks],
+            **({"buckets": self.buckets.as_dict()} if self.buckets is not None else {}),
         }
 
 
@@ -318,6 +321,7 @@ def compare_model(
     policy: str = "fail",
     changed: Collection[str] = (),
     hashed: bool = True,
+    bucket_delta: float = DEFAULT_DELTA,
 ) -> ModelComparison:
     """Deltas current - baseline on the samples both scored whose content is unchanged (``changed``: ids whose
     content hash differs, left out), the verdict, and every check's result."""
@@ -343,6 +347,7 @@ def compare_model(
     result = ModelComparison(
         model, baseline_model, shared, only_current, only_baseline, deltas, fields,
         verdict(eqs.delta, thresholds) if eqs else NEUTRAL, changed=edited, hashed=hashed,
+        buckets=bucket_samples(current, baseline, changed=edited, delta=bucket_delta),
     )  # fmt: skip
     # a checked metric one side did not measure (the judge failed, or was not asked this time) cannot be compared
     absent = {}
@@ -441,6 +446,7 @@ def compare_run(
     thresholds: tuple[float, float] = (0.01, -0.02),
     sample_hashes: Mapping[str, str] | None = None,
     policy: str = "fail",
+    bucket_delta: float = DEFAULT_DELTA,
 ) -> RunComparison:
     """Compare every model of the run with its baseline counterpart and apply the checks.
 
@@ -473,7 +479,7 @@ def compare_run(
         comparison = compare_model(
             model, current[model], baseline.models[counterpart], options, baseline_model=counterpart,
             checks=checks, scopes=(scopes or {}).get(model, ()), thresholds=thresholds, policy=policy,
-            changed=changed, hashed=pairing is None or pairing.checked,
+            changed=changed, hashed=pairing is None or pairing.checked, bucket_delta=bucket_delta,
         )  # fmt: skip
         if comparison.only_current or comparison.only_baseline or comparison.changed:
             edited = f", {len(comparison.changed)} changed since (not compared)" if comparison.changed else ""

@@ -20,6 +20,8 @@ MAX_FIELD_DELTAS = 10  # per direction: the largest drops and the largest gains
 MAX_GROUPS = 10  # values of one group_by field shown (the rest stay in metrics.json)
 MAX_CONSISTENCY_FIELDS = 10
 MAX_PROBLEMS = 20
+MAX_REGRESSIONS = 10  # regressed samples listed in summary.md, worst first (every one is in metrics.json)
+MAX_FLIPS_SHOWN = 3  # field flips listed per regressed sample
 
 
 def _label(metric: str) -> str:
@@ -87,6 +89,7 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
             "drops": drops,
             "gains": gains,
             "unchanged": unchanged,
+            "buckets": _buckets(entry.get("buckets")),
         })  # fmt: skip
     test = found.get("test", "permutation")
     return {
@@ -101,6 +104,49 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
         "checks": [{"message": c.get("message", ""), "failed": bool(c.get("failed"))} for c in found.get("checks") or []],
         "passed": found.get("passed"),
     }
+
+
+def _buckets(found: Any) -> dict[str, Any] | None:
+    """A model's buckets against the baseline (counts, the worst regressions with their field flips), or None."""
+    if not isinstance(found, Mapping) or not isinstance(found.get("counts"), Mapping):
+        return None
+    regressions = [r for r in found.get("regressions") or [] if isinstance(r, Mapping)]
+    return {
+        "delta": found.get("eqs_delta"),
+        "counts": dict(found["counts"]),
+        "worst": regressions[:MAX_REGRESSIONS],
+        "hidden": max(0, len(regressions) - MAX_REGRESSIONS),
+        "field_flips": dict(list((found.get("field_flips") or {}).items())[:MAX_FIELD_DELTAS]),
+    }
+
+
+def _bucket_counts(counts: Mapping[str, Any]) -> str:
+    return ", ".join(f"{n} {str(bucket).replace('_', ' ')}" for bucket, n in counts.items())
+
+
+def _flips(flips: Any) -> str:
+    return "; ".join(f"{md(str(p))}: {md(str(b))} -> {md(str(a))}" for p, b, a in (flips or [])[:MAX_FLIPS_SHOWN]) \
+        + (f"; +{len(flips) - MAX_FLIPS_SHOWN} more" if len(flips or []) > MAX_FLIPS_SHOWN else "")
+
+
+def _bucket_md(buckets: Mapping[str, Any] | None) -> list[str]:
+    if not buckets:
+        return []
+    lines = ["", f"Samples by bucket (regressed: pass -> fail or EQS drop > {buckets['delta']}): "
+             f"{_bucket_counts(buckets['counts'])}."]
+    if buckets["worst"]:
+        lines += ["", "| Regressed sample | EQS baseline | EQS current | Pass -> fail | Field flips |", "|---|---|---|---|---|"]
+        for r in buckets["worst"]:
+            lost = "yes" if r.get("baseline_passed") and r.get("current_passed") is False else "no"
+            lines.append(f"| {md(str(r.get('sample_id')))} | {num(r.get('baseline_eqs'))} | {num(r.get('current_eqs'))} "
+                         f"| {lost} | {_flips(r.get('field_flips')) or '-'} |")
+        if buckets["hidden"]:
+            lines.append(f"\n{buckets['hidden']} more regressed sample(s) in metrics.json "
+                         "(`baseline_comparison.models.<model>.buckets`).")
+    if buckets["field_flips"]:
+        flips = (f"{' -> '.join(md(part) for part in str(k).split(' -> '))} {v}" for k, v in buckets["field_flips"].items())
+        lines += ["", "Field flips: " + ", ".join(flips) + "."]
+    return lines
 
 
 def _pairing_text(pairing: Any) -> str | None:
@@ -264,6 +310,7 @@ def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
                           "| Field | Baseline | Current | Delta | Occurrences |", "|---|---|---|---|---|"]  # fmt: skip
                 lines += [f"| {md(r['field'])} | {num(r['baseline'])} | {num(r['current'])} | {num(r['delta'], True)} | "
                           f"{_count(r['occurrences'])} |" for r in rows]  # fmt: skip
+        lines += _bucket_md(m.get("buckets"))
         lines += ["", f"{m['unchanged']} field(s) unchanged."]
     if view["checks"]:
         lines += ["", "Checks:"]
@@ -351,6 +398,8 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
         eqs = next((r for r in m["metrics"] if r["metric"] == "extraction_quality_score"), None)
         change = (f": EQS {num(eqs['baseline'])} -> {num(eqs['current'])} ({num(eqs['delta'], True)}, {md(eqs['p'])})"
                   if eqs else "")  # fmt: skip
+        buckets = m.get("buckets")
+        counts = f"; samples: {_bucket_counts(buckets['counts'])}" if buckets else ""
         lines.append(f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
-                     f"**{md(str(m['verdict']).upper())}**{change}")  # fmt: skip
+                     f"**{md(str(m['verdict']).upper())}**{change}{counts}")  # fmt: skip
     return [*lines, ""]

@@ -143,7 +143,7 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
     settings = context.settings
     if context.baseline is None and not settings.save:
         return
-    hashes = {sample.id: content.sample_hash(sample) for sample in context.dataset.samples}
+    hashes = context.sample_hashes()
     snapshots = baselines.snapshot_records(result.records, hashes)
     if context.baseline is not None:
         config = settings.subsets
@@ -151,6 +151,7 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
         comparison = compare_run(
             snapshots, context.baseline, settings.scoring.statistics, checks=settings.compare_fail, scopes=scopes,
             thresholds=settings.verdict_thresholds, sample_hashes=hashes, policy=settings.unmeasured,
+            bucket_delta=settings.sample_regression_delta,
         )  # fmt: skip
         result.comparison = comparison
         result.regressions = comparison.failures
