@@ -75,6 +75,8 @@ class Settings:
     save: str | None = None
     compare: str | None = None
     compare_fail: tuple[CompareFailCheck, ...] = ()
+    baseline_min_unchanged: float = 0.5  # a regression check needs this share of the baseline's samples unchanged
+    sample_regression_delta: float = 0.05  # an EQS drop past this puts a sample in the regressed bucket
     require: tuple[Requirement, ...] = ()  # a threshold on any catalog metric
     unmeasured: str = "fail"  # what a threshold that could not be measured does: fail the gate, or warn
     verdict_thresholds: tuple[float, float] = (0.01, -0.02)
@@ -121,6 +123,8 @@ class Settings:
             "save": self.save,
             "compare": self.compare,
             "compare_fail": [str(check) for check in self.compare_fail],
+            "baseline_min_unchanged": self.baseline_min_unchanged,
+            "sample_regression_delta": self.sample_regression_delta,
             "require": [str(requirement) for requirement in self.require],
             "unmeasured": self.unmeasured,
             "verdict_thresholds": list(self.verdict_thresholds),

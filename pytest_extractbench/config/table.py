@@ -215,6 +215,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "the paired test is significant, e.g. eqs:-0.02 or field_f1_partial:-2% (repeatable).",
                parse_compare_fail, (), "EXPR", multiple=True,
                target="compare_fail", shape=tuple),
+    OptionSpec("baseline_min_unchanged", "A regression check (--extractbench-compare-fail) stops with a usage "
+               "error when under this fraction of the baseline's samples are unchanged in the dataset (same id and "
+               "content hash of text, schema and gold).", parse_fraction, 0.5, "FRACTION",
+               target="baseline_min_unchanged"),
+    OptionSpec("sample_regression_delta", "Against a baseline, a sample counts as regressed when it goes from pass "
+               "to fail or its EQS drops by more than this (its bucket: regressed, fixed, still failing, unchanged, "
+               "new, removed, changed).", parse_fraction, 0.05, "DELTA",
+               target="sample_regression_delta"),
     OptionSpec("require", "Fail the session when a model's METRIC misses this threshold: METRIC>=VALUE or "
                "METRIC<=VALUE, any metric of the catalog, e.g. judge_score>=0.8 or time_to_first_token_p95_ms<=800 "
                "(repeatable).", parse_requirement, (), "EXPR", multiple=True,

@@ -4,15 +4,15 @@
 (numbered, so saving a name again keeps the history); ``--extractbench-compare``
 takes ``NAME`` (its newest file), ``NNNN`` (that file) or a path. A baseline holds,
 per model and sample, the row of per-sample quantities every resampled metric is
-rebuilt from (:mod:`.resampled`) and the category and score of each field, so a
-later run is compared sample by sample without re-scoring anything.
+rebuilt from (:mod:`.resampled`), the category and score of each field and the sample's content hash
+(:mod:`..dataset.identity`), so a later run is compared sample by sample, on samples whose content is
+unchanged, without re-scoring anything.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -22,7 +22,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..core import jsonio
 from ..core.redact import redact_url
-from ..core.files import dumps, write_json
+from ..core.files import write_json
+from ..dataset import identity
 from ..analysis import catalog
 from ..analysis.resampled import complete_row, measured, metric_values, row_keys, sample_row
 
@@ -53,23 +54,33 @@ class SampleSnapshot:
 
     row: Mapping[str, float]  # resampled.sample_row
     fields: tuple[tuple[str, str, float], ...] = ()  # (path, category, score) of every field
+    sample_hash: str | None = None  # content hash of the sample scored; None in baselines saved before hashes
+    passed: bool | None = None  # whether its item passed; None in baselines saved before it was kept
 
     @classmethod
-    def from_score(cls, score: Any) -> SampleSnapshot:
-        return cls(sample_row(score), tuple((f.path, f.category, round(float(f.score), 6)) for f in score.fields))
+    def from_score(cls, score: Any, sample_hash: str | None = None, passed: bool | None = None) -> SampleSnapshot:
+        fields = tuple((f.path, f.category, round(float(f.score), 6)) for f in score.fields)
+        return cls(sample_row(score), fields, sample_hash, passed)
 
     def as_dict(self, sample_id: str) -> dict[str, Any]:
-        return {"sample_id": sample_id, "row": dict(self.row), "fields": [list(f) for f in self.fields]}
+        out: dict[str, Any] = {"sample_id": sample_id, "row": dict(self.row), "fields": [list(f) for f in self.fields]}
+        if self.sample_hash is not None:
+            out["sample_hash"] = self.sample_hash
+        if self.passed is not None:
+            out["passed"] = self.passed
+        return out
 
 
 Snapshots = dict[str, dict[str, SampleSnapshot]]  # model -> sample id -> snapshot
 
 
-def snapshot_records(records: Iterable[Any]) -> Snapshots:
-    """Per-model, per-sample snapshots of scored records."""
+def snapshot_records(records: Iterable[Any], hashes: Mapping[str, str] | None = None) -> Snapshots:
+    """Per-model, per-sample snapshots of scored records; ``hashes``: sample id -> content hash."""
     out: Snapshots = {}
     for record in records:
-        out.setdefault(record.model, {})[record.sample_id] = SampleSnapshot.from_score(record.score)
+        found = (hashes or {}).get(record.sample_id)
+        out.setdefault(record.model, {})[record.sample_id] = SampleSnapshot.from_score(
+            record.score, found, getattr(record, "passed", None))
     return out
 
 
@@ -90,17 +101,19 @@ class Baseline:
         parts = [self.path.name, self.created_at] + ([f"commit {commit[:10]}"] if commit else [])
         return f"{self.name!r} ({', '.join(parts)})"
 
+    def sample_hashes(self) -> dict[str, str] | None:
+        """Sample id -> content hash over every model's samples; None when any sample has none (an older file),
+        since then whether the content is unchanged cannot be checked."""
+        found: dict[str, str] = {}
+        for samples in self.models.values():
+            for sample_id, snapshot in samples.items():
+                if snapshot.sample_hash is None:
+                    return None
+                found[sample_id] = snapshot.sample_hash
+        return found
+
 
 # -- provenance ---------------------------------------------------------------------------------
-
-
-def _sha256(data: Any) -> str:
-    return hashlib.sha256(dumps(data).encode("utf-8")).hexdigest()
-
-
-def dataset_hash(samples: Sequence[Any]) -> str:
-    """Content hash of the samples (id, text, schema, gold) in order: the same data gives the same hash."""
-    return _sha256([[s.id, s.text, s.schema, s.expected] for s in samples])
 
 
 def file_hash(path: Path) -> str | None:
@@ -149,7 +162,7 @@ def provenance(
             "name": dataset.name,
             "source": dataset.source,
             "num_samples": len(dataset.samples),
-            "hash": dataset_hash(dataset.samples),
+            "hash": identity.dataset_hash(dataset.samples),
         },
         # Live runs hash their system/user prompt templates here; offline runs have no prompt.
         "prompt_hash": prompt_hash,
@@ -263,9 +276,12 @@ def load(path: Path) -> Baseline:
                         f"baseline {path}: model {model!r}, sample {sample.get('sample_id')!r} (#{index}): "
                         f"row lacks {', '.join(missing)}"
                     )
+                found, passed = sample.get("sample_hash"), sample.get("passed")
                 samples[str(sample["sample_id"])] = SampleSnapshot(
                     {key: float(row[key]) for key in keys},
                     tuple((str(p), str(c), float(s)) for p, c, s in sample.get("fields", ())),
+                    found if isinstance(found, str) else None,
+                    passed if isinstance(passed, bool) else None,
                 )
             models[model] = samples
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -13,11 +13,13 @@ import math
 import re
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .baseline import Baseline, SampleSnapshot, Snapshots
+from .buckets import DEFAULT_DELTA, Buckets, bucket_samples
+from .pairing import Pairing, pair_samples
 from .outcomes import HELD, MISSED, UNMEASURED
 from ..analysis import catalog
 from ..analysis.resampled import MetricDelta, measured, paired_deltas, resolve_metric
@@ -268,6 +270,9 @@ class ModelComparison:
     fields: dict[str, dict[str, Any]]
     verdict: str
     checks: list[CheckResult] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # scored by both, content changed since: not compared
+    hashed: bool = True  # False: the baseline has no content hashes, so samples are paired by id alone
+    buckets: Buckets | None = None  # every sample either run scored: regressed, fixed, ... (:mod:`.buckets`)
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -275,13 +280,18 @@ class ModelComparison:
 
     def as_dict(self) -> dict[str, Any]:
         eqs = self.deltas.get("extraction_quality_score")
+        paired_on = "unchanged samples (same id and content hash)" if self.hashed else "shared sample ids"
+        differ = self.only_current or self.only_baseline or self.changed
         return {
             "baseline_model": self.baseline_model,
             "n_shared": len(self.shared),
             "only_current": len(self.only_current),
             "only_baseline": len(self.only_baseline),
-            "paired_on": "shared sample ids"
-            + (" (the sample sets differ)" if self.only_current or self.only_baseline else ""),
+            "n_changed": len(self.changed),
+            "samples": {"unchanged": len(self.shared), "changed": len(self.changed),
+                        "added": len(self.only_current), "removed": len(self.only_baseline),
+                        "checked": self.hashed},
+            "paired_on": paired_on + (" (the sample sets differ)" if differ else ""),
             "verdict": self.verdict,
             "baseline_accuracy": eqs.b if eqs else None,
             "candidate_accuracy": eqs.a if eqs else None,
@@ -289,6 +299,7 @@ class ModelComparison:
             "metrics": {name: d.as_dict() for name, d in self.deltas.items()},
             "per_field_deltas": self.fields,
             "checks": [c.as_dict() for c in self.checks],
+            **({"buckets": self.buckets.as_dict()} if self.buckets is not None else {}),
         }
 
 
@@ -308,10 +319,16 @@ def compare_model(
     scopes: Sequence[Scope] = (),
     thresholds: tuple[float, float] = (0.01, -0.02),
     policy: str = "fail",
+    changed: Collection[str] = (),
+    hashed: bool = True,
+    bucket_delta: float = DEFAULT_DELTA,
 ) -> ModelComparison:
-    """Deltas current - baseline on the samples both scored, the verdict, and every check's result."""
+    """Deltas current - baseline on the samples both scored whose content is unchanged (``changed``: ids whose
+    content hash differs, left out), the verdict, and every check's result."""
     baseline_model = baseline_model or model
-    shared = sorted(set(current) & set(baseline))
+    both = set(current) & set(baseline)
+    edited = sorted(both & set(changed))
+    shared = sorted(both - set(edited))
     only_current = sorted(set(current) - set(baseline))
     only_baseline = sorted(set(baseline) - set(current))
     names = list(dict.fromkeys([*catalog.names("headline"), *(c.metric for c in checks)]))
@@ -329,7 +346,8 @@ def compare_model(
     eqs = deltas.get("extraction_quality_score")
     result = ModelComparison(
         model, baseline_model, shared, only_current, only_baseline, deltas, fields,
-        verdict(eqs.delta, thresholds) if eqs else NEUTRAL,
+        verdict(eqs.delta, thresholds) if eqs else NEUTRAL, changed=edited, hashed=hashed,
+        buckets=bucket_samples(current, baseline, changed=edited, delta=bucket_delta),
     )  # fmt: skip
     # a checked metric one side did not measure (the judge failed, or was not asked this time) cannot be compared
     absent = {}
@@ -393,6 +411,7 @@ class RunComparison:
     unchecked: list[CheckResult]  # checks that could not run (no counterpart model in the baseline)
     notes: list[str]
     options: StatsOptions
+    pairing: Pairing | None = None  # the baseline's samples against this run's dataset
 
     @property
     def checks(self) -> list[CheckResult]:
@@ -410,6 +429,7 @@ class RunComparison:
             "alpha": self.options.alpha,
             "confidence": self.options.confidence,
             "notes": self.notes,
+            "pairing": self.pairing.as_dict() if self.pairing is not None else None,
             "models": {model: comparison.as_dict() for model, comparison in self.models.items()},
             "checks": [c.as_dict() for c in self.checks],
             "passed": not self.failures,
@@ -424,14 +444,23 @@ def compare_run(
     checks: Sequence[CompareFailCheck] = (),
     scopes: Mapping[str, Sequence[Scope]] | None = None,
     thresholds: tuple[float, float] = (0.01, -0.02),
-    dataset_hash: str | None = None,
+    sample_hashes: Mapping[str, str] | None = None,
     policy: str = "fail",
+    bucket_delta: float = DEFAULT_DELTA,
 ) -> RunComparison:
-    """Compare every model of the run with its baseline counterpart and apply the checks."""
+    """Compare every model of the run with its baseline counterpart and apply the checks.
+
+    ``sample_hashes`` (this run's dataset: sample id -> content hash) pairs only the samples whose content is
+    unchanged since the baseline; without it, or against a baseline saved without hashes, samples pair by id.
+    """
     notes = []
-    stored_hash = (baseline.provenance.get("dataset") or {}).get("hash")
-    if dataset_hash and stored_hash and dataset_hash != stored_hash:
-        notes.append("the dataset differs from the baseline's (content hash): samples are paired by id")
+    pairing = None
+    changed: frozenset[str] = frozenset()
+    stored = baseline.sample_hashes()
+    if sample_hashes is not None:
+        every = {i: None for samples in baseline.models.values() for i in samples}
+        pairing = pair_samples(stored if stored is not None else every, sample_hashes, checked=stored is not None)
+        changed = frozenset(pairing.changed)
     models: dict[str, ModelComparison] = {}
     unchecked: list[CheckResult] = []
     has_checks = bool(checks) or any(s.checks for found in (scopes or {}).values() for s in found)
@@ -450,12 +479,14 @@ def compare_run(
         comparison = compare_model(
             model, current[model], baseline.models[counterpart], options, baseline_model=counterpart,
             checks=checks, scopes=(scopes or {}).get(model, ()), thresholds=thresholds, policy=policy,
+            changed=changed, hashed=pairing is None or pairing.checked, bucket_delta=bucket_delta,
         )  # fmt: skip
-        if comparison.only_current or comparison.only_baseline:
+        if comparison.only_current or comparison.only_baseline or comparison.changed:
+            edited = f", {len(comparison.changed)} changed since (not compared)" if comparison.changed else ""
             notes.append(
                 f"model {model!r}: paired on the {len(comparison.shared)} samples both runs scored "
                 f"({len(comparison.only_current)} only in this run, "
-                f"{len(comparison.only_baseline)} only in the baseline)"
+                f"{len(comparison.only_baseline)} only in the baseline{edited})"
             )
         models[model] = comparison
-    return RunComparison(baseline, models, unchecked, notes, options)
+    return RunComparison(baseline, models, unchecked, notes, options, pairing)

@@ -59,6 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
         terminate = config.stash[TERMINATE_KEY] = TerminateAsInterrupt()
         terminate.install()
         config.pluginmanager.register(_ReportListener(bench), "extractbench-reports")
+        if bench.context.baseline is not None:
+            config.pluginmanager.register(_BucketProperties(bench), "extractbench-bucket-properties")
         from .failure_details import FailureDetails
 
         details = FailureDetails(settings.report.failure_details, bench.run_dir)
@@ -93,6 +95,19 @@ class _ReportListener:
             # pytest keeps every report until the session ends: past this point the record lives in the
             # session, so the report keeps only who it was (100,000 full copies would take gigabytes)
             report.extractbench = {key: data.get(key) for key in ("model", "sample_id", "passed")}
+
+
+class _BucketProperties:
+    """Each sample's bucket against the baseline as JUnit properties of its testcase: added to the teardown
+    report, whose properties the JUnit XML writes (tryfirst: before junitxml closes the testcase)."""
+
+    def __init__(self, bench: BenchSession) -> None:
+        self.bench = bench
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            report.user_properties.extend(self.bench.bucket_properties.pop(report.nodeid, ()))
 
 
 class _ProgressLine:
@@ -214,6 +229,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # Without xdist the servers start (and are checked) when the first request must go out.
     config = session.config
     bench = _bench(config)
+    if bench is not None and not bench.is_worker:
+        with safe_usage_errors():  # before any server starts: a baseline of other samples stops the run here
+            bench.context.check_baseline_pairing()
     distributed = getattr(config.option, "dist", "no") != "no" and not config.option.collectonly
     if bench is not None and not bench.is_worker and distributed:
         with safe_usage_errors():

@@ -103,6 +103,7 @@ class BenchSession:
         self.finished_items = 0
         self.wanted_nodeids: list[str] = []  # items named on the command line by node id
         self.failed_items: Counter[str] = Counter()  # failed items by error class, for the closing lines
+        self.bucket_properties: dict[str, list[tuple[str, str]]] = {}  # nodeid -> its bucket, for its JUnit testcase
         self.exitstatus: Any = None  # the session's exit code, known at its end
         self.froze_heap = False  # unfreeze at the end only what this session froze
         # failed samples still to be explained field by field (explain_failure); --tb=no shows no explanation
@@ -252,6 +253,11 @@ class BenchSession:
             self.records.append(record)
             if not record.passed:
                 self.failed_items[failure_class(record)] += 1
+            bucket = self.context.sample_bucket(record)
+            if bucket is not None:
+                self.bucket_properties[report.nodeid] = [("extractbench_bucket", bucket.bucket)] + (
+                    [("extractbench_field_flips", textsafe.terminal("; ".join(map(str, bucket.flips)),
+                                                                    textsafe.LINE_LIMIT))] if bucket.flips else [])
         elif "::extractbench[" in report.nodeid and (report.when == "call" or report.failed):
             self.unscored.append(report.nodeid)
 
@@ -272,6 +278,23 @@ class BenchSession:
         self.exitstatus = session.exitstatus
         if self.result.metrics:
             report_gates(session, self.context.dataset.name, gate_verdicts(self.result.document))
+        if self.result.comparison is not None:
+            self._bucket_suite_properties()
+
+    def _bucket_suite_properties(self) -> None:
+        """Each model's bucket counts as JUnit XML testsuite properties (as record_testsuite_property adds them)."""
+        try:
+            from _pytest.junitxml import xml_key
+        except ImportError:  # pragma: no cover - a pytest that moved it: the counts stay in the other outputs
+            return
+        xml = self.config.stash.get(xml_key, None)
+        if xml is None or self.result is None or self.result.comparison is None:
+            return
+        for model, comparison in self.result.comparison.models.items():
+            if comparison.buckets is not None:
+                xml.add_global_property("extractbench_buckets",
+                                        textsafe.terminal(f"{model}: {comparison.buckets.describe()}",
+                                                          textsafe.LINE_LIMIT))
 
     def summary_lines(self, *, verdict_only: bool = False) -> list[str]:
         """The terminal summary: one headline block per model, problems, where the files are (or the verdict)."""

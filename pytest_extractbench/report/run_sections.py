@@ -20,6 +20,8 @@ MAX_FIELD_DELTAS = 10  # per direction: the largest drops and the largest gains
 MAX_GROUPS = 10  # values of one group_by field shown (the rest stay in metrics.json)
 MAX_CONSISTENCY_FIELDS = 10
 MAX_PROBLEMS = 20
+MAX_REGRESSIONS = 10  # regressed samples listed in summary.md, worst first (every one is in metrics.json)
+MAX_FLIPS_SHOWN = 3  # field flips listed per regressed sample
 
 
 def _label(metric: str) -> str:
@@ -87,6 +89,7 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
             "drops": drops,
             "gains": gains,
             "unchanged": unchanged,
+            "buckets": _buckets(entry.get("buckets")),
         })  # fmt: skip
     test = found.get("test", "permutation")
     return {
@@ -96,10 +99,67 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
         "alpha": found.get("alpha"),
         "confidence": found.get("confidence"),
         "notes": list(found.get("notes") or []),
+        "pairing": _pairing_text(found.get("pairing")),
         "models": models,
         "checks": [{"message": c.get("message", ""), "failed": bool(c.get("failed"))} for c in found.get("checks") or []],
         "passed": found.get("passed"),
     }
+
+
+def _buckets(found: Any) -> dict[str, Any] | None:
+    """A model's buckets against the baseline (counts, the worst regressions with their field flips), or None."""
+    if not isinstance(found, Mapping) or not isinstance(found.get("counts"), Mapping):
+        return None
+    regressions = [r for r in found.get("regressions") or [] if isinstance(r, Mapping)]
+    return {
+        "delta": found.get("eqs_delta"),
+        "counts": dict(found["counts"]),
+        "worst": regressions[:MAX_REGRESSIONS],
+        "hidden": max(0, len(regressions) - MAX_REGRESSIONS),
+        "field_flips": dict(list((found.get("field_flips") or {}).items())[:MAX_FIELD_DELTAS]),
+    }
+
+
+def _bucket_counts(counts: Mapping[str, Any]) -> str:
+    return ", ".join(f"{n} {str(bucket).replace('_', ' ')}" for bucket, n in counts.items())
+
+
+def _flips(flips: Any) -> str:
+    return "; ".join(f"{md(str(p))}: {md(str(b))} -> {md(str(a))}" for p, b, a in (flips or [])[:MAX_FLIPS_SHOWN]) \
+        + (f"; +{len(flips) - MAX_FLIPS_SHOWN} more" if len(flips or []) > MAX_FLIPS_SHOWN else "")
+
+
+def _bucket_md(buckets: Mapping[str, Any] | None) -> list[str]:
+    if not buckets:
+        return []
+    lines = ["", f"Samples by bucket (regressed: pass -> fail or EQS drop > {buckets['delta']}): "
+             f"{_bucket_counts(buckets['counts'])}."]
+    if buckets["worst"]:
+        lines += ["", "| Regressed sample | EQS baseline | EQS current | Pass -> fail | Field flips |", "|---|---|---|---|---|"]
+        for r in buckets["worst"]:
+            lost = "yes" if r.get("baseline_passed") and r.get("current_passed") is False else "no"
+            lines.append(f"| {md(str(r.get('sample_id')))} | {num(r.get('baseline_eqs'))} | {num(r.get('current_eqs'))} "
+                         f"| {lost} | {_flips(r.get('field_flips')) or '-'} |")
+        if buckets["hidden"]:
+            lines.append(f"\n{buckets['hidden']} more regressed sample(s) in metrics.json "
+                         "(`baseline_comparison.models.<model>.buckets`).")
+    if buckets["field_flips"]:
+        flips = (f"{' -> '.join(md(part) for part in str(k).split(' -> '))} {v}" for k, v in buckets["field_flips"].items())
+        lines += ["", "Field flips: " + ", ".join(flips) + "."]
+    return lines
+
+
+def _pairing_text(pairing: Any) -> str | None:
+    """The sample pairing line of a comparison read back from metrics.json (None when it has none)."""
+    if not isinstance(pairing, Mapping):
+        return None
+    if not pairing.get("checked"):
+        return ("WARNING: sample pairing could not be checked: the baseline has no per-sample content hashes (saved "
+                "by an older version), so its samples are paired by id alone; save it again to pair only unchanged "
+                "samples")
+    counts = ", ".join(f"{pairing.get(key, 0)} {key}" for key in ("unchanged", "changed", "added", "removed"))
+    return (f"Samples: {counts} of the baseline's {pairing.get('baseline_samples', 0)} by content hash; "
+            "only the unchanged are compared")
 
 
 def _group_row(kind: str, name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -233,6 +293,8 @@ def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
         return []
     lines = ["## Against the baseline", "",
              f"Baseline {md(view['name'])}; {md(view['test'])}, alpha {view['alpha']}."]  # fmt: skip
+    if view.get("pairing"):
+        lines += ["", md(view["pairing"]), ""]
     lines += [f"- note: {md(note)}" for note in view["notes"]]
     for m in view["models"]:
         against = "" if m["baseline_model"] == m["model"] else f" (against baseline model {md(m['baseline_model'])})"
@@ -248,6 +310,7 @@ def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
                           "| Field | Baseline | Current | Delta | Occurrences |", "|---|---|---|---|---|"]  # fmt: skip
                 lines += [f"| {md(r['field'])} | {num(r['baseline'])} | {num(r['current'])} | {num(r['delta'], True)} | "
                           f"{_count(r['occurrences'])} |" for r in rows]  # fmt: skip
+        lines += _bucket_md(m.get("buckets"))
         lines += ["", f"{m['unchanged']} field(s) unchanged."]
     if view["checks"]:
         lines += ["", "Checks:"]
@@ -335,6 +398,8 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
         eqs = next((r for r in m["metrics"] if r["metric"] == "extraction_quality_score"), None)
         change = (f": EQS {num(eqs['baseline'])} -> {num(eqs['current'])} ({num(eqs['delta'], True)}, {md(eqs['p'])})"
                   if eqs else "")  # fmt: skip
+        buckets = m.get("buckets")
+        counts = f"; samples: {_bucket_counts(buckets['counts'])}" if buckets else ""
         lines.append(f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
-                     f"**{md(str(m['verdict']).upper())}**{change}")  # fmt: skip
+                     f"**{md(str(m['verdict']).upper())}**{change}{counts}")  # fmt: skip
     return [*lines, ""]

@@ -312,13 +312,28 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+WORST_SHOWN = 3  # regressed samples named in the terminal, worst first
+
+
 def baseline_lines(result: RunComparison) -> list[str]:
     """Deltas against the baseline, the verdict, the largest per-field drops and every gate check."""
     lines = [f"baseline {safe(result.baseline.describe())}:"]
+    pairing = result.pairing
+    if pairing is not None:
+        lines.append(f"  samples: {pairing.describe()}" if pairing.checked
+                     else f"  WARNING: sample pairing {pairing.describe()}")
     for model, comparison in result.models.items():
         against = "" if comparison.baseline_model == model else f" (baseline model {safe(comparison.baseline_model)})"
         lines.append(f"  model {safe(model)}{against}: verdict {comparison.verdict.upper()} "
                      f"on {len(comparison.shared)} shared samples")  # fmt: skip
+        buckets = comparison.buckets
+        if buckets is not None:
+            lines.append(f"    samples (regressed: pass -> fail or EQS drop > {buckets.delta:g}): {buckets.describe()}")
+            worst = buckets.worst(WORST_SHOWN)
+            if worst:
+                more = len(buckets.ids("regressed")) - len(worst)
+                lines.append("    worst: " + "; ".join(safe(s.describe()) for s in worst)
+                             + (f"; +{more} more in metrics.json" if more > 0 else ""))
         for name, delta in comparison.deltas.items():
             lines.append(f"    {_SHORT.get(name, name):<14} {num(delta.b)} -> {num(delta.a)}  {_delta(delta.as_dict())}")
         drops = [(path, f) for path, f in comparison.fields.items() if f["delta"] is not None and f["delta"] < 0][:5]

@@ -53,6 +53,7 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
         if not models:
             raise UsageProblem("extractbench: no model given (model=NAME)")
         context.check_invalid_policy()
+        context.check_baseline_pairing()
         work = [(name, sample) for name in models for sample in context.dataset.samples]
         context.live.start()
         context.source.prepare(work)

@@ -84,6 +84,8 @@ class RunContext:
         self._served: list[str] | None = None  # the model a server lists, when --model is not given
         self._source: OutputSource | None = None
         self._rule_problems: list[DatasetProblem] | None = None
+        self._sample_hashes: dict[str, str] | None = None
+        self._bucketing: tuple[Mapping[str, str | None], frozenset[str]] | None = None
         self._check_options()
         self.run_dir = self._claim_run_dir()
         self.baseline = None if self.is_worker else self._load_baseline()
@@ -266,6 +268,57 @@ class RunContext:
         more = f"\n  ... {len(invalid) - MAX_LISTED} more" if len(invalid) > MAX_LISTED else ""
         raise UsageProblem(f"extractbench: {len(invalid)} invalid sample problem(s) and "
                            f"--extractbench-invalid-samples fail:\n  {listed}{more}")
+
+    @property
+    def checks_regressions(self) -> bool:
+        """A baseline comparison that can fail the session (compare-fail checks, on the run or on a subset)."""
+        subsets = self.settings.subsets
+        scoped = bool(subsets) and any(part.compare_fail for part in (*subsets.rules, *subsets.group_by))
+        return self.baseline is not None and (bool(self.settings.compare_fail) or scoped)
+
+    def sample_hashes(self) -> dict[str, str]:
+        """Sample id -> content hash of the dataset's samples, computed once."""
+        if self._sample_hashes is None:
+            from ..dataset.identity import sample_hash
+
+            self._sample_hashes = {sample.id: sample_hash(sample) for sample in self.dataset.samples}
+        return self._sample_hashes
+
+    def sample_bucket(self, record: Any) -> Any:
+        """The scored sample's bucket against the baseline (:mod:`..gating.buckets`) as soon as it is scored, for its
+        JUnit testcase; None without a baseline, for another track's record or a model the baseline lacks."""
+        if self.baseline is None or getattr(record, "score", None) is None:
+            return None
+        from ..gating.buckets import sample_bucket
+        from ..gating.regression import pair_models
+
+        if self._bucketing is None:
+            stored, hashes = self.baseline.sample_hashes() or {}, self.sample_hashes()
+            changed = frozenset(i for i, found in stored.items() if i in hashes and hashes[i] != found)
+            self._bucketing = (pair_models(sorted(self.models()), sorted(self.baseline.models)), changed)
+        pairs, changed = self._bucketing
+        counterpart = pairs.get(record.model)
+        if counterpart is None:
+            return None
+        current = baselines.SampleSnapshot.from_score(record.score, passed=record.passed)
+        return sample_bucket(record.sample_id, current, self.baseline.models[counterpart].get(record.sample_id),
+                             changed=record.sample_id in changed, delta=self.settings.sample_regression_delta)
+
+    def check_baseline_pairing(self) -> None:
+        """A regression check against a baseline whose samples are mostly changed, replaced or gone would compare
+        a different benchmark: stop before anything is asked, naming the counts."""
+        if not self.checks_regressions or self.baseline is None:
+            return
+        stored = self.baseline.sample_hashes()
+        if stored is None:  # an older baseline: reported as unchecked by the comparison, not refused
+            return
+        from ..gating.pairing import pair_samples, too_few_unchanged
+
+        pairing = pair_samples(stored, self.sample_hashes())
+        why = too_few_unchanged(pairing, self.settings.baseline_min_unchanged)
+        if why:
+            raise UsageProblem(f"extractbench: baseline {self.baseline.describe()}: {why}; save a baseline of this "
+                               "dataset (--extractbench-save NAME) or compare with one that matches it")
 
     # -- where the answers come from ----------------------------------------------------------------
 

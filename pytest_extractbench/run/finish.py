@@ -143,14 +143,15 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
     settings = context.settings
     if context.baseline is None and not settings.save:
         return
-    snapshots = baselines.snapshot_records(result.records)
-    dataset_hash = baselines.dataset_hash(context.dataset.samples)
+    hashes = context.sample_hashes()
+    snapshots = baselines.snapshot_records(result.records, hashes)
     if context.baseline is not None:
         config = settings.subsets
         scopes = {model: gate_scopes(found, config) for model, found in by_model.items()} if config else {}
         comparison = compare_run(
             snapshots, context.baseline, settings.scoring.statistics, checks=settings.compare_fail, scopes=scopes,
-            thresholds=settings.verdict_thresholds, dataset_hash=dataset_hash, policy=settings.unmeasured,
+            thresholds=settings.verdict_thresholds, sample_hashes=hashes, policy=settings.unmeasured,
+            bucket_delta=settings.sample_regression_delta,
         )  # fmt: skip
         result.comparison = comparison
         result.regressions = comparison.failures

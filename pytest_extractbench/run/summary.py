@@ -107,6 +107,9 @@ def failure_class(record: Any) -> str:
     return "below --extractbench-sample-min-eqs" if found == "valid" else found
 
 
+INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED; this module does not import pytest
+
+
 def exit_lines(exitstatus: Any, failed: Mapping[str, int], unscored: int, *, gate_passed: bool,
                report_only: bool) -> list[str]:
     """The closing lines that say what the exit code means: every reason it is not 0, or why failed items
@@ -116,6 +119,9 @@ def exit_lines(exitstatus: Any, failed: Mapping[str, int], unscored: int, *, gat
     if unscored:
         items = "; ".join(filter(None, [items, f"{unscored} item(s) ended without a score"]))
     code = int(exitstatus) if exitstatus is not None else None
+    if code == INTERRUPTED:  # whatever the gate said of the samples scored, the run did not finish
+        return [f"exit code 2: interrupted before every item ran{'; ' + items if items else ''}"
+                + ("; a gate failed (listed above)" if not gate_passed else "")]
     if code is None or not (items or not gate_passed):
         return []
     if code == 0:

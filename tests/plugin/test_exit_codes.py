@@ -6,6 +6,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -72,6 +76,49 @@ def test_1_report_only_still_fails_on_a_gate_asked_for(pytester: pytest.Pytester
     result = run(pytester, ONE_BROKEN, "--extractbench-sla", "excellence", "--extractbench-report-only")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert closing(result) == ["exit code 1: a gate failed (listed above)"]
+
+
+# answers slowly, logging each call, so that Ctrl-C lands mid-run
+SLOW_EXTRACTOR = """
+import os, time
+
+def extract(sample):
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.log"), "a") as log:
+        log.write(sample.id + "\\n")
+    time.sleep(0.5)
+    return {"name": "P" + sample.id[1:], "age": int(sample.id[1:])}
+"""
+
+
+@pytest.mark.slow
+def test_2_interrupted_by_ctrl_c(pytester: pytest.Pytester) -> None:
+    write_jsonl(pytester.path / "data.jsonl", [dict(SAMPLES[0], id=f"s{n}") for n in range(20)])
+    (pytester.path / "slowx.py").write_text(SLOW_EXTRACTOR, encoding="utf-8")
+    calls = pytester.path / "calls.log"
+    with (pytester.path / "terminal.txt").open("w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+                                 "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-output",
+                                 "out", "--extractbench-extractor", "slowx:extract", "--extractbench-concurrency", "1"],
+                                cwd=pytester.path, stdout=sink, stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        try:
+            deadline = time.monotonic() + 120
+            while not (calls.exists() and len(calls.read_text().split()) >= 2):
+                assert proc.poll() is None and time.monotonic() < deadline, (pytester.path / "terminal.txt").read_text()
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    text = (pytester.path / "terminal.txt").read_text()
+    assert code == pytest.ExitCode.INTERRUPTED, text
+    assert "KeyboardInterrupt" in text  # pytest's own line
+    assert len(calls.read_text().split()) < 20  # it stopped: the remaining samples were never asked
+    # the closing line says why the exit code is not 0, whatever the gate said of the samples scored before
+    assert [line for line in text.splitlines() if re.match(r"exit code \d+: ", line)] == [
+        "exit code 2: interrupted before every item ran"], text
 
 
 def test_4_a_usage_error_stops_before_any_item(pytester: pytest.Pytester, data: Path) -> None:

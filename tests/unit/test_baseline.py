@@ -11,7 +11,7 @@ import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, metrics_by_model, score_sample
 from pytest_extractbench.gating import baseline as baselines
-from pytest_extractbench.dataset import load_dataset
+from pytest_extractbench.dataset import identity, load_dataset
 
 DATASET = load_dataset()
 
@@ -69,8 +69,8 @@ def test_provenance_has_no_secrets_and_hashes_the_data(tmp_path: Path) -> None:
     assert info["servers"] == ["https://example.com:8443/v1"]
     text = json.dumps(info)
     assert "secret" not in text and "key=abc" not in text
-    assert info["dataset"]["hash"] == baselines.dataset_hash(DATASET.samples)
-    assert baselines.dataset_hash(DATASET.samples[:-1]) != info["dataset"]["hash"]
+    assert info["dataset"]["hash"] == identity.dataset_hash(DATASET.samples)  # one hasher for runs and baselines
+    assert identity.dataset_hash(DATASET.samples[:-1]) != info["dataset"]["hash"]
     assert info["prompt_hash"] is None  # offline: no prompt; live runs fill it
     assert info["git"] is None  # tmp_path is not a git checkout
 

@@ -77,6 +77,8 @@ EFFECT_TESTS: dict[str, list[str]] = {
     "compare": [f"{COMPARE}::test_save_then_compare_an_unchanged_run",
                 f"{COMPARE}::test_a_real_regression_fails_the_session_and_explains_itself"],
     "compare_fail": [f"{COMPARE}::test_a_real_regression_fails_the_session_and_explains_itself"],
+    "baseline_min_unchanged": ["tests/plugin/test_baseline_pairing.py::test_a_dataset_mostly_replaced_stops_a_regression_check"],
+    "sample_regression_delta": ["tests/plugin/test_baseline_buckets.py::test_the_delta_decides_whether_a_drop_is_a_regression"],
     "verdict_thresholds": [f"{BEHAVIOUR}::test_verdict_thresholds_decide_the_verdict_against_the_baseline"],
     "price_input": ["tests/plugin/test_performance_plugin.py::test_a_slow_p95_fails_the_session_with_one_line"],
     "price_output": ["tests/plugin/test_performance_plugin.py::test_a_slow_p95_fails_the_session_with_one_line"],

@@ -193,3 +193,21 @@ def test_to_pandas_names_the_install_command_without_pandas(tmp_path: Path, monk
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now raises ImportError
     with pytest.raises(ImportError, match="pip install pandas"):
         RunResult(run_dir=tmp_path).to_pandas()
+
+
+def test_evaluate_stops_a_regression_check_against_a_baseline_of_other_samples(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    rows = [{"id": f"s{n}", "text": f"P{n}", "schema": schema, "expected": {"name": f"P{n}"}} for n in range(4)]
+
+    def write(name: str, lines: list[dict]) -> Path:
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+        return tmp_path / name
+
+    preds = write("p.jsonl", [{"id": r["id"], "output": r["expected"]} for r in rows])
+    evaluate(write("d.jsonl", rows), predictions=preds, output=tmp_path / "o1", save="main", sla="none",
+             rootdir=tmp_path)
+    write("d.jsonl", [r if r["id"] == "s0" else dict(r, text=r["text"] + " edited") for r in rows])
+    with pytest.raises(UsageProblem, match=r"only 1 of the baseline's 4 samples are unchanged .*3 changed"):
+        evaluate(tmp_path / "d.jsonl", predictions=preds, output=tmp_path / "o2", compare="main",
+                 compare_fail=["eqs:-0.02"], sla="none", rootdir=tmp_path)
+    assert not (tmp_path / "o2" / "metrics.json").exists()
