@@ -41,6 +41,7 @@ def test_whole_numbers_on_the_command_line_fit_64_bits(value: str) -> None:
     assert parse_int(str(2**63 - 1)) == 2**63 - 1
 
 
+@pytest.mark.slow
 def test_validate_config_refuses_a_device_without_reading_it() -> None:
     # a child process with a memory cap: reading /dev/zero whole would hit it within a second
     script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31)); "

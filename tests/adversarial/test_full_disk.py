@@ -193,6 +193,7 @@ def test_a_value_past_the_digit_limit_fails_the_file_naming_sample_and_path(tmp_
     assert not list(tmp_path.iterdir())  # neither the file nor a temporary one
 
 
+@pytest.mark.slow
 def test_an_extractor_returning_a_huge_integer_is_accounted_for(tmp_path: Path) -> None:
     from pytest_extractbench import evaluate
 
@@ -208,6 +209,7 @@ def test_an_extractor_returning_a_huge_integer_is_accounted_for(tmp_path: Path) 
 # -- journals re-encoded by an editor -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "utf-8-sig"])
 def test_a_journal_saved_with_a_byte_order_mark_is_still_resumed(pytester: pytest.Pytester, encoding: str) -> None:
     write_inputs(pytester.path)

@@ -90,6 +90,7 @@ JUDGE_FAULTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", JUDGE_FAULTS.values(), ids=JUDGE_FAULTS.keys())
 def test_a_judge_that_answers_nothing_usable_fails_a_required_judge_threshold(
         project: pytest.Pytester, fault_server: FaultServer, fault: Fault) -> None:
@@ -180,6 +181,7 @@ def embeddings_server() -> Iterator[ThreadingHTTPServer]:
     server.server_close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["http500", "html", "empty"])
 def test_an_unusable_embeddings_server_fails_a_required_similarity(
         project: pytest.Pytester, embeddings_server: ThreadingHTTPServer, mode: str) -> None:

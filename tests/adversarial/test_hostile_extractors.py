@@ -390,6 +390,7 @@ def pytest_run(pytester: pytest.Pytester, spec: str, *args: str) -> pytest.RunRe
     )
 
 
+@pytest.mark.slow
 def test_system_exit_in_an_extractor_is_one_line_not_a_traceback(pytester: pytest.Pytester) -> None:
     result = pytest_run(pytester, "exits")
     result.assert_outcomes(passed=3, failed=1)
@@ -399,6 +400,7 @@ def test_system_exit_in_an_extractor_is_one_line_not_a_traceback(pytester: pytes
     assert_accounted(pytester.path / "out", len(IDS))
 
 
+@pytest.mark.slow
 def test_a_hung_extractor_thread_does_not_keep_the_session_from_ending(pytester: pytest.Pytester) -> None:
     # the subprocess must exit on its own: a pool's worker thread would be joined at exit, for an hour
     result = pytest_run(pytester, "hangs", "--extractbench-timeout", "1")
@@ -433,6 +435,7 @@ def test_an_async_extractor_with_the_wrong_signature_is_an_extractor_error(tmp_p
                for error_class, error in outcomes(result).values())
 
 
+@pytest.mark.slow
 def test_under_xdist_a_hung_and_an_exiting_extractor_still_end_the_session(pytester: pytest.Pytester) -> None:
     import_or_skip("xdist", "pytest-xdist (the dev extra) is not installed")
     result = pytest_run(pytester, "hangs_and_exits", "--extractbench-timeout", "1", "-n", "2")

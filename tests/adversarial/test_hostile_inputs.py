@@ -100,6 +100,7 @@ BAD_ROWS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(BAD_ROWS))
 def test_a_bad_dataset_row_is_one_clear_problem_and_the_rest_runs(pytester: pytest.Pytester, case: str) -> None:
     bad, words, sample_id, field = BAD_ROWS[case]
@@ -197,6 +198,7 @@ REGEX = {"type": "object", "properties": {"code": {"type": "string", "pattern": 
 BACKREF = {"type": "object", "properties": {"code": {"type": "string", "pattern": r"(a|aa)+\1b"}}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schema, message", [
     (REGEX, 'does not match "^(a+)+$"'),
     (BACKREF, "could not be checked: the regular expression needs too much backtracking"),
@@ -216,6 +218,7 @@ def test_a_catastrophic_pattern_is_bounded(pytester: pytest.Pytester, schema: di
     assert "re-1" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth, parsed", [(990, False), (5000, False), (100, True)])
 def test_deeply_nested_output_is_an_unusable_output_not_a_crash(pytester: pytest.Pytester, depth: int,
                                                                   parsed: bool) -> None:
@@ -343,6 +346,7 @@ BAD_PREDICTIONS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(BAD_PREDICTIONS))
 def test_a_bad_predictions_line_leaves_its_sample_missing_and_counted(pytester: pytest.Pytester, case: str) -> None:
     bad, words = BAD_PREDICTIONS[case]
@@ -356,6 +360,7 @@ def test_a_bad_predictions_line_leaves_its_sample_missing_and_counted(pytester: 
 # -- the journal on replay -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", [
     b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": ' + nested(3000).encode() + b"}}",
     b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": "\xff\xfe"}}',
@@ -406,6 +411,7 @@ YAML_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(YAML_CASES))
 def test_a_hostile_yaml_config_is_refused_before_anything_runs(pytester: pytest.Pytester, case: str) -> None:
     content, words = YAML_CASES[case]

@@ -99,6 +99,7 @@ def test_showing_something_leaves_no_run_directory(tmp_path: Path, shows: list[s
     assert list(tmp_path.iterdir()) == []  # no .extractbench/runs/<stamp> with a lock file in it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", OPTIONS, ids=lambda spec: spec.option)
 def test_every_option_help_renders(help_text: str, spec: Any) -> None:
     # argparse %-formats help: a bare % (as in "field_f1_partial:-2%") used to crash every `pytest --help`
@@ -113,6 +114,7 @@ def test_help_shows_a_literal_percent(help_text: str) -> None:
     assert "field_f1_partial:-2%" in flat and "%%" not in flat
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [c.name for c in COMMANDS])
 def test_every_cli_subcommand_help_renders(command: str) -> None:
     done = subprocess.run([sys.executable, "-m", "pytest_extractbench", command, "--help"], capture_output=True,
@@ -305,6 +307,7 @@ def test_extractbench_report_renders_a_run_with_problems(pytester: pytest.Pytest
     assert "data.jsonl:line 2" in (out / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("html", [True, False], ids=["rewritten", "turned-off"])
 def test_no_stale_report_beside_new_metrics(pytester: pytest.Pytester, html: bool) -> None:
     assert offline(pytester, two_samples()).ret == 0
@@ -320,6 +323,7 @@ def test_no_stale_report_beside_new_metrics(pytester: pytest.Pytester, html: boo
         assert not (out / "report.html").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample_id", ["a\\xZZ", "n\\N", "trailing\\", "u\\u12", "c:\\temp\\x"])
 def test_backslash_sample_ids_with_pytest_html(pytester: pytest.Pytester, sample_id: str) -> None:
     samples = [sample(sample_id, 1), sample("plain", 2)]
@@ -485,6 +489,7 @@ def test_log_records_are_made_safe(caplog: pytest.LogCaptureFixture) -> None:
     assert "ValueError: bad\\x1b]0;t\\x07" in caplog.text
 
 
+@pytest.mark.slow
 def test_cli_messages_are_inert(tmp_path: Path) -> None:
     bad = write_jsonl(tmp_path / "d.jsonl", [sample("s\x1b[31m1"), "{\x1b]0;x\x07" + "B" * 50_000])
     done = subprocess.run([sys.executable, "-m", "pytest_extractbench", "dataset-stats", str(bad)],

@@ -98,6 +98,7 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 # -- a budget per attempt: a dripping server cannot hold a request ------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retries", [0, 2])
 def test_a_server_dripping_one_byte_at_a_time_is_cut_off_by_the_attempt_budget(retries: int) -> None:
     # ~300 bytes at 0.2 s each would take 60 s; every single read is quick, so only a budget per
@@ -159,6 +160,7 @@ BAD_BODIES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(BAD_BODIES))
 def test_a_bad_200_body_is_retried_and_the_retry_is_kept(name: str) -> None:
     fault, _ = BAD_BODIES[name]
@@ -168,6 +170,7 @@ def test_a_bad_200_body_is_retried_and_the_retry_is_kept(name: str) -> None:
     assert json.loads(response.content) == GOOD and response.attempts == 2 == len(srv.requests)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(BAD_BODIES))
 def test_a_bad_200_body_that_persists_is_a_bad_response_that_says_why(name: str) -> None:
     fault, words = BAD_BODIES[name]
@@ -229,6 +232,7 @@ ODD_ENTRIES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ODD_ENTRIES))
 def test_a_replayed_journal_with_odd_fields_is_scored_and_accounted(pytester: pytest.Pytester, name: str) -> None:
     write_data(pytester.path / "data.jsonl", 3)
@@ -319,6 +323,7 @@ def test_a_bad_base_url_is_one_clear_error_for_the_client(name: str) -> None:
     assert words in str(info.value) and PASSWORD not in str(info.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["port_99999", "ipv6_unclosed", "userinfo", "control_chars"])
 @pytest.mark.parametrize("where", ["option", "environment"])
 def test_a_bad_base_url_stops_the_run_with_one_line(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
@@ -393,6 +398,7 @@ HOSTILE_MODES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(HOSTILE_MODES))
 def test_a_run_with_half_its_answers_hostile_accounts_for_every_sample(
     pytester: pytest.Pytester, server: FaultServer, api_key: str, name: str
@@ -426,6 +432,7 @@ def test_a_run_with_half_its_answers_hostile_accounts_for_every_sample(
         assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.slow
 def test_bad_200_bodies_in_a_mixed_run_are_retried_and_nothing_is_lost(pytester: pytest.Pytester,
                                                                       server: FaultServer) -> None:
     # 30 samples, 9 of which get a truncated, HTML or cut-short 200 first: all 30 end valid
@@ -484,6 +491,7 @@ def test_tool_call_arguments_nested_beyond_reading_stay_the_raw_string(depth: in
     json.dumps(response.as_dict())  # the journal can write it
 
 
+@pytest.mark.slow
 def test_a_resumed_journal_whose_usage_is_a_list_is_reused(pytester: pytest.Pytester, server: FaultServer) -> None:
     write_data(pytester.path / "data.jsonl", 4)
     bench(pytester, server.url, "--extractbench-no-cache").assert_outcomes(passed=4)

@@ -68,6 +68,7 @@ def extract(url: str, **overrides: Any) -> Any:
     return asyncio.run(go())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body", list(MALFORMED.values()), ids=list(MALFORMED))
 def test_a_malformed_event_stream_is_a_bad_response_asked_again(body: bytes) -> None:
     stream = Fault.raw(body, content_type="text/event-stream")
@@ -157,6 +158,7 @@ def test_a_stream_that_never_ends_is_a_timeout_within_the_attempt_budget(raw_sse
 # -- a whole run ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_run_against_a_server_whose_streams_break_accounts_for_every_sample(tmp_path: Path) -> None:
     rows = [{"id": f"s{i}", "text": f"Name {i}", "schema": SCHEMA, "expected": {"name": f"Name {i}"}} for i in range(4)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

@@ -92,6 +92,7 @@ def base_args(*extra: str) -> list[str]:
             "--extractbench-output", "out", "--extractbench-no-cache", "--extractbench-no-html-report", *extra]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_run_stopped_by_a_signal_resumes_losing_and_duplicating_nothing(pytester: pytest.Pytester,
                                                                           sig: signal.Signals) -> None:

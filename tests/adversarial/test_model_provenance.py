@@ -29,6 +29,7 @@ def test_the_launcher_checks_the_hash_the_readme_documents() -> None:
     assert repo in text and name in text and revision in text and f"{llama_models.QWEN_CODER_BYTES:,}" in text
 
 
+@pytest.mark.slow
 def test_the_installed_chunks_assemble_the_documented_upstream_file() -> None:
     parts = llama_models._qwen_coder_parts()
     if parts is None:

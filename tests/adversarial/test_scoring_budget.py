@@ -34,6 +34,7 @@ def spin_swallowing_exceptions() -> None:
     pytest.fail("the budget did not stop the work")
 
 
+@pytest.mark.slow
 def test_a_spinning_plugin_is_stopped_and_the_session_goes_on(pytester: pytest.Pytester) -> None:
     pytester.makeconftest("""
         import time

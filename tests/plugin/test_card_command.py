@@ -21,6 +21,7 @@ def config_of(pytester: pytest.Pytester) -> dict:
     return json.loads(metrics_text(pytester))["run"]["config"]["options"]
 
 
+@pytest.mark.slow
 def test_the_card_command_runs_against_openai_base_url(pytester: pytest.Pytester,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     with FaultServer(models=("llama-3-8b",)) as server:  # answers a minimal instance of each sample's schema
@@ -45,6 +46,7 @@ def test_extractbench_base_url_wins_over_openai_base_url(pytester: pytest.Pytest
     assert config_of(pytester)["base_url"]["source"] == "environment EXTRACTBENCH_BASE_URL"
 
 
+@pytest.mark.slow
 def test_without_model_the_one_served_model_is_used(pytester: pytest.Pytester) -> None:
     with FaultServer(models=("qwen-served",)) as server:
         result = pytester.runpytest("--extractbench", "--extractbench-base-url", server.url,
@@ -53,6 +55,7 @@ def test_without_model_the_one_served_model_is_used(pytester: pytest.Pytester) -
     result.stdout.fnmatch_lines(["*model qwen-served: 2 samples*"])
 
 
+@pytest.mark.slow
 def test_without_model_two_served_models_is_a_clear_usage_error(pytester: pytest.Pytester) -> None:
     with FaultServer(models=("a-model", "b-model")) as server:
         result = pytester.runpytest("--extractbench", "--extractbench-base-url", server.url)

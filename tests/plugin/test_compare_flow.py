@@ -82,6 +82,7 @@ def demo(pytester: pytest.Pytester) -> str:
     return write(pytester, "demo.jsonl", DEMO)
 
 
+@pytest.mark.slow
 def test_save_then_compare_an_unchanged_run(pytester: pytest.Pytester, demo: str) -> None:
     saved = bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "main")
     assert saved.ret == pytest.ExitCode.OK
@@ -145,6 +146,7 @@ def test_a_real_regression_fails_the_session_and_explains_itself(pytester: pytes
                  out="nogate").ret == pytest.ExitCode.OK  # fmt: skip
 
 
+@pytest.mark.slow
 def test_compare_fail_from_ini_and_a_path_baseline(pytester: pytest.Pytester, demo: str) -> None:
     bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "main")
     pytester.makeini("[pytest]\nextractbench_compare_fail = eqs:-0.02 f1:-2%\n")
@@ -173,6 +175,7 @@ def test_usage_errors(pytester: pytest.Pytester, demo: str, args: tuple[str, ...
     result.stderr.fnmatch_lines([message])
 
 
+@pytest.mark.slow
 def test_several_models_are_compared_in_the_summary_and_metrics(pytester: pytest.Pytester, demo: str) -> None:
     worse = write(pytester, "worse.jsonl", degraded(0.3))
     result = bench(pytester, "--extractbench-predictions", f"good={demo}", "--extractbench-predictions", f"bad={worse}")
@@ -206,6 +209,7 @@ def test_comparison_is_the_same_under_xdist(pytester: pytest.Pytester, demo: str
     assert serial["models"]["good"]["confidence_intervals"] == parallel["models"]["good"]["confidence_intervals"]
 
 
+@pytest.mark.slow
 def test_subsets_get_metrics_and_their_own_gate(pytester: pytest.Pytester, demo: str) -> None:
     pytester.path.joinpath("rules.yaml").write_text(
         "subsets:\n"
@@ -239,6 +243,7 @@ def test_subsets_get_metrics_and_their_own_gate(pytester: pytest.Pytester, demo:
     )
 
 
+@pytest.mark.slow
 def test_different_sample_sets_are_paired_on_shared_ids(pytester: pytest.Pytester, demo: str) -> None:
     bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "medical", "-k", "medical")
     result = bench(pytester, "--extractbench-predictions", demo, "--extractbench-compare", "medical",

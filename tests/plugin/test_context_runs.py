@@ -37,6 +37,7 @@ def sample_of(body: dict[str, Any]) -> int:
 ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-sla", "minimum", "--model", "test-model")
 
 
+@pytest.mark.slow
 def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(run: BenchRun, pytester: pytest.Pytester,
                                                                           fault_server: FaultServer) -> None:
     write_data(pytester, 6)

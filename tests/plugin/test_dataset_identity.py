@@ -28,6 +28,7 @@ def run(pytester: pytest.Pytester, rows: list, out: str) -> dict:
     return json.loads((pytester.path / out / "metrics.json").read_text())["run"]["dataset"]
 
 
+@pytest.mark.slow
 def test_editing_one_gold_changes_that_sample_s_hash_and_the_dataset_s(pytester: pytest.Pytester) -> None:
     before = run(pytester, SAMPLES, "before")
     edited = [dict(r, expected={"name": "P2", "age": 99}) if r["id"] == "s2" else r for r in SAMPLES]

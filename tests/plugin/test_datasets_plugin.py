@@ -90,6 +90,7 @@ def test_skip_is_quiet_but_recorded(pytester: pytest.Pytester, small: list[str])
     assert metrics(pytester)["run"]["problems"] == []
 
 
+@pytest.mark.slow
 def test_fail_stops_the_session(pytester: pytest.Pytester, small: list[str]) -> None:
     result = bench(pytester, *small, "--extractbench-invalid-samples", "fail")
     assert result.ret == pytest.ExitCode.INTERRUPTED or result.ret == pytest.ExitCode.USAGE_ERROR
@@ -121,6 +122,7 @@ def test_parquet_with_column_mapping_and_statistics(pytester: pytest.Pytester) -
     assert bins["medium"] == {"num_samples": 0} and bins["complex"] == {"num_samples": 0}
 
 
+@pytest.mark.slow
 def test_unloadable_sources_are_usage_errors(pytester: pytest.Pytester) -> None:
     (pytester.path / "empty").mkdir()
     result = bench(pytester, "--extractbench-dataset", "empty", "--extractbench-predictions", DEMO)
@@ -148,6 +150,7 @@ def _option(pytester: pytest.Pytester, name: str) -> dict:
     return metrics(pytester)["run"]["config"]["options"][name]
 
 
+@pytest.mark.slow
 def test_command_line_beats_environment_beats_config_file_beats_ini(
     pytester: pytest.Pytester, small: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -121,6 +121,7 @@ def test_2_interrupted_by_ctrl_c(pytester: pytest.Pytester) -> None:
         "exit code 2: interrupted before every item ran"], text
 
 
+@pytest.mark.slow
 def test_4_a_usage_error_stops_before_any_item(pytester: pytest.Pytester, data: Path) -> None:
     result = run(pytester, PERFECT, "--extractbench-dataset", "missing.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -144,6 +145,7 @@ def test_x_stops_after_one_failed_item_and_says_one(pytester: pytest.Pytester, d
 # -- node ids and markers --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_node_id_of_a_failed_line_reruns_that_item(pytester: pytest.Pytester, data: Path) -> None:
     first = run(pytester, TWO_BROKEN, "--extractbench-sla", "none")
     failed = sorted(re.match(r"FAILED (\S+)", line).group(1) for line in first.stdout.lines if line.startswith("FAILED "))

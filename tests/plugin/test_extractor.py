@@ -71,6 +71,7 @@ def records(root: Path, out: str = "out") -> dict[str, dict]:
     return {row["sample_id"]: row for row in rows}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("function", ["extract", "extract_async"])
 def test_every_sample_is_asked_once_journaled_and_scored(run: BenchRun, project: Path,
                                                          function: str) -> None:
@@ -100,6 +101,7 @@ def test_every_sample_is_asked_once_journaled_and_scored(run: BenchRun, project:
     assert live["mode"] == "extractor" and live["extractor"] == f"myextract:{function}"
 
 
+@pytest.mark.slow
 def test_a_rerun_is_answered_by_the_cache(run: BenchRun, project: Path) -> None:
     run(*ARGS, "--extractbench-extractor", "myextract:extract", "--extractbench-cache").assert_outcomes(passed=8, failed=4)
     assert len(calls(project)) == 12
@@ -112,6 +114,7 @@ def test_a_rerun_is_answered_by_the_cache(run: BenchRun, project: Path) -> None:
         metrics(project)["models"]["extract"]["extraction_quality_score"])
 
 
+@pytest.mark.slow
 def test_resume_after_a_killed_run_asks_only_what_is_missing(run: BenchRun, project: Path) -> None:
     # the process dies in the middle of the run (no cleanup, like a kill) at the 7th call while ./die exists
     (project / "dying.py").write_text(EXTRACTOR + textwrap.dedent('''

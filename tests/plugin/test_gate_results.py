@@ -72,6 +72,7 @@ def test_no_gate_no_testcase(pytester: pytest.Pytester) -> None:
     assert (pytester.path / "nogate" / "summary.md").read_text().splitlines()[2].startswith("**Gate**: none asserted")
 
 
+@pytest.mark.slow
 def test_a_regression_against_the_baseline_is_its_own_failing_testcase(pytester: pytest.Pytester) -> None:
     assert bench(pytester, DEMO, "main", "--extractbench-save", "main").ret == pytest.ExitCode.OK
     result = bench(pytester, WEAK, "pr", "--extractbench-sla", "none", "--extractbench-compare", "main",
@@ -102,6 +103,7 @@ def test_under_xdist_the_controller_reports_the_gate(pytester: pytest.Pytester) 
     assert suite.get("failures") == "4" and cases["extractbench-gate[sla-minimum-predictions]"].find("failure") is not None
 
 
+@pytest.mark.slow
 def test_required_thresholds_gate_the_session_on_any_metric(pytester: pytest.Pytester) -> None:
     # the demo outputs: 29 of 52 samples at EQS 1 (55.8%), so "perfect_samples>=60%" fails, while
     # "eqs>=0.9" (0.974) holds and a latency floor is not measured offline: skipped, not failed

@@ -117,6 +117,7 @@ EXPECTED_CLASSES = {10: "server_error", 12: "rate_limited", 13: "timeout", 14: "
                     16: "bad_response", 17: "truncated", 19: "request_error"}
 
 
+@pytest.mark.slow
 def test_every_sample_is_accounted_for_under_injected_faults(pytester: pytest.Pytester, data: Path,
                                                              server: FaultServer) -> None:
     server.plan = per_sample(FAULTS)
@@ -175,6 +176,7 @@ def test_requests_run_ahead_of_the_items(pytester: pytest.Pytester, data: Path, 
     assert metrics(pytester)["run"]["live"]["concurrency"] == 8
 
 
+@pytest.mark.slow
 def test_a_killed_server_then_resume_requests_only_what_is_missing(pytester: pytest.Pytester, data: Path,
                                                                    server: FaultServer) -> None:
     def kill_at_the_seventh(index: int, body: Any) -> Fault | None:
@@ -204,6 +206,7 @@ def test_a_killed_server_then_resume_requests_only_what_is_missing(pytester: pyt
     assert metrics(pytester)["run"]["live"]["resumed_from"] == str(pytester.path / "out")
 
 
+@pytest.mark.slow
 def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytest.Pytester, data: Path,
                                                                  server: FaultServer) -> None:
     server.plan = per_sample({3: always(Fault.status(500)), 4: always(Fault.length())})
@@ -233,6 +236,7 @@ def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytes
         assert replay_metrics["models"]["test-model"][key] == first_metrics[key]
 
 
+@pytest.mark.slow
 def test_a_fully_cached_rerun_still_needs_its_server(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
     bench(pytester, server.url, "-k", "s0", "--extractbench-cache").assert_outcomes(passed=10, deselected=N - 10)
     bench(pytester, server.url, "-k", "s0", "--extractbench-cache", out="again").assert_outcomes(passed=10,
@@ -246,6 +250,7 @@ def test_a_fully_cached_rerun_still_needs_its_server(pytester: pytest.Pytester, 
         assert [line for line in result.stderr.lines if line.startswith("ERROR:")], result.stderr.str()
 
 
+@pytest.mark.slow
 def test_replay_marks_samples_without_a_response_missing(pytester: pytest.Pytester, data: Path,
                                                          server: FaultServer) -> None:
     bench(pytester, server.url, "--extractbench-no-cache").assert_outcomes(passed=N)
@@ -283,6 +288,7 @@ def test_xdist_workers_pipeline_their_own_items_with_the_same_metrics(pytester: 
     assert sorted(line["sample_id"] for line in journal(pytester, "parallel")) == sorted(outcome)
 
 
+@pytest.mark.slow
 def test_replicas_share_the_load(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
     server.default = Fault.ok(delay=0.2)
     with FaultServer(answer=perfect_answer, default=Fault.ok(delay=0.2)) as replica:
@@ -293,6 +299,7 @@ def test_replicas_share_the_load(pytester: pytest.Pytester, data: Path, server: 
     assert live["base_urls"] == sorted([server.url, replica.url]) and live["concurrency"] == 16
 
 
+@pytest.mark.slow
 def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, data: Path,
                                                     server: FaultServer) -> None:
     def die_at_the_third(index: int, body: Any) -> Fault | None:
@@ -313,6 +320,7 @@ def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, da
         assert max(row["response"]["attempts"] for row in found.values()) == 2  # failed over once
 
 
+@pytest.mark.slow
 def test_a_failing_replica_is_avoided_after_it_fails(pytester: pytest.Pytester, data: Path,
                                                       server: FaultServer) -> None:
     server.default = Fault.drop()  # lists its models, drops every chat request
@@ -351,6 +359,7 @@ def test_an_unknown_embedded_model_is_one_clear_line(pytester: pytest.Pytester, 
     assert len(errors) == 1 and "no-such-model" in errors[0] and "gemma3-270m" in errors[0], result.stderr.str()
 
 
+@pytest.mark.slow
 def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Pytester, data: Path,
                                                               server: FaultServer,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
@@ -441,6 +450,7 @@ def test_other_xdist_modes_ask_each_sample_once(pytester: pytest.Pytester, data:
     assert sorted(sample_of(body) for body in server.requests) == list(range(10))
 
 
+@pytest.mark.slow
 def test_the_closing_verdict_says_the_tool_worked_and_why_the_gate_failed(pytester: pytest.Pytester, data: Path,
                                                                           server: FaultServer) -> None:
     # Every answer is valid JSON under the schema but no field is right, so the model misses the minimum
@@ -468,6 +478,7 @@ def test_the_verdict_of_a_run_without_a_gate_says_so(pytester: pytest.Pytester, 
     assert live["decoding"]["max_tokens"] == "schema" and live["timeout_s"] == 120  # a server URL: 120 s
 
 
+@pytest.mark.slow
 def test_the_latency_breakdown_reads_the_server_s_timings_and_the_slot_wait(pytester: pytest.Pytester, data: Path,
                                                                             server: FaultServer) -> None:
     # llama-server-style timings per answer (sample n: prompt 100+n ms, generation 200+n ms), one request at a
@@ -497,6 +508,7 @@ def test_the_latency_breakdown_reads_the_server_s_timings_and_the_slot_wait(pyte
     assert "P95 prompt processing (server)" in html and "P95 wait for a request slot" in html
 
 
+@pytest.mark.slow
 def test_stream_times_the_first_token_and_scores_the_same_answer(pytester: pytest.Pytester, data: Path,
                                                                  server: FaultServer) -> None:
     # each answer comes in three chunks 0.1 s apart, then the finish reason and usage (with timings)

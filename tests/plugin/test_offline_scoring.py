@@ -59,6 +59,7 @@ def test_one_item_per_sample_with_readable_ids(run: BenchRun, data: Path) -> Non
     ])
 
 
+@pytest.mark.slow
 def test_k_selects_on_sample_id_and_topic(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     by_topic = run(*ARGS, "-k", "ecommerce", "--extractbench-sla", "none", files={"preds.jsonl": PERFECT})
     by_topic.assert_outcomes(passed=2, deselected=2)
@@ -117,6 +118,7 @@ def test_per_sample_quality_bar(run: BenchRun, data: Path) -> None:
                                  "*age*55*99*", "*city*\"Rome\"*\"Paris\"*incorrect*"])
 
 
+@pytest.mark.slow
 def test_sla_gate_fails_the_session_naming_each_metric(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     predictions = [{"id": s["id"], "output": {"name": "Someone Else", "age": 1}} for s in SAMPLES]
     result = run(*ARGS, files={"preds.jsonl": predictions})
@@ -130,6 +132,7 @@ def test_sla_gate_fails_the_session_naming_each_metric(run: BenchRun, pytester: 
     assert run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": predictions}).ret == pytest.ExitCode.OK
 
 
+@pytest.mark.slow
 def test_target_tier_is_stricter(run: BenchRun, data: Path) -> None:
     # F1 partial = 2*8/(8+11) = 0.842: above the minimum tier's 0.70, below excellence's 0.90
     predictions = PERFECT[:2] + [{"id": "shop-1", "output": {"name": "Cy Dore", "age": 30}},
@@ -140,6 +143,7 @@ def test_target_tier_is_stricter(run: BenchRun, data: Path) -> None:
     strict.stdout.fnmatch_lines(["*SLA excellence: FAILED*"])
 
 
+@pytest.mark.slow
 def test_ini_options_apply_and_the_command_line_wins(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
     pytester.makeini("[pytest]\nextractbench_sla = excellence\nextractbench_case_sensitive = true\n")
     predictions = [{"id": s["id"], "output": {"name": (s.get("expected") or {"name": "Bo Chan"})["name"].upper(),
@@ -190,6 +194,7 @@ def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(run: 
     assert sorted(dataset["sample_hashes"]) == ["med-1"]  # only the sample that was read gets an identity
 
 
+@pytest.mark.slow
 def test_missing_files_are_usage_errors(pytester: pytest.Pytester, data: Path) -> None:
     result = pytester.runpytest("--extractbench", "--extractbench-predictions", "nope.jsonl",
                                 "--extractbench-dataset", "data.jsonl")
@@ -210,6 +215,7 @@ def test_named_prediction_files_make_several_models(pytester: pytest.Pytester, d
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # "weak" misses the minimum tier
 
 
+@pytest.mark.slow
 def test_without_the_flag_the_plugin_stays_out_of_the_way(pytester: pytest.Pytester, data: Path) -> None:
     pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
     plain = pytester.runpytest()
@@ -281,6 +287,7 @@ def test_sampling_never_warns_about_rows_it_did_not_draw(run: BenchRun, pytester
     assert [p["sample_id"] for p in problems if "not in the dataset" in p["message"]] == ["not-in-the-dataset"]
 
 
+@pytest.mark.slow
 def test_exact_within_turns_near_numbers_into_partial_matches(run: BenchRun,
                                                               pytester: pytest.Pytester, data: Path) -> None:
     # age + 1: 42 for 41 scores 1 - 1/41 = 0.976 (exact under the spec's rule), 8 for 7 scores 0.857 (partial);

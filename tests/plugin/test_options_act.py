@@ -28,6 +28,7 @@ def bench(pytester: pytest.Pytester, *args: str) -> dict:
     return json.loads((pytester.path / out / "metrics.json").read_text())["models"]["predictions"]
 
 
+@pytest.mark.slow
 def test_keep_whitespace_makes_a_spacing_difference_count(pytester: pytest.Pytester) -> None:
     default = bench(pytester)
     kept = bench(pytester, "--extractbench-keep-whitespace")
@@ -36,6 +37,7 @@ def test_keep_whitespace_makes_a_spacing_difference_count(pytester: pytest.Pytes
     assert kept["field_f1_strict"] == pytest.approx(3 / 4)
 
 
+@pytest.mark.slow
 def test_unordered_arrays_makes_reversed_tags_an_exact_sample(pytester: pytest.Pytester) -> None:
     default = bench(pytester)
     unordered = bench(pytester, "--extractbench-unordered-arrays")

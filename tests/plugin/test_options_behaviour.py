@@ -114,6 +114,7 @@ def test_float_epsilon_makes_near_numbers_equal(run: BenchRun, pytester: pytest.
     assert (default["exact_match_rate"], wide["exact_match_rate"]) == (0.0, 1.0)
 
 
+@pytest.mark.slow
 def test_eqs_weights_reweigh_the_components(run: BenchRun) -> None:
     samples = [{"id": "a", "text": "t", "schema": PERSON, "expected": {"name": "Ann", "age": 41}}]
     outputs = [{"id": "a", "output": {"name": "Ann", "age": 99}}]
@@ -220,6 +221,7 @@ def eqs_interval(run: BenchRun, *args: str) -> dict[str, Any]:
     return model["confidence_intervals"]["extraction_quality_score"]
 
 
+@pytest.mark.slow
 def test_confidence_sets_the_level_of_the_intervals(run: BenchRun) -> None:
     wide = eqs_interval(run)
     narrow = eqs_interval(run, "--extractbench-confidence", "0.5")
@@ -229,6 +231,7 @@ def test_confidence_sets_the_level_of_the_intervals(run: BenchRun) -> None:
     assert narrow["high"] - narrow["low"] < wide["high"] - wide["low"]
 
 
+@pytest.mark.slow
 def test_stats_seed_changes_the_bootstrap_draws(run: BenchRun) -> None:
     first = eqs_interval(run, "--extractbench-stats-seed", "1")
     again = eqs_interval(run, "--extractbench-stats-seed", "1")
@@ -263,6 +266,7 @@ def test_verdict_thresholds_decide_the_verdict_against_the_baseline(run: BenchRu
 # -- data -------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_seed_chooses_which_samples_are_drawn(run: BenchRun, pytester: pytest.Pytester) -> None:
     def drawn(*args: str) -> list[str]:
         offline(run, TWELVE, GOOD, "--extractbench-sample", "4", *args)
@@ -277,6 +281,7 @@ def test_seed_chooses_which_samples_are_drawn(run: BenchRun, pytester: pytest.Py
     assert len({tuple(default), tuple(one), tuple(two)}) == 3
 
 
+@pytest.mark.slow
 def test_output_is_where_the_run_is_written(pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path / "data.jsonl", TWELVE)
     write_jsonl(pytester.path / "preds.jsonl", GOOD)
@@ -335,6 +340,7 @@ def live(run: BenchRun, server: FaultServer, *args: str, out: str = "out") -> di
     return run.document(out)
 
 
+@pytest.mark.slow
 def test_model_names_the_models_asked_and_each_gets_every_sample(run: BenchRun, pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path / "data.jsonl", LIVE)
     with FaultServer(answer=answer, models=("alpha", "beta")) as server:
@@ -347,6 +353,7 @@ def test_model_names_the_models_asked_and_each_gets_every_sample(run: BenchRun, 
         assert sorted(two["models"]) == ["alpha", "beta"] and two["models"]["beta"]["num_samples"] == N
 
 
+@pytest.mark.slow
 def test_decoding_seed_is_sent_with_every_request(run: BenchRun, server: FaultServer) -> None:
     live(run, server, "--model", "test-model", "--extractbench-no-cache")
     assert {body["seed"] for body in server.requests} == {42}
@@ -357,6 +364,7 @@ def test_decoding_seed_is_sent_with_every_request(run: BenchRun, server: FaultSe
     assert found["run"]["live"]["decoding"]["seed"] == 7
 
 
+@pytest.mark.slow
 def test_user_prompt_replaces_the_user_message(run: BenchRun, pytester: pytest.Pytester, server: FaultServer) -> None:
     (pytester.path / "user.txt").write_text("DOCUMENT<<{text}>>\nSCHEMA<<{schema}>>\n", encoding="utf-8")
     default = live(run, server, "--model", "test-model", "--extractbench-no-cache", "-k", "s01")
@@ -371,6 +379,7 @@ def test_user_prompt_replaces_the_user_message(run: BenchRun, pytester: pytest.P
     assert custom["run"]["live"]["prompt_hash"] != default["run"]["live"]["prompt_hash"]
 
 
+@pytest.mark.slow
 def test_no_cache_neither_reads_nor_writes_the_response_cache(run: BenchRun,
                                                               pytester: pytest.Pytester, server: FaultServer) -> None:
     model = ("--model", "test-model")
@@ -385,6 +394,7 @@ def test_no_cache_neither_reads_nor_writes_the_response_cache(run: BenchRun,
     assert len(server.requests) == 3 * N and uncached["run"]["live"]["cached_responses"] == 0
 
 
+@pytest.mark.slow
 def test_concurrency_caps_the_requests_in_flight(run: BenchRun,
                                                  pytester: pytest.Pytester, fault_server: FaultServer) -> None:
     fault_server.answer = answer
@@ -405,6 +415,7 @@ def test_concurrency_caps_the_requests_in_flight(run: BenchRun,
     assert document(pytester)["run"]["live"]["concurrency"] == 2
 
 
+@pytest.mark.slow
 def test_calibration_asks_for_logprobs_and_reports_calibration(run: BenchRun, server: FaultServer) -> None:
     plain = live(run, server, "--model", "test-model", "--extractbench-no-cache")
     assert not any("logprobs" in body for body in server.requests)
@@ -426,6 +437,7 @@ CITY = [{"id": "c", "text": "Ann lives in NYC.", "schema": SEMANTIC,
 CITY_OUT = [{"id": "c", "output": {"city": "NYC", "name": "Ann"}}]
 
 
+@pytest.mark.slow
 def test_judge_at_judge_url_grades_semantic_fields(run: BenchRun,
                                                    pytester: pytest.Pytester, semantic_cache_dir: Path) -> None:
     plain = offline(run, CITY, CITY_OUT)
@@ -480,6 +492,7 @@ def embeddings_server() -> Iterator[tuple[str, list[str]]]:
         httpd.server_close()
 
 
+@pytest.mark.slow
 def test_semantic_server_and_semantic_model_embed_the_texts(run: BenchRun,
                                                             pytester: pytest.Pytester, semantic_cache_dir: Path,
                                                             embeddings_server: tuple[str, list[str]]) -> None:
@@ -539,6 +552,7 @@ def embedded(run: BenchRun, record: Path, *args: str) -> tuple[dict[str, str], d
     return flags, run.document()["run"]["live"]["embedded"]["gemma3-270m"]
 
 
+@pytest.mark.slow
 def test_slots_and_context_size_the_embedded_server(run: BenchRun, fake_llama_server: Path) -> None:
     # short prompts: 4096 tokens per slot by default; llama-server's --ctx-size is the total, slots x per slot
     flags, facts = embedded(run, fake_llama_server)

@@ -88,6 +88,7 @@ def test_offline_run_reports_performance_as_not_measured(pytester: pytest.Pytest
     assert checks["p95_latency_ms"]["passed"] is None and checks["success_rate"]["passed"] is None
 
 
+@pytest.mark.slow
 def test_a_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, data: Path,
                                                    server: FaultServer) -> None:
     # latency grows with the sample number, as does the text length

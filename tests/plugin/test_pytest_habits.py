@@ -64,6 +64,7 @@ def test_the_fixture_s_schemas_fall_in_two_complexity_bins() -> None:
     assert complexity_features(DEEP)["complexity_bin"] == "complex"
 
 
+@pytest.mark.slow
 def test_m_selects_on_topic_and_complexity_under_strict_markers(run: BenchRun, data: Path) -> None:
     result = run(*ARGS, "--strict-markers", "-m", "medical and complex", "--extractbench-sla", "none", "-v",
                  files={"preds.jsonl": PERFECT})
@@ -124,6 +125,7 @@ def test_a_run_stopped_by_x_says_the_gate_saw_part_of_the_samples(run: BenchRun,
     assert "**Partial run**: for `predictions` the gate saw 2 of 4 samples" in summary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, scored", [(("-k", "deep"), 2), (("-m", "simple"), 2), (("--maxfail", "1"), 2)])
 def test_deselection_and_maxfail_are_partial_runs_too(run: BenchRun,
                                                       pytester: pytest.Pytester, data: Path, args: tuple[str, ...],
@@ -208,6 +210,7 @@ def ran(result: pytest.RunResult) -> list[str]:
             if line.startswith("data.jsonl::") and (" PASSED" in line or " FAILED" in line)]
 
 
+@pytest.mark.slow
 def test_lf_reruns_exactly_the_failed_samples(run: BenchRun, data: Path) -> None:
     first = cached(run, TWO_BROKEN)
     first.assert_outcomes(passed=2, failed=2)
@@ -231,6 +234,7 @@ def test_lf_under_xdist_reruns_exactly_the_failed_samples(run: BenchRun, pyteste
     assert metrics(pytester)["run"]["partial"]["models"]["predictions"] == {"scored": 2, "collected": 4}
 
 
+@pytest.mark.slow
 def test_ff_runs_the_failed_samples_first(run: BenchRun, data: Path) -> None:
     cached(run, TWO_BROKEN).assert_outcomes(passed=2, failed=2)
     second = cached(run, TWO_BROKEN, "--ff")
@@ -239,6 +243,7 @@ def test_ff_runs_the_failed_samples_first(run: BenchRun, data: Path) -> None:
     assert "gate saw" not in second.stdout.str()  # every sample ran: not a partial run
 
 
+@pytest.mark.slow
 def test_sw_stops_at_a_failure_and_resumes_there(run: BenchRun, data: Path) -> None:
     first = cached(run, TWO_BROKEN, "--sw")
     first.assert_outcomes(passed=1, failed=1)
@@ -253,6 +258,7 @@ def test_sw_stops_at_a_failure_and_resumes_there(run: BenchRun, data: Path) -> N
     third.assert_outcomes(passed=2, failed=1, deselected=1)
 
 
+@pytest.mark.slow
 def test_sw_resumes_at_the_failed_sample_when_the_gate_fails_too(run: BenchRun, data: Path) -> None:
     def gated(*args: str) -> pytest.RunResult:
         return run(*ARGS, "-p", "cacheprovider", "-v", "--sw", "--extractbench-sla", "target", *args,

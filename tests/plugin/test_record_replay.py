@@ -60,6 +60,7 @@ def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Faul
     return server
 
 
+@pytest.mark.slow
 def test_a_cassette_is_sorted_diffable_and_keeps_no_secret(pytester: pytest.Pytester, recorded: FaultServer) -> None:
     text = (pytester.path / "cassette" / "cassette.jsonl").read_text(encoding="utf-8")
     assert SECRET not in text
@@ -79,6 +80,7 @@ def test_a_cassette_is_sorted_diffable_and_keeps_no_secret(pytester: pytest.Pyte
         (e["key"], e["sample_hash"], e["response"]["content"]) for e in entries]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["one-process", "xdist"])
 def test_a_cassette_replays_to_the_recorded_metrics_without_a_server(pytester: pytest.Pytester, recorded: FaultServer,
                                                                      xdist: tuple[str, ...]) -> None:
@@ -94,6 +96,7 @@ def test_a_cassette_replays_to_the_recorded_metrics_without_a_server(pytester: p
     assert len(recorded.requests) == N  # the recording's requests only
 
 
+@pytest.mark.slow
 def test_the_same_cassette_gives_byte_identical_metrics_with_and_without_xdist(pytester: pytest.Pytester,
                                                                                recorded: FaultServer) -> None:
     bench(pytester, "--extractbench-replay", "cassette", out="one")
@@ -101,6 +104,7 @@ def test_the_same_cassette_gives_byte_identical_metrics_with_and_without_xdist(p
     assert json.dumps(models(pytester, "one"), sort_keys=True) == json.dumps(models(pytester, "two"), sort_keys=True)
 
 
+@pytest.mark.slow
 def test_an_edited_sample_is_a_replay_miss_never_a_request(pytester: pytest.Pytester, recorded: FaultServer) -> None:
     write_data(pytester, [sample(n, "Record s05: P5 is now 6." if n == 5 else None) for n in range(N)])
     result = bench(pytester, "--extractbench-replay", "cassette", out="edited")
@@ -110,6 +114,7 @@ def test_an_edited_sample_is_a_replay_miss_never_a_request(pytester: pytest.Pyte
     assert "exit code 1: 2 item(s) failed (1 replay_miss, 1 schema_failure)" in result.stdout.lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage, message", [
     (lambda lines: lines[:2] + ["{not json"] + lines[3:], "line 3"),
     (lambda lines: lines[1:], "line 1: not a cassette"),

@@ -79,6 +79,7 @@ def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(run
     assert models(pytester, "out2")["predictions"] == serial
 
 
+@pytest.mark.slow
 def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(run: BenchRun, pytester: pytest.Pytester) -> None:
     broken = json.loads(json.dumps(SCHEMA))
     broken["properties"]["items"]["items"]["properties"]["qty"]["x-eval-compare"] = "nmeric"
@@ -99,6 +100,7 @@ def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(run: Bench
     assert models(pytester)["predictions"]["field_metrics_by_name"]["born"]["f1_strict"] == 0.0
 
 
+@pytest.mark.slow
 def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(run: BenchRun,
                                                                              pytester: pytest.Pytester) -> None:
     schema = {"type": "object", "properties": {
@@ -135,6 +137,7 @@ def test_post_processors_by_name_and_unknown_names(run: BenchRun, pytester: pyte
     bad.stderr.fnmatch_lines(["*unknown post-processor 'nulls_as_vals' (did you mean 'nulls_as_values'?)*"])
 
 
+@pytest.mark.slow
 def test_judge_needs_a_server(run: BenchRun, pytester: pytest.Pytester, tmp_path: Path) -> None:
     write(pytester, SAMPLES[:1], OUTPUTS[:1])
     result = isolated(run, "--extractbench-judge", "some-model")

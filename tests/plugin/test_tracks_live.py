@@ -26,6 +26,7 @@ def user_text(body: dict[str, Any]) -> str:
     return " ".join(str(m.get("content")) for m in body["messages"] if m.get("role") == "user")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stream", [(), ("--extractbench-stream",)], ids=["plain", "streamed"])
 def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytester, fault_server: FaultServer,
                                                          stream: tuple[str, ...]) -> None:
@@ -57,6 +58,7 @@ def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytes
     assert rows["triangle-area"]["result"]["predicted"][0]["name"] == "math.triangle_area"
 
 
+@pytest.mark.slow
 def test_generate_and_repair_use_the_structured_output_mode(pytester: pytest.Pytester, fault_server: FaultServer) -> None:
     fault_server.answer = lambda body: {"name": "Ada Lovelace", "age": 36}
     bench(pytester, fault_server.url, "--extractbench-track", "repair", "-k", "person-trailing").assert_outcomes(passed=1)
@@ -75,6 +77,7 @@ DATA = [{"id": f"s{i}", "text": f"Item {i} costs {i} dollars.", "expected": {"na
         for i in range(3)]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_repeats_send_one_request_per_run_with_their_own_seeds(pytester: pytest.Pytester,
                                                                 fault_server: FaultServer) -> None:  # fmt: skip
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DATA))

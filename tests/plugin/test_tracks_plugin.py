@@ -109,6 +109,7 @@ EXTRACTION_DATA = [{"id": "s1", "text": "Ann, 41", "schema": {"type": "object", 
     "name": {"type": "string"}, "age": {"type": "integer"}}}, "expected": {"name": "Ann", "age": 41}}]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_extraction_repeats_and_calibration_only_when_asked(run: BenchRun, pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path / "data.jsonl", EXTRACTION_DATA)
     tokens = [('{"name": ', 0.0), ('"Ann"', -0.1), (', "age": ', 0.0), ("42", -2.0), ("}", 0.0)]

@@ -66,6 +66,7 @@ def eqs(pytester: pytest.Pytester, out: str) -> float:
 # -- every run asks ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_by_default_every_run_asks_its_server(pytester: pytest.Pytester, data: Path) -> None:
     with FaultServer(answer=right) as good:
         bench(pytester, good.url, out="one").assert_outcomes(passed=N)
@@ -78,6 +79,7 @@ def test_by_default_every_run_asks_its_server(pytester: pytest.Pytester, data: P
     assert {o["source"] for o in origins(pytester, "two").values()} == {"asked"}
 
 
+@pytest.mark.slow
 def test_two_servers_serving_the_same_model_name_are_both_asked(pytester: pytest.Pytester, data: Path) -> None:
     # the cache is on, yet a second server answering {} under the same model name is asked, not skipped
     with FaultServer(answer=right) as good, FaultServer(answer=empty) as bad:
@@ -140,6 +142,7 @@ class LlamaLike:
         self.httpd.server_close()
 
 
+@pytest.mark.slow
 def test_a_checkpoint_redeployed_under_the_same_name_and_url_is_asked_again(pytester: pytest.Pytester,
                                                                              data: Path) -> None:
     (pytester.path / "data.jsonl").write_text(json.dumps(sample(1)) + "\n", encoding="utf-8")
@@ -163,6 +166,7 @@ def test_a_checkpoint_redeployed_under_the_same_name_and_url_is_asked_again(pyte
 # -- no answer source, no run ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_stopped_server_stops_the_run_before_any_item(pytester: pytest.Pytester, data: Path) -> None:
     server = FaultServer(answer=right).start()
     try:
@@ -179,6 +183,7 @@ def test_a_stopped_server_stops_the_run_before_any_item(pytester: pytest.Pyteste
 # -- provenance ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reused_answers_are_counted_dated_and_named_in_every_output(pytester: pytest.Pytester, data: Path) -> None:
     with FaultServer(answer=right) as server:
         bench(pytester, server.url, "--extractbench-cache", "-k", "s00 or s01 or s02", out="part")
@@ -205,6 +210,7 @@ def test_reused_answers_are_counted_dated_and_named_in_every_output(pytester: py
     assert "Reused answers" not in (pytester.path / "part" / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_run_answered_whole_by_the_cache_names_no_server_mode(pytester: pytest.Pytester, data: Path) -> None:
     with FaultServer(answer=right) as server:
         bench(pytester, server.url, "--extractbench-cache", out="one").assert_outcomes(passed=N)
@@ -224,6 +230,7 @@ def extract(sample):
 '''
 
 
+@pytest.mark.slow
 def test_an_edited_extractor_is_asked_again_even_with_the_cache_on(pytester: pytest.Pytester, data: Path) -> None:
     module = pytester.path / "myextract.py"
     module.write_text(EXTRACTOR.replace("{BODY}", '{"name": f"P{n}", "age": n}'), encoding="utf-8")

@@ -52,6 +52,7 @@ def scored(run: BenchRun, *args: str, out: str = "out") -> dict[str, Any]:
     return run.document(out)
 
 
+@pytest.mark.slow
 def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(run: BenchRun, project: pytest.Pytester,
                                                                          fault_server: FaultServer) -> None:
     fault_server.answer = grading_judge
@@ -105,6 +106,7 @@ def test_without_the_options_no_whole_output_score_appears(run: BenchRun, projec
     assert "LLM judge" not in (project.path / "out" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_gold_against_itself_has_similarity_one_with_the_bundled_embeddings() -> None:
     pytest.importorskip("sentence_transformers", reason="the semantic extra (a dev dependency) is missing")
     gold = {"name": "Ann", "city": "Oslo", "tags": ["a", "b"]}

@@ -34,6 +34,7 @@ def _charts(run: Path) -> dict[str, svg.Chart]:
     return {c.key: c for section in context["charts"].values() for c in section}
 
 
+@pytest.mark.slow
 def test_every_chart_has_labelled_axes_and_a_reading(tmp_path: Path, figures: dict[str, Any]) -> None:
     run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl"),
                               "gold": gold_outputs()}, timed=True)  # fmt: skip
@@ -48,6 +49,7 @@ def test_every_chart_has_labelled_axes_and_a_reading(tmp_path: Path, figures: di
         assert main.get_xlabel() and main.get_ylabel(), key
 
 
+@pytest.mark.slow
 def test_too_few_samples_make_no_per_sample_chart(tmp_path: Path) -> None:
     few = _charts(make_run(tmp_path / "few", {"m": gold_outputs()}, samples=DATASET.samples[:4], timed=True))
     enough = _charts(make_run(tmp_path / "enough", {"m": gold_outputs()}, samples=DATASET.samples[:5], timed=True))
@@ -58,6 +60,7 @@ def test_too_few_samples_make_no_per_sample_chart(tmp_path: Path) -> None:
     assert {"categories", "radar"} <= set(few)
 
 
+@pytest.mark.slow
 def test_two_models_get_no_win_rate_matrix(tmp_path: Path) -> None:
     drawn = _charts(make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl")}))
     assert "ranking" in drawn and "winrate" not in drawn

@@ -27,6 +27,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     )
 
 
+@pytest.mark.slow
 def test_report_writes_the_html_of_a_run_directory(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
     out = tmp_path / "r.html"
     assert main(["report", "--results-dir", str(runs[0]), "--output", str(out), "--title", "Nightly <b>"]) == 0
@@ -36,6 +37,7 @@ def test_report_writes_the_html_of_a_run_directory(runs: tuple[Path, Path], tmp_
     assert "Nightly <b>" in "".join(page.text) and page.count("b") == 0
 
 
+@pytest.mark.slow
 def test_report_default_output_and_python_m(runs: tuple[Path, Path]) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest_extractbench", "report", "--results-dir", str(runs[0])],
@@ -61,6 +63,7 @@ def test_report_on_a_directory_without_results_names_the_file(tmp_path: Path, ca
     assert f"{tmp_path / 'metrics.json'}: no such file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_compare_runs_pairs_models_across_run_directories(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
     out = tmp_path / "comparison.html"
     assert main(["compare", "--runs", f"{runs[0]},{runs[1]}", "--output", str(out)]) == 0
@@ -138,6 +141,7 @@ def test_connection_refused(capsys) -> None:
     assert "cannot reach the model server" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_compare_takes_runs_as_arguments(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
     out = tmp_path / "comparison.html"
     assert main(["compare", str(runs[0]), str(runs[1]), "--output", str(out)]) == 0

@@ -45,6 +45,7 @@ def single(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Page, dict]:
     return text, page, json.loads((run / "metrics.json").read_text())
 
 
+@pytest.mark.slow
 def test_single_model_report_has_every_section_and_the_charts_the_data_supports(single) -> None:
     text, page, document = single
     assert SECTIONS <= page.ids()
@@ -103,6 +104,7 @@ def test_the_page_is_self_contained_and_runs_only_its_own_script(single) -> None
     assert page.event_handlers() == []
 
 
+@pytest.mark.slow
 def test_several_models_get_the_comparison_charts_and_significance(tmp_path: Path) -> None:
     run = make_run(
         tmp_path,
@@ -134,6 +136,7 @@ def test_zero_samples_render_a_readable_page(tmp_path: Path) -> None:
     assert SECTIONS <= page.ids()
 
 
+@pytest.mark.slow
 def test_all_invalid_outputs(tmp_path: Path) -> None:
     run = make_run(tmp_path, {"broken": lambda sample: "{not json"})
     text, page = render(run)
@@ -143,6 +146,7 @@ def test_all_invalid_outputs(tmp_path: Path) -> None:
     assert 'class="grade grade-F">F<' in glance
 
 
+@pytest.mark.slow
 def test_huge_texts_are_clipped_and_every_sample_reaches_the_viewer(tmp_path: Path) -> None:
     long_value = "x" * 200_000
     run = make_run(tmp_path, {"wordy": lambda s: json.dumps({k: long_value for k in s.expected})})
@@ -157,6 +161,7 @@ def test_huge_texts_are_clipped_and_every_sample_reaches_the_viewer(tmp_path: Pa
     assert values and all(v == "x" * 299 + "… (200,000 characters)" for v in values)
 
 
+@pytest.mark.slow
 def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) -> None:
     def performance(model: str, metrics: dict) -> None:
         metrics["performance"] = {  # the shape performance.performance_metrics writes
@@ -173,6 +178,7 @@ def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) ->
     assert "not measured (the run carries" not in text
 
 
+@pytest.mark.slow
 def test_untrusted_text_is_escaped_everywhere(tmp_path: Path) -> None:
     sample = DATASET.samples[0]
     evil = sample.__class__(**{**sample.__dict__, "id": "id" + XSS})
@@ -193,6 +199,7 @@ def test_untrusted_text_is_escaped_everywhere(tmp_path: Path) -> None:
     assert "x" + XSS in data["strings"]
 
 
+@pytest.mark.slow
 def test_charts_are_deterministic_and_carry_no_text_elements() -> None:
     one = charts.radar({"a<b>": {"schema_validity_rate": 1.0, "field_f1_partial": 0.8}})
     two = charts.radar({"a<b>": {"schema_validity_rate": 1.0, "field_f1_partial": 0.8}})
@@ -203,6 +210,7 @@ def test_charts_are_deterministic_and_carry_no_text_elements() -> None:
     assert ids and all(i.startswith("eb-radar-") for i in ids)
 
 
+@pytest.mark.slow
 def test_complexity_bins_and_dataset_statistics_from_metrics_json(tmp_path: Path) -> None:
     def bins(model: str, metrics: dict) -> None:
         metrics["metrics_by_complexity_bin"] = {
@@ -224,6 +232,7 @@ def test_complexity_bins_and_dataset_statistics_from_metrics_json(tmp_path: Path
     assert "Weaker on complex schemas (F1: 0.37 over 3 samples)" in text
 
 
+@pytest.mark.slow
 def test_the_accuracy_section_shows_the_eqs_spread_and_the_fields_to_look_at(tmp_path: Path) -> None:
     run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl")})
     text, _ = render(run)
@@ -240,6 +249,7 @@ def test_the_accuracy_section_shows_the_eqs_spread_and_the_fields_to_look_at(tmp
     assert re.search(r"<code>timeline\[\]\.event</code></td><td>\d+</td><td>0\.\d+</td>", fields)
 
 
+@pytest.mark.slow
 def test_the_fields_table_lists_what_the_output_left_out(tmp_path: Path) -> None:
     samples = DATASET.samples[:3]
     dropped = {s.id: next(iter(s.expected)) for s in samples}  # each output leaves out the gold's first key
@@ -254,6 +264,7 @@ def test_the_fields_table_lists_what_the_output_left_out(tmp_path: Path) -> None
         assert f"<code>{name}</code></td><td>{times}</td><td>0.000</td><td>0</td><td>0</td><td>0</td><td>{times}</td><td>0</td>" in fields
 
 
+@pytest.mark.slow
 def test_a_hostile_field_name_stays_text_in_the_fields_table(tmp_path: Path) -> None:
     samples = [DATASET.samples[0]]
     run = make_run(tmp_path, {"m": lambda sample: json.dumps({**sample.expected, XSS: "invented"})}, samples=samples)

@@ -100,6 +100,7 @@ def test_no_html_report_option(run: BenchRun, pytester: pytest.Pytester) -> None
         "html": False, "charts": False, "failure_details": 20}
 
 
+@pytest.mark.slow
 @pytest.mark.charts
 def test_charts_option_draws_or_leaves_out_the_charts(run: BenchRun, pytester: pytest.Pytester) -> None:
     run(*ARGS)

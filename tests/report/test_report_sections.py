@@ -68,6 +68,7 @@ def compared(pytester: pytest.Pytester) -> tuple[str, str]:
     return (run / "summary.md").read_text(encoding="utf-8"), (run / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_baseline_comparison_is_in_both_files_with_its_verdict_on_top(compared: tuple[str, str]) -> None:
     summary, page = compared
     # sample b: validity 1, F1 partial 2/3 (P 1, R 1/2), type accuracy 1, no hallucination:
@@ -125,6 +126,7 @@ def extras_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_run(tmp_path_factory.mktemp("extras"), {"m": gold}, samples=DATASET.samples[:6], extra=add)
 
 
+@pytest.mark.slow
 def test_calibration_and_consistency_are_in_both_files(extras_run: Path) -> None:
     run = load_run(extras_run)
     summary = summary_md(run.document)
@@ -175,6 +177,7 @@ def test_the_pairwise_comparison_and_input_problems_reach_summary_md(tmp_path: P
         "[warning] data.jsonl:line 7 x1 schema: schema is not an object")
 
 
+@pytest.mark.slow
 def test_hostile_names_in_the_sections_stay_inert(tmp_path: Path) -> None:
     from _runs import DATASET
 

@@ -89,6 +89,7 @@ _JSON = st.recursive(
 )
 
 
+@pytest.mark.slow
 @given(_JSON)
 def test_embedded_json_in_pieces_is_the_same_text(data: object) -> None:
     # the page is written piece by piece (report/html.py): the pieces must join to exactly embed_json's text
@@ -104,6 +105,7 @@ def test_the_session_lends_its_samples_and_the_data_stays_the_same(runs: tuple[P
     assert viewer.viewer_data([viewer.ViewerRun("current", run)]) == read
 
 
+@pytest.mark.slow
 def test_the_streamed_page_is_the_rendered_page(runs: tuple[Path, Path], tmp_path: Path) -> None:
     from pytest_extractbench.report import html
 
@@ -125,6 +127,7 @@ def test_view_writes_the_page_and_names_every_run(runs: tuple[Path, Path], tmp_p
     assert [a for t, a in page.tags if t == "script"] == [{"type": "application/json", "id": "viewer-data"}, {}]
 
 
+@pytest.mark.slow
 def test_view_opens_the_browser_the_environment_names(runs: tuple[Path, Path], tmp_path: Path) -> None:
     seen = tmp_path / "seen.txt"
     browser = tmp_path / "browser.sh"  # a real program as $BROWSER: it records the address it is given
@@ -139,6 +142,7 @@ def test_view_opens_the_browser_the_environment_names(runs: tuple[Path, Path], t
     assert seen.read_text() == page.resolve().as_uri() and page.is_file()
 
 
+@pytest.mark.slow
 def test_view_without_a_browser_prints_the_path_and_a_bad_run_exits_2(runs, tmp_path: Path, capsys) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY")}
     env["PATH"] = str(tmp_path)  # no browser program to find
@@ -175,6 +179,7 @@ _VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() |
                        max_leaves=6)
 
 
+@pytest.mark.slow
 @given(st.lists(_VALUES, max_size=12))
 def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_with_json_text(values) -> None:
     memo, plain = viewer._Strings(), viewer._Strings()
@@ -183,6 +188,7 @@ def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_wi
     assert memo.items == plain.items
 
 
+@pytest.mark.slow
 @given(st.lists(_JSON, max_size=100))
 def test_list_elements_encoded_together_are_the_elements_encoded_one_by_one(items) -> None:
     assert viewer._encode_elements(items) == ",".join(map(viewer._ENCODER.encode, items))

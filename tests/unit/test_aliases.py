@@ -18,6 +18,7 @@ def test_an_old_module_name_is_the_moved_module(old: str) -> None:
     assert moved.__spec__.name == f"{PACKAGE}.{MOVED[old]}"  # the alias does not rename the module
 
 
+@pytest.mark.slow
 def test_the_readme_s_old_imports_work_in_a_fresh_interpreter() -> None:
     code = ("from pytest_extractbench.consistency import consistency\n"
             "from pytest_extractbench.calibration import field_confidences, reliability\n"

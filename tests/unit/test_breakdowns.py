@@ -151,6 +151,7 @@ def _tally_field_by_field(records, options, credited):
     return tallies
 
 
+@pytest.mark.slow
 @given(records=_RECORDS, credited=st.booleans(), lenient=st.sampled_from([0.0, 0.3, 0.5]))
 def test_the_combination_tally_equals_a_field_by_field_tally(records, credited, lenient) -> None:
     options = ScoringOptions(lenient_threshold=lenient)

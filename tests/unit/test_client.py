@@ -197,6 +197,7 @@ def test_request_errors_are_not_retried_and_keep_the_servers_message(fault_serve
 LLAMA_MESSAGE = "request (40123 tokens) exceeds the available context size (32768 tokens), try increasing it"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fault", "tokens", "limit"), [
     # llama-server: the numbers in its extra fields and in the message
     (Fault.error_body(400, {"error": {"code": 400, "message": LLAMA_MESSAGE, "type": "exceed_context_size_error",

@@ -35,6 +35,7 @@ def _append_many(run_dir: str, worker: int, lines: int) -> None:
     journal.close()
 
 
+@pytest.mark.slow
 def test_processes_appending_at_once_never_tear_a_line(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     procs = [context.Process(target=_append_many, args=(str(tmp_path), w, 300)) for w in range(4)]

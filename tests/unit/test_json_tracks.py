@@ -157,6 +157,7 @@ def test_repair_rows_with_problems_name_the_field(tmp_path: Any) -> None:
                                                                                 ("b", "original", "line 2")]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_tracks_consistency_and_calibration_never_import_pytest() -> None:
     import subprocess
     import sys

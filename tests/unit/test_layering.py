@@ -77,6 +77,7 @@ def imports(module: str, path: Path) -> Iterator[tuple[int, str, bool]]:
 ALL = dict(modules())
 
 
+@pytest.mark.slow
 def test_every_package_imports_only_from_lower_layers() -> None:
     wrong = []
     for module, path in ALL.items():
@@ -93,6 +94,7 @@ def test_every_package_imports_only_from_lower_layers() -> None:
     assert not wrong, "imports from a higher or the same layer:\n" + "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_only_the_plugin_and_the_cli_import_pytest() -> None:
     wrong = [f"{path.relative_to(PACKAGE.parent)}:{line}: imports {target}"
              for module, path in ALL.items() if package_of(module) != "plugin" and not module.endswith(".cli")
@@ -101,6 +103,7 @@ def test_only_the_plugin_and_the_cli_import_pytest() -> None:
     assert not wrong, "pytest outside the adapter:\n" + "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_the_import_graph_has_no_cycle() -> None:
     """Imports inside functions count too: a cycle broken only by a lazy import is still a tangle."""
     graph = {module: {target for _, target, _ in imports(module, path) if target in ALL and target != module}

@@ -99,6 +99,7 @@ def test_a_backend_that_cannot_start_is_a_usage_problem_and_stops_the_others(fau
 # -- one connection check --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("models_fault", "models", "ok"),
     [

@@ -239,6 +239,7 @@ def test_subsample_is_seeded_order_preserving_and_order_independent() -> None:
     assert {s.id for s in subsample(samples, 5, 42)} <= {s.id for s in picked}  # smaller n: a subset
 
 
+@pytest.mark.slow
 def test_subsample_is_the_same_in_another_interpreter() -> None:
     code = ("from pytest_extractbench.dataset import load_dataset, subsample\n"
             "print(','.join(s.id for s in subsample(load_dataset().samples, 7, 3)))")

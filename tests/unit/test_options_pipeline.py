@@ -230,6 +230,7 @@ def test_the_entry_point_imports_no_heavy_library() -> None:
     assert run.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_the_public_names_import_on_first_use() -> None:
     code = ("import sys, pytest_extractbench as p\n"
             "assert 'numpy' not in sys.modules\n"

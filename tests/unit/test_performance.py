@@ -303,6 +303,7 @@ def test_invariants(rows: list) -> None:
         assert perf["cost"]["estimated_cost_usd"] >= 0
 
 
+@pytest.mark.slow
 def test_the_module_is_pure() -> None:
     code = "import sys, pytest_extractbench.analysis.performance; assert 'pytest' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

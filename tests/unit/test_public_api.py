@@ -22,6 +22,7 @@ def test_all_is_sorted_and_exported(module) -> None:
         assert hasattr(module, name), name
 
 
+@pytest.mark.slow
 def test_scoring_core_never_imports_pytest() -> None:
     code = (
         "import sys, pytest_extractbench, pytest_extractbench.scoring, pytest_extractbench.analysis.metrics, "

@@ -167,6 +167,7 @@ def test_load_run_rebuilds_records_with_the_run_s_own_scoring_options(tmp_path: 
     assert [r.score.eqs for r in loaded.records] != pytest.approx([r.score.eqs for r in default.records])
 
 
+@pytest.mark.slow
 def test_to_pandas_rows_and_levels(tmp_path: Path) -> None:
     from pytest_extractbench.core.files import write_jsonl
 

@@ -88,6 +88,7 @@ def checks(*exprs: str):
 # -- the proofs -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("test", TESTS)
 def test_identical_runs_never_fail_even_with_zero_margins(test: str) -> None:
     baseline = as_baseline(run(DEMO))
@@ -100,6 +101,7 @@ def test_identical_runs_never_fail_even_with_zero_margins(test: str) -> None:
         assert all(d.delta == 0 and d.p_value == 1.0 for d in deltas.values())
 
 
+@pytest.mark.slow
 def test_noise_the_size_of_the_interval_does_not_fail_the_gate() -> None:
     # Two replicas of the same model: each gets 10% of its fields wrong, at random. Their EQS
     # differ by chance as much as the confidence interval says, sometimes beyond the margin.
@@ -122,6 +124,7 @@ def test_noise_the_size_of_the_interval_does_not_fail_the_gate() -> None:
     assert failed <= 2  # at alpha 0.05 (two-sided) about 1 in 40 is expected by chance
 
 
+@pytest.mark.slow
 def test_a_real_regression_always_fails_the_gate() -> None:
     baseline = as_baseline(run(DEMO))
     for seed in range(20):

@@ -63,6 +63,7 @@ def test_bootstrap_width_matches_the_normal_theory_for_a_large_sample() -> None:
     assert (ci.high - ci.low) / 2 == pytest.approx(expected_half_width, rel=0.05)
 
 
+@pytest.mark.slow
 def test_percentile_intervals_cover_the_true_mean_at_their_level() -> None:
     generator = np.random.default_rng(11)
     covered = 0
@@ -153,9 +154,10 @@ def test_ttest_and_wilcoxon_are_scipys_on_ordinary_data() -> None:
 # takes every flip at once. Its p-value and statistic must be scipy's own, exactly (n kept small: scipy's
 # side of the comparison pays a call per flip).
 SMALL_DIFFERENCES = st.lists(st.sampled_from([-2.0, -1.0, -0.5, -0.125, 0.0, 0.125, 0.5, 1.0, 2.0]),
-                             min_size=1, max_size=7)  # fmt: skip
+                             min_size=1, max_size=5)  # fmt: skip
 
 
+@pytest.mark.slow
 @given(SMALL_DIFFERENCES)
 def test_small_samples_with_zeros_or_ties_get_scipys_exact_wilcoxon(differences: list[float]) -> None:
     d = np.array(differences)

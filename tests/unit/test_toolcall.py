@@ -256,6 +256,7 @@ def gold_as_prediction(gold: list) -> list:
             for entry in gold for name, params in entry.items()]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["simple_python", "multiple", "parallel", "parallel_multiple", "live_simple",
                                   "live_parallel_multiple", "irrelevance", "simple_java"])  # fmt: skip
 def test_bfcl_files_load_and_their_gold_scores_perfectly(name: str) -> None:
