@@ -215,6 +215,31 @@ CASES: list[dict[str, Any]] = [
     # -- arrays of objects, in order ------------------------------------------------------------------
     case("ordered-objects", obj(steps=arr(obj(n=STR))), {"steps": [{"n": "a"}, {"n": "b"}]}, {"steps": [{"n": "a"}]},
          {"steps[0].n": "match", "steps[1].n": "omission"}),
+    # -- where the README's porting section says the two differ, each with its smallest case -----------------
+    case("undeclared-gold-key", obj(name=STR), {"name": "Ada", "note": "x"}, {"name": "Ada", "note": "x"},
+         {"name": "match", "note": "hallucination"}, ours={"name": "match", "note": "match"},
+         why="every gold key is a field and the schema only adds rules; there the gold must declare every key and an "
+             "output key the schema does not declare is a hallucination even where the gold has it"),
+    case("null-object-ported", obj(addr=ADDRESS), {"addr": None}, {"addr": {"city": "P"}},
+         {"addr.city": "hallucination"}, ours={"addr": "omission", "addr.city": "hallucination"}, options=PORTING,
+         why="with null as a value a null object is a value too; there a null object or array is absent"),
+    case("null-object-both-ported", obj(addr=ADDRESS), {"addr": None}, {"addr": None}, {},
+         ours={"addr": "match"}, options=PORTING,
+         why="with null as a value a null object is a value too; there a null object or array is absent"),
+    case("object-vs-array", obj(addr=ADDRESS), {"addr": {"city": "P"}}, {"addr": ["P"]}, {"addr": "mismatch"},
+         ours={"addr.city": "omission", "addr": "hallucination"},
+         why="a shape mismatch keeps the gold's leaves expected (missed) and the output's spurious, so the expected "
+             "fields depend only on the gold; there it is one mismatch at the container"),
+    case("hungarian-f1-vs-mean-score",
+         obj(t=arr(obj(**{k: STR for k in "abcde"}), **{"x-eval-align": {"match_by": "hungarian"}})),
+         {"t": [{k: "x" for k in "abcde"}, {"a": "x", "b": "y"}]}, {"t": [{"a": "x", "b": "x"}]},
+         {"t[0].a": "match", "t[0].b": "match", "t[0].c": "omission", "t[0].d": "omission", "t[0].e": "omission",
+          "t[1].a": "omission", "t[1].b": "omission"},
+         ours={"t[0].a": "omission", "t[0].b": "omission", "t[0].c": "omission", "t[0].d": "omission",
+               "t[0].e": "omission", "t[1].a": "match", "t[1].b": "mismatch"},
+         why="Hungarian similarity is the mean field score (2/5 and 1/2 here), there the pair's F1 (4/7 and 1/2): F1 "
+             "weighs a missing or extra field half as much as a wrong one, so 0/1 scores can pair differently"),
+    case("empty-array-ruled-ported", obj(t=arr(STR)), {"t": []}, {}, {"t": "omission"}, options=PORTING),
     # -- unknown keys are ignored there (a warning), not an error ------------------------------------------
     case("unknown-xeval-key", obj(name={**STR, "x-eval-note": "reviewed"}), {"name": "Ada"}, {"name": "Ada"},
          {"name": "match"}),

@@ -25,13 +25,15 @@ def test_the_corpus_is_well_formed() -> None:
 
 
 def test_agreement_rate() -> None:
-    # every field agrees but those of the 12 documented differences: 9 cases of one field, object-compare-missing
-    # (addr vs addr.city + addr.zip: 3), align-hungarian-no-overlap (2), key-field-case (4) = 18
+    # every field agrees but those of the 17 documented differences: 9 cases of one field, object-compare-missing
+    # (addr vs addr.city + addr.zip: 3), align-hungarian-no-overlap (2), key-field-case (4) = 18, and the porting
+    # section's own cases: undeclared-gold-key (1), null-object-ported (1), null-object-both-ported (1),
+    # object-vs-array (2), hungarian-f1-vs-mean-score (4) = 27
     same, total = agreement()
     differing = sum(len(set(c["theirs"]) | set(c["ours"])) - sum(c["theirs"].get(p) == c["ours"].get(p)
                                                                   for p in set(c["theirs"]) | set(c["ours"]))
                     for c in CASES if "ours" in c)
-    assert total - same == differing == 18
+    assert total - same == differing == 27
     # the README's porting settings, applied to every case, bring the verdicts closer still
     ported_same, ported_total = agreement(PORTING)
     assert ported_same / ported_total > same / total
