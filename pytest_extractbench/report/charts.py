@@ -20,7 +20,7 @@ from .svg import (  # noqa: F401  (Chart and the helpers are part of this module
 
 MIN_BOX = 5  # values a box plot needs to mean something
 UNIT = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-WHITE, INK, GREY = "#ffffff", "#222222", "#555555"
+INK, GREY = "#222222", "#555555"
 
 
 def _models_legend(names: Sequence[str], kind: str = "box", *, show: bool = True) -> Legend:
@@ -108,7 +108,8 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
         ]
         corners = [at(min(max(float(v or 0.0), 0.0), 1.0), a) for v, a in zip(values, angles)]
         c.polygon(corners, fill=color(i), fill_opacity=0.12, stroke=color(i), stroke_width=1.8, class_="area")
-    return Chart("radar", "EQS components", c.render(), "Validity, F1 (partial), type accuracy and 1 - hallucination rate.")
+    return Chart("radar", "EQS components", c.render(),
+                 "Validity, F1 (partial), type accuracy and 1 - hallucination rate.")  # fmt: skip
 
 
 # -- accuracy ----------------------------------------------------------------------------------
@@ -163,8 +164,8 @@ def grouped_bars(
         for j, (k, _) in enumerate(metrics):
             value = float(m.get(k) or 0.0)
             middle = j + (i - (len(models) - 1) / 2) * width
-            c.rect(plot.px(middle - width / 2), plot.py(value), plot.px(middle + width / 2) - plot.px(middle - width / 2),
-                   plot.py(0.0) - plot.py(value), color(i), class_="bar")  # fmt: skip
+            left, right = plot.px(middle - width / 2), plot.px(middle + width / 2)
+            c.rect(left, plot.py(value), right - left, plot.py(0.0) - plot.py(value), color(i), class_="bar")
             top = value
             bounds = (errors or {}).get(model, {}).get(k)
             if bounds is not None and bounds[0] is not None and bounds[1] is not None:
@@ -200,7 +201,8 @@ def scatter(
     every = [p for values in kept.values() for p in values]
     x = numeric(*xlim, xlabel, ticks=UNIT) if xlim else fitted((p[0] for p in every), xlabel)
     y = numeric(*ylim, ylabel, ticks=UNIT) if ylim else fitted((p[1] for p in every), ylabel)
-    plot = Plot(key, title, x, y, width=340, height=240, legend=_models_legend(list(points), "dot", show=len(points) > 1))
+    legend = _models_legend(list(points), "dot", show=len(points) > 1)
+    plot = Plot(key, title, x, y, width=340, height=240, legend=legend)
     for i, values in enumerate(kept.values()):
         for a, b in values:
             plot.canvas.circle(plot.px(a), plot.py(b), 2.6, color(i), fill_opacity=0.55, class_="point")
@@ -326,7 +328,8 @@ def heatmap(
     xlabel: str = "",
     ylabel: str = "",
 ) -> Chart:
-    """A labelled heatmap with its colour scale; NaN cells are blank. Rows keep the caller's order (sort them before)."""
+    """A labelled heatmap with its colour scale; NaN cells are blank. Rows keep the caller's order (sort them
+    before)."""
     x = categorical([label(c, 28) for c in cols], xlabel, slanted=len(cols) > 1)
     y = categorical([label(r, 48, keep_end=True) for r in rows], ylabel, top_down=True)
     cell = min(max(60.0, max(text_width(t, SMALL) for _, t in x.ticks) + 16), 110.0)
@@ -411,7 +414,8 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
         "complexity-box",
         "F1 by complexity bin",
         plot.svg(),
-        f"Per-sample F1 (partial) in each schema complexity bin; a bin of fewer than {MIN_BOX} samples shows its points.",
+        f"Per-sample F1 (partial) in each schema complexity bin; a bin of fewer than {MIN_BOX} samples shows its "
+        "points.",
     )
 
 
@@ -476,7 +480,8 @@ def reliability_diagram(calibrations: Mapping[str, Mapping[str, Any]]) -> Chart:
     """Accuracy against confidence per filled bin, one line per model; the diagonal is perfect calibration."""
     legend = Legend([("perfectly calibrated", "#999999", "--")] + _models_legend(list(calibrations), "-").entries)
     plot = Plot("reliability", "Reliability diagram", numeric(0.0, 1.02, "confidence (token probability)", ticks=UNIT),
-                numeric(0.0, 1.02, "accuracy (fields correct)", ticks=UNIT), width=320, height=240, legend=legend)  # fmt: skip
+                numeric(0.0, 1.02, "accuracy (fields correct)", ticks=UNIT), width=320, height=240,
+                legend=legend)  # fmt: skip
     c = plot.canvas
     c.line(plot.px(0), plot.py(0), plot.px(1), plot.py(1), "#999999", 1.0, "--")
     for i, view in enumerate(calibrations.values()):

@@ -150,8 +150,9 @@ class Canvas:
 
     def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#222222", width: float = 1.0,
              dash: str = "-", **attributes: Any) -> None:  # fmt: skip
+        more = _attributes({"stroke_dasharray": DASHES[dash], **attributes})
         self.parts.append(f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" stroke="{stroke}" '
-                          f'stroke-width="{num(width)}"{_attributes({"stroke_dasharray": DASHES[dash], **attributes})}/>')  # fmt: skip
+                          f'stroke-width="{num(width)}"{more}/>')  # fmt: skip
 
     def circle(self, x: float, y: float, r: float, fill: str, **attributes: Any) -> None:
         self.parts.append(f'<circle cx="{num(x)}" cy="{num(y)}" r="{num(r)}" fill="{fill}"{_attributes(attributes)}/>')
@@ -169,7 +170,8 @@ class Canvas:
 
     def text(self, x: float, y: float, text: Any, *, size: float = FONT, anchor: str = "start",
              baseline: str = "middle", rotate: float = 0.0, **attributes: Any) -> None:  # fmt: skip
-        """One text, escaped; ``\\n`` starts another line below; ``baseline``: top, middle or bottom of the first line."""
+        """One text, escaped; ``\\n`` starts another line below; ``baseline``: where the first line sits against
+        ``y`` (top, middle or bottom)."""
         lines = str(text).split("\n")
         shift = {"top": "0.8em", "middle": "0.35em", "bottom": None}[baseline]
         attributes = {"x": float(x), "y": float(y), "dy": shift, "font_size": size if size != FONT else None,
@@ -248,7 +250,8 @@ def fitted(values: Iterable[float], label_: str = "", *, floor: float | None = N
 def categorical(names: Sequence[str], label_: str = "", *, top_down: bool = False, slanted: bool = False) -> Axis:
     """Categories at 0, 1, 2 ...; ``top_down`` puts the first at the top of a vertical axis."""
     lo, hi = -0.5, len(names) - 0.5
-    return Axis(hi, lo, list(enumerate(names)), label_, slanted) if top_down else Axis(lo, hi, list(enumerate(names)), label_, slanted)
+    ticks = list(enumerate(names))
+    return Axis(hi, lo, ticks, label_, slanted) if top_down else Axis(lo, hi, ticks, label_, slanted)
 
 
 @dataclass
