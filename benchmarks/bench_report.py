@@ -87,8 +87,6 @@ def main() -> None:
             f"built the run directory ({args.samples:,} samples x {args.models} models) in "
             f"{time.perf_counter() - start:.1f} s (not timed below)"
         )
-        import matplotlib.figure  # noqa: F401 - the one-off import is reported separately
-
         html_times, export_times = [], []
         for _ in range(args.repeat):
             start = time.perf_counter()

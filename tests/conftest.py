@@ -37,7 +37,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def _charts_only_where_tested(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Drawing report.html's charts is most of a small run's cost; runs draw them only in tests marked ``charts``.
+    """Runs draw report.html's charts only in tests marked ``charts`` (the others need no figure, only its time).
     The environment reaches in-process and subprocess pytester runs alike."""
     if request.node.get_closest_marker("charts") is None:
         monkeypatch.setenv("EXTRACTBENCH_CHARTS", "off")

@@ -302,7 +302,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "are still written).", parse_bool, False, flag=True,
                target="report.html", yaml=("output.generate_report",), shape=operator.not_),
     OptionSpec("charts", "Draw report.html's charts: on (default) or off (the page keeps every table and the "
-               "sample viewer; drawing the charts is most of a small run's report time).", parse_bool, True, "on|off",
+               "sample viewer).", parse_bool, True, "on|off",
                target="report.charts", yaml=("output.charts",)),
     OptionSpec("failure_details", "Failed samples that pytest details in its FAILURES section (the first N; the "
                "others keep their FAILED line, and every one is in the run's samples.jsonl).",

@@ -1,7 +1,7 @@
 """One line under each report chart saying what its data shows, computed from the numbers it was drawn from.
 
 A chart without a reading makes every reader work out the same thing; these say it once ("weak: 25% of
-fields exact, most of the rest missed"). Pure functions over plain numbers: no matplotlib here.
+fields exact, most of the rest missed"). Pure functions over plain numbers.
 """
 
 from __future__ import annotations

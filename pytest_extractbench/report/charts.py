@@ -1,62 +1,104 @@
-"""The report charts as inline SVG strings (matplotlib, no pyplot, no JavaScript).
+"""The report charts as inline SVG strings (written from Python: no plotting library, no JavaScript).
 
-Drawing, labels and the safe SVG output live in :mod:`.svg`.
-Per-sample scatter plots show at most :data:`MAX_POINTS` seeded-random points per model.
+Drawing, labels and the safe SVG output live in :mod:`.svg`. Marks carry a class (``bar``, ``point``, ``box``,
+``line``, ``cell``, ``needle``) so a test can find them. Per-sample scatter plots show at most :data:`MAX_POINTS`
+seeded-random points per model.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .svg import (  # noqa: F401  (Chart and the helpers are part of this module's interface)
-    CATEGORY_COLORS, MAX_LABEL, MAX_POINTS, PALETTE, RC, Chart, _axes, color, figure, label, sample_points, to_svg,
+    CATEGORY_COLORS, MAX_LABEL, MAX_POINTS, PALETTE, SMALL, Axis, Canvas, Chart, Legend, Plot, categorical, color,
+    color_map, fitted, ink_on, label, numeric, sample_points, text_width,
 )  # fmt: skip
 
 MIN_BOX = 5  # values a box plot needs to mean something
+UNIT = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+INK, GREY = "#222222", "#555555"
+
+
+def _models_legend(names: Sequence[str], kind: str = "box", *, show: bool = True) -> Legend:
+    return Legend([(label(n), color(i), kind) for i, n in enumerate(names)] if show else [])
 
 
 # -- overview ----------------------------------------------------------------------------------
 
 
+def _arc(cx: float, cy: float, outer: float, inner: float, start: float, end: float) -> str:
+    """An annular sector of the half-circle dial from value ``start`` to ``end`` (0 at the left, 1 at the right)."""
+
+    def at(r: float, v: float) -> str:
+        a = math.pi * (1 - v)
+        return f"{cx + r * math.cos(a):.1f},{cy - r * math.sin(a):.1f}"
+
+    if end - start >= 1.0:  # a full half circle: two arcs, so no arc spans exactly 180 degrees
+        mid = (start + end) / 2
+        return (f"M{at(outer, start)} A{outer:.1f},{outer:.1f} 0 0 1 {at(outer, mid)} A{outer:.1f},{outer:.1f} 0 0 1 "
+                f"{at(outer, end)} L{at(inner, end)} A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, mid)} "
+                f"A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, start)} Z")  # fmt: skip
+    return (f"M{at(outer, start)} A{outer:.1f},{outer:.1f} 0 0 1 {at(outer, end)} L{at(inner, end)} "
+            f"A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, start)} Z")  # fmt: skip
+
+
 def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key: str) -> Chart:
     """A half-circle gauge with the EQS bands and the EQS needle (CI as a grey arc)."""
-    from matplotlib.patches import Wedge
-
-    fig = figure(3.4, 2.0)
-    ax = _axes(fig)
+    title = f"EQS gauge: {label(model)}"
+    radius, cx, cy = 110.0, 150.0, 135.0
+    c = Canvas(300, cy + 0.35 * radius + 12, f"gauge-{key}", title)
     zones = ((0.0, 0.60, "#e53935"), (0.60, 0.75, "#ffb300"), (0.75, 0.90, "#9ccc65"), (0.90, 1.0, "#2e7d32"))
     for start, end, fill in zones:
-        ax.add_patch(Wedge((0, 0), 1.0, 180 - 180 * end, 180 - 180 * start, width=0.3, color=fill))
+        c.path(_arc(cx, cy, radius, 0.7 * radius, start, end), fill=fill, class_="band")
     if low is not None and high is not None:
-        ax.add_patch(Wedge((0, 0), 0.68, 180 - 180 * high, 180 - 180 * low, width=0.06, color="#555555"))
-    angle = np.pi * (1 - min(max(eqs, 0.0), 1.0))
-    ax.plot([0, 0.85 * np.cos(angle)], [0, 0.85 * np.sin(angle)], color="#222222", lw=2.5)
-    ax.add_patch(Wedge((0, 0), 0.06, 0, 360, color="#222222"))
-    ax.text(0, -0.22, f"EQS {eqs:.3f}", ha="center", va="center", fontsize=12, weight="bold")
+        lo, hi = sorted((min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)))
+        if hi > lo:
+            c.path(_arc(cx, cy, 0.68 * radius, 0.62 * radius, lo, hi), fill=GREY, class_="ci")
+    angle = math.pi * (1 - min(max(eqs, 0.0), 1.0))
+    c.line(cx, cy, cx + 0.85 * radius * math.cos(angle), cy - 0.85 * radius * math.sin(angle), INK, 2.5,
+           stroke_linecap="round", class_="needle")  # fmt: skip
+    c.circle(cx, cy, 0.06 * radius, INK)
+    c.text(cx, cy + 0.22 * radius, f"EQS {eqs:.3f}", size=16, anchor="middle", font_weight="bold")
     for tick in (0.0, 0.6, 0.75, 0.9, 1.0):
-        a = np.pi * (1 - tick)
-        ax.text(1.12 * np.cos(a), 1.12 * np.sin(a), f"{tick:g}", ha="center", va="center", fontsize=7)
-    ax.set_xlim(-1.25, 1.25)
-    ax.set_ylim(-0.35, 1.2)
-    ax.set_aspect("equal")
-    ax.axis("off")
+        a = math.pi * (1 - tick)
+        c.text(cx + 1.12 * radius * math.cos(a), cy - 1.12 * radius * math.sin(a), f"{tick:g}", size=SMALL,
+               anchor="middle")  # fmt: skip
     return Chart(
         f"gauge-{key}",
-        f"EQS gauge: {label(model)}",
-        to_svg(fig, f"gauge-{key}"),
+        title,
+        c.render(),
         "EQS bands: poor < 0.60 <= moderate < 0.75 <= good < 0.90 <= excellent; grey arc: the CI.",
     )
 
 
 def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     """The four EQS inputs (validity, F1 partial, type accuracy, 1 - hallucination) per model."""
-    names = ("Validity", "F1 partial", "Type\naccuracy", "1 - hallucination")  # short lines: polar labels are not laid out
-    angles = np.linspace(0, 2 * np.pi, len(names), endpoint=False).tolist()
-    fig = figure(4.2, 3.6)
-    ax = _axes(fig, projection="polar")
+    names = ("Validity", "F1 partial", "Type\naccuracy", "1 - hallucination")
+    angles = [2 * math.pi * k / len(names) for k in range(len(names))]  # counter-clockwise from the right
+    legend = _models_legend(list(models))
+    width, radius = 420.0, 110.0
+    top = 10 + legend.height(width)
+    cx, cy = width / 2, top + radius + 30
+    c = Canvas(width, cy + radius + 40, "radar", "EQS components")
+    legend.draw(c, 6, width)
+
+    def at(r: float, a: float) -> tuple[float, float]:
+        return cx + r * radius * math.cos(a), cy - r * radius * math.sin(a)
+
+    for ring in (0.25, 0.5, 0.75, 1.0):
+        c.circle(cx, cy, ring * radius, "none", stroke="#d0d4dc", stroke_width=0.8)
+        x, y = at(ring, math.radians(100))
+        c.text(x + 2, y, f"{ring:g}", size=SMALL - 1, fill="#68707f")
+    for name, a in zip(names, angles):
+        c.line(cx, cy, *at(1.0, a), "#d0d4dc", 0.8)
+        x, y = at(1.14, a)
+        anchor = "start" if math.cos(a) > 0.1 else "end" if math.cos(a) < -0.1 else "middle"
+        lines = name.count("\n")
+        c.text(x, y - 7 * lines + (8 if math.sin(a) < -0.1 else -8 if math.sin(a) > 0.1 else 0), name, anchor=anchor)
     for i, (model, m) in enumerate(models.items()):
         values = [
             m.get("schema_validity_rate", 0.0),
@@ -64,52 +106,44 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
             m.get("type_accuracy", 0.0),
             1.0 - m.get("hallucination_rate", 0.0),
         ]
-        ax.plot(angles + angles[:1], values + values[:1], color=color(i), lw=1.8, label=label(model))
-        ax.fill(angles + angles[:1], values + values[:1], color=color(i), alpha=0.12)
-    ax.set_xticks(angles)
-    ax.set_xticklabels(names)
-    ax.tick_params(axis="x", pad=10)
-    ax.set_rlabel_position(100)
-    ax.set_ylim(0, 1)
-    ax.set_yticks([0.25, 0.5, 0.75, 1.0])
-    ax.legend(loc="lower right", bbox_to_anchor=(1.35, -0.1), fontsize=8, frameon=False)
-    return Chart(
-        "radar",
-        "EQS components",
-        to_svg(fig, "radar"),
-        "Validity, F1 (partial), type accuracy and 1 - hallucination rate.",
-    )
+        corners = [at(min(max(float(v or 0.0), 0.0), 1.0), a) for v, a in zip(values, angles)]
+        c.polygon(corners, fill=color(i), fill_opacity=0.12, stroke=color(i), stroke_width=1.8, class_="area")
+    return Chart("radar", "EQS components", c.render(),
+                 "Validity, F1 (partial), type accuracy and 1 - hallucination rate.")  # fmt: skip
 
 
 # -- accuracy ----------------------------------------------------------------------------------
 
 
+def _stacked(key: str, title: str, models: Mapping[str, Mapping[str, float]], order: Sequence[tuple[str, str]],
+             x: Axis, *, percent: bool) -> str:  # fmt: skip
+    names = list(models)
+    legend = Legend([(name, fill, "box") for name, fill in order])
+    plot = Plot(key, title, x, categorical([label(m) for m in names], "model", top_down=True), width=480,
+                height=34 * len(names), legend=legend)  # fmt: skip
+    c = plot.canvas
+    for row, model in enumerate(names):
+        left = 0.0
+        top, bottom = plot.py(row - 0.4), plot.py(row + 0.4)
+        for name, fill in order:
+            value = float(models[model].get(name, 0.0) or 0.0)
+            if value > 0:
+                c.rect(plot.px(left), top, plot.px(left + value) - plot.px(left), bottom - top, fill, class_="bar")
+                if percent and value >= 0.06:
+                    c.text(plot.px(left + value / 2), (top + bottom) / 2, f"{100 * value:.0f}%", size=SMALL - 1,
+                           anchor="middle", fill=ink_on(fill))  # fmt: skip
+            left += value
+    return plot.svg()
+
+
 def categories(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     """Stacked horizontal bars of the match category distribution."""
-    fig = figure(6.0, 0.9 + 0.45 * len(models))
-    ax = _axes(fig)
-    names = list(models)
-    left = np.zeros(len(names))
-    for cat, fill in CATEGORY_COLORS.items():
-        values = np.array([float((models[m].get("match_category_distribution") or {}).get(cat, 0.0)) for m in names])
-        ax.barh(range(len(names)), values, left=left, color=fill, label=cat)
-        for y, (x0, v) in enumerate(zip(left, values)):
-            if v >= 0.06:
-                ax.text(x0 + v / 2, y, f"{100 * v:.0f}%", ha="center", va="center", fontsize=7, color="white")
-        left += values
-    ax.set_yticks(range(len(names)))
-    ax.set_yticklabels([label(m) for m in names])
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("share of fields")
-    ax.set_ylabel("model")
-    ax.invert_yaxis()
-    ax.legend(ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, frameon=False)
-    return Chart(
-        "categories",
-        "Match categories",
-        to_svg(fig, "categories"),
-        "Share of fields that are exact, partial, incorrect, missed or spurious.",
-    )
+    shares = {m: {k: float(v or 0.0) for k, v in (models[m].get("match_category_distribution") or {}).items()}
+              for m in models}  # fmt: skip
+    svg = _stacked("categories", "Match categories", shares, list(CATEGORY_COLORS.items()),
+                   numeric(0.0, 1.0, "share of fields", ticks=UNIT), percent=True)  # fmt: skip
+    return Chart("categories", "Match categories", svg,
+                 "Share of fields that are exact, partial, incorrect, missed or spurious.")  # fmt: skip
 
 
 def grouped_bars(
@@ -121,37 +155,31 @@ def grouped_bars(
     errors: Mapping[str, Mapping[str, tuple[float, float]]] | None = None,
 ) -> Chart:
     """One group per metric, one bar per model (with CI whiskers where given)."""
-    fig = figure(6.4, 3.0)
-    ax = _axes(fig)
-    x = np.arange(len(metrics))
+    plot = Plot(key, title, categorical([name for _, name in metrics], "metric"),
+                numeric(0.0, 1.12, "value (0 to 1)", ticks=UNIT), width=520, height=220,
+                legend=_models_legend(list(models)))  # fmt: skip
+    c = plot.canvas
     width = 0.8 / max(len(models), 1)
     for i, (model, m) in enumerate(models.items()):
-        values = [float(m.get(k) or 0.0) for k, _ in metrics]
-        bars = ax.bar(x + (i - (len(models) - 1) / 2) * width, values, width, color=color(i), label=label(model))
-        if errors and model in errors:
-            lows = [values[j] - errors[model].get(k, (values[j], values[j]))[0] for j, (k, _) in enumerate(metrics)]
-            highs = [errors[model].get(k, (values[j], values[j]))[1] - values[j] for j, (k, _) in enumerate(metrics)]
-            ax.errorbar(
-                [b.get_x() + b.get_width() / 2 for b in bars],
-                values,
-                yerr=[np.maximum(lows, 0), np.maximum(highs, 0)],
-                fmt="none",
-                ecolor="#333333",
-                lw=1,
-                capsize=2,
-            )
-        if len(models) * len(metrics) <= 24:
-            # above the whisker, where one is drawn, so the number never sits on it
-            tops = [max(v, (errors or {}).get(model, {}).get(k, (v, v))[1] or v) for v, (k, _) in zip(values, metrics)]
-            for b, v, top in zip(bars, values, tops):
-                ax.text(b.get_x() + b.get_width() / 2, top + 0.01, f"{v:.2f}", ha="center", va="bottom", fontsize=6.5)
-    ax.set_xticks(x)
-    ax.set_xticklabels([name for _, name in metrics])
-    ax.set_xlabel("metric")
-    ax.set_ylabel("value (0 to 1)")
-    ax.set_ylim(0, 1.12)
-    ax.legend(fontsize=8, frameon=False, ncol=min(len(models), 4), loc="upper center", bbox_to_anchor=(0.5, 1.18))
-    return Chart(key, title, to_svg(fig, key), caption)
+        for j, (k, _) in enumerate(metrics):
+            value = float(m.get(k) or 0.0)
+            middle = j + (i - (len(models) - 1) / 2) * width
+            left, right = plot.px(middle - width / 2), plot.px(middle + width / 2)
+            c.rect(left, plot.py(value), right - left, plot.py(0.0) - plot.py(value), color(i), class_="bar")
+            top = value
+            bounds = (errors or {}).get(model, {}).get(k)
+            if bounds is not None and bounds[0] is not None and bounds[1] is not None:
+                lo, hi = min(bounds[0], value), max(bounds[1], value)
+                x = plot.px(middle)
+                c.line(x, plot.py(lo), x, plot.py(hi), "#333333", 1.0, class_="whisker")
+                for end in (lo, hi):
+                    c.line(x - 2.5, plot.py(end), x + 2.5, plot.py(end), "#333333", 1.0)
+                top = hi
+            if len(models) * len(metrics) <= 24:
+                # above the whisker, where one is drawn, so the number never sits on it
+                c.text(plot.px(middle), plot.py(top) - 3, f"{value:.2f}", size=SMALL - 2, anchor="middle",
+                       baseline="bottom")  # fmt: skip
+    return Chart(key, title, plot.svg(), caption)
 
 
 def scatter(
@@ -167,27 +195,22 @@ def scatter(
     total: Mapping[str, int] | None = None,
 ) -> Chart:
     """Per-sample points, one colour per model (subsampled for huge runs)."""
-    fig = figure(4.6, 3.4)
-    ax = _axes(fig)
-    shown = 0
-    for i, (model, values) in enumerate(points.items()):
-        kept = sample_points(values)
-        shown += len(kept)
-        if kept:
-            xs, ys = zip(*kept)
-            ax.scatter(xs, ys, s=12, alpha=0.55, color=color(i), label=label(model), edgecolors="none")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if xlim:
-        ax.set_xlim(*xlim)
-    if ylim:
-        ax.set_ylim(*ylim)
-    if len(points) > 1:
-        ax.legend(fontsize=8, frameon=False)
+    kept = {model: [(float(x), float(y)) for x, y in sample_points(values)
+                    if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)]
+            for model, values in points.items()}  # fmt: skip
+    every = [p for values in kept.values() for p in values]
+    x = numeric(*xlim, xlabel, ticks=UNIT) if xlim else fitted((p[0] for p in every), xlabel)
+    y = numeric(*ylim, ylabel, ticks=UNIT) if ylim else fitted((p[1] for p in every), ylabel)
+    legend = _models_legend(list(points), "dot", show=len(points) > 1)
+    plot = Plot(key, title, x, y, width=340, height=240, legend=legend)
+    for i, values in enumerate(kept.values()):
+        for a, b in values:
+            plot.canvas.circle(plot.px(a), plot.py(b), 2.6, color(i), fill_opacity=0.55, class_="point")
     count = sum(len(v) for v in points.values())
+    shown = sum(len(v) for v in kept.values())
     if shown < count:
         caption += f" {shown:,} of {count:,} samples shown (seeded random subset)."
-    return Chart(key, title, to_svg(fig, key), caption)
+    return Chart(key, title, plot.svg(), caption)
 
 
 # -- performance -------------------------------------------------------------------------------
@@ -195,49 +218,57 @@ def scatter(
 
 def latency_histogram(latencies: Mapping[str, Sequence[float]]) -> Chart:
     """Latency histogram per model with p50/p95/p99 markers."""
-    fig = figure(6.0, 3.0)
-    ax = _axes(fig)
-    every = np.concatenate([np.asarray(v, dtype=float) for v in latencies.values() if len(v)])
+    arrays = {m: (a := np.asarray(v, dtype=float))[np.isfinite(a)] for m, v in latencies.items()}
+    every = np.concatenate([a for a in arrays.values() if a.size])
     bins = np.histogram_bin_edges(every, bins=min(40, max(5, int(np.sqrt(every.size)))))
-    for i, (model, values) in enumerate(latencies.items()):
-        values = np.asarray(values, dtype=float)
+    counts = {m: np.histogram(a, bins=bins)[0] for m, a in arrays.items() if a.size}
+    tallest = max(int(c.max()) for c in counts.values())
+    x = fitted([float(bins[0]), float(bins[-1])], "latency (s)")
+    y = fitted([0.0, tallest], "samples", floor=0.0)
+    legend = _models_legend(list(latencies), show=len(latencies) > 1)
+    plot = Plot("latency", "Latency distribution", x, y, width=480, height=210, legend=legend)
+    c = plot.canvas
+    for i, (model, values) in enumerate(arrays.items()):
         if not values.size:
             continue
-        ax.hist(values, bins=bins, alpha=0.5, color=color(i), label=label(model))
-        for q, style in ((50, ":"), (95, "--"), (99, "-")):
+        for left, right, n in zip(bins[:-1], bins[1:], counts[model]):
+            if n:
+                c.rect(plot.px(left), plot.py(n), plot.px(right) - plot.px(left), plot.py(0) - plot.py(n), color(i),
+                       fill_opacity=0.5, class_="bar")  # fmt: skip
+        for row, (q, style) in enumerate(((50, ":"), (95, "--"), (99, "-"))):
             p = float(np.percentile(values, q))
-            ax.axvline(p, color=color(i), ls=style, lw=1.2)
-            ax.text(p, ax.get_ylim()[1] * (0.95 - 0.08 * (q // 50)), f"p{q}", color=color(i), fontsize=7, ha="left")
-    ax.set_xlabel("latency (s)")
-    ax.set_ylabel("samples")
-    if len(latencies) > 1:
-        ax.legend(fontsize=8, frameon=False)
-    return Chart("latency", "Latency distribution", to_svg(fig, "latency"), "Dotted p50, dashed p95, solid p99.")
+            c.line(plot.px(p), plot.py(y.lo), plot.px(p), plot.py(y.hi), color(i), 1.2, style, class_="marker")
+            c.text(plot.px(p) + 2, plot.py(y.hi * (0.95 - 0.08 * row)), f"p{q}", size=SMALL - 1, fill=color(i))
+    return Chart("latency", "Latency distribution", plot.svg(), "Dotted p50, dashed p95, solid p99.")
 
 
 def throughput(finished: Mapping[str, Sequence[float]]) -> Chart:
     """Completed requests per second over the run, per model."""
-    fig = figure(6.0, 2.8)
-    ax = _axes(fig)
     start = min(min(v) for v in finished.values() if len(v))
     end = max(max(v) for v in finished.values() if len(v))
     span = max(end - start, 1e-9)
     width = max(span / 40, 1.0) if span > 5 else max(span / 10, 0.1)
     edges = np.arange(0.0, span + width, width)
-    for i, (model, values) in enumerate(finished.items()):
-        if not len(values):
-            continue
-        counts, _ = np.histogram(np.asarray(values, dtype=float) - start, bins=edges)
-        ax.plot(edges[:-1] + width / 2, counts / width, color=color(i), lw=1.6, marker="o", ms=2.5, label=label(model))
-    ax.set_xlabel("seconds since the first response")
-    ax.set_ylabel("responses / s")
-    ax.set_ylim(bottom=0)
-    if len(finished) > 1:
-        ax.legend(fontsize=8, frameon=False)
+    rates = {}
+    for model, values in finished.items():
+        if len(values):
+            counts, _ = np.histogram(np.asarray(values, dtype=float) - start, bins=edges)
+            rates[model] = counts / width
+    middles = edges[:-1] + width / 2
+    x = fitted(middles.tolist(), "seconds since the first response")
+    y = fitted([float(r.max()) for r in rates.values()], "responses / s", floor=0.0)
+    plot = Plot("throughput", "Throughput over time", x, y, width=480, height=190,
+                legend=_models_legend(list(finished), "-", show=len(finished) > 1))  # fmt: skip
+    for i, model in enumerate(finished):
+        if model in rates:
+            corners = [(plot.px(m), plot.py(r)) for m, r in zip(middles, rates[model])]
+            plot.canvas.polyline(corners, color(i), 1.6, class_="line")
+            for cx, cy in corners:
+                plot.canvas.circle(cx, cy, 2.0, color(i), class_="point")
     return Chart(
         "throughput",
         "Throughput over time",
-        to_svg(fig, "throughput"),
+        plot.svg(),
         f"Responses completed per second, in {width:.1f} s bins.",
     )
 
@@ -256,31 +287,28 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
     names = sorted((n for n, c in totals.items() if c), key=lambda n: (-totals[n], n))
     if not names:
         return None
-    fig = figure(6.2, 0.6 + 0.28 * len(names) * max(1, len(models)) ** 0.5)
-    ax = _axes(fig)
-    height = 0.8 / len(models)
-    for i, (model, m) in enumerate(models.items()):
-        flat: dict[str, int] = {}
+    flat: dict[str, dict[str, int]] = {}
+    for model, m in models.items():
+        flat[model] = {}
         for group in (m.get("error_patterns") or {}).values():
-            flat.update(group)
-        ax.barh(
-            np.arange(len(names)) + i * height,
-            [flat.get(n, 0) for n in names],
-            height,
-            color=color(i),
-            label=label(model),
-        )
-    ax.set_yticks(np.arange(len(names)) + height * (len(models) - 1) / 2)
-    ax.set_yticklabels([label(n.replace("_", " "), 40) for n in names])
-    ax.invert_yaxis()
-    ax.set_xlabel("fields with this error")
-    ax.set_ylabel("error pattern")
-    if len(models) > 1:
-        ax.legend(fontsize=8, frameon=False)
+            flat[model].update({k: int(v) for k, v in group.items()})
+    largest = max(v for counts in flat.values() for v in counts.values())
+    plot = Plot("errors", "Error patterns", fitted([0, largest], "fields with this error", floor=0.0),
+                categorical([label(n.replace("_", " "), 40) for n in names], "error pattern", top_down=True),
+                width=440, height=24 * len(names) * max(1, len(models)) ** 0.5,
+                legend=_models_legend(list(models), show=len(models) > 1))  # fmt: skip
+    height = 0.8 / len(models)
+    for i, model in enumerate(models):
+        for row, name in enumerate(names):
+            value = flat[model].get(name, 0)
+            top = row - 0.4 + i * height
+            if value:
+                plot.canvas.rect(plot.px(0), plot.py(top), plot.px(value) - plot.px(0),
+                                 plot.py(top + height) - plot.py(top), color(i), class_="bar")  # fmt: skip
     return Chart(
         "errors",
         "Error patterns",
-        to_svg(fig, "errors"),
+        plot.svg(),
         "Extraction, type, structure and boundary errors.",
     )
 
@@ -300,50 +328,57 @@ def heatmap(
     xlabel: str = "",
     ylabel: str = "",
 ) -> Chart:
-    """A labelled heatmap; NaN cells are blank. Rows keep the caller's order (sort them before)."""
-    fig = figure(min(max(4.6, 3.2 + 1.1 * len(cols)), 9.0), max(2.4, 1.2 + 0.3 * len(rows)))
-    ax = _axes(fig)
-    image = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(len(cols)))
-    ax.set_xticklabels(
-        [label(c, 28) for c in cols], rotation=25 if len(cols) > 1 else 0, ha="right" if len(cols) > 1 else "center"
-    )
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([label(r, 48, keep_end=True) for r in rows])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    for (r, c), v in np.ndenumerate(matrix):
-        if np.isfinite(v):
-            dark = (v - vmin) / ((vmax - vmin) or 1) > 0.6
-            ax.text(c, r, fmt.format(v), ha="center", va="center", fontsize=7, color="white" if dark else "black")
-    fig.colorbar(image, ax=ax, fraction=0.05)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-    return Chart(key, title, to_svg(fig, key), caption)
+    """A labelled heatmap with its colour scale; NaN cells are blank. Rows keep the caller's order (sort them
+    before)."""
+    x = categorical([label(c, 28) for c in cols], xlabel, slanted=len(cols) > 1)
+    y = categorical([label(r, 48, keep_end=True) for r in rows], ylabel, top_down=True)
+    cell = min(max(60.0, max(text_width(t, SMALL) for _, t in x.ticks) + 16), 110.0)
+    plot = Plot(key, title, x, y, width=cell * len(cols), height=22 * len(rows), right=78, spines=False)
+    c = plot.canvas
+    span = (vmax - vmin) or 1.0
+    for (r, col), value in np.ndenumerate(matrix):
+        if not np.isfinite(value):
+            continue
+        fraction = (value - vmin) / span
+        left, top = plot.px(col - 0.5), plot.py(r - 0.5)
+        fill = color_map(cmap, fraction)
+        c.rect(left, top, plot.px(col + 0.5) - left, plot.py(r + 0.5) - top, fill, class_="cell")
+        c.text(plot.px(col), plot.py(r), fmt.format(value), size=SMALL - 1, anchor="middle", fill=ink_on(fill))
+    # the colour scale: a column of steps at the right, its ticks beside it
+    bar_left, steps = plot.left + plot.width + 14, 40
+    bar_top, bar_height = plot.top, max(plot.height, 80.0)
+    for s in range(steps):
+        fraction = (s + 0.5) / steps
+        c.rect(bar_left, bar_top + bar_height * (1 - (s + 1) / steps), 12, bar_height / steps + 0.3,
+               color_map(cmap, fraction))  # fmt: skip
+    for value, text in numeric(vmin, vmax).ticks:
+        ty = bar_top + bar_height * (1 - (value - vmin) / span)
+        c.line(bar_left + 12, ty, bar_left + 16, ty, "#444444", 0.8)
+        c.text(bar_left + 19, ty, text, size=SMALL)
+    c.height = max(c.height, bar_top + bar_height + 8)
+    return Chart(key, title, plot.svg(), caption)
 
 
 def stacked_counts(
     models: Mapping[str, Mapping[str, float]], order: Sequence[tuple[str, str]], key: str, title: str, caption: str
 ) -> Chart:
     """Stacked horizontal bars of counts (e.g. hallucination severity)."""
-    fig = figure(6.0, 0.9 + 0.45 * len(models))
-    ax = _axes(fig)
-    names = list(models)
-    left = np.zeros(len(names))
-    for name, fill in order:
-        values = np.array([float(models[m].get(name, 0)) for m in names])
-        ax.barh(range(len(names)), values, left=left, color=fill, label=name)
-        left += values
-    ax.set_yticks(range(len(names)))
-    ax.set_yticklabels([label(m) for m in names])
-    ax.invert_yaxis()
-    ax.set_xlabel("fields")
-    ax.set_ylabel("model")
-    ax.legend(ncol=len(order), loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, frameon=False)
-    return Chart(key, title, to_svg(fig, key), caption)
+    totals = [sum(float(models[m].get(name, 0) or 0) for name, _ in order) for m in models]
+    svg = _stacked(key, title, models, order, fitted([0.0, *totals], "fields", floor=0.0), percent=False)
+    return Chart(key, title, svg, caption)
 
 
 # -- complexity --------------------------------------------------------------------------------
+
+
+def _box(values: Sequence[float]) -> tuple[float, float, float, float, float]:
+    """Lower whisker, first quartile, median, third quartile, upper whisker (the furthest values within 1.5 IQR)."""
+    data = np.asarray(values, dtype=float)
+    q1, median, q3 = (float(v) for v in np.percentile(data, [25, 50, 75]))
+    reach = 1.5 * (q3 - q1)
+    low = float(data[data >= q1 - reach].min())
+    high = float(data[data <= q3 + reach].max())
+    return low, q1, median, q3, high
 
 
 def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequence[str]) -> Chart:
@@ -351,39 +386,36 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
 
     A bin with fewer than :data:`MIN_BOX` samples is drawn as its points: a box of two values says nothing.
     """
-    from matplotlib.patches import Patch
-
-    fig = figure(6.0, 3.0)
-    ax = _axes(fig)
+    ticks = [f"{b}\n(n={sum(len(v.get(b, [])) for v in values.values())})" for b in bins]
+    plot = Plot("complexity-box", "F1 by complexity bin", categorical(ticks, "schema complexity bin (samples)"),
+                numeric(-0.02, 1.05, "F1 (partial)", ticks=UNIT), width=480, height=210,
+                legend=_models_legend(list(values), show=len(values) > 1))  # fmt: skip
+    c = plot.canvas
     width = 0.8 / max(len(values), 1)
-    for i, (model, by_bin) in enumerate(values.items()):
-        positions = np.arange(len(bins)) + (i - (len(values) - 1) / 2) * width
-        boxed = [(p, list(by_bin.get(b, []))) for p, b in zip(positions, bins) if len(by_bin.get(b, [])) >= MIN_BOX]
-        if boxed:
-            parts = ax.boxplot([d for _, d in boxed], positions=[p for p, _ in boxed], widths=width * 0.9,
-                               patch_artist=True, showfliers=False)  # fmt: skip
-            for box in parts["boxes"]:
-                box.set_facecolor(color(i))
-                box.set_alpha(0.6)
-            for median in parts["medians"]:
-                median.set_color("#222222")
-        for p, b in zip(positions, bins):
-            few = list(by_bin.get(b, []))
-            if 0 < len(few) < MIN_BOX:
-                ax.scatter([p] * len(few), few, s=14, color=color(i), zorder=3)
-    ax.set_xticks(range(len(bins)))
-    ax.set_xticklabels([f"{b}\n(n={sum(len(v.get(b, [])) for v in values.values())})" for b in bins])
-    ax.set_xlabel("schema complexity bin (samples)")
-    ax.set_ylabel("F1 (partial)")
-    ax.set_ylim(-0.02, 1.05)
-    if len(values) > 1:
-        handles = [Patch(color=color(i), alpha=0.6, label=label(m)) for i, m in enumerate(values)]
-        ax.legend(handles=handles, fontsize=8, frameon=False)
+    for i, by_bin in enumerate(values.values()):
+        for j, b in enumerate(bins):
+            data = [float(v) for v in by_bin.get(b, [])]
+            middle = j + (i - (len(values) - 1) / 2) * width
+            x = plot.px(middle)
+            if len(data) >= MIN_BOX:
+                low, q1, median, q3, high = _box(data)
+                half = (plot.px(middle + width * 0.45) - plot.px(middle - width * 0.45)) / 2
+                c.line(x, plot.py(low), x, plot.py(q1), INK, 1.0, class_="whisker")
+                c.line(x, plot.py(q3), x, plot.py(high), INK, 1.0, class_="whisker")
+                for end in (low, high):
+                    c.line(x - half / 2, plot.py(end), x + half / 2, plot.py(end), INK, 1.0)
+                c.rect(x - half, plot.py(q3), 2 * half, plot.py(q1) - plot.py(q3), color(i), fill_opacity=0.6,
+                       stroke=INK, stroke_width=0.8, class_="box")  # fmt: skip
+                c.line(x - half, plot.py(median), x + half, plot.py(median), INK, 1.6, class_="median")
+            else:
+                for v in data:
+                    c.circle(x, plot.py(v), 3.0, color(i), class_="point")
     return Chart(
         "complexity-box",
         "F1 by complexity bin",
-        to_svg(fig, "complexity-box"),
-        f"Per-sample F1 (partial) in each schema complexity bin; a bin of fewer than {MIN_BOX} samples shows its points.",
+        plot.svg(),
+        f"Per-sample F1 (partial) in each schema complexity bin; a bin of fewer than {MIN_BOX} samples shows its "
+        "points.",
     )
 
 
@@ -392,59 +424,53 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
 
 def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
     """EQS per model with its CI; a star between neighbours whose difference is significant."""
-    fig = figure(6.0, 0.9 + 0.5 * len(ranking))
-    ax = _axes(fig)
+    names = [f"{e['rank']}. {label(e['model'])}" for e in ranking]
+    plot = Plot("ranking", "EQS ranking with significance", numeric(0.0, 1.1, "EQS", ticks=UNIT),
+                categorical(names, "model (rank)", top_down=True), width=460, height=40 * len(ranking))  # fmt: skip
+    c = plot.canvas
     for i, entry in enumerate(ranking):
         eqs = float(entry["extraction_quality_score"])
-        ax.barh(i, eqs, color=color(i), height=0.6)
+        c.rect(plot.px(0), plot.py(i - 0.3), plot.px(eqs) - plot.px(0), plot.py(i + 0.3) - plot.py(i - 0.3), color(i),
+               class_="bar")  # fmt: skip
         low, high = entry.get("ci_low"), entry.get("ci_high")
         if low is not None and high is not None:
-            ax.errorbar(
-                eqs, i, xerr=[[max(eqs - low, 0)], [max(high - eqs, 0)]], fmt="none", ecolor="#222222", capsize=3
-            )
-        ax.text(min(max(eqs, high if high is not None else eqs) + 0.02, 1.0), i, f"{eqs:.3f}", va="center", fontsize=8)
+            y = plot.py(i)
+            c.line(plot.px(min(low, eqs)), y, plot.px(max(high, eqs)), y, INK, 1.0, class_="whisker")
+            for end in (min(low, eqs), max(high, eqs)):
+                c.line(plot.px(end), y - 3, plot.px(end), y + 3, INK, 1.0)
+        c.text(plot.px(min(max(eqs, high if high is not None else eqs) + 0.02, 1.0)), plot.py(i), f"{eqs:.3f}",
+               size=SMALL)  # fmt: skip
         if entry.get("significantly_better_than_next"):
-            ax.text(0.02, i + 0.5, "* significantly better than the next", va="center", fontsize=7, color="#b71c1c")
-    ax.set_yticks(range(len(ranking)))
-    ax.set_yticklabels([f"{e['rank']}. {label(e['model'])}" for e in ranking])
-    ax.set_xlim(0, 1.1)
-    ax.invert_yaxis()
-    ax.set_xlabel("EQS")
-    ax.set_ylabel("model (rank)")
+            c.text(plot.px(0.02), plot.py(i + 0.5), "* significantly better than the next", size=SMALL - 1,
+                   fill="#b71c1c")  # fmt: skip
     return Chart(
         "ranking",
         "EQS ranking with significance",
-        to_svg(fig, "ranking"),
+        plot.svg(),
         "Bars: EQS with its bootstrap CI. * marks a significant difference from the next model (paired test).",
     )
 
 
 def pareto(points: Mapping[str, Mapping[str, float]], frontier: Sequence[str], cost_key: str) -> Chart:
     """EQS against p95 latency (or cost); the frontier joined by a line."""
-    fig = figure(4.8, 3.4)
-    ax = _axes(fig)
-    for i, (model, p) in enumerate(points.items()):
-        ax.scatter(p[cost_key], p["extraction_quality_score"], s=40, color=color(i), zorder=3)
-        ax.annotate(
-            label(model, 20),
-            (p[cost_key], p["extraction_quality_score"]),
-            textcoords="offset points",
-            xytext=(5, 4),
-            fontsize=7,
-        )
-    line = [(points[m][cost_key], points[m]["extraction_quality_score"]) for m in frontier if m in points]
-    if line:
-        xs, ys = zip(*sorted(line))
-        ax.step(xs, ys, where="post", color="#555555", ls="--", lw=1)
-    ax.set_xlabel("p95 latency (ms)" if cost_key.startswith("latency") else "estimated cost (USD)")
-    ax.set_ylabel("EQS")
     key = "pareto-" + cost_key.split("_")[0]
-    return Chart(
-        key,
-        "Pareto frontier: accuracy vs " + ("latency" if cost_key.startswith("latency") else "cost"),
-        to_svg(fig, key),
-        "Models on the dashed line are not beaten on both axes by another model.",
-    )
+    title = "Pareto frontier: accuracy vs " + ("latency" if cost_key.startswith("latency") else "cost")
+    xs = [float(p[cost_key]) for p in points.values()]
+    ys = [float(p["extraction_quality_score"]) for p in points.values()]
+    x = fitted(xs, "p95 latency (ms)" if cost_key.startswith("latency") else "estimated cost (USD)", margin=0.1)
+    plot = Plot(key, title, x, fitted(ys, "EQS", margin=0.1), width=360, height=240, right=60)
+    c = plot.canvas
+    line = sorted((points[m][cost_key], points[m]["extraction_quality_score"]) for m in frontier if m in points)
+    if line:
+        steps = [(plot.px(line[0][0]), plot.py(line[0][1]))]
+        for (_, y0), (x1, y1) in zip(line, line[1:]):  # "post" steps: a value holds until the next point
+            steps += [(plot.px(x1), plot.py(y0)), (plot.px(x1), plot.py(y1))]
+        c.polyline(steps, GREY, 1.0, "--", class_="frontier")
+    for i, (model, p) in enumerate(points.items()):
+        px, py = plot.px(p[cost_key]), plot.py(p["extraction_quality_score"])
+        c.circle(px, py, 4.0, color(i), class_="point")
+        c.text(px + 6, py - 6, label(model, 20), size=SMALL - 1)
+    return Chart(key, title, plot.svg(), "Models on the dashed line are not beaten on both axes by another model.")
 
 
 # -- calibration -------------------------------------------------------------------------------
@@ -452,21 +478,21 @@ def pareto(points: Mapping[str, Mapping[str, float]], frontier: Sequence[str], c
 
 def reliability_diagram(calibrations: Mapping[str, Mapping[str, Any]]) -> Chart:
     """Accuracy against confidence per filled bin, one line per model; the diagonal is perfect calibration."""
-    fig = figure(4.6, 3.4)
-    ax = _axes(fig)
-    ax.plot([0, 1], [0, 1], color="#999999", ls="--", lw=1, label="perfectly calibrated")
-    for i, (model, view) in enumerate(calibrations.items()):
+    legend = Legend([("perfectly calibrated", "#999999", "--")] + _models_legend(list(calibrations), "-").entries)
+    plot = Plot("reliability", "Reliability diagram", numeric(0.0, 1.02, "confidence (token probability)", ticks=UNIT),
+                numeric(0.0, 1.02, "accuracy (fields correct)", ticks=UNIT), width=320, height=240,
+                legend=legend)  # fmt: skip
+    c = plot.canvas
+    c.line(plot.px(0), plot.py(0), plot.px(1), plot.py(1), "#999999", 1.0, "--")
+    for i, view in enumerate(calibrations.values()):
         filled = [b for b in view["bins"] if b.get("count")]
-        ax.plot([b["confidence"] for b in filled], [b["accuracy"] for b in filled], color=color(i), marker="o",
-                ms=3, lw=1.5, label=label(model))  # fmt: skip
-    ax.set_xlabel("confidence (token probability)")
-    ax.set_ylabel("accuracy (fields correct)")
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8, frameon=False)
+        corners = [(plot.px(b["confidence"]), plot.py(b["accuracy"])) for b in filled]
+        c.polyline(corners, color(i), 1.5, class_="line")
+        for x, y in corners:
+            c.circle(x, y, 3.0, color(i), class_="point")
     return Chart(
         "reliability",
         "Reliability diagram",
-        to_svg(fig, "reliability"),
+        plot.svg(),
         "Mean confidence and accuracy of the fields in each confidence bin; below the diagonal: overconfident.",
     )

@@ -41,7 +41,7 @@ def write_reports(
     """Write every report file; returns the files written, the errors met making them, and the files the disk
     refused (a full disk, a quota: :class:`~..core.files.OutputWriteError`). ``samples``: the dataset's samples
     by the file the records name, when the caller still holds them (see :class:`.rows.RunData`)."""
-    # imported here: the report writers (jinja2, matplotlib behind them) are needed once, at session end
+    # imported here: the report writers (jinja2 behind them) are needed once, at session end
     from .exports import METRICS_CSV, SAMPLES_CSV, SUMMARY_FILE, write_exports
     from .html import REPORT_FILE, write_report
     from .rows import RunData

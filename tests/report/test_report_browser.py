@@ -79,8 +79,9 @@ def test_report_loads_without_errors_and_renders_its_charts(chromium: str, repor
     assert len(figures) >= 13 and page.count("svg") >= len(figures)
     for key in ("radar", "categories", "ranking", "grouped", "latency", "throughput", "complexity-box"):
         assert f"chart-{key}" in figures
-    # every chart's SVG has drawn paths
-    assert dom.count("<path") > 500
+    # every chart's SVG has drawn marks and its text
+    assert sum(dom.count(f"<{shape} ") for shape in ("rect", "circle", "polyline", "polygon", "path", "line")) > 500
+    assert dom.count("<text") > 200
 
 
 def test_a_malicious_prediction_does_not_execute(chromium: str, report: Path) -> None:

@@ -3,8 +3,8 @@ plot for too few points."""
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -15,18 +15,18 @@ from pytest_extractbench.report import charts, html, html_charts, svg
 from pytest_extractbench.report.rows import load_run
 
 
-@pytest.fixture
-def figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Every figure the charts draw, by chart key, before it becomes SVG."""
-    drawn: dict[str, Any] = {}
-    real = svg.to_svg
+SVG = "{http://www.w3.org/2000/svg}"
 
-    def capture(fig: Any, key: str) -> str:
-        drawn[key] = fig
-        return real(fig, key)
 
-    monkeypatch.setattr(charts, "to_svg", capture)
-    return drawn
+def _marks(chart: svg.Chart, cls: str) -> list[ET.Element]:
+    """The elements of a chart's SVG (parsed: it must be well-formed) drawn with class ``cls``."""
+    return [e for e in ET.fromstring(chart.svg).iter() if e.get("class") == cls]
+
+
+def _tick_y(chart: svg.Chart, text: str) -> float:
+    """Where the y tick labelled ``text`` sits: the axis's own statement of where a value goes."""
+    (tick,) = [e for e in _marks(chart, "tick") if e.text == text and e.get("text-anchor") == "end"]
+    return float(tick.get("y"))
 
 
 def _charts(run: Path) -> dict[str, svg.Chart]:
@@ -35,7 +35,7 @@ def _charts(run: Path) -> dict[str, svg.Chart]:
 
 
 @pytest.mark.slow
-def test_every_chart_has_labelled_axes_and_a_reading(tmp_path: Path, figures: dict[str, Any]) -> None:
+def test_every_chart_has_labelled_axes_and_a_reading(tmp_path: Path) -> None:
     run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl"),
                               "gold": gold_outputs()}, timed=True)  # fmt: skip
     drawn = _charts(run)
@@ -45,8 +45,9 @@ def test_every_chart_has_labelled_axes_and_a_reading(tmp_path: Path, figures: di
         assert chart.reading, key
         if key.startswith("gauge-") or key == "radar":
             continue  # a dial and a polar plot have no x and y axes
-        main = figures[key].axes[0]
-        assert main.get_xlabel() and main.get_ylabel(), key
+        (xlabel,), (ylabel,) = _marks(chart, "xlabel"), _marks(chart, "ylabel")
+        assert xlabel.text and ylabel.text, key
+        assert ET.fromstring(chart.svg).find(f"{SVG}title").text == chart.title
 
 
 @pytest.mark.slow
@@ -66,13 +67,15 @@ def test_two_models_get_no_win_rate_matrix(tmp_path: Path) -> None:
     assert "ranking" in drawn and "winrate" not in drawn
 
 
-def test_a_bin_of_few_samples_shows_its_points_not_a_box(figures: dict[str, Any]) -> None:
-    charts.box_by_bin({"m": {"simple": [1.0], "medium": [0.1, 0.2, 0.3, 0.4, 0.5], "complex": []}},
-                      ("simple", "medium", "complex"))  # fmt: skip
-    ax = figures["complexity-box"].axes[0]
-    assert len(ax.patches) == 1  # one box: medium
-    (points,) = ax.collections
-    assert points.get_offsets()[:, 1].tolist() == [1.0]  # simple's one sample, as a point
+def test_a_bin_of_few_samples_shows_its_points_not_a_box() -> None:
+    chart = charts.box_by_bin({"m": {"simple": [1.0], "medium": [0.1, 0.2, 0.3, 0.4, 0.5], "complex": []}},
+                              ("simple", "medium", "complex"))  # fmt: skip
+    (box,) = _marks(chart, "box")  # one box: medium
+    (point,) = _marks(chart, "point")  # simple's one sample, as a point at 1
+    assert float(point.get("cy")) == pytest.approx(_tick_y(chart, "1"))
+    # the box spans the quartiles 0.2 and 0.4 (numpy's linear interpolation), its median line at 0.3
+    assert float(box.get("y")) == pytest.approx(_tick_y(chart, "0.4"), abs=0.1)
+    assert float(box.get("y")) + float(box.get("height")) == pytest.approx(_tick_y(chart, "0.2"), abs=0.2)
 
 
 def test_the_omission_heatmap_shows_the_most_missed_fields_highest_rate_first(monkeypatch) -> None:
