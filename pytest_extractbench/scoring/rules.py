@@ -155,6 +155,11 @@ def _parse_transforms(rule: FieldRule, node: SchemaNode, value: Any, errors: lis
     if node.types and node.types <= {"object"}:
         errors.append("transforms apply to scalar fields and arrays of scalars, not to objects")
         return
+    items = node.items
+    if node.types and node.types <= {"array"} and items is not None and items.types and items.types <= {"object"}:
+        errors.append("transforms apply to scalar fields and arrays of scalars, not to arrays of objects "
+                      "(put them on the objects' fields)")
+        return
     chain = []
     for index, entry in enumerate(value):
         try:

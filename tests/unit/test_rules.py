@@ -575,3 +575,23 @@ def test_unknown_keys_and_parameters_warn_with_their_path_and_the_rule_still_app
     # the rules apply: |301 - 300| <= abs 1; strip and exact
     assert [(f.path, f.category, f.comparator) for f in score.fields] == [
         ("t", "exact", "numeric"), ("s", "exact", "exact")]
+
+
+def test_transforms_on_objects_or_arrays_of_objects_are_reported_and_the_field_scored_as_without_them() -> None:
+    # struct-extract-eval lets both through and they do nothing there: here they are errors naming the path
+    item = {"type": "object", "properties": {"a": {"type": "string"}}}
+    schema = {"type": "object", "properties": {
+        "o": {**item, "x-eval-transform": ["sort_tokens"]},
+        "t": {"type": "array", "items": item, "x-eval-transform": ["sort_tokens"]},
+        "s": {"type": "array", "items": {"type": "string"}, "x-eval-transform": ["sort_tokens"]}}}
+    assert [str(e) for e in compile_rules(schema).errors] == [
+        "$.properties.o.x-eval-transform: transforms apply to scalar fields and arrays of scalars, not to objects",
+        "$.properties.t.x-eval-transform: transforms apply to scalar fields and arrays of scalars, not to arrays of "
+        "objects (put them on the objects' fields)"]
+    ann = "John Smith"
+    scored = score_sample(json.dumps({"o": {"a": ann}, "t": [{"a": ann}], "s": [ann]}),
+                          {"o": {"a": "Smith John"}, "t": [{"a": "Smith John"}], "s": ["Smith John"]}, schema,
+                          rule_errors="ignore")
+    # the array of scalars has its tokens sorted; the objects' fields are compared as without the transform
+    assert [(f.path, f.category) for f in scored.fields] == [("o.a", "partial"), ("t[0].a", "partial"),
+                                                             ("s", "exact")]
