@@ -94,6 +94,11 @@ def parse_fraction(value: str) -> float:
     return _number(value, float, lambda x: 0.0 <= x <= 1.0, "a number between 0 and 1")
 
 
+def parse_similarity(value: str) -> float:
+    """A number in (0, 1]: a similarity a pair must reach (0 would pair anything with anything)."""
+    return _number(value, float, lambda x: 0.0 < x <= 1.0, "a number above 0 and at most 1")
+
+
 def parse_non_negative(value: str) -> float:
     """A finite number >= 0 (inf would reach the server as invalid JSON)."""
     return _number(value, float, lambda x: 0 <= x < math.inf, "a finite non-negative number")

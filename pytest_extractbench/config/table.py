@@ -43,6 +43,7 @@ from .parsers import (
     parse_sample_size,
     parse_seconds,
     parse_semantic_backend,
+    parse_similarity,
     parse_sla,
     parse_structured_output,
     parse_subsets,
@@ -164,6 +165,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "partial or incorrect by their composite score (default: any composite score >= 0.95 is exact).",
                parse_non_negative, None, "REL",
                target="scoring.exact_within", yaml=("metrics.field_matching.exact_within",)),
+    OptionSpec("list_similarity", "Arrays of scalars: elements that are not equal also pair by string similarity "
+               "(normalized edit distance, an optimal assignment) when at least SIM alike, each pair adding its "
+               "similarity to the Jaccard score, so 'Newgistics, Inc.' against 'Newgistics Inc.' earns partial "
+               "credit; exactness is unchanged (default: equal elements only).",
+               parse_similarity, None, "SIM",
+               target="scoring.list_similarity", yaml=("metrics.field_matching.list_similarity",)),
     OptionSpec("eqs_weights", "EQS weights: validity,f1_partial,type_accuracy,no_hallucination.",
                parse_eqs_weights, "0.15,0.50,0.20,0.15", "W1,W2,W3,W4",
                target="scoring.eqs_weights", yaml=("metrics.eqs_weights",)),

@@ -80,14 +80,67 @@ def scalar_key(value: Any, options: ScoringOptions) -> Any:
 
 
 def jaccard(expected: list[Any], predicted: list[Any], options: ScoringOptions) -> Comparison:
-    """Arrays of scalars: Jaccard similarity of their normalized element sets."""
+    """Arrays of scalars: Jaccard similarity of their normalized element sets.
+
+    With ``options.list_similarity`` set, elements left unmatched after the equal ones pair by similarity
+    (:func:`similar_pairs`), and each pair adds its score where an equal pair adds 1: ``Newgistics, Inc.``
+    against ``Newgistics Inc.`` is then nearly a match instead of a miss. Equality is unchanged, and a score
+    raised by near elements stays below ``exact_threshold``, so what is exact (strict F1) is unchanged.
+    """
     exp_keys = [scalar_key(v, options) for v in expected]
     pred_keys = [scalar_key(v, options) for v in predicted]
     exp_set, pred_set = set(exp_keys), set(pred_keys)
-    union = len(exp_set | pred_set)
-    score = len(exp_set & pred_set) / union if union else 1.0
+    shared = len(exp_set & pred_set)
+    union = len(exp_set) + len(pred_set) - shared
+    score = shared / union if union else 1.0
+    if options.list_similarity is not None and shared < len(exp_set) and shared < len(pred_set):
+        exp_rest = _first_by_key(expected, exp_keys, exp_set - pred_set)
+        pred_rest = _first_by_key(predicted, pred_keys, pred_set - exp_set)
+        pairs = similar_pairs(exp_rest, pred_rest, options)
+        if pairs:
+            # near elements earn partial credit, never exactness: strict F1 stays what equal elements say
+            ceiling = score if score >= options.exact_threshold else math.nextafter(options.exact_threshold, 0.0)
+            score = min((shared + sum(pairs)) / (union - len(pairs)), max(score, ceiling))
     equal = exp_keys == pred_keys if options.array_order_matters else exp_set == pred_set
     return Comparison(score, equal and len(exp_keys) == len(pred_keys))
+
+
+def _first_by_key(values: list[Any], keys: list[Any], wanted: set[Any]) -> list[Any]:
+    """One value per normalized key in ``wanted`` (the first), in list order."""
+    seen: dict[Any, Any] = {}
+    for value, key in zip(values, keys):
+        if key in wanted and key not in seen:
+            seen[key] = value
+    return list(seen.values())
+
+
+# Above this many gold x predicted cells the similarity pairing is skipped (plain Jaccard), as Hungarian
+# alignment of array elements falls back above its default max_cells.
+LIST_SIMILARITY_MAX_CELLS = 2500
+
+
+def _element_similarity(expected: Any, predicted: Any, options: ScoringOptions) -> float:
+    """Two strings: normalized Levenshtein similarity of their normalized forms, so a comma or a suffix's dot
+    costs a character, not the element (the composite's token F1 would count ``Inc.`` and ``Inc`` as different
+    words); other scalars: :func:`compare_scalars`."""
+    if type(expected) is str and type(predicted) is str:
+        exp_norm, pred_norm = normalize_text(expected, options), normalize_text(predicted, options)
+        longest = max(len(exp_norm), len(pred_norm))
+        return 1.0 - levenshtein_distance(pred_norm, exp_norm) / longest if longest else 1.0
+    return compare_scalars(expected, predicted, options).score
+
+
+def similar_pairs(expected: list[Any], predicted: list[Any], options: ScoringOptions) -> list[float]:
+    """Similarities of the pairs of an assignment of ``expected`` to ``predicted`` elements that maximizes total
+    similarity (:func:`_element_similarity`), keeping the pairs at least ``options.list_similarity`` similar."""
+    threshold = options.list_similarity
+    if threshold is None or not expected or not predicted or len(expected) * len(predicted) > LIST_SIMILARITY_MAX_CELLS:
+        return []
+    from scipy.optimize import linear_sum_assignment  # only runs with the option set
+
+    matrix = [[_element_similarity(e, p, options) for p in predicted] for e in expected]
+    rows, cols = linear_sum_assignment(matrix, maximize=True)
+    return [matrix[r][c] for r, c in zip(rows, cols) if matrix[r][c] >= threshold]
 
 
 def _as_number(value: Any) -> float | None:

@@ -79,6 +79,10 @@ class ScoringOptions:
     exact_within: float | None = None
     partial_threshold: float = 0.5
     lenient_threshold: float = 0.3
+    # None: an array of scalars scores by Jaccard of its equal elements. A number: elements left unequal also pair
+    # by string similarity (an optimal assignment, pairs at least this similar), giving partial credit for
+    # "Newgistics, Inc." against "Newgistics Inc."; exactness is unchanged.
+    list_similarity: float | None = None
     composite_weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
     # JSON Schema "format" (date, email, ...) is asserted when validating output.
     validate_formats: bool = True
@@ -108,6 +112,8 @@ class ScoringOptions:
             raise ValueError("float_epsilon must be >= 0")
         if self.exact_within is not None and not 0 <= self.exact_within < math.inf:
             raise ValueError(f"exact_within must be a finite number >= 0, got {self.exact_within}")
+        if self.list_similarity is not None and not 0 < self.list_similarity <= 1:
+            raise ValueError(f"list_similarity must be in (0, 1], got {self.list_similarity}")
         if not 0 <= self.semantic_threshold <= 1:
             raise ValueError(f"semantic_threshold must be in [0, 1], got {self.semantic_threshold}")
 

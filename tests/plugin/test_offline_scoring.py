@@ -303,3 +303,24 @@ def test_exact_within_turns_near_numbers_into_partial_matches(run: BenchRun,
     assert default["field_f1_strict"] == pytest.approx(10 / 11)
     assert within["field_f1_strict"] == pytest.approx(7 / 11) and within["field_f1_partial"] == pytest.approx(9 / 11)
     assert "numbers exact only within 0.01 relative" in (pytester.path / "out" / "summary.md").read_text()
+
+
+@pytest.mark.slow
+def test_list_similarity_gives_partial_credit_to_near_list_elements(run: BenchRun, pytester: pytest.Pytester) -> None:
+    # Kleister-style party lists: a comma and a suffix's spelling cost the element under plain Jaccard
+    schema = {"type": "object", "properties": {"parties": {"type": "array", "items": {"type": "string"}}}}
+    gold = ["Newgistics, Inc.", "Acme Holdings LLC"]
+    output = ["Newgistics Inc.", "ACME HOLDINGS LLC"]
+    files = {"data.jsonl": [{"id": "nda-1", "text": "t", "schema": schema, "expected": {"parties": gold}}],
+             "preds.jsonl": [{"id": "nda-1", "output": json.dumps({"parties": output})}]}
+    common = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
+              "--extractbench-sla", "none", "--extractbench-report-only")
+    run(*common, files=files)
+    plain = metrics(pytester)["models"]["predictions"]
+    run(*common, "--extractbench-list-similarity", "0.9")
+    similar = metrics(pytester)["models"]["predictions"]
+    # plain: 1 equal of 3 distinct -> 1/3, incorrect; similar: (1 + 15/16) / 2 ("newgistics, inc." is one edit from
+    # "newgistics inc."), a partial match (half credit in partial F1), never exact: strict F1 stays 0
+    assert plain["field_f1_partial"] == 0.0 and plain["field_f1_strict"] == 0.0
+    assert similar["field_f1_partial"] == pytest.approx(0.5) and similar["field_f1_strict"] == 0.0
+    assert metrics(pytester)["run"]["options"]["scoring"]["list_similarity"] == 0.9

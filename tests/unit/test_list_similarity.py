@@ -1,0 +1,70 @@
+"""Arrays of scalars matched by similarity (``list_similarity``): partial credit for near elements, by hand, and
+what it never changes (equality, exactness, lists whose elements are all equal or all far)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_extractbench import ScoringOptions
+from pytest_extractbench.scoring import jaccard
+
+SIMILAR = ScoringOptions(list_similarity=0.8)
+CEILING = math.nextafter(SIMILAR.exact_threshold, 0.0)  # near elements earn credit up to just below exactness
+
+
+def test_a_comma_costs_one_character_not_the_element() -> None:
+    gold, output = ["Newgistics, Inc.", "Acme Holdings LLC"], ["Newgistics Inc.", "ACME HOLDINGS LLC"]
+    assert jaccard(gold, output, ScoringOptions()).score == pytest.approx(1 / 3)
+    # "newgistics, inc." -> "newgistics inc.": one deletion in 16 characters; the pair takes one slot of the union
+    assert jaccard(gold, output, SIMILAR).score == pytest.approx(min((1 + 15 / 16) / 2, CEILING))
+    # the same pair beside one far element: below the ceiling, the credit shows whole
+    far = jaccard([*gold, "Zeta"], [*output, "Omega"], SIMILAR).score
+    assert far == pytest.approx((1 + 15 / 16) / 4)
+
+
+def test_order_does_not_matter_and_each_element_pairs_once() -> None:
+    gold = ["Bluefield Robotics Inc.", "Quartz Medical GmbH"]
+    output = ["Quartz Medical GmbH.", "Bluefield Robotics, Inc."]
+    blue = 1 - 1 / 24  # "bluefield robotics, inc." has one more character
+    quartz = 1 - 1 / 20
+    assert jaccard(gold, output, SIMILAR).score == pytest.approx(min((blue + quartz) / 2, CEILING))
+    # one predicted element cannot stand for two gold ones: the second gold element stays unmatched
+    single = jaccard(gold, ["Bluefield Robotics, Inc."], SIMILAR).score
+    assert single == pytest.approx(blue / 2)
+
+
+def test_a_suffix_spelled_out_is_below_a_high_threshold_and_above_a_low_one() -> None:
+    gold, output = ["Brightstar Corp."], ["Brightstar Corporation"]
+    similarity = 1 - 7 / 22  # "corp." -> "corporation": one substitution, six insertions
+    assert jaccard(gold, output, SIMILAR).score == 0.0
+    assert jaccard(gold, output, ScoringOptions(list_similarity=0.6)).score == pytest.approx(similarity)
+
+
+def test_near_elements_never_make_a_list_exact() -> None:
+    options = ScoringOptions(list_similarity=0.5)
+    near = jaccard(["Newgistics, Inc."], ["Newgistics Inc."], options)
+    assert near.equal is False and near.score == pytest.approx(15 / 16)
+    # 19 equal elements and a near one: plain Jaccard 19/21 is below exactness; the near pair would lift it to
+    # (19 + 15/16) / 20 = 0.997, which is held just below the threshold
+    shared = [f"party {k}" for k in range(19)]
+    lifted = jaccard([*shared, "Newgistics, Inc."], [*shared, "Newgistics Inc."], options)
+    assert lifted.equal is False and lifted.score == math.nextafter(options.exact_threshold, 0.0)
+
+
+WORDS = st.lists(st.sampled_from(["Acme Inc.", "Acme, Inc.", "Acme Inc", "Beta LLC", "Beta L.L.C.", "Gamma", "gamma",
+                                  "Delta GmbH", "Delta"]), max_size=6)
+
+
+@given(WORDS, WORDS, st.floats(0.05, 1.0))
+def test_similarity_only_adds_credit_and_never_changes_equality(gold: list[str], output: list[str],
+                                                                threshold: float) -> None:
+    plain = jaccard(gold, output, ScoringOptions())
+    similar = jaccard(gold, output, ScoringOptions(list_similarity=threshold))
+    assert similar.equal == plain.equal
+    assert plain.score <= similar.score <= 1.0
+    exact = ScoringOptions().exact_threshold
+    assert (similar.score >= exact) == (plain.score >= exact)
