@@ -45,6 +45,12 @@ def __getattr__(name: str) -> object:
     import importlib
 
     value = getattr(importlib.import_module(module), name)
+    if module == "pytest_extractbench.scoring":
+        # scoring talks to no server itself: `from pytest_extractbench import score_sample` gets the live judge and
+        # embeddings clients, as evaluate() and the plugin do (nothing is imported or connected until a score asks)
+        from .live import scoring_backends
+
+        scoring_backends.install()
     globals()[name] = value
     return value
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from .backends import current_backends
 from .compare import Comparison, compare_scalars, normalize_text
 from .comparators import COMPARATORS, ComparatorSpec
 from .options import ScoringOptions
@@ -65,27 +66,23 @@ def compare_semantic(items: Sequence[tuple[Any, Any, Mapping[str, Any], str]], o
         return items[k][2].get("threshold", options.semantic_threshold)
 
     if "embedding" in groups:
-        from .embeddings import cosine_similarities, get_embedder
-
         todo = groups["embedding"]
         try:
             if not options.semantic:
                 raise RuntimeError("no embedding backend configured (--extractbench-semantic)")
-            embedder = get_embedder(options.semantic, options.semantic_model)
-            cosines = cosine_similarities(embedder, [(items[k][0], items[k][1]) for k in todo])
+            cosines = current_backends().similarities(options.semantic, options.semantic_model,
+                                                      [(items[k][0], items[k][1]) for k in todo])
             for k, cosine in zip(todo, cosines):
                 results[k] = _passed(cosine, threshold(k))
         except Exception as exc:  # noqa: BLE001 - the backend failed: each of its fields says why
             for k in todo:
                 results[k] = exc
     if "judge" in groups:
-        from .judge import get_judge
-
         todo = groups["judge"]
         try:
             if not options.judge_model or not options.judge_url:
                 raise RuntimeError("no judge configured (--extractbench-judge MODEL and --extractbench-judge-url URL)")
-            grades = get_judge(options.judge_model, options.judge_url).grade(
+            grades = current_backends().judge(options.judge_model, options.judge_url).grade(
                 [(items[k][3], items[k][0], items[k][1]) for k in todo])
             for k, grade in zip(todo, grades):
                 results[k] = grade if isinstance(grade, Exception) else _passed(grade / 7.0, threshold(k))

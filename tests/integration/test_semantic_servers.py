@@ -12,7 +12,7 @@ from _require import import_or_skip
 
 from pytest_extractbench import ScoringOptions, SampleRecord, model_metrics, score_sample
 from pytest_extractbench.scoring import ERROR
-from pytest_extractbench.scoring.judge import Judge, get_judge
+from pytest_extractbench.live.judge import Judge, get_judge
 from pytest_extractbench.live.backends.llama_server import EmbeddedServer
 
 import_or_skip("openai", "the 'judge' extra is not installed")
