@@ -9,10 +9,6 @@ The scoring core is importable without pytest::
 
 from __future__ import annotations
 
-from .core import aliases as _aliases
-
-_aliases.install()  # the flat layout's module names (pytest_extractbench.metrics, ...) still import
-
 __version__ = "0.1.0"
 
 # Public name -> the module defining it. Imported on first use, so `import pytest_extractbench` (and pytest's

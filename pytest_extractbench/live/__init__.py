@@ -11,28 +11,3 @@
 - judge.py and embeddings.py (the semantic scores' clients, sharing scorer_servers.py's key lookup, URL check,
   bounded answers and masking, and verdict_cache.py), installed as scoring's backends by scoring_backends.py.
 """
-
-# The flat layout's `pytest_extractbench.live` module held the live options: its names still import from here.
-from .options import (  # noqa: E402
-    DEFAULT_CONCURRENCY_PER_URL,
-    DEFAULT_SLOTS,
-    DEFAULT_TIMEOUT_S,
-    EMBEDDED_TIMEOUT_S,
-    STRUCTURED_OUTPUT_MODES,
-    LiveOptions,
-    check_base_url,
-    parse_base_url,
-    parse_structured_output,
-)
-
-__all__ = [
-    "DEFAULT_CONCURRENCY_PER_URL",
-    "DEFAULT_SLOTS",
-    "DEFAULT_TIMEOUT_S",
-    "EMBEDDED_TIMEOUT_S",
-    "STRUCTURED_OUTPUT_MODES",
-    "LiveOptions",
-    "check_base_url",
-    "parse_base_url",
-    "parse_structured_output",
-]

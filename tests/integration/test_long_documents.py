@@ -13,7 +13,7 @@ import json
 import pytest
 from longdocs import write_dataset
 
-from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
+from pytest_extractbench.live.backends.llama_models import DEFAULT_EMBEDDED_MODEL
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 
