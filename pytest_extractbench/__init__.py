@@ -29,7 +29,7 @@ _EXPORTS = {
                                     "StatsOptions", "parse_output", "score_sample"),
     "pytest_extractbench.run.api": ("evaluate",),
     "pytest_extractbench.run.result": ("RunResult", "load_run"),
-    "pytest_extractbench.core.errors": ("UsageProblem",),
+    "pytest_extractbench.core.errors": ("ExtractbenchError", "UsageProblem"),
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -60,6 +60,7 @@ __all__ = [
     "Dataset",
     "DatasetProblem",
     "EqsWeights",
+    "ExtractbenchError",
     "FieldCounts",
     "FieldResult",
     "GateCheck",

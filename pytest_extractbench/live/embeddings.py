@@ -1,4 +1,4 @@
-"""Text embeddings for the "semantic" comparator (seed 001): local sentence-transformers or a server.
+"""Text embeddings for the "semantic" comparator and whole-output similarity: local sentence-transformers or a server.
 
 Backends, by the ``semantic`` option:
 
@@ -24,11 +24,12 @@ import numpy as np
 
 from ..core import jsonio
 from . import verdict_cache
+from ..core.errors import ExtractbenchError
 from .scorer_servers import api_key, check_url, masked, read_answer
 from .transport import open_sync_openai
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(ExtractbenchError, RuntimeError):
     """The embedding backend is missing or failed."""
 
 

@@ -1,7 +1,7 @@
-"""LLM-as-judge for the "semantic" comparator (seed 001): the 1-7 rubric over an OpenAI-compatible API.
+"""LLM-as-judge for the "semantic" comparator and whole-output grades: the 1-7 rubric over an OpenAI-compatible API.
 
 One call grades every semantic field of a record (temperature 0, structured
-output); a verdict is normalized as ``score / 7`` (seed 001), and verdicts are
+output); a verdict is normalized as ``score / 7`` (7 is a perfect 1.0), and verdicts are
 cached. The client is the official ``openai`` package (the ``judge`` extra), so
 any OpenAI-compatible server works: vLLM, llama.cpp's llama-server, OpenAI.
 The API key comes from ``EXTRACTBENCH_JUDGE_API_KEY``, else ``EXTRACTBENCH_API_KEY``,
@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from ..core import jsonio
 from . import verdict_cache
+from ..core.errors import ExtractbenchError
 from .scorer_servers import api_key, check_url, masked, read_answer
 from .transport import open_sync_openai
 
@@ -61,7 +62,7 @@ TOKENS_PER_ITEM = 24
 TOKENS_BASE = 32
 
 
-class JudgeError(RuntimeError):
+class JudgeError(ExtractbenchError, RuntimeError):
     """The judge could not give a verdict (unreachable, refused, unparseable answer, missing item)."""
 
 

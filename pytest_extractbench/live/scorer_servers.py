@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from ..core import jsonio
+from ..core.errors import ExtractbenchError
 from ..core.redact import redact_credentials
 from .options import check_base_url
 from .transport import API_KEY_ENV_VARS
@@ -28,7 +29,7 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _NO_KEY = "not-needed"  # local servers ignore it; the client insists on one
 
 
-class RemoteAnswerError(ValueError):
+class RemoteAnswerError(ExtractbenchError, ValueError):
     """A server's answer that cannot be used: too big, too slow, not JSON, or out of the limits."""
 
 

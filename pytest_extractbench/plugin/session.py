@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core import textsafe
-from ..core.errors import ExtractBenchWarning, UsageProblem
+from ..core.errors import ExtractbenchWarning, UsageProblem
 from ..dataset.records import SampleRecord, TrackRecord
 from ..report import terminal
 from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..dataset.responses import ModelResponse
     from ..run.result import RunResult
 
-__all__ = ["RUN_DIR_KEY", "STATIC_KEY", "BenchSession", "ExtractBenchWarning", "is_worker", "own_indices"]
+__all__ = ["RUN_DIR_KEY", "STATIC_KEY", "BenchSession", "ExtractbenchWarning", "is_worker", "own_indices"]
 
 STATIC_KEY = "extractbench_static_schedule"  # xdist_schedule.STATIC_KEY (that module needs xdist)
 SETTLE_EVERY = 1000  # items between two settlements of the heap (see BenchSession.item_finished)
@@ -173,9 +173,9 @@ class BenchSession:
             # line it points at verbatim (a bad row can be megabytes of untrusted bytes): the message says
             # which line, clipped and made safe.
             text = textsafe.terminal(problem, terminal.PROBLEM_WIDTH)
-            warnings.warn_explicit(ExtractBenchWarning(text), ExtractBenchWarning, textsafe.terminal(problem.source), 0)
+            warnings.warn_explicit(ExtractbenchWarning(text), ExtractbenchWarning, textsafe.terminal(problem.source), 0)
         if len(problems) > MAX_LISTED:
-            warnings.warn(ExtractBenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
+            warnings.warn(ExtractbenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""

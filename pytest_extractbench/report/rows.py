@@ -7,34 +7,15 @@ far more than a chart needs), and full records are read again only for the sampl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import jsonio
-from ..core import files
-from ..core.files import METRICS_FILE, SAMPLES_FILE
+from ..core import rundir
+from ..core.files import SAMPLES_FILE
 
 Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of record dicts per call
-
-
-class RunDirError(Exception):
-    """A run directory that cannot be read; the message names the file."""
-
-
-def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of samples.jsonl, one by one; a bad line is an error naming the file and line."""
-    with path.open("rb") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                # jsonio, not orjson alone: an integer past 64 bits (a long id, a 4,000-digit gold value) keeps
-                # every digit
-                yield jsonio.loads(line)
-            except jsonio.JsonInputError as exc:
-                raise RunDirError(f"{path}:{lineno}: not a JSON record: {exc}") from None
 
 
 @dataclass
@@ -49,25 +30,13 @@ class RunData:
     samples: Mapping[str, Sequence[Any]] | None = None
 
 
-def load_run(run_dir: Path) -> RunData:
-    """metrics.json and (lazily) samples.jsonl of a run directory."""
-    metrics_path = run_dir / METRICS_FILE
-    if not metrics_path.is_file():
-        raise RunDirError(f"{metrics_path}: no such file (is {run_dir} a run directory?)")
-    try:
-        # the limits of every input file: a metrics.json nested thousands deep or of gigabytes is refused
-        # with a message, not a RecursionError or a memory error
-        document = jsonio.load_file(metrics_path)
-    except jsonio.JsonInputError as exc:
-        raise RunDirError(f"{metrics_path}: {exc}") from None
-    except OSError as exc:
-        raise RunDirError(f"{metrics_path}: {files.os_reason(exc)}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("models"), dict):
-        raise RunDirError(f"{metrics_path}: no 'models' object (not an extractbench metrics.json)")
+def read_run(run_dir: Path) -> RunData:
+    """metrics.json and (lazily) samples.jsonl of a run directory, or :class:`~..core.rundir.RunDirError`."""
+    document = rundir.read_document(run_dir)
     samples = run_dir / SAMPLES_FILE
 
     def records() -> Iterable[Mapping[str, Any]]:
-        return iter_jsonl(samples) if samples.is_file() else iter(())
+        return rundir.iter_records(samples) if samples.is_file() else iter(())
 
     return RunData(document, records, run_dir)
 

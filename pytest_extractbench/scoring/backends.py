@@ -16,6 +16,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol, Sequence
 
+from ..core.errors import ExtractbenchError
+
 __all__ = ["Judge", "NoBackendsError", "SemanticBackends", "current_backends", "install_default", "use_backends"]
 
 
@@ -48,7 +50,7 @@ class SemanticBackends(Protocol):
         """``text`` as one line without any credential the backends use (for errors kept in records)."""
 
 
-class NoBackendsError(RuntimeError):
+class NoBackendsError(ExtractbenchError, RuntimeError):
     """A semantic score was asked for and no :class:`SemanticBackends` is installed."""
 
 

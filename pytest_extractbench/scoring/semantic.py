@@ -1,4 +1,4 @@
-"""The "semantic" comparator: paraphrases count, factual disagreements don't (seeds 001 and 002).
+"""The "semantic" comparator: paraphrases count, factual disagreements don't.
 
 A batch comparator: every semantic field of a record is judged at once. Text
 pairs equal after normalization match without asking anyone; non-text values get
@@ -7,10 +7,10 @@ the default comparison. The rest go to the configured backend:
 - ``judge`` (``ScoringOptions.judge_model`` at ``judge_url``): the LLM grades each pair on the 1-7
   rubric in one call per record; the score is ``grade / 7``;
 - ``embedding`` (``ScoringOptions.semantic``): cosine similarity of the two texts' embeddings;
-- neither configured: the spec's composite string score (``partial``).
+- neither configured: the composite string score (``partial``).
 
 A score at or above the pass threshold (``{"semantic": {"threshold": 0.9}}``, default
-``ScoringOptions.semantic_threshold`` = 0.85, seed 001) is a match (1.0); below it the
+``ScoringOptions.semantic_threshold`` = 0.85) is a match (1.0); below it the
 score itself is kept, so the usual partial/incorrect bands apply. A backend failure makes
 the field's status ``error``: excluded from every metric and counted.
 """

@@ -1,8 +1,8 @@
-"""Scores of a whole output beside its field scores: semantic similarity and an LLM judge's 1-7 grade (seed 001).
+"""Scores of a whole output beside its field scores: semantic similarity and an LLM judge's 1-7 grade.
 
 - ``semantic_similarity``: the cosine of the embeddings of the output and the gold, each as canonical JSON
   text (sorted keys, compact), with the ``--extractbench-semantic`` backend;
-- ``judge_score``: the judge's grade on seed 001's 1-7 rubric divided by 7, with one sentence of reasoning
+- ``judge_score``: the judge's grade on the 1-7 rubric (live/judge.py) divided by 7, with one sentence of reasoning
   kept per sample, ``batch`` outputs per request.
 
 Output that is missing or not JSON is not sent anywhere: its similarity is 0 and its grade 1 ("Failed - wrong,

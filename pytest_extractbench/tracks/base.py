@@ -167,7 +167,7 @@ class Track:
         raise NotImplementedError
 
     def consistency_value(self, prediction: Any) -> Any:
-        """What repeated runs of one sample are compared on (spec 4.4.7)."""
+        """What repeated runs of one sample are compared on (the consistency metrics)."""
         return prediction
 
     def score_item(self, model: str, sample: Any, responses: list[ModelResponse], settings: Any) -> Any:
