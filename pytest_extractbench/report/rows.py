@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..analysis import catalog
 from ..core import rundir
 from ..core.files import SAMPLES_FILE
 
@@ -45,30 +46,33 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def per_sample_value(score: Mapping[str, Any], key: str) -> bool | float:
+    """A metric's per-sample value in a record's score: ``score[key]``, or for ``<measure>_<mode>`` keys
+    (``f1_partial``, ``precision_strict``) ``score[measure][mode]``. Flags stay flags (``exact_match``); a value
+    the record lacks is 0."""
+    value = score.get(key)
+    if value is None:
+        measure, _, mode = key.rpartition("_")
+        nested = score.get(measure)
+        value = nested.get(mode) if isinstance(nested, Mapping) else None
+    if isinstance(value, bool):
+        return value
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
 def sample_row(record: Mapping[str, Any]) -> dict[str, Any]:
     """The scalars of one record that charts, tables and samples.csv use."""
     score = record.get("score") or {}
     response = record.get("response") or {}
     meta = record.get("meta") or {}
     complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
-    f1 = score.get("f1") or {}
     observed = score.get("observed") or {}
+    metrics = [m.per_sample for m in catalog.ranked("sample_column") if m.per_sample]
     return {
         "model": str(record.get("model", "")),
         "sample_id": str(record.get("sample_id", "")),
         "passed": bool(record.get("passed", True)),
-        "json_valid": bool(score.get("json_valid")),
-        "schema_valid": bool(score.get("schema_valid")),
-        "eqs": float(score.get("eqs", 0.0)),
-        "exact_match": bool(score.get("exact_match")),
-        "f1_strict": float(f1.get("strict", 0.0)),
-        "f1_partial": float(f1.get("partial", 0.0)),
-        "f1_lenient": float(f1.get("lenient", 0.0)),
-        "precision_partial": float((score.get("precision") or {}).get("partial", 0.0)),
-        "recall_partial": float((score.get("recall") or {}).get("partial", 0.0)),
-        "type_accuracy": float(score.get("type_accuracy", 0.0)),
-        "hallucination_rate": float(score.get("hallucination_rate", 0.0)),
-        "omission_rate": float(score.get("omission_rate", 0.0)),
+        **{key: per_sample_value(score, key) for key in metrics},
         "fields_expected": int(
             observed.get("exact", 0)
             + observed.get("partial", 0)

@@ -119,6 +119,12 @@ class Track:
     gated = False
     # the track builds its own live request (build_request); else the run's extraction prompt templates do
     own_request = True
+    # the aggregate metrics an exporter shows for a run (OpenTelemetry's run span and gauge)
+    headline: tuple[str, ...] = ()
+
+    def headline_metrics(self) -> tuple[str, ...]:
+        """The names in a model's aggregate this track's run is summarized by, most important first."""
+        return self.headline
 
     # -- samples -----------------------------------------------------------------------------
 

@@ -346,6 +346,7 @@ def aggregate_calls(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 class ToolCallTrack(Track):
     name = "toolcall"
+    headline = ("accuracy", "valid_call_rate", "name_match_rate", "arguments_exact_match_rate", "arguments_f1")
     bundled_file = "toolcall.jsonl"
     description = "tool calling through the OpenAI tools API, BFCL-style acceptable values"
     compare_parsed = True
