@@ -75,6 +75,7 @@ class Metric:
     terminal_row: int | None = None  # metrics sharing a row share one terminal line
     strength_rank: int | None = None  # checked for strengths/weaknesses, in this order
     key_chart: int | None = None  # a bar of report.html's key-metrics chart, in this order
+    eqs_component: str | None = None  # the EqsWeights term it feeds (as 1 - value when lower is better)
     sample_column: int | None = None  # a column of samples.csv (its per-sample value), in this order
     performance: tuple[str, ...] = ()  # where a performance figure lives (dotted paths)
     why_missed: str = ""  # why a gate on it is usually missed, in plain words
@@ -87,6 +88,16 @@ class Metric:
     @property
     def compact(self) -> str:
         return self.tag or self.short
+
+    @property
+    def component_label(self) -> str:
+        """Its name as an EQS component, which is always higher-is-better: ``1 - hallucination``."""
+        return self.compact if self.higher_is_better else f"1 - {self.compact}"
+
+    def component_value(self, entry: Mapping[str, Any]) -> float:
+        """Its EQS-component value in a model's metrics entry (0 when absent)."""
+        value = float(entry.get(self.name) or 0.0)
+        return value if self.higher_is_better else 1.0 - value
 
     @property
     def tiers(self) -> tuple[float, float, float] | None:
@@ -115,7 +126,7 @@ CATALOG: tuple[Metric, ...] = (
            headline=True, key_chart=0, sample_column=2, ci_columns=True, glance=True, terminal_row=0,
            why_missed="its extracted fields are often wrong or missing"),
     Metric("schema_validity_rate", "Schema validity", "schema validity", tag="validity", key_chart=1, sample_column=1,
-           percent=True, columns=("schema_valid",),
+           eqs_component="validity", percent=True, columns=("schema_valid",),
            compute=mean_of("schema_valid"), per_sample="schema_valid", aggregation="mean",
            aliases=("validity", "schema_validity"), sla=(0.95, 0.98, 0.99), gate_label="schema_validity",
            headline=True, ci_columns=True, glance=True, terminal_row=1, strength_rank=2,
@@ -125,7 +136,7 @@ CATALOG: tuple[Metric, ...] = (
            terminal_row=1, sample_column=0),
     _f1("partial", aliases=("f1", "field_f1", "f1_partial"), sla=(0.70, 0.80, 0.90), gate_label="field_f1_partial",
         ci_columns=True, glance=True, terminal_row=2, strength_rank=6, why_missed="too few fields match the gold",
-        key_chart=2, sample_column=5),
+        key_chart=2, sample_column=5, eqs_component="f1_partial"),
     _f1("strict", terminal_row=3, sample_column=4),
     _f1("lenient", terminal_row=4, sample_column=6),
     Metric("field_precision_partial", "Precision (partial)", "field precision (partial)",
@@ -147,11 +158,11 @@ CATALOG: tuple[Metric, ...] = (
            strength_rank=5),
     Metric("exact_match_rate_valid", "Exact match (valid outputs)", "exact match (valid outputs)", percent=True),
     Metric("type_accuracy", "Type accuracy", "type accuracy", tag="type acc.", key_chart=4, sample_column=9,
-           percent=True,
+           eqs_component="type_accuracy", percent=True,
            columns=("type_correct", "typed", "schema_valid"), compute=_type_accuracy, per_sample="type_accuracy",
            grade_tiers=(0.90, 0.95, 0.99), terminal_row=7, strength_rank=4),
     Metric("hallucination_rate", "Hallucination rate", "hallucination rate", tag="hallucination", key_chart=5,
-           sample_column=10, percent=True, higher_is_better=False,
+           sample_column=10, eqs_component="no_hallucination", percent=True, higher_is_better=False,
            columns=("obs_spurious", "obs_predicted"), compute=ratio_of("obs_spurious", "obs_predicted"),
            per_sample="hallucination_rate", aliases=("hallucination",), sla=(0.10, 0.05, 0.02),
            gate_label="hallucination_rate", headline=True, ci_columns=True, glance=True, terminal_row=6,
@@ -234,6 +245,14 @@ def ranked(attribute: str) -> tuple[Metric, ...]:
     """Metrics with a rank ``attribute`` (``terminal_row``, ``strength_rank``), by rank then table order."""
     chosen = [m for m in CATALOG if getattr(m, attribute) is not None]
     return tuple(sorted(chosen, key=lambda m: getattr(m, attribute)))
+
+
+def eqs_components() -> tuple[Metric, ...]:
+    """The metrics EQS is made of, in the order of its weights (:data:`~..scoring.result.EQS_COMPONENTS`)."""
+    from ..scoring.result import EQS_COMPONENTS
+
+    by_term = {m.eqs_component: m for m in CATALOG if m.eqs_component}
+    return tuple(by_term[term] for term in EQS_COMPONENTS if term in by_term)
 
 
 def is_percent(name: str) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis import catalog
 from .svg import (  # noqa: F401  (Chart and the helpers are part of this module's interface)
     CATEGORY_COLORS, MAX_LABEL, MAX_POINTS, PALETTE, RC, Chart, _axes, color, figure, label, sample_points, to_svg,
 )  # fmt: skip
@@ -52,18 +53,15 @@ def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key
 
 
 def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
-    """The four EQS inputs (validity, F1 partial, type accuracy, 1 - hallucination) per model."""
-    names = ("Validity", "F1 partial", "Type\naccuracy", "1 - hallucination")  # short lines: polar labels are not laid out
+    """The EQS inputs (validity, F1 partial, type accuracy, 1 - hallucination: the catalog's components) per model."""
+    parts = catalog.eqs_components()
+    # compact names: polar labels are not laid out
+    names = [part.component_label[:1].upper() + part.component_label[1:] for part in parts]
     angles = np.linspace(0, 2 * np.pi, len(names), endpoint=False).tolist()
     fig = figure(4.2, 3.6)
     ax = _axes(fig, projection="polar")
     for i, (model, m) in enumerate(models.items()):
-        values = [
-            m.get("schema_validity_rate", 0.0),
-            m.get("field_f1_partial", 0.0),
-            m.get("type_accuracy", 0.0),
-            1.0 - m.get("hallucination_rate", 0.0),
-        ]
+        values = [part.component_value(m) for part in parts]
         ax.plot(angles + angles[:1], values + values[:1], color=color(i), lw=1.8, label=label(model))
         ax.fill(angles + angles[:1], values + values[:1], color=color(i), alpha=0.12)
     ax.set_xticks(angles)

@@ -152,3 +152,16 @@ def test_a_new_catalog_entry_reaches_the_run_span_and_gauge(with_fake: None) -> 
              for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
              for point in metric.data.data_points}  # fmt: skip
     assert gauge["json_only_rate"] == 0.25
+
+
+def test_the_eqs_components_are_catalog_metrics_one_per_weight() -> None:
+    from dataclasses import fields
+
+    from pytest_extractbench.report import chart_readings
+    from pytest_extractbench.scoring import EQS_COMPONENTS, EqsWeights
+
+    parts = catalog.eqs_components()
+    assert tuple(p.eqs_component for p in parts) == EQS_COMPONENTS == tuple(f.name for f in fields(EqsWeights))
+    entry = {"schema_validity_rate": 1.0, "field_f1_partial": 0.9, "type_accuracy": 0.8, "hallucination_rate": 0.6}
+    assert [p.component_value(entry) for p in parts] == pytest.approx([1.0, 0.9, 0.8, 0.4])
+    assert chart_readings.radar({"m": entry}) == "weakest component 1 - hallucination (0.400)."
