@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_extractbench.live.backends.llama_server import list_models
+from pytest_extractbench.live.backends.llama_models import list_models
 
 SERVER_MARKERS = ("llama-server", "extractbench-llama-server")
 

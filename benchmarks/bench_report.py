@@ -29,7 +29,7 @@ from pytest_extractbench.analysis.metrics import run_level_metrics
 from pytest_extractbench.core import files
 from pytest_extractbench.report.exports import write_exports
 from pytest_extractbench.report.html import write_report
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 
 def build_run(path: Path, samples: int, models: int) -> None:
@@ -90,9 +90,9 @@ def main() -> None:
         html_times, export_times = [], []
         for _ in range(args.repeat):
             start = time.perf_counter()
-            write_report(load_run(run), run / "report.html")
+            write_report(read_run(run), run / "report.html")
             html_times.append(time.perf_counter() - start)
-            data = load_run(run)
+            data = read_run(run)
             start = time.perf_counter()
             write_exports(run, data.document, data.records)
             export_times.append(time.perf_counter() - start)

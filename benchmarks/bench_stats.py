@@ -27,8 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workload import make_workload  # noqa: E402
 
 from pytest_extractbench import ScoringOptions, StatsOptions, score_sample
-from pytest_extractbench.analysis import stats
-from pytest_extractbench.analysis.resampled import HEADLINE, METRICS, confidence_intervals, paired_deltas, sample_row  # noqa: E402
+from pytest_extractbench.analysis import catalog, stats
+from pytest_extractbench.analysis.resampled import confidence_intervals, paired_deltas, sample_row  # noqa: E402
+
+METRICS = catalog.resampled()
+HEADLINE = catalog.names("headline")
 
 
 def timed(fn: Callable[[], object], repeat: int) -> list[float]:

@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "report")]
 from _runs import fixture_outputs, make_run, replicate_run  # noqa: E402
 
 from pytest_extractbench.report.html import write_report  # noqa: E402
-from pytest_extractbench.report.rows import load_run  # noqa: E402
+from pytest_extractbench.report.rows import read_run  # noqa: E402
 
 
 def load_time(browser, page_path: Path) -> float:
@@ -57,7 +57,7 @@ def main() -> None:
         for n in args.samples:
             run = replicate_run(base, Path(scratch) / f"run{n}", n)
             started = time.perf_counter()
-            report = write_report(load_run(run), run / "report.html")
+            report = write_report(read_run(run), run / "report.html")
             written = time.perf_counter() - started
             times = [load_time(browser, report) for _ in range(args.repeat)]
             size = report.stat().st_size / 1e6

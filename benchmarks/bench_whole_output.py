@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from pytest_extractbench import evaluate
-from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL, EmbeddedServer
+from pytest_extractbench.live.backends.llama_models import DEFAULT_EMBEDDED_MODEL
+from pytest_extractbench.live.backends.llama_process import EmbeddedServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

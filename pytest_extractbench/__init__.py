@@ -9,10 +9,6 @@ The scoring core is importable without pytest::
 
 from __future__ import annotations
 
-from .core import aliases as _aliases
-
-_aliases.install()  # the flat layout's module names (pytest_extractbench.metrics, ...) still import
-
 __version__ = "0.1.0"
 
 # Public name -> the module defining it. Imported on first use, so `import pytest_extractbench` (and pytest's
@@ -33,7 +29,7 @@ _EXPORTS = {
                                     "StatsOptions", "parse_output", "score_sample"),
     "pytest_extractbench.run.api": ("evaluate",),
     "pytest_extractbench.run.result": ("RunResult", "load_run"),
-    "pytest_extractbench.core.errors": ("UsageProblem",),
+    "pytest_extractbench.core.errors": ("ExtractbenchError", "UsageProblem"),
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -45,6 +41,12 @@ def __getattr__(name: str) -> object:
     import importlib
 
     value = getattr(importlib.import_module(module), name)
+    if module == "pytest_extractbench.scoring":
+        # scoring talks to no server itself: `from pytest_extractbench import score_sample` gets the live judge and
+        # embeddings clients, as evaluate() and the plugin do (nothing is imported or connected until a score asks)
+        from .live import scoring_backends
+
+        scoring_backends.install()
     globals()[name] = value
     return value
 
@@ -58,6 +60,7 @@ __all__ = [
     "Dataset",
     "DatasetProblem",
     "EqsWeights",
+    "ExtractbenchError",
     "FieldCounts",
     "FieldResult",
     "GateCheck",

@@ -28,7 +28,7 @@ class Command(NamedTuple):
     run: Callable[[argparse.Namespace], int]
 
 
-# The spellings of the design spec's command line, accepted by `extractbench run` beside the plugin's own options.
+# Short spellings for typing `extractbench run` by hand, accepted beside the plugin's own long options.
 RUN_ALIASES = {"--config": "--extractbench-config", "--sample": "--extractbench-sample",
                "--seed": "--extractbench-seed", "--models": "--model"}
 
@@ -89,7 +89,7 @@ def _write_html(command: str, write: Callable[[], str]) -> int:
     """Run ``write`` (returns the line to print); a run directory that cannot be read, or a report that cannot
     be written, exits 2 with one line saying why."""
     from .core.files import OutputWriteError
-    from .report.rows import RunDirError
+    from .core.rundir import RunDirError
 
     try:
         message = write()
@@ -106,10 +106,10 @@ def _write_html(command: str, write: Callable[[], str]) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from .report.html import REPORT_FILE, write_report
-    from .report.rows import load_run
+    from .report.rows import read_run
 
     def write() -> str:
-        path = write_report(load_run(args.results_dir), args.output or args.results_dir / REPORT_FILE, title=args.title)
+        path = write_report(read_run(args.results_dir), args.output or args.results_dir / REPORT_FILE, title=args.title)
         return f"report written to {path}"
 
     return _write_html("report", write)

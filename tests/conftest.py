@@ -53,14 +53,16 @@ def run(pytester: pytest.Pytester) -> "BenchRun":
 
 @pytest.fixture
 def semantic_cache_dir(tmp_path: Path) -> Iterator[Path]:
-    """A fresh persistent cache for embeddings and judge verdicts, forgotten afterwards."""
-    from pytest_extractbench.scoring import semantic_cache
+    """A fresh persistent cache for embeddings and judge verdicts, forgotten afterwards; scoring asks the live
+    judge and embeddings clients (as a run does)."""
+    from pytest_extractbench.live import scoring_backends, verdict_cache
 
-    semantic_cache.set_cache_dir(tmp_path)
-    semantic_cache.clear_memory()
+    scoring_backends.install()
+    verdict_cache.set_cache_dir(tmp_path)
+    verdict_cache.clear_memory()
     yield tmp_path
-    semantic_cache.set_cache_dir(None)
-    semantic_cache.clear_memory()
+    verdict_cache.set_cache_dir(None)
+    verdict_cache.clear_memory()
 
 
 @pytest.fixture

@@ -97,7 +97,7 @@ def breakdown_section(records: Sequence[SampleRecord], options: ScoringOptions) 
 
 
 def omission_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
-    """Spec 4.4.3: which expected fields are missed, by name, type, required/optional and depth."""
+    """Which expected fields are missed, by name, type, required/optional and depth."""
     observed = _tally(records, options, credited=False)
 
     def rates(grouping: str) -> dict[str, dict[str, Any]]:
@@ -120,7 +120,7 @@ def omission_section(records: Sequence[SampleRecord], options: ScoringOptions) -
     return {"omission_analysis": {"by_field_name": by_name, **flat}}
 
 
-# what each category counts as in a per-field tally (seed 002's FieldAggregation, with partial kept apart)
+# what each category counts as in a per-field tally (partial kept apart from matches and mismatches)
 _FIELD_COUNTS = {EXACT: "matches", PARTIAL: "partial", INCORRECT: "mismatches", MISSED: "omissions",
                  SPURIOUS: "hallucinations"}
 

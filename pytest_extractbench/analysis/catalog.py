@@ -1,7 +1,8 @@
 """The metric catalog: every fact about a metric, stated once.
 
-CIs and paired tests (:mod:`.resampled`), baselines, SLA gates and grades, metrics.csv, the
-terminal block, summary.md and report.html all read :data:`CATALOG`. Adding a metric means
+CIs and paired tests (:mod:`.resampled`), baselines, SLA gates and grades, metrics.csv and samples.csv,
+the terminal block and comparison lines, summary.md, report.html's tables and key-metrics chart, and the
+OpenTelemetry run span (the extraction track's headline metrics) all read :data:`CATALOG`. Adding a metric means
 its scorer (a per-sample value in the row of :func:`.resampled.sample_row`), one entry here
 and a test. Table order is metrics.csv's column order; other orders are explicit ranks.
 """
@@ -55,6 +56,7 @@ class Metric:
     name: str  # key in metrics.json (models.<model>.<name>)
     label: str  # reports: "Field F1 (partial)"
     short: str  # terminal and comparisons: "field F1 (partial)"
+    tag: str = ""  # where space is short (comparison deltas, chart bars): "F1 partial"; ``short`` when empty
     percent: bool = False  # shown as 82.3% rather than 0.823
     higher_is_better: bool = True
     # resampling: the row keys it is recomputed from, how, and its own per-sample value
@@ -72,6 +74,9 @@ class Metric:
     csv: bool = True  # a column of metrics.csv
     terminal_row: int | None = None  # metrics sharing a row share one terminal line
     strength_rank: int | None = None  # checked for strengths/weaknesses, in this order
+    key_chart: int | None = None  # a bar of report.html's key-metrics chart, in this order
+    eqs_component: str | None = None  # the EqsWeights term it feeds (as 1 - value when lower is better)
+    sample_column: int | None = None  # a column of samples.csv (its per-sample value), in this order
     performance: tuple[str, ...] = ()  # where a performance figure lives (dotted paths)
     why_missed: str = ""  # why a gate on it is usually missed, in plain words
     measured_by: str | None = None  # a row key counting the samples it was measured on: absent when none was
@@ -79,6 +84,20 @@ class Metric:
     @property
     def resampled(self) -> bool:
         return self.compute is not None
+
+    @property
+    def compact(self) -> str:
+        return self.tag or self.short
+
+    @property
+    def component_label(self) -> str:
+        """Its name as an EQS component, which is always higher-is-better: ``1 - hallucination``."""
+        return self.compact if self.higher_is_better else f"1 - {self.compact}"
+
+    def component_value(self, entry: Mapping[str, Any]) -> float:
+        """Its EQS-component value in a model's metrics entry (0 when absent)."""
+        value = float(entry.get(self.name) or 0.0)
+        return value if self.higher_is_better else 1.0 - value
 
     @property
     def tiers(self) -> tuple[float, float, float] | None:
@@ -95,6 +114,7 @@ class Metric:
 
 def _f1(mode: str, **facts: Any) -> Metric:
     facts.setdefault("aliases", (f"f1_{mode}",))
+    facts.setdefault("tag", f"F1 {mode}")
     return Metric(f"field_f1_{mode}", f"Field F1 ({mode})", f"field F1 ({mode})",
                   columns=(f"tp_{mode}", "predicted", "expected"), compute=micro_prf(2, mode),
                   per_sample=f"f1_{mode}", headline=True, **facts)  # fmt: skip
@@ -103,44 +123,52 @@ def _f1(mode: str, **facts: Any) -> Metric:
 CATALOG: tuple[Metric, ...] = (
     Metric("extraction_quality_score", "Overall score (EQS)", "EQS", columns=("eqs",), compute=mean_of("eqs"),
            per_sample="eqs", aggregation="macro", aliases=("eqs",), sla=(0.75, 0.85, 0.90), gate_label="eqs",
-           headline=True, ci_columns=True, glance=True, terminal_row=0,
+           headline=True, key_chart=0, sample_column=2, ci_columns=True, glance=True, terminal_row=0,
            why_missed="its extracted fields are often wrong or missing"),
-    Metric("schema_validity_rate", "Schema validity", "schema validity", percent=True, columns=("schema_valid",),
+    Metric("schema_validity_rate", "Schema validity", "schema validity", tag="validity", key_chart=1, sample_column=1,
+           eqs_component="validity", percent=True, columns=("schema_valid",),
            compute=mean_of("schema_valid"), per_sample="schema_valid", aggregation="mean",
            aliases=("validity", "schema_validity"), sla=(0.95, 0.98, 0.99), gate_label="schema_validity",
            headline=True, ci_columns=True, glance=True, terminal_row=1, strength_rank=2,
            why_missed="some outputs are not valid JSON under the sample's schema"),
     Metric("json_valid_rate", "JSON valid", "JSON valid", percent=True, columns=("json_valid",),
            compute=mean_of("json_valid"), per_sample="json_valid", aggregation="mean", aliases=("json_valid",),
-           terminal_row=1),
+           terminal_row=1, sample_column=0),
     _f1("partial", aliases=("f1", "field_f1", "f1_partial"), sla=(0.70, 0.80, 0.90), gate_label="field_f1_partial",
-        ci_columns=True, glance=True, terminal_row=2, strength_rank=6, why_missed="too few fields match the gold"),
-    _f1("strict", terminal_row=3),
-    _f1("lenient", terminal_row=4),
+        ci_columns=True, glance=True, terminal_row=2, strength_rank=6, why_missed="too few fields match the gold",
+        key_chart=2, sample_column=5, eqs_component="f1_partial"),
+    _f1("strict", terminal_row=3, sample_column=4),
+    _f1("lenient", terminal_row=4, sample_column=6),
     Metric("field_precision_partial", "Precision (partial)", "field precision (partial)",
            columns=("tp_partial", "predicted", "expected"), compute=micro_prf(0, "partial"),
-           per_sample="precision_partial", aliases=("precision",), grade_tiers=(0.70, 0.80, 0.90), strength_rank=0),
+           per_sample="precision_partial", aliases=("precision",), grade_tiers=(0.70, 0.80, 0.90), strength_rank=0,
+           sample_column=7),
     Metric("field_recall_partial", "Recall (partial)", "field recall (partial)",
            columns=("tp_partial", "predicted", "expected"), compute=micro_prf(1, "partial"),
-           per_sample="recall_partial", aliases=("recall",), grade_tiers=(0.70, 0.80, 0.90), strength_rank=1),
+           per_sample="recall_partial", aliases=("recall",), grade_tiers=(0.70, 0.80, 0.90), strength_rank=1,
+           sample_column=8),
     Metric("field_precision_strict", "Precision (strict)", "field precision (strict)"),
     Metric("field_recall_strict", "Recall (strict)", "field recall (strict)"),
     Metric("field_precision_lenient", "Precision (lenient)", "field precision (lenient)"),
     Metric("field_recall_lenient", "Recall (lenient)", "field recall (lenient)"),
-    Metric("exact_match_rate", "Exact match", "exact match", percent=True, columns=("exact_match",),
+    Metric("exact_match_rate", "Exact match", "exact match", key_chart=3, sample_column=3, percent=True,
+           columns=("exact_match",),
            compute=mean_of("exact_match"), per_sample="exact_match", aggregation="mean", aliases=("exact_match",),
            grade_tiers=(0.50, 0.65, 0.80), headline=True, ci_columns=True, glance=True, terminal_row=5,
            strength_rank=5),
     Metric("exact_match_rate_valid", "Exact match (valid outputs)", "exact match (valid outputs)", percent=True),
-    Metric("type_accuracy", "Type accuracy", "type accuracy", percent=True,
+    Metric("type_accuracy", "Type accuracy", "type accuracy", tag="type acc.", key_chart=4, sample_column=9,
+           eqs_component="type_accuracy", percent=True,
            columns=("type_correct", "typed", "schema_valid"), compute=_type_accuracy, per_sample="type_accuracy",
            grade_tiers=(0.90, 0.95, 0.99), terminal_row=7, strength_rank=4),
-    Metric("hallucination_rate", "Hallucination rate", "hallucination rate", percent=True, higher_is_better=False,
+    Metric("hallucination_rate", "Hallucination rate", "hallucination rate", tag="hallucination", key_chart=5,
+           sample_column=10, eqs_component="no_hallucination", percent=True, higher_is_better=False,
            columns=("obs_spurious", "obs_predicted"), compute=ratio_of("obs_spurious", "obs_predicted"),
            per_sample="hallucination_rate", aliases=("hallucination",), sla=(0.10, 0.05, 0.02),
            gate_label="hallucination_rate", headline=True, ci_columns=True, glance=True, terminal_row=6,
            strength_rank=3, why_missed="it fills in values the text does not contain"),
-    Metric("field_omission_rate", "Omission rate", "omission rate", percent=True, higher_is_better=False,
+    Metric("field_omission_rate", "Omission rate", "omission rate", sample_column=11, percent=True,
+           higher_is_better=False,
            columns=("obs_missed", "obs_expected"), compute=ratio_of("obs_missed", "obs_expected"),
            per_sample="omission_rate", aliases=("omission", "omission_rate"), grade_tiers=(0.20, 0.10, 0.05),
            terminal_row=6),
@@ -217,6 +245,14 @@ def ranked(attribute: str) -> tuple[Metric, ...]:
     """Metrics with a rank ``attribute`` (``terminal_row``, ``strength_rank``), by rank then table order."""
     chosen = [m for m in CATALOG if getattr(m, attribute) is not None]
     return tuple(sorted(chosen, key=lambda m: getattr(m, attribute)))
+
+
+def eqs_components() -> tuple[Metric, ...]:
+    """The metrics EQS is made of, in the order of its weights (:data:`~..scoring.result.EQS_COMPONENTS`)."""
+    from ..scoring.result import EQS_COMPONENTS
+
+    by_term = {m.eqs_component: m for m in CATALOG if m.eqs_component}
+    return tuple(by_term[term] for term in EQS_COMPONENTS if term in by_term)
 
 
 def is_percent(name: str) -> bool:

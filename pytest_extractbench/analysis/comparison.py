@@ -23,7 +23,7 @@ from ..scoring import ScoringOptions, StatsOptions
 EQS = "extraction_quality_score"
 LATENCY = "latency_p95_ms"
 COST = "estimated_cost_usd"
-# seed 001: < 5% gap is a minimal practical difference
+# an EQS gap under 5 points (or under the gap threshold, when that is smaller) is too small to act on: minimal
 MINIMAL_GAP = 0.05
 
 
@@ -195,7 +195,8 @@ def _best(ranking: Sequence[str], value: Mapping[str, float | None], *, highest:
 def best_by_metric(
     ranking: Sequence[str], by_model: Mapping[str, Mapping[str, Any]], records: Sequence[SampleRecord]
 ) -> dict[str, str | None]:
-    """Spec 4.5.4's best model per metric; None where the run did not measure the metric."""
+    """The best model by each headline measure (EQS, F1, exact match, validity, hallucination, p95
+    latency, EQS per dollar); None where the run did not measure it."""
 
     def metric(key: str) -> dict[str, float | None]:
         return {m: by_model[m].get(key) for m in ranking}
@@ -219,11 +220,11 @@ def gap_rule(
     deltas: Mapping[tuple[str, str], MetricDelta],
     settings: StatsOptions,
 ) -> dict[str, Any]:
-    """Seed 001: flag models that trail the reference ("large") model by more than the threshold in EQS.
+    """Flag models that trail the reference ("large") model by more than the threshold in EQS.
 
     The reference is ``settings.reference_model`` when named, else the model with the
-    highest EQS. The gap is absolute (EQS points), as seed 001's
-    ``llm_performance - slm_performance > 0.15``; bands: minimal below 0.05,
+    highest EQS. The gap is absolute (EQS points:
+    ``reference_eqs - model_eqs > 0.15`` by default); bands: minimal below 0.05,
     moderate up to the threshold, above it fine-tuning is recommended.
     """
     reference = settings.reference_model or ranking[0]

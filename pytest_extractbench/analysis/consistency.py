@@ -32,7 +32,7 @@ def _canonical(value: Any) -> str:
 
 
 def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Leaf paths as seed 001 writes them: ``user.name``, ``items[0]``; empty containers are leaves."""
+    """Leaf paths, written the usual way: ``user.name``, ``items[0]``; empty containers are leaves."""
     if isinstance(value, dict) and value:
         for key, child in value.items():
             yield from flatten(child, f"{prefix}.{key}" if prefix else str(key))

@@ -254,7 +254,7 @@ def _types_of(record: SampleRecord) -> list[int]:
 
 
 def hallucination_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
-    """Spec 4.4.2: hallucinations by type and severity."""
+    """Hallucinations by type and severity."""
     counts: Counter[int] = Counter()
     for record in records:
         counts.update(_types_of(record))
@@ -287,7 +287,7 @@ def field_error(field: FieldResult) -> str | None:
 
 
 def error_pattern_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
-    """Spec 4.4.5: every error category, counted over fields (shape errors over places), and the
+    """Every error category, counted over fields (shape errors over places), and the
     10 most common field-level errors. Categories are lenses, not a partition across groups: a
     truncated string is both a ``partial_value`` and an ``incomplete_extraction``."""
     extraction = dict.fromkeys(("wrong_value", "missing_value", "hallucinated_value", "partial_value"), 0)

@@ -174,7 +174,7 @@ BIN_METRICS = ("extraction_quality_score", "schema_validity_rate", "field_f1_par
 
 
 def complexity_bin_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
-    """Spec 4.4.4's binned performance: headline metrics of the simple, medium and complex samples."""
+    """Binned performance: headline metrics of the simple, medium and complex samples."""
     from ..dataset.complexity import BINS
 
     grouped: dict[str, list[SampleRecord]] = {name: [] for name in BINS}

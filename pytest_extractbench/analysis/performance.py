@@ -1,7 +1,7 @@
 """Performance metrics of one model: latency, throughput, tokens, cost and reliability.
 
 Pure functions over sample records; each record's ``response`` dict is
-:meth:`.responses.ModelResponse.as_dict`. Definitions where the spec leaves room:
+:meth:`.responses.ModelResponse.as_dict`. Definitions where a choice had to be made:
 
 * A record is a *request* when the run asked a server for it (``attempts > 0``, ``cached``, or a
   latency was recorded); offline predictions are not requests, so their request-level values are
@@ -208,7 +208,7 @@ def _rate(count: int, total: int) -> float | None:
 
 
 def reliability(records: Sequence[Any]) -> dict[str, Any]:
-    """Spec 4.3.4 over the requests: success, parse/schema failure, timeout, retry and truncation rates."""
+    """Over the requests: success, parse/schema failure, timeout, retry and truncation rates."""
     return _reliability([facts(r) for r in records])
 
 
@@ -369,7 +369,7 @@ def _tokens(rows: Sequence[Facts]) -> dict[str, Any]:
 
 
 def estimate_cost(input_tokens: float, output_tokens: float, prices: Prices) -> float:
-    """Spec 4.3.3: ``input * price_in / 1000 + output * price_out / 1000`` (a missing price counts as 0)."""
+    """Prices per 1,000 tokens: ``input * price_in / 1000 + output * price_out / 1000`` (a missing price counts as 0)."""
     return input_tokens * (prices.input_per_1k or 0.0) / 1000 + output_tokens * (prices.output_per_1k or 0.0) / 1000
 
 

@@ -96,23 +96,6 @@ def measured(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
     return out
 
 
-# A metric of metrics.json as a function of per-sample row sums: its catalog entry.
-ResampledMetric = catalog.Metric
-
-
-def __getattr__(name: str) -> Any:
-    # METRICS, HEADLINE, ALIASES and ROW_KEYS are views of the catalog, read when asked for
-    if name == "METRICS":
-        return catalog.resampled()
-    if name == "HEADLINE":
-        return catalog.names("headline")
-    if name == "ALIASES":
-        return catalog.aliases()
-    if name == "ROW_KEYS":
-        return row_keys()
-    raise AttributeError(name)
-
-
 def resolve_metric(name: str) -> catalog.Metric:
     """A metric by its metrics.json name or a short alias (``eqs``, ``f1_partial``, ...)."""
     metrics, aliases = catalog.resampled(), catalog.aliases()

@@ -384,7 +384,7 @@ def _exhaustive_signed_rank(d: np.ndarray) -> tuple[float, float]:
 def cohens_d(a: Any, b: Any) -> float:
     """Cohen's d with the pooled standard deviation ``sqrt((sd_a² + sd_b²) / 2)`` (population sds).
 
-    Where the spec returns 0 for a zero pooled sd, a non-zero mean difference gives
+    Where the usual guard against a zero pooled sd gives 0, a non-zero mean difference gives
     ±inf instead: two constant, different score sets are as separated as can be.
     """
     x, y = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
@@ -433,7 +433,7 @@ def compare_paired(
     resamples: int = DEFAULT_RESAMPLES,
     rng: Any = None,
 ) -> dict[str, Any]:
-    """Spec 4.5.5's ``compare_models`` for paired per-sample scores, plus a permutation test and a bootstrap CI.
+    """Two models compared on paired per-sample scores (t-test, Wilcoxon, Cohen's d), plus a permutation test and a bootstrap CI.
 
     ``p_value`` and ``significantly_different`` come from the paired permutation
     test (exact for small n, no normality assumption); the t-test and Wilcoxon

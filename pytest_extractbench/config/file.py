@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from ..core import userfiles, yamlio
+from ..core.errors import ExtractbenchError
 from .table import OPTIONS
 
 # key path -> option name, from the option table (each option lists its config-file keys there)
@@ -36,7 +37,7 @@ INVERTED = frozenset({"output.generate_report",
 INLINE_PROMPTS = frozenset({"prompts.system", "prompts.user"})
 SECRET_KEYS = frozenset({"model.api_key"})
 SPLIT_KEY = "dataset.split"
-# Config-file keys of the spec's layout with no option behind them: only the value that describes what the plugin
+# Config-file keys of the documented layout (docs/reference) with no option behind them: only the value that describes what the plugin
 # does anyway is accepted (None: no value is, but null); any other value stops the run, saying why. A key that is
 # accepted but changes nothing would let a user believe a setting took effect.
 FIXED: dict[str, tuple[Any, str]] = {
@@ -74,7 +75,7 @@ class ConfigFile:
         return not self.problems
 
 
-class ConfigError(Exception):
+class ConfigError(ExtractbenchError):
     """A config file with problems; the message lists all of them."""
 
     def __init__(self, config: ConfigFile) -> None:

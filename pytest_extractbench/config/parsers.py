@@ -39,7 +39,7 @@ parse_structured_output = _deferred("..live.options", "parse_structured_output")
 
 def parse_judge_url(value: str) -> str:
     """The judge's base URL, checked like the model's (no ``user:pass@``: its key has its own variable)."""
-    from ..scoring.remote import check_url
+    from ..live.scorer_servers import check_url
 
     try:
         return check_url(value)

@@ -21,6 +21,8 @@ from typing import IO, Any
 import numpy as np
 import orjson
 
+from .errors import ExtractbenchError
+
 METRICS_FILE = "metrics.json"
 SAMPLES_FILE = "samples.jsonl"
 
@@ -52,7 +54,7 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
     return json.dumps(_plain(data), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-class OutputWriteError(Exception):
+class OutputWriteError(ExtractbenchError):
     """A file could not be written; the message names it and says why, in one line."""
 
     def __init__(self, path: Path, reason: str) -> None:

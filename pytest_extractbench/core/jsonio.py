@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from . import userfiles
+from .errors import ExtractbenchError
 
 MAX_DEPTH = 128
 """Deepest nesting accepted in an input file (the Python validators use ~5 stack frames a level)."""
@@ -48,7 +49,7 @@ _LONG_INT_B = re.compile(rb"\d{19}")
 _ID = re.compile(rb'"id"\s*:\s*(?:"((?:[^"\\]|\\.){1,200})"|(-?\d{1,40}))')
 
 
-class JsonInputError(ValueError):
+class JsonInputError(ExtractbenchError, ValueError):
     """Why a JSON text (a file, a JSONL line, a JSON string in a row) cannot be used."""
 
     def __init__(self, message: str, *, line: int | None = None, column: int | None = None,

@@ -13,6 +13,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from .errors import ExtractbenchError
+
 __all__ = ["NotAFile", "open_regular", "read_bytes", "read_text"]
 
 
@@ -20,7 +22,7 @@ TEXT_LIMIT = 4 * 1024 * 1024
 """Largest prompt, config or subsets file read (each is a few kilobytes)."""
 
 
-class NotAFile(OSError):
+class NotAFile(ExtractbenchError, OSError):
     """The path names a device, a FIFO, a socket or a directory, or a file larger than the reader takes."""
 
 

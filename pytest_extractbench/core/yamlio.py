@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from .errors import ExtractbenchError
+
 MAX_BYTES = 4 * 1024 * 1024
 """Largest YAML text read (a config or subsets file is a few kilobytes)."""
 MAX_VALUES = 100_000
@@ -27,7 +29,7 @@ _MERGE = "tag:yaml.org,2002:merge"
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
-class YamlLimitError(yaml.MarkedYAMLError):
+class YamlLimitError(ExtractbenchError, yaml.MarkedYAMLError):
     """The text is YAML, but beyond what a config file may be."""
 
 

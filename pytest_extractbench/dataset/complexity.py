@@ -1,9 +1,9 @@
-"""Schema complexity features and bins (spec 2.3, 4.4.4).
+"""Schema complexity features and bins: simple, medium, complex.
 
 Conventions: a *field* is a declared property at any level; a *path* is a
 flattened leaf (array elements count once, written ``items[].sku``).
 ``max_nesting_depth`` counts object levels, so a flat schema has depth 1 and
-``contact.email`` lives at depth 2 (spec 4.4.4: "simple: <5 fields, depth <= 1").
+``contact.email`` lives at depth 2 (a schema is "simple" with < 5 fields and depth <= 1).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from ..scoring.schema import SchemaNode, compile_schema
 
 BINS = ("simple", "medium", "complex")
-# Piecewise-linear maps onto [0, 1] whose knees sit on the spec's bin edges:
+# Piecewise-linear maps onto [0, 1] whose knees sit on the bin edges (simple: < 5 fields, depth <= 1):
 # 5 fields / depth 2 -> 0.33 (medium starts), 15 fields / depth 3 -> 0.67 (complex starts).
 _FIELD_KNEES = ((0, 5, 15, 30), (0.0, 0.33, 0.67, 1.0))
 _DEPTH_KNEES = ((1, 2, 3, 4), (0.0, 0.33, 0.67, 1.0))
@@ -91,7 +91,7 @@ def _paths(child: SchemaNode, memo: dict[int, _Totals], active: set[int]) -> int
 
 
 def complexity_features(schema: Any) -> dict[str, Any]:
-    """The spec 4.4.4 features of one schema, plus ``complexity_score`` in [0, 1] and ``complexity_bin``."""
+    """The complexity features of one schema (fields, depth, arrays, enums, formats, ...), plus ``complexity_score`` in [0, 1] and ``complexity_bin``."""
     root = compile_schema(schema)
     totals = _totals(root, {}, set())
     features = {

@@ -1,8 +1,8 @@
 """Samples and where they come from: the bundled dataset and JSONL/JSON files.
 
 Rows look like ``{"id", "text", "schema", "expected"}``; ``schema`` and
-``expected`` may be objects or JSON strings, and paraloq's ``item`` (or the
-spec's ``expected_output``) is accepted for ``expected``. Bad rows never stop a
+``expected`` may be objects or JSON strings, and paraloq's ``item`` (or
+``expected_output``) is accepted for ``expected``. Bad rows never stop a
 load: each becomes a :class:`DatasetProblem` naming the file, line, sample id and
 field, and the rest of the dataset loads.
 """
@@ -286,7 +286,7 @@ def sample_from_row(
         return None, problems
     gold_errors = validation_errors(expected, schema)
     for message in gold_errors:
-        # Spec 2.2: gold must satisfy its schema, or the sample measures nothing; it is skipped.
+        # Gold must satisfy its schema, or the sample measures nothing; it is skipped.
         problem(f"gold violates its own schema at {message}", expected_key)
     if gold_errors:
         return None, problems

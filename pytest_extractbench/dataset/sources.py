@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..core import jsonio
+from ..core.errors import ExtractbenchError
 from .samples import BUNDLED, Dataset, bundled_path, iter_rows, parse_rows
 
 HF_PREFIX = "hf:"
@@ -51,7 +52,7 @@ class DataOptions:
                 "invalid_samples": self.invalid_samples, "cache_dir": str(self.cache_dir) if self.cache_dir else None}
 
 
-class DatasetSourceError(Exception):
+class DatasetSourceError(ExtractbenchError):
     """The dataset spec cannot be loaded at all (as opposed to bad rows, which are problems)."""
 
 

@@ -1,4 +1,4 @@
-"""Dataset statistics (spec 2.3): what a benchmark measures before any model runs.
+"""Dataset statistics: what a benchmark measures before any model runs.
 
 Pure functions over loaded samples; the per-sample complexity features come from
 :mod:`.complexity` (computed once at load time and carried in ``sample.meta``).

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core import jsonio
+from ..core.errors import ExtractbenchError
 from ..core.redact import redact_url
 from ..core.files import write_json
 from ..dataset import identity
@@ -34,7 +35,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _FILE = re.compile(r"^(\d{4,})_(.+)\.json$")
 
 
-class BaselineError(Exception):
+class BaselineError(ExtractbenchError):
     """A baseline that cannot be found or read; the message names the file and the reason."""
 
 

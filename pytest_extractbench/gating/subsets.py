@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..core import jsonio, userfiles
+from ..core.errors import ExtractbenchError
 from ..dataset.records import SampleRecord
 from .regression import CompareFailCheck, Scope, parse_compare_fail
 from ..analysis import catalog
@@ -49,7 +50,7 @@ MISSING_GROUP = "(missing)"
 _ABSENT = object()
 
 
-class SubsetConfigError(ValueError):
+class SubsetConfigError(ExtractbenchError, ValueError):
     """Every problem of a subsets configuration, each with its key path."""
 
     def __init__(self, source: str, problems: Sequence[str]) -> None:

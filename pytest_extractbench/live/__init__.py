@@ -7,30 +7,7 @@
   completions.py (reading an answer), errors.py (server errors -> error classes), connection.py (the one
   connection check);
 - pipeline.py (requests ahead of items, failover over replicas, replay), journal.py (journal and cache),
-  extractor.py (a Python callable as the answerer), context.py and max_tokens.py (context and output sizing).
+  extractor.py (a Python callable as the answerer), context.py and max_tokens.py (context and output sizing);
+- judge.py and embeddings.py (the semantic scores' clients, sharing scorer_servers.py's key lookup, URL check,
+  bounded answers and masking, and verdict_cache.py), installed as scoring's backends by scoring_backends.py.
 """
-
-# The flat layout's `pytest_extractbench.live` module held the live options: its names still import from here.
-from .options import (  # noqa: E402
-    DEFAULT_CONCURRENCY_PER_URL,
-    DEFAULT_SLOTS,
-    DEFAULT_TIMEOUT_S,
-    EMBEDDED_TIMEOUT_S,
-    STRUCTURED_OUTPUT_MODES,
-    LiveOptions,
-    check_base_url,
-    parse_base_url,
-    parse_structured_output,
-)
-
-__all__ = [
-    "DEFAULT_CONCURRENCY_PER_URL",
-    "DEFAULT_SLOTS",
-    "DEFAULT_TIMEOUT_S",
-    "EMBEDDED_TIMEOUT_S",
-    "STRUCTURED_OUTPUT_MODES",
-    "LiveOptions",
-    "check_base_url",
-    "parse_base_url",
-    "parse_structured_output",
-]

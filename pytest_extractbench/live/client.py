@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core import textsafe
+from ..core.errors import ExtractbenchError
 from ..core.redact import redact_credentials, redact_url
 from ..dataset.responses import ModelResponse
 from .completions import clear, fill_completion
@@ -62,7 +63,7 @@ __all__ = [
 log = textsafe.get_logger(__name__)
 
 
-class _BadStream(Exception):
+class _BadStream(ExtractbenchError):
     """A streamed answer whose events are not a chat completion's chunks: a bad body, asked again."""
 
 

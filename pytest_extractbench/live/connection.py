@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ExtractbenchError
 from ..core.redact import redact_credentials, redact_url
 from .errors import connection_reason, one_line, parse_body, server_message
 from .options import check_base_url
@@ -40,7 +41,7 @@ __all__ = ["ConnectionCheckError", "ConnectionResult", "check_connection", "chec
 NO_MODELS_ROUTE = 404
 
 
-class ConnectionCheckError(RuntimeError):
+class ConnectionCheckError(ExtractbenchError, RuntimeError):
     """The server is unreachable, refuses the key, or does not serve the model (one line)."""
 
 

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.errors import ExtractbenchError
+
 __all__ = [
     "CONTEXT_STEP",
     "ContextPlan",
@@ -41,7 +43,7 @@ MEMORY_SHARE = 0.5
 _TEMPLATE_TOKENS_PER_MESSAGE = 16
 
 
-class GGUFError(ValueError):
+class GGUFError(ExtractbenchError, ValueError):
     """The file is not a GGUF file this reader understands; the message names the file."""
 
 

@@ -72,7 +72,7 @@ def load_extractor(spec: str, base_dir: Path) -> Callable[..., Any]:
             module = importlib.import_module(where)
     except UsageProblem:
         raise
-    except Exception as exc:  # noqa: BLE001 - any import failure is the spec's problem to report
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported against the extractor's name
         raise UsageProblem(f"extractbench: --extractbench-extractor {spec!r}: cannot import {where!r}: "
                            f"{type(exc).__name__}: {exc}") from None
     fn = getattr(module, name, None)

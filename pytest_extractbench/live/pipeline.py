@@ -38,7 +38,7 @@ SUSPECT_S = 30.0  # how long such a replica is tried last
 
 
 def load_templates(live: LiveOptions, base_dir: Path) -> Any:
-    """The prompt templates: the spec's, or the files given (relative to the invocation directory).
+    """The prompt templates: the defaults, or the files given (relative to the invocation directory).
 
     Raises ``client.PromptTemplateError`` naming the file when one is unreadable or lacks a placeholder.
     """

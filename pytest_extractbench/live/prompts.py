@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..core import userfiles
+from ..core.errors import ExtractbenchError
 from .dialects import model_schema
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TEMPLATES", "DEFAULT_USER_PROMPT", "PromptTemplateError",
@@ -30,13 +31,13 @@ DEFAULT_USER_PROMPT = (
 _PLACEHOLDERS = ("{text}", "{schema}")
 
 
-class PromptTemplateError(ValueError):
+class PromptTemplateError(ExtractbenchError, ValueError):
     """A prompt template file is unreadable or lacks a placeholder; the message names the file."""
 
 
 @dataclass(frozen=True)
 class PromptTemplates:
-    """The system and user templates (spec 3.3). ``{text}`` and ``{schema}`` are replaced; any other
+    """The system and user templates. ``{text}`` and ``{schema}`` are replaced; any other
     brace stays as written, so templates may show JSON examples. ``{text}`` must be in the user
     template and ``{schema}`` in either; an empty system template sends no system message."""
 
@@ -57,7 +58,7 @@ class PromptTemplates:
     def from_files(
         cls, system_path: str | os.PathLike[str] | None = None, user_path: str | os.PathLike[str] | None = None
     ) -> PromptTemplates:
-        """Templates read from UTF-8 files; a path left out keeps the spec's default."""
+        """Templates read from UTF-8 files; a path left out keeps the default."""
         system, system_source = _read_template(system_path, "system", DEFAULT_SYSTEM_PROMPT)
         user, user_source = _read_template(user_path, "user", DEFAULT_USER_PROMPT)
         return cls(system, user, system_source, user_source)

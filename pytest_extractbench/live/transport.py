@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["API_KEY_ENV_VARS", "ClientConfig", "HttpClientFactory", "api_key_from_env", "check_api_key",
-           "client_config", "open_openai"]  # fmt: skip
+           "client_config", "open_openai", "open_sync_openai"]  # fmt: skip
 
 #: Where the API key comes from, first non-empty wins (DESIGN decision 8: environment only).
 API_KEY_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")
@@ -55,7 +55,8 @@ def check_api_key(key: str | None) -> None:
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """How to talk to one server (defaults: spec 3.1-3.4). The API key never appears in repr."""
+    """How to talk to one server (defaults: temperature 0 and a fixed seed, so runs repeat; 60 s per request;
+    3 retries). The API key never appears in repr."""
 
     base_url: str
     api_key: str | None = field(default=None, repr=False)
@@ -144,3 +145,14 @@ def open_openai(
         timeout=config.timeout_s,
         http_client=http_client,
     )
+
+
+def open_sync_openai(base_url: str, api_key: str | None, *, timeout: float, max_retries: int) -> openai.OpenAI:
+    """A blocking SDK client for the judge and embeddings servers (scoring asks them between items, not in the
+    event loop), with the SDK's own ``max_retries``: their answers are grades and vectors, not measurements,
+    so no attempt needs counting. Loopback servers bypass HTTP(S)_PROXY as the model's do."""
+    import openai
+
+    http_client = openai.DefaultHttpxClient(trust_env=False) if urlsplit(base_url).hostname in _LOOPBACK else None
+    return openai.OpenAI(base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout, max_retries=max_retries,
+                         http_client=http_client)

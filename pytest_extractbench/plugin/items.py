@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import pytest
 
 from ..core import textsafe
+from ..core.errors import ExtractbenchError
 from ..dataset.samples import Sample
 from .stash import BENCH_KEY
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 
-class SampleFailure(Exception):
+class SampleFailure(ExtractbenchError):
     """A sample item failed: its output is unusable or below the per-sample quality bar."""
 
     def __init__(self, record: SampleRecord) -> None:

@@ -7,7 +7,6 @@ without xdist. The run itself (inputs, scoring, aggregation, gates, files) lives
 
 from __future__ import annotations
 
-import gc
 import warnings
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -15,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core import textsafe
-from ..core.errors import ExtractBenchWarning, UsageProblem
+from ..core.errors import ExtractbenchWarning, UsageProblem
 from ..dataset.records import SampleRecord, TrackRecord
 from ..report import terminal
 from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
+from ..run.heap import HeapFreeze
 from ..gating.gates import gate_verdicts
 from ..run.items import run_item
 from ..run.summary import exit_lines, failure_class, summary_lines
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..dataset.responses import ModelResponse
     from ..run.result import RunResult
 
-__all__ = ["RUN_DIR_KEY", "STATIC_KEY", "BenchSession", "ExtractBenchWarning", "is_worker", "own_indices"]
+__all__ = ["RUN_DIR_KEY", "STATIC_KEY", "BenchSession", "ExtractbenchWarning", "is_worker", "own_indices"]
 
 STATIC_KEY = "extractbench_static_schedule"  # xdist_schedule.STATIC_KEY (that module needs xdist)
 SETTLE_EVERY = 1000  # items between two settlements of the heap (see BenchSession.item_finished)
@@ -46,19 +46,6 @@ def own_indices(total: int, workerid: str, workercount: int) -> list[int]:
 def is_worker(config: pytest.Config) -> bool:
     """True inside an xdist worker process."""
     return hasattr(config, "workerinput")
-
-
-def settle_heap() -> bool:
-    """Collect the garbage cycles made since the last call, then freeze every object left: the records and
-    reports kept until the session ends are never scanned by the cyclic GC again. Without this each full
-    collection rescans all of them, a third of a large run's time spent in the GC (aggregation, the reports
-    and pytest's summary allocate heavily after the last item). Frozen objects are still freed when their
-    last reference goes; :meth:`BenchSession.close` unfreezes them for pytest's final collection."""
-    if not gc.isenabled():
-        return False  # the user's process manages its own collections
-    gc.collect()
-    gc.freeze()
-    return True
 
 
 class HookEvents(RunEvents):
@@ -105,7 +92,7 @@ class BenchSession:
         self.failed_items: Counter[str] = Counter()  # failed items by error class, for the closing lines
         self.bucket_properties: dict[str, list[tuple[str, str]]] = {}  # nodeid -> its bucket, for its JUnit testcase
         self.exitstatus: Any = None  # the session's exit code, known at its end
-        self.froze_heap = False  # unfreeze at the end only what this session froze
+        self.heap = HeapFreeze()  # the GC's permanent generation, when it is free (run/heap.py)
         # failed samples still to be explained field by field (explain_failure); --tb=no shows no explanation
         self.details_left = settings.report.failure_details if getattr(config.option, "tbstyle", "auto") != "no" else 0
         self.context = RunContext(
@@ -148,7 +135,7 @@ class BenchSession:
         self._warn(context.problems)
         # The dataset stays unchanged for the whole session: keep the cyclic GC from rescanning
         # it after every few hundred scored fields (30% of scoring time on 10,000 samples).
-        gc.freeze()
+        self.heap.freeze()
         work = [(model, sample) for model in models for sample in dataset.samples]
         collector = DatasetCollector.from_parent(session, name=dataset.name, nodeid=dataset.name, work=work)
         items = self._wanted(collector.collect())
@@ -187,9 +174,9 @@ class BenchSession:
             # line it points at verbatim (a bad row can be megabytes of untrusted bytes): the message says
             # which line, clipped and made safe.
             text = textsafe.terminal(problem, terminal.PROBLEM_WIDTH)
-            warnings.warn_explicit(ExtractBenchWarning(text), ExtractBenchWarning, textsafe.terminal(problem.source), 0)
+            warnings.warn_explicit(ExtractbenchWarning(text), ExtractbenchWarning, textsafe.terminal(problem.source), 0)
         if len(problems) > MAX_LISTED:
-            warnings.warn(ExtractBenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
+            warnings.warn(ExtractbenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
@@ -226,14 +213,13 @@ class BenchSession:
         """Every SETTLE_EVERY items, settle the heap: what the items left behind stays until the session ends."""
         self.finished_items += 1
         if self.finished_items % SETTLE_EVERY == 0:
-            self.froze_heap |= settle_heap()
+            self.heap.freeze(collect=True)
 
     def close_source(self) -> None:
         self.context.close_source()
 
     def close(self) -> None:
-        if self.froze_heap:
-            gc.unfreeze()
+        self.heap.release()
         self.context.close()
 
     # -- the controller ----------------------------------------------------------------------
@@ -265,7 +251,7 @@ class BenchSession:
         """Aggregate, write the run directory, apply the gates (controller only)."""
         if self.is_worker:
             return
-        self.froze_heap |= settle_heap()
+        self.heap.freeze(collect=True)
         # nothing in the session needs every record once they are in samples.jsonl (see finish_run)
         self.result = finish_run(self.context, self.records, unscored=self.unscored, pytest_version=pytest.__version__,
                                  keep_records=False)

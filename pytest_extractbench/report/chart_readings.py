@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-EQS_PARTS = (("schema_validity_rate", "validity"), ("field_f1_partial", "F1 partial"),
-             ("type_accuracy", "type accuracy"), ("no_hallucination", "1 - hallucination rate"))  # fmt: skip
+from ..analysis import catalog
 
 
 def _join(parts: Sequence[str]) -> str:
@@ -32,8 +31,7 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> str:
     """Each model's weakest EQS component."""
     parts = []
     for model, m in models.items():
-        values = {name: (1.0 - float(m.get("hallucination_rate", 0.0)) if key == "no_hallucination"
-                         else float(m.get(key) or 0.0)) for key, name in EQS_PARTS}  # fmt: skip
+        values = {part.component_label: part.component_value(m) for part in catalog.eqs_components()}
         weakest = min(values, key=lambda k: (values[k], k))
         parts.append(f"{_prefix(model, len(models) > 1)}weakest component {weakest} ({values[weakest]:.3f})")
     return _join(parts) + "."

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis import catalog
 from .svg import (  # noqa: F401  (Chart and the helpers are part of this module's interface)
     CATEGORY_COLORS, MAX_LABEL, MAX_POINTS, PALETTE, SMALL, Axis, Canvas, Chart, Legend, Plot, categorical, color,
     color_map, fitted, ink_on, label, numeric, sample_points, text_width,
@@ -76,8 +77,10 @@ def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key
 
 
 def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
-    """The four EQS inputs (validity, F1 partial, type accuracy, 1 - hallucination) per model."""
-    names = ("Validity", "F1 partial", "Type\naccuracy", "1 - hallucination")
+    """The EQS inputs (validity, F1 partial, type accuracy, 1 - hallucination: the catalog's components) per model."""
+    parts = catalog.eqs_components()
+    # the catalog's compact names: polar labels are not laid out
+    names = [part.component_label[:1].upper() + part.component_label[1:] for part in parts]
     angles = [2 * math.pi * k / len(names) for k in range(len(names))]  # counter-clockwise from the right
     legend = _models_legend(list(models))
     width, radius = 420.0, 110.0
@@ -100,12 +103,7 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
         lines = name.count("\n")
         c.text(x, y - 7 * lines + (8 if math.sin(a) < -0.1 else -8 if math.sin(a) > 0.1 else 0), name, anchor=anchor)
     for i, (model, m) in enumerate(models.items()):
-        values = [
-            m.get("schema_validity_rate", 0.0),
-            m.get("field_f1_partial", 0.0),
-            m.get("type_accuracy", 0.0),
-            1.0 - m.get("hallucination_rate", 0.0),
-        ]
+        values = [part.component_value(m) for part in parts]
         corners = [at(min(max(float(v or 0.0), 0.0), 1.0), a) for v, a in zip(values, angles)]
         c.polygon(corners, fill=color(i), fill_opacity=0.12, stroke=color(i), stroke_width=1.8, class_="area")
     return Chart("radar", "EQS components", c.render(),

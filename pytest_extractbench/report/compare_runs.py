@@ -15,7 +15,8 @@ from typing import Any
 from ..analysis.comparison import comparison_section
 from ..dataset.records import SampleRecord
 from ..scoring import ScoringOptions
-from .rows import RunData, RunDirError, load_run
+from ..core.rundir import RunDirError
+from .rows import RunData, read_run
 
 
 def _options(document: Mapping[str, Any]) -> ScoringOptions:
@@ -44,7 +45,7 @@ def merge_runs(paths: Sequence[Path]) -> RunData:
     """One document over every model of every run, with a comparison section."""
     if len(paths) < 2:
         raise RunDirError("compare needs at least two run directories")
-    runs = [(path, load_run(path)) for path in paths]
+    runs = [(path, read_run(path)) for path in paths]
     names = labels(runs)
     seen: set[str] = set()
     for mapping in names:

@@ -27,30 +27,18 @@ from .terminal import context_text
 SUMMARY_FILE = "summary.md"
 METRICS_CSV = "metrics.csv"
 SAMPLES_CSV = "samples.csv"
-SAMPLE_COLUMNS = (
-    "model",
-    "sample_id",
-    "passed",
-    "json_valid",
-    "schema_valid",
-    "eqs",
-    "exact_match",
-    "f1_strict",
-    "f1_partial",
-    "f1_lenient",
-    "precision_partial",
-    "recall_partial",
-    "type_accuracy",
-    "hallucination_rate",
-    "omission_rate",
-    "fields_expected",
-    "latency_s",
-    "error_class",
-    "topic",
-    "complexity_score",
-    "complexity_bin",
-    "failure",
-)
+# samples.csv: the record's identity, the catalog's per-sample values (``sample_column`` order), then the rest
+SAMPLE_LEADING = ("model", "sample_id", "passed")
+SAMPLE_TRAILING = ("fields_expected", "latency_s", "error_class", "topic", "complexity_score", "complexity_bin",
+                   "failure")
+
+
+def sample_columns() -> tuple[str, ...]:
+    """The columns of samples.csv; a metric with a ``sample_column`` in the catalog gets its per-sample value."""
+    return (*SAMPLE_LEADING, *(m.per_sample for m in catalog.ranked("sample_column") if m.per_sample),
+            *SAMPLE_TRAILING)
+
+
 # metrics.csv: these columns lead, then the catalog's metrics, then their CIs and the rest
 LEADING_COLUMNS = ("num_samples",)
 BAND_COLUMNS = ("eqs_band", "recommendation")  # right after EQS
@@ -120,7 +108,8 @@ def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
 
 def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     """One row per (model, sample): the :func:`~.rows.sample_row` of each record."""
-    return _csv(SAMPLE_COLUMNS, ([row[k] for k in SAMPLE_COLUMNS] for row in rows))
+    columns = sample_columns()
+    return _csv(columns, ([row.get(k) for k in columns] for row in rows))
 
 
 def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any]) -> list[str]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..analysis import catalog
 from ..core import textsafe
 from . import chart_readings as readings
 from . import charts
@@ -147,9 +148,16 @@ def _breakdowns(out: dict[str, list[Chart | None]], models: Sequence[ModelView])
                                        lambda: readings.reliability(calibrations)))  # fmt: skip
 
 
-KEY_METRICS = (("extraction_quality_score", "EQS"), ("schema_validity_rate", "validity"),
-               ("field_f1_partial", "F1 partial"), ("exact_match_rate", "exact match"),
-               ("type_accuracy", "type acc."), ("no_hallucination", "1 - halluc."))  # fmt: skip
+def key_metrics() -> tuple[tuple[str, str], ...]:
+    """The bars of the key-metrics chart, the catalog's ``key_chart`` metrics in order: a lower-is-better metric
+    is drawn as ``1 - value`` (key ``1 - <name>``), so that every bar reads higher is better."""
+    return tuple((m.name, m.compact) if m.higher_is_better else (f"1 - {m.name}", f"1 - {m.compact}")
+                 for m in catalog.ranked("key_chart"))
+
+
+def _key_bars(entry: Mapping[str, Any]) -> dict[str, Any]:
+    lower = [m.name for m in catalog.ranked("key_chart") if not m.higher_is_better]
+    return {**entry, **{f"1 - {name}": 1 - entry.get(name, 0.0) for name in lower}}
 
 
 def _comparison(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]],
@@ -158,10 +166,11 @@ def _comparison(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping
     out["comparison"].append(_read(_chart(charts.eqs_ranking, ranking), lambda: readings.ranking(ranking)))
     ci = {n: {k: (v.get("low"), v.get("high")) for k, v in (m.get("confidence_intervals") or {}).items()
               if v.get("low") is not None} for n, m in scored.items()}  # fmt: skip
-    bars = {n: dict(m, no_hallucination=1 - m.get("hallucination_rate", 0.0)) for n, m in scored.items()}
-    chart = _chart(charts.grouped_bars, bars, KEY_METRICS, "grouped", "Key metrics across models",
+    bars = {n: _key_bars(m) for n, m in scored.items()}
+    keys = key_metrics()
+    chart = _chart(charts.grouped_bars, bars, keys, "grouped", "Key metrics across models",
                    "Bars with 95% bootstrap CIs where computed.", errors=ci)  # fmt: skip
-    out["comparison"].append(_read(chart, lambda: readings.largest_gap(bars, KEY_METRICS)))
+    out["comparison"].append(_read(chart, lambda: readings.largest_gap(bars, keys)))
     wins = comparison.get("win_rate_matrix") or {}
     order = [m for m in comparison.get("models", []) if m in wins]
     # two models' win rates are two numbers, in the pairwise table; a matrix earns its place from three

@@ -7,34 +7,16 @@ far more than a chart needs), and full records are read again only for the sampl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import jsonio
-from ..core import files
-from ..core.files import METRICS_FILE, SAMPLES_FILE
+from ..analysis import catalog
+from ..core import rundir
+from ..core.files import SAMPLES_FILE
 
 Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of record dicts per call
-
-
-class RunDirError(Exception):
-    """A run directory that cannot be read; the message names the file."""
-
-
-def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of samples.jsonl, one by one; a bad line is an error naming the file and line."""
-    with path.open("rb") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                # jsonio, not orjson alone: an integer past 64 bits (a long id, a 4,000-digit gold value) keeps
-                # every digit
-                yield jsonio.loads(line)
-            except jsonio.JsonInputError as exc:
-                raise RunDirError(f"{path}:{lineno}: not a JSON record: {exc}") from None
 
 
 @dataclass
@@ -49,25 +31,13 @@ class RunData:
     samples: Mapping[str, Sequence[Any]] | None = None
 
 
-def load_run(run_dir: Path) -> RunData:
-    """metrics.json and (lazily) samples.jsonl of a run directory."""
-    metrics_path = run_dir / METRICS_FILE
-    if not metrics_path.is_file():
-        raise RunDirError(f"{metrics_path}: no such file (is {run_dir} a run directory?)")
-    try:
-        # the limits of every input file: a metrics.json nested thousands deep or of gigabytes is refused
-        # with a message, not a RecursionError or a memory error
-        document = jsonio.load_file(metrics_path)
-    except jsonio.JsonInputError as exc:
-        raise RunDirError(f"{metrics_path}: {exc}") from None
-    except OSError as exc:
-        raise RunDirError(f"{metrics_path}: {files.os_reason(exc)}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("models"), dict):
-        raise RunDirError(f"{metrics_path}: no 'models' object (not an extractbench metrics.json)")
+def read_run(run_dir: Path) -> RunData:
+    """metrics.json and (lazily) samples.jsonl of a run directory, or :class:`~..core.rundir.RunDirError`."""
+    document = rundir.read_document(run_dir)
     samples = run_dir / SAMPLES_FILE
 
     def records() -> Iterable[Mapping[str, Any]]:
-        return iter_jsonl(samples) if samples.is_file() else iter(())
+        return rundir.iter_records(samples) if samples.is_file() else iter(())
 
     return RunData(document, records, run_dir)
 
@@ -76,30 +46,33 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def per_sample_value(score: Mapping[str, Any], key: str) -> bool | float:
+    """A metric's per-sample value in a record's score: ``score[key]``, or for ``<measure>_<mode>`` keys
+    (``f1_partial``, ``precision_strict``) ``score[measure][mode]``. Flags stay flags (``exact_match``); a value
+    the record lacks is 0."""
+    value = score.get(key)
+    if value is None:
+        measure, _, mode = key.rpartition("_")
+        nested = score.get(measure)
+        value = nested.get(mode) if isinstance(nested, Mapping) else None
+    if isinstance(value, bool):
+        return value
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
 def sample_row(record: Mapping[str, Any]) -> dict[str, Any]:
     """The scalars of one record that charts, tables and samples.csv use."""
     score = record.get("score") or {}
     response = record.get("response") or {}
     meta = record.get("meta") or {}
     complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
-    f1 = score.get("f1") or {}
     observed = score.get("observed") or {}
+    metrics = [m.per_sample for m in catalog.ranked("sample_column") if m.per_sample]
     return {
         "model": str(record.get("model", "")),
         "sample_id": str(record.get("sample_id", "")),
         "passed": bool(record.get("passed", True)),
-        "json_valid": bool(score.get("json_valid")),
-        "schema_valid": bool(score.get("schema_valid")),
-        "eqs": float(score.get("eqs", 0.0)),
-        "exact_match": bool(score.get("exact_match")),
-        "f1_strict": float(f1.get("strict", 0.0)),
-        "f1_partial": float(f1.get("partial", 0.0)),
-        "f1_lenient": float(f1.get("lenient", 0.0)),
-        "precision_partial": float((score.get("precision") or {}).get("partial", 0.0)),
-        "recall_partial": float((score.get("recall") or {}).get("partial", 0.0)),
-        "type_accuracy": float(score.get("type_accuracy", 0.0)),
-        "hallucination_rate": float(score.get("hallucination_rate", 0.0)),
-        "omission_rate": float(score.get("omission_rate", 0.0)),
+        **{key: per_sample_value(score, key) for key in metrics},
         "fields_expected": int(
             observed.get("exact", 0)
             + observed.get("partial", 0)

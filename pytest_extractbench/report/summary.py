@@ -19,16 +19,6 @@ from ..analysis import catalog
 from ..gating.sla import tier_thresholds
 from ..scoring.options import ScoringOptions
 
-def __getattr__(name: str) -> Any:
-    # label and display tables as views of the metric catalog
-    if name == "LABELS":
-        return {m.name: m.label for m in catalog.metrics()}
-    if name == "GLANCE":
-        return catalog.names("glance")
-    if name == "PERFORMANCE_KEYS":
-        return _performance_keys()
-    raise AttributeError(name)
-
 
 def _performance_keys() -> tuple[str, ...]:
     return tuple(m.name for m in catalog.metrics() if m.performance)

@@ -261,15 +261,10 @@ def _delta(entry: Mapping[str, Any]) -> str:
     )
 
 
-_SHORT = {
-    "extraction_quality_score": "EQS",
-    "field_f1_partial": "F1 partial",
-    "field_f1_strict": "F1 strict",
-    "field_f1_lenient": "F1 lenient",
-    "schema_validity_rate": "validity",
-    "exact_match_rate": "exact match",
-    "hallucination_rate": "hallucination",
-}
+def _compact(name: str) -> str:
+    """A metric's compact name from the catalog ("F1 partial"); an unknown key as it is."""
+    metric = catalog.get(name)
+    return metric.compact if metric else name
 
 
 def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
@@ -292,7 +287,8 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
             f" Cohen's d {d} ({effect['interpretation']}); per sample {safe(a)} wins {pct(wins[a][b])},"
             f" {safe(b)} wins {pct(wins[b][a])}"
         )
-        others = [f"{_SHORT[name]} {m['delta']:+.3f} ({format_p(m['p_value'])})" for name, m in pair["metrics"].items()
+        others = [f"{_compact(name)} {m['delta']:+.3f} ({format_p(m['p_value'])})"
+                  for name, m in pair["metrics"].items()
                   if name != "extraction_quality_score"]  # fmt: skip
         lines.append("      " + ", ".join(others))
     best = ", ".join(f"{k.replace('_', ' ')}: {safe(v) if v else 'n/a'}" for k, v in comparison["best_by_metric"].items())
@@ -335,7 +331,7 @@ def baseline_lines(result: RunComparison) -> list[str]:
                 lines.append("    worst: " + "; ".join(safe(s.describe()) for s in worst)
                              + (f"; +{more} more in metrics.json" if more > 0 else ""))
         for name, delta in comparison.deltas.items():
-            lines.append(f"    {_SHORT.get(name, name):<14} {num(delta.b)} -> {num(delta.a)}  {_delta(delta.as_dict())}")
+            lines.append(f"    {_compact(name):<14} {num(delta.b)} -> {num(delta.a)}  {_delta(delta.as_dict())}")
         drops = [(path, f) for path, f in comparison.fields.items() if f["delta"] is not None and f["delta"] < 0][:5]
         if drops:
             lines.append("    largest field drops (F1 partial): "

@@ -291,7 +291,7 @@ def script_hash(text: str) -> str:
 
 def runs_from_dirs(paths: Sequence[Path]) -> list[ViewerRun]:
     """Run directories as viewer runs labelled by their folder name (made unique when two share it)."""
-    from .rows import load_run
+    from .rows import read_run
 
     out: list[ViewerRun] = []
     seen: set[str] = set()
@@ -300,5 +300,5 @@ def runs_from_dirs(paths: Sequence[Path]) -> list[ViewerRun]:
         if label in seen:
             label = str(path)
         seen.add(label)
-        out.append(ViewerRun(label, load_run(path)))
+        out.append(ViewerRun(label, read_run(path)))
     return out

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -17,6 +16,7 @@ from ..config.from_python import settings_from_options
 from ..core.errors import UsageProblem
 from .context import RunContext, RunEvents
 from .finish import finish_run, version
+from .heap import HeapFreeze
 from .items import run_item
 from .result import RunResult
 from .rules import configure_rules
@@ -57,11 +57,12 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
         work = [(name, sample) for name in models for sample in context.dataset.samples]
         context.live.start()
         context.source.prepare(work)
-        gc.freeze()  # the dataset stays unchanged: keep the cyclic GC from rescanning it
+        heap = HeapFreeze()  # the dataset stays unchanged: keep the cyclic GC from rescanning it (heap.py)
+        heap.freeze()
         try:
             records = [run_item(context, name, sample) for name, sample in work]
         finally:
-            gc.unfreeze()
+            heap.release()
             context.close_source()
         return finish_run(context, records, pytest_version=version("pytest"))  # the installed pytest, as the plugin records its own
     finally:

@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..analysis.metrics import run_level_metrics
-from ..core import files
+from ..core import files, rundir
 from ..core.redact import mask
 from ..dataset.records import records_by_model
 from ..dataset.statistics import dataset_statistics
@@ -256,13 +256,13 @@ def _write(context: RunContext, result: RunResult, release: list[Any] | None) ->
         release.clear()
         result.records = [r for r in records if r.response.get("error_class")]
         del records
-    from ..report import outputs, rows
+    from ..report import outputs
 
     # reports from the files just written, as `extractbench report` reads them (parsing a line back is several
     # times cheaper than converting a record again): report.html, summary.md, (extraction) metrics.csv, samples.csv
     samples = run_dir / files.SAMPLES_FILE
     result.report_files, result.report_errors, refused = outputs.write_reports(
-        run_dir, files.plain(result.document), lambda: rows.iter_jsonl(samples), context.settings.report,
+        run_dir, files.plain(result.document), lambda: rundir.iter_records(samples), context.settings.report,
         _samples_by_source(context),
     )
     result.write_errors.extend(refused)

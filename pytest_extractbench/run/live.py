@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ExtractBenchWarning, UsageProblem
+from ..core.errors import ExtractbenchWarning, UsageProblem
 
 if TYPE_CHECKING:
     from ..dataset.responses import OutputSource
@@ -136,7 +136,7 @@ class LiveSetup:
             source_class = TrackLiveSource
             extra = {"track": track, "repeats": tracks.repeats, "logprobs": tracks.calibration}
             if tracks.repeats > 1 and live.temperature == 0 and not context.is_worker:
-                warnings.warn(ExtractBenchWarning(
+                warnings.warn(ExtractbenchWarning(
                     f"--extractbench-repeats {tracks.repeats} with temperature 0: runs differ only by seed; "
                     "set --extractbench-temperature above 0 to measure consistency"))  # fmt: skip
         return source_class(

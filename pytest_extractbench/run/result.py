@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import jsonio
-from ..core.errors import UsageProblem
+from ..core import rundir
 from ..core.files import METRICS_FILE, SAMPLES_FILE
 from ..dataset.records import SampleRecord, TrackRecord
 from ..gating.sla import GateCheck
@@ -100,26 +99,16 @@ class RunResult:
 def load_run(run_dir: str | Path) -> RunResult:
     """Read a run directory written by pytest --extractbench, ``extractbench run`` or :func:`evaluate`."""
     path = Path(run_dir)
-    metrics_file = path / METRICS_FILE
-    if not metrics_file.is_file():
-        raise UsageProblem(f"extractbench: {path} holds no {METRICS_FILE}: not a run directory")
-    try:
-        document = jsonio.load_file(metrics_file)
-    except (jsonio.JsonInputError, OSError) as exc:
-        raise UsageProblem(f"extractbench: {metrics_file}: {exc}") from None
-    if not isinstance(document, dict):
-        raise UsageProblem(f"extractbench: {metrics_file}: not an extractbench metrics.json (no JSON object)")
+    document = rundir.read_document(path)  # RunDirError (a UsageProblem) names the file and what is wrong
     track = document.get("track") or "extraction"
     # a record's EQS and F1 derive from its fields with the run's options (weights, thresholds): use the recorded ones
     recorded = ((document.get("run") or {}).get("options") or {}).get("scoring")
     scoring = ScoringOptions.from_dict(recorded) if isinstance(recorded, dict) else ScoringOptions()
-    records: list[SampleRecord | TrackRecord] = []
     samples_file = path / SAMPLES_FILE
-    if samples_file.is_file():
-        for line, data in jsonio.iter_jsonl(samples_file):
-            if isinstance(data, Exception):
-                raise UsageProblem(f"extractbench: {samples_file}, line {line}: {data}")
-            records.append(TrackRecord.from_dict(data) if "track" in data else SampleRecord.from_dict(data, scoring))
+    records: list[SampleRecord | TrackRecord] = [
+        TrackRecord.from_dict(data) if "track" in data else SampleRecord.from_dict(data, scoring)
+        for data in (rundir.iter_records(samples_file) if samples_file.is_file() else ())
+    ]
     checks = {
         model: [GateCheck(**check) for check in (section.get("sla") or {}).get("checks", [])]
         for model, section in (document.get("models") or {}).items()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..core.errors import UsageProblem
+from ..live import scoring_backends
+from ..live.verdict_cache import set_cache_dir
 from ..scoring import register_comparator, register_transform
 from ..scoring.postprocess import check_post_processors
-from ..scoring.semantic_cache import set_cache_dir
 
 if TYPE_CHECKING:
     from ..config.settings import Settings
@@ -24,6 +25,7 @@ def configure_rules(settings: Settings, comparators: Iterable[Mapping[str, Any] 
     for found in transforms:
         for name, fn in (found or {}).items():
             register_transform(name, fn, overwrite=True)
+    scoring_backends.install()  # the semantic comparator and whole-output scores ask the live clients
     scoring = settings.scoring
     problems = check_post_processors(scoring.post_processors)
     if problems:

@@ -23,9 +23,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
-import numpy as np
 import orjson
-from scipy.optimize import linear_sum_assignment
 
 from .compare import scalar_key
 from .options import ScoringOptions
@@ -204,6 +202,10 @@ def align_hungarian(
         shared = min(len(gold_rest), len(pred_rest))
         pairs.extend(zip(gold_rest[:shared], pred_rest[:shared]))
         return _finish(pairs, gold_rest[shared:], pred_rest[shared:])
+    # numpy and scipy (0.9 s to import) load with the first assignment, not with the scoring package
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
     similarity = context.similarity
     raw = np.empty((len(gold_rest), len(pred_rest)))
     for row, i in enumerate(gold_rest):

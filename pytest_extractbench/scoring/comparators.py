@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
+from ..core.errors import ExtractbenchError
 from .compare import Comparison, _as_number, compare_scalars, jaccard, scalar_key
 from .options import ScoringOptions
 from .registry import Note, Registry, unknown_params
@@ -54,7 +55,7 @@ def register_comparator(
                     overwrite=overwrite)
 
 
-class ComparatorError(Exception):
+class ComparatorError(ExtractbenchError):
     """A comparator raised or returned something that is not a score in [0, 1]."""
 
 
@@ -174,7 +175,7 @@ def compare_oneof(expected: Any, predicted: Any, params: Mapping[str, Any], opti
 
 
 def compare_partial(expected: Any, predicted: Any, params: Mapping[str, Any], options: ScoringOptions) -> Comparison:
-    """The default: spec 4.1.3's composite for strings, relative difference for numbers, Jaccard for scalar arrays."""
+    """The default: the composite score for strings, relative difference for numbers, Jaccard for scalar arrays."""
     if type(expected) is list and type(predicted) is list:
         return jaccard(expected, predicted, options)
     return compare_scalars(expected, predicted, options)

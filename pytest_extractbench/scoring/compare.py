@@ -1,4 +1,4 @@
-"""Leaf comparison (spec 4.1.3): normalization, the composite string score, numbers, booleans.
+"""Leaf comparison: normalization, the composite string score, numbers, booleans.
 
 Every function here is pure and returns similarities in [0, 1].
 """
@@ -38,7 +38,7 @@ def normalize_text(text: str, options: ScoringOptions) -> str:
 
 
 def string_similarity(predicted: str, expected: str, options: ScoringOptions) -> tuple[float, float, float, float]:
-    """The spec's composite (token-F1, normalized Levenshtein, containment) on normalized strings.
+    """The composite (0.5 token-F1, 0.3 normalized Levenshtein, 0.2 containment by default) on normalized strings.
 
     Returns ``(composite, token_f1, levenshtein, containment)``.
     """

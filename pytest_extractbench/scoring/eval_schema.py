@@ -1,4 +1,4 @@
-"""Helpers to build and check an eval schema (seed 002's workflow), all pure functions.
+"""Helpers to build and check an eval schema (infer it from gold, annotate, resolve, validate), all pure.
 
     gold ──► infer_schema() ─┐
                              ├─► resolved schema ──► annotate_defaults() ──► eval schema (review, edit)

@@ -1,4 +1,4 @@
-"""How fields are compared: every knob of spec 4.1.2/4.1.3 in one frozen value."""
+"""How fields are compared and runs summarized: every knob in one frozen value, recorded in metrics.json."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class EqsWeights:
-    """Weights of the Extraction Quality Score (spec 4.0.1); they must sum to 1."""
+    """Weights of the Extraction Quality Score; they must sum to 1 so that EQS stays in [0, 1]."""
 
     validity: float = 0.15
     f1_partial: float = 0.50
@@ -27,14 +27,16 @@ TESTS = ("permutation", "ttest", "wilcoxon")
 
 @dataclass(frozen=True)
 class StatsOptions:
-    """How a run's numbers are turned into intervals and decisions (spec 4.5.4-4.5.6, seed 001's gap rule)."""
+    """How a run's numbers are turned into intervals and decisions: bootstrap CIs, the paired test that
+    decides significance, and the EQS gap past which a smaller model is flagged."""
 
-    resamples: int = 10_000  # bootstrap resamples and permutation-test swaps (spec 4.5.6)
+    resamples: int = 10_000  # bootstrap resamples and permutation-test swaps (the customary 10,000)
     confidence: float = 0.95
     seed: int = 0  # resampling is seeded: the same run gives the same intervals
     alpha: float = 0.05  # significance level of paired tests
     test: str = "permutation"  # the paired test that decides significance: one of TESTS
-    # Seed 001: flag a model trailing the reference (the "large" model) by more than this much EQS.
+    # Flag a model trailing the reference (the "large" model) by more than this much EQS: past it, a
+    # smaller model is not a drop-in replacement and fine-tuning is recommended.
     # No reference named: the model with the highest EQS is the reference.
     reference_model: str | None = None
     gap_threshold: float = 0.15
@@ -52,7 +54,7 @@ class StatsOptions:
 
 @dataclass(frozen=True)
 class ScoringOptions:
-    """Field-matching rules, and in ``statistics`` how runs are summarized; defaults follow the spec and DESIGN.md.
+    """Field-matching rules, and in ``statistics`` how runs are summarized; defaults are docs/metrics.md's.
 
     Exactness respects ``case_sensitive`` and ``normalize_whitespace``; the
     composite partial score is computed on the same normalized strings, so a
@@ -63,17 +65,17 @@ class ScoringOptions:
     case_sensitive: bool = False
     normalize_whitespace: bool = True
     float_epsilon: float = 1e-6
-    # The spec's prompt allows "omit the field or use null", so null == absent.
+    # The default prompt tells the model to "omit the field or use null" when the text lacks it, so null == absent.
     null_equals_absent: bool = True
     # "", [] and {} carry nothing to extract either; constrained decoders with
     # required fields often emit them instead of omitting the key.
     empty_equals_absent: bool = True
-    # strict: "123" vs 123 is a type error (spec 4.2.3, configurable).
+    # strict: "123" vs 123 is a type error (a consumer of the JSON gets a string for a number); configurable.
     strict_types: bool = True
-    # Sample-level exact match compares arrays in order (spec 4.1.2 default).
+    # Sample-level exact match compares arrays in order (line items, steps: order often carries meaning).
     array_order_matters: bool = True
     exact_threshold: float = 0.95
-    # None: the spec's rule (any composite score >= exact_threshold is exact). A number (REL): a number is exact
+    # None: the default rule (any composite score >= exact_threshold is exact). A number (REL): a number is exact
     # only within REL of the gold (relative; at least float_epsilon), and a value of the wrong JSON type is never
     # exact (unless types are lenient); both otherwise fall into partial/incorrect by their composite score.
     exact_within: float | None = None
@@ -91,7 +93,7 @@ class ScoringOptions:
     post_processors: tuple[str, ...] = ()
     # Backends of the "semantic" comparator (semantic.py): embeddings ("local", "local:PATH" or an
     # OpenAI-compatible base URL) and/or an LLM judge model (with its base URL). Neither set: the
-    # comparator falls back to the spec's composite ("partial").
+    # comparator falls back to the composite string score ("partial").
     semantic: str | None = None
     semantic_model: str | None = None
     semantic_threshold: float = 0.85

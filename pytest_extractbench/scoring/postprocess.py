@@ -1,4 +1,4 @@
-"""Post-processors: reclassify field results after comparison and before any metric (seed 002).
+"""Post-processors: reclassify field results after comparison and before any metric.
 
 A post-processor is ``fn(fields, options) -> fields`` over one sample's
 :class:`~.result.FieldResult` list. They run in the order given by

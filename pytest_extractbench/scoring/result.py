@@ -1,7 +1,7 @@
-"""Per-field and per-sample results, and the per-sample metrics of spec 4.1-4.2.
+"""Per-field and per-sample results, and the per-sample metrics (P/R/F1 per mode, type accuracy, EQS).
 
 Invalid output (unparseable or schema-invalid) scores 0 on every accuracy metric
-(spec 4.1.1), but its fields are still diagnosed: ``observed`` holds what the
+(a consumer could not use it), but its fields are still diagnosed: ``observed`` holds what the
 comparison found, ``counts`` what the sample is credited with.
 """
 
@@ -15,7 +15,7 @@ from .options import ScoringOptions
 
 EXACT, PARTIAL, INCORRECT, MISSED, SPURIOUS = "exact", "partial", "incorrect", "missed", "spurious"
 CATEGORIES = (EXACT, PARTIAL, INCORRECT, MISSED, SPURIOUS)
-# Statuses outside every metric (seed 002): a comparator that failed, and a batch
+# Statuses outside every metric (no verdict is no evidence either way): a comparator that failed, and a batch
 # comparator's field awaiting its verdict (resolved before a SampleScore is built).
 ERROR, PENDING = "error", "pending"
 MODES = ("strict", "partial", "lenient")
@@ -105,7 +105,8 @@ class FieldCounts(NamedTuple):
         return self.compared + self.missed
 
     def true_positives(self, mode: str) -> float:
-        """Credit for correct fields under ``mode`` (spec 4.1.3)."""
+        """Credit for correct fields under ``mode``: strict counts exact fields, partial adds half of each
+        partial one, lenient counts every field scoring from the lenient threshold (0.3) up as correct."""
         if mode == "strict":
             return float(self.exact)
         if mode == "partial":

@@ -22,6 +22,7 @@ import warnings
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from . import registry
+from ..core.errors import ExtractbenchError
 from .align import ALIGNERS, AlignerSpec
 from .comparators import COMPARATORS, ComparatorSpec
 from .schema import SchemaNode, compile_schema
@@ -92,7 +93,7 @@ class RuleError(NamedTuple):
         return f"{self.path}: {self.message}"
 
 
-class EvalSchemaError(ValueError):
+class EvalSchemaError(ExtractbenchError, ValueError):
     """An eval schema whose x-eval-* keys are wrong; ``errors`` lists every problem."""
 
     def __init__(self, errors: Sequence[RuleError]) -> None:
@@ -100,7 +101,7 @@ class EvalSchemaError(ValueError):
         super().__init__("invalid x-eval configuration:\n" + "\n".join(f"  {e}" for e in self.errors))
 
 
-class EvalSchemaWarning(UserWarning):
+class EvalSchemaWarning(ExtractbenchError, UserWarning):
     """Something in an eval schema that is ignored (an unknown x-eval-* key or parameter)."""
 
 

@@ -17,8 +17,10 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from ..core.errors import ExtractbenchError
+
 # JSON Schema type names folded the way scoring compares values:
-# "integer" is a number (spec 4.2.3: "number (int/float)").
+# "integer" is a number: 3 and 3.0 are the same value to whoever reads the JSON.
 _FOLD = {"integer": "number"}
 
 _CACHE_LIMIT = 4096
@@ -227,7 +229,7 @@ _patterns: dict[str, Any] = {}
 _BACKTRACK = "Error executing regex"
 
 
-class PatternError(ValueError):
+class PatternError(ExtractbenchError, ValueError):
     """A schema regex that cannot be compiled or run within the engine's limits."""
 
 

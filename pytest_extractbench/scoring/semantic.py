@@ -1,4 +1,4 @@
-"""The "semantic" comparator: paraphrases count, factual disagreements don't (seeds 001 and 002).
+"""The "semantic" comparator: paraphrases count, factual disagreements don't.
 
 A batch comparator: every semantic field of a record is judged at once. Text
 pairs equal after normalization match without asking anyone; non-text values get
@@ -7,10 +7,10 @@ the default comparison. The rest go to the configured backend:
 - ``judge`` (``ScoringOptions.judge_model`` at ``judge_url``): the LLM grades each pair on the 1-7
   rubric in one call per record; the score is ``grade / 7``;
 - ``embedding`` (``ScoringOptions.semantic``): cosine similarity of the two texts' embeddings;
-- neither configured: the spec's composite string score (``partial``).
+- neither configured: the composite string score (``partial``).
 
 A score at or above the pass threshold (``{"semantic": {"threshold": 0.9}}``, default
-``ScoringOptions.semantic_threshold`` = 0.85, seed 001) is a match (1.0); below it the
+``ScoringOptions.semantic_threshold`` = 0.85) is a match (1.0); below it the
 score itself is kept, so the usual partial/incorrect bands apply. A backend failure makes
 the field's status ``error``: excluded from every metric and counted.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from .backends import current_backends
 from .compare import Comparison, compare_scalars, normalize_text
 from .comparators import COMPARATORS, ComparatorSpec
 from .options import ScoringOptions
@@ -65,27 +66,23 @@ def compare_semantic(items: Sequence[tuple[Any, Any, Mapping[str, Any], str]], o
         return items[k][2].get("threshold", options.semantic_threshold)
 
     if "embedding" in groups:
-        from .embeddings import cosine_similarities, get_embedder
-
         todo = groups["embedding"]
         try:
             if not options.semantic:
                 raise RuntimeError("no embedding backend configured (--extractbench-semantic)")
-            embedder = get_embedder(options.semantic, options.semantic_model)
-            cosines = cosine_similarities(embedder, [(items[k][0], items[k][1]) for k in todo])
+            cosines = current_backends().similarities(options.semantic, options.semantic_model,
+                                                      [(items[k][0], items[k][1]) for k in todo])
             for k, cosine in zip(todo, cosines):
                 results[k] = _passed(cosine, threshold(k))
         except Exception as exc:  # noqa: BLE001 - the backend failed: each of its fields says why
             for k in todo:
                 results[k] = exc
     if "judge" in groups:
-        from .judge import get_judge
-
         todo = groups["judge"]
         try:
             if not options.judge_model or not options.judge_url:
                 raise RuntimeError("no judge configured (--extractbench-judge MODEL and --extractbench-judge-url URL)")
-            grades = get_judge(options.judge_model, options.judge_url).grade(
+            grades = current_backends().judge(options.judge_model, options.judge_url).grade(
                 [(items[k][3], items[k][0], items[k][1]) for k in todo])
             for k, grade in zip(todo, grades):
                 results[k] = grade if isinstance(grade, Exception) else _passed(grade / 7.0, threshold(k))

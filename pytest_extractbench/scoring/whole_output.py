@@ -1,8 +1,8 @@
-"""Scores of a whole output beside its field scores: semantic similarity and an LLM judge's 1-7 grade (seed 001).
+"""Scores of a whole output beside its field scores: semantic similarity and an LLM judge's 1-7 grade.
 
 - ``semantic_similarity``: the cosine of the embeddings of the output and the gold, each as canonical JSON
   text (sorted keys, compact), with the ``--extractbench-semantic`` backend;
-- ``judge_score``: the judge's grade on seed 001's 1-7 rubric divided by 7, with one sentence of reasoning
+- ``judge_score``: the judge's grade on the 1-7 rubric (live/judge.py) divided by 7, with one sentence of reasoning
   kept per sample, ``batch`` outputs per request.
 
 Output that is missing or not JSON is not sent anywhere: its similarity is 0 and its grade 1 ("Failed - wrong,
@@ -17,9 +17,10 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
+from ..core.redact import redact_credentials
+from .backends import NoBackendsError, current_backends
 from .options import ScoringOptions
 from .parse import parse_output
-from .remote import api_key, masked
 from .result import SampleScore
 
 SIMILARITY, JUDGE = "semantic_similarity", "judge_score"
@@ -79,16 +80,15 @@ def score_whole_outputs(items: Sequence[Item], options: ScoringOptions, *, batch
 
 
 def _similarities(gradable: list[tuple[Item, str, str]], options: ScoringOptions, cost: WholeOutputCost) -> None:
-    from .embeddings import cosine_similarities, get_embedder
-
     started = time.perf_counter()
     try:
-        embedder = get_embedder(options.semantic or "", options.semantic_model)
-        cosines = cosine_similarities(embedder, [(gold, output) for _, gold, output in gradable])
+        backends = current_backends()
+        cosines = backends.similarities(options.semantic or "", options.semantic_model,
+                                        [(gold, output) for _, gold, output in gradable])
     except Exception as exc:  # noqa: BLE001 - the backend failed: no sample gets a made-up similarity
         cost.embedding_errors += len(gradable)
         for item, _, _ in gradable:
-            item.diagnostics["semantic_similarity_error"] = masked(f"{type(exc).__name__}: {exc}", api_key())[:300]
+            item.diagnostics["semantic_similarity_error"] = _mask(f"{type(exc).__name__}: {exc}")[:300]
         return
     finally:
         cost.embedding_seconds += time.perf_counter() - started
@@ -98,11 +98,9 @@ def _similarities(gradable: list[tuple[Item, str, str]], options: ScoringOptions
 
 
 def _judge(gradable: list[tuple[Item, str, str]], options: ScoringOptions, cost: WholeOutputCost, batch: int) -> None:
-    from .judge import get_judge
-
     judge = None
     try:
-        judge = get_judge(options.judge_model or "", options.judge_url or "")
+        judge = current_backends().judge(options.judge_model or "", options.judge_url or "")
         before = (judge.calls, judge.prompt_tokens, judge.completion_tokens, judge.seconds)
         verdicts: list[Any] = judge.grade_outputs([(gold, output) for _, gold, output in gradable], batch=batch)
     except Exception as exc:  # noqa: BLE001 - whatever the judge did, each sample says so and the run goes on
@@ -115,8 +113,16 @@ def _judge(gradable: list[tuple[Item, str, str]], options: ScoringOptions, cost:
     for (item, _, _), verdict in zip(gradable, verdicts):
         if isinstance(verdict, Exception):
             cost.judge_errors += 1
-            item.diagnostics["judge"] = {"error": masked(verdict, api_key())[:300]}
+            item.diagnostics["judge"] = {"error": _mask(verdict)[:300]}
         else:
             grade, reasoning = verdict
             item.score.extras[JUDGE] = grade / 7
             item.diagnostics["judge"] = {"grade": grade, "reasoning": reasoning}
+
+
+def _mask(text: Any) -> str:
+    """``text`` as one line without the backends' credentials (the backends' own masking when installed)."""
+    try:
+        return current_backends().mask(text)
+    except NoBackendsError:  # none: no key of theirs to hide, but nothing credential-shaped either
+        return " ".join(redact_credentials(str(text)).split())

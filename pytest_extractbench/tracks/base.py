@@ -119,6 +119,12 @@ class Track:
     gated = False
     # the track builds its own live request (build_request); else the run's extraction prompt templates do
     own_request = True
+    # the aggregate metrics an exporter shows for a run (OpenTelemetry's run span and gauge)
+    headline: tuple[str, ...] = ()
+
+    def headline_metrics(self) -> tuple[str, ...]:
+        """The names in a model's aggregate this track's run is summarized by, most important first."""
+        return self.headline
 
     # -- samples -----------------------------------------------------------------------------
 
@@ -167,7 +173,7 @@ class Track:
         raise NotImplementedError
 
     def consistency_value(self, prediction: Any) -> Any:
-        """What repeated runs of one sample are compared on (spec 4.4.7)."""
+        """What repeated runs of one sample are compared on (the consistency metrics)."""
         return prediction
 
     def score_item(self, model: str, sample: Any, responses: list[ModelResponse], settings: Any) -> Any:

@@ -12,6 +12,8 @@ import json
 import random
 from typing import Any, Callable, NamedTuple
 
+from ..core.errors import ExtractbenchError
+
 BREAKAGE_KINDS = (
     "trailing_comma",  # {"a": 1,}
     "missing_comma",  # {"a": 1 "b": 2}
@@ -137,7 +139,7 @@ _BREAKERS: dict[str, Callable[[str, list[_Token], random.Random], str | None]] =
 }
 
 
-class BreakageError(ValueError):
+class BreakageError(ExtractbenchError, ValueError):
     """The kind is unknown, or the value has no site it applies to (e.g. no true/false/null)."""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..analysis import catalog
 from ..analysis.diagnostics import sample_diagnostics
 from ..analysis.metrics import metrics_by_model
 from ..analysis.performance import apply_prices
@@ -32,6 +33,10 @@ class ExtractionTrack(Track):
     json_answer = True
     gated = True
     own_request = False  # the run's prompt templates (--extractbench-system-prompt/-user-prompt) build it
+
+    def headline_metrics(self) -> tuple[str, ...]:
+        """The metric catalog's headline metrics (those with CIs in every summary)."""
+        return catalog.names("headline")
 
     def load_samples(self, spec: str | None, *, base_dir: Path, data: Any) -> Dataset:
         return load_source(spec, base_dir=base_dir, columns=dict(data.columns), cache_dir=data.cache_dir)

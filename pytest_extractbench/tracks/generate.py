@@ -80,6 +80,7 @@ def violated_features(instance: Any, schema: Any) -> tuple[list[str], list[str]]
 
 class GenerateTrack(Track):
     name = "generate"
+    headline = ("json_valid_rate", "schema_compliance_rate")
     bundled_file = "generate.jsonl"
     description = "create a valid instance from a JSON Schema alone (Benchson create-by-schema)"
     json_answer = True

@@ -26,6 +26,7 @@ PROMPT = (
 
 class RepairTrack(Track):
     name = "repair"
+    headline = ("json_valid_rate", "schema_validity_rate", "exact_match_rate", "field_f1_partial")
     bundled_file = "repair.jsonl"
     description = "repair broken JSON against its schema (Benchson fix-errors)"
     json_answer = True

@@ -1,4 +1,4 @@
-"""Tool calling (seed 001's tool-call track, scored the way BFCL's AST checker does).
+"""Tool calling, scored the way BFCL's AST checker does.
 
 A sample is a question (chat turns), function definitions and gold calls in
 BFCL's format: ``[{"func_name": {"param": [acceptable values...]}}]``, where ``""``
@@ -7,7 +7,7 @@ the model should make no call at all (abstention). Predicted calls are paired
 with gold calls order-free (``scipy.optimize.linear_sum_assignment``), so parallel
 calls may come in any order.
 
-Metrics (seed 001; micro over calls, sample accuracy as BFCL):
+Metrics (micro over calls, sample accuracy as BFCL):
 
 * valid call rate: predicted calls that are well formed (a name, arguments that are a JSON
   object), name a declared function and whose arguments satisfy its parameter schema;
@@ -346,6 +346,7 @@ def aggregate_calls(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 class ToolCallTrack(Track):
     name = "toolcall"
+    headline = ("accuracy", "valid_call_rate", "name_match_rate", "arguments_exact_match_rate", "arguments_f1")
     bundled_file = "toolcall.jsonl"
     description = "tool calling through the OpenAI tools API, BFCL-style acceptable values"
     compare_parsed = True

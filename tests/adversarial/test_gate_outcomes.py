@@ -19,7 +19,7 @@ import pytest
 from faultserver import Fault, FaultServer
 
 from _checks import assert_clean_terminal
-from pytest_extractbench.scoring import semantic_cache
+from pytest_extractbench.live import verdict_cache
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
 SAMPLES = [{"id": f"s{i}", "text": f"P{i} lives in Oslo.", "schema": SCHEMA, "expected": {"name": f"P{i}", "city": "Oslo"}}
@@ -30,7 +30,7 @@ MODEL = "test-model"  # the model the fault server serves
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, semantic_cache_dir: Path) -> pytest.Pytester:
-    semantic_cache.clear_memory()  # these runs are in-process: no grade or vector may come from an earlier test
+    verdict_cache.clear_memory()  # these runs are in-process: no grade or vector may come from an earlier test
     pytester.path.joinpath("data.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SAMPLES))
     pytester.path.joinpath("preds.jsonl").write_text(
         "".join(json.dumps({"id": s["id"], "output": json.dumps(s["expected"])}) + "\n" for s in SAMPLES))

@@ -19,9 +19,9 @@ import pytest
 from faultserver import Fault, FaultServer
 
 from _checks import assert_accounted, assert_clean_terminal, assert_no_secret
-from pytest_extractbench.scoring import remote
-from pytest_extractbench.scoring.embeddings import EmbeddingError, ServerEmbedder
-from pytest_extractbench.scoring.judge import Judge, JudgeError
+from pytest_extractbench.live import scorer_servers
+from pytest_extractbench.live.embeddings import EmbeddingError, ServerEmbedder
+from pytest_extractbench.live.judge import Judge, JudgeError
 
 SECRET = "sk-judge-Vb83kLq0SECRET"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
@@ -33,10 +33,10 @@ COMMON = ("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning"
 
 @pytest.fixture(autouse=True)
 def judge_key(monkeypatch: pytest.MonkeyPatch, semantic_cache_dir: Path) -> str:
-    for name in remote.KEY_VARIABLES:
+    for name in scorer_servers.KEY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("EXTRACTBENCH_JUDGE_API_KEY", SECRET)
-    from pytest_extractbench.scoring import embeddings, judge
+    from pytest_extractbench.live import embeddings, judge
 
     judge._judges.clear()  # one client per (model, URL) and process: each test gets its own server
     embeddings._embedders.clear()
@@ -188,7 +188,7 @@ def test_a_dripping_judge_is_cut_off_by_the_answers_deadline() -> None:
 
 
 def test_a_judge_answer_larger_than_the_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(remote, "MAX_ANSWER_BYTES", 10_000)
+    monkeypatch.setattr(scorer_servers, "MAX_ANSWER_BYTES", 10_000)
     grades = {"grades": [{"id": 1, "reasoning": "x" * 50_000, "score": 7}]}
     with FaultServer(default=Fault.ok(content=grades)) as srv:
         (verdict,) = judge_at(srv.url).grade_outputs([("{}", "{}")])
@@ -338,7 +338,7 @@ def test_base64_vectors_are_read_as_their_floats_and_bad_base64_is_refused() -> 
 
     import numpy as np
 
-    from pytest_extractbench.scoring.embeddings import EmbeddingError, vectors_of
+    from pytest_extractbench.live.embeddings import EmbeddingError, vectors_of
 
     encoded = [base64.b64encode(np.array(v, dtype="<f4").tobytes()).decode() for v in ([1.0, 2.0], [0.5, -4.0])]
     vectors = vectors_of({"data": [{"index": i, "embedding": e} for i, e in enumerate(encoded)]}, 2)

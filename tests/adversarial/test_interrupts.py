@@ -133,7 +133,8 @@ def test_a_run_stopped_by_a_signal_resumes_losing_and_duplicating_nothing(pytest
 @pytest.mark.slow
 def test_an_embedded_server_run_stopped_by_sigterm_resumes_losing_and_duplicating_nothing(
         pytester: pytest.Pytester) -> None:
-    from pytest_extractbench.live.backends.llama_server import MissingExtraError, find_llama_server, resolve_model
+    from pytest_extractbench.live.backends.llama_models import MissingExtraError, resolve_model
+    from pytest_extractbench.live.backends.llama_process import find_llama_server
 
     try:
         find_llama_server()

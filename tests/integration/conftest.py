@@ -8,13 +8,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from pytest_extractbench.live.backends.llama_server import (
-    DEFAULT_EMBEDDED_MODEL,
-    EmbeddedServer,
-    MissingExtraError,
-    find_llama_server,
-    resolve_model,
-)
+from pytest_extractbench.live.backends.llama_models import DEFAULT_EMBEDDED_MODEL, MissingExtraError, resolve_model
+from pytest_extractbench.live.backends.llama_process import EmbeddedServer, find_llama_server
 
 FAST_MODEL = "gemma3-270m"  # the smallest registered model, in the dev extra
 

@@ -22,7 +22,7 @@ from pytest_extractbench.live.client import (
 )
 from pytest_extractbench.dataset import BUNDLED, Sample, load_dataset
 from pytest_extractbench.dataset.responses import ModelResponse
-from pytest_extractbench.live.backends.llama_server import EmbeddedServer
+from pytest_extractbench.live.backends.llama_process import EmbeddedServer
 
 pytestmark = pytest.mark.llm
 

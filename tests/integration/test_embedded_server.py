@@ -23,11 +23,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_extractbench.live.backends.llama_server import (
-    EmbeddedServer,
-    ModelNotFoundError,
-    ServerStartError,
-)
+from pytest_extractbench.live.backends.llama_models import ModelNotFoundError, ServerStartError
+from pytest_extractbench.live.backends.llama_process import EmbeddedServer
 
 pytestmark = pytest.mark.llm
 
@@ -207,7 +204,7 @@ def test_stop_leaves_no_process(tmp_path: Path, local_extra: None) -> None:
 _CHILD = textwrap.dedent(
     """
     import os, signal, sys, time
-    from pytest_extractbench.live.backends.llama_server import EmbeddedServer
+    from pytest_extractbench.live.backends.llama_process import EmbeddedServer
     with EmbeddedServer(model=sys.argv[1], log_path=sys.argv[2]) as srv:
         print(srv.pid, flush=True)
         if sys.argv[3] == "interrupt":

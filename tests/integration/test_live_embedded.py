@@ -11,7 +11,7 @@ import json
 import pytest
 from _net import refused
 
-from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
+from pytest_extractbench.live.backends.llama_models import DEFAULT_EMBEDDED_MODEL
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 

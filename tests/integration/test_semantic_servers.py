@@ -12,8 +12,8 @@ from _require import import_or_skip
 
 from pytest_extractbench import ScoringOptions, SampleRecord, model_metrics, score_sample
 from pytest_extractbench.scoring import ERROR
-from pytest_extractbench.scoring.judge import Judge, get_judge
-from pytest_extractbench.live.backends.llama_server import EmbeddedServer
+from pytest_extractbench.live.judge import Judge, get_judge
+from pytest_extractbench.live.backends.llama_process import EmbeddedServer
 
 import_or_skip("openai", "the 'judge' extra is not installed")
 pytestmark = pytest.mark.llm
@@ -94,7 +94,7 @@ def test_server_embeddings_from_llama_server(llama_servers, semantic_cache_dir) 
 
 def test_gold_judged_against_itself_scores_7_on_the_default_embedded_model(llama_servers, semantic_cache_dir) -> None:
     from pytest_extractbench.dataset import load_dataset
-    from pytest_extractbench.live.backends.llama_server import DEFAULT_EMBEDDED_MODEL
+    from pytest_extractbench.live.backends.llama_models import DEFAULT_EMBEDDED_MODEL
     from pytest_extractbench.scoring.whole_output import canonical_json
 
     server = llama_servers.get(DEFAULT_EMBEDDED_MODEL)  # the grade is about the model's quality

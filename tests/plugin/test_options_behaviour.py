@@ -526,7 +526,7 @@ threading.Event().wait()
 @pytest.fixture
 def fake_llama_server(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A stand-in llama-server: records its arguments, then serves as tests/faultserver.py does."""
-    from pytest_extractbench.live.backends.llama_server import MissingExtraError, resolve_model
+    from pytest_extractbench.live.backends.llama_models import MissingExtraError, resolve_model
 
     try:
         resolve_model("gemma3-270m")  # its GGUF header sizes the context; the stand-in never loads it

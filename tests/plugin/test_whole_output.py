@@ -12,7 +12,8 @@ import pytest
 from benchrun import BenchRun
 from faultserver import Fault, FaultServer
 
-from pytest_extractbench.scoring import ScoringOptions, score_sample, semantic_cache
+from pytest_extractbench.live import verdict_cache
+from pytest_extractbench.scoring import ScoringOptions, score_sample
 from pytest_extractbench.scoring.whole_output import Item, canonical_json, score_whole_outputs
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
@@ -35,7 +36,7 @@ def grading_judge(body: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    semantic_cache.clear_memory()  # grades are remembered per process too, and these runs are in-process
+    verdict_cache.clear_memory()  # grades are remembered per process too, and these runs are in-process
     pytester.path.joinpath("data.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SAMPLES))
     pytester.path.joinpath("preds.jsonl").write_text(
         "".join(json.dumps({"id": k, "output": v}) + "\n" for k, v in OUTPUTS.items()))

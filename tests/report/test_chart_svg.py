@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.report import charts, html, svg
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 NS = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<script>alert("x")</script>\'&amp;\x1b[31m\x00\u202e\udcff\ufffe</svg>'
@@ -96,7 +96,7 @@ def report_charts(tmp_path_factory: pytest.TempPathFactory) -> list[svg.Chart]:
     """Every chart of a real three-model timed run, a hostile model name among them."""
     run = make_run(tmp_path_factory.mktemp("svg"), {"demo": fixture_outputs("demo.jsonl"), "gold": gold_outputs(),
                    "weak" + HOSTILE.replace("\udcff", ""): fixture_outputs("weak.jsonl")}, timed=True)  # fmt: skip
-    context = html.build_context(load_run(run))
+    context = html.build_context(read_run(run))
     return [c for section in context["charts"].values() for c in section]
 
 
@@ -282,11 +282,11 @@ def test_the_report_needs_no_plotting_library(tmp_path: Path) -> None:
         "    sys.modules[name] = None\n"
         "from pathlib import Path\n"
         "from pytest_extractbench.report import html\n"
-        "from pytest_extractbench.report.rows import load_run\n"
-        f"context = html.build_context(load_run(Path({str(run)!r})))\n"
+        "from pytest_extractbench.report.rows import read_run\n"
+        f"context = html.build_context(read_run(Path({str(run)!r})))\n"
         "print(sum(len(v) for v in context['charts'].values()))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    drawn = html.build_context(load_run(run))["charts"]
+    drawn = html.build_context(read_run(run))["charts"]
     assert int(done.stdout.strip()) == sum(len(v) for v in drawn.values()) >= 16
     assert "failed" not in done.stderr

@@ -13,7 +13,7 @@ import pytest
 from _runs import DATASET, Page, fixture_outputs, make_run
 
 from pytest_extractbench.report import html
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 pytestmark = pytest.mark.slow
 XSS = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">'
@@ -61,7 +61,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         samples=[evil, *DATASET.samples[1:]],
         timed=True,
     )
-    return html.write_report(load_run(run), run / "report.html")
+    return html.write_report(read_run(run), run / "report.html")
 
 
 def test_the_console_capture_sees_script_errors(chromium: str, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from _runs import DATASET, fixture_outputs, gold_outputs, make_run
 
 from pytest_extractbench.report import chart_readings as readings
 from pytest_extractbench.report import charts, html, html_charts, svg
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -30,7 +30,7 @@ def _tick_y(chart: svg.Chart, text: str) -> float:
 
 
 def _charts(run: Path) -> dict[str, svg.Chart]:
-    context = html.build_context(load_run(run))
+    context = html.build_context(read_run(run))
     return {c.key: c for section in context["charts"].values() for c in section}
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 from _runs import DATASET, fixture_outputs, make_run
 
 from pytest_extractbench.report import exports
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 FORMULAS = ('=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1")
 
 
 def write(run: Path) -> dict[str, str]:
-    data = load_run(run)
+    data = read_run(run)
     exports.write_exports(run, data.document, data.records)
     return {
         name: (run / name).open(encoding="utf-8", newline="").read()

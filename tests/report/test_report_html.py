@@ -12,7 +12,7 @@ import pytest
 from _runs import DATASET, Page, fixture_outputs, gold_outputs, make_run
 
 from pytest_extractbench.report import charts, html
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 SECTIONS = {
     "summary",
@@ -29,7 +29,7 @@ XSS = '<script>document.title="pwned"</script><img src=x onerror="document.title
 
 
 def render(run_dir: Path) -> tuple[str, Page]:
-    out = html.write_report(load_run(run_dir), run_dir / "report.html")
+    out = html.write_report(read_run(run_dir), run_dir / "report.html")
     text = out.read_text(encoding="utf-8")
     return text, Page(text)
 

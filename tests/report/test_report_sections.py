@@ -14,7 +14,7 @@ from pytest_extractbench.analysis.calibration import reliability
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.report import html
 from pytest_extractbench.report.exports import summary_md
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
 SAMPLES = [
@@ -64,7 +64,7 @@ def compared(pytester: pytest.Pytester) -> tuple[str, str]:
     worse = dict(gold, b={"name": "Bo"})
     run = _run(pytester, "after", "--extractbench-predictions", _files(pytester, worse, "worse.jsonl"),
                "--extractbench-compare", "main")  # fmt: skip
-    html.write_report(load_run(run), run / "report.html")
+    html.write_report(read_run(run), run / "report.html")
     return (run / "summary.md").read_text(encoding="utf-8"), (run / "report.html").read_text(encoding="utf-8")
 
 
@@ -103,7 +103,7 @@ def test_subsets_and_groups_are_in_both_files(pytester: pytest.Pytester) -> None
     assert _row(summary, "topic = north")[:2] == ["topic = north", "2"]
     # the weakest group of a field comes first
     assert summary.index("| topic = south |") < summary.index("| topic = north |")
-    html.write_report(load_run(run), run / "report.html")
+    html.write_report(read_run(run), run / "report.html")
     page = (run / "report.html").read_text(encoding="utf-8")
     assert _html_row(page, "breakdowns", "topic = south")[:4] == ["topic = south", "1", "0.833 mean", "0.833"]
     assert 'href="#breakdowns"' in page
@@ -128,7 +128,7 @@ def extras_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_calibration_and_consistency_are_in_both_files(extras_run: Path) -> None:
-    run = load_run(extras_run)
+    run = read_run(extras_run)
     summary = summary_md(run.document)
     # bins [0.9, 1]: conf 0.95, acc 0.5, gap 0.45 (2 fields); [0.6, 0.7]: 0.65, 1, 0.35; [0.2, 0.3]: 0.25, 0, 0.25;
     # [0.7, 0.8]: 0.75, 1, 0.25. ECE (0.45*2 + 0.35 + 0.25 + 0.25) / 5 = 0.35, MCE 0.45,
@@ -189,7 +189,7 @@ def test_hostile_names_in_the_sections_stay_inert(tmp_path: Path) -> None:
         entry["consistency"] = aggregate_consistency([consistency(['{"%s": 1}' % xss.replace('"', ""), "{}"])])
 
     gold = {s.id: json.dumps(s.expected) for s in DATASET.samples[:5]}
-    run = load_run(make_run(tmp_path, {"m": gold}, samples=DATASET.samples[:5], extra=add))
+    run = read_run(make_run(tmp_path, {"m": gold}, samples=DATASET.samples[:5], extra=add))
     page = html.render(html.build_context(run))
     assert xss not in page and Page(page).event_handlers() == []
     assert "&lt;img src=x onerror=alert(1)&gt;" in page

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pytest_extractbench.cli import main
 from pytest_extractbench.dataset.sources import load_source
 from pytest_extractbench.report import viewer
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,7 +97,7 @@ def test_embedded_json_in_pieces_is_the_same_text(data: object) -> None:
 
 
 def test_the_session_lends_its_samples_and_the_data_stays_the_same(runs: tuple[Path, Path], monkeypatch) -> None:
-    run = load_run(runs[0])
+    run = read_run(runs[0])
     read = viewer.viewer_data([viewer.ViewerRun("current", run)])
     (source,) = {json.loads(line)["meta"]["source"] for line in (runs[0] / "samples.jsonl").read_text().splitlines()}
     run.samples = {source: load_source(source).samples}
@@ -109,7 +109,7 @@ def test_the_session_lends_its_samples_and_the_data_stays_the_same(runs: tuple[P
 def test_the_streamed_page_is_the_rendered_page(runs: tuple[Path, Path], tmp_path: Path) -> None:
     from pytest_extractbench.report import html
 
-    context = html.build_context(load_run(runs[0]))
+    context = html.build_context(read_run(runs[0]))
     assert isinstance(context["viewer"]["json"], viewer.EmbeddedJson)
     html._write_page("report.html.j2", context, tmp_path / "report.html")
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == html.render(context)

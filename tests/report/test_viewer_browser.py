@@ -14,7 +14,7 @@ from _runs import DATASET, fixture_outputs, make_run, replicate_run
 
 from pytest_extractbench.dataset.sources import load_source
 from pytest_extractbench.report import html
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 pytestmark = pytest.mark.slow
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the dev extra installs playwright")
@@ -44,7 +44,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def report(run: Path) -> Path:
-    return html.write_report(load_run(run), run / "report.html")
+    return html.write_report(read_run(run), run / "report.html")
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +142,7 @@ def test_hostile_ids_texts_and_outputs_stay_inert(browser: Any, report: Path) ->
 
 def test_ten_thousand_samples_render_one_page_of_rows(browser: Any, run: Path, tmp_path: Path) -> None:
     big = replicate_run(run, tmp_path / "big", 10_000)
-    report = html.write_report(load_run(big), big / "report.html")
+    report = html.write_report(read_run(big), big / "report.html")
     tab = Tab(browser, report.as_uri())
     page = tab.page
     rows = page.locator("#viewer-table tbody tr")

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
-from pytest_extractbench.analysis import catalog, resampled
+from pytest_extractbench.analysis import resampled
 from pytest_extractbench.analysis.metrics import composite_score_distribution, eqs_distribution
-from pytest_extractbench.analysis.resampled import EQS_TOLERANCE, complete_row, row_keys, sample_row
+from pytest_extractbench.analysis.resampled import EQS_TOLERANCE, complete_row, sample_row
 from pytest_extractbench.gating.gates import gate_verdicts
 from pytest_extractbench.scoring.options import StatsOptions
 
@@ -52,13 +50,6 @@ def test_a_row_saved_before_the_new_keys_gets_them_from_its_eqs() -> None:
     assert complete_row({"eqs": 0.5, "perfect": 1.0, "judge_score_n": 1.0}) == {  # what a row has is kept
         "eqs": 0.5, "perfect": 1.0, "zero_score": 0.0, "semantic_similarity_sum": 0.0, "semantic_similarity_n": 0.0,
         "judge_score_sum": 0.0, "judge_score_n": 1.0}
-
-
-def test_the_module_level_views_read_the_catalog() -> None:
-    assert resampled.METRICS == catalog.resampled() and resampled.HEADLINE == catalog.names("headline")
-    assert resampled.ALIASES == catalog.aliases() and resampled.ROW_KEYS == row_keys()
-    with pytest.raises(AttributeError):
-        resampled.NO_SUCH_VIEW  # noqa: B018
 
 
 def test_no_valid_output_means_no_exact_valid_output_and_reasons_are_listed() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+from pathlib import Path
 
 import pytest
 
@@ -16,13 +18,16 @@ FAKE = catalog.Metric(
     "json_only_rate", "JSON but not schema", "JSON not schema", percent=True, higher_is_better=False,
     columns=("json_valid", "schema_valid"), compute=lambda s: (s["json_valid"] - s["schema_valid"]) / s["one"],
     per_sample="json_valid", aliases=("json_only",), grade_tiers=(0.3, 0.2, 0.1), headline=True, ci_columns=True,
-    glance=True, terminal_row=99, sla=(0.5, 0.4, 0.3), gate_label="json_only",
+    glance=True, terminal_row=99, sla=(0.5, 0.4, 0.3), gate_label="json_only", key_chart=99,
 )  # fmt: skip
+# one more samples.csv column: a per-sample value the records already hold (score.recall.strict)
+SAMPLE_FAKE = catalog.Metric("recall_strict_sample", "Recall (strict)", "recall strict", per_sample="recall_strict",
+                             csv=False, sample_column=99)
 
 
 @pytest.fixture
 def with_fake(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, FAKE))
+    monkeypatch.setattr(catalog, "CATALOG", (*catalog.CATALOG, FAKE, SAMPLE_FAKE))
 
 
 def model_entry() -> dict:
@@ -81,3 +86,82 @@ def test_a_new_catalog_entry_gets_its_point_value_in_metrics_json(with_fake: Non
     scores = [r.score for r in records]
     assert [s.json_valid and not s.schema_valid for s in scores] == [False, True, False]
     assert section["json_only_rate"] == pytest.approx(1 / 3)
+
+
+def _two_model_run(path: Path) -> Path:
+    """A real run directory of two models (gold answers and answers with a wrong type), as the plugin writes it."""
+    from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
+    from pytest_extractbench.analysis.metrics import run_level_metrics
+    from pytest_extractbench.core import files
+    from pytest_extractbench.dataset import load_dataset
+
+    options = ScoringOptions(statistics=StatsOptions(resamples=200))
+    samples = load_dataset().samples[:6]
+    records = []
+    for model, wrong in (("good", False), ("typeless", True)):
+        for sample in samples:
+            output = json.dumps({k: (str(v) if wrong and isinstance(v, int) else v) for k, v in sample.expected.items()})
+            score = score_sample(output, sample.expected, sample.schema, options=options, sample_id=sample.id)
+            records.append(SampleRecord(model=model, sample_id=sample.id, score=score, meta=dict(sample.meta),
+                                        response={"content": output}, passed=score.valid))
+    metrics = metrics_by_model(records, options)
+    document = {"run": {"options": {"scoring": options.to_dict()}, "models": list(metrics), "problems": []},
+                "models": metrics, **run_level_metrics(metrics, records, options)}
+    files.write_json(path / files.METRICS_FILE, document)
+    files.write_jsonl(path / files.SAMPLES_FILE, (r.to_dict() for r in records))
+    return path
+
+
+def test_a_new_catalog_entry_reaches_the_report_tables_charts_comparisons_and_samples_csv(
+        with_fake: None, tmp_path: Path) -> None:
+    from pytest_extractbench.report import html, html_charts
+    from pytest_extractbench.report.rows import read_run, sample_row
+
+    run = read_run(_two_model_run(tmp_path))
+    models = run.document["models"]
+    assert models["good"]["json_only_rate"] == 0.0 < models["typeless"]["json_only_rate"]  # strings for integers
+    context = html.build_context(run)
+    assert "json_only_rate" in context["primary_metrics"]  # a row of report.html's metric table
+    page = html.write_report(run, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "JSON but not schema" in page
+    # a bar of the key-metrics chart, drawn as 1 - value (lower is better)
+    assert html_charts.key_metrics()[-1] == ("1 - json_only_rate", "1 - JSON not schema")
+    lines = terminal.comparison_lines(run.document["comparison"])  # paired deltas of every headline metric
+    assert any("JSON not schema " in line for line in lines), lines
+    table = list(csv.DictReader(io.StringIO(exports.samples_csv(sample_row(r) for r in run.records()))))
+    assert table[0]["recall_strict"] == "1.0" and list(table[0])[-8] == "recall_strict"
+
+
+def test_a_new_catalog_entry_reaches_the_run_span_and_gauge(with_fake: None) -> None:
+    pytest.importorskip("opentelemetry.sdk", reason="the 'otel' extra is not installed")
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from pytest_extractbench.plugin.otel import OtelExporter
+
+    spans, reader, tracer = InMemorySpanExporter(), InMemoryMetricReader(), TracerProvider()
+    tracer.add_span_processor(SimpleSpanProcessor(spans))
+    exporter = OtelExporter(providers=(tracer, MeterProvider(metric_readers=[reader])), run_id="r")
+    exporter.pytest_extractbench_run_finished(config=None, metrics={"m": model_entry()})  # type: ignore[arg-type]
+    (span,) = spans.get_finished_spans()
+    assert span.attributes["extractbench.m.json_only_rate"] == 0.25
+    gauge = {point.attributes["extractbench.metric"]: point.value
+             for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
+             for point in metric.data.data_points}  # fmt: skip
+    assert gauge["json_only_rate"] == 0.25
+
+
+def test_the_eqs_components_are_catalog_metrics_one_per_weight() -> None:
+    from dataclasses import fields
+
+    from pytest_extractbench.report import chart_readings
+    from pytest_extractbench.scoring import EQS_COMPONENTS, EqsWeights
+
+    parts = catalog.eqs_components()
+    assert tuple(p.eqs_component for p in parts) == EQS_COMPONENTS == tuple(f.name for f in fields(EqsWeights))
+    entry = {"schema_validity_rate": 1.0, "field_f1_partial": 0.9, "type_accuracy": 0.8, "hallucination_rate": 0.6}
+    assert [p.component_value(entry) for p in parts] == pytest.approx([1.0, 0.9, 0.8, 0.4])
+    assert chart_readings.radar({"m": entry}) == "weakest component 1 - hallucination (0.400)."

@@ -34,6 +34,26 @@ def test_scoring_core_never_imports_pytest() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_the_scoring_core_loads_no_network_client_and_no_scipy() -> None:
+    """Scoring is pure: the judge and embeddings clients live in the live layer and numpy/scipy load with the
+    first Hungarian assignment. A fresh interpreter proves it (this process has imported everything)."""
+    code = ("import sys, pytest_extractbench.scoring\n"
+            "print(','.join(m for m in ('openai', 'httpx', 'scipy', 'numpy', 'sentence_transformers', 'sqlite3', "
+            "'pytest_extractbench.live') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == ""
+
+
+def test_a_hungarian_assignment_still_loads_scipy_when_it_needs_it() -> None:
+    code = ("import sys\n"
+            "from pytest_extractbench.scoring import AlignContext, align_hungarian, DEFAULT_OPTIONS\n"
+            "pairs = align_hungarian([{'a': 1}, {'a': 2}], [{'a': 2}, {'a': 3}], None, DEFAULT_OPTIONS,\n"
+            "                        AlignContext(similarity=lambda g, p: float(g == p)))\n"
+            "print(pairs, 'scipy' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[(0, 1), (1, 0)] True"  # identical {"a": 2} first, the rest by assignment
+
+
 @pytest.mark.slow
 def test_the_wheel_ships_the_bundled_dataset(tmp_path: Path) -> None:
     subprocess.run(

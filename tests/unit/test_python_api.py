@@ -123,7 +123,7 @@ def test_bad_options_raise_usage_problems_naming_them(tmp_path: Path) -> None:
         evaluate(predictions=DEMO, sample="many", rootdir=tmp_path)
     with pytest.raises(UsageProblem, match="no such file"):
         evaluate(predictions=tmp_path / "missing.jsonl", rootdir=tmp_path)
-    with pytest.raises(UsageProblem, match="not a run directory"):
+    with pytest.raises(UsageProblem, match="a run directory"):
         load_run(tmp_path)
 
 

@@ -24,7 +24,7 @@ from pytest_extractbench.gating.regression import (
     parse_verdict_thresholds,
     verdict,
 )
-from pytest_extractbench.analysis.resampled import ROW_KEYS
+from pytest_extractbench.analysis.resampled import row_keys
 from pytest_extractbench.scoring.options import TESTS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,7 +140,7 @@ def test_a_real_regression_always_fails_the_gate() -> None:
 def _rows(eqs: list[float]) -> dict[str, SampleSnapshot]:
     rows = {}
     for i, value in enumerate(eqs):
-        row = dict.fromkeys(ROW_KEYS, 0.0)
+        row = dict.fromkeys(row_keys(), 0.0)
         row.update(eqs=value, schema_valid=1.0, json_valid=1.0)
         rows[f"s{i:03d}"] = SampleSnapshot(row)
     return rows
@@ -272,7 +272,7 @@ def test_verdict_thresholds_parse() -> None:
 
 def test_field_deltas_follow_partial_credit_and_invalid_output_earns_nothing() -> None:
     def snap(valid: bool, *fields: tuple[str, str]) -> SampleSnapshot:
-        row = dict.fromkeys(ROW_KEYS, 0.0)
+        row = dict.fromkeys(row_keys(), 0.0)
         row["schema_valid"] = float(valid)
         return SampleSnapshot(row, tuple((path, category, 1.0) for path, category in fields))
 

@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, model_metrics, score_sample
 from pytest_extractbench.analysis import stats
 from pytest_extractbench.dataset import load_dataset
+from pytest_extractbench.analysis import catalog
 from pytest_extractbench.analysis.resampled import (
-    HEADLINE,
-    METRICS,
     confidence_intervals,
     metric_values,
     resolve_metric,
@@ -48,10 +47,10 @@ def weak() -> list[SampleRecord]:
 
 def test_point_values_equal_model_metrics(weak: list[SampleRecord]) -> None:
     metrics = model_metrics(weak, ScoringOptions())
-    values = metric_values([sample_row(r.score) for r in weak], METRICS)
+    values = metric_values([sample_row(r.score) for r in weak], catalog.resampled())
     # the whole-output scores are measured only when asked for: absent here, not 0
-    assert set(METRICS) - set(metrics) == {"semantic_similarity", "judge_score"}
-    for name in set(METRICS) & set(metrics):
+    assert set(catalog.resampled()) - set(metrics) == {"semantic_similarity", "judge_score"}
+    for name in set(catalog.resampled()) & set(metrics):
         assert values[name] == pytest.approx(metrics[name], abs=1e-12), name
     # and the CI section attached to every model carries the same values
     for name, interval in metrics["confidence_intervals"].items():
@@ -61,7 +60,7 @@ def test_point_values_equal_model_metrics(weak: list[SampleRecord]) -> None:
 
 def test_micro_f1_of_each_resample_is_recomputed_from_summed_counts(weak: list[SampleRecord]) -> None:
     rows = [sample_row(r.score) for r in weak]
-    metric = METRICS["field_f1_partial"]
+    metric = catalog.resampled()["field_f1_partial"]
     keys = ("one", *metric.columns)
     statistic = metric.statistic(keys)
     sums = stats.bootstrap_sums(row_matrix(rows, keys), 200, 4, chunk=64)
@@ -92,7 +91,7 @@ def test_micro_f1_of_a_resample_by_hand() -> None:
     for counts, row in zip((a, b, c), rows):  # the row production builds from these counts
         assert counts.true_positives("partial") == row["tp_partial"]
         assert (counts.predicted, counts.expected) == (row["predicted"], row["expected"])
-    statistic = METRICS["field_f1_partial"].statistic(("one", "tp_partial", "predicted", "expected"))
+    statistic = catalog.resampled()["field_f1_partial"].statistic(("one", "tp_partial", "predicted", "expected"))
     # the resample that draws a twice and c once: tp 5+5+1.5 = 11.5, predicted 7+7+2 = 16, expected 8+8+6 = 22,
     # P = 11.5/16, R = 11.5/22, F1 = 2*11.5/(16+22) = 23/38
     sums = np.array([[3.0, 11.5, 16.0, 22.0]])
@@ -107,7 +106,7 @@ def test_micro_f1_of_a_resample_by_hand() -> None:
 def test_every_headline_metric_gets_an_interval(weak: list[SampleRecord]) -> None:
     rows = [sample_row(r.score) for r in weak]
     intervals = confidence_intervals(rows, StatsOptions(resamples=500, confidence=0.9))
-    assert set(intervals) == set(HEADLINE)
+    assert set(intervals) == set(catalog.names("headline"))
     eqs = intervals["extraction_quality_score"]
     assert eqs.confidence == 0.9 and eqs.resamples == 500 and eqs.n == len(rows)
     assert eqs.low < eqs.value < eqs.high
@@ -151,8 +150,8 @@ def test_resampled_point_values_equal_the_aggregates_for_any_outputs(pairs) -> N
     ]
     options = ScoringOptions(statistics=StatsOptions(resamples=100))
     metrics = model_metrics(records, options)
-    values = metric_values([sample_row(r.score) for r in records], METRICS)
-    for name in set(METRICS) & set(metrics):
+    values = metric_values([sample_row(r.score) for r in records], catalog.resampled())
+    for name in set(catalog.resampled()) & set(metrics):
         assert values[name] == pytest.approx(metrics[name], abs=1e-12), name
 
 

