@@ -171,6 +171,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "credit; exactness is unchanged (default: equal elements only).",
                parse_similarity, None, "SIM",
                target="scoring.list_similarity", yaml=("metrics.field_matching.list_similarity",)),
+    OptionSpec("normalise", "Transforms every compared string goes through first, in order, with their default "
+               "parameters (no_punctuation, no_legal_suffix, iso_date, amount, lowercase, strip, sort_tokens or "
+               "registered ones): 'no_punctuation,no_legal_suffix' makes 'Newgistics, Inc.' equal 'Newgistics Inc'; "
+               "order matters: iso_date, then amount (which would read 'Dec 25, 2018' as a number), then "
+               "no_punctuation (which would take their dots and slashes).",
+               parse_names, (), "NAME[,NAME...]",
+               target="scoring.normalisers", yaml=("metrics.field_matching.normalisers",)),
     OptionSpec("eqs_weights", "EQS weights: validity,f1_partial,type_accuracy,no_hallucination.",
                parse_eqs_weights, "0.15,0.50,0.20,0.15", "W1,W2,W3,W4",
                target="scoring.eqs_weights", yaml=("metrics.eqs_weights",)),

@@ -9,6 +9,7 @@ from ..live import scoring_backends
 from ..live.verdict_cache import set_cache_dir
 from ..scoring import register_comparator, register_transform
 from ..scoring.postprocess import check_post_processors
+from ..scoring.transforms import check_normalisers
 
 if TYPE_CHECKING:
     from ..config.settings import Settings
@@ -30,6 +31,9 @@ def configure_rules(settings: Settings, comparators: Iterable[Mapping[str, Any] 
     problems = check_post_processors(scoring.post_processors)
     if problems:
         raise UsageProblem("--extractbench-post-process: " + "; ".join(problems))
+    problems = check_normalisers(scoring.normalisers)
+    if problems:
+        raise UsageProblem("--extractbench-normalise: " + "; ".join(problems))
     if scoring.judge_model and not scoring.judge_url:
         raise UsageProblem("--extractbench-judge needs the judge's server: --extractbench-judge-url URL")
     if scoring.semantic or scoring.judge_model:

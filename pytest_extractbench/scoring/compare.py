@@ -6,12 +6,15 @@ Every function here is pure and returns similarities in [0, 1].
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from Levenshtein import distance as levenshtein_distance
 
+from . import registry
 from .options import ScoringOptions
 from .schema import json_type
+from .transforms import TRANSFORMS
 
 
 class Comparison(NamedTuple):
@@ -29,12 +32,30 @@ _SAME_STRING = Comparison(1.0, True, (1.0, 1.0, 1.0))
 
 
 def normalize_text(text: str, options: ScoringOptions) -> str:
-    """Casefold and collapse whitespace as the options say."""
+    """The options' normalisers (named transforms, in order), then casefold and collapse whitespace as they say."""
+    if options.normalisers:
+        text = _normalised(text, options.normalisers, registry.generation())
     if not options.case_sensitive:
         text = text.casefold()
     if options.normalize_whitespace:
         text = " ".join(text.split())
     return text
+
+
+@lru_cache(maxsize=65536)
+def _normalised(text: str, names: tuple[str, ...], generation: int) -> str:
+    """``text`` through the named transforms with their default parameters (``generation``: the registries'
+    version, so a transform registered again is not answered from the cache); a number a transform gives (an
+    amount) is written as JSON writes it; a transform that fails leaves the text as it was."""
+    value: Any = text
+    for name in names:
+        try:
+            value = TRANSFORMS.get(name).fn(value, {})
+        except Exception:  # noqa: BLE001 - a custom transform's bug must not stop the comparison
+            continue
+    if type(value) is float and value.is_integer():
+        value = int(value)
+    return value if type(value) is str else str(value)
 
 
 def string_similarity(predicted: str, expected: str, options: ScoringOptions) -> tuple[float, float, float, float]:

@@ -85,6 +85,9 @@ class ScoringOptions:
     # by string similarity (an optimal assignment, pairs at least this similar), giving partial credit for
     # "Newgistics, Inc." against "Newgistics Inc."; exactness is unchanged.
     list_similarity: float | None = None
+    # Transforms (by name, default parameters) every compared string goes through before case and whitespace
+    # folding: e.g. ("no_punctuation", "no_legal_suffix") makes "Newgistics, Inc." equal "Newgistics Inc".
+    normalisers: tuple[str, ...] = ()
     composite_weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
     # JSON Schema "format" (date, email, ...) is asserted when validating output.
     validate_formats: bool = True
@@ -124,6 +127,7 @@ class ScoringOptions:
         data = asdict(self)
         data["composite_weights"] = list(self.composite_weights)
         data["post_processors"] = list(self.post_processors)
+        data["normalisers"] = list(self.normalisers)
         return data
 
     @classmethod
@@ -138,6 +142,8 @@ class ScoringOptions:
             data["composite_weights"] = tuple(data["composite_weights"])
         if "post_processors" in data:
             data["post_processors"] = tuple(data["post_processors"])
+        if "normalisers" in data:
+            data["normalisers"] = tuple(data["normalisers"])
         return cls(**data)
 
     @property

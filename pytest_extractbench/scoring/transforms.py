@@ -152,6 +152,7 @@ def iso_date(value: Any, params: Mapping[str, Any]) -> Any:
     return value
 
 
+_GROUPED = re.compile(r"^(\d+|\d{1,3}(,\d{3})+)$")
 _AMOUNT = re.compile(r"^[^\d\-+.,]*?([-+]?)\s*([\d.,' ]*\d)\s*[^\d]*$")
 
 
@@ -170,6 +171,9 @@ def amount(value: Any, params: Mapping[str, Any]) -> Any:
     sign, digits = match.groups()
     decimal = params.get("decimal", ".")
     thousands = "," if decimal == "." else "."
+    whole = digits.split(decimal)[0] if digits.count(decimal) <= 1 else ""
+    if not _GROUPED.match(whole.replace(thousands, ",").replace("'", ",").replace(" ", ",")):
+        return value  # "25, 2018" (a date) or "1,2345" is no amount: groups after the first are three digits
     digits = digits.replace(" ", "").replace("'", "").replace(thousands, "")
     if decimal != ".":
         digits = digits.replace(decimal, ".")
@@ -217,3 +221,18 @@ TRANSFORMS.add("round_digits", TransformSpec(round_digits, _check_digits), built
 TRANSFORMS.add("type_convert", TransformSpec(type_convert, _check_convert), builtin=True)
 TRANSFORMS.add("iso_date", TransformSpec(iso_date, _check_date), builtin=True)
 TRANSFORMS.add("amount", TransformSpec(amount, _check_amount), builtin=True)
+
+
+def check_normalisers(names: Sequence[str]) -> list[str]:
+    """Why some of ``names`` cannot normalise every string (unknown, or needing parameters)."""
+    problems = []
+    for name in names:
+        if name not in TRANSFORMS:
+            problems.append(TRANSFORMS.unknown(name))
+            continue
+        check = TRANSFORMS.get(name).check_params
+        missing = check({}) if check else []
+        if missing:
+            problems.append(f"{name} cannot run with its defaults: {'; '.join(missing)}")
+    return problems
+

@@ -324,3 +324,24 @@ def test_list_similarity_gives_partial_credit_to_near_list_elements(run: BenchRu
     assert plain["field_f1_partial"] == 0.0 and plain["field_f1_strict"] == 0.0
     assert similar["field_f1_partial"] == pytest.approx(0.5) and similar["field_f1_strict"] == 0.0
     assert metrics(pytester)["run"]["options"]["scoring"]["list_similarity"] == 0.9
+
+
+@pytest.mark.slow
+def test_normalise_runs_named_transforms_on_every_compared_string(run: BenchRun, pytester: pytest.Pytester) -> None:
+    schema = {"type": "object", "properties": {"party": {"type": "string"}, "parties": {"type": "array",
+                                                                                       "items": {"type": "string"}}}}
+    gold = {"party": "Newgistics, Inc.", "parties": ["Acme Holdings LLC", "Bluefield Robotics Inc."]}
+    output = {"party": "Newgistics Incorporated", "parties": ["Bluefield Robotics", "ACME HOLDINGS"]}
+    files = {"data.jsonl": [{"id": "nda-1", "text": "t", "schema": schema, "expected": gold}],
+             "preds.jsonl": [{"id": "nda-1", "output": json.dumps(output)}]}
+    common = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
+              "--extractbench-sla", "none", "--extractbench-report-only")
+    run(*common, files=files)
+    assert metrics(pytester)["models"]["predictions"]["field_f1_strict"] == 0.0
+    run(*common, "--extractbench-normalise", "no_punctuation,no_legal_suffix")
+    # both fields equal once punctuation and company forms are gone, the list's order aside
+    assert metrics(pytester)["models"]["predictions"]["field_f1_strict"] == 1.0
+    assert metrics(pytester)["run"]["options"]["scoring"]["normalisers"] == ["no_punctuation", "no_legal_suffix"]
+    bad = run(*common, "--extractbench-normalise", "no_punctuation,round_digits,nope")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--extractbench-normalise: round_digits cannot run with its defaults*unknown transform 'nope'*"])

@@ -54,6 +54,7 @@ EFFECT_TESTS: dict[str, list[str]] = {
                       "tests/unit/test_rules.py::test_numbers_are_equal_within_an_absolute_epsilon"],
     "exact_within": [f"{OFFLINE}::test_exact_within_turns_near_numbers_into_partial_matches"],
     "list_similarity": [f"{OFFLINE}::test_list_similarity_gives_partial_credit_to_near_list_elements"],
+    "normalise": [f"{OFFLINE}::test_normalise_runs_named_transforms_on_every_compared_string"],
     "eqs_weights": [f"{BEHAVIOUR}::test_eqs_weights_reweigh_the_components",
                     "tests/unit/test_python_api.py::test_load_run_rebuilds_records_with_the_run_s_own_scoring_options"],
     "post_process": ["tests/plugin/test_rules_plugin.py::test_post_processors_by_name_and_unknown_names"],

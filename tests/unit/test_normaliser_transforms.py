@@ -67,6 +67,8 @@ def test_iso_date(value: object, params: dict, expected: object) -> None:
 
 @pytest.mark.parametrize(("value", "params", "expected"), [
     ("RM 9.00", NONE, 9.0),
+    ("Dec 25, 2018", NONE, "Dec 25, 2018"),  # a date, not 252018: groups after the first are three digits
+    ("1,2345", NONE, "1,2345"),
     ("$1,234.50", NONE, 1234.5),
     ("1.234,50 EUR", {"decimal": ","}, 1234.5),
     ("-12.5", NONE, -12.5),
@@ -133,3 +135,43 @@ def test_bad_parameters_are_named(transform: dict, message: str) -> None:
     schema = {"type": "object", "properties": {"d": {"type": "string", "x-eval-transform": [transform]}}}
     with pytest.raises(Exception, match=message):
         score_sample({"d": "x"}, {"d": "y"}, schema)
+
+
+# -- the same transforms named once for every compared string (ScoringOptions.normalisers, --extractbench-normalise)
+
+
+def _categories(output: dict, gold: dict, *names: str) -> dict[str, str]:
+    import json
+
+    from pytest_extractbench import ScoringOptions
+
+    score = score_sample(json.dumps(output), gold, options=ScoringOptions(normalisers=names))
+    return {f.path: f.category for f in score.fields}
+
+
+def test_normalisers_apply_to_strings_and_list_elements_in_order() -> None:
+    gold = {"party": "Newgistics, Inc.", "parties": ["Acme Holdings LLC"], "date": "25/12/2018", "total": "9.00"}
+    output = {"party": "Newgistics Incorporated", "parties": ["ACME HOLDINGS"], "date": "Dec 25, 2018",
+              "total": "RM 9"}
+    assert set(_categories(output, gold).values()) <= {"partial", "incorrect"}
+    assert _categories(output, gold, "iso_date", "amount", "no_punctuation", "no_legal_suffix") == {
+        "party": "exact", "parties": "exact", "date": "exact", "total": "exact"}
+    # in order: punctuation removed before amounts are read turns "9.00" into "9 00", no amount; an amount read
+    # before the date would take "Dec 25, 2018" for the number 252018
+    assert _categories(output, gold, "no_punctuation", "no_legal_suffix", "iso_date", "amount")["total"] == "incorrect"
+
+
+def test_a_number_a_normaliser_gives_is_written_as_json_writes_it() -> None:
+    # "1,234.50" and "$1234.5" both become 1234.5; "9.00" and "9" both become 9 (an integral float written as 9)
+    assert _categories({"t": "$1234.5"}, {"t": "1,234.50"}, "amount") == {"t": "exact"}
+    assert _categories({"t": "9"}, {"t": "9.00"}, "amount") == {"t": "exact"}
+    assert _categories({"t": "9.01"}, {"t": "9.00"}, "amount")["t"] != "exact"
+
+
+def test_unknown_normalisers_and_ones_that_need_parameters_are_named() -> None:
+    from pytest_extractbench.scoring.transforms import check_normalisers
+
+    assert check_normalisers(["no_punctuation", "amount", "iso_date"]) == []
+    problems = check_normalisers(["round_digits", "nope"])
+    assert problems[0].startswith("round_digits cannot run with its defaults: needs {'digits'")
+    assert problems[1].startswith("unknown transform 'nope'")
