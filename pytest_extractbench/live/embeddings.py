@@ -25,8 +25,7 @@ import numpy as np
 from ..core import jsonio
 from . import verdict_cache
 from ..core.errors import ExtractbenchError
-from .scorer_servers import api_key, check_url, masked, read_answer
-from .transport import open_sync_openai
+from .scorer_servers import masked, open_client, read_answer
 
 
 class EmbeddingError(ExtractbenchError, RuntimeError):
@@ -83,19 +82,11 @@ class ServerEmbedder:
     finite vector of one dimension per text, each index once; anything else is an :class:`EmbeddingError`."""
 
     def __init__(self, base_url: str, model: str | None, *, timeout: float = 60.0) -> None:
-        try:
-            import openai  # noqa: F401 - here only to name the missing extra
-        except ImportError:
-            raise EmbeddingError("server embeddings need the 'openai' package: pip install 'pytest-extractbench[judge]'") from None
-        try:
-            base_url = check_url(base_url)
-        except ValueError as exc:
-            raise EmbeddingError(f"embeddings URL: {exc}") from None
+        base_url, self._key, self._client = open_client(base_url, what="server embeddings", error=EmbeddingError,
+                                                        timeout=timeout, max_retries=2)
         self.model = model or "default"
         self.name = f"{base_url}#{self.model}"
         self.timeout = timeout
-        self._key = api_key()
-        self._client = open_sync_openai(base_url, self._key, timeout=timeout, max_retries=2)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         try:

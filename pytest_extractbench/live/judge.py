@@ -18,8 +18,7 @@ from typing import Any, Sequence
 from ..core import jsonio
 from . import verdict_cache
 from ..core.errors import ExtractbenchError
-from .scorer_servers import api_key, check_url, masked, read_answer
-from .transport import open_sync_openai
+from .scorer_servers import api_key, masked, open_client, read_answer
 
 PROMPT_VERSION = 1
 RUBRIC = """\
@@ -80,19 +79,10 @@ class Judge:
     """Grades (field, expected, extracted) triples, or whole outputs, with one chat completion per batch."""
 
     def __init__(self, model: str, base_url: str, *, timeout: float = 60.0, max_retries: int = 1) -> None:
-        try:
-            import openai  # noqa: F401 - here only to name the missing extra
-        except ImportError:
-            raise JudgeError("the LLM judge needs the 'openai' package: pip install 'pytest-extractbench[judge]'") from None
-        try:
-            base_url = check_url(base_url)
-        except ValueError as exc:
-            raise JudgeError(f"judge URL: {exc}") from None
+        self.base_url, self._key, self._client = open_client(base_url, what="LLM judges", error=JudgeError,
+                                                             timeout=timeout, max_retries=max_retries)
         self.model = model
-        self.base_url = base_url
         self.timeout = timeout
-        self._key = api_key()
-        self._client = open_sync_openai(base_url, self._key, timeout=timeout, max_retries=max_retries)
         self.calls = 0
         # what judging cost: tokens as the server counted them, wall seconds spent waiting for answers
         self.prompt_tokens = self.completion_tokens = 0

@@ -18,9 +18,9 @@ from ..core import jsonio
 from ..core.errors import ExtractbenchError
 from ..core.redact import redact_credentials
 from .options import check_base_url
-from .transport import API_KEY_ENV_VARS
+from .transport import API_KEY_ENV_VARS, open_sync_openai
 
-__all__ = ["KEY_VARIABLES", "MAX_ANSWER_BYTES", "RemoteAnswerError", "api_key", "check_url", "masked", "read_answer"]
+__all__ = ["KEY_VARIABLES", "MAX_ANSWER_BYTES", "RemoteAnswerError", "api_key", "check_url", "masked", "open_client", "read_answer"]
 
 #: The judge's own variable first, then the model client's (transport.py).
 KEY_VARIABLES = ("EXTRACTBENCH_JUDGE_API_KEY", *API_KEY_ENV_VARS)
@@ -45,6 +45,21 @@ def api_key() -> str:
 def check_url(url: str) -> str:
     """:func:`~.options.check_base_url` for a judge or embeddings server (whose key has its own variable)."""
     return check_base_url(url, key_variables=f"{KEY_VARIABLES[0]} (or {KEY_VARIABLES[1]})")
+
+
+def open_client(base_url: str, *, what: str, error: type[Exception], timeout: float, max_retries: int) -> tuple[str, str, Any]:
+    """``(checked base URL, key, OpenAI client)`` for a judge or embeddings server; ``error`` (the caller's
+    error class) says why not: the ``openai`` package missing (the ``judge`` extra) or a bad URL."""
+    try:
+        import openai  # noqa: F401 - here only to name the missing extra
+    except ImportError:
+        raise error(f"{what} need the 'openai' package: pip install 'pytest-extractbench[judge]'") from None
+    try:
+        base_url = check_url(base_url)
+    except ValueError as exc:
+        raise error(f"{what} URL: {exc}") from None
+    key = api_key()
+    return base_url, key, open_sync_openai(base_url, key, timeout=timeout, max_retries=max_retries)
 
 
 def masked(text: Any, key: str | None) -> str:
