@@ -22,6 +22,7 @@ MAX_CONSISTENCY_FIELDS = 10
 MAX_PROBLEMS = 20
 MAX_REGRESSIONS = 10  # regressed samples listed in summary.md, worst first (every one is in metrics.json)
 MAX_FLIPS_SHOWN = 3  # field flips listed per regressed sample
+HEADLINE_REGRESSIONS = 3  # regressed samples named at the top of summary.md, beside the verdict
 
 
 def _label(metric: str) -> str:
@@ -402,4 +403,11 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
         counts = f"; samples: {_bucket_counts(buckets['counts'])}" if buckets else ""
         lines.append(f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
                      f"**{md(str(m['verdict']).upper())}**{change}{counts}")  # fmt: skip
+        # the worst few with their field flips, so a PR comment names them before any table
+        for r in (buckets or {}).get("worst", [])[:HEADLINE_REGRESSIONS]:
+            lines.append(f"  - regressed {md(str(r.get('sample_id')))}: EQS {num(r.get('baseline_eqs'))} -> "
+                         f"{num(r.get('current_eqs'))}" + (f"; {flips}" if (flips := _flips(r.get("field_flips"))) else ""))
+        if buckets and len(buckets.get("worst", [])) + buckets.get("hidden", 0) > HEADLINE_REGRESSIONS:
+            more = len(buckets["worst"]) + buckets["hidden"] - HEADLINE_REGRESSIONS
+            lines.append(f"  - ... {more} more regressed sample(s) under \"Against the baseline\" below")
     return [*lines, ""]
