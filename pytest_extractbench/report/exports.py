@@ -260,6 +260,7 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     lines += sections.groups_md(sections.groups_view(metrics))
     lines += sections.calibration_md(sections.calibration_view(metrics))
     lines += sections.consistency_md(sections.consistency_view(metrics))
+    lines += sections.repeats_md(sections.repeats_view(metrics))
     return lines
 
 
