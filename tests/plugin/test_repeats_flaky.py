@@ -11,6 +11,7 @@ import shutil
 from typing import Any
 
 import pytest
+from benchrun import BenchRun
 from faultserver import FaultServer
 
 SCHEMA = {"type": "object", "required": ["name", "price"],
@@ -81,3 +82,21 @@ def test_repeats_count_passes_and_flaky_fields(pytester: pytest.Pytester, fault_
     summary = (pytester.path / "out" / "summary.md").read_text()
     assert "### Repeats: is it flaky?" in summary and "pass^4 (every run passes) 50.0%" in summary
     assert "| price | 1 | 4 | 25.0% | exact -&gt; missed 1, missed -&gt; exact 1 |" in summary
+
+
+def test_recorded_runs_answer_it_offline(run: BenchRun) -> None:
+    """Predictions rows with "outputs" (one per run) give the same figures without a server: s0 passes 2 of 3
+    runs (the second is no JSON), s1 all 3 with its price wrong in the last."""
+    gold = [json.dumps(sample["expected"]) for sample in DATA[:2]]
+    rows = [{"id": "s0", "outputs": [gold[0], "no json here", gold[0]]},
+            {"id": "s1", "outputs": [gold[1], gold[1], json.dumps({**DATA[1]["expected"], "price": 99})]}]
+    run("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", "--model", "m",
+        "--extractbench-repeats", "3", "--extractbench-sla", "none", "-k", "s0 or s1",
+        files={"data.jsonl": DATA, "preds.jsonl": rows})
+    m = run.document()["models"]["m"]
+    # pass^3 = (C(2,3)/C(3,3) + 1) / 2 = 0.5; pass^2 = (C(2,2)/C(3,2) + 1) / 2 = 2/3; pass@3 = 1
+    assert (m["pass_at_k"], m["pass_hat_k"]) == (1.0, 0.5)
+    assert m["repeats"]["pass_hat"]["2"] == pytest.approx((1 / 3 + 1) / 2)
+    (price,) = m["repeats"]["flaky_fields"]
+    assert (price["field"], price["flipped"], price["occurrences"]) == ("price", 1, 2)
+    assert price["transitions"] == {"exact -> incorrect": 1}
