@@ -43,6 +43,13 @@ def _charts_only_where_tested(request: pytest.FixtureRequest, monkeypatch: pytes
         monkeypatch.setenv("EXTRACTBENCH_CHARTS", "off")
 
 
+@pytest.fixture(autouse=True)
+def _no_job_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test suite run in GitHub Actions must not append every pytester run's summary.md to the real job summary;
+    the tests of that append set the variable themselves."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 @pytest.fixture
 def run(pytester: pytest.Pytester) -> "BenchRun":
     """The benchmark run helper of the plugin tests (tests/benchrun.py)."""

@@ -185,6 +185,12 @@ CATALOG: tuple[Metric, ...] = (
     Metric("judge_score", "LLM judge (grade / 7)", "LLM judge", columns=("judge_score_sum", "judge_score_n"),
            compute=ratio_of("judge_score_sum", "judge_score_n"), per_sample="judge_score_sum", aggregation="mean",
            measured_by="judge_score_n"),
+    # over repeated runs of each sample (--extractbench-repeats N): k = N; CIs from the repeats section
+    Metric("pass_at_k", "pass@k (some of k runs pass)", "pass@k", percent=True, aggregation="macro",
+           aliases=("pass@k",), ci_columns=True, why_missed="some samples fail in every one of their runs"),
+    Metric("pass_hat_k", "pass^k (all k runs pass)", "pass^k", percent=True, aggregation="macro",
+           aliases=("pass^k", "pass_all_k"), ci_columns=True,
+           why_missed="some samples pass in one run and fail in another: the model is flaky on them"),
     # performance figures: measured per request, not per sample; metrics.csv gets them from the performance section
     Metric("latency_p50_ms", "P50 latency", "p50 latency", higher_is_better=False, csv=False,
            performance=("latency_ms.p50",)),

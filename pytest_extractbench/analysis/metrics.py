@@ -22,7 +22,7 @@ from .bands import eqs_band, recommendation
 from ..dataset.records import SampleRecord, records_by_model
 from . import catalog
 from .resampled import EQS_TOLERANCE, confidence_interval_section, measured, metric_values, sample_row
-from .sample_extras import calibration_section, consistency_section
+from .sample_extras import calibration_section, consistency_section, repeats_section
 from ..scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions
 
 # Bins of the composite score of compared fields, low to high.
@@ -212,6 +212,7 @@ SECTIONS: tuple[Section, ...] = (
     # present only with logprobs / --extractbench-repeats
     calibration_section,
     consistency_section,
+    repeats_section,
     complexity_bin_section,
 )
 
@@ -221,7 +222,12 @@ def model_metrics(records: Sequence[SampleRecord], options: ScoringOptions) -> d
     ordered = sorted(records, key=lambda r: r.sort_key)
     out: dict[str, Any] = {}
     for section in SECTIONS:
-        out.update(section(ordered, options))
+        found = section(ordered, options)
+        # a later section's CIs (pass@k over repeats) join the resampled ones
+        intervals = found.pop("confidence_intervals", None)
+        out.update(found)
+        if intervals is not None:
+            out.setdefault("confidence_intervals", {}).update(intervals)
     # a catalog metric that no section computes gets its point value from the per-sample rows
     missing = [name for name in catalog.resampled() if name not in out]
     if missing and ordered:

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from .calibration import field_confidences, reliability
 from .consistency import aggregate_consistency, consistency
+from .repeats import repeats_section as _repeats
 from ..dataset.records import SampleRecord
 from ..scoring import MISSING, ScoringOptions
 from ..scoring.result import EXACT, SPURIOUS
@@ -48,3 +49,10 @@ def consistency_section(records: Sequence[SampleRecord], options: ScoringOptions
     """``consistency``: means over samples run several times."""
     found = [r.diagnostics["consistency"] for r in records if r.diagnostics.get("consistency")]
     return {"consistency": aggregate_consistency(found)} if found else {}
+
+
+def repeats_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
+    """``repeats`` (pass counts, pass@k, pass^k, flaky fields) with ``pass_at_k`` and ``pass_hat_k`` and their CIs."""
+    found = {r.sample_id: r.diagnostics["repeats"] for r in records if r.diagnostics.get("repeats")}
+    statistics = options.statistics
+    return _repeats(found, confidence=statistics.confidence, resamples=statistics.resamples, seed=statistics.seed)

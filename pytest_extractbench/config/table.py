@@ -238,8 +238,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "new, removed, changed).", parse_fraction, 0.05, "DELTA",
                target="sample_regression_delta"),
     OptionSpec("require", "Fail the session when a model's METRIC misses this threshold: METRIC>=VALUE or "
-               "METRIC<=VALUE, any metric of the catalog, e.g. judge_score>=0.8 or time_to_first_token_p95_ms<=800 "
-               "(repeatable).", parse_requirement, (), "EXPR", multiple=True,
+               "METRIC<=VALUE, any metric of the catalog, e.g. judge_score>=0.8, time_to_first_token_p95_ms<=800 or "
+               "pass^k>=0.8 (with --extractbench-repeats) (repeatable).", parse_requirement, (), "EXPR", multiple=True,
                target="require", yaml=("metrics.require",), shape=tuple),
     OptionSpec("unmeasured", "A threshold that could not be measured (its judge, embeddings or server failed): "
                "'fail' the gate (default) or only 'warn'.", parse_unmeasured, "fail", "POLICY",

@@ -28,6 +28,7 @@ OUTCOMES = (HELD, MISSED, NOT_APPLICABLE, UNMEASURED)
 _COMPONENTS = {"judge_score": ("the LLM judge", "--extractbench-judge"),
                "semantic_similarity": ("the embeddings backend", "--extractbench-semantic")}
 _FIRST_TOKEN = "time_to_first_token_p95_ms"
+_REPEATED = ("pass_at_k", "pass_hat_k")  # need each sample run several times
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ def absence(metric: str, metrics: Mapping[str, Any], value: float | None, measur
         return None
     if value is not None:
         return None
+    if metric in _REPEATED:
+        # asked for but not measured: a gate on flakiness must not pass because nothing was repeated
+        return Absence(UNMEASURED, "no sample was run more than once (live runs with --extractbench-repeats N, N >= 2)")
     entry = catalog.get(metric)
     if entry is not None and entry.performance:
         note = (metrics.get("performance") or {}).get("note")

@@ -15,7 +15,7 @@ from ..analysis import catalog
 from .outcomes import Measuring, absence, decide
 from .sla import GateCheck
 
-_EXPR = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*(>=|<=)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(%?)\s*$")
+_EXPR = re.compile(r"^\s*([A-Za-z][\w.@^-]*)\s*(>=|<=)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(%?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class Requirement:
 
 
 def parse_requirement(value: str) -> Requirement:
-    """Parse ``judge_score>=0.8``, ``time_to_first_token_p95_ms<=800``, ``perfect_samples>=40%`` (argparse type)."""
+    """Parse ``judge_score>=0.8``, ``time_to_first_token_p95_ms<=800``, ``perfect_samples>=40%``, ``pass^k>=0.8``
+    (argparse type)."""
     text = str(value).strip()
     match = _EXPR.match(text)
     if not match:

@@ -266,6 +266,20 @@ class BenchSession:
             report_gates(session, self.context.dataset.name, gate_verdicts(self.result.document))
         if self.result.comparison is not None:
             self._bucket_suite_properties()
+        self._step_summary()
+
+    def _step_summary(self) -> None:
+        """summary.md appended to the GitHub Actions job summary, when this runs in a job that has one."""
+        from ..report.exports import SUMMARY_FILE
+        from ..report.step_summary import append_step_summary, step_summary_path
+
+        written = [p for p in self.result.report_files if p.name == SUMMARY_FILE] if self.result else []
+        if not written or step_summary_path() is None:
+            return
+        try:
+            append_step_summary(written[0])
+        except OSError as exc:  # the job summary is a courtesy: the run's own files are written
+            self.result.report_errors.append(f"job summary ($GITHUB_STEP_SUMMARY): {exc}")
 
     def _bucket_suite_properties(self) -> None:
         """Each model's bucket counts as JUnit XML testsuite properties (as record_testsuite_property adds them)."""

@@ -44,6 +44,39 @@ LEADING_COLUMNS = ("num_samples",)
 BAND_COLUMNS = ("eqs_band", "recommendation")  # right after EQS
 
 
+# A PR comment holds at most 65,536 characters and a job summary 1 MiB: summary.md stays well under both.
+SUMMARY_LIMIT = 60_000  # bytes of UTF-8
+
+
+def cap_summary(text: str, limit: int = SUMMARY_LIMIT) -> str:
+    """``text`` cut at a line end to at most ``limit`` bytes of UTF-8, its last line saying how many lines and which
+    sections were cut (the run directory keeps everything)."""
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    lines = text.split("\n")
+
+    def trailer(cut: Sequence[str]) -> str:
+        headings = [line.lstrip("#").strip() for line in cut if line.startswith("## ")]
+        shown = headings if len(headings) <= 6 else [*headings[:3], "...", *headings[-2:]]
+        where = f" ({len(headings)} section(s): {', '.join(shown)})" if headings else ""
+        return (f"\n\n*\u2026 {len(cut)} more lines not shown{where}: summary.md is cut at {limit // 1000} KB; "
+                "see report.html and metrics.json in the run directory.*\n")
+
+    kept, size = 0, 0
+    budget = limit - len(trailer(lines).encode("utf-8"))
+    for line in lines:
+        cost = len(line.encode("utf-8")) + 1
+        if size + cost > budget:
+            break
+        size += cost
+        kept += 1
+    out = "\n".join(lines[:kept]) + trailer(lines[kept:])
+    while kept and len(out.encode("utf-8")) > limit:  # a cut's own headings can make its trailer longer
+        kept -= 1
+        out = "\n".join(lines[:kept]) + trailer(lines[kept:])
+    return out
+
+
 def metric_columns() -> tuple[str, ...]:
     """The fixed columns of metrics.csv: the catalog's CSV metrics, with EQS's band and recommendation."""
     columns = list(LEADING_COLUMNS)
@@ -216,6 +249,7 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     lines += sections.groups_md(sections.groups_view(metrics))
     lines += sections.calibration_md(sections.calibration_view(metrics))
     lines += sections.consistency_md(sections.consistency_view(metrics))
+    lines += sections.repeats_md(sections.repeats_view(metrics))
     return lines
 
 
@@ -280,7 +314,7 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
         lines += sections.pairwise_md(sections.pairwise_view(document))
     lines += sections.baseline_md(sections.baseline_view(document))
     lines += sections.problems_md(sections.problems_view(document))
-    return "\n".join(lines)
+    return cap_summary("\n".join(lines))
 
 
 def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> list[Path]:

@@ -19,9 +19,11 @@ from ..core.textsafe import markdown as md
 MAX_FIELD_DELTAS = 10  # per direction: the largest drops and the largest gains
 MAX_GROUPS = 10  # values of one group_by field shown (the rest stay in metrics.json)
 MAX_CONSISTENCY_FIELDS = 10
+MAX_FLAKY_SAMPLES_SHOWN = 10  # flaky samples named in summary.md (metrics.json lists up to 50)
 MAX_PROBLEMS = 20
 MAX_REGRESSIONS = 10  # regressed samples listed in summary.md, worst first (every one is in metrics.json)
 MAX_FLIPS_SHOWN = 3  # field flips listed per regressed sample
+HEADLINE_REGRESSIONS = 3  # regressed samples named at the top of summary.md, beside the verdict
 
 
 def _label(metric: str) -> str:
@@ -231,6 +233,30 @@ def consistency_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def repeats_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Is it flaky: pass counts over ``--extractbench-repeats`` runs, pass@k and pass^k, the fields that flip."""
+    found = metrics.get("repeats")
+    if not isinstance(found, Mapping) or not found.get("samples"):
+        return None
+    intervals = metrics.get("confidence_intervals") or {}
+    return {
+        "samples": found["samples"],
+        "k": found.get("runs"),
+        "pass_at_k": metrics.get("pass_at_k"),
+        "pass_hat_k": metrics.get("pass_hat_k"),
+        "ci_at": intervals.get("pass_at_k") or {},
+        "ci_hat": intervals.get("pass_hat_k") or {},
+        "pass_counts": dict(found.get("pass_counts") or {}),
+        "pass_at": dict(found.get("pass_at") or {}),
+        "pass_hat": dict(found.get("pass_hat") or {}),
+        "flaky_samples": found.get("flaky_samples", 0),
+        "flaky_list": list(found.get("flaky_sample_list") or [])[:MAX_FLAKY_SAMPLES_SHOWN],
+        "fields": list(found.get("flaky_fields") or [])[:MAX_CONSISTENCY_FIELDS],
+        "more_fields": max(0, len(found.get("flaky_fields") or []) - MAX_CONSISTENCY_FIELDS)
+        + int(found.get("more_flaky_fields") or 0),
+    }
+
+
 def pairwise_view(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     """EQS differences between the run's models on shared samples, with significance and win rates."""
     comparison = document.get("comparison")
@@ -361,6 +387,43 @@ def consistency_md(view: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+def _interval(ci: Mapping[str, Any]) -> str:
+    if ci.get("low") is None:
+        return ""
+    return f" [{100 * float(ci.get('confidence', 0.95)):g}% CI: {_pct(ci['low'])}, {_pct(ci['high'])}]"
+
+
+def repeats_md(view: Mapping[str, Any] | None) -> list[str]:
+    if not view:
+        return []
+    k = view["k"]
+    counts = ", ".join(f"{n} in {c} of {k}" for c, n in sorted(view["pass_counts"].items(), key=lambda i: -int(i[0]))
+                       if n)  # fmt: skip
+    lines = ["", "### Repeats: is it flaky?", "",
+             f"{view['samples']} samples run {k} times. pass@{k} (some run passes) {_pct(view['pass_at_k'])}"
+             f"{_interval(view['ci_at'])}; pass^{k} (every run passes) {_pct(view['pass_hat_k'])}"
+             f"{_interval(view['ci_hat'])}. Samples by passing runs: {counts}.",
+             "", "| k | " + " | ".join(view["pass_at"]) + " |", "|---|" + "---|" * len(view["pass_at"]),
+             "| pass@k | " + " | ".join(_pct(v) for v in view["pass_at"].values()) + " |",
+             "| pass^k | " + " | ".join(_pct(v) for v in view["pass_hat"].values()) + " |"]  # fmt: skip
+    if view["flaky_samples"]:
+        shown = ", ".join(f"{md(str(s['sample_id']))} ({s['passed']}/{s['runs']})" for s in view["flaky_list"])
+        more = view["flaky_samples"] - len(view["flaky_list"])
+        lines += ["", f"Flaky samples (pass in some runs, fail in others): {view['flaky_samples']}: {shown}"
+                      + (f", ... {more} more in metrics.json (`repeats.flaky_sample_list`)" if more > 0 else "")]
+    if view["fields"]:
+        lines += ["", "Fields whose category changes between runs (rate: of the sample fields compared):", "",
+                  "| Field | Flipped | Compared | Rate | Changes |", "|---|---|---|---|---|"]
+        for f in view["fields"]:
+            changes = ", ".join(f"{md(t)} {n}" for t, n in list(f["transitions"].items())[:MAX_FLIPS_SHOWN])
+            lines.append(f"| {md(f['field'])} | {f['flipped']} | {f['occurrences']} | {_pct(f['rate'])} | {changes} |")
+        if view["more_fields"]:
+            lines.append(f"\n{view['more_fields']} more flaky field(s) in metrics.json (`repeats.flaky_fields`).")
+    else:
+        lines += ["", "No field changed category between runs."]
+    return lines
+
+
 def pairwise_md(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     if not rows:
         return []
@@ -402,4 +465,11 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
         counts = f"; samples: {_bucket_counts(buckets['counts'])}" if buckets else ""
         lines.append(f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
                      f"**{md(str(m['verdict']).upper())}**{change}{counts}")  # fmt: skip
+        # the worst few with their field flips, so a PR comment names them before any table
+        for r in (buckets or {}).get("worst", [])[:HEADLINE_REGRESSIONS]:
+            lines.append(f"  - regressed {md(str(r.get('sample_id')))}: EQS {num(r.get('baseline_eqs'))} -> "
+                         f"{num(r.get('current_eqs'))}" + (f"; {flips}" if (flips := _flips(r.get("field_flips"))) else ""))
+        if buckets and len(buckets.get("worst", [])) + buckets.get("hidden", 0) > HEADLINE_REGRESSIONS:
+            more = len(buckets["worst"]) + buckets["hidden"] - HEADLINE_REGRESSIONS
+            lines.append(f"  - ... {more} more regressed sample(s) under \"Against the baseline\" below")
     return [*lines, ""]

@@ -218,6 +218,14 @@ def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
         variance = "n/a" if found["value_variance"] is None else f"{found['value_variance']:.4g}"
         lines.append(f"  consistency ({found['runs_per_sample']} runs)  exact {pct(found['exact_match_consistency'])}   "
                      f"field-level {pct(found['field_level_consistency'])}   numeric std {variance}")  # fmt: skip
+    repeats = metrics.get("repeats")
+    if repeats and repeats.get("samples"):
+        k = repeats["runs"]
+        fields = repeats.get("flaky_fields") or []
+        flaky = ", ".join(f"{safe(f['field'], 40)} {pct(f['rate'])}" for f in fields[:3])
+        lines.append(f"  repeats ({k} runs)    pass@{k} {pct(metrics.get('pass_at_k'))}   pass^{k} "
+                     f"{pct(metrics.get('pass_hat_k'))}   flaky samples {repeats.get('flaky_samples', 0)}"
+                     + (f"; flaky fields {flaky}" if flaky else ""))  # fmt: skip
     return lines
 
 

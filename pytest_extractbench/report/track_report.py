@@ -60,7 +60,9 @@ def track_summary_md(document: Mapping[str, Any]) -> str:
         lines += ["No sample was scored.", ""]
     for model, section in found.items():
         lines += [f"## {_md(model)}: {_md(section.title)}", "", *section_md(section), ""]
-    return "\n".join(lines)
+    from .exports import cap_summary
+
+    return cap_summary("\n".join(lines))
 
 
 def track_report_html(document: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from ..analysis import catalog
 from ..analysis.diagnostics import sample_diagnostics
 from ..analysis.metrics import metrics_by_model
 from ..analysis.performance import apply_prices
+from ..analysis.repeats import sample_repeats
 from ..analysis.sample_extras import extra_diagnostics
 from ..dataset.records import SampleRecord, records_by_model
 from ..dataset.responses import ModelResponse
@@ -64,6 +65,8 @@ class ExtractionTrack(Track):
                                                    sample.schema, settings.scoring),
                 )
                 extra_diagnostics(record, responses)  # calibration and consistency, when there is data
+                if len(responses) > 1:
+                    record.diagnostics["repeats"] = repeat_diagnostics(score, sample, responses, settings)
         except (Exception, budget.ScoringTimeout) as exc:  # noqa: BLE001 - any failure or overrun: its scoring_error
             record = _scoring_error_record(settings, model, sample, meta, response, exc)
         return record
@@ -81,6 +84,19 @@ class ExtractionTrack(Track):
             for model, section in metrics.items():
                 section.update(subset_metrics(grouped[model], settings.subsets, settings.scoring.statistics))
         return metrics
+
+
+def repeat_diagnostics(first: Any, sample: Any, responses: Sequence[ModelResponse], settings: Any) -> dict[str, Any]:
+    """Every run of one sample scored as the first one is (``first``: its score): which passed the item's rule,
+    and each field's category per run whose output parsed (:func:`..analysis.repeats.sample_repeats`)."""
+    passes, categories = [], []
+    for index, response in enumerate(responses):
+        score = first if index == 0 else score_sample(
+            response.content, sample.expected, sample.schema, options=settings.scoring, sample_id=sample.id,
+            rule_errors="ignore")  # fmt: skip
+        passes.append(failure_reason(score, response, settings.sample_min_eqs) is None)
+        categories.append({f.path: f.category for f in score.fields} if score.json_valid else None)
+    return sample_repeats(passes, categories)
 
 
 def failure_reason(score: Any, response: ModelResponse, min_eqs: float | None) -> str | None:

@@ -148,8 +148,10 @@ def checkout(origin: Path, workspace: Path) -> Path:
     return workspace
 
 
-def pull_request(origin: Path, workspace: Path, change: dict[str, Path | str]) -> JobRun:
-    """A branch off main with `change` (path in the repository -> source file or text), run by the compare job."""
+def pull_request(origin: Path, workspace: Path, change: dict[str, Path | str],
+                 extra: dict[str, str] | None = None) -> JobRun:
+    """A branch off main with `change` (path in the repository -> source file or text), run by the compare job
+    (``extra``: more of the runner's environment, e.g. a stand-in GitHub)."""
     checkout(origin, workspace)
     git(workspace, "checkout", "--quiet", "-b", "change")
     for path, content in change.items():
@@ -160,13 +162,85 @@ def pull_request(origin: Path, workspace: Path, change: dict[str, Path | str]) -
     git(workspace, "add", "-A")
     git(workspace, *TEST_IDENTITY, "commit", "--quiet", "-m", "change")
     github = {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "change"}
-    return run_job("compare", workspace, github)
+    return run_job("compare", workspace, {**github, **(extra or {})})
 
 
 def main_push(origin: Path, workspace: Path) -> JobRun:
     checkout(origin, workspace)
     github = {"GITHUB_EVENT_NAME": "push", "GITHUB_REF_NAME": "main", "GITHUB_REF": "refs/heads/main"}
     return run_job("baseline", workspace, github)
+
+
+# -- GitHub's REST API, as far as the comment step uses it through gh --------------------------------------
+
+FAKE_GH = """#!{python}
+import json, os, sys
+
+state_path = os.environ["FAKE_GH_STATE"]
+with open(state_path, encoding="utf-8") as f:
+    state = json.load(f)
+args = sys.argv[1:]
+state["calls"].append(args)
+method, fields, endpoint = "GET", {{}}, None
+rest = iter(args[1:])
+for arg in rest:
+    if arg == "-X":
+        method = next(rest)
+    elif arg in ("-F", "--field"):
+        key, value = next(rest).split("=", 1)
+        fields[key] = open(value[1:], encoding="utf-8").read() if value.startswith("@") else value
+    elif not arg.startswith("-"):
+        endpoint = arg
+issues = "repos/" + os.environ["GITHUB_REPOSITORY"] + "/issues/"
+path = endpoint.split("?")[0]
+if method != "GET" and state.get("read_only"):
+    sys.stderr.write("HTTP 403: Resource not accessible by integration\\n")
+    code = 1
+elif method == "GET" and path == issues + os.environ["EXTRACTBENCH_CI_PR"] + "/comments":
+    half = len(state["comments"]) // 2  # two pages, as --paginate prints them
+    print(json.dumps(state["comments"][:half]))
+    print(json.dumps(state["comments"][half:]))
+    code = 0
+elif method == "POST" and path == issues + os.environ["EXTRACTBENCH_CI_PR"] + "/comments":
+    state["comments"].append({{"id": 100 + len(state["comments"]), "body": fields["body"],
+                              "user": {{"login": "github-actions[bot]", "type": "Bot"}}}})
+    code = 0
+elif method == "PATCH" and path.startswith(issues + "comments/"):
+    comment = next(c for c in state["comments"] if str(c["id"]) == path.rsplit("/", 1)[1])
+    assert comment["user"]["type"] == "Bot", "edits someone else's comment"
+    comment["body"] = fields["body"]
+    code = 0
+else:
+    sys.stderr.write("unexpected call: " + " ".join(args) + "\\n")
+    code = 2
+with open(state_path, "w", encoding="utf-8") as f:
+    json.dump(state, f)
+sys.exit(code)
+"""
+
+
+class FakeGitHub:
+    """A stand-in ``gh`` on PATH that keeps the pull request's comments in a JSON file."""
+
+    def __init__(self, where: Path, comments: list[dict] | None = None, read_only: bool = False) -> None:
+        self.bin = where / "gh-bin"
+        self.bin.mkdir()
+        gh = self.bin / "gh"
+        gh.write_text(FAKE_GH.format(python=sys.executable), encoding="utf-8")
+        gh.chmod(0o755)
+        self.state = where / "gh-state.json"
+        self.state.write_text(json.dumps({"comments": comments or [], "calls": [], "read_only": read_only}))
+        self.env = {"PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}", "FAKE_GH_STATE": str(self.state),
+                    "GITHUB_REPOSITORY": "team/project", "EXTRACTBENCH_CI_PR": "7", "GH_TOKEN": "not-a-token"}
+
+    def read(self) -> dict:
+        return json.loads(self.state.read_text(encoding="utf-8"))
+
+    def methods(self) -> list[str]:
+        return [call[call.index("-X") + 1] if "-X" in call else "GET" for call in self.read()["calls"]]
+
+
+MARKER = "<!-- extractbench -->"
 
 
 def baseline_path() -> str:
@@ -244,6 +318,33 @@ def test_an_unchanged_pull_request_passes(after_main: tuple[Path, JobRun], tmp_p
 
 
 @needs_git
+def test_a_pull_request_gets_one_comment_updated_on_later_pushes(after_main: tuple[Path, JobRun],
+                                                                 tmp_path: Path) -> None:
+    origin, _ = after_main
+    others = [{"id": 1, "body": f"quoting it: {MARKER}", "user": {"login": "ann", "type": "User"}},
+              {"id": 2, "body": "coverage: 91%", "user": {"login": "codecov[bot]", "type": "Bot"}}]
+    github = FakeGitHub(tmp_path, others)
+    first = pull_request(origin, tmp_path / "push-1", {predictions_path(): WEAK}, github.env)
+    assert first.step("comment").returncode == 0, first.step("comment").output
+    comments = github.read()["comments"]
+    assert comments[:2] == others and len(comments) == 3
+    ours = comments[2]
+    summary = (first.workspace / "results" / "summary.md").read_text(encoding="utf-8")
+    assert ours["body"] == f"{MARKER}\n{summary}"
+    # what a reviewer needs leads: the failed gate, the verdict against the baseline with its bucket counts
+    head = ours["body"][:3000]
+    assert "**Gate: FAILED**" in head and "**REGRESSED**" in head and " regressed" in head
+    assert "Pull request comment created." in first.summary
+    second = pull_request(origin, tmp_path / "push-2", {"NOTES.md": "outputs as on main\n"}, github.env)
+    assert second.step("pr").returncode == 0
+    comments = github.read()["comments"]
+    assert len(comments) == 3 and comments[2]["id"] == ours["id"]  # the same comment, edited
+    assert comments[2]["body"].startswith(MARKER) and "**Gate: passed**" in comments[2]["body"]
+    assert github.methods() == ["GET", "POST", "GET", "PATCH"]
+    assert "Pull request comment updated." in second.summary
+
+
+@needs_git
 def test_the_pull_request_compares_with_mains_baseline_not_its_own_copy(after_main: tuple[Path, JobRun],
                                                                        tmp_path: Path) -> None:
     """A branch that also rewrites the committed baseline is still compared with main's (its copy here is not
@@ -287,7 +388,8 @@ def test_every_run_step_calls_the_script() -> None:
         commands = [shlex.split(step["run"]) for step in run_steps(load_workflow()["jobs"][job_id])]
         for command in commands:
             assert command[:2] == ["bash", SCRIPT_IN_REPO] and len(command) == 3 and command[2] in known, command
-        assert [command[2] for command in commands] == ["install", expected, "summary"]
+        assert [command[2] for command in commands] == ["install", expected, "summary",
+                                                        *(["comment"] if job_id == "compare" else [])]
 
 
 def test_results_are_summarized_and_uploaded_even_after_a_failure() -> None:
@@ -308,12 +410,89 @@ def test_secrets_reach_the_steps_only_through_the_environment() -> None:
             assert "secrets" not in step["run"] and "api-key" not in step["run"].lower()
 
 
-def test_the_install_step_brings_what_the_runs_use() -> None:
+def requirements() -> list[str]:
+    path = ROOT / load_workflow()["env"]["EXTRACTBENCH_CI_REQUIREMENTS"]
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def test_the_install_step_brings_what_the_runs_use_pinned() -> None:
     addopts = shlex.split(load_workflow()["env"].get("PYTEST_ADDOPTS", ""))
-    install = re.search(r"^install\)\n(.*?)\n\s*;;", SCRIPT.read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
-    command = [line for line in install.group(1).splitlines() if not line.strip().startswith("#")]
-    words = shlex.split(" ".join(command))
-    assert "pip" in words and "install" in words
-    assert any(word.startswith("pytest-extractbench") for word in words)
+    pins = dict(line.split("==", 1) for line in requirements())
+    assert all("==" in line for line in requirements()), requirements()  # every requirement pinned
+    version = re.search(r'^version = "(.+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.MULTILINE)
+    assert pins["pytest-extractbench"] == version.group(1)
     if "-n" in addopts or any(option.startswith("--numprocesses") for option in addopts):
-        assert "pytest-xdist" in words
+        assert "pytest-xdist" in pins
+    install = re.search(r"^install\)\n(.*?)\n\s*;;", SCRIPT.read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
+    assert "$REQUIREMENTS" in install.group(1) and "pip install" in install.group(1)
+    for path in (WORKFLOW, SCRIPT, ROOT / "ci" / "requirements.txt"):
+        assert "OWNER" not in path.read_text(encoding="utf-8"), path
+
+
+def test_jobs_have_a_timeout_and_a_pip_cache_keyed_on_the_pins() -> None:
+    for job_id, job in load_workflow()["jobs"].items():
+        assert 0 < job["timeout-minutes"] <= 120, job_id
+        setup = next(step for step in job["steps"] if str(step.get("uses", "")).startswith("actions/setup-python"))
+        assert setup["with"]["cache"] == "pip"
+        assert setup["with"]["cache-dependency-path"] == load_workflow()["env"]["EXTRACTBENCH_CI_REQUIREMENTS"]
+    assert load_workflow()["jobs"]["compare"]["permissions"]["pull-requests"] == "write"
+
+
+FAKE_PYTHON = """#!/bin/sh
+printf '%s\\n' "$@" >>"$PIP_LOG"
+while [ $# -gt 0 ]; do
+    if [ "$1" = -r ]; then cat "$2" >>"$PIP_LOG"; fi
+    shift
+done
+"""
+
+
+def install_words(cwd: Path, tmp_path: Path) -> list[str]:
+    """What the install step hands pip in ``cwd`` (a stand-in python records it: nothing is downloaded)."""
+    fake_python, log = tmp_path / "python", tmp_path / "pip.log"
+    fake_python.write_text(FAKE_PYTHON, encoding="utf-8")
+    fake_python.chmod(0o755)
+    env = {**clean_environ(), "PYTHON": str(fake_python), "PIP_LOG": str(log)}
+    done = subprocess.run(["bash", str(SCRIPT), "install"], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return log.read_text(encoding="utf-8").split()
+
+
+def test_a_project_installs_the_pinned_requirements(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "ci").mkdir(parents=True)
+    shutil.copyfile(ROOT / "ci" / "requirements.txt", project / "ci" / "requirements.txt")
+    words = install_words(project, tmp_path)
+    assert words[:5] == ["-m", "pip", "install", "-r", "ci/requirements.txt"]
+    assert set(requirements()) <= set(words)
+
+
+def test_the_plugins_own_checkout_installs_the_commit_under_test(tmp_path: Path) -> None:
+    """In a checkout of the plugin the install step installs it (.), with the other pins, not the release."""
+    words = install_words(ROOT, tmp_path)
+    assert words[:4] == ["-m", "pip", "install", "."]
+    others = [line for line in requirements() if not line.startswith("pytest-extractbench")]
+    assert others and set(others) <= set(words) and not any(w.startswith("pytest-extractbench") for w in words)
+
+
+@needs_git
+def test_a_live_run_without_a_server_stops_with_a_clear_message(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork's pull request: the workflow's live variant, whose vars (the server URL) and secrets are empty."""
+    origin = make_origin(tmp_path)
+    workflow = load_workflow()
+    live = {key: value for key, value in workflow["env"].items() if key != "EXTRACTBENCH_PREDICTIONS"}
+    live.update(EXTRACTBENCH_BASE_URL="", EXTRACTBENCH_MODEL="qwen")
+    monkeypatch.setattr(sys.modules[__name__], "load_workflow", lambda: {**workflow, "env": live})
+    github = FakeGitHub(tmp_path, read_only=True)  # a fork's token reads, never writes
+    run = pull_request(origin, tmp_path / "pr", {"NOTES.md": "from a fork\n"}, github.env)
+    benchmark = run.step("pr")
+    assert benchmark.returncode != 0
+    assert "no model server configured" in benchmark.output, benchmark.output
+    assert "chunk" not in benchmark.output and not (run.workspace / "results").exists()  # no embedded fallback
+    assert "no model server configured" in run.summary and "No results/summary.md" in run.summary
+    # the comment step tried, was refused, and did not fail the job a second time
+    assert run.step("comment").returncode == 0 and github.methods() == ["GET", "POST"]
+    assert "GitHub refused it" in run.summary

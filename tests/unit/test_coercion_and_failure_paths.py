@@ -234,6 +234,7 @@ HIGHER_IS_BETTER = {
     "field_precision_partial", "field_recall_partial", "field_precision_strict", "field_recall_strict",
     "field_precision_lenient", "field_recall_lenient", "exact_match_rate", "exact_match_rate_valid",
     "type_accuracy", "perfect_sample_rate", "semantic_similarity", "judge_score", "throughput_rps", "success_rate",
+    "pass_at_k", "pass_hat_k",
 }
 
 
