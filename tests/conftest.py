@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
+import llmgroup
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -26,13 +27,28 @@ settings.register_profile("dev", max_examples=40, **_PATIENT)
 settings.load_profile(os.environ.get("EXTRACTBENCH_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
+# Under ``-n N --dist loadgroup`` the llm tests run on one worker: the session's llama-servers
+# (tests/integration/conftest.py) start once, and two model servers never compete for the same cores (llmgroup.py
+# says why the xdist_group mark alone no longer does it).
+def pytest_configure(config: pytest.Config) -> None:
+    llmgroup.start(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    llmgroup.finish(config)
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``-n N --dist loadgroup`` the llm tests run on one worker: the session's llama-servers
-    (tests/integration/conftest.py) start once, and two model servers never compete for the same cores."""
-    for item in items:
-        if item.get_closest_marker("llm") is not None:
-            item.add_marker(pytest.mark.xdist_group("llama-server"))
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    llm = [item for item in items if item.get_closest_marker("llm") is not None]
+    for item in llm:
+        item.add_marker(pytest.mark.xdist_group(llmgroup.GROUP))
+    llmgroup.record(config, (item.nodeid for item in llm))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    return llmgroup.scheduler(config, log) if config.getvalue("dist") == "loadgroup" else None
 
 
 @pytest.fixture(autouse=True)
