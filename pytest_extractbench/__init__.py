@@ -28,7 +28,8 @@ _EXPORTS = {
     "pytest_extractbench.scoring": ("EqsWeights", "FieldCounts", "FieldResult", "SampleScore", "ScoringOptions",
                                     "StatsOptions", "parse_output", "score_sample"),
     "pytest_extractbench.run.api": ("evaluate",),
-    "pytest_extractbench.run.result": ("RunResult", "load_run"),
+    "pytest_extractbench.run.keywords": ("EvaluateOptions",),
+    "pytest_extractbench.run.result": ("RunResult", "UnknownMetric", "load_run"),
     "pytest_extractbench.core.errors": ("ExtractbenchError", "UsageProblem"),
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -60,6 +61,7 @@ __all__ = [
     "Dataset",
     "DatasetProblem",
     "EqsWeights",
+    "EvaluateOptions",
     "ExtractbenchError",
     "FieldCounts",
     "FieldResult",
@@ -76,6 +78,7 @@ __all__ = [
     "ScoringOptions",
     "StatsOptions",
     "SubsetConfig",
+    "UnknownMetric",
     "UsageProblem",
     "bootstrap_ci",
     "cohens_d",
