@@ -11,6 +11,28 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+# True for type checkers (mypy and pyright know the name), False at run time, where importing typing for it
+# would cost the light entry point five modules
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the real types for type checkers and editors; at run time the names load lazily (below)
+    from .analysis.metrics import metrics_by_model, model_metrics
+    from .analysis.performance import Prices, performance_metrics
+    from .analysis.stats import (Interval, bootstrap_ci, cohens_d, compare_paired, interpret_cohens_d,
+                                 paired_permutation_test, paired_ttest, wilcoxon_test)
+    from .core.errors import ExtractbenchError, UsageProblem
+    from .dataset.records import SampleRecord
+    from .dataset.responses import ModelResponse
+    from .dataset.samples import BUNDLED, Dataset, DatasetProblem, Sample, SampleView
+    from .dataset.sources import load_dataset
+    from .analysis.bands import eqs_band, recommendation
+    from .gating.sla import SLA_TIERS, GateCheck, evaluate_sla
+    from .gating.subsets import SubsetConfig, load_subsets
+    from .run.api import evaluate
+    from .run.keywords import EvaluateOptions
+    from .run.result import RunResult, UnknownMetric, load_run
+    from .scoring import (EqsWeights, FieldCounts, FieldResult, SampleScore, ScoringOptions, StatsOptions,
+                          parse_output, score_sample)
+
 # Public name -> the module defining it. Imported on first use, so `import pytest_extractbench` (and pytest's
 # entry point `pytest_extractbench.plugin`, which imports this package first) loads no numpy or scipy.
 _EXPORTS = {
@@ -18,7 +40,8 @@ _EXPORTS = {
     "pytest_extractbench.dataset.sources": ("load_dataset",),
     "pytest_extractbench.dataset.records": ("SampleRecord",),
     "pytest_extractbench.dataset.responses": ("ModelResponse",),
-    "pytest_extractbench.gating.sla": ("SLA_TIERS", "GateCheck", "eqs_band", "evaluate_sla", "recommendation"),
+    "pytest_extractbench.analysis.bands": ("eqs_band", "recommendation"),
+    "pytest_extractbench.gating.sla": ("SLA_TIERS", "GateCheck", "evaluate_sla"),
     "pytest_extractbench.gating.subsets": ("SubsetConfig", "load_subsets"),
     "pytest_extractbench.analysis.metrics": ("metrics_by_model", "model_metrics"),
     "pytest_extractbench.analysis.performance": ("Prices", "performance_metrics"),
@@ -28,7 +51,8 @@ _EXPORTS = {
     "pytest_extractbench.scoring": ("EqsWeights", "FieldCounts", "FieldResult", "SampleScore", "ScoringOptions",
                                     "StatsOptions", "parse_output", "score_sample"),
     "pytest_extractbench.run.api": ("evaluate",),
-    "pytest_extractbench.run.result": ("RunResult", "load_run"),
+    "pytest_extractbench.run.keywords": ("EvaluateOptions",),
+    "pytest_extractbench.run.result": ("RunResult", "UnknownMetric", "load_run"),
     "pytest_extractbench.core.errors": ("ExtractbenchError", "UsageProblem"),
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -60,6 +84,7 @@ __all__ = [
     "Dataset",
     "DatasetProblem",
     "EqsWeights",
+    "EvaluateOptions",
     "ExtractbenchError",
     "FieldCounts",
     "FieldResult",
@@ -76,6 +101,7 @@ __all__ = [
     "ScoringOptions",
     "StatsOptions",
     "SubsetConfig",
+    "UnknownMetric",
     "UsageProblem",
     "bootstrap_ci",
     "cohens_d",

@@ -2,7 +2,7 @@
 
 ``sample=10`` is ``--extractbench-sample 10``; a string goes through the option's own converter (so it
 is checked as on the command line), other values are taken as they are; ``predictions`` also takes
-``{"model": "path.jsonl"}``. Nothing is read from the environment, an ini file or a config file.
+``{"model": "path.jsonl"}`` and rows in memory (``[{"id": ..., "output": ...}]`` or ``{"model": rows}``). Nothing is read from the environment, an ini file or a config file.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..core.errors import UsageProblem
 from ..core.textsafe import clip
@@ -46,11 +46,37 @@ def _one(converter: Any, value: Any) -> Any:
 
 
 def _predictions(value: Any) -> tuple[PredictionsSpec, ...]:
-    if isinstance(value, Mapping):  # {"model": path}
-        return tuple(PredictionsSpec(Path(path), str(model)) for model, path in value.items())
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    return tuple(v if isinstance(v, PredictionsSpec) else
-                 PredictionsSpec.parse(str(v)) if isinstance(v, str) else PredictionsSpec(Path(v)) for v in values)
+    """A path, several, ``{model: path or rows}``, or rows (dicts in the predictions-file format) in memory."""
+    if isinstance(value, Mapping) and not _is_row(value):  # {"model": path or rows}
+        return tuple(_one_source(source, str(model)) for model, source in value.items())
+    if _is_path(value):
+        return (_one_source(value, None),)
+    values = list(value) if isinstance(value, Iterable) and not isinstance(value, bytes) else [value]
+    if values and all(_is_row(v) for v in values):
+        return (_one_source(values, None),)
+    return tuple(v if isinstance(v, PredictionsSpec) else _one_source(v, None) for v in values)
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
+
+
+def _is_row(value: Any) -> bool:
+    """A predictions row: a mapping with an ``id`` (``{model: ...}`` has none)."""
+    return isinstance(value, Mapping) and "id" in value
+
+
+def _one_source(source: Any, model: str | None) -> PredictionsSpec:
+    if isinstance(source, str) and model is None:
+        return PredictionsSpec.parse(source)
+    if isinstance(source, (str, os.PathLike)):
+        return PredictionsSpec(Path(source), model)
+    if isinstance(source, Iterable) and not isinstance(source, (bytes, Mapping)):
+        rows = tuple(source)
+        if all(isinstance(row, Mapping) for row in rows):
+            return PredictionsSpec(Path(f"<rows of {model}>" if model else "<rows>"), model, rows=rows)
+    raise TypeError(f"expected a path, rows (dicts with 'id' and 'output') or {{model: path or rows}}, "
+                    f"got {type(source).__name__}")
 
 
 def _shown(value: Any) -> str:

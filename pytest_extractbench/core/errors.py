@@ -20,6 +20,7 @@ spellings work. The tree, by layer::
     │   GGUFError (ValueError), JudgeError (RuntimeError), EmbeddingError (RuntimeError),
     │   RemoteAnswerError (ValueError)
     ├── gating: BaselineError, SubsetConfigError (ValueError)
+    ├── run: UnknownMetric (KeyError) a name RunResult.metric() does not know
     ├── tracks: BreakageError (ValueError)
     ├── config: ConfigError
     └── plugin: SampleFailure (an item's failure as pytest shows it)

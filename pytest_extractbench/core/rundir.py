@@ -58,11 +58,12 @@ def is_run(path: Path) -> bool:
     return path.is_dir() and any((path / name).exists() for name in RUN_MARKERS)
 
 
-def prepare(path: Path, *, what: str, resume: bool = False, fresh: bool = True) -> Path:
+def prepare(path: Path, *, what: str, resume: bool = False, fresh: bool = True, resume_with: str | None = None) -> Path:
     """Make ``path`` ready for this session, or raise :class:`RunDirError` before anything runs.
 
     ``resume``: continue the run in ``path`` (it must be one). ``fresh``: a new run, so ``path``
-    must be new or empty (files of an earlier run would be mixed with this one's).
+    must be new or empty (files of an earlier run would be mixed with this one's). ``resume_with``: how the
+    caller continues a run, named in the message (``--extractbench-resume PATH``, or ``resume=...`` from Python).
     """
     if resume:
         if not path.is_dir():
@@ -81,7 +82,8 @@ def prepare(path: Path, *, what: str, resume: bool = False, fresh: bool = True) 
             kind = "run" if is_run(path) else "folder"
             raise RunDirError(
                 f"{what} {path} is not empty (it holds {found.name!r}, from an earlier {kind}): a run needs a new "
-                f"or empty directory; remove it, choose another, or continue that run with --extractbench-resume {path}"
+                f"or empty directory; remove it, choose another, or continue that run with "
+                f"{resume_with or f'--extractbench-resume {path}'}"
             )
     return path
 

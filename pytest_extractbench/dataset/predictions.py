@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..core import jsonio
 from .samples import DatasetProblem, Sample
@@ -25,6 +25,8 @@ class PredictionsSpec:
 
     path: Path
     model: str | None = None
+    # rows given in memory (from Python): ``path`` is then only their label in messages, e.g. ``<rows>``
+    rows: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def parse(cls, value: str) -> PredictionsSpec:
@@ -113,8 +115,12 @@ def load_predictions(specs: Sequence[PredictionsSpec], *, default_model: str | N
     """Read every predictions file; bad rows become problems, the first row of a duplicate id wins."""
     source = PredictionsSource()
     for spec in specs:
-        path = spec.path if spec.path.is_absolute() else base_dir / spec.path
         label = str(spec.path)
+        if spec.rows is not None:
+            for number, row in enumerate(spec.rows, start=1):
+                _read_row(source, label, number, row, spec.model or default_model or DEFAULT_OFFLINE_MODEL, "row")
+            continue
+        path = spec.path if spec.path.is_absolute() else base_dir / spec.path
         if not path.is_file():
             raise FileNotFoundError(f"predictions file {label}: no such file ({path})")
         for number, row in jsonio.iter_jsonl(path):
@@ -122,8 +128,9 @@ def load_predictions(specs: Sequence[PredictionsSpec], *, default_model: str | N
     return source
 
 
-def _read_row(source: PredictionsSource, label: str, number: int, row: object, fallback_model: str) -> None:
-    location = f"line {number}"
+def _read_row(source: PredictionsSource, label: str, number: int, row: object, fallback_model: str,
+              unit: str = "line") -> None:
+    location = f"{unit} {number}"
     facts = source.files.setdefault(label, FileFacts())
     if isinstance(row, dict):
         facts.rows += 1

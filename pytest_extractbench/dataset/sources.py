@@ -232,7 +232,7 @@ def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], ca
         else:
             why = "it could not be downloaded"
         raise DatasetSourceError(f"dataset {spec!r}: {name!r}: {why}: {type(exc).__name__}: {exc}") from None
-    return parse_rows(name, spec, _iter_hf(loaded), columns=columns)
+    return parse_rows(name, spec, iter_hf_rows(loaded), columns=columns)
 
 
 def _load_hf_local(spec: str, path: Path, split: str | None, columns: Mapping[str, str],
@@ -254,10 +254,10 @@ def _load_hf_local(spec: str, path: Path, split: str | None, columns: Mapping[st
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds; the user needs the words
         reason = f"{type(exc).__name__}: {exc}"
         raise DatasetSourceError(f"dataset {spec!r}: datasets could not load {path}: {reason}") from None
-    return parse_rows(path.name, spec, _iter_hf(loaded), columns=columns)
+    return parse_rows(path.name, spec, iter_hf_rows(loaded), columns=columns)
 
 
-def _iter_hf(loaded: Any) -> Iterator[tuple[str, Any]]:
+def iter_hf_rows(loaded: Any) -> Iterator[tuple[str, Any]]:
     """Rows of a ``Dataset``, or of every split of a ``DatasetDict`` (locations name the split)."""
     if isinstance(loaded, dict):  # a DatasetDict
         splits = list(loaded.keys())

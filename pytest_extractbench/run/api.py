@@ -8,12 +8,14 @@
 from __future__ import annotations
 
 import os
+from functools import partial
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable
-
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 from ..config.from_python import settings_from_options
 from ..core.errors import UsageProblem
+from ..dataset.samples import Dataset
 from .context import RunContext, RunEvents
 from .finish import finish_run, version
 from .heap import HeapFreeze
@@ -21,33 +23,61 @@ from .items import run_item
 from .result import RunResult
 from .rules import configure_rules
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extractor: Callable[..., Any] | None = None,
-             base_url: str | list[str] | None = None, model: str | list[str] | None = None,
-             output: str | Path | None = None, rootdir: str | Path | None = None,
-             events: RunEvents | None = None, **options: Any) -> RunResult:
+    from ..dataset.samples import SampleView
+    from .keywords import EvaluateOptions
+
+PathText = Union[str, "os.PathLike[str]"]
+# a dataset: its name or path, a loaded Dataset (load_dataset()), a HuggingFace datasets.Dataset, or rows
+DatasetInput = Union[str, "os.PathLike[str]", Dataset, Iterable[Mapping[str, Any]]]
+# predictions: a path, several, {model: path or rows}, or rows ({"id", "output"} dicts) for one model
+PredictionsInput = Union[str, "os.PathLike[str]", Sequence[PathText], Mapping[str, Any], Iterable[Mapping[str, Any]]]
+# progress(done, total, record): after each (model, sample) is scored
+Progress = Callable[[int, int, Any], object]
+
+ROWS_LABEL = "<rows>"
+
+
+def evaluate(dataset: DatasetInput = "bundled", *, predictions: PredictionsInput | None = None,
+             extractor: Callable[[SampleView], Any] | None = None,
+             base_url: str | Sequence[str] | None = None, model: str | Sequence[str] | None = None,
+             output: PathText | None = None, rootdir: PathText | None = None,
+             events: RunEvents | None = None, progress: Progress | None = None,
+             **options: Unpack[EvaluateOptions]) -> RunResult:
     """Benchmark one dataset and return the run's result; the run directory is written as by pytest.
 
-    Where the answers come from: ``predictions`` (a JSONL file, a list of them, or ``{model: path}``),
-    ``extractor`` (any callable ``(SampleView) -> str | dict | ModelResponse``, sync or async; it sees a sample's
-    id, text, schema and meta, never its gold, and each call has ``timeout`` seconds), ``base_url`` of
-    an OpenAI-compatible server with ``model``, or, with none of them, the embedded llama-server.
-    ``options`` are the ``--extractbench-*`` options by their underscore names (``sla="target"``,
-    ``sample=10``, ``compare="main"``). ``rootdir`` holds ``.extractbench/`` (default: the current directory).
+    ``dataset``: ``"bundled"``, a file, folder or ``hf:`` name as on the command line, a loaded
+    :class:`~pytest_extractbench.Dataset` (:func:`~pytest_extractbench.load_dataset`), a HuggingFace
+    ``datasets.Dataset``, or rows (dicts ``{id, text, schema, expected}``, the bundled file's format).
+    Where the answers come from: ``predictions`` (a JSONL file, a list of them, ``{model: path or rows}``, or
+    rows ``{"id", "output"}`` in memory), ``extractor`` (any callable ``(SampleView) -> str | dict | ModelResponse``,
+    sync or async; it sees a sample's id, text, schema and meta, never its gold, and each call has ``timeout``
+    seconds; a lambda needs ``model=``), ``base_url`` of an OpenAI-compatible server with ``model``, or, with
+    none of them, the embedded llama-server. ``options`` are the ``--extractbench-*`` options by their
+    underscore names (``sla="target"``, ``sample=10``, ``compare="main"``, ``resume="runs/x"``), typed in
+    :class:`~pytest_extractbench.run.keywords.EvaluateOptions`. ``progress(done, total, record)`` is called
+    after each (model, sample) is scored. ``rootdir`` holds ``.extractbench/`` (default: the current directory).
     A problem with the inputs raises :class:`~pytest_extractbench.core.errors.UsageProblem`.
     """
-    check_arguments(dataset=dataset, extractor=extractor, output=output, rootdir=rootdir, events=events)
+    check_arguments(dataset=dataset, extractor=extractor, output=output, rootdir=rootdir, events=events,
+                    progress=progress, model=model)
     root = Path(rootdir) if rootdir is not None else Path.cwd()
+    values: dict[str, Any] = dict(options)
     if extractor is not None:  # named like --extractbench-extractor, so it gets an extractor's defaults (timeout)
         from ..live.extractor import ExtractorSource
 
-        options["extractor"] = ExtractorSource.qualified_name(extractor)
+        values["extractor"] = ExtractorSource.qualified_name(extractor)
+    spec, samples = dataset_input(dataset)
     settings = settings_from_options(
-        root, dataset=str(dataset), predictions=predictions, base_url=base_url, model=model,
-        output=None if output is None else Path(output), **options,
+        root, dataset=spec, predictions=predictions, base_url=base_url, model=model,
+        output=None if output is None else Path(output), **values,
     )  # fmt: skip
     configure_rules(settings)
-    context = RunContext(settings, base_dir=root, events=events, extractor=extractor)
+    watcher = ProgressEvents(events, progress)
+    context = RunContext(settings, base_dir=root, events=watcher, extractor=extractor, samples=samples,
+                         from_python=True)
     try:
         models = context.models()
         if not models:
@@ -55,6 +85,7 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
         context.check_invalid_policy()
         context.check_baseline_pairing()
         work = [(name, sample) for name in models for sample in context.dataset.samples]
+        watcher.total = len(work)
         context.live.start()
         context.source.prepare(work)
         heap = HeapFreeze()  # the dataset stays unchanged: keep the cyclic GC from rescanning it (heap.py)
@@ -69,20 +100,67 @@ def evaluate(dataset: str | Path = "bundled", *, predictions: Any = None, extrac
         context.close()
 
 
-def check_arguments(*, dataset: Any, extractor: Any, output: Any, rootdir: Any, events: Any) -> None:
+class ProgressEvents(RunEvents):
+    """The caller's events, plus ``progress(done, total, record)`` after each scored sample."""
+
+    def __init__(self, events: RunEvents | None, progress: Progress | None) -> None:
+        self.events = events or RunEvents()
+        self.progress = progress
+        self.done = 0
+        self.total = 0
+
+    def request_done(self, model: str, sample_id: str, response: Any) -> None:
+        self.events.request_done(model, sample_id, response)
+
+    def sample_scored(self, record: Any) -> None:
+        self.events.sample_scored(record)
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total, record)
+
+    def run_finished(self, metrics: dict[str, Any]) -> None:
+        self.events.run_finished(metrics)
+
+
+def dataset_input(dataset: Any) -> tuple[str, Dataset | list[tuple[str, Any]] | None]:
+    """The dataset's label for the settings, and the samples given as an object (None: the label is read)."""
+    if isinstance(dataset, (str, os.PathLike)):
+        return os.fspath(dataset), None
+    if isinstance(dataset, Dataset):
+        return dataset.source, dataset
+    if callable(getattr(dataset, "to_list", None)) and type(dataset).__module__.split(".")[0] == "datasets":
+        from ..dataset.sources import iter_hf_rows
+
+        return f"<{type(dataset).__module__.split('.')[0]}.{type(dataset).__name__}>", list(iter_hf_rows(dataset))
+    rows = list(dataset)
+    bad = next((n for n, row in enumerate(rows, start=1) if not isinstance(row, Mapping)), None)
+    if bad is not None:
+        raise UsageProblem(f"extractbench: dataset row {bad}: expected a dict {{id, text, schema, expected}}, got "
+                           f"{type(rows[bad - 1]).__name__}")
+    return ROWS_LABEL, [(f"row {n}", dict(row)) for n, row in enumerate(rows, start=1)]
+
+
+def check_arguments(*, dataset: Any, extractor: Any, output: Any, rootdir: Any, events: Any, progress: Any = None,
+                    model: Any = None) -> None:
     """evaluate()'s own arguments (the options are checked with the settings), with the message the command
     line would give, before anything is read or written."""
     def problem(name: str, value: Any, expected: str) -> UsageProblem:
         shown = value if isinstance(value, (int, float)) else type(value).__name__
         return UsageProblem(f"extractbench: {name}={shown}: expected {expected}, got {type(value).__name__}")
 
-    if not isinstance(dataset, (str, os.PathLike)):
-        raise problem("dataset", dataset, "a dataset name or path (str or Path)")
+    if not isinstance(dataset, (str, os.PathLike, Dataset, Iterable)) or isinstance(dataset, (bytes, Mapping)):
+        raise problem("dataset", dataset, "a dataset name or path, a Dataset, or rows (dicts)")
     for name, value in (("output", output), ("rootdir", rootdir)):
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise problem(name, value, "a directory path (str or Path)")
     if extractor is not None and not callable(extractor):
         raise problem("extractor", extractor, "a callable (SampleView) -> str | dict | ModelResponse")
+    shown = str(getattr(extractor, "__name__", None) or type(extractor).__name__)
+    if extractor is not None and not model and (not shown.isidentifier() or isinstance(extractor, partial)):
+        raise UsageProblem(f"extractbench: extractor={shown}: a callable without a name of its own (a lambda, a "
+                           f"partial) needs model='NAME', the name its results are reported under")
+    if progress is not None and not callable(progress):
+        raise problem("progress", progress, "a callable (done, total, record)")
     hooks = ("request_done", "sample_scored", "run_finished")
     if events is not None and not all(callable(getattr(events, hook, None)) for hook in hooks):
         raise problem("events", events, "a RunEvents (with request_done, sample_scored and run_finished)")

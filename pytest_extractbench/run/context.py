@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,8 +64,12 @@ class RunContext:
     def __init__(self, settings: Settings, *, base_dir: Path, worker: Worker | None = None, writes: bool = True,
                  processes: int = 1, events: RunEvents | None = None,
                  make_source: Callable[[], OutputSource | None] | None = None,
-                 extractor: Callable[..., Any] | None = None) -> None:
+                 extractor: Callable[..., Any] | None = None,
+                 samples: Dataset | list[tuple[str, Any]] | None = None, from_python: bool = False) -> None:
         self.settings = settings
+        # the dataset given as an object from Python (a loaded Dataset, or rows as (location, row) pairs)
+        self._given_samples = samples
+        self.from_python = from_python  # evaluate(): messages name its keywords (output=, resume=), not the options
         self.base_dir = base_dir  # relative paths in options are relative to it (the invocation directory)
         self.worker = worker
         self.writes = writes  # False for --collect-only, --help, ...: paths are checked, nothing is written
@@ -105,12 +109,14 @@ class RunContext:
         try:
             if self.settings.live.resume is not None:  # a resumed run continues in its own directory
                 path = self.base_dir / self.settings.live.resume
-                rundir.prepare(path, what="--extractbench-resume", resume=True)
+                rundir.prepare(path, what="resume directory" if self.from_python else "--extractbench-resume", resume=True)
             elif self.settings.output is not None:
                 path = self.settings.output
                 if not path.is_absolute():
                     path = self.base_dir / path
-                rundir.prepare(path, what="--extractbench-output", fresh=self.writes)
+                rundir.prepare(path, what="output directory" if self.from_python else "--extractbench-output", fresh=self.writes,
+                               resume_with=f"resume={str(self.settings.output)!r} in place of output=" if self.from_python
+                               else None)
             else:
                 stamp = self.started_at.astimezone().strftime("%Y%m%d-%H%M%S")
                 path = self.settings.rootdir / ".extractbench" / "runs" / stamp
@@ -177,7 +183,13 @@ class RunContext:
         if self._dataset is None:
             data = self.settings.data
             try:
-                loaded = self.track.load_samples(self.settings.dataset, base_dir=self.base_dir, data=data)
+                if isinstance(self._given_samples, Dataset):  # a copy: subsampling must not change the caller's
+                    loaded = replace(self._given_samples, samples=list(self._given_samples.samples),
+                                     problems=list(self._given_samples.problems))
+                elif self._given_samples is not None:
+                    loaded = self.track.samples_from_rows(self.settings.dataset, self._given_samples, data=data)
+                else:
+                    loaded = self.track.load_samples(self.settings.dataset, base_dir=self.base_dir, data=data)
             except (FileNotFoundError, OSError, DatasetSourceError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
             self.population = len(loaded.samples)

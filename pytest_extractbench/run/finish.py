@@ -164,7 +164,7 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
             # live runs add their server URLs and prompt-template hash here
             servers=context.live.server_urls(),
             prompt_hash=(context.live.facts(result.records) or {}).get("prompt_hash"),
-            outputs=[context.base_dir / spec.path for spec in settings.predictions],
+            outputs=[context.base_dir / spec.path for spec in settings.predictions if spec.rows is None],
             package_version=version("pytest-extractbench"),
             options=settings.to_dict(),
         )

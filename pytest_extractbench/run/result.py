@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analysis import catalog
 from ..core import rundir
+from ..core.errors import ExtractbenchError
 from ..core.files import METRICS_FILE, SAMPLES_FILE
 from ..dataset.records import SampleRecord, TrackRecord
 from ..gating.sla import GateCheck
@@ -18,6 +20,13 @@ from ..scoring import ScoringOptions
 from ..scoring.result import FieldResult
 
 _DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")
+
+
+class UnknownMetric(ExtractbenchError, KeyError):
+    """:meth:`RunResult.metric` was asked for a name that is no metric (the message lists the known ones)."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass
@@ -63,12 +72,24 @@ class RunResult:
         return self.sla_passed and self.requirements_passed and not self.regressions
 
     def metric(self, name: str, model: str | None = None) -> Any:
-        """One metric of one model (the only model when there is one)."""
+        """One entry of one model's metrics (the only model when there is one): a metrics.json name
+        (``extraction_quality_score``, ``num_samples``, ``performance``) or a short alias as
+        ``--extractbench-compare-fail`` takes it (``eqs``, ``f1``, ``validity``, ``hallucination``...).
+        A catalog metric this run did not measure is None; a name that is neither raises :class:`UnknownMetric`
+        listing the known ones."""
         if model is None:
             if len(self.metrics) != 1:
                 raise ValueError(f"this run has {len(self.metrics)} models: name one of {sorted(self.metrics)}")
             model = next(iter(self.metrics))
-        return self.metrics[model].get(name)
+        entries = self.metrics[model]
+        key = name.strip().lower().replace("-", "_")
+        key = catalog.aliases().get(key, key)
+        if key in entries:
+            return entries[key]
+        if catalog.get(key) is not None:  # known, not measured by this run (the judge's grade without a judge)
+            return None
+        known = sorted({*entries, *catalog.aliases()})
+        raise UnknownMetric(f"unknown metric {name!r}; known: {', '.join(known)}")
 
     def to_pandas(self, level: str = "sample") -> Any:
         """The per-sample results as a pandas DataFrame: one row per (model, sample), the columns of

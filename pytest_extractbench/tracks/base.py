@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..analysis.consistency import aggregate_consistency, consistency
 from ..core.jsonio import JsonInputError
@@ -70,10 +70,16 @@ class TrackSample:
 
 def load_rows(name: str, label: str, path: Path, parse: Callable[..., TrackSample | None]) -> Dataset:
     """Read a JSONL/JSON file with ``parse(row, sample_id, problem)``; bad rows become problems, never errors."""
+    return parse_track_rows(name, label, iter_rows(path), parse)
+
+
+def parse_track_rows(name: str, label: str, rows: Iterable[tuple[str, Any]],
+                     parse: Callable[..., TrackSample | None]) -> Dataset:
+    """``(location, row)`` pairs through ``parse(row, sample_id, problem)``; bad rows become problems."""
     samples: list[TrackSample] = []
     problems: list[DatasetProblem] = []
     seen: dict[str, str] = {}
-    for index, (location, row) in enumerate(iter_rows(path), start=1):
+    for index, (location, row) in enumerate(rows, start=1):
         if isinstance(row, (json.JSONDecodeError, JsonInputError)):
             problems.append(row_error(label, location, row))
             continue
@@ -146,6 +152,10 @@ class Track:
     def load_samples(self, spec: str | None, *, base_dir: Path, data: Any) -> Dataset:
         """The run's dataset (``data``: the dataset options, for tracks that read other sources)."""
         return self.load(spec, base_dir=base_dir)
+
+    def samples_from_rows(self, label: str, rows: Iterable[tuple[str, Any]], *, data: Any) -> Dataset:
+        """The run's dataset from rows given in memory, ``(location, row)`` pairs, read as a file's rows are."""
+        return parse_track_rows(label, label, rows, self.parse_row)
 
     def input_problems(self, samples: Sequence[Any]) -> list[DatasetProblem]:
         """Problems found in the samples beyond their rows (reported once, the run goes on)."""

@@ -8,7 +8,7 @@ which the SLA tiers, baselines and reports read.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..analysis import catalog
 from ..analysis.diagnostics import sample_diagnostics
@@ -19,7 +19,7 @@ from ..analysis.sample_extras import extra_diagnostics
 from ..dataset.records import SampleRecord, records_by_model
 from ..dataset.responses import ModelResponse
 from ..dataset.rules import rule_problems
-from ..dataset.samples import Dataset, DatasetProblem
+from ..dataset.samples import Dataset, DatasetProblem, parse_rows
 from ..dataset.sources import load_source
 from ..gating.subsets import subset_metrics
 from ..scoring import MISSING, budget, score_sample
@@ -41,6 +41,9 @@ class ExtractionTrack(Track):
 
     def load_samples(self, spec: str | None, *, base_dir: Path, data: Any) -> Dataset:
         return load_source(spec, base_dir=base_dir, columns=dict(data.columns), cache_dir=data.cache_dir)
+
+    def samples_from_rows(self, label: str, rows: Iterable[tuple[str, Any]], *, data: Any) -> Dataset:
+        return parse_rows(label, label, rows, columns=dict(data.columns))
 
     def input_problems(self, samples: Sequence[Any]) -> list[DatasetProblem]:
         """Broken x-eval-* rules of the samples' schemas (each sample is scored with the defaults instead)."""

@@ -1,0 +1,95 @@
+"""The keyword options of :func:`~pytest_extractbench.evaluate`, typed so editors complete them and type
+checkers check them.
+
+One key per ``--extractbench-*`` option, by its underscore name (``evaluate()`` takes ``dataset``,
+``predictions``, ``model``, ``base_url``, ``output`` and ``extractor`` as its own parameters). A value is what
+the option's text would be on the command line (a string, a number or a path) or ``True`` for a switch; it is
+converted and checked by the option's own parser, so ``sample="10"`` and ``sample=10`` are the same run.
+``tests/unit/test_python_api.py`` checks that the keys are exactly the options.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal, Sequence, TypedDict, Union
+
+PathText = Union[str, "os.PathLike[str]"]
+Number = Union[int, float, str]
+Texts = Union[str, Sequence[str]]  # a repeatable option: one value or several
+
+
+class EvaluateOptions(TypedDict, total=False):
+    """``evaluate(..., sla="target", sample=10, compare="main")``; every key is optional."""
+
+    # gates and baselines
+    sla: Literal["none", "minimum", "target", "excellence"]
+    report_only: bool
+    sample_min_eqs: Number
+    require: Texts
+    unmeasured: Literal["fail", "warn"]
+    save: str
+    compare: PathText
+    compare_fail: Texts
+    baseline_min_unchanged: Number
+    sample_regression_delta: Number
+    verdict_thresholds: str
+    subsets: PathText
+    # scoring
+    case_sensitive: bool
+    keep_whitespace: bool
+    unordered_arrays: bool
+    null_as_value: bool
+    lenient_types: bool
+    no_format_check: bool
+    float_epsilon: Number
+    exact_within: Number
+    list_similarity: Number
+    eqs_weights: str
+    post_process: str
+    semantic: str
+    semantic_model: str
+    judge: str
+    judge_url: str
+    # statistics
+    resamples: Union[int, str]
+    confidence: Number
+    stats_seed: Union[int, str]
+    alpha: Number
+    test: Literal["permutation", "ttest", "wilcoxon"]
+    reference_model: str
+    gap_threshold: Number
+    price_input: Number
+    price_output: Number
+    # requests
+    structured_output: Literal["json_schema", "json_object", "guided_json", "none"]
+    concurrency: Union[int, str]
+    temperature: Number
+    max_tokens: Union[int, str]
+    decoding_seed: Union[int, str]
+    timeout: Number
+    retries: Union[int, str]
+    system_prompt: PathText
+    user_prompt: PathText
+    resume: PathText
+    replay: PathText
+    record: PathText
+    stream: bool
+    cache: bool
+    no_cache: bool
+    slots: Union[int, str]
+    context: Union[int, str]
+    repeats: Union[int, str]
+    calibration: bool
+    # reports
+    no_html_report: bool
+    charts: Literal["on", "off"]
+    failure_details: Union[int, str]
+    otel: str
+    track: Literal["extraction", "toolcall", "generate", "repair"]
+    # the dataset
+    columns: str
+    sample: Union[int, str]
+    seed: Union[int, str]
+    invalid_samples: Literal["skip", "warn", "fail"]
+    dataset_cache: PathText
+    config: PathText
