@@ -144,18 +144,18 @@ def test_modules_and_classes_stay_readable(limit: int) -> None:
     assert not long_modules and not long_classes, "\n".join(long_modules + long_classes)
 
 
+def _lines_matching(pattern: re.Pattern[str]) -> list[str]:
+    return [f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}"
+            for path in ALL.values() for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if pattern.search(line)]  # fmt: skip
+
+
 def test_no_comment_or_docstring_cites_an_issue_number() -> None:
-    pattern = re.compile(r"\bissues? #?\d+\b", re.I)
-    found = [f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}"
-             for path in ALL.values() for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-             if pattern.search(line)]  # fmt: skip
+    found = _lines_matching(re.compile(r"\bissues? #?\d+\b", re.I))
     assert not found, "\n".join(found)
 
 
 def test_no_comment_or_docstring_cites_a_document_users_do_not_have() -> None:
     """The rule is explained where it applies, not as "spec 4.1.3" or "seed 001" (documents outside the repository)."""
-    pattern = re.compile(r"\b(spec|seeds?)\s*\d|\bthe spec\b|\bspec's|\bdesign spec\b", re.I)
-    found = [f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}"
-             for path in ALL.values() for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-             if pattern.search(line)]  # fmt: skip
+    found = _lines_matching(re.compile(r"\b(spec|seeds?)\s*\d|\bthe spec\b|\bspec's|\bdesign spec\b", re.I))
     assert not found, "\n".join(found)
