@@ -161,9 +161,21 @@ def test_view_writes_the_page_and_names_every_run(runs: tuple[Path, Path], tmp_p
     text = out.read_text(encoding="utf-8")
     page = Page(text)
     assert "<h1>Samples: current vs baseline</h1>" in text and "current (current), baseline" in text
-    data = json.loads(text.split('id="viewer-data">', 1)[1].split("</script>", 1)[0])
+    data = viewer.unpack(text.split('id="viewer-data" data-encoding="gzip-base64">', 1)[1].split("</script>", 1)[0])
     assert [c["run"] for c in data["columns"]] == ["current", "current", "baseline"]
-    assert [a for t, a in page.tags if t == "script"] == [{"type": "application/json", "id": "viewer-data"}, {}]
+    assert [a for t, a in page.tags if t == "script"] == [
+        {"type": "application/json", "id": "viewer-data", "data-encoding": "gzip-base64"}, {},
+        {"type": "application/json", "id": "viewer-body", "data-encoding": "gzip-base64"}]
+
+
+def test_the_head_holds_what_the_first_rows_show_and_the_body_the_rest(runs: tuple[Path, Path]) -> None:
+    data = data_of(*runs)
+    head, body = viewer.split(data)
+    assert set(body) == {"strings", "details", "results"} and not set(body) & set(head)
+    assert {**head, **body}.keys() - {"scores"} == data.keys()
+    for k, column in enumerate(data["results"]):
+        assert head["scores"][k] == [[r and r[0] for r in column], [r and r[1] for r in column]]
+    assert head["scores"][2][0][10:] == [None] * (len(DATASET.samples) - 10)  # the baseline scored 10
 
 
 @pytest.mark.slow
@@ -231,3 +243,20 @@ def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_wi
 @given(st.lists(_JSON, max_size=100))
 def test_list_elements_encoded_together_are_the_elements_encoded_one_by_one(items) -> None:
     assert viewer._encode_elements(items) == ",".join(map(viewer._ENCODER.encode, items))
+
+
+@given(_JSON)
+def test_the_packed_data_in_pieces_unpacks_to_the_data(data: object) -> None:
+    # the page's data element: gzip in base64, written piece by piece; joined, it is one base64 text
+    pieces = list(viewer.EmbeddedJson(data).parts())
+    joined = "".join(pieces)
+    assert joined == viewer.EmbeddedJson(data).__html__() and not {"<", ">", "&"} & set(joined)
+    assert viewer.unpack(joined) == json.loads(viewer.embed_json(data))
+
+
+def test_large_data_is_packed_in_pieces_that_join(monkeypatch) -> None:
+    monkeypatch.setattr(viewer, "_PACKED_PIECE", 3 * 5_000)  # many pieces: each a whole number of base64 groups
+    data = {"strings": [os.urandom(500).hex() for _ in range(1000)]}  # 1 MB that compresses little
+    pieces = list(viewer.EmbeddedJson(data).parts())
+    assert len(pieces) > 1 and all(len(p) % 4 == 0 and "=" not in p for p in pieces[:-1])
+    assert viewer.unpack("".join(pieces)) == data

@@ -1,8 +1,9 @@
 // The sample viewer of report.html and `extractbench view`: filter, sort (click a column's header), search and
 // page the samples; open one beside the table (j/k or the arrow keys move to the next/previous) to read its
 // outputs pretty-printed, diffed against the gold and against the other run, and its fields side by side.
-// Data comes from the <script type="application/json" id="viewer-data"> element (report/viewer.py), as JSON or,
-// for a large run, gzip in base64 that the browser's DecompressionStream unpacks (nothing is fetched).
+// Data comes from two <script type="application/json"> elements (report/viewer.py), as JSON or gzip in base64
+// that the browser's DecompressionStream unpacks (nothing is fetched): "viewer-data", the little the table's first
+// rows need, then "viewer-body" (texts, outputs, fields), unpacked once those rows are shown.
 // Every untrusted string reaches the page through textContent or a fixed attribute, never as markup.
 (function () {
   "use strict";
@@ -12,20 +13,39 @@
   var root = document.getElementById("viewer");
   if (!holder || !root) return;
 
-  function load() {
-    var text = holder.textContent;
-    if (holder.getAttribute("data-encoding") !== "gzip-base64") return Promise.resolve(JSON.parse(text));
-    var binary = atob(text), bytes = new Uint8Array(binary.length);
-    for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  function unpack(element) {
+    var text = element.textContent;
+    if (element.getAttribute("data-encoding") !== "gzip-base64") return Promise.resolve(JSON.parse(text));
+    var bytes;
+    if (Uint8Array.fromBase64) {
+      bytes = Uint8Array.fromBase64(text.trim());
+    } else {
+      var binary = atob(text.trim());
+      bytes = new Uint8Array(binary.length);
+      for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    }
     var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return new Response(stream).text().then(JSON.parse);
   }
-  load().then(start, function (error) {
+  function failed(error) {
     root.appendChild(document.createTextNode("The sample data could not be read: " + error));
-  });
+  }
+  function parsedPage() {  // the body element comes after this script: read it once the page is parsed
+    return new Promise(function (resolve) {
+      if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", resolve);
+      else resolve();
+    });
+  }
+  function afterPaint() {  // unpack the body once the first rows are on screen, not before they are painted
+    return new Promise(function (resolve) {
+      requestAnimationFrame(function () { setTimeout(resolve, 0); });
+    });
+  }
+  unpack(holder).then(start, failed);
 
   function start(D) {
-  var S = D.strings, cols = D.columns, samples = D.samples, results = D.results, cats = D.categories;
+  var S = [], cols = D.columns, samples = D.samples, scores = D.scores, cats = D.categories;
+  var results = null, details = null;  // from the body, once unpacked
   var bucketNames = D.bucket_names || [], buckets = D.buckets || [];
   var runs = [];
   cols.forEach(function (c) { if (runs.indexOf(c.run) < 0) runs.push(c.run); });
@@ -79,8 +99,9 @@
     var value = parsed(text);
     return value === undefined ? null : JSON.stringify(sortedKeys(value), null, 2);
   }
-  function result(k, i) { return results[k][i]; }
-  function eqs(k, i) { var r = results[k][i]; return r ? r[0] : null; }
+  function result(k, i) { return results ? results[k][i] : undefined; }
+  function eqs(k, i) { return scores[k][0][i]; }
+  function valid(k, i) { return scores[k][1][i]; }
   function bucketOf(k, i) {
     var b = buckets[k];
     return b && b.rows[i] >= 0 ? b.rows[i] : null;
@@ -123,7 +144,7 @@
     cols.forEach(function (c, k) {
       out.push({ key: "eqs-" + k, label: "EQS " + colName(k), value: function (i) { return eqs(k, i); } });
       out.push({ key: "valid-" + k, label: "valid " + colName(k),
-                 value: function (i) { var r = result(k, i); return r ? r[1] : null; } });
+                 value: function (i) { return valid(k, i); } });
       if (buckets[k]) {
         out.push({ key: "bucket-" + k, label: "bucket " + colName(k) + " (vs " + buckets[k].against + ")",
                    value: function (i) { return bucketOf(k, i); } });
@@ -156,14 +177,8 @@
     });
     return s;
   }
-  var topics = {}, failing = {};
+  var topics = {};
   samples.forEach(function (s) { if (s[1]) topics[s[1]] = true; });
-  results.forEach(function (column) {
-    column.forEach(function (r) {
-      if (!r) return;
-      for (var j = 0; j < r[5].length; j += 4) if (r[5][j + 1] !== 0) failing[r[5][j]] = true;
-    });
-  });
   var colOptions = cols.map(function (c, k) { return [String(k), colName(k)]; });
   var refOptions = (samePairs.length ? [["same", "the same model in the other run"]] : []).concat(colOptions);
   var search = el("input");
@@ -171,6 +186,9 @@
   search.id = "viewer-q";
   search.placeholder = "sample id, topic, title or output";
   search.addEventListener("input", function () { state.q = search.value.toLowerCase(); state.page = 0; refresh(); });
+  var catSelect = select("cat", [["", "any"]].concat(cats.slice(1).map(function (c, i) { return [String(i + 1), c]; })));
+  var fieldSelect = select("field", [["", "any"]]);
+  search.disabled = catSelect.disabled = fieldSelect.disabled = true;  // until the body is unpacked
   var controls = add(el("div", "controls"),
     control("Model", select("col", colOptions)),
     cols.length > 1 ? control("Δ against", select("ref", refOptions)) : null,
@@ -179,10 +197,8 @@
     })))) : null,
     control("Topic", select("topic", [["", "all"]].concat(Object.keys(topics).sort().map(function (t) { return [t, t]; })))),
     control("Output", select("validity", [["", "all"], ["valid", "valid"], ["invalid", "invalid"]])),
-    control("Has a field", select("cat", [["", "any"]].concat(cats.slice(1).map(function (c, i) { return [String(i + 1), c]; })))),
-    control("Failed field", select("field", [["", "any"]].concat(Object.keys(failing).map(Number)
-      .sort(function (a, b) { return byText(S[a], S[b]); })
-      .map(function (p) { return [String(p), S[p]]; })))),
+    control("Has a field", catSelect),
+    control("Failed field", fieldSelect),
     control("Search", search));
   var status = el("p", "muted");
   status.id = "viewer-status";
@@ -266,7 +282,8 @@
     var r = result(state.col, i), s = samples[i];
     if (state.topic && s[1] !== state.topic) return false;
     if (state.bucket && bucketOf(bucketCol, i) !== Number(state.bucket)) return false;
-    if (state.validity && (!r || (r[1] === 1) !== (state.validity === "valid"))) return false;
+    var v = valid(state.col, i);
+    if (state.validity && (v === null || (v === 1) !== (state.validity === "valid"))) return false;
     if (state.cat) {
       var cat = Number(state.cat);
       if (!r || !hasField(r, function (f, j) { return f[j + 1] === cat; })) return false;
@@ -334,6 +351,7 @@
 
   // --- one sample, beside the table: the table keeps its place ---
   function open(i) {
+    if (!results) { bodyReady.then(function () { open(i); }); return; }
     state.open = i;
     Array.prototype.forEach.call(body.querySelectorAll("tr.open"), function (tr) { tr.className = ""; });
     var row = body.querySelector('tr[data-i="' + i + '"]');
@@ -365,7 +383,7 @@
     return box;
   }
   function showDetail() {
-    var i = state.open, s = samples[i], d = D.details[i];
+    var i = state.open, s = samples[i], d = details[i];
     detail.textContent = "";
     var shut = el("button", "close", "close ✕");
     shut.type = "button";
@@ -458,7 +476,7 @@
     return out;
   }
   function diffTable(i) {
-    var gold = {}, g = D.details[i][3], paths = {}, byCol = [];
+    var gold = {}, g = details[i][3], paths = {}, byCol = [];
     for (var j = 0; j < g.length; j += 2) { gold[g[j]] = g[j + 1]; paths[g[j]] = 0; }
     cols.forEach(function (c, k) {
       var r = result(k, i), fields = {};
@@ -511,6 +529,24 @@
   (D.notes || []).forEach(function (n) { root.insertBefore(el("p", "note", n), controls); });
   buildHead();
   refresh();
-  root.dataset.ready = "1";
+  var bodyReady = parsedPage().then(afterPaint).then(function () {
+    var element = document.getElementById("viewer-body");
+    return element ? unpack(element) : Promise.reject(new Error("no viewer-body element"));
+  }).then(function (B) {
+    S = B.strings;
+    results = B.results;
+    details = B.details;
+    var failing = {};
+    results.forEach(function (column) {
+      column.forEach(function (r) {
+        if (!r) return;
+        for (var j = 0; j < r[5].length; j += 4) if (r[5][j + 1] !== 0) failing[r[5][j]] = true;
+      });
+    });
+    Object.keys(failing).map(Number).sort(function (a, b) { return byText(S[a], S[b]); })
+      .forEach(function (p) { fieldSelect.appendChild(option(String(p), S[p])); });
+    search.disabled = catSelect.disabled = fieldSelect.disabled = false;
+    root.dataset.ready = "1";
+  }, failed);
   }
 })();
