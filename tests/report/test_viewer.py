@@ -245,6 +245,7 @@ def test_list_elements_encoded_together_are_the_elements_encoded_one_by_one(item
     assert viewer._encode_elements(items) == ",".join(map(viewer._ENCODER.encode, items))
 
 
+@pytest.mark.slow
 @given(_JSON)
 def test_the_packed_data_in_pieces_unpacks_to_the_data(data: object) -> None:
     # the page's data element: gzip in base64, written piece by piece; joined, it is one base64 text

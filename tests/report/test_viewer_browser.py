@@ -284,5 +284,15 @@ def test_view_sorts_by_the_same_models_delta_filters_buckets_and_steps_without_m
         assert (other.locator("span.ins, span.del").count() == 0) == (mine == theirs)
     page.keyboard.press("Escape")
     assert detail.is_hidden() and page.evaluate("window.scrollY") == before
+    # a chosen reference instead: every other column's delta against the current run's good
+    page.select_option("#viewer-ref", label="cur / good")
+    keys = page.locator("#viewer-table th[data-key^='delta-']").evaluate_all("hs => hs.map(h => h.dataset.key)")
+    assert keys == ["delta-1-0", "delta-2-0", "delta-3-0"]
+    headers = page.locator("#viewer-table th").evaluate_all("hs => hs.map(h => h.dataset.key)")
+    shown = tab.cells(headers.index("delta-2-0") + 1)
+    for sid, cell in zip(tab.cells(1), shown):
+        want = then[("good", sid)]["score"]["eqs"] - now[("good", sid)]["score"]["eqs"]
+        assert float(cell) == pytest.approx(want, abs=0.0011)  # the page keeps EQS to 4 places, shows 3
+    assert len(set(shown)) > 1
     assert tab.dialogs == [] and tab.errors == []
     page.close()
