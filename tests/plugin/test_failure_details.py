@@ -39,7 +39,8 @@ def listed(result: pytest.RunResult) -> list[str]:
     return re.findall(r"^FAILED data\.jsonl::extractbench\[predictions-(\S+)\]", result.stdout.str(), flags=re.M)
 
 
-def test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost(run: BenchRun, pytester: pytest.Pytester) -> None:
+def test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost(run: BenchRun,
+                                                                         pytester: pytest.Pytester) -> None:
     result = run(*ARGS, "--extractbench-failure-details", "4", "--junitxml", "junit.xml")
     assert detailed(result) == FAILED_IDS[:4]
     out = result.stdout.str()

@@ -98,8 +98,9 @@ def test_the_band_never_promises_more_than_the_recommendation(eqs: float, halluc
     from pytest_extractbench.analysis.bands import eqs_band, recommendation
     from pytest_extractbench.gating.gates import gated_recommendation
 
+    advice = gated_recommendation(recommendation(eqs, hallucination), gates)
     metrics = {"extraction_quality_score": eqs, "hallucination_rate": hallucination, "num_samples": 10,
-               "eqs_band": eqs_band(eqs), "recommendation": gated_recommendation(recommendation(eqs, hallucination), gates)}
+               "eqs_band": eqs_band(eqs), "recommendation": advice}
     found = summary.summarize("m", metrics)
     shown = found.verdict_band  # what report.html's executive summary shows beside the recommendation
     assert shown.startswith(eqs_band(eqs).split(" - ")[0]) and word in shown
