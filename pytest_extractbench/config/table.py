@@ -318,8 +318,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("charts", "Draw report.html's charts: on (default) or off (the page keeps every table and the "
                "sample viewer).", parse_bool, True, "on|off",
                target="report.charts", yaml=("output.charts",)),
-    OptionSpec("failure_details", "Failed samples that pytest details in its FAILURES section (the first N; the "
-               "others keep their FAILED line, and every one is in the run's samples.jsonl).",
+    OptionSpec("failure_details", "Failed samples that pytest details in its FAILURES section and lists in its "
+               "short summary (the first N; one line counts the others, and every one is in the run's samples.jsonl "
+               "and the JUnit XML).",
                parse_int_non_negative, 20, "N",
                target="report.failure_details", yaml=("output.failure_details",)),
     # --- tracks, consistency, observability ---

@@ -1,10 +1,11 @@
-"""Keeps pytest's FAILURES section short and linear when thousands of samples fail.
+"""Keeps pytest's FAILURES section and short summary short and linear when thousands of samples fail.
 
 For every failed report pytest's terminal reporter prints a section and scans all other reports for teardown
-output, so the summary grows with failures x reports: 9,000 failed samples of 10,000 took minutes. Past the
-limit, sample failures are held out of the reporter's ``failed`` list while it prints that section and put back
-right after, so the ``FAILED`` lines of the short summary, the counts and the exit code still see every one.
-Failures of other tests are never held; every sample's result is in the run's files.
+output, so the summary grows with failures x reports: 9,000 failed samples of 10,000 took minutes; and its short
+summary prints a ``FAILED`` line per failure: 5,000 lines for 5,000 failed samples. Past the limit, sample
+failures are held out of the reporter's ``failed`` list while it prints both, one line each saying how many
+were left out and where they are, and put back right after, so the counts, the exit code and JUnit still see
+every one. Failures of other tests are never held; every sample's result is in the run's files.
 """
 
 from __future__ import annotations
@@ -27,26 +28,31 @@ class FailureDetails:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
-        # outermost wrapper: runs before the reporter's own wrapper prints the FAILURES section
+        # outermost wrapper: holds before the reporter's own wrapper prints the FAILURES section, and puts back
+        # after its second half printed the short summary, before the counts are printed
         self._hold(terminalreporter)
         try:
             return (yield)
         finally:
-            self._put_back(terminalreporter)  # only if the plain hook below did not run
+            listed = "f" in getattr(terminalreporter, "reportchars", "f").lower()  # -rN lists no failure
+            if self.all_failed is not None and listed and not getattr(terminalreporter, "no_summary", False):
+                terminalreporter.write_line(
+                    f"... {self.held:,} more failed samples not listed here (each is in {self.run_dir / SAMPLES_FILE} "
+                    "and the JUnit XML; --extractbench-failure-details N lists more)")
+            self._put_back(terminalreporter)
 
     @pytest.hookimpl(specname="pytest_terminal_summary", tryfirst=True)
     def pytest_terminal_summary_after_failures(self, terminalreporter: Any) -> None:
         # (pytest registers only methods named pytest_*; specname binds this one to the hook)
-        # plain hooks run after every wrapper's first half, so the FAILURES section is printed by now and the
-        # short summary (printed in the reporter's second half) sees every failure again
-        if self._put_back(terminalreporter):
+        # plain hooks run after every wrapper's first half: the FAILURES section is printed by now
+        if self.all_failed is not None and terminalreporter.config.option.tbstyle != "no":
             terminalreporter.write_line(
-                f"... {self.held} more failed samples not detailed here; each one's fields, output and reason are in "
+                f"... {self.held:,} more failed samples not detailed here; each one's fields, output and reason are in "
                 f"{self.run_dir / SAMPLES_FILE} (--extractbench-failure-details N details more)")
 
     def _hold(self, reporter: Any) -> None:
         failed = reporter.stats.get("failed")
-        if not failed or reporter.config.option.tbstyle == "no":
+        if not failed:
             return
         shown, samples = [], 0
         for report in failed:

@@ -379,13 +379,19 @@ def _box(values: Sequence[float]) -> tuple[float, float, float, float, float]:
     return low, q1, median, q3, high
 
 
+def _per_model(counts: Sequence[int]) -> str:
+    """A bin's sample count as each model has it: one number when they agree (never their sum)."""
+    return str(counts[0]) if len(set(counts)) <= 1 and counts else "/".join(map(str, counts))
+
+
 def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequence[str]) -> Chart:
     """Box plots of per-sample F1 (partial) by complexity bin, one box per model and bin.
 
     A bin with fewer than :data:`MIN_BOX` samples is drawn as its points: a box of two values says nothing.
     """
-    ticks = [f"{b}\n(n={sum(len(v.get(b, [])) for v in values.values())})" for b in bins]
-    plot = Plot("complexity-box", "F1 by complexity bin", categorical(ticks, "schema complexity bin (samples)"),
+    ticks = [f"{b}\n(n={_per_model([len(v.get(b, [])) for v in values.values()])})" for b in bins]
+    unit = "samples per model" if len(values) > 1 else "samples"
+    plot = Plot("complexity-box", "F1 by complexity bin", categorical(ticks, f"schema complexity bin ({unit})"),
                 numeric(-0.02, 1.05, "F1 (partial)", ticks=UNIT), width=480, height=210,
                 legend=_models_legend(list(values), show=len(values) > 1))  # fmt: skip
     c = plot.canvas
@@ -412,8 +418,8 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
         "complexity-box",
         "F1 by complexity bin",
         plot.svg(),
-        f"Per-sample F1 (partial) in each schema complexity bin; a bin of fewer than {MIN_BOX} samples shows its "
-        "points.",
+        f"Per-sample F1 (partial) in each schema complexity bin (n: {unit}, as the readings give it); a bin of "
+        f"fewer than {MIN_BOX} samples shows its points.",
     )
 
 

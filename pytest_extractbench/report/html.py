@@ -188,8 +188,11 @@ def _extras(metrics_by_model: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
 def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str]:
     """The viewer's embedded data, its script and the CSP that allows that script alone."""
     script = viewer.script()
+    head, body = viewer.split(viewer.viewer_data(runs))
     return {
-        "json": viewer.EmbeddedJson(viewer.viewer_data(runs)),  # renders as embed_json's text
+        "json": viewer.EmbeddedJson(head),  # renders as the packed JSON
+        "body": viewer.EmbeddedJson(body),
+        "encoding": viewer.ENCODING,
         "script": script,
         "csp": CSP.replace("default-src 'none';", f"default-src 'none'; script-src {viewer.script_hash(script)};"),
     }
@@ -296,24 +299,24 @@ def write_report(run: RunData, output: Path, *, title: str | None = None, charts
 
 
 def _write_page(template: str, context: dict[str, Any], output: Path) -> Path:
-    """Render ``template`` into ``output`` as the template yields it, the viewer's data as its JSON is made:
-    a large run's page is tens of megabytes, and is never held whole beside the data it was made from. The
+    """Render ``template`` into ``output`` as the template yields it, the viewer's data packed as its JSON is
+    made: a large run's JSON is tens of megabytes, and is never held whole beside the data it was made from. The
     page is the same text :func:`render` gives."""
-    embedded = context["viewer"]["json"]
-    if not isinstance(embedded, viewer.EmbeddedJson):
+    embedded = {key: value for key, value in context["viewer"].items() if isinstance(value, viewer.EmbeddedJson)}
+    if not embedded:
         return _write_parts(_environment().get_template(template).generate(**context), output)
-    mark = f"\x00viewer-data-{secrets.token_hex(16)}\x00"  # nothing else in the page can hold it
-    context = {**context, "viewer": {**context["viewer"], "json": mark}}
+    # nothing else in the page can hold these marks
+    marks = {key: f"\x00viewer-data-{secrets.token_hex(16)}\x00" for key in embedded}
+    by_mark = {mark: embedded[key] for key, mark in marks.items()}
+    context = {**context, "viewer": {**context["viewer"], **marks}}
 
     def parts() -> Iterator[str]:
         for part in _environment().get_template(template).generate(**context):
-            if mark in part:
-                before, after = part.split(mark, 1)
+            while (mark := next((m for m in by_mark if m in part), None)) is not None:
+                before, part = part.split(mark, 1)
                 yield before
-                yield from embedded.parts()
-                yield after
-            else:
-                yield part
+                yield from by_mark[mark].parts()
+            yield part
 
     return _write_parts(parts(), output)
 

@@ -115,6 +115,7 @@ class Summary:
     eqs_text: str
     band: str
     recommendation: str
+    verdict_band: str  # the band as shown beside the recommendation (consistent_band)
     headlines: list[Headline]
     strengths: list[str] = field(default_factory=list)
     weaknesses: list[str] = field(default_factory=list)
@@ -178,6 +179,22 @@ def _weak_depth(metrics: Mapping[str, Any]) -> tuple[int, float] | None:
     return depth, f1
 
 
+# how much review a band's wording promises a model needs, and how much the recommendation allows (more: less review)
+_BAND_TRUST = {"Excellent": 3, "Good": 1, "Moderate": 1, "Poor": 0}
+_RECOMMENDATION_TRUST = (("Deploy without", 3), ("Deploy with spot-check", 2), ("Deploy with mandatory", 1), ("Not", 0))
+
+
+def consistent_band(band: str, recommendation: str) -> str:
+    """The EQS band as the summary shows it: the band reads EQS alone, the recommendation also the hallucination
+    rate and the run's gates, so a band that promises more than the recommendation allows ("Good - suitable with
+    human review" beside "Not recommended") keeps its name and gives the recommendation's word instead."""
+    name = band.split(" - ")[0]
+    allowed = next((trust for prefix, trust in _RECOMMENDATION_TRUST if recommendation.startswith(prefix)), None)
+    if name not in _BAND_TRUST or allowed is None or allowed >= _BAND_TRUST[name]:
+        return band
+    return f"{name} EQS - but {recommendation[0].lower()}{recommendation[1:]}"
+
+
 def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] = ()) -> Summary:
     """The executive summary of one model."""
     eqs = float(metrics.get("extraction_quality_score", 0.0))
@@ -188,6 +205,7 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
         eqs_text=f"{eqs:.3f} {ci_text(metrics, 'extraction_quality_score')}".strip(),
         band=str(metrics.get("eqs_band", "")),
         recommendation=str(metrics.get("recommendation", "")),
+        verdict_band=consistent_band(str(metrics.get("eqs_band", "")), str(metrics.get("recommendation", ""))),
         headlines=lines,
     )
     if not metrics.get("num_samples"):

@@ -4,9 +4,10 @@ The page filters, sorts and pages the samples in the browser (templates/viewer.j
 gathers what it shows. Columns are (run, model) pairs, the first run being the "current" one that the
 others are compared with. Per sample: id, topic, complexity bin, the source text, the schema and the gold
 (from the dataset file the records name, when it can still be read), and per column the score, the raw
-output and each field's category and prediction. Strings are clipped and interned so 10,000 samples stay
-a few megabytes; the JSON is escaped for an HTML ``<script type="application/json">`` element, so no
-``</script>`` or ``<!--`` in untrusted text can end it early.
+output and each field's category and prediction, and the samples' buckets against a baseline. Strings are
+clipped and interned, and the JSON packed (gzip in base64, unpacked by the browser: nothing is fetched), so
+10,000 samples x 2 models stay under 10 MB; the JSON is escaped as for an HTML ``<script>`` element besides,
+so no ``</script>`` or ``<!--`` in untrusted text could end it early even unpacked.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import base64
 import hashlib
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -25,6 +27,8 @@ from typing import Any
 from ..core import textsafe
 from ..dataset.samples import Sample
 from ..dataset.sources import load_source
+from ..gating.baseline import SampleSnapshot
+from ..gating.buckets import BUCKETS, UNCHANGED, bucket_samples
 from .rows import RunData
 
 CATEGORIES = ("exact", "partial", "incorrect", "missed", "spurious")
@@ -127,6 +131,7 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
     """The viewer's compact JSON document for ``runs`` (the first is the current run)."""
     strings = _Strings()
     columns: list[dict[str, str]] = []
+    models: list[str] = []  # per column, the model's name as the records spell it
     order: dict[str, int] = {}  # sample id -> row
     samples: list[list[Any]] = []
     results: list[dict[int, list[Any]]] = []
@@ -141,6 +146,7 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
                 by_model[model] = len(columns)
                 # a column heading, shown as the terminal and summary.md show the name (escapes visible)
                 columns.append({"run": item.label, "model": textsafe.terminal(model)})
+                models.append(model)
                 results.append({})
             sid = str(record.get("sample_id", ""))
             meta = record.get("meta") or {}
@@ -173,9 +179,13 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
                 [x for pair in sorted(gold.items()) for x in pair],
             ]
         )
+    first_run = sum(1 for c in columns if c["run"] == runs[0].label) if runs else 0
     return {
         "columns": columns,
         "categories": list(CATEGORIES),
+        "bucket_names": list(BUCKETS),
+        "buckets": _buckets(runs[0].run.document if runs else {}, columns, models, first_run, results, order,
+                            strings.items),
         "strings": strings.items,
         "samples": samples,
         "details": details,
@@ -184,9 +194,64 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
     }
 
 
+def split(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The viewer's document as the page carries it: a small head that draws the table's first rows (columns,
+    samples, each column's EQS and validity, buckets), and the body that a sample's detail, the field filters and
+    the search need (strings, details, every result), unpacked by the page after the first rows are shown."""
+    head = {key: value for key, value in data.items() if key not in ("strings", "details", "results")}
+    head["scores"] = [[[None if r is None else r[0] for r in column], [None if r is None else r[1] for r in column]]
+                      for column in data["results"]]
+    return head, {"strings": data["strings"], "details": data["details"], "results": data["results"]}
+
+
+def _buckets(document: Mapping[str, Any], columns: Sequence[Mapping[str, str]], models: Sequence[str],
+             first_run: int, results: Sequence[Mapping[int, list[Any]]], order: Mapping[str, int],
+             strings: Sequence[str]) -> list[dict[str, Any] | None]:
+    """Per column, each row's bucket (an index into BUCKETS, -1 for none) and what it was measured against: for
+    a column of the current run, the run's own baseline comparison (metrics.json) when it made one, else the
+    same model in the next run that has it (bucketed here as the gate buckets); None for the other columns."""
+    compared = ((document.get("baseline_comparison") or {}).get("models") or {})
+    index = {name: i for i, name in enumerate(BUCKETS)}
+    out: list[dict[str, Any] | None] = [None] * len(columns)
+    for k in range(first_run):
+        given = (compared.get(models[k]) or {}).get("buckets") if isinstance(compared, Mapping) else None
+        rows = [-1] * len(order)
+        if isinstance(given, Mapping) and isinstance(given.get("samples"), Mapping):
+            for row in results[k]:
+                rows[row] = index[UNCHANGED]  # every bucket but "unchanged" lists its samples
+            for bucket, ids in given["samples"].items():
+                for sid in ids if bucket in index and isinstance(ids, list) else ():
+                    if (row := order.get(str(sid))) is not None:
+                        rows[row] = index[bucket]
+            out[k] = {"against": "the run's baseline", "rows": rows}
+            continue
+        partner = next((j for j in range(first_run, len(columns)) if models[j] == models[k]), None)
+        if partner is None:
+            continue
+        found = bucket_samples(_snapshots(results[k], strings), _snapshots(results[partner], strings))
+        for row, sample in found.samples.items():
+            rows[row] = index[sample.bucket]
+        out[k] = {"against": columns[partner]["run"], "rows": rows}
+    return out
+
+
+def _snapshots(results: Mapping[int, list[Any]], strings: Sequence[str]) -> dict[int, SampleSnapshot]:
+    """A column's results as the snapshots a baseline keeps (keyed by row)."""
+    out = {}
+    for row, r in results.items():
+        fields = r[5]
+        out[row] = SampleSnapshot(
+            {"eqs": r[0]},
+            tuple((strings[fields[j]], CATEGORIES[fields[j + 1]] if fields[j + 1] >= 0 else "other", fields[j + 2])
+                  for j in range(0, len(fields), 4)),
+            passed=bool(r[7]))
+    return out
+
+
 def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) -> list[Any]:
-    """``[eqs, valid, failure, output, problems, fields]``; fields flat as (path, category, score, predicted),
-    predicted -1 when it equals the gold."""
+    """``[eqs, valid, failure, output, problems, fields, unusable, passed]``; fields flat as (path, category, score,
+    predicted), predicted -1 when it equals the gold; ``unusable``: why no value could be read from the output (it
+    did not parse, or there was none), else None, and then not among the problems (shown once)."""
     score = record.get("score") or {}
     fields: list[Any] = []
     value = strings.value
@@ -200,7 +265,9 @@ def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) 
         predicted = -1 if category == "exact" else value(get("predicted"))
         fields += (path, _CATEGORY_INDEX.get(category, -1), round(float(get("score") or 0.0), 3), predicted)
     content = (record.get("response") or {}).get("content")
-    problems = [clip(str(p), 400) for p in [score.get("parse_error"), *(score.get("validation_errors") or [])[:5]] if p]
+    problems = [clip(str(p), 400) for p in (score.get("validation_errors") or [])[:5] if p]
+    unusable = score.get("parse_error") or (None if content is not None else str(record.get("failure") or "no output"))
+    passed = record.get("passed")
     return [
         round(float(score.get("eqs", 0.0)), 4),
         1 if score.get("schema_valid") else 0,
@@ -208,6 +275,8 @@ def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) 
         None if content is None else clip(content if isinstance(content, str) else json.dumps(content)),
         problems,
         fields,
+        None if not unusable else clip(str(unusable), 400),
+        (1 if score.get("schema_valid") else 0) if passed is None else (1 if passed else 0),
     ]
 
 
@@ -261,21 +330,48 @@ def embed_json_parts(data: Any, levels: int = 3) -> Iterator[str]:
         yield _escaped(_ENCODER.encode(data))
 
 
+ENCODING = "gzip-base64"  # the data element's data-encoding: what the page's script undoes
+_PACKED_PIECE = 3 * 65_536  # compressed bytes per base64 piece (a multiple of 3: the pieces join to one text)
+
+
+def packed_parts(texts: Iterable[str], level: int = 6) -> Iterator[str]:
+    """``texts`` joined, as UTF-8 compressed with gzip and written in base64, piece by piece. A 10,000-sample
+    run's JSON is tens of megabytes of repeated keys and categories: packed it is a fifth of that, and the browser
+    unpacks it (DecompressionStream) faster than it would read the page's extra megabytes. Base64 holds no
+    ``<``, ``>`` or ``&``, so the text cannot end its element either."""
+    packer = zlib.compressobj(level, zlib.DEFLATED, 31)  # 31: a gzip stream (header with no name, time 0)
+    pending = bytearray()
+    for text in texts:
+        pending += packer.compress(text.encode("utf-8"))
+        if len(pending) >= _PACKED_PIECE:
+            cut = len(pending) - len(pending) % 3
+            yield base64.b64encode(pending[:cut]).decode("ascii")
+            del pending[:cut]
+    pending += packer.flush()
+    yield base64.b64encode(pending).decode("ascii")
+
+
+def unpack(text: str) -> Any:
+    """The data of a page's viewer element (what the page's script reads)."""
+    return json.loads(zlib.decompress(base64.b64decode(text), 31).decode("utf-8"))
+
+
 class EmbeddedJson:
-    """Data for a ``<script type="application/json">`` element: renders as :func:`embed_json` (``__html__``, so a
-    template can mark it safe), and :meth:`parts` gives the same text piece by piece to a page written as a stream."""
+    """Data for the viewer's ``<script type="application/json">`` element, packed (:func:`packed_parts`): renders
+    whole (``__html__``, so a template can mark it safe), and :meth:`parts` gives the same text piece by piece to
+    a page written as a stream, never holding the data's JSON whole."""
 
     def __init__(self, data: Any) -> None:
         self.data = data
 
     def parts(self) -> Iterator[str]:
-        return embed_json_parts(self.data)
+        return packed_parts(embed_json_parts(self.data))
 
     def __html__(self) -> str:
-        return embed_json(self.data)
+        return "".join(self.parts())
 
     def __str__(self) -> str:
-        return embed_json(self.data)
+        return self.__html__()
 
 
 @lru_cache(maxsize=1)

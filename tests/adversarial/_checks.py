@@ -3,14 +3,25 @@ artifact, and every sample asked accounted for in the run's files."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
 # C0 controls other than tab and newline, DEL, and the C1 range (0x9b is a one-byte CSI).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+# report.html's viewer keeps its data packed (gzip in base64): a secret or control there is invisible to a search
+_PACKED = re.compile(r'data-encoding="gzip-base64">([A-Za-z0-9+/=\s]*)</script>')
+
+
+def unpacked(page: str) -> list[str]:
+    """The text of every packed data element of an HTML page, unpacked as the page's script unpacks it."""
+    return [zlib.decompress(base64.b64decode(found), 31).decode("utf-8") for found in _PACKED.findall(page)]
 
 
 def assert_clean_terminal(text: str) -> None:
@@ -26,8 +37,10 @@ def assert_no_secret(secrets: Iterable[str], *roots: Path, texts: Iterable[str] 
         paths = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()]
         for path in paths:
             data = path.read_bytes()
+            packed = unpacked(data.decode("utf-8", "replace")) if path.suffix == ".html" else []
             for secret in secrets:
                 assert secret.encode() not in data, f"secret found in {path}"
+                assert not any(secret in text for text in packed), f"secret found in {path}'s packed data"
     for text in texts:
         for secret in secrets:
             assert secret not in text, "secret found in output text"

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _checks import assert_clean_terminal, assert_no_secret
+from _checks import assert_clean_terminal, assert_no_secret, unpacked
 from pytest_extractbench.core import textsafe
 from pytest_extractbench.report import exports, html
 
@@ -141,7 +141,9 @@ def _sinks(root: Path, result: pytest.RunResult) -> list[str]:
     texts = [result.stdout.str(), (root / "junit.xml").read_text(encoding="utf-8")]
     texts += [(out / name).read_text(encoding="utf-8") for name in ("summary.md", "report.html", "metrics.csv",
                                                                      "samples.csv")]
-    return texts
+    packed = unpacked(texts[3])  # the viewer's data, as the page's script reads it
+    assert len(packed) == 2
+    return texts + packed
 
 
 def _assert_run_sinks_inert(root: Path, result: pytest.RunResult) -> None:

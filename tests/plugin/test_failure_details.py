@@ -1,4 +1,5 @@
-"""Thousands of failing samples: pytest's FAILURES section details the first N, every FAILED line and count stays."""
+"""Thousands of failing samples: pytest's FAILURES section details the first N and its short summary lists them,
+one line each says how many more there are and where; every count, the exit code and JUnit keep them all."""
 
 from __future__ import annotations
 
@@ -33,24 +34,36 @@ def detailed(result: pytest.RunResult) -> list[str]:
     return re.findall(r"^_+ predictions on sample (\S+) _+$", result.stdout.str(), flags=re.M)
 
 
-def test_past_the_limit_only_failed_lines_remain_and_nothing_is_lost(run: BenchRun, pytester: pytest.Pytester) -> None:
-    result = run(*ARGS, "--extractbench-failure-details", "4")
+def listed(result: pytest.RunResult) -> list[str]:
+    """Sample ids with a FAILED line in the short summary."""
+    return re.findall(r"^FAILED data\.jsonl::extractbench\[predictions-(\S+)\]", result.stdout.str(), flags=re.M)
+
+
+def test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost(run: BenchRun,
+                                                                         pytester: pytest.Pytester) -> None:
+    result = run(*ARGS, "--extractbench-failure-details", "4", "--junitxml", "junit.xml")
     assert detailed(result) == FAILED_IDS[:4]
     out = result.stdout.str()
-    assert "test_plain_failure" in out.split("short test summary")[0]  # other tests' failures are never held
-    result.stdout.fnmatch_lines([f"... {len(FAILED_IDS) - 4} more failed samples not detailed here; *out*samples.jsonl*"])
-    # the short summary, the counts and the exit code still see every failure
-    for sample_id in FAILED_IDS:
-        result.stdout.fnmatch_lines([f"FAILED data.jsonl::extractbench[[]predictions-{sample_id}[]]*"])
+    sections, summary = out.split("short test summary")
+    assert "test_plain_failure" in sections and "FAILED test_plain.py::test_plain_failure" in summary  # never held
+    held = len(FAILED_IDS) - 4
+    result.stdout.fnmatch_lines([f"... {held} more failed samples not detailed here; *out*samples.jsonl*"])
+    # the short summary lists the detailed ones, then one line for the rest
+    assert listed(result) == FAILED_IDS[:4]
+    result.stdout.fnmatch_lines([f"FAILED data.jsonl::extractbench[[]predictions-{FAILED_IDS[3]}[]]*",
+                                 f"... {held} more failed samples not listed here (each is in *out*samples.jsonl and "
+                                 "the JUnit XML*"])
+    # the counts, the exit code and JUnit still see every failure
     result.assert_outcomes(failed=len(FAILED_IDS) + 1, passed=len(SAMPLES) - len(FAILED_IDS))
+    assert sorted(failure_texts(pytester.path / "junit.xml")) == FAILED_IDS
     rows = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
     assert sorted(r["sample_id"] for r in rows if not r["passed"]) == FAILED_IDS
 
 
 def test_under_the_limit_every_failure_is_detailed(run: BenchRun) -> None:
     result = run(*ARGS, "--extractbench-failure-details", str(len(FAILED_IDS)))
-    assert detailed(result) == FAILED_IDS
-    assert "more failed samples not detailed" not in result.stdout.str()
+    assert detailed(result) == FAILED_IDS and listed(result) == FAILED_IDS
+    assert "more failed samples not" not in result.stdout.str()
 
 
 def test_the_default_limit_and_the_ini_key(run: BenchRun, pytester: pytest.Pytester) -> None:
@@ -59,9 +72,17 @@ def test_the_default_limit_and_the_ini_key(run: BenchRun, pytester: pytest.Pytes
     assert detailed(run(*ARGS)) == FAILED_IDS[:2]
 
 
-def test_no_tracebacks_holds_nothing(run: BenchRun) -> None:
+def test_no_tracebacks_details_nothing_and_still_lists_only_the_first(run: BenchRun) -> None:
     result = run(*ARGS, "--extractbench-failure-details", "1", "--tb=no")
-    assert detailed(result) == [] and "more failed samples" not in result.stdout.str()
+    assert detailed(result) == [] and "more failed samples not detailed" not in result.stdout.str()
+    assert listed(result) == FAILED_IDS[:1]
+    result.stdout.fnmatch_lines([f"... {len(FAILED_IDS) - 1} more failed samples not listed here*"])
+    result.assert_outcomes(failed=len(FAILED_IDS) + 1, passed=len(SAMPLES) - len(FAILED_IDS))
+
+
+def test_a_short_summary_without_failures_gets_no_line_for_them(run: BenchRun) -> None:
+    result = run(*ARGS, "--extractbench-failure-details", "1", "-rN")
+    assert listed(result) == [] and "more failed samples not listed" not in result.stdout.str()
     result.assert_outcomes(failed=len(FAILED_IDS) + 1, passed=len(SAMPLES) - len(FAILED_IDS))
 
 

@@ -89,8 +89,8 @@ def test_a_malicious_prediction_does_not_execute(chromium: str, report: Path) ->
     page = Page(dom)
     title = re.search(r"<title>(.*?)</title>", dom, re.DOTALL).group(1)
     assert "pwned" not in title.split("&lt;script&gt;")[0] and title.startswith("Model Evaluation Report")
-    # the viewer's data and script, and nothing the payload added
-    assert page.count("script") == 2 and page.count("img") == 0 and page.event_handlers() == []
+    # the viewer's two data elements and its script, and nothing the payload added
+    assert page.count("script") == 3 and page.count("img") == 0 and page.event_handlers() == []
     assert any(XSS in chunk for chunk in page.text)
     assert console == []
 

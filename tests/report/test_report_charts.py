@@ -78,6 +78,18 @@ def test_a_bin_of_few_samples_shows_its_points_not_a_box() -> None:
     assert float(box.get("y")) + float(box.get("height")) == pytest.approx(_tick_y(chart, "0.2"), abs=0.2)
 
 
+def test_the_bins_axis_counts_each_models_samples_as_its_reading_does() -> None:
+    by_bin = {"a": {"simple": [0.5] * 4, "medium": [0.1, 0.9]}, "b": {"simple": [0.7] * 4, "medium": [0.2, 0.4, 0.6]}}
+    chart = charts.box_by_bin(by_bin, ("simple", "medium"))
+    ticks = ["".join(e.itertext()) for e in _marks(chart, "tick")]  # a tick's lines joined
+    reading = readings.bins(by_bin, ("simple", "medium"))
+    # both models have 4 simple samples: the axis says 4 (not their sum 8), as the reading says n 4 per model
+    assert any(t.endswith("(n=4)") for t in ticks) and not any("n=8" in t for t in ticks)
+    assert "simple 0.50 (n 4)" in reading and "simple 0.70 (n 4)" in reading
+    assert any(t.endswith("(n=2/3)") for t in ticks) and not any("n=5" in t for t in ticks)
+    assert "samples per model" in chart.caption
+
+
 def test_the_omission_heatmap_shows_the_most_missed_fields_highest_rate_first(monkeypatch) -> None:
     monkeypatch.setattr(html_charts, "MAX_NAMES", 3)
     by_name = {

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from _runs import DATASET, Page, fixture_outputs, gold_outputs, make_run
 
-from pytest_extractbench.report import charts, html
+from pytest_extractbench.report import charts, html, viewer
 from pytest_extractbench.report.rows import read_run
 
 SECTIONS = {
@@ -83,9 +83,12 @@ def test_at_a_glance_grades_follow_the_sla_tiers(single) -> None:
 
 def viewer_parts(text: str) -> tuple[dict, str]:
     """The viewer's embedded JSON (parsed) and its inline script, cut out of the page by hand."""
-    data = text.split('<script type="application/json" id="viewer-data">', 1)[1].split("</script>", 1)[0]
+    def element(name: str) -> dict:
+        found = text.split(f'<script type="application/json" id="{name}" data-encoding="gzip-base64">', 1)[1]
+        return viewer.unpack(found.split("</script>", 1)[0])
+
     script = text.split('<script type="application/json"', 1)[1].split("<script>", 1)[1].split("</script>", 1)[0]
-    return json.loads(data), script
+    return {**element("viewer-data"), **element("viewer-body")}, script
 
 
 def test_the_page_is_self_contained_and_runs_only_its_own_script(single) -> None:
@@ -97,7 +100,9 @@ def test_the_page_is_self_contained_and_runs_only_its_own_script(single) -> None
     directives = dict(d.strip().split(" ", 1) for d in csp[0]["content"].split(";"))
     assert directives["script-src"] == f"'sha256-{digest}'"  # that script alone: no 'unsafe-inline', no eval
     scripts = [a for t, a in page.tags if t == "script"]
-    assert scripts == [{"type": "application/json", "id": "viewer-data"}, {}]  # data, then the inline viewer
+    # the table's data, the inline viewer, then the rest of the data
+    assert scripts == [{"type": "application/json", "id": "viewer-data", "data-encoding": "gzip-base64"}, {},
+                       {"type": "application/json", "id": "viewer-body", "data-encoding": "gzip-base64"}]
     assert "eval(" not in script and "innerHTML" not in script and "new Function" not in script
     assert page.count("link") == 0 and page.count("iframe") == 0
     assert not re.search(r"(src|href)=\"(https?:)?//", text)  # nothing fetched
@@ -188,13 +193,14 @@ def test_untrusted_text_is_escaped_everywhere(tmp_path: Path) -> None:
         samples=[evil, *DATASET.samples[1:4]],
     )
     text, page = render(run)
-    assert page.count("script") == 2 and page.count("img") == 0  # the viewer's data and code, nothing injected
+    assert page.count("script") == 3 and page.count("img") == 0  # the viewer's data and code, nothing injected
     assert page.event_handlers() == []
     assert "&lt;script&gt;" in text
     assert any(XSS in chunk for chunk in page.text)  # shown as text, not parsed as markup
-    data, _ = viewer_parts(text)  # the embedded JSON carries the payloads with no "<" to end its element
-    raw = text.split('id="viewer-data">', 1)[1].split("</script>", 1)[0]
-    assert "<" not in raw and ">" not in raw
+    data, _ = viewer_parts(text)  # the embedded data carries the payloads with no "<" to end its element
+    for name in ("viewer-data", "viewer-body"):
+        raw = text.split(f'id="{name}" data-encoding="gzip-base64">', 1)[1].split("</script>", 1)[0]
+        assert "<" not in raw and ">" not in raw and "&" not in raw
     assert data["samples"][0][0] == "id" + XSS and data["columns"][0]["model"] == "m" + XSS
     assert "x" + XSS in data["strings"]
 

@@ -83,3 +83,35 @@ def test_progress_prints_at_every_tenth_and_at_the_end() -> None:
     assert len(lines) == 9  # 3, 6, ..., 24 and 25
     assert lines[0] == "extractbench 3/25 scored: m EQS 0.833 validity 66.7%"
     assert lines[-1] == "extractbench 25/25 scored: m EQS 0.760 validity 80.0%"
+
+
+@pytest.mark.parametrize(
+    ("eqs", "hallucination", "gates", "word"),
+    [
+        (0.80, 0.20, [], "not recommended"),  # Good by EQS, too many hallucinations
+        (0.95, 0.07, [], "deploy with mandatory human review"),  # Excellent by EQS, not without review
+        (0.95, 0.01, ["the SLA gate"], "not recommended: fails the SLA gate"),  # a failed gate of the run
+    ],
+)
+def test_the_band_never_promises_more_than_the_recommendation(eqs: float, hallucination: float, gates: list,
+                                                             word: str) -> None:
+    from pytest_extractbench.analysis.bands import eqs_band, recommendation
+    from pytest_extractbench.gating.gates import gated_recommendation
+
+    advice = gated_recommendation(recommendation(eqs, hallucination), gates)
+    metrics = {"extraction_quality_score": eqs, "hallucination_rate": hallucination, "num_samples": 10,
+               "eqs_band": eqs_band(eqs), "recommendation": advice}
+    found = summary.summarize("m", metrics)
+    shown = found.verdict_band  # what report.html's executive summary shows beside the recommendation
+    assert shown.startswith(eqs_band(eqs).split(" - ")[0]) and word in shown
+    assert "suitable" not in shown and "production-ready" not in shown and found.band == eqs_band(eqs)
+    assert found.recommendation == metrics["recommendation"]
+
+
+def test_a_band_the_recommendation_agrees_with_is_left_as_it_is() -> None:
+    from pytest_extractbench.analysis.bands import eqs_band, recommendation
+
+    for eqs, hallucination in ((0.95, 0.01), (0.82, 0.03), (0.5, 0.5), (0.72, 0.05)):
+        metrics = {"extraction_quality_score": eqs, "num_samples": 10, "eqs_band": eqs_band(eqs),
+                   "recommendation": recommendation(eqs, hallucination)}
+        assert summary.summarize("m", metrics).verdict_band == eqs_band(eqs)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from _runs import fixture_outputs, make_run
 from pytest_extractbench.report import exports, step_summary
-from pytest_extractbench.report.rows import load_run
+from pytest_extractbench.report.rows import read_run
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
           "required": ["name"]}  # fmt: skip
@@ -52,7 +52,7 @@ def test_the_cap_keeps_whole_lines_and_counts_the_ones_it_cut(lines: list[str], 
 def test_a_summary_past_60_kb_is_cut_and_says_what_was_cut(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     run = make_run(tmp_path, {"good": fixture_outputs("demo.jsonl")})
-    data = load_run(run)
+    data = read_run(run)
     one = data.document["models"]["good"]
     document = {**data.document, "models": {f"model-{i:02d}": one for i in range(40)}, "comparison": None}
     capped = exports.summary_md(document)

@@ -52,12 +52,51 @@ def test_columns_samples_and_the_first_sample_in_full(runs: tuple[Path, Path]) -
     good, weak, baseline = (data["results"][k][0] for k in range(3))
     assert good[:3] == [1.0, 1, None] and good[3] == fixture_outputs("demo.jsonl")[first.id]
     assert all(good[5][i + 1] == 0 and good[5][i + 3] == -1 for i in range(0, len(good[5]), 4))
-    assert weak[1] == 0 and weak[2] == "invalid" and weak[0] == 0.0 and "JSON" in weak[4][0]
+    # its parse error is said once, as why nothing could be read, not again among the problems
+    assert weak[1] == 0 and weak[2] == "invalid" and weak[0] == 0.0 and "JSON" in weak[6] and weak[4] == []
+    assert good[6] is None and good[7] == 1 and weak[7] == 0
     assert [weak[5][i + 1] for i in range(0, len(weak[5]), 4)] == [viewer.CATEGORIES.index("missed")] * 4
     assert baseline[3] == fixture_outputs("weak.jsonl")[first.id]
     # the baseline run scored 10 samples: the others have no result in its column
     assert data["results"][2][10:] == [None] * (len(DATASET.samples) - 10)
     assert data["notes"] == []
+
+
+def test_buckets_against_the_same_model_in_the_other_run(runs: tuple[Path, Path]) -> None:
+    data = data_of(*runs)
+    names = data["bucket_names"]
+    # only the current run's "good" has a counterpart (the baseline's "good"); "weak" and the baseline have none
+    assert data["buckets"][1] is None and data["buckets"][2] is None and data["buckets"][0]["against"] == "baseline"
+    now, then = data["results"][0], data["results"][2]
+    for row, bucket in enumerate(data["buckets"][0]["rows"]):
+        if then[row] is None:
+            want = "new"
+        elif then[row][7] and not now[row][7]:
+            want = "regressed"
+        elif not then[row][7]:
+            want = "fixed" if now[row][7] else "still_failing"
+        else:
+            want = "regressed" if then[row][0] - now[row][0] > 0.05 else "unchanged"
+        assert names[bucket] == want, data["samples"][row][0]
+    assert {names[b] for b in data["buckets"][0]["rows"][:10]} >= {"fixed"}
+
+
+def test_the_runs_own_baseline_buckets_come_first(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    moved = tmp_path / "current"
+    moved.mkdir()
+    (moved / "samples.jsonl").write_bytes((runs[0] / "samples.jsonl").read_bytes())
+    document = json.loads((runs[0] / "metrics.json").read_text(encoding="utf-8"))
+    ids = [s.id for s in DATASET.samples]
+    document["baseline_comparison"] = {"models": {"weak": {"buckets": {
+        "counts": {}, "samples": {"regressed": [ids[3], ids[5]], "fixed": [ids[0]], "removed": ["gone"]}}}}}
+    (moved / "metrics.json").write_text(json.dumps(document), encoding="utf-8")
+    data = data_of(moved)
+    names = data["bucket_names"]
+    assert data["buckets"][0] is None  # "good" was not compared with a baseline
+    weak = data["buckets"][1]
+    assert weak["against"] == "the run's baseline"
+    assert [names[b] for b in weak["rows"]] == [
+        "regressed" if i in (3, 5) else "fixed" if i == 0 else "unchanged" for i in range(len(ids))]
 
 
 def test_a_dataset_file_that_is_gone_leaves_scores_and_outputs(runs: tuple[Path, Path], tmp_path: Path) -> None:
@@ -122,9 +161,21 @@ def test_view_writes_the_page_and_names_every_run(runs: tuple[Path, Path], tmp_p
     text = out.read_text(encoding="utf-8")
     page = Page(text)
     assert "<h1>Samples: current vs baseline</h1>" in text and "current (current), baseline" in text
-    data = json.loads(text.split('id="viewer-data">', 1)[1].split("</script>", 1)[0])
+    data = viewer.unpack(text.split('id="viewer-data" data-encoding="gzip-base64">', 1)[1].split("</script>", 1)[0])
     assert [c["run"] for c in data["columns"]] == ["current", "current", "baseline"]
-    assert [a for t, a in page.tags if t == "script"] == [{"type": "application/json", "id": "viewer-data"}, {}]
+    assert [a for t, a in page.tags if t == "script"] == [
+        {"type": "application/json", "id": "viewer-data", "data-encoding": "gzip-base64"}, {},
+        {"type": "application/json", "id": "viewer-body", "data-encoding": "gzip-base64"}]
+
+
+def test_the_head_holds_what_the_first_rows_show_and_the_body_the_rest(runs: tuple[Path, Path]) -> None:
+    data = data_of(*runs)
+    head, body = viewer.split(data)
+    assert set(body) == {"strings", "details", "results"} and not set(body) & set(head)
+    assert {**head, **body}.keys() - {"scores"} == data.keys()
+    for k, column in enumerate(data["results"]):
+        assert head["scores"][k] == [[r and r[0] for r in column], [r and r[1] for r in column]]
+    assert head["scores"][2][0][10:] == [None] * (len(DATASET.samples) - 10)  # the baseline scored 10
 
 
 @pytest.mark.slow
@@ -192,3 +243,21 @@ def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_wi
 @given(st.lists(_JSON, max_size=100))
 def test_list_elements_encoded_together_are_the_elements_encoded_one_by_one(items) -> None:
     assert viewer._encode_elements(items) == ",".join(map(viewer._ENCODER.encode, items))
+
+
+@pytest.mark.slow
+@given(_JSON)
+def test_the_packed_data_in_pieces_unpacks_to_the_data(data: object) -> None:
+    # the page's data element: gzip in base64, written piece by piece; joined, it is one base64 text
+    pieces = list(viewer.EmbeddedJson(data).parts())
+    joined = "".join(pieces)
+    assert joined == viewer.EmbeddedJson(data).__html__() and not {"<", ">", "&"} & set(joined)
+    assert viewer.unpack(joined) == json.loads(viewer.embed_json(data))
+
+
+def test_large_data_is_packed_in_pieces_that_join(monkeypatch) -> None:
+    monkeypatch.setattr(viewer, "_PACKED_PIECE", 3 * 5_000)  # many pieces: each a whole number of base64 groups
+    data = {"strings": [os.urandom(500).hex() for _ in range(1000)]}  # 1 MB that compresses little
+    pieces = list(viewer.EmbeddedJson(data).parts())
+    assert len(pieces) > 1 and all(len(p) % 4 == 0 and "=" not in p for p in pieces[:-1])
+    assert viewer.unpack("".join(pieces)) == data

@@ -1,6 +1,8 @@
-"""The sample viewer driven in Debian's chromium with Playwright: filter, sort by delta, open a sample and
-see its source, gold, both outputs and the coloured diff; hostile ids, texts and outputs stay inert; a
-10,000-sample report pages its rows. (Load time is measured by benchmarks/bench_viewer.py, not here.)"""
+"""The sample viewer driven in Debian's chromium with Playwright: filter, sort by a header (the same model's
+delta in another run), filter by bucket, open a sample beside the table without moving it and step with j/k,
+see its source, gold, both outputs, their JSON diffs and the coloured field diff; an unusable output said once;
+hostile ids, texts and outputs stay inert; a 10,000-sample report stays under its size cap and pages its rows.
+(Load time is measured by benchmarks/bench_viewer.py, not here.)"""
 
 from __future__ import annotations
 
@@ -66,6 +68,7 @@ class Tab:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.goto(url)
+        self.page.wait_for_selector("#viewer[data-ready]", state="attached")
 
     def cells(self, column: int) -> list[str]:
         return self.page.locator(f"#viewer-table tbody tr td:nth-child({column})").all_text_contents()
@@ -92,7 +95,9 @@ def test_filter_sort_by_delta_and_open_a_sample_side_by_side(browser: Any, run: 
     page.select_option("#viewer-col", label="weak")
     page.select_option("#viewer-topic", topic)
     page.select_option("#viewer-validity", "invalid")
-    page.select_option("#viewer-sort", "delta-1-asc")
+    page.click('#viewer-table th[data-key="delta-1-0"] button')
+    assert page.get_attribute('#viewer-table th[data-key="delta-1-0"]', "aria-sort") == "ascending"
+    assert page.get_attribute('#viewer-table th[data-key="eqs-0"]', "aria-sort") == "none"
     assert tab.cells(1) == expected
     assert tab.cells(3 + 2 * 2 + 1) == [("+" if delta[s] > 0 else "") + f"{delta[s]:.3f}" for s in expected]
     assert page.locator("#viewer-status").text_content().startswith(f"samples 1–{len(expected)} of {len(expected)}")
@@ -103,12 +108,19 @@ def test_filter_sort_by_delta_and_open_a_sample_side_by_side(browser: Any, run: 
     detail = page.locator("#viewer-detail")
     blocks = detail.locator(".block pre").all_text_contents()
     assert blocks[0] == sample.text and json.loads(blocks[1]) == sample.expected
-    outputs = detail.locator(".output pre").all_text_contents()
-    assert outputs == [found[(m, first)]["response"]["content"] for m in ("good", "weak")]
+    # outputs pretty-printed (an unusable one as it came)
+    for k, m in enumerate(("good", "weak")):
+        content = found[(m, first)]["response"]["content"]
+        shown = detail.locator(f'.output[data-column="{k}"] > pre').text_content()
+        parsed = found[(m, first)]["score"]["parse_error"] is None
+        assert (json.loads(shown) == json.loads(content) and "\n  " in shown) if parsed else shown == content
     # the diff: one row per field, a cell per model coloured by that model's category for the field
     rows = detail.locator(".viewer-diff tbody tr")
     paths = rows.locator("td:first-child").all_text_contents()
     for m, column in (("good", 3), ("weak", 4)):
+        if found[(m, first)]["score"]["parse_error"]:  # no field read: one cell says so (the test below)
+            assert rows.locator("td.unusable").count() == 1
+            continue
         want = {f["path"]: f["category"] for f in found[(m, first)]["score"]["fields"]}
         cells = rows.locator(f"td:nth-child({column})")
         got = {p: cells.nth(i).get_attribute("data-category") for i, p in enumerate(paths)}
@@ -132,7 +144,8 @@ def test_hostile_ids_texts_and_outputs_stay_inert(browser: Any, report: Path) ->
     detail = page.locator("#viewer-detail")
     assert detail.locator("h3 code").text_content() == "evil" + PAYLOAD
     assert detail.locator(".block pre").first.text_content().startswith(PAYLOAD + " ")
-    assert detail.locator(".output").nth(1).locator("pre").text_content() == json.dumps({"name": PAYLOAD})
+    assert json.loads(detail.locator(".output").nth(1).locator("pre.pretty").text_content()) == {"name": PAYLOAD}
+    assert PAYLOAD in detail.locator(".output").nth(1).locator(".diff-gold").text_content()  # the JSON diff too
     assert PAYLOAD in detail.locator(".viewer-diff").text_content()
     injected = page.evaluate("document.querySelectorAll('#samples img, #samples svg, [onerror], [onload]').length")
     assert injected == 0 and tab.dialogs == [] and tab.errors == []
@@ -140,9 +153,11 @@ def test_hostile_ids_texts_and_outputs_stay_inert(browser: Any, report: Path) ->
     page.close()
 
 
-def test_ten_thousand_samples_render_one_page_of_rows(browser: Any, run: Path, tmp_path: Path) -> None:
+def test_ten_thousand_samples_stay_under_the_cap_and_render_one_page_of_rows(browser: Any, run: Path,
+                                                                              tmp_path: Path) -> None:
     big = replicate_run(run, tmp_path / "big", 10_000)
     report = html.write_report(read_run(big), big / "report.html")
+    assert report.stat().st_size <= 10_000_000  # 10,000 samples x 2 models
     tab = Tab(browser, report.as_uri())
     page = tab.page
     rows = page.locator("#viewer-table tbody tr")
@@ -156,5 +171,128 @@ def test_ten_thousand_samples_render_one_page_of_rows(browser: Any, run: Path, t
     assert tab.cells(1) == [f"{source.id}~9999"]
     page.locator("#viewer-table tbody tr").first.click()
     assert page.locator("#viewer-detail .block pre").first.text_content() == source.text
+    assert tab.dialogs == [] and tab.errors == []
+    page.close()
+
+
+def test_an_unusable_output_is_said_once_not_null_in_every_field(browser: Any, run: Path, report: Path) -> None:
+    found = records(run)
+    broken = next(sid for (m, sid), r in found.items() if m == "weak" and r["score"]["parse_error"])
+    error = found[("weak", broken)]["score"]["parse_error"]
+    tab = Tab(browser, report.as_uri())
+    page = tab.page
+    page.fill("#viewer-q", broken)
+    page.locator("#viewer-table tbody tr", has_text=broken).first.click()
+    detail = page.locator("#viewer-detail")
+    weak = detail.locator('.output[data-column="1"]')
+    assert weak.locator(".unusable").all_text_contents() == [f"Unusable output: {error}"]
+    assert detail.text_content().count(error) == 1  # the error once, not again among the problems
+    assert weak.locator("pre").text_content() == found[("weak", broken)]["response"]["content"]
+    # the field diff: one cell down the weak column says so, no per-field "null"
+    rows = detail.locator(".viewer-diff tbody tr")
+    unusable = detail.locator(".viewer-diff td.unusable")
+    assert unusable.count() == 1 and unusable.get_attribute("rowspan") == str(rows.count())
+    assert "null" not in unusable.text_content()
+    assert rows.count() == len(found[("good", broken)]["score"]["fields"])
+    assert rows.locator("td:nth-child(3)").count() == rows.count()  # good's cells are all there
+    assert tab.dialogs == [] and tab.errors == []
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory, run: Path) -> tuple[Path, Path, Path]:
+    """The same two models in a current and a baseline run, their outputs swapped in the baseline, viewed together."""
+    base = tmp_path_factory.mktemp("pair")
+    samples = load_source(str(run.parent / "data.jsonl")).samples
+    demo, weak = fixture_outputs("demo.jsonl"), fixture_outputs("weak.jsonl")
+    current = make_run(base / "cur", {"good": demo, "weak": weak}, samples=samples)
+    baseline = make_run(base / "base", {"good": weak, "weak": demo}, samples=samples)
+    from pytest_extractbench.report.viewer import runs_from_dirs
+
+    page = html.write_viewer(runs_from_dirs([current, baseline]), base / "viewer.html")
+    return current, baseline, page
+
+
+def test_view_sorts_by_the_same_models_delta_filters_buckets_and_steps_without_moving(
+        browser: Any, two_runs: tuple[Path, Path, Path]) -> None:
+    current, baseline, viewer_page = two_runs
+    now, then = records(current), records(baseline)
+    ids = list(dict.fromkeys(sid for _, sid in now))
+    delta = {s: now[("weak", s)]["score"]["eqs"] - then[("weak", s)]["score"]["eqs"] for s in ids}
+    tab = Tab(browser, viewer_page.as_uri())
+    page = tab.page
+    # the header of weak's delta against weak in the baseline (columns: cur good, cur weak, base good, base weak)
+    header = '#viewer-table th[data-key="delta-1-3"]'
+    assert page.text_content(header) == "Δ weak (cur − base)"
+    page.click(header + " button")
+    assert page.get_attribute(header, "aria-sort") == "ascending"
+    everything = sorted(ids, key=lambda s: (delta[s], ids.index(s)))
+    page.fill("#viewer-q", "")
+    shown = [c for c in tab.cells(1)]
+    assert shown == everything[:100]
+    page.click(header + " button")  # again: largest gain first
+    assert page.get_attribute(header, "aria-sort") == "descending"
+    assert tab.cells(1) == sorted(ids, key=lambda s: (-delta[s], ids.index(s)))[:100]
+
+    # the bucket filter: each model against itself in the baseline, by the gate's rule
+    def bucket(m: str, s: str) -> str:
+        was, is_ = then[(m, s)]["passed"], now[(m, s)]["passed"]
+        if was and not is_:
+            return "regressed"
+        if not was:
+            return "fixed" if is_ else "still_failing"
+        return "regressed" if then[(m, s)]["score"]["eqs"] - now[(m, s)]["score"]["eqs"] > 0.05 else "unchanged"
+    by_gain = sorted(ids, key=lambda s: (-delta[s], ids.index(s)))  # the table's order still
+    for m, name in (("weak", "regressed"), ("good", "fixed"), ("weak", "unchanged")):
+        page.select_option("#viewer-col", label=f"cur / {m}")
+        page.select_option("#viewer-bucket", label=name)
+        want = [s for s in by_gain if bucket(m, s) == name]
+        assert tab.cells(1) == want[:100], (m, name)
+    assert any(bucket("weak", s) == "regressed" for s in ids) and any(bucket("good", s) == "fixed" for s in ids)
+
+    # open a sample far down the table: the page does not move, the detail is beside it, j/k step through the rows
+    page.select_option("#viewer-bucket", "")
+    rows = page.locator("#viewer-table tbody tr")
+    assert rows.count() > 32
+    target = rows.nth(30)
+    target.scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, 37)")
+    before = page.evaluate("window.scrollY")
+    target.locator("td").nth(1).click()
+    assert page.evaluate("window.scrollY") == before > 0
+    detail = page.locator("#viewer-detail")
+    box, viewport = detail.bounding_box(), page.viewport_size
+    assert box["y"] >= 0 and box["y"] < viewport["height"] and box["x"] > 0
+    order = tab.cells(1)
+    assert detail.locator("h3 code").text_content() == order[30]
+    page.keyboard.press("j")
+    assert detail.locator("h3 code").text_content() == order[31]
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    page.keyboard.press("ArrowUp")
+    assert detail.locator("h3 code").text_content() == order[29]
+    # its weak output diffed against the gold and against weak in the baseline
+    sid = order[29]
+    card = detail.locator('.output[data-column="1"]')
+    assert card.locator(".diff-gold summary").text_content().startswith("Diff against the gold")
+    assert card.locator(".diff-other summary").text_content().startswith("Diff against base / weak")
+    other = card.locator(".diff-other")
+    if now[("weak", sid)]["score"]["parse_error"] is None and then[("weak", sid)]["score"]["parse_error"] is None:
+        mine = json.loads(now[("weak", sid)]["response"]["content"])
+        theirs = json.loads(then[("weak", sid)]["response"]["content"])
+        assert (other.locator("span.ins, span.del").count() == 0) == (mine == theirs)
+    page.keyboard.press("Escape")
+    assert detail.is_hidden() and page.evaluate("window.scrollY") == before
+    # a chosen reference instead: every other column's delta against the current run's good
+    page.select_option("#viewer-ref", label="cur / good")
+    keys = page.locator("#viewer-table th[data-key^='delta-']").evaluate_all("hs => hs.map(h => h.dataset.key)")
+    assert keys == ["delta-1-0", "delta-2-0", "delta-3-0"]
+    headers = page.locator("#viewer-table th").evaluate_all("hs => hs.map(h => h.dataset.key)")
+    shown = tab.cells(headers.index("delta-2-0") + 1)
+    for sid, cell in zip(tab.cells(1), shown):
+        want = then[("good", sid)]["score"]["eqs"] - now[("good", sid)]["score"]["eqs"]
+        assert float(cell) == pytest.approx(want, abs=0.0011)  # the page keeps EQS to 4 places, shows 3
+    assert len(set(shown)) > 1
     assert tab.dialogs == [] and tab.errors == []
     page.close()

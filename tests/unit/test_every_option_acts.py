@@ -111,7 +111,7 @@ EFFECT_TESTS: dict[str, list[str]] = {
     "context": [f"{BEHAVIOUR}::test_slots_and_context_size_the_embedded_server"],
     "no_html_report": ["tests/report/test_report_plugin.py::test_no_html_report_option"],
     "charts": ["tests/report/test_report_plugin.py::test_charts_option_draws_or_leaves_out_the_charts"],
-    "failure_details": [f"{FAILURES}::test_past_the_limit_only_failed_lines_remain_and_nothing_is_lost",
+    "failure_details": [f"{FAILURES}::test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost",
                         f"{FAILURES}::test_the_default_limit_and_the_ini_key"],
     "track": [f"{TRACKS_LIVE}::test_toolcall_track_sends_tools_and_scores_tool_calls",
               f"{TRACKS_LIVE}::test_generate_and_repair_use_the_structured_output_mode"],
