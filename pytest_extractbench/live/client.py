@@ -136,9 +136,11 @@ class ExtractionClient:
         if cfg.seed is not None:
             fields["seed"] = cfg.seed
         fields.update(request_fields)
-        response = ModelResponse(started_at=time.time())
+        response = ModelResponse(started_at=time.time(), attempt_log=[])
+        clock: list[float] = []  # each attempt's start (perf_counter)
         while True:
             response.attempts += 1
+            clock.append(time.perf_counter())
             outcome = await self._attempt(model, messages, fields, response)
             if not isinstance(outcome, Transient):
                 break
@@ -149,6 +151,7 @@ class ExtractionClient:
             log.debug("retry %d of %s in %.2fs: %s", response.attempts, model, delay, outcome.error)
             await asyncio.sleep(delay)
         response.finished_at = time.time()
+        _timed_attempts(response, clock)
         return response
 
     async def _attempt(
@@ -165,22 +168,24 @@ class ExtractionClient:
             )
             return raw.content
 
+        attempts = response.attempt_log if response.attempt_log is not None else []
         try:
             # the timeout bounds the whole attempt, not each read: a server that drips one byte a
             # second would otherwise keep the request alive for ever
             body = await asyncio.wait_for(send(), self.config.timeout_s)
         except _BadStream as exc:
             clear(response)
-            return bad_body(self._redact(str(exc)))
+            return _logged(attempts, t0, bad_body(self._redact(str(exc))))
         except Exception as exc:
             outcome = classify(exc, timeout_s=self.config.timeout_s)
             if outcome is None:
                 raise
+            outcome.error = self._redact(outcome.error)
             if isinstance(outcome, Transient):
-                outcome.error = self._redact(outcome.error)
-                return outcome
-            response.error_class, response.error = outcome.error_class, self._redact(outcome.error)
+                return _logged(attempts, t0, outcome)
+            response.error_class, response.error = outcome.error_class, outcome.error
             response.context = outcome.context
+            _logged(attempts, t0, outcome)
             return None
         latency = time.perf_counter() - t0
         try:
@@ -189,9 +194,10 @@ class ExtractionClient:
             problem = f"the client could not read the server's answer: {type(exc).__name__}: {one_line(str(exc), 200)}"
         if problem is not None:
             clear(response)
-            return bad_body(self._redact(problem))
+            return _logged(attempts, t0, bad_body(self._redact(problem)), latency)
         response.latency_s = latency
         self._redact_response(response)
+        attempts.append({"outcome": response.error_class or "ok", "latency_s": latency})
         return None
 
     async def _streamed(self, model: str, messages: Sequence[Mapping[str, Any]], fields: dict[str, Any], t0: float,
@@ -286,3 +292,21 @@ class ExtractionClient:
     async def check(self, model: str | Iterable[str] | None = None) -> list[str] | None:
         """`connection.check_models` over this client's HTTP client."""
         return await check_models(self._client, self.config, model)
+
+
+def _logged(attempts: list[dict[str, Any]], t0: float, outcome: Any, latency: float | None = None) -> Any:
+    """Note a failed attempt (its class, latency and words) and hand its outcome on."""
+    attempts.append({"outcome": outcome.error_class, "latency_s": time.perf_counter() - t0 if latency is None else latency,
+                     "error": one_line(outcome.error, 200)})
+    return outcome
+
+
+def _timed_attempts(response: ModelResponse, clock: Sequence[float]) -> None:
+    """Each logged attempt's start in seconds after the first's, and the end-to-end latency: from the first
+    attempt's start to the end of the last (backoff delays included). With one attempt it is that attempt's latency."""
+    log = response.attempt_log or []
+    if len(log) != len(clock):  # an attempt raised a defect before it was logged: no figure rather than a wrong one
+        response.attempt_log = log or None
+        return
+    response.attempt_log = log = [{"start_s": start - clock[0], **entry} for entry, start in zip(log, clock)]
+    response.end_to_end_s = log[-1]["start_s"] + log[-1]["latency_s"] if log else None

@@ -349,7 +349,7 @@ class LiveSource(AheadSource):
     async def _ask(self, request: _Request, route: Route) -> ModelResponse:
         """The answer, from another replica when one fails for a reason another might not have."""
         tried: set[str] = set()
-        attempts = 0
+        answers: list[ModelResponse] = []
         while True:
             url = self._pick(route.urls, tried)
             tried.add(url)
@@ -358,14 +358,13 @@ class LiveSource(AheadSource):
                 response = await self._send(self._client(url), route.served_model, request)
             finally:
                 self._outstanding[url] -= 1
-            attempts += response.attempts
+            answers.append(response)
             request.url = url
             if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
                 # down or overloaded: later requests try the other replicas first for a while
                 self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
             if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
-                response.attempts = attempts
-                return response
+                return _every_attempt(answers)
 
     def _asked_of(self, request: _Request) -> tuple[str, str]:
         from ..core.redact import redact_url
@@ -377,6 +376,28 @@ class LiveSource(AheadSource):
             with contextlib.suppress(Exception):
                 await client.aclose()
         self._clients.clear()
+
+
+def _every_attempt(answers: Sequence[ModelResponse]) -> ModelResponse:
+    """The last replica's answer, counting the attempts made of every replica asked: their log, with starts from
+    the first attempt's, and the end-to-end latency from then (wall clock across replicas)."""
+    last = answers[-1]
+    last.attempts = sum(a.attempts for a in answers)
+    if len(answers) == 1:
+        return last
+    first = answers[0].started_at
+    log: list[dict[str, Any]] = []
+    for answer in answers:
+        offset = (answer.started_at - first) if answer.started_at is not None and first is not None else None
+        if offset is None or answer.attempt_log is None:
+            last.attempt_log = last.end_to_end_s = None
+            return last
+        log += [{**entry, "start_s": entry["start_s"] + offset} for entry in answer.attempt_log]
+    last.attempt_log = log
+    if last.end_to_end_s is not None:
+        last.end_to_end_s += offset  # type: ignore[operator]
+    last.started_at = first
+    return last
 
 
 class ReplaySource:
