@@ -36,6 +36,7 @@ from .errors import Transient, bad_body, classify, one_line
 from .max_tokens import MAX_BUDGET, max_tokens_for_schema
 from .options import STRUCTURED_OUTPUT_MODES
 from .prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_TEMPLATES, DEFAULT_USER_PROMPT, PromptTemplateError, PromptTemplates, build_messages
+from .slots import SlotWatch, http_probe, slots_url
 from .transport import API_KEY_ENV_VARS, ClientConfig, HttpClientFactory, api_key_from_env, check_api_key, client_config, open_openai
 
 
@@ -90,11 +91,21 @@ class ExtractionClient:
         rng: random.Random | None = None,
         http_client: Any | None = None,
         http_client_factory: HttpClientFactory | None = None,
+        slots: int | None = None,
     ) -> None:
         self.config = config
         self._rng = rng or random.Random()
         self._client = open_openai(config, http_client=http_client, http_client_factory=http_client_factory)
         self._owns_http = http_client is None
+        self._probe_http: Any = None
+        self.slot_watch: SlotWatch | None = None
+        if slots:  # a llama-server this plugin started with that many slots (slots.py)
+            import openai
+
+            self._probe_http = openai.DefaultAsyncHttpxClient(trust_env=False)
+            headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else None
+            probe = http_probe(slots_url(config.base_url), self._probe_http, headers)
+            self.slot_watch = SlotWatch(slots, probe, max_wait_s=config.timeout_s)
 
     def __repr__(self) -> str:
         cfg = self.config
@@ -112,6 +123,8 @@ class ExtractionClient:
         """Close the HTTP client this client made (an injected ``http_client`` belongs to its owner)."""
         if self._owns_http:
             await self._client.close()
+        if self._probe_http is not None:
+            await self._probe_http.aclose()
 
     def cache_key(self, model: str, messages: Sequence[Mapping[str, Any]], schema: Any) -> str:
         """`cache_key` with this client's decoding parameters."""
@@ -138,10 +151,21 @@ class ExtractionClient:
         fields.update(request_fields)
         response = ModelResponse(started_at=time.time(), attempt_log=[])
         clock: list[float] = []  # each attempt's start (perf_counter)
+        watch = self.slot_watch
         while True:
             response.attempts += 1
+            waited = await watch.wait_for_slot() if watch is not None else 0.0
             clock.append(time.perf_counter())
-            outcome = await self._attempt(model, messages, fields, response)
+            outcome = None
+            if watch is not None:
+                watch.sent()
+            try:
+                outcome = await self._attempt(model, messages, fields, response)
+            finally:
+                if watch is not None:
+                    watch.finished(timed_out=isinstance(outcome, Transient) and outcome.error_class == "timeout")
+            if waited and response.attempt_log:
+                response.attempt_log[-1]["slot_wait_s"] = waited
             if not isinstance(outcome, Transient):
                 break
             if response.attempts > cfg.retries:

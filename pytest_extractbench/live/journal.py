@@ -89,6 +89,9 @@ def clean_attempt_log(log: list[Any]) -> list[dict[str, Any]] | None:
         if not all(type(t) in (int, float) and math.isfinite(t) and t >= 0 for t in times):
             continue
         kept = {"outcome": entry["outcome"], "start_s": float(times[0]), "latency_s": float(times[1])}
+        wait = entry.get("slot_wait_s")
+        if type(wait) in (int, float) and math.isfinite(wait) and wait >= 0:
+            kept["slot_wait_s"] = float(wait)
         if isinstance(entry.get("error"), str):
             kept["error"] = clip(entry["error"], ORIGIN_LIMIT)
         out.append(kept)

@@ -316,9 +316,17 @@ class LiveSource(AheadSource):
             from .client import ExtractionClient, client_config
 
             config = client_config(self.live, url, self._api_key)
-            client = self._clients[url] = ExtractionClient(config, http_client_factory=self._http_client_factory)
+            client = self._clients[url] = ExtractionClient(config, http_client_factory=self._http_client_factory,
+                                                           slots=self._embedded_slots(url))
             self._outstanding[url] = 0
         return client
+
+    def _embedded_slots(self, url: str) -> int | None:
+        """The slots of the llama-server this plugin started at ``url`` (None for a server it did not start): an
+        attempt's clock waits for one of them to be free (slots.py)."""
+        if not self.live.embedded or self.routes is None:
+            return None
+        return next((route.slots or self.live.slots for route in self.routes.values() if url in route.urls), None)
 
     def _pick(self, urls: tuple[str, ...], tried: set[str]) -> str:
         """Least outstanding requests among the replicas not tried yet, those that failed lately last;
