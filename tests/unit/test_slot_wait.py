@@ -122,3 +122,26 @@ def test_the_accounting_waits_only_when_every_slot_is_taken_and_one_is_abandoned
 
     waits = asyncio.run(go())
     assert waits[:2] == [0.0, 0.0] and waits[2] >= 0.25
+
+
+def test_only_the_servers_the_plugin_started_get_a_slot_watch(tmp_path: Any) -> None:
+    from pytest_extractbench.live.endpoints import Route
+    from pytest_extractbench.live.options import LiveOptions
+    from pytest_extractbench.live.pipeline import LiveSource
+
+    def source(live: LiveOptions, routes: dict[str, Route]) -> LiveSource:
+        made = LiveSource(live, lambda: routes, run_dir=tmp_path, cache_dir=None, concurrency=4, api_key=None,
+                          templates=None)
+        made._before_submit()
+        return made
+
+    started = {"a": Route(("http://127.0.0.1:9001/v1",), "a", slots=2), "b": Route(("http://127.0.0.1:9002/v1",), "b")}
+    embedded = source(LiveOptions(slots=3), started)
+    assert embedded.live.embedded
+    # memory lowered a's slots to 2; b runs the 3 asked for; a URL the plugin did not start has none
+    assert [embedded._embedded_slots(u) for u in ("http://127.0.0.1:9001/v1", "http://127.0.0.1:9002/v1",
+                                                  "http://127.0.0.1:9003/v1")] == [2, 3, None]
+    assert embedded._client("http://127.0.0.1:9001/v1").slot_watch.slots == 2
+    given = source(LiveOptions(base_urls=("http://127.0.0.1:9001/v1",)), started)
+    assert given._embedded_slots("http://127.0.0.1:9001/v1") is None
+    assert given._client("http://127.0.0.1:9001/v1").slot_watch is None
