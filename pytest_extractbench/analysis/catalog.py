@@ -201,7 +201,8 @@ CATALOG: tuple[Metric, ...] = (
            performance=("end_to_end_ms.p99", "latency_ms.p99"), description=_END_TO_END),
     Metric("attempt_latency_p95_ms", "P95 latency of one attempt", "p95 attempt latency", higher_is_better=False,
            csv=False, performance=("attempt_latency_ms.p95",),
-           description="every attempt's own latency, timed out and failed ones included (`performance.attempt_latency_ms`)"),
+           description="every attempt's own latency, timed out and failed ones included "
+                       "(`performance.attempt_latency_ms`)"),
     Metric("time_to_first_token_p95_ms", "P95 time to first token", "p95 time to first token",
            higher_is_better=False, csv=False, performance=("latency_breakdown.time_to_first_token_ms.p95",)),
     Metric("server_prompt_p95_ms", "P95 prompt processing (server)", "p95 prompt processing", higher_is_better=False,

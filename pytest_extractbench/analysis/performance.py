@@ -195,7 +195,9 @@ def _one_attempt(response: Mapping[str, Any]) -> tuple[float, ...]:
 def attempt_log(response: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The recorded attempts (each with an ``outcome``), or none."""
     log = response.get("attempt_log")
-    return [e for e in log if isinstance(e, Mapping) and isinstance(e.get("outcome"), str)] if isinstance(log, list) else []
+    if not isinstance(log, list):
+        return []
+    return [e for e in log if isinstance(e, Mapping) and isinstance(e.get("outcome"), str)]
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -282,7 +284,8 @@ def _attempt_counts(requests: Sequence[Facts]) -> dict[str, Any]:
     counts: dict[str, int] = {}
     attempts = 0
     for f in requests:
-        outcomes = f.attempt_outcomes or ((f.outcome if f.outcome in ERROR_CLASSES else "ok",) if f.attempts == 1 else ())
+        final = (f.outcome if f.outcome in ERROR_CLASSES else "ok",) if f.attempts == 1 else ()
+        outcomes = f.attempt_outcomes or final
         attempts += len(outcomes)
         for name in outcomes:
             if name not in ("ok", "truncated"):  # a truncated answer is an answer: the sample's outcome counts it

@@ -320,8 +320,8 @@ class ExtractionClient:
 
 def _logged(attempts: list[dict[str, Any]], t0: float, outcome: Any, latency: float | None = None) -> Any:
     """Note a failed attempt (its class, latency and words) and hand its outcome on."""
-    attempts.append({"outcome": outcome.error_class, "latency_s": time.perf_counter() - t0 if latency is None else latency,
-                     "error": one_line(outcome.error, 200)})
+    took = time.perf_counter() - t0 if latency is None else latency
+    attempts.append({"outcome": outcome.error_class, "latency_s": took, "error": one_line(outcome.error, 200)})
     return outcome
 
 

@@ -337,7 +337,8 @@ def retried_text(perf: Mapping[str, Any]) -> str:
         by_count.setdefault(int(entry["attempts"]), []).append(str(entry["sample_id"]))
     clauses = []
     for count, ids in sorted(by_count.items()):
-        shown = ", ".join(ids[:MAX_RETRIED_LISTED]) + (f" and {len(ids) - MAX_RETRIED_LISTED} more" if len(ids) > MAX_RETRIED_LISTED else "")
+        more = len(ids) - MAX_RETRIED_LISTED
+        shown = ", ".join(ids[:MAX_RETRIED_LISTED]) + (f" and {more} more" if more > 0 else "")
         clauses.append(f"{len(ids)} sample{'s' if len(ids) != 1 else ''} needed {count} attempts: {shown}")
     rel = perf.get("reliability") or {}
     failed = {k: v for k, v in (rel.get("attempt_error_counts") or {}).items() if v}
