@@ -54,7 +54,9 @@ answers 404, like servers without it), ``models_fault=None`` (a drip, raw, statu
 fault for ``GET /v1/models``), ``api_key=None`` (when set, requests without
 ``Authorization: Bearer <api_key>`` get 401), ``answer=callable(body) -> str | JSON value`` for ok
 answers (default: a minimal instance of the schema found in the request's structured-output fields,
-else ``{"echo": <last user message>}``), ``host``, ``port`` (0: a free port, kept across restarts).
+else ``{"echo": <last user message>}``), ``host``, ``port`` (0: a free port, kept across restarts),
+``slots=callable() -> JSON value`` answered at ``GET /slots`` like llama-server's slot list (``None``: 404;
+``counts["slots"]`` counts the queries).
 
 Requests with ``"stream": true`` get the ok answer as server-sent events (``Fault.ok(gap=...)`` spaces the
 chunks), requests with ``"logprobs": true`` get per-token logprobs, ``"n": k`` gets k choices, and usage
@@ -362,6 +364,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0].rstrip("/")
         if path == "/health":
             self._send_json(200, {"status": "ok"})
+        elif path == "/slots" and owner.slots is not None:
+            owner._count("slots")
+            self._send_json(200, owner.slots())
         elif path == "/v1/models" and owner.models is not None:
             owner._count("models")
             if owner.models_fault is not None and self._authorized():
@@ -478,8 +483,10 @@ class FaultServer:
         host: str = "127.0.0.1",
         port: int = 0,
         models_fault: Fault | None = None,
+        slots: Callable[[], Any] | None = None,
     ) -> None:
         self.plan = plan
+        self.slots = slots  # GET /slots answers its JSON value, as llama-server does (None: 404)
         self.models_fault = models_fault  # how GET /v1/models misbehaves (drip, raw, status, echo_headers)
         self.default = default or Fault.ok()
         self.models = tuple(models) if models is not None else None

@@ -18,6 +18,12 @@ Pure functions over sample records; each record's ``response`` dict is
   (resumed responses keep their original timestamps). Every throughput figure counts successful
   requests over that one interval, so ``samples_per_min == 60 * requests_per_s`` always; a failed
   request adds time but nothing done. With no successful request the figures are null, "not measured".
+* Every attempt counts. A sample's *end-to-end* latency runs from its first attempt's start to its final
+  answer (timed-out and failed attempts and the backoff between them included); ``latency_ms`` is the
+  answering attempt's alone, ``attempt_latency_ms`` every attempt's whatever its outcome. The SLA gate and
+  ``latency_p*_ms`` read the end-to-end figure; a response recorded without one (an older journal, a
+  predictions file) counts its ``latency_s``. Reliability counts attempt-level timeouts and errors
+  (``attempt_timeouts``, ``attempt_errors``) even when a later attempt succeeded.
 * Percentiles use numpy's linear interpolation; ``std`` is the population standard deviation.
 * ``reliability_score`` gives a first-attempt success full credit and a success after
   retries half credit, so it stays in [0, 1].
@@ -120,6 +126,9 @@ class Facts(NamedTuple):
     timings: Mapping[str, float]  # the server's own (llama-server); empty when it sends none
     wait_s: float | None
     first_token_s: float | None  # streamed answers only
+    end_to_end_s: float | None  # first attempt's start to the final answer; latency_s when not recorded
+    attempt_outcomes: tuple[str, ...]  # "ok" or an error class per attempt; () when not recorded
+    attempt_latencies: tuple[float, ...]
     fields: int  # fields the output holds (extracted fields)
     record: Any
 
@@ -144,6 +153,7 @@ def facts(record: Any) -> Facts:
     usage = usage if isinstance(usage, dict) else {}
     prompt, completion = _number(usage.get("prompt_tokens")), _number(usage.get("completion_tokens"))
     total = _number(usage.get("total_tokens"))
+    log = attempt_log(response)
     if total is None and prompt is not None and completion is not None:  # some servers omit the total
         total = prompt + completion
     return Facts(
@@ -162,9 +172,32 @@ def facts(record: Any) -> Facts:
         timings=response.get("timings") if isinstance(response.get("timings"), Mapping) else {},
         wait_s=_number(response.get("wait_s")),
         first_token_s=_number(response.get("first_token_s")),
+        end_to_end_s=_end_to_end(response),
+        attempt_outcomes=tuple(str(e["outcome"]) for e in log),
+        attempt_latencies=tuple(float(e["latency_s"]) for e in log if _number(e.get("latency_s")) is not None)
+        or _one_attempt(response),
         fields=record.score.observed.predicted,
         record=record,
     )
+
+
+def _end_to_end(response: Mapping[str, Any]) -> float | None:
+    value = _number(response.get("end_to_end_s"))
+    return _number(response.get("latency_s")) if value is None else value
+
+
+def _one_attempt(response: Mapping[str, Any]) -> tuple[float, ...]:
+    """A response recorded without its attempts that had just one: that attempt's latency, when it answered."""
+    latency = _number(response.get("latency_s"))
+    return (latency,) if latency is not None and _number(response.get("attempts")) == 1 else ()
+
+
+def attempt_log(response: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The recorded attempts (each with an ``outcome``), or none."""
+    log = response.get("attempt_log")
+    if not isinstance(log, list):
+        return []
+    return [e for e in log if isinstance(e, Mapping) and isinstance(e.get("outcome"), str)]
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -234,6 +267,7 @@ def _reliability(rows: Sequence[Facts]) -> dict[str, Any]:
         "retry_rate": _rate(len(retried), total),
         "truncation_rate": _rate(sum(f.truncated for f in requests), total),
         "retried_successes": retried_successes,
+        **_attempt_counts(requests),
         "reliability_score": _rate(successful - 0.5 * retried_successes, total),
         "error_counts": errors,
         "outcome_counts": outcomes,
@@ -241,6 +275,29 @@ def _reliability(rows: Sequence[Facts]) -> dict[str, Any]:
     if not total:
         out["note"] = NOT_MEASURED
     return out
+
+
+def _attempt_counts(requests: Sequence[Facts]) -> dict[str, Any]:
+    """Every attempt's outcome, counted even when a later attempt of the same sample succeeded. Requests recorded
+    without an attempt log (older journals, cached answers) add only what they say for certain: their attempts,
+    and the final attempt's outcome when there was one."""
+    counts: dict[str, int] = {}
+    attempts = 0
+    for f in requests:
+        final = (f.outcome if f.outcome in ERROR_CLASSES else "ok",) if f.attempts == 1 else ()
+        outcomes = f.attempt_outcomes or final
+        attempts += len(outcomes)
+        for name in outcomes:
+            if name not in ("ok", "truncated"):  # a truncated answer is an answer: the sample's outcome counts it
+                counts[name] = counts.get(name, 0) + 1
+    timeouts = counts.get("timeout", 0)
+    return {
+        "attempts_counted": attempts,
+        "attempt_timeouts": timeouts,
+        "attempt_errors": sum(counts.values()) - timeouts,
+        "attempt_error_counts": dict(sorted(counts.items())),
+        "attempt_timeout_rate": _rate(timeouts, attempts),
+    }
 
 
 def performance_metrics(records: Sequence[Any], prices: Prices | None = None) -> dict[str, Any]:
@@ -254,21 +311,26 @@ def performance_metrics(records: Sequence[Any], prices: Prices | None = None) ->
         note = NOT_MEASURED if not requests else ALL_CACHED if not live else "no successful timed request"
 
     latency = latency_stats([f.latency_s for f in timed])
+    end_to_end = latency_stats([f.end_to_end_s for f in timed if f.end_to_end_s is not None])
     out: dict[str, Any] = {
         "measured": bool(timed),
         "note": note,
         "requests": {"samples": len(rows), "requests": len(requests), "cached": len(requests) - len(live),
                      "timed": len(timed)},
         "latency_ms": latency,
+        "end_to_end_ms": end_to_end,
+        "attempt_latency_ms": latency_stats([s for f in live for s in f.attempt_latencies]),
         "sla_compliance": {
-            "p95_under_2s": None if latency["p95"] is None else latency["p95"] < 2000,
-            "p99_under_5s": None if latency["p99"] is None else latency["p99"] < 5000,
+            "p95_under_2s": None if end_to_end["p95"] is None else end_to_end["p95"] < 2000,
+            "p99_under_5s": None if end_to_end["p99"] is None else end_to_end["p99"] < 5000,
         },
         "latency_breakdown": latency_breakdown(timed),
         "latency_correlation": _correlations(timed),
         "throughput": _throughput(live),
         "tokens": _tokens(rows),
         "reliability": _reliability(rows),
+        "retried_samples": [{"sample_id": getattr(f.record, "sample_id", None), "attempts": int(f.attempts),
+                             "outcomes": list(f.attempt_outcomes)} for f in requests if f.attempts > 1],
     }
     out["cost"] = cost(out["tokens"], prices or Prices(), len(rows))
     return out
@@ -398,7 +460,7 @@ def cost(token_section: Mapping[str, Any], prices: Prices, num_samples: int) -> 
 def headline(performance: Mapping[str, Any]) -> dict[str, Any]:
     """The top-level keys that the SLA gate and the model comparison read."""
     return {
-        LATENCY_P95: performance["latency_ms"]["p95"],
+        LATENCY_P95: performance["end_to_end_ms"]["p95"],
         SUCCESS_RATE: performance["reliability"]["success_rate"],
         COST: performance["cost"].get(COST),
     }

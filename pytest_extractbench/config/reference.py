@@ -77,19 +77,21 @@ def _tiers(metric: catalog.Metric) -> str:
 
 
 def metrics_markdown() -> str:
-    """Every metric of metrics.json: key, label, direction, aggregation, aliases and SLA or grade tiers."""
+    """Every metric of metrics.json: key, label, direction, aggregation, aliases, SLA or grade tiers and, where the
+    name leaves it open, what it reads."""
     rows = []
     for metric in catalog.metrics():
         better = "higher" if metric.higher_is_better else "lower"
         aliases = ", ".join(_code(a) for a in metric.aliases) or "-"
         aggregation = "per request" if metric.performance else metric.aggregation
-        rows.append([_code(metric.name), _cell(metric.label), better, aggregation, aliases, _tiers(metric)])
+        rows.append([_code(metric.name), _cell(metric.label), better, aggregation, aliases, _tiers(metric),
+                     _cell(metric.description) if metric.description else "-"])
     return _page("Metrics reference", [
         "Every metric `metrics.json` holds per model (under `models.<model>`), from the metric catalog. Rates are",
         "fractions in [0, 1] in the files and percentages on screen. Tiers are minimum / target / excellence:",
         "a *gate* tier is asserted by `--extractbench-sla`, a *grade* tier only grades the metric in reports.",
         "[How the metrics are computed](../metrics.md) explains the formulas.",
-    ], ["key", "label", "better", "aggregation", "aliases", "tiers"], rows)
+    ], ["key", "label", "better", "aggregation", "aliases", "tiers", "what it reads"], rows)
 
 
 PAGES = {OPTIONS_PAGE: options_markdown, METRICS_PAGE: metrics_markdown}

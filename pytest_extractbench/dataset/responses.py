@@ -84,6 +84,11 @@ class ModelResponse:
     timings: dict[str, float] | None = None
     wait_s: float | None = None
     first_token_s: float | None = None  # streamed answers: seconds from sending to the first content
+    # every attempt, live runs only: seconds from the first attempt's start to the final answer or error (what the
+    # SLA reads; ``latency_s`` is the answering attempt's alone), and each attempt's start (seconds after the
+    # first's), latency and outcome ("ok" or an error class), with the error's words for failed ones
+    end_to_end_s: float | None = None
+    attempt_log: list[dict[str, Any]] | None = None
     # where a live answer came from: {"source": asked|cache|journal|replay, "by": server|embedded|extractor,
     # "where": URL without credentials or the extractor's name, "at": when it was received (ISO, UTC)}
     origin: dict[str, str] | None = None

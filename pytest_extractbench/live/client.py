@@ -36,6 +36,7 @@ from .errors import Transient, bad_body, classify, one_line
 from .max_tokens import MAX_BUDGET, max_tokens_for_schema
 from .options import STRUCTURED_OUTPUT_MODES
 from .prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_TEMPLATES, DEFAULT_USER_PROMPT, PromptTemplateError, PromptTemplates, build_messages
+from .slots import SlotWatch, http_probe, slots_url
 from .transport import API_KEY_ENV_VARS, ClientConfig, HttpClientFactory, api_key_from_env, check_api_key, client_config, open_openai
 
 
@@ -90,11 +91,21 @@ class ExtractionClient:
         rng: random.Random | None = None,
         http_client: Any | None = None,
         http_client_factory: HttpClientFactory | None = None,
+        slots: int | None = None,
     ) -> None:
         self.config = config
         self._rng = rng or random.Random()
         self._client = open_openai(config, http_client=http_client, http_client_factory=http_client_factory)
         self._owns_http = http_client is None
+        self._probe_http: Any = None
+        self.slot_watch: SlotWatch | None = None
+        if slots:  # a llama-server this plugin started with that many slots (slots.py)
+            import openai
+
+            self._probe_http = openai.DefaultAsyncHttpxClient(trust_env=False)
+            headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else None
+            probe = http_probe(slots_url(config.base_url), self._probe_http, headers)
+            self.slot_watch = SlotWatch(slots, probe, max_wait_s=config.timeout_s)
 
     def __repr__(self) -> str:
         cfg = self.config
@@ -112,6 +123,8 @@ class ExtractionClient:
         """Close the HTTP client this client made (an injected ``http_client`` belongs to its owner)."""
         if self._owns_http:
             await self._client.close()
+        if self._probe_http is not None:
+            await self._probe_http.aclose()
 
     def cache_key(self, model: str, messages: Sequence[Mapping[str, Any]], schema: Any) -> str:
         """`cache_key` with this client's decoding parameters."""
@@ -136,10 +149,23 @@ class ExtractionClient:
         if cfg.seed is not None:
             fields["seed"] = cfg.seed
         fields.update(request_fields)
-        response = ModelResponse(started_at=time.time())
+        response = ModelResponse(started_at=time.time(), attempt_log=[])
+        clock: list[float] = []  # each attempt's start (perf_counter)
+        watch = self.slot_watch
         while True:
             response.attempts += 1
-            outcome = await self._attempt(model, messages, fields, response)
+            waited = await watch.wait_for_slot() if watch is not None else 0.0
+            clock.append(time.perf_counter())
+            outcome = None
+            if watch is not None:
+                watch.sent()
+            try:
+                outcome = await self._attempt(model, messages, fields, response)
+            finally:
+                if watch is not None:
+                    watch.finished(timed_out=isinstance(outcome, Transient) and outcome.error_class == "timeout")
+            if waited and response.attempt_log:
+                response.attempt_log[-1]["slot_wait_s"] = waited
             if not isinstance(outcome, Transient):
                 break
             if response.attempts > cfg.retries:
@@ -149,6 +175,7 @@ class ExtractionClient:
             log.debug("retry %d of %s in %.2fs: %s", response.attempts, model, delay, outcome.error)
             await asyncio.sleep(delay)
         response.finished_at = time.time()
+        _timed_attempts(response, clock)
         return response
 
     async def _attempt(
@@ -165,22 +192,24 @@ class ExtractionClient:
             )
             return raw.content
 
+        attempts = response.attempt_log if response.attempt_log is not None else []
         try:
             # the timeout bounds the whole attempt, not each read: a server that drips one byte a
             # second would otherwise keep the request alive for ever
             body = await asyncio.wait_for(send(), self.config.timeout_s)
         except _BadStream as exc:
             clear(response)
-            return bad_body(self._redact(str(exc)))
+            return _logged(attempts, t0, bad_body(self._redact(str(exc))))
         except Exception as exc:
             outcome = classify(exc, timeout_s=self.config.timeout_s)
             if outcome is None:
                 raise
+            outcome.error = self._redact(outcome.error)
             if isinstance(outcome, Transient):
-                outcome.error = self._redact(outcome.error)
-                return outcome
-            response.error_class, response.error = outcome.error_class, self._redact(outcome.error)
+                return _logged(attempts, t0, outcome)
+            response.error_class, response.error = outcome.error_class, outcome.error
             response.context = outcome.context
+            _logged(attempts, t0, outcome)
             return None
         latency = time.perf_counter() - t0
         try:
@@ -189,9 +218,10 @@ class ExtractionClient:
             problem = f"the client could not read the server's answer: {type(exc).__name__}: {one_line(str(exc), 200)}"
         if problem is not None:
             clear(response)
-            return bad_body(self._redact(problem))
+            return _logged(attempts, t0, bad_body(self._redact(problem)), latency)
         response.latency_s = latency
         self._redact_response(response)
+        attempts.append({"outcome": response.error_class or "ok", "latency_s": latency})
         return None
 
     async def _streamed(self, model: str, messages: Sequence[Mapping[str, Any]], fields: dict[str, Any], t0: float,
@@ -286,3 +316,21 @@ class ExtractionClient:
     async def check(self, model: str | Iterable[str] | None = None) -> list[str] | None:
         """`connection.check_models` over this client's HTTP client."""
         return await check_models(self._client, self.config, model)
+
+
+def _logged(attempts: list[dict[str, Any]], t0: float, outcome: Any, latency: float | None = None) -> Any:
+    """Note a failed attempt (its class, latency and words) and hand its outcome on."""
+    took = time.perf_counter() - t0 if latency is None else latency
+    attempts.append({"outcome": outcome.error_class, "latency_s": took, "error": one_line(outcome.error, 200)})
+    return outcome
+
+
+def _timed_attempts(response: ModelResponse, clock: Sequence[float]) -> None:
+    """Each logged attempt's start in seconds after the first's, and the end-to-end latency: from the first
+    attempt's start to the end of the last (backoff delays included). With one attempt it is that attempt's latency."""
+    log = response.attempt_log or []
+    if len(log) != len(clock):  # an attempt raised a defect before it was logged: no figure rather than a wrong one
+        response.attempt_log = log or None
+        return
+    response.attempt_log = log = [{"start_s": start - clock[0], **entry} for entry, start in zip(log, clock)]
+    response.end_to_end_s = log[-1]["start_s"] + log[-1]["latency_s"] if log else None

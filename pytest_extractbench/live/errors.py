@@ -115,6 +115,7 @@ def client_error(what: str, exc: BaseException, previous: ModelResponse | None =
     if previous is not None:
         response.attempts, response.latency_s = previous.attempts, previous.latency_s
         response.started_at, response.finished_at = previous.started_at, previous.finished_at
+        response.end_to_end_s, response.attempt_log = previous.end_to_end_s, previous.attempt_log
     return response
 
 

@@ -191,6 +191,8 @@ class ExtractorSource(AheadSource):
             response.started_at = response.started_at or started
             response.finished_at = response.finished_at or time.time()
             response.attempts = response.attempts or 1
+            if response.end_to_end_s is None and response.attempts == 1:
+                response.end_to_end_s = response.latency_s
             return response
 
     def _asked_of(self, request: _Call) -> tuple[str, str]:

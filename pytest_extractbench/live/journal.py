@@ -50,7 +50,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "error_class": (str,), "error": (str,), "finish_reason": (str,),
     "latency_s": (int, float), "started_at": (int, float), "finished_at": (int, float),
     "attempts": (int,), "cached": (bool,), "tool_calls": (list,), "logprobs": (list,), "choices": (list,),
-    "wait_s": (int, float), "first_token_s": (int, float),
+    "wait_s": (int, float), "first_token_s": (int, float), "end_to_end_s": (int, float), "attempt_log": (list,),
 }  # fmt: skip
 
 
@@ -63,9 +63,11 @@ def response_from_dict(data: dict[str, Any]) -> ModelResponse:
         if name == "content" or (types is not None and isinstance(value, types)
                                  and (name == "cached" or not isinstance(value, bool))):
             values[name] = value
-    for name in ("latency_s", "started_at", "finished_at", "wait_s", "first_token_s"):
+    for name in ("latency_s", "started_at", "finished_at", "wait_s", "first_token_s", "end_to_end_s"):
         if name in values and not math.isfinite(values[name]):
             del values[name]
+    if "attempt_log" in values:
+        values["attempt_log"] = clean_attempt_log(values["attempt_log"])
     if values.get("content") is None:
         values["content"] = MISSING
     origin = data.get("origin")
@@ -74,6 +76,26 @@ def response_from_dict(data: dict[str, Any]) -> ModelResponse:
     values["usage"] = clean_usage(data.get("usage"))
     values["timings"] = clean_timings(data.get("timings"))
     return ModelResponse(**values)
+
+
+def clean_attempt_log(log: list[Any]) -> list[dict[str, Any]] | None:
+    """The attempts a stored answer lists, each with a finite start and latency and a textual outcome; entries of
+    another shape are dropped (a hand-edited journal must not crash the reliability counts)."""
+    out = []
+    for entry in log:
+        if not isinstance(entry, dict) or not isinstance(entry.get("outcome"), str):
+            continue
+        times = [entry.get(k) for k in ("start_s", "latency_s")]
+        if not all(type(t) in (int, float) and math.isfinite(t) and t >= 0 for t in times):
+            continue
+        kept = {"outcome": entry["outcome"], "start_s": float(times[0]), "latency_s": float(times[1])}
+        wait = entry.get("slot_wait_s")
+        if type(wait) in (int, float) and math.isfinite(wait) and wait >= 0:
+            kept["slot_wait_s"] = float(wait)
+        if isinstance(entry.get("error"), str):
+            kept["error"] = clip(entry["error"], ORIGIN_LIMIT)
+        out.append(kept)
+    return out or None
 
 
 ORIGIN_FIELDS = ("source", "by", "where", "at")

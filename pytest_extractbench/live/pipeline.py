@@ -316,9 +316,17 @@ class LiveSource(AheadSource):
             from .client import ExtractionClient, client_config
 
             config = client_config(self.live, url, self._api_key)
-            client = self._clients[url] = ExtractionClient(config, http_client_factory=self._http_client_factory)
+            client = self._clients[url] = ExtractionClient(config, http_client_factory=self._http_client_factory,
+                                                           slots=self._embedded_slots(url))
             self._outstanding[url] = 0
         return client
+
+    def _embedded_slots(self, url: str) -> int | None:
+        """The slots of the llama-server this plugin started at ``url`` (None for a server it did not start): an
+        attempt's clock waits for one of them to be free (slots.py)."""
+        if not self.live.embedded or self.routes is None:
+            return None
+        return next((route.slots or self.live.slots for route in self.routes.values() if url in route.urls), None)
 
     def _pick(self, urls: tuple[str, ...], tried: set[str]) -> str:
         """Least outstanding requests among the replicas not tried yet, those that failed lately last;
@@ -349,7 +357,7 @@ class LiveSource(AheadSource):
     async def _ask(self, request: _Request, route: Route) -> ModelResponse:
         """The answer, from another replica when one fails for a reason another might not have."""
         tried: set[str] = set()
-        attempts = 0
+        answers: list[ModelResponse] = []
         while True:
             url = self._pick(route.urls, tried)
             tried.add(url)
@@ -358,14 +366,13 @@ class LiveSource(AheadSource):
                 response = await self._send(self._client(url), route.served_model, request)
             finally:
                 self._outstanding[url] -= 1
-            attempts += response.attempts
+            answers.append(response)
             request.url = url
             if response.error_class in FAILOVER_ERRORS and len(route.urls) > 1:
                 # down or overloaded: later requests try the other replicas first for a while
                 self._suspect_until[url] = asyncio.get_running_loop().time() + SUSPECT_S
             if response.error_class not in FAILOVER_ERRORS or len(tried) == len(route.urls):
-                response.attempts = attempts
-                return response
+                return _every_attempt(answers)
 
     def _asked_of(self, request: _Request) -> tuple[str, str]:
         from ..core.redact import redact_url
@@ -377,6 +384,28 @@ class LiveSource(AheadSource):
             with contextlib.suppress(Exception):
                 await client.aclose()
         self._clients.clear()
+
+
+def _every_attempt(answers: Sequence[ModelResponse]) -> ModelResponse:
+    """The last replica's answer, counting the attempts made of every replica asked: their log, with starts from
+    the first attempt's, and the end-to-end latency from then (wall clock across replicas)."""
+    last = answers[-1]
+    last.attempts = sum(a.attempts for a in answers)
+    if len(answers) == 1:
+        return last
+    first = answers[0].started_at
+    log: list[dict[str, Any]] = []
+    for answer in answers:
+        offset = (answer.started_at - first) if answer.started_at is not None and first is not None else None
+        if offset is None or answer.attempt_log is None:
+            last.attempt_log = last.end_to_end_s = None
+            return last
+        log += [{**entry, "start_s": entry["start_s"] + offset} for entry in answer.attempt_log]
+    last.attempt_log = log
+    if last.end_to_end_s is not None:
+        last.end_to_end_s += offset  # type: ignore[operator]
+    last.started_at = first
+    return last
 
 
 class ReplaySource:

@@ -238,6 +238,9 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
                   f"{f['mismatches']} | {f['omissions']} | {f['hallucinations']} |" for name, f in weakest]
     lines += _whole_output_md(metrics)
     lines += _latency_breakdown_md(metrics)
+    retried = summary.retried_text(metrics.get("performance") or {})
+    if retried:
+        lines += ["", f"- **Attempts**: {md(retried, textsafe.LINE_LIMIT)}"]
     bins = {name: entry for name, entry in (metrics.get("metrics_by_complexity_bin") or {}).items()
             if isinstance(entry, Mapping) and entry.get("num_samples")}
     if bins:

@@ -340,3 +340,29 @@ def weakest_fields(metrics: Mapping[str, Any], limit: int = WEAKEST_FIELDS) -> l
     weak.sort(key=lambda item: (-(item[1].get("occurrences") or 0) * (1 - item[1]["mean_score"]),
                                 item[1]["mean_score"], item[0]))
     return weak[:limit]
+
+
+MAX_RETRIED_LISTED = 10  # sample ids named per attempt count
+
+def retried_text(perf: Mapping[str, Any]) -> str:
+    """``4 samples needed 2 attempts: a, b, c, d``, one clause per attempt count, with what the failed attempts
+    were and the end-to-end p95 beside the answering attempt's; empty when every sample took one attempt."""
+    retried = perf.get("retried_samples") or []
+    if not retried:
+        return ""
+    by_count: dict[int, list[str]] = {}
+    for entry in retried:
+        by_count.setdefault(int(entry["attempts"]), []).append(str(entry["sample_id"]))
+    clauses = []
+    for count, ids in sorted(by_count.items()):
+        more = len(ids) - MAX_RETRIED_LISTED
+        shown = ", ".join(ids[:MAX_RETRIED_LISTED]) + (f" and {more} more" if more > 0 else "")
+        clauses.append(f"{len(ids)} sample{'s' if len(ids) != 1 else ''} needed {count} attempts: {shown}")
+    rel = perf.get("reliability") or {}
+    failed = {k: v for k, v in (rel.get("attempt_error_counts") or {}).items() if v}
+    if failed:
+        clauses.append("failed attempts: " + ", ".join(f"{k} {v}" for k, v in sorted(failed.items())))
+    end, last = (perf.get("end_to_end_ms") or {}).get("p95"), (perf.get("latency_ms") or {}).get("p95")
+    if end is not None and last is not None:
+        clauses.append(f"p95 end to end {end:.0f} ms, answering attempt {last:.0f} ms")
+    return "; ".join(clauses)

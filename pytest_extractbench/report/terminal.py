@@ -14,6 +14,7 @@ from ..gating.sla import GateCheck
 from ..scoring.result import EXACT
 from ..analysis.stats import format_p
 from .run_sections import MAX_GROUPS
+from . import summary
 
 if TYPE_CHECKING:
     from ..dataset.samples import DatasetProblem
@@ -133,7 +134,9 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
     rel = perf["reliability"]
     if not rel["measured"]:
         return [f"  performance         {perf['note'] or 'not measured'}"]
-    lat, thr, tok, cost = perf["latency_ms"], perf["throughput"], perf["tokens"], perf["cost"]
+    # end to end, the figure the gates read (a document written before it was measured has the answering attempt's)
+    lat = perf.get("end_to_end_ms") or perf["latency_ms"]
+    thr, tok, cost = perf["throughput"], perf["tokens"], perf["cost"]
     counts = perf["requests"]
     lines = []
     if perf["measured"]:
@@ -169,7 +172,11 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
     errors = {k: v for k, v in rel["error_counts"].items() if v}
     if errors:
         lines.append("  errors              " + ", ".join(f"{safe(k)} {v}" for k, v in sorted(errors.items())))
+    retried = summary.retried_text(perf)
+    if retried:
+        lines.append(f"  attempts            {safe(retried)}")
     return lines
+
 
 
 MAX_LISTED = 10

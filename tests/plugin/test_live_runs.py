@@ -318,6 +318,16 @@ def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, da
         # the dead replica answered at most its first two; the living one everything else, once each
         assert N - 2 <= len(replica.requests) <= N and len(server.requests) >= 3
         assert max(row["response"]["attempts"] for row in found.values()) == 2  # failed over once
+        # the failed-over sample logs both replicas' attempts, the second after the first, and its end-to-end
+        # latency covers them both
+        for row in found.values():
+            response = row["response"]
+            log = response["attempt_log"]
+            assert len(log) == response["attempts"] and log[-1]["outcome"] == "ok"
+            if len(log) == 2:
+                assert log[0]["outcome"] == "connection" and log[1]["start_s"] >= log[0]["latency_s"]
+                assert response["end_to_end_s"] >= log[1]["start_s"] + log[1]["latency_s"] - 1e-6
+                assert response["end_to_end_s"] > response["latency_s"]
 
 
 @pytest.mark.slow

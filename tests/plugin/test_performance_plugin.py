@@ -167,3 +167,42 @@ def test_xdist_workers_give_the_same_counts(pytester: pytest.Pytester, data: Pat
     assert single["performance"]["reliability"]["truncation_rate"] == 0.25
     # text_chars comes from the process that ran the item
     assert parallel["performance"]["latency_correlation"]["input_chars"]["n"] == 3
+
+
+@pytest.mark.slow
+def test_retried_samples_count_every_attempt_and_the_gates_read_end_to_end(pytester: pytest.Pytester, data: Path,
+                                                                           server: FaultServer) -> None:
+    # s0 times out once (1 s budget, the server holds it 5 s), s1 gets a 500 once, s2 answers slowly in one go
+    server.plan = plan({0: lambda a: Fault.slow(5.0) if a == 0 else None,
+                        1: lambda a: Fault.status(500, "the GPU fell over") if a == 0 else None,
+                        2: lambda a: Fault.ok(delay=0.3)})
+    result, model = live_run(pytester, server, "--extractbench-timeout", "1", "--extractbench-sla", "none",
+                             "--extractbench-require", "latency_p95_ms<=1")
+    result.assert_outcomes(passed=4)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the requirement, not a sample
+    line = "2 samples needed 2 attempts: s0, s1; failed attempts: server_error 1, timeout 1"
+    result.stdout.fnmatch_lines([f"*attempts*{line}*"])
+    summary = (pytester.path / "out" / "summary.md").read_text()
+    assert "- **Attempts**: " + line.replace("_", "\\_") in summary
+    perf, rel = model["performance"], model["performance"]["reliability"]
+    # attempt level: 6 attempts, one timeout and one server error though every sample succeeded in the end
+    assert (rel["attempts_counted"], rel["attempt_timeouts"], rel["attempt_errors"]) == (6, 1, 1)
+    assert rel["attempt_error_counts"] == {"server_error": 1, "timeout": 1}
+    assert (rel["timeout_rate"], rel["success_rate"], rel["retry_rate"]) == (0.0, 1.0, 0.5)
+    records = {json.loads(line)["sample_id"]: json.loads(line)["response"]
+               for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()}
+    assert [a["outcome"] for a in records["s0"]["attempt_log"]] == ["timeout", "ok"]
+    assert [a["outcome"] for a in records["s1"]["attempt_log"]] == ["server_error", "ok"]
+    s0 = records["s0"]
+    assert s0["attempt_log"][0]["latency_s"] >= 1.0 and s0["end_to_end_s"] >= 1.0 + s0["latency_s"]
+    assert records["s2"]["end_to_end_s"] == records["s2"]["latency_s"] >= 0.3
+    # the SLA figure and the requirement read end to end; the answering attempt's p95 is kept beside it
+    assert model["latency_p95_ms"] == perf["end_to_end_ms"]["p95"] >= perf["latency_ms"]["p95"]
+    assert perf["end_to_end_ms"]["max"] == pytest.approx(1000 * max(r["end_to_end_s"] for r in records.values()))
+    assert perf["end_to_end_ms"]["max"] >= 1000
+    assert perf["attempt_latency_ms"]["count"] == 6
+    [check] = model["requirements"]["checks"]
+    assert (check["metric"], check["value"], check["passed"]) == ("latency_p95_ms", model["latency_p95_ms"], False)
+    # the terminal's latency line is the gated figure too
+    p95 = perf["end_to_end_ms"]["p95"]
+    result.stdout.fnmatch_lines([f"*latency*p95 {p95:.0f} ms*(mean *, max *; 4 timed, 0 cached)"])

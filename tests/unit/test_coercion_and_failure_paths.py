@@ -227,6 +227,7 @@ LOWER_IS_BETTER = {
     "hallucination_rate", "field_omission_rate", "zero_score_rate",
     "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "time_to_first_token_p95_ms",
     "server_prompt_p95_ms", "server_generation_p95_ms", "network_queue_p95_ms", "client_wait_p95_ms",
+    "attempt_latency_p95_ms", "attempt_timeout_rate",
 }
 HIGHER_IS_BETTER = {
     "extraction_quality_score", "schema_validity_rate", "json_valid_rate",
