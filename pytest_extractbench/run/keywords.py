@@ -44,6 +44,7 @@ class EvaluateOptions(TypedDict, total=False):
     float_epsilon: Number
     exact_within: Number
     list_similarity: Number
+    normalise: str
     eqs_weights: str
     post_process: str
     semantic: str

@@ -421,7 +421,10 @@ def test_a_plain_function_handing_back_a_coroutine_is_awaited_within_the_deadlin
             await asyncio.Event().wait()
         return answer(sample)
 
-    result, out = run(tmp_path, lambda sample: real(sample), timeout=1)  # inspect sees a plain function
+    def plain(sample):  # inspect sees a plain function that hands back a coroutine
+        return real(sample)
+
+    result, out = run(tmp_path, plain, timeout=1)
     assert_only_hostile_failed(result, out, "timeout")
 
 
