@@ -118,6 +118,7 @@ def test_an_async_extractor_that_never_returns_is_a_timeout(tmp_path: Path, extr
     assert_only_hostile_failed(result, out, "timeout")
 
 
+@pytest.mark.slow
 def test_an_async_extractor_that_blocks_the_loop_times_out_every_waiting_call(tmp_path: Path) -> None:
     async def blocks(sample):
         if sample.id == HOSTILE:

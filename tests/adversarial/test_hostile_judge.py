@@ -177,6 +177,7 @@ def test_a_judge_url_with_credentials_is_refused_by_the_client_too() -> None:
     assert "hunter2" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_dripping_judge_is_cut_off_by_the_answers_deadline() -> None:
     grades = {"grades": [{"id": 1, "reasoning": "r" * 200, "score": 7}]}
     with FaultServer(default=Fault.drip(0.05, grades)) as srv:
@@ -299,6 +300,7 @@ def test_an_embeddings_server_echoing_the_key_never_gets_it_recorded(embeddings_
     assert "embedding request failed" in str(info.value) and SECRET not in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_hostile_embeddings_server_in_a_run_is_each_samples_similarity_error(pytester: pytest.Pytester,
                                                                                embeddings_server: Any) -> None:
     url = embeddings_server(lambda body, headers: (500, json.dumps({"error": str(headers)}).encode()))

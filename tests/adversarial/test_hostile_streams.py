@@ -148,6 +148,7 @@ def test_a_connection_dropped_mid_stream_is_a_connection_error_asked_again(raw_s
     assert response.attempts == 2 and raw_sse.hits == 2  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_a_stream_that_never_ends_is_a_timeout_within_the_attempt_budget(raw_sse: ThreadingHTTPServer) -> None:
     raw_sse.mode = "keepalive"  # type: ignore[attr-defined]
     response = extract(url_of(raw_sse), timeout_s=1.0)

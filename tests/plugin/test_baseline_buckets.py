@@ -88,6 +88,7 @@ def test_every_bucket_is_filled_by_the_sample_chosen_for_it(pytester: pytest.Pyt
     assert cases["extractbench[predictions-s1]"]["extractbench_field_flips"] == "age: exact -> incorrect"
 
 
+@pytest.mark.slow
 def test_the_delta_decides_whether_a_drop_is_a_regression(pytester: pytest.Pytester, saved: None) -> None:
     result = bench(pytester, AFTER_DATA, AFTER_ANSWERS, "--extractbench-compare", "main",
                    "--extractbench-sample-regression-delta", "0.9", "-n", "2", "--junitxml", "x.xml", out="lenient")

@@ -251,6 +251,7 @@ def test_an_edited_extractor_is_asked_again_even_with_the_cache_on(pytester: pyt
     assert document(pytester, "edited")["models"]["m"]["extraction_quality_score"] < 0.5
 
 
+@pytest.mark.slow
 def test_a_server_that_drips_its_props_cannot_hold_the_identity_check() -> None:
     import time as clock
 

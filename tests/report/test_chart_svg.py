@@ -273,6 +273,7 @@ def test_the_error_pattern_bars_grow_with_their_counts() -> None:
     assert bar_width(bars[0]) == pytest.approx(12 / 10 * (x10 - x0), abs=0.2)
 
 
+@pytest.mark.slow
 def test_the_report_needs_no_plotting_library(tmp_path: Path) -> None:
     """With matplotlib unimportable, every chart of a full run is still drawn."""
     run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl")}, timed=True)

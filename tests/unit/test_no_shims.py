@@ -40,6 +40,7 @@ def test_nothing_in_the_package_changes_the_import_machinery() -> None:
     assert not found, "\n".join(found)
 
 
+@pytest.mark.slow
 def test_importing_the_package_leaves_the_interpreter_as_it_was_and_old_names_are_gone() -> None:
     code = ("import gc, sys\n"
             "before = (list(sys.meta_path), list(sys.path_hooks), gc.get_freeze_count(), gc.get_threshold())\n"

@@ -65,6 +65,7 @@ def test_a_retry_waits_until_the_cancelled_request_leaves_its_slot(fault_server:
     assert response_from_dict(response.as_dict()).attempt_log == response.attempt_log
 
 
+@pytest.mark.slow
 def test_without_slots_the_abandoned_request_holds_its_slot_for_one_budget(fault_server: FaultServer) -> None:
     fault_server.enqueue(Fault.slow(5.0))  # and no /slots route: 404
     response, watch = extract(fault_server, slots=1)
