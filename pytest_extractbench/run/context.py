@@ -302,11 +302,11 @@ class RunContext:
         if self.baseline is None or getattr(record, "score", None) is None:
             return None
         from ..gating.buckets import sample_bucket
+        from ..gating.pairing import pair_samples
         from ..gating.regression import pair_models
 
         if self._bucketing is None:
-            stored, hashes = self.baseline.sample_hashes() or {}, self.sample_hashes()
-            changed = frozenset(i for i, found in stored.items() if i in hashes and hashes[i] != found)
+            changed = frozenset(pair_samples(self.baseline.sample_hashes() or {}, self.sample_hashes()).changed)
             self._bucketing = (pair_models(sorted(self.models()), sorted(self.baseline.models)), changed)
         pairs, changed = self._bucketing
         counterpart = pairs.get(record.model)
