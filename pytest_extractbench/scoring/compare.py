@@ -58,6 +58,12 @@ def _normalised(text: str, names: tuple[str, ...], generation: int) -> str:
     return value if type(value) is str else str(value)
 
 
+def _edit_similarity(predicted: str, expected: str) -> float:
+    """``1 - Levenshtein distance / the longer length`` (1.0 for two empty strings)."""
+    longest = max(len(predicted), len(expected))
+    return 1.0 - levenshtein_distance(predicted, expected) / longest if longest else 1.0
+
+
 def string_similarity(predicted: str, expected: str, options: ScoringOptions) -> tuple[float, float, float, float]:
     """The composite (0.5 token-F1, 0.3 normalized Levenshtein, 0.2 containment by default) on normalized strings.
 
@@ -67,8 +73,7 @@ def string_similarity(predicted: str, expected: str, options: ScoringOptions) ->
     exp_tokens = set(expected.split())
     common = len(pred_tokens & exp_tokens)
     token_f1 = 2 * common / (len(pred_tokens) + len(exp_tokens)) if common else 0.0
-    longest = max(len(predicted), len(expected))
-    lev = 1.0 - levenshtein_distance(predicted, expected) / longest if longest else 0.0
+    lev = _edit_similarity(predicted, expected) if predicted or expected else 0.0
     if expected and expected in predicted:
         containment = 1.0
     elif predicted and predicted in expected:
@@ -145,9 +150,7 @@ def _element_similarity(expected: Any, predicted: Any, options: ScoringOptions) 
     costs a character, not the element (the composite's token F1 would count ``Inc.`` and ``Inc`` as different
     words); other scalars: :func:`compare_scalars`."""
     if type(expected) is str and type(predicted) is str:
-        exp_norm, pred_norm = normalize_text(expected, options), normalize_text(predicted, options)
-        longest = max(len(exp_norm), len(pred_norm))
-        return 1.0 - levenshtein_distance(pred_norm, exp_norm) / longest if longest else 1.0
+        return _edit_similarity(normalize_text(predicted, options), normalize_text(expected, options))
     return compare_scalars(expected, predicted, options).score
 
 
