@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import llmgroup
 import pytest
-from hypothesis import HealthCheck, settings
 
 # pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be
 # loaded twice in one process: loading the run machinery here keeps every in-process benchmark run working.
@@ -21,10 +20,17 @@ if TYPE_CHECKING:
 
 # Hypothesis profiles, chosen by EXTRACTBENCH_HYPOTHESIS_PROFILE; CI (env CI set) defaults to the thorough one.
 # "ci" searches at least as far as any property test ever asked for; "dev" keeps the inner loop short.
-_PATIENT = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", max_examples=500, **_PATIENT)
-settings.register_profile("dev", max_examples=40, **_PATIENT)
-settings.load_profile(os.environ.get("EXTRACTBENCH_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+# This file is loaded by the README's first command too (`pytest --extractbench` in the checkout, with only the
+# `local` extra installed): hypothesis, a dev dependency, is optional here.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:
+    pass
+else:
+    _PATIENT = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("ci", max_examples=500, **_PATIENT)
+    settings.register_profile("dev", max_examples=40, **_PATIENT)
+    settings.load_profile(os.environ.get("EXTRACTBENCH_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 # Under ``-n N --dist loadgroup`` the llm tests run on one worker: the session's llama-servers

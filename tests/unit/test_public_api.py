@@ -64,3 +64,14 @@ def test_the_wheel_ships_the_bundled_dataset(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "pytest_extractbench/data/extraction.jsonl" in names
     assert "pytest_extractbench/py.typed" in names
+
+
+@pytest.mark.slow
+def test_the_readme_s_first_command_needs_no_dev_dependency_to_load_the_tests_conftest() -> None:
+    # `pytest --extractbench` in the checkout with only the local extra loads tests/conftest.py (testpaths): it
+    # must not need hypothesis, a dev dependency
+    root = Path(__file__).resolve().parents[2]
+    code = ("import runpy, sys; sys.modules['hypothesis'] = None; sys.path.insert(0, 'tests'); "
+            "runpy.run_path('tests/conftest.py'); print('loaded')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "loaded", done.stderr[-2000:]
