@@ -60,8 +60,17 @@ install)
         grep -vE '^[[:space:]]*(#|$|pytest-extractbench)' "$REQUIREMENTS" >"$tools" || true
         "$PYTHON" -m pip install . -r "$tools"
         rm -f "$tools"
-    else
-        "$PYTHON" -m pip install -r "$REQUIREMENTS"
+    elif ! "$PYTHON" -m pip install -r "$REQUIREMENTS"; then
+        # pip's own message ("No matching distribution") does not say what to do when the pin is the template's
+        plugin="$(grep -E '^[[:space:]]*pytest-extractbench' "$REQUIREMENTS" | head -n 1)"
+        if [ -n "$plugin" ] && ! grep -qE '@|://' <<<"$plugin"; then
+            echo "extractbench: pip could not install '$plugin' from $REQUIREMENTS: if your package index does \
+not carry that release, replace the line with where you install the plugin from, keeping it pinned, e.g. \
+pytest-extractbench @ git+https://github.com/<you>/pytest-extractbench@<commit>" >&2
+            note "**Not installed**: pip could not install \`$plugin\` from \`$REQUIREMENTS\`; pin the plugin to where you \
+install it from (see the comment in that file)."
+        fi
+        exit 1
     fi
     ;;
 main)

@@ -469,6 +469,31 @@ def test_a_project_installs_the_pinned_requirements(tmp_path: Path) -> None:
     assert set(requirements()) <= set(words)
 
 
+FAILING_PIP = """#!/bin/sh
+echo "ERROR: No matching distribution found for pytest-extractbench==0.1.0" >&2
+exit 1
+"""
+
+
+@pytest.mark.parametrize("line, explained", [
+    ("pytest-extractbench==0.1.0", True),
+    ("pytest-extractbench @ git+https://example.invalid/x/pytest-extractbench@abc123", False),
+])
+def test_a_pin_the_index_lacks_says_what_to_write_instead(tmp_path: Path, line: str, explained: bool) -> None:
+    project = tmp_path / "project"
+    (project / "ci").mkdir(parents=True)
+    (project / "ci" / "requirements.txt").write_text(f"# pinned\n{line}\npytest-xdist==3.8.0\n", encoding="utf-8")
+    fake_python, summary = tmp_path / "python", tmp_path / "summary.md"
+    fake_python.write_text(FAILING_PIP, encoding="utf-8")
+    fake_python.chmod(0o755)
+    env = {**clean_environ(), "PYTHON": str(fake_python), "GITHUB_STEP_SUMMARY": str(summary)}
+    done = subprocess.run(["bash", str(SCRIPT), "install"], cwd=project, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1
+    assert ("replace the line with where you install the plugin from" in done.stderr) is explained, done.stderr
+    assert ("Not installed" in (summary.read_text(encoding="utf-8") if summary.exists() else "")) is explained
+
+
 def test_the_plugins_own_checkout_installs_the_commit_under_test(tmp_path: Path) -> None:
     """In a checkout of the plugin the install step installs it (.), with the other pins, not the release."""
     words = install_words(ROOT, tmp_path)
