@@ -274,7 +274,7 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
             lines += [f"## {md(model)}", ""]
         else:
             lines += ["## Executive Summary", ""]
-        band = f" ({md(s.band)})" if s.band else ""
+        band = f" ({md(s.verdict_band)})" if s.verdict_band else ""
         lines += [
             f"- **Overall Score (EQS)**: {md(s.eqs_text)}{band}",
             f"- **Evaluation Date**: {md(str(run.get('started_at', ''))[:10] or '-')}",

@@ -96,7 +96,7 @@ def metric_lines(metrics: Mapping[str, Any], cis: Mapping[str, Any]) -> list[str
         fmt = pct if first.percent else num
         text = with_ci(metrics[first.name], cis.get(first.name) if first.headline else None, fmt)
         if first.name == "extraction_quality_score":
-            text += f"  ({metrics['eqs_band']})"
+            text += f"  ({summary.consistent_band(str(metrics['eqs_band']), str(metrics.get('recommendation', '')))})"
         for other in others:
             text += f"   {other.short} {(pct if other.percent else num)(metrics[other.name])}"
         lines.append(f"  {first.short:<20}{text}")

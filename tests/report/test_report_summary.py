@@ -115,6 +115,15 @@ def test_the_band_never_promises_more_than_the_recommendation(eqs: float, halluc
     assert shown.startswith(eqs_band(eqs).split(" - ")[0]) and word in shown
     assert "suitable" not in shown and "production-ready" not in shown and found.band == eqs_band(eqs)
     assert found.recommendation == metrics["recommendation"]
+    # summary.md and the terminal show the same words as report.html
+    from pytest_extractbench.report.exports import summary_md
+    from pytest_extractbench.report.terminal import metric_lines
+
+    document = {"format_version": 1, "track": "extraction", "run": {}, "dataset": {"name": "d"},
+                "models": {"m": metrics}}
+    assert f"({shown})" in summary_md(document)
+    eqs_line = next(line for line in metric_lines(metrics, {}) if line.strip().startswith("EQS"))
+    assert eqs_line.endswith(f"({shown})"), eqs_line
 
 
 def test_a_band_the_recommendation_agrees_with_is_left_as_it_is() -> None:
