@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import catalog
-from ..core import rundir
-from ..core.files import SAMPLES_FILE
+from ..core import rundoc
 
-Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of record dicts per call
+Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of full-form record dicts per call
 
 
 @dataclass
 class RunData:
-    """What a report is made of."""
+    """What a report is made of: metrics.json with its guaranteed keys (:func:`..core.rundoc.complete`) and the
+    records in their full form (:func:`..core.rundoc.iter_samples`)."""
 
-    document: dict[str, Any]  # metrics.json
+    document: rundoc.MetricsDocument
     records: Records
     source: Path | None = None
     # the dataset's samples by the file the records name (meta.source), when the run that wrote the records
@@ -32,14 +32,9 @@ class RunData:
 
 
 def read_run(run_dir: Path) -> RunData:
-    """metrics.json and (lazily) samples.jsonl of a run directory, or :class:`~..core.rundir.RunDirError`."""
-    document = rundir.read_document(run_dir)
-    samples = run_dir / SAMPLES_FILE
-
-    def records() -> Iterable[Mapping[str, Any]]:
-        return rundir.iter_records(samples) if samples.is_file() else iter(())
-
-    return RunData(document, records, run_dir)
+    """metrics.json and (lazily) samples.jsonl of a run directory, or :class:`~..core.rundoc.RunDocError`."""
+    document, samples = rundoc.read_run(run_dir)
+    return RunData(document, lambda: rundoc.iter_samples(samples), run_dir)
 
 
 def _number(value: Any) -> float | None:

@@ -92,7 +92,7 @@ def _two_model_run(path: Path) -> Path:
     """A real run directory of two models (gold answers and answers with a wrong type), as the plugin writes it."""
     from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
     from pytest_extractbench.analysis.metrics import run_level_metrics
-    from pytest_extractbench.core import files
+    from pytest_extractbench.core import files, rundoc
     from pytest_extractbench.dataset import load_dataset
 
     options = ScoringOptions(statistics=StatsOptions(resamples=200))
@@ -107,8 +107,8 @@ def _two_model_run(path: Path) -> Path:
     metrics = metrics_by_model(records, options)
     document = {"run": {"options": {"scoring": options.to_dict()}, "models": list(metrics), "problems": []},
                 "models": metrics, **run_level_metrics(metrics, records, options)}
-    files.write_json(path / files.METRICS_FILE, document)
-    files.write_jsonl(path / files.SAMPLES_FILE, (r.to_dict() for r in records))
+    rundoc.write_metrics(path, document)
+    rundoc.write_samples(path / files.SAMPLES_FILE, (r.to_dict() for r in records))
     return path
 
 
