@@ -106,7 +106,7 @@ class RunResult:
         if level == "sample":
             from ..report.rows import sample_row
 
-            return pandas.DataFrame([sample_row(record.to_dict()) for record in self.records])
+            return pandas.DataFrame([sample_row(rundoc.expand(record.to_dict())) for record in self.records])
         if level == "field":
             rows = []
             for record in self.records:
