@@ -116,18 +116,6 @@ class MetricsDocument(TypedDict, total=False):
 DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the rest is run-level sections
 
 
-def metrics_document(data: Any, where: str) -> MetricsDocument:
-    """``data`` checked as metrics.json (an object with a ``models`` object, a format this release reads) and
-    completed: ``track`` (default ``extraction``) and ``run`` with its guaranteed keys are always there."""
-    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
-        raise RunDocError(f"{where}: no 'models' object (not an extractbench metrics.json)")
-    check_version(RUN, data.get("format_version"), where)
-    for model, section in data["models"].items():
-        if not isinstance(section, dict):
-            raise RunDocError(f"{where}: models.{jsonio.clip(str(model), 60)} is not an object")
-    return complete(data)
-
-
 def complete(data: Mapping[str, Any]) -> MetricsDocument:
     """A metrics document with every guaranteed key (``format_version``, ``track``, ``run`` and its ``dataset``,
     ``options`` and ``problems``, ``models``), the defaults filling what ``data`` lacks; no version check (for
@@ -143,11 +131,21 @@ def complete(data: Mapping[str, Any]) -> MetricsDocument:
 
 
 def read_metrics(run_dir: Path) -> MetricsDocument:
-    """The metrics.json of ``run_dir``, read with the limits of every input file, version checked."""
+    """The metrics.json of ``run_dir``, read with the limits of every input file, checked (an object with a
+    ``models`` object, a format this release reads) and completed (:func:`complete`)."""
     path = run_dir / METRICS_FILE
     if not path.is_file():
         raise RunDocError(f"{path}: no such file (is {run_dir} a run directory?)")
-    return metrics_document(_load(path, str(path)), str(path))
+    data = _load(path, str(path))
+    if not isinstance(data, dict):
+        raise RunDocError(f"{path}: a {type(data).__name__}, not an object (not an extractbench metrics.json)")
+    check_version(RUN, data.get("format_version"), str(path))  # first: a newer format may be shaped otherwise
+    if not isinstance(data.get("models"), dict):
+        raise RunDocError(f"{path}: no 'models' object (not an extractbench metrics.json)")
+    for model, section in data["models"].items():
+        if not isinstance(section, dict):
+            raise RunDocError(f"{path}: models.{jsonio.clip(str(model), 60)} is not an object")
+    return complete(data)
 
 
 def write_metrics(run_dir: Path, document: Mapping[str, Any]) -> None:

@@ -394,7 +394,7 @@ def test_a_hostile_baseline_is_a_usage_error_naming_it(pytester: pytest.Pytester
     result = bench(pytester, b"".join(line(r) for r in GOOD), good_preds(), "--extractbench-compare", "base.json")
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR and "Traceback" not in text
-    assert "base.json: not JSON (line 1" in text and words in text
+    assert "base.json: " in text and words in text  # the one reader's message: the file, then why
     assert_clean_terminal(text)
 
 

@@ -93,7 +93,8 @@ def test_an_unknown_or_missing_version_is_refused(tmp_path: Path, kind: str, gar
 
 
 def test_garbage_instead_of_a_document_is_one_error_naming_the_file(tmp_path: Path) -> None:
-    for text, words in [("{not json", "line 1: not valid JSON"), ("[1, 2]", "no 'models' object"),
+    for text, words in [("{not json", "line 1: not valid JSON"), ("[1, 2]", "a list, not an object"),
+                        ('{"format_version": 2}', "no 'models' object"),
                         ('{"models": {"m": 3}, "format_version": 2}', "models.m is not an object")]:
         (tmp_path / "metrics.json").write_text(text, encoding="utf-8")
         with pytest.raises(RunDocError, match=f"metrics.json: {words}"):
