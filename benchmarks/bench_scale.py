@@ -12,7 +12,7 @@ runs two fresh pytest processes there and times each from start to exit:
 - the run: ``pytest --extractbench`` on the dataset with the predictions, SLA off, default terminal output.
 
 Peak RSS is each child's own (``os.wait4``). Prints one table: seconds, samples/s, ratio to the floor
-of the same size, peak RSS, run-directory size and the terminal output's size in lines.
+of the same size, peak RSS, run-directory and samples.jsonl sizes and the terminal output's size in lines.
 """
 
 from __future__ import annotations
@@ -87,7 +87,9 @@ def main() -> None:
                      "--extractbench-predictions", str(predictions), "--extractbench-output", str(output),
                      "--extractbench-sla", "none", *args.extra.split()], folder)  # fmt: skip
         tail = [line for line in run[3].splitlines() if line.strip()][-1:]
-        rows.append((n, floor, run, tree_size(output) if output.exists() else 0, len(run[3].splitlines()), tail))
+        samples = output / "samples.jsonl"
+        rows.append((n, floor, run, tree_size(output) if output.exists() else 0, len(run[3].splitlines()), tail,
+                     samples.stat().st_size if samples.is_file() else 0))
         print(f"{n}: floor {floor[0]:.1f} s, run {run[0]:.1f} s, exit {run[2]}; {tail[0] if tail else ''}",
               file=sys.stderr, flush=True)
         if args.keep:
@@ -96,11 +98,12 @@ def main() -> None:
             shutil.rmtree(folder, ignore_errors=True)
     print(f"\nmode: {args.mode}; load average at the end: {os.getloadavg()[0]:.1f}\n")
     print("| samples | floor s | floor peak RSS MB | run s | samples/s | ratio to floor | run peak RSS MB "
-          "| run directory MB | terminal lines | exit |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, floor, run, size, lines, _tail in rows:
+          "| run directory MB | samples.jsonl MB | terminal lines | exit |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, floor, run, size, lines, _tail, samples_size in rows:
         print(f"| {n:,} | {floor[0]:.1f} | {floor[1] / 2**20:.0f} | {run[0]:.1f} | {n / run[0]:,.0f} "
-              f"| {run[0] / floor[0]:.2f} | {run[1] / 2**20:.0f} | {size / 2**20:.1f} | {lines:,} | {run[2]} |")
+              f"| {run[0] / floor[0]:.2f} | {run[1] / 2**20:.0f} | {size / 2**20:.1f} | {samples_size / 2**20:.1f} "
+              f"| {lines:,} | {run[2]} |")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import shutil
 from typing import Any, Iterable, Mapping
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 
 
 class BenchRun:
@@ -46,5 +47,4 @@ class BenchRun:
         return json.loads((self.path / out / "metrics.json").read_text(encoding="utf-8"))
 
     def records(self, out: str = "out") -> dict[str, dict[str, Any]]:
-        lines = (self.path / out / "samples.jsonl").read_text(encoding="utf-8").splitlines()
-        return {row["sample_id"]: row for row in map(json.loads, lines)}
+        return {row["sample_id"]: row for row in iter_samples(self.path / out / "samples.jsonl")}

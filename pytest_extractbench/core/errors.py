@@ -6,7 +6,10 @@ spellings work. The tree, by layer::
 
     ExtractbenchError
     ├── UsageProblem               the run cannot start or go on as asked: an option, a file, no model
-    │   └── RunDirError            a run directory that cannot be made, locked or read back (core/rundir.py)
+    │   └── RunDirError            a run directory that cannot be made or locked (core/rundir.py)
+    │       └── RunDocError        a run document (metrics.json, samples.jsonl, a baseline, a cassette) that cannot
+    │           │                  be read, or of a format version this release does not read (core/rundoc.py)
+    │           └── BaselineError  no stored baseline by the name or number asked for (gating/baseline.py)
     ├── ExtractbenchWarning        (UserWarning) a dataset or predictions problem that did not stop the run
     ├── JsonInputError             (ValueError) a JSON or JSONL input past its limits or not JSON (core/jsonio.py)
     ├── YamlLimitError             (yaml.MarkedYAMLError) a YAML document past its limits (core/yamlio.py)
@@ -19,7 +22,7 @@ spellings work. The tree, by layer::
     │   (LookupError), ServerStartError; ConnectionCheckError (RuntimeError), PromptTemplateError (ValueError),
     │   GGUFError (ValueError), JudgeError (RuntimeError), EmbeddingError (RuntimeError),
     │   RemoteAnswerError (ValueError)
-    ├── gating: BaselineError, SubsetConfigError (ValueError)
+    ├── gating: SubsetConfigError (ValueError)
     ├── run: UnknownMetric (KeyError) a name RunResult.metric() does not know
     ├── tracks: BreakageError (ValueError)
     ├── config: ConfigError

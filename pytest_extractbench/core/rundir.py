@@ -1,4 +1,5 @@
-"""Run directories: owned by one session (checked before any item runs, then locked until it ends), and read back.
+"""Run directories: owned by one session (checked before any item runs, then locked until it ends); their files
+are read and written by :mod:`.rundoc`.
 
 A session writes its responses, metrics and reports into one directory. Two sessions writing the
 same directory lose data silently (the journal of one is replayed as the other's, the last
@@ -18,11 +19,7 @@ import contextlib
 import errno
 import os
 import socket
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-from . import jsonio
 from .errors import UsageProblem
 
 LOCK_FILE = ".extractbench.lock"
@@ -169,37 +166,3 @@ except ImportError:  # Windows
     def _unlock(fd: int) -> None:
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-
-
-# -- reading a run back ---------------------------------------------------------------------------
-
-
-def read_document(run_dir: Path) -> dict[str, Any]:
-    """The metrics.json of ``run_dir``, read with the limits of every input file (a document nested thousands
-    deep or of gigabytes is refused with a message, not a RecursionError or a memory error), or
-    :class:`RunDirError` naming the file."""
-    from .files import METRICS_FILE
-
-    metrics_path = run_dir / METRICS_FILE
-    if not metrics_path.is_file():
-        raise RunDirError(f"{metrics_path}: no such file (is {run_dir} a run directory?)")
-    try:
-        document = jsonio.load_file(metrics_path)
-    except jsonio.JsonInputError as exc:
-        raise RunDirError(f"{metrics_path}: {exc}") from None
-    except OSError as exc:
-        raise RunDirError(f"{metrics_path}: {_reason(exc)}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("models"), dict):
-        raise RunDirError(f"{metrics_path}: no 'models' object (not an extractbench metrics.json)")
-    return document
-
-
-def iter_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a samples.jsonl, one by one; a bad line is a :class:`RunDirError` naming the file and line.
-    jsonio, not orjson alone: an integer past 64 bits (a long id, a 4,000-digit gold value) keeps every digit."""
-    for lineno, value in jsonio.iter_jsonl(path):
-        if isinstance(value, jsonio.JsonInputError):
-            raise RunDirError(f"{path}:{lineno}: not a JSON record: {value}")
-        if not isinstance(value, dict):
-            raise RunDirError(f"{path}:{lineno}: not a JSON record: a {type(value).__name__}, not an object")
-        yield value

@@ -20,23 +20,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core import jsonio
-from ..core.errors import ExtractbenchError
+from ..core import rundoc
 from ..core.redact import redact_url
-from ..core.files import write_json
 from ..dataset import identity
 from ..analysis import catalog
 from ..analysis.resampled import complete_row, measured, metric_values, row_keys, sample_row
 
-FORMAT_VERSION = 1
-KIND = "pytest-extractbench baseline"
 BASELINES_DIR = Path(".extractbench") / "baselines"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _FILE = re.compile(r"^(\d{4,})_(.+)\.json$")
 
 
-class BaselineError(ExtractbenchError):
-    """A baseline that cannot be found or read; the message names the file and the reason."""
+class BaselineError(rundoc.RunDocError):
+    """No stored baseline answers to the name or number asked for (a file that cannot be read is a
+    :class:`~..core.rundoc.RunDocError`, this class's base); the message lists the stored names."""
 
 
 def parse_baseline_name(value: str) -> str:
@@ -229,8 +226,8 @@ def build(
             "samples": [samples[sample_id].as_dict(sample_id) for sample_id in sorted(samples)],
         }
     return {
-        "format_version": FORMAT_VERSION,
-        "kind": KIND,
+        "format_version": rundoc.FORMAT_VERSION[rundoc.BASELINE],
+        "kind": rundoc.BASELINE_KIND,
         "name": name,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "provenance": dict(provenance_info),
@@ -244,37 +241,26 @@ def save(document: Mapping[str, Any], directory: Path) -> Path:
     files = stored(directory)
     number = files[-1][0] + 1 if files else 1
     path = directory / f"{number:04d}_{document['name']}.json"
-    write_json(path, document)
+    rundoc.write_baseline(path, document)
     return path
 
 
 def load(path: Path) -> Baseline:
-    """Read and check a baseline file."""
-    try:
-        data = jsonio.load_file(path)
-    except OSError as exc:
-        raise BaselineError(f"baseline {path}: cannot read it: {exc}") from None
-    except jsonio.JsonInputError as exc:
-        raise BaselineError(f"baseline {path}: not JSON (line {exc.line or 1}: {exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != KIND:
-        raise BaselineError(f"baseline {path}: not a pytest-extractbench baseline file")
-    version = data.get("format_version")
-    if version != FORMAT_VERSION:
-        raise BaselineError(
-            f"baseline {path}: format_version {version!r} is not supported (this version reads {FORMAT_VERSION}); "
-            "save the baseline again"
-        )
+    """Read and check a baseline file (:func:`~..core.rundoc.read_baseline`); a row that lacks a quantity is a
+    :class:`~..core.rundoc.RunDocError` too."""
+    data = rundoc.read_baseline(path)
+    where = f"baseline {path}"
     models: Snapshots = {}
+    keys = row_keys()
     try:
         for model, entry in data["models"].items():
             samples = {}
-            keys = row_keys()
             for index, sample in enumerate(entry["samples"]):
                 row = complete_row(sample["row"])
                 missing = [key for key in keys if key not in row]
                 if missing:
-                    raise BaselineError(
-                        f"baseline {path}: model {model!r}, sample {sample.get('sample_id')!r} (#{index}): "
+                    raise rundoc.RunDocError(
+                        f"{where}: model {model!r}, sample {sample.get('sample_id')!r} (#{index}): "
                         f"row lacks {', '.join(missing)}"
                     )
                 found, passed = sample.get("sample_hash"), sample.get("passed")
@@ -286,7 +272,7 @@ def load(path: Path) -> Baseline:
                 )
             models[model] = samples
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise BaselineError(f"baseline {path}: malformed ({type(exc).__name__}: {exc})") from None
+        raise rundoc.RunDocError(f"{where}: malformed ({type(exc).__name__}: {exc})") from None
     metrics = {
         model: metric_values(rows, measured(rows, catalog.resampled()))
         for model, samples in models.items() if (rows := [s.row for s in samples.values()])

@@ -24,7 +24,7 @@ from .outcomes import HELD, MISSED, UNMEASURED
 from ..analysis import catalog
 from ..analysis.resampled import MetricDelta, measured, paired_deltas, resolve_metric
 from ..scoring import StatsOptions, prf
-from ..analysis.stats import format_p
+from ..analysis.stats import Interval, format_p
 from ..scoring.result import EXACT, MISSED, PARTIAL, SPURIOUS
 
 IMPROVED, NEUTRAL, REGRESSED = "improved", "neutral", "regressed"
@@ -116,6 +116,23 @@ class CheckResult:
     def __post_init__(self) -> None:
         if not self.outcome:
             object.__setattr__(self, "outcome", MISSED if self.failed else HELD)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
+        """A check as metrics.json keeps it (``baseline_comparison.checks``); the paired tests' details
+        (``delta.tests``) are not kept there."""
+        metric, delta = str(data["metric"]), None
+        if isinstance(data.get("ci"), Mapping):
+            entry = catalog.get(metric)
+            delta = MetricDelta(
+                metric, a=data["current"], b=data["baseline"], delta=data["delta"], ci=Interval(**data["ci"]),
+                p_value=data.get("p_value"), test=str(data.get("test", "")), tests={},
+                significant=bool(data.get("significant")), n=int(data.get("n_shared") or 0),
+                higher_is_better=entry.higher_is_better if entry is not None else True,
+            )
+        return cls(str(data["check"]), metric, str(data["model"]), data.get("scope"), bool(data["failed"]),
+                   str(data.get("message", "")), delta, data.get("allowed_drop"), bool(data.get("exceeds_margin")),
+                   str(data.get("outcome") or ""))
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

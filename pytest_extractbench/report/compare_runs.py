@@ -15,12 +15,13 @@ from typing import Any
 from ..analysis.comparison import comparison_section
 from ..dataset.records import SampleRecord
 from ..scoring import ScoringOptions
+from ..core import rundoc
 from ..core.rundir import RunDirError
 from .rows import RunData, read_run
 
 
-def _options(document: Mapping[str, Any]) -> ScoringOptions:
-    stored = ((document.get("run") or {}).get("options") or {}).get("scoring")
+def _options(document: rundoc.MetricsDocument) -> ScoringOptions:
+    stored = document["run"]["options"].get("scoring")
     if not isinstance(stored, dict):
         return ScoringOptions()
     try:
@@ -64,16 +65,15 @@ def merge_runs(paths: Sequence[Path]) -> RunData:
     def records() -> Iterable[dict[str, Any]]:
         for (_, run), mapping in zip(runs, names):
             for record in run.records():
-                model = str(record.get("model", ""))
-                if model in mapping:
-                    yield {**record, "model": mapping[model]}
+                if record["model"] in mapping:
+                    yield {**record, "model": mapping[record["model"]]}
 
     scored = [SampleRecord.from_dict(r, options) for r in records()]
-    first = runs[0][1].document.get("run") or {}
-    document = {
-        "format_version": runs[0][1].document.get("format_version"),
-        "run": {**first, "runs": [str(p) for p in paths], "models": list(models)},
+    first = runs[0][1].document
+    document = rundoc.complete({
+        "format_version": first["format_version"], "track": first["track"],
+        "run": {**first["run"], "runs": [str(p) for p in paths], "models": list(models)},
         "models": models,
         **comparison_section(models, scored, options),
-    }
+    })
     return RunData(document, records, None)

@@ -17,7 +17,7 @@ from ..analysis import catalog
 from ..analysis.provenance import reuse_sentence
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
-from ..core import files, textsafe
+from ..core import files, rundoc, textsafe
 from ..core.spreadsheet import neutral_cell
 from . import run_sections as sections
 from . import summary
@@ -142,7 +142,7 @@ def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
 def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     """One row per (model, sample): the :func:`~.rows.sample_row` of each record."""
     columns = sample_columns()
-    return _csv(columns, ([row.get(k) for k in columns] for row in rows))
+    return _csv(columns, ([row[k] for k in columns] for row in rows))
 
 
 def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any]) -> list[str]:
@@ -161,7 +161,7 @@ def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any
 def gate_md(document: Mapping[str, Any]) -> list[str]:
     """The session gate first: each verdict, with what decided it."""
     verdicts = gate_verdicts(document)
-    partial = (document.get("run") or {}).get("partial") or {}
+    partial = document["run"].get("partial") or {}
     # a partial run's gate judged only the samples that ran: say so before any verdict is read as the whole story
     seen = [f"- **Partial run**: for `{md(model)}` {md(text)}"
             for model, counts in (partial.get("models") or {}).items() if (text := partial_text(counts))]
@@ -256,11 +256,11 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
+def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
     """The executive summary in Markdown, one block per model."""
-    run = document.get("run") or {}
-    dataset = run.get("dataset") or {}
-    models = document.get("models") or {}
+    run = document["run"]
+    dataset = run["dataset"]
+    models = document["models"]
     names = ", ".join(md(m) for m in models) or "no model"
     reuse = reuse_sentence(run.get("live"))
     lines = [f"# Model Evaluation Report: {names}", "", *([f"> **Reused answers**: {md(reuse, textsafe.LINE_LIMIT)}", ""]
@@ -320,8 +320,9 @@ def summary_md(document: Mapping[str, Any], rows: Mapping[str, Sequence[Mapping[
     return cap_summary("\n".join(lines))
 
 
-def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> list[Path]:
-    """summary.md, metrics.csv and samples.csv in the run directory; ``records()`` yields record dicts."""
+def write_exports(run_dir: Path, document: rundoc.MetricsDocument, records: Any) -> list[Path]:
+    """summary.md, metrics.csv and samples.csv in the run directory; ``records()`` yields record dicts in full
+    form."""
     every = [sample_row(record) for record in records()]
     rows: dict[str, list[dict[str, Any]]] = {}
     for row in every:
@@ -329,7 +330,7 @@ def write_exports(run_dir: Path, document: Mapping[str, Any], records: Any) -> l
     written = []
     for name, text in (
         (SUMMARY_FILE, summary_md(document, rows)),
-        (METRICS_CSV, metrics_csv(document.get("models") or {})),
+        (METRICS_CSV, metrics_csv(document["models"])),
         (SAMPLES_CSV, samples_csv(every)),
     ):
         write_text(run_dir / name, text)

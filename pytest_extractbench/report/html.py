@@ -83,33 +83,41 @@ class ModelView:
     bins_source: str = ""
 
 
+# what a track's record (no field-level score) shows in the field diff
+_NO_SCORE: Mapping[str, Any] = {"fields": [], "parse_error": None, "validation_errors": [], "eqs": 0.0,
+                                "f1": {"partial": 0.0}, "schema_valid": False}
+
+
 def sample_view(record: Mapping[str, Any]) -> SampleView:
-    score = record.get("score") or {}
+    """One record in full form (:func:`..core.rundoc.expand`, ``SampleRecord.to_dict()``); a track's record has no
+    score."""
+    score = record.get("score") or _NO_SCORE
     fields = []
-    ordered = sorted(score.get("fields") or [], key=lambda f: (f.get("category") == "exact", f.get("path", "")))
+    # a field entry keeps path, category and score; the other keys are left out at their defaults
+    ordered = sorted(score["fields"], key=lambda f: (f["category"] == "exact", f["path"]))
     for f in ordered[:MAX_DIFF_FIELDS]:
-        category = str(f.get("category", ""))
+        category = str(f["category"])
         fields.append(
             {
-                "path": clip(f.get("path", ""), 120),
+                "path": clip(f["path"], 120),
                 "category": category,
                 "css": category if category in CATEGORY_CLASSES else "other",
-                "score": float(f.get("score") or 0.0),
+                "score": float(f["score"] or 0.0),
                 "expected": clip(f.get("expected")),
                 "predicted": clip(f.get("predicted")),
                 "types": f"{f.get('expected_type') or '—'} / {f.get('predicted_type') or '—'}",
                 "type_ok": f.get("type_ok"),
             }
         )
-    content = (record.get("response") or {}).get("content")
-    problems = [p for p in [score.get("parse_error"), *(score.get("validation_errors") or [])[:5]] if p]
+    content = record["response"]["content"]
+    problems = [p for p in [score["parse_error"], *score["validation_errors"][:5]] if p]
     return SampleView(
-        model=str(record.get("model", "")),
-        sample_id=str(record.get("sample_id", "")),
-        eqs=float(score.get("eqs", 0.0)),
-        f1=float((score.get("f1") or {}).get("partial", 0.0)),
-        valid=bool(score.get("schema_valid")),
-        failure=record.get("failure"),
+        model=str(record["model"]),
+        sample_id=str(record["sample_id"]),
+        eqs=float(score["eqs"]),
+        f1=float(score["f1"]["partial"]),
+        valid=bool(score["schema_valid"]),
+        failure=record["failure"],
         output=clip(content, MAX_OUTPUT),
         problems=[clip(p, 400) for p in problems],
         fields=fields,
@@ -201,10 +209,10 @@ def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str]:
 def build_context(run: RunData, *, title: str | None = None, charts: bool = True) -> dict[str, Any]:
     """Everything the template shows; numbers come from metrics.json, the sample viewer's from the records."""
     document = run.document
-    metrics_by_model: Mapping[str, Mapping[str, Any]] = document.get("models") or {}
+    metrics_by_model: Mapping[str, Mapping[str, Any]] = document["models"]
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in run.records():
-        rows[str(record.get("model", ""))].append(sample_row(record))
+        rows[record["model"]].append(sample_row(record))
     views: list[ModelView] = []
     for name, metrics in metrics_by_model.items():
         model_rows = rows.get(name, [])
@@ -227,7 +235,7 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
                 bins_source=bins_source,
             )
         )
-    run_info = document.get("run") or {}
+    run_info = document["run"]
     names = [v.name for v in views]
     samples = viewer_context([ViewerRun("current", run)])
     return {
@@ -236,11 +244,11 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
         "viewer": samples,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "run": run_info,
-        "dataset": run_info.get("dataset") or {},
+        "dataset": run_info["dataset"],
         "dataset_stats": [(k, _show(v)) for k, v in _flatten(document["dataset"])]
         if isinstance(document.get("dataset"), Mapping)
         else [],
-        "options_table": [(k, _show(v)) for k, v in _flatten(run_info.get("options") or {})],
+        "options_table": [(k, _show(v)) for k, v in _flatten(run_info["options"])],
         # a metric only some runs measure (the judge's grade) is listed when some model has it
         "primary_metrics": tuple(name for name, metric in catalog.resampled().items()
                                  if metric.measured_by is None or any(name in v.metrics for v in views)),
@@ -255,8 +263,8 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
         "baseline": sections.baseline_view(document),
         "extras": _extras(metrics_by_model),
         # input problems quote the rows they found (clipped here too: a foreign metrics.json may not be)
-        "problems": [_problem_view(p) for p in (run_info.get("problems") or [])[:50]],
-        "num_problems": len(run_info.get("problems") or []),
+        "problems": [_problem_view(p) for p in run_info["problems"][:50]],
+        "num_problems": len(run_info["problems"]),
         "weakest_fields": summary.weakest_fields,
         "fmt": summary.fmt,
         "labels": {m.name: m.label for m in catalog.metrics()},

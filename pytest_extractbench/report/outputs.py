@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import textsafe
+from ..core import rundoc, textsafe
 from ..core.files import OutputWriteError
 
 log = textsafe.get_logger(__name__)
@@ -58,7 +58,8 @@ def write_reports(
             (run_dir / name).unlink(missing_ok=True)
         except OSError as exc:
             errors.append(f"{name}: an earlier run's file cannot be removed: {exc}")
-    if document.get("track") in SECTIONS:
+    document = rundoc.complete(document)  # every key a renderer relies on, whoever made the document
+    if document["track"] in SECTIONS:
         # a toolcall/generate/repair run: its track sections, no extraction CSVs
         try:
             written.extend(write_track_reports(run_dir, document, html=options.html))
@@ -77,7 +78,7 @@ def write_reports(
         errors.append(f"summary.md/CSV files: {type(exc).__name__}: {exc}")
     if options.html:
         try:
-            written.append(write_report(RunData(dict(document), records, run_dir, samples), run_dir / REPORT_FILE,
+            written.append(write_report(RunData(document, records, run_dir, samples), run_dir / REPORT_FILE,
                                         charts=options.charts))
         except OutputWriteError as exc:
             refused.append(str(exc))

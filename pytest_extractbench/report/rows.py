@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import catalog
-from ..core import rundir
-from ..core.files import SAMPLES_FILE
+from ..core import rundoc
 
-Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of record dicts per call
+Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of full-form record dicts per call
 
 
 @dataclass
 class RunData:
-    """What a report is made of."""
+    """What a report is made of: metrics.json with its guaranteed keys (:func:`..core.rundoc.complete`) and the
+    records in their full form (:func:`..core.rundoc.iter_samples`)."""
 
-    document: dict[str, Any]  # metrics.json
+    document: rundoc.MetricsDocument
     records: Records
     source: Path | None = None
     # the dataset's samples by the file the records name (meta.source), when the run that wrote the records
@@ -32,14 +32,9 @@ class RunData:
 
 
 def read_run(run_dir: Path) -> RunData:
-    """metrics.json and (lazily) samples.jsonl of a run directory, or :class:`~..core.rundir.RunDirError`."""
-    document = rundir.read_document(run_dir)
-    samples = run_dir / SAMPLES_FILE
-
-    def records() -> Iterable[Mapping[str, Any]]:
-        return rundir.iter_records(samples) if samples.is_file() else iter(())
-
-    return RunData(document, records, run_dir)
+    """metrics.json and (lazily) samples.jsonl of a run directory, or :class:`~..core.rundoc.RunDocError`."""
+    document, samples = rundoc.read_run(run_dir)
+    return RunData(document, lambda: rundoc.iter_samples(samples), run_dir)
 
 
 def _number(value: Any) -> float | None:
@@ -61,29 +56,25 @@ def per_sample_value(score: Mapping[str, Any], key: str) -> bool | float:
 
 
 def sample_row(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The scalars of one record that charts, tables and samples.csv use."""
+    """The scalars of one record in full form (:func:`..core.rundoc.expand`) that charts, tables and samples.csv
+    use; a track's record has no score (its per-sample values are 0)."""
     score = record.get("score") or {}
-    response = record.get("response") or {}
-    meta = record.get("meta") or {}
+    response = record["response"]
+    meta = record["meta"]
     complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
-    observed = score.get("observed") or {}
+    observed = score.get("observed") or dict.fromkeys(rundoc.COUNT_KEYS, 0)
     metrics = [m.per_sample for m in catalog.ranked("sample_column") if m.per_sample]
     return {
-        "model": str(record.get("model", "")),
-        "sample_id": str(record.get("sample_id", "")),
-        "passed": bool(record.get("passed", True)),
+        "model": record["model"],
+        "sample_id": record["sample_id"],
+        "passed": bool(record["passed"]),
         **{key: per_sample_value(score, key) for key in metrics},
-        "fields_expected": int(
-            observed.get("exact", 0)
-            + observed.get("partial", 0)
-            + observed.get("incorrect", 0)
-            + observed.get("missed", 0)
-        ),
-        "latency_s": _number(response.get("latency_s")),
-        "finished_at": _number(response.get("finished_at")),
-        "error_class": response.get("error_class"),
+        "fields_expected": int(observed["exact"] + observed["partial"] + observed["incorrect"] + observed["missed"]),
+        "latency_s": _number(response["latency_s"]),
+        "finished_at": _number(response["finished_at"]),
+        "error_class": response["error_class"],
         "topic": meta.get("topic"),
         "complexity_score": _number(complexity.get("complexity_score")),
         "complexity_bin": complexity.get("complexity_bin") or meta.get("complexity_bin"),
-        "failure": record.get("failure"),
+        "failure": record["failure"],
     }

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..analysis import catalog
 from ..analysis.stats import format_p
+from ..core import rundoc
 from ..core.textsafe import markdown as md
 
 MAX_FIELD_DELTAS = 10  # per direction: the largest drops and the largest gains
@@ -276,9 +277,9 @@ def pairwise_view(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def problems_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
+def problems_view(document: rundoc.MetricsDocument) -> dict[str, Any] | None:
     """The dataset and predictions problems of the run, errors first."""
-    found = (document.get("run") or {}).get("problems") or []
+    found = document["run"]["problems"]
     if not found:
         return None
     items = [p if isinstance(p, Mapping) else {"message": str(p)} for p in found]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis import catalog
+from ..core import rundoc
 from ..gating.sla import tier_thresholds
 from ..scoring.options import ScoringOptions
 
@@ -315,9 +316,9 @@ def next_steps(
     return steps
 
 
-def exactness_text(document: Mapping[str, Any]) -> str:
+def exactness_text(document: rundoc.MetricsDocument) -> str:
     """Which rule made a field "exact" in this run (its recorded scoring options), in words."""
-    recorded = ((document.get("run") or {}).get("options") or {}).get("scoring")
+    recorded = document["run"]["options"].get("scoring")
     try:
         options = ScoringOptions.from_dict(recorded) if isinstance(recorded, Mapping) else ScoringOptions()
     except (TypeError, ValueError):  # a metrics.json from another version: say what the default is

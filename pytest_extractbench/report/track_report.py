@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..core import textsafe
+from ..core import rundoc, textsafe
 from ..gating.verdict import partial_text
 from .track_sections import Section, model_section
 
@@ -21,13 +21,13 @@ def _md(text: Any) -> str:
     return textsafe.markdown(text, textsafe.LINE_LIMIT)
 
 
-def sections(document: Mapping[str, Any]) -> dict[str, Section]:
+def sections(document: rundoc.MetricsDocument) -> dict[str, Section]:
     """Model -> its track section (models of a track without a section renderer are left out)."""
-    track = str(document.get("track") or "")
-    partial = ((document.get("run") or {}).get("partial") or {}).get("models") or {}
+    track = document["track"]
+    partial = (document["run"].get("partial") or {}).get("models") or {}
     out = {}
-    for model, metrics in (document.get("models") or {}).items():
-        section = model_section(track, metrics) if isinstance(metrics, Mapping) else None
+    for model, metrics in document["models"].items():
+        section = model_section(track, metrics)
         if section is None:
             continue
         if seen := partial_text(partial.get(model), gated=False):
@@ -48,14 +48,14 @@ def section_md(section: Section) -> list[str]:
     return lines
 
 
-def track_summary_md(document: Mapping[str, Any]) -> str:
+def track_summary_md(document: rundoc.MetricsDocument) -> str:
     """summary.md of a track run."""
-    run = document.get("run") or {}
+    run = document["run"]
     found = sections(document)
-    names = ", ".join(_md(m) for m in document.get("models") or {}) or "no model"
-    lines = [f"# {_md(str(document.get('track', '')).capitalize())} Track Report: {names}", ""]
+    names = ", ".join(_md(m) for m in document["models"]) or "no model"
+    lines = [f"# {_md(document['track'].capitalize())} Track Report: {names}", ""]
     lines += [f"- **Evaluation Date**: {_md(str(run.get('started_at', ''))[:10] or '-')}",
-              f"- **Dataset**: {_md((run.get('dataset') or {}).get('name', '-'))}", ""]  # fmt: skip
+              f"- **Dataset**: {_md(run['dataset'].get('name', '-'))}", ""]
     if not found:
         lines += ["No sample was scored.", ""]
     for model, section in found.items():
@@ -65,23 +65,23 @@ def track_summary_md(document: Mapping[str, Any]) -> str:
     return cap_summary("\n".join(lines))
 
 
-def track_report_html(document: Mapping[str, Any]) -> str:
+def track_report_html(document: rundoc.MetricsDocument) -> str:
     """report.html of a track run: a self-contained page, no script."""
     from .html import CSP, render_fragment
 
     found = sections(document)
-    track = str(document.get("track", ""))
+    track = document["track"]
     return render_fragment(
         "track_report.html.j2",
         title=f"{track.capitalize()} Track Report: " + ", ".join(found),
         csp=CSP,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        run=document.get("run") or {},
+        run=document["run"],
         sections=found,
     )
 
 
-def write_track_reports(run_dir: Path, document: Mapping[str, Any], *, html: bool = True) -> list[Path]:
+def write_track_reports(run_dir: Path, document: rundoc.MetricsDocument, *, html: bool = True) -> list[Path]:
     """summary.md and (unless turned off) report.html of a track run."""
     from .exports import SUMMARY_FILE, write_text
     from .html import REPORT_FILE

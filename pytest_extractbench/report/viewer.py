@@ -91,8 +91,8 @@ class _Strings:
 
 def _columns(item: ViewerRun) -> Mapping[str, str]:
     """The column mapping the run read its dataset with."""
-    options = (item.run.document.get("run") or {}).get("options") or {}
-    columns = (options.get("data") or {}).get("columns") if isinstance(options.get("data"), Mapping) else None
+    options = item.run.document["run"]["options"]
+    columns = options["data"].get("columns") if isinstance(options.get("data"), Mapping) else None
     return columns if isinstance(columns, Mapping) else {}
 
 
@@ -141,15 +141,15 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
         by_model: dict[str, int] = {}
         columns_used = _columns(item)
         for record in item.run.records():
-            model = str(record.get("model", ""))
+            model = record["model"]
             if model not in by_model:
                 by_model[model] = len(columns)
                 # a column heading, shown as the terminal and summary.md show the name (escapes visible)
                 columns.append({"run": item.label, "model": textsafe.terminal(model)})
                 models.append(model)
                 results.append({})
-            sid = str(record.get("sample_id", ""))
-            meta = record.get("meta") or {}
+            sid = record["sample_id"]
+            meta = record["meta"]
             source = meta.get("source")
             if isinstance(source, str) and source:
                 sources.setdefault(source, columns_used)
@@ -248,35 +248,39 @@ def _snapshots(results: Mapping[int, list[Any]], strings: Sequence[str]) -> dict
     return out
 
 
+_NO_SCORE: Mapping[str, Any] = {"fields": [], "validation_errors": [], "parse_error": None, "eqs": 0.0,
+                                "schema_valid": False}
+
+
 def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) -> list[Any]:
     """``[eqs, valid, failure, output, problems, fields, unusable, passed]``; fields flat as (path, category, score,
     predicted), predicted -1 when it equals the gold; ``unusable``: why no value could be read from the output (it
     did not parse, or there was none), else None, and then not among the problems (shown once)."""
-    score = record.get("score") or {}
+    score = record.get("score") or _NO_SCORE  # a track's record has none
     fields: list[Any] = []
     value = strings.value
-    for f in score.get("fields") or []:
-        get = f.get  # tens of fields per sample, hundreds of thousands per run
-        path = strings(str(get("path", "")))
-        category = str(get("category", ""))
+    for f in score["fields"]:
+        get = f.get  # tens of fields per sample, hundreds of thousands per run; the keys at defaults are left out
+        path = strings(str(f["path"]))
+        category = str(f["category"])
         expected = get("expected")
         if expected is not None:
             gold.setdefault(path, value(expected))
         predicted = -1 if category == "exact" else value(get("predicted"))
-        fields += (path, _CATEGORY_INDEX.get(category, -1), round(float(get("score") or 0.0), 3), predicted)
-    content = (record.get("response") or {}).get("content")
-    problems = [clip(str(p), 400) for p in (score.get("validation_errors") or [])[:5] if p]
-    unusable = score.get("parse_error") or (None if content is not None else str(record.get("failure") or "no output"))
-    passed = record.get("passed")
+        fields += (path, _CATEGORY_INDEX.get(category, -1), round(float(f["score"] or 0.0), 3), predicted)
+    content = record["response"]["content"]
+    problems = [clip(str(p), 400) for p in score["validation_errors"][:5] if p]
+    unusable = score["parse_error"] or (None if content is not None else str(record["failure"] or "no output"))
+    passed = record["passed"]
     return [
-        round(float(score.get("eqs", 0.0)), 4),
-        1 if score.get("schema_valid") else 0,
-        record.get("failure"),
+        round(float(score["eqs"]), 4),
+        1 if score["schema_valid"] else 0,
+        record["failure"],
         None if content is None else clip(content if isinstance(content, str) else json.dumps(content)),
         problems,
         fields,
         None if not unusable else clip(str(unusable), 400),
-        (1 if score.get("schema_valid") else 0) if passed is None else (1 if passed else 0),
+        (1 if score["schema_valid"] else 0) if passed is None else (1 if passed else 0),
     ]
 
 

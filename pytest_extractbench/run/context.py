@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core import rundir
+from ..core import rundir, rundoc
 from ..core.errors import UsageProblem
 from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, coverage_problem, load_predictions
 from ..dataset.samples import Dataset, DatasetProblem, subsample
@@ -173,7 +173,7 @@ class RunContext:
             path = baselines.resolve(self.settings.compare, baselines.baseline_dir(self.settings.rootdir),
                                      base_dir=self.base_dir)  # fmt: skip
             return baselines.load(path)
-        except baselines.BaselineError as exc:
+        except rundoc.RunDocError as exc:  # no such baseline (BaselineError), or a file that cannot be read
             raise UsageProblem(f"extractbench: {exc}") from None
 
     # -- inputs ----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..analysis.metrics import run_level_metrics
-from ..core import files, rundir
+from ..core import files, rundoc
 from ..core.redact import mask
 from ..dataset.records import records_by_model
 from ..dataset.statistics import dataset_statistics
@@ -28,13 +28,11 @@ from ..gating.requirements import evaluate_requirements
 from ..gating.sla import evaluate_sla, sla_passed
 from ..gating.subsets import gate_scopes
 from ..dataset import identity as content
-from .result import RunResult
+from .result import RunResult, gate_results
 
 if TYPE_CHECKING:
     from ..dataset.records import SampleRecord
     from .context import RunContext
-
-FORMAT_VERSION = 1
 
 
 def version(dist: str) -> str | None:
@@ -61,7 +59,7 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     result.metrics = metrics = track.aggregate_records(records, settings)
     info = run_info(context, records, list(metrics), list(unscored), pytest_version)
     if not track.gated:
-        result.document = {"format_version": FORMAT_VERSION, "track": track.name, "run": info, "models": metrics}
+        _document(result, {"track": track.name, "run": info, "models": metrics})
         _write(context, result, None if keep_records else records)
         context.events.run_finished(metrics)
         return result
@@ -85,13 +83,21 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
         if any(check.model == model for check in result.regressions):
             failed.append("the regression check against the baseline")
         section["recommendation"] = gated_recommendation(section["recommendation"], failed)
-    result.document = {
-        "format_version": FORMAT_VERSION, "track": track.name, "run": info,
-        "dataset": dataset_section(context), "models": metrics, **result.run_level,
-    }  # fmt: skip
+    _document(result, {"track": track.name, "run": info, "dataset": dataset_section(context), "models": metrics,
+                       **result.run_level})
     _write(context, result, None if keep_records else records)
     context.events.run_finished(metrics)
     return result
+
+
+def _document(result: RunResult, document: dict[str, Any]) -> None:
+    """metrics.json as a reader gets it back (JSON's types: no numpy scalars, tuples or NaN), and the result's
+    metrics and run-level sections from it, so a result has the same types from :func:`~.api.evaluate` as from
+    :func:`~.result.load_run`."""
+    result.document = rundoc.complete(files.plain({"format_version": rundoc.FORMAT_VERSION[rundoc.RUN], **document}))
+    result.metrics = result.document["models"]
+    result.run_level = {k: v for k, v in result.document.items() if k not in rundoc.DOCUMENT_KEYS}
+    result.regressions = gate_results(result.document)[2]
 
 
 def _whole_output_scores(context: RunContext, records: list[Any]) -> Any:
@@ -244,8 +250,8 @@ def _write(context: RunContext, result: RunResult, release: list[Any] | None) ->
     ``result.records``) before the reports are made. A file the disk refuses is named in ``result.write_errors``
     (no temporary file stays behind, the journal is untouched); then no report is made from files not all there."""
     run_dir, records = context.run_dir, result.records
-    for write in (lambda: files.write_jsonl(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records)),
-                  lambda: files.write_json(run_dir / files.METRICS_FILE, result.document)):
+    for write in (lambda: rundoc.write_samples(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records)),
+                  lambda: rundoc.write_metrics(run_dir, result.document)):
         try:
             write()
         except files.OutputWriteError as exc:
@@ -262,7 +268,7 @@ def _write(context: RunContext, result: RunResult, release: list[Any] | None) ->
     # times cheaper than converting a record again): report.html, summary.md, (extraction) metrics.csv, samples.csv
     samples = run_dir / files.SAMPLES_FILE
     result.report_files, result.report_errors, refused = outputs.write_reports(
-        run_dir, files.plain(result.document), lambda: rundir.iter_records(samples), context.settings.report,
+        run_dir, result.document, lambda: rundoc.iter_samples(samples), context.settings.report,
         _samples_by_source(context),
     )
     result.write_errors.extend(refused)

@@ -232,6 +232,7 @@ class LiveSetup:
         live = self.settings.live
         if live.record is None:
             return
+        from ..core.files import OutputWriteError
         from ..live.cassette import write_cassette
         from ..live.pipeline import decoding_params
 
@@ -241,9 +242,9 @@ class LiveSetup:
         try:
             write_cassette(self.context.base_dir / live.record, answers, templates=self.templates(),
                            params=decoding_params(live), dataset=dataset.name)
-        except OSError as exc:
+        except OutputWriteError as exc:
             raise UsageProblem(f"extractbench: --extractbench-record {live.record}: cannot write the cassette: "
-                               f"{exc.strerror or exc}") from None
+                               f"{exc.reason}") from None
 
     def stop(self) -> None:
         if self.endpoints is not None and not self.context.is_worker:

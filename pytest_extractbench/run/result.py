@@ -11,15 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import catalog
-from ..core import rundir
+from ..core import rundoc
 from ..core.errors import ExtractbenchError
 from ..core.files import METRICS_FILE, SAMPLES_FILE
 from ..dataset.records import SampleRecord, TrackRecord
+from ..gating.regression import CheckResult
 from ..gating.sla import GateCheck
 from ..scoring import ScoringOptions
 from ..scoring.result import FieldResult
-
-_DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")
 
 
 class UnknownMetric(ExtractbenchError, KeyError):
@@ -31,7 +30,12 @@ class UnknownMetric(ExtractbenchError, KeyError):
 
 @dataclass
 class RunResult:
-    """One run's outcome. ``metrics[model]`` is the ``models.<model>`` object of metrics.json."""
+    """One run's outcome. ``metrics[model]`` is the ``models.<model>`` object of metrics.json.
+
+    The same types whether :func:`~.api.evaluate` made it or :func:`load_run` read it: ``metrics`` and
+    ``run_level`` hold JSON's types (as metrics.json reads back), ``checks`` and ``requirements`` GateChecks,
+    ``regressions`` CheckResults. Only ``comparison`` (the in-memory RunComparison) is None once read back:
+    ``run_level["baseline_comparison"]`` holds it in both."""
 
     run_dir: Path
     track: str = "extraction"
@@ -40,14 +44,14 @@ class RunResult:
     records: list[SampleRecord | TrackRecord] = field(default_factory=list)
     checks: dict[str, list[GateCheck]] = field(default_factory=dict)
     requirements: dict[str, list[GateCheck]] = field(default_factory=dict)  # --extractbench-require, per model
-    regressions: list[Any] = field(default_factory=list)  # the baseline checks that failed
-    comparison: Any = None  # the RunComparison with --extractbench-compare (live runs only; see run_level)
+    regressions: list[CheckResult] = field(default_factory=list)  # the baseline checks that failed
+    comparison: Any = None  # the RunComparison with --extractbench-compare (made by this process only)
     saved_baseline: Path | None = None
     report_files: list[Path] = field(default_factory=list)
     report_errors: list[str] = field(default_factory=list)
     # files the disk refused (full, over quota, read-only), each "<path>: not written: <reason>": the run failed
     write_errors: list[str] = field(default_factory=list)
-    document: dict[str, Any] = field(default_factory=dict)  # metrics.json as written
+    document: rundoc.MetricsDocument | dict[str, Any] = field(default_factory=dict)  # metrics.json as written
 
     @property
     def models(self) -> list[str]:
@@ -102,7 +106,7 @@ class RunResult:
         if level == "sample":
             from ..report.rows import sample_row
 
-            return pandas.DataFrame([sample_row(record.to_dict()) for record in self.records])
+            return pandas.DataFrame([sample_row(rundoc.expand(record.to_dict())) for record in self.records])
         if level == "field":
             rows = []
             for record in self.records:
@@ -117,32 +121,40 @@ class RunResult:
         return f"RunResult({self.track}, models={self.models}, {len(self.records)} records, gate {verdict}, {self.run_dir})"
 
 
+def gate_results(document: rundoc.MetricsDocument) -> tuple[dict[str, list[GateCheck]], dict[str, list[GateCheck]],
+                                                         list[CheckResult]]:
+    """The SLA checks and required thresholds per model, and the failed baseline checks, of a metrics document."""
+    models = document["models"]
+    checks = {model: [GateCheck(**c) for c in (section.get("sla") or {}).get("checks", [])]
+              for model, section in models.items()}
+    required = {model: [GateCheck(**c) for c in section["requirements"].get("checks", [])]
+                for model, section in models.items() if isinstance(section.get("requirements"), dict)}
+    comparison = document.get("baseline_comparison") or {}
+    regressions = [CheckResult.from_dict(c) for c in comparison.get("checks") or [] if c.get("failed")]
+    return checks, required, regressions
+
+
 def load_run(run_dir: str | Path) -> RunResult:
     """Read a run directory written by pytest --extractbench, ``extractbench run`` or :func:`evaluate`."""
     path = Path(run_dir)
-    document = rundir.read_document(path)  # RunDirError (a UsageProblem) names the file and what is wrong
-    track = document.get("track") or "extraction"
+    document, samples = rundoc.read_run(path)  # RunDocError (a UsageProblem) names the file and what is wrong
     # a record's EQS and F1 derive from its fields with the run's options (weights, thresholds): use the recorded ones
-    recorded = ((document.get("run") or {}).get("options") or {}).get("scoring")
+    recorded = document["run"]["options"].get("scoring")
     scoring = ScoringOptions.from_dict(recorded) if isinstance(recorded, dict) else ScoringOptions()
-    samples_file = path / SAMPLES_FILE
     records: list[SampleRecord | TrackRecord] = [
-        TrackRecord.from_dict(data) if "track" in data else SampleRecord.from_dict(data, scoring)
-        for data in (rundir.iter_records(samples_file) if samples_file.is_file() else ())
+        TrackRecord.from_dict(dict(data)) if "track" in data else SampleRecord.from_dict(dict(data), scoring)
+        for data in rundoc.iter_samples(samples)
     ]
-    checks = {
-        model: [GateCheck(**check) for check in (section.get("sla") or {}).get("checks", [])]
-        for model, section in (document.get("models") or {}).items()
-    }
-    comparison = document.get("baseline_comparison") or {}
+    checks, required, regressions = gate_results(document)
     return RunResult(
         run_dir=path,
-        track=track,
-        metrics=document.get("models") or {},
-        run_level={k: v for k, v in document.items() if k not in _DOCUMENT_KEYS},
+        track=document["track"],
+        metrics=document["models"],
+        run_level={k: v for k, v in document.items() if k not in rundoc.DOCUMENT_KEYS},
         records=records,
         checks=checks,
-        regressions=[check for check in comparison.get("checks") or [] if check.get("failed")],
+        requirements=required,
+        regressions=regressions,
         report_files=[p for p in sorted(path.iterdir()) if p.name not in (METRICS_FILE, SAMPLES_FILE) and p.is_file()
                       and p.suffix in (".html", ".md", ".csv")],  # fmt: skip
         document=document,

@@ -11,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
+from pytest_extractbench.core.rundoc import iter_samples
+
 # C0 controls other than tab and newline, DEL, and the C1 range (0x9b is a one-byte CSI).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
@@ -50,14 +52,11 @@ def accounted(run_dir: Path) -> Counter[str]:
     """Samples recorded per model in the run's samples.jsonl (each sample once, whatever happened to it)."""
     counts: Counter[str] = Counter()
     seen: set[tuple[str, str]] = set()
-    with (run_dir / "samples.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                record = json.loads(line)
-                key = (record["model"], record["sample_id"])
-                assert key not in seen, f"sample recorded twice: {key}"
-                seen.add(key)
-                counts[record["model"]] += 1
+    for record in iter_samples(run_dir / "samples.jsonl"):
+        key = (record["model"], record["sample_id"])
+        assert key not in seen, f"sample recorded twice: {key}"
+        seen.add(key)
+        counts[record["model"]] += 1
     return counts
 
 

@@ -268,8 +268,8 @@ def test_report_refuses_a_huge_metrics_json(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_report_refuses_a_deep_samples_line_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run = run_dir_with(tmp_path, b'{"models": {}}')
-    (run / "samples.jsonl").write_text('{"model": "m"}\n{"x": ' + "[" * 5000 + "]" * 5000 + "}\n")
+    run = run_dir_with(tmp_path, b'{"format_version": 2, "models": {}}')
+    (run / "samples.jsonl").write_text('{"model": "m", "sample_id": "a"}\n{"x": ' + "[" * 5000 + "]" * 5000 + "}\n")
     code = main(["report", "--results-dir", str(run)])
     err = capsys.readouterr().err
     assert code == 2 and "samples.jsonl:2" in err and "nested too deeply" in err and "Traceback" not in err

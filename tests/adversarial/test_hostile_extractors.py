@@ -27,6 +27,7 @@ from _require import import_or_skip
 from pytest_extractbench import ModelResponse, SampleView, evaluate
 from pytest_extractbench.dataset.samples import Sample
 from pytest_extractbench.live.extractor import MAX_ANSWER_CHARS, to_response
+from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
           "required": ["name"]}
@@ -407,8 +408,7 @@ def test_a_hung_extractor_thread_does_not_keep_the_session_from_ending(pytester:
     result = pytest_run(pytester, "hangs", "--extractbench-timeout", "1")
     result.assert_outcomes(passed=3, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    records = {json.loads(line)["sample_id"]: json.loads(line)
-               for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()}
+    records = {r["sample_id"]: r for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
     assert records[HOSTILE]["response"]["error_class"] == "timeout"
     assert_accounted(pytester.path / "out", len(IDS))
 
@@ -444,8 +444,7 @@ def test_under_xdist_a_hung_and_an_exiting_extractor_still_end_the_session(pytes
     import_or_skip("xdist", "pytest-xdist (the dev extra) is not installed")
     result = pytest_run(pytester, "hangs_and_exits", "--extractbench-timeout", "1", "-n", "2")
     result.assert_outcomes(passed=2, failed=2)
-    records = {json.loads(line)["sample_id"]: json.loads(line)["response"]
-               for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()}
+    records = {r["sample_id"]: r["response"] for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
     assert records["s1"]["error_class"] == "extractor_error" and "SystemExit: 5" in records["s1"]["error"]
     assert records["s2"]["error_class"] == "timeout"
     assert_accounted(pytester.path / "out", len(IDS))

@@ -22,6 +22,7 @@ from _checks import assert_accounted, assert_clean_terminal, assert_no_secret
 from pytest_extractbench.live import scorer_servers
 from pytest_extractbench.live.embeddings import EmbeddingError, ServerEmbedder
 from pytest_extractbench.live.judge import Judge, JudgeError
+from pytest_extractbench.core.rundoc import iter_samples
 
 SECRET = "sk-judge-Vb83kLq0SECRET"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
@@ -71,7 +72,7 @@ def every_item(grade: int, reasoning: str) -> Callable[[Any], Any]:
 
 
 def judge_diagnostics(pytester: pytest.Pytester) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines() if line]
+    rows = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
     return [row["diagnostics"]["judge"] for row in rows]
 
 
@@ -311,7 +312,7 @@ def test_a_hostile_embeddings_server_in_a_run_is_each_samples_similarity_error(p
     assert_accounted(out, N)
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["whole_output_cost"]["embedding_errors"] == N
-    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines() if line]
+    rows = list(iter_samples(out / "samples.jsonl"))
     assert all("semantic_similarity_error" in row["diagnostics"] for row in rows)
     assert_no_secret([SECRET], out, texts=[result.stdout.str()])
 
@@ -329,7 +330,7 @@ def test_a_judge_echoing_the_key_while_grading_semantic_fields_never_records_it(
                                     "--extractbench-judge-url", judge.url)
     out = pytester.path / "out"
     assert_accounted(out, N)
-    rows_out = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines() if line]
+    rows_out = list(iter_samples(out / "samples.jsonl"))
     errors = [f.get("error") or "" for row in rows_out for f in row["score"]["fields"] if f["path"] == "city"]
     assert len(errors) == N and all("judge request failed" in e for e in errors), errors
     assert_no_secret([SECRET], out, texts=[result.stdout.str(), result.stderr.str()])

@@ -29,6 +29,7 @@ from pytest_extractbench.live.journal import response_from_dict
 from pytest_extractbench.core.redact import redact_credentials
 from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 from pytest_extractbench.scoring import MISSING
+from pytest_extractbench.core.rundoc import iter_samples
 
 SECRET = "sk-hostile-7Qf2Lx9SECRET"  # the API key a hostile server tries to get recorded
 PASSWORD = "hunter2-Zq8v"
@@ -416,7 +417,7 @@ def test_a_run_with_half_its_answers_hostile_accounts_for_every_sample(
     assert_no_secret([api_key], run_dir, texts=[text])
     journaled = rows(run_dir, "responses.jsonl")
     assert sorted(j["sample_id"] for j in journaled) == [f"s{i:02d}" for i in range(n)]  # every answer journaled
-    found = {r["sample_id"]: r["response"] for r in rows(run_dir, "samples.jsonl")}
+    found = {r["sample_id"]: r["response"] for r in iter_samples(run_dir / "samples.jsonl")}
     classes = {sid: found[sid]["error_class"] for sid in found}
     assert classes == {f"s{i:02d}": (error_class if i % 2 else None) for i in range(n)}
     model = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))["models"][MODEL]
@@ -450,7 +451,7 @@ def test_bad_200_bodies_in_a_mixed_run_are_retried_and_nothing_is_lost(pytester:
     result = bench(pytester, server.url, "--extractbench-retries", "2")
     result.assert_outcomes(passed=n)
     assert_accounted(pytester.path / "out", n)
-    attempts = {r["sample_id"]: r["response"]["attempts"] for r in rows(pytester.path / "out", "samples.jsonl")}
+    attempts = {r["sample_id"]: r["response"]["attempts"] for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
     assert sum(1 for a in attempts.values() if a == 2) == 9 and sum(attempts.values()) == n + 9
 
 

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -122,7 +123,7 @@ def test_a_run_stopped_by_a_signal_resumes_losing_and_duplicating_nothing(pytest
     assert after[:len(before)] == before  # the journal is only appended to
     assert answered(after) == Counter({s["id"]: 1 for s in SAMPLES})
     assert_accounted(out, len(SAMPLES))
-    records = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    records = list(iter_samples(out / "samples.jsonl"))
     assert all(r["score"]["eqs"] == pytest.approx(1.0) for r in records)
 
 

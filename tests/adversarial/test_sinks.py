@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from _checks import assert_clean_terminal, assert_no_secret, unpacked
 from pytest_extractbench.core import textsafe
 from pytest_extractbench.report import exports, html
+from pytest_extractbench.core.rundoc import iter_samples
 
 KEY = "k3y-Zx81Qw-ENVIRONMENT-secret"  # the API key of the environment: masked wherever it appears
 SK = "sk-proj-Ab12Cd34Ef56Gh78"
@@ -178,7 +179,7 @@ def test_an_extractor_exception_quoting_the_key_is_masked_everywhere(pytester: p
                                 "--extractbench-output", "out", "--extractbench-sla", "none",
                                 "--extractbench-resamples", "100", "--junitxml", "junit.xml")
     _assert_run_sinks_inert(pytester.path, result)
-    rows = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
     (failed,) = [row for row in rows if row["sample_id"] == "s1"]
     assert failed["response"]["error_class"] == "extractor_error"
     assert "401 Unauthorized" in failed["response"]["error"] and "***" in failed["response"]["error"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from longdocs import write_dataset
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
@@ -33,7 +34,7 @@ def test_long_documents_get_a_context_that_holds_them(pytester: pytest.Pytester)
         timeout=3600,
     )  # fmt: skip
     document = json.loads((pytester.path / "out" / "metrics.json").read_text())
-    rows = {r["sample_id"]: r for r in map(json.loads, (pytester.path / "out" / "samples.jsonl").read_text().splitlines())}
+    rows = {r["sample_id"]: r for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
     assert sorted(rows) == sorted(SIZES)
     # every document that can fit was answered
     for sid in ("nda-short", "nda-4k"):

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 
@@ -30,7 +31,7 @@ def bench(pytester: pytest.Pytester, *args: str, out: str) -> pytest.RunResult:
 
 
 def scores(pytester: pytest.Pytester, out: str) -> dict[str, Any]:
-    rows = [json.loads(line) for line in (pytester.path / out / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(pytester.path / out / "samples.jsonl"))
     return {row["sample_id"]: (row["response"]["content"], row["score"]) for row in rows}
 
 
@@ -39,7 +40,7 @@ def document(pytester: pytest.Pytester, out: str) -> dict[str, Any]:
 
 
 def origins(pytester: pytest.Pytester, out: str) -> set[tuple[str, str]]:
-    rows = [json.loads(line) for line in (pytester.path / out / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(pytester.path / out / "samples.jsonl"))
     return {(row["response"]["origin"]["source"], row["response"]["origin"]["by"]) for row in rows}
 
 

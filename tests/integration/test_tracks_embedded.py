@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 
 MODEL = "gemma3-270m"  # its tool-capable chat template is ours (server.py): that is what is tested
 
@@ -42,6 +43,6 @@ def test_toolcall_track_on_the_embedded_server(pytester: pytest.Pytester) -> Non
     assert found["track"] == "toolcall" and found["run"]["live"]["mode"] == "embedded"
     section = found["models"][MODEL]["toolcall"]
     assert section["num_samples"] == 3 and section["abstention"]["samples"] == 1
-    rows = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
     assert len(rows) == 3 and all(r["response"]["content"] is not None or r["response"]["tool_calls"] for r in rows)
     assert found["models"][MODEL]["passed_samples"] == sum(r["passed"] for r in rows)

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 from faultserver import Fault, FaultServer
 
@@ -60,8 +61,7 @@ def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(run: Be
     reliability = document["models"]["test-model"]["performance"]["reliability"]
     assert reliability["error_counts"]["context_exceeded"] == 2 and reliability["total_requests"] == 6
     assert reliability["context_exceeded_rate"] == pytest.approx(2 / 6)
-    rows = {json.loads(line)["sample_id"]: json.loads(line) for line in
-            (pytester.path / "out" / "samples.jsonl").read_text().splitlines()}  # fmt: skip
+    rows = {r["sample_id"]: r for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
     assert rows["s4"]["response"]["context"] == {"prompt_tokens": 9000, "limit": 8192}
     summary_md = (pytester.path / "out" / "summary.md").read_text()
     assert "- **Did not fit the model's context**: 2 sample(s) (`context_exceeded`)" in summary_md

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {"type": "object", "properties": {
     "date": {"type": "string", "description": "Receipt date, e.g. 25/12/2018."},
@@ -33,7 +34,7 @@ def test_copied_examples_are_counted_and_named(pytester: pytest.Pytester) -> Non
     out = pytester.path / "out"
     section = json.loads((out / "metrics.json").read_text())["models"]["predictions"]["copied_examples"]
     assert section == {"total": 3, "samples": 2, "by_field": {"total": 2, "date": 1}}
-    records = {r["sample_id"]: r for r in map(json.loads, (out / "samples.jsonl").read_text().splitlines())}
+    records = {r["sample_id"]: r for r in iter_samples(out / "samples.jsonl")}
     assert records["r1"]["diagnostics"]["copied_examples"] == ["date", "total"]
     assert "copied_examples" not in records["r2"]["diagnostics"]
     assert records["r3"]["diagnostics"]["copied_examples"] == ["total"]

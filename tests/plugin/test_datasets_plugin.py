@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pytest_extractbench.dataset import load_dataset, subsample
+from pytest_extractbench.core.rundoc import iter_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "fixtures" / "predictions" / "demo.jsonl")
@@ -51,8 +52,7 @@ def small(pytester: pytest.Pytester) -> list[str]:
 
 
 def _scored_ids(pytester: pytest.Pytester, out: str) -> list[str]:
-    lines = (pytester.path / out / "samples.jsonl").read_text().splitlines()
-    return sorted(json.loads(line)["sample_id"] for line in lines)
+    return sorted(r["sample_id"] for r in iter_samples(pytester.path / out / "samples.jsonl"))
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 from _require import import_or_skip
 
@@ -67,7 +68,7 @@ def metrics(root: Path, out: str = "out") -> dict:
 
 
 def records(root: Path, out: str = "out") -> dict[str, dict]:
-    rows = [json.loads(line) for line in (root / out / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(root / out / "samples.jsonl"))
     return {row["sample_id"]: row for row in rows}
 
 

@@ -9,6 +9,7 @@ from xml.etree import ElementTree
 from pathlib import Path
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -56,7 +57,7 @@ def test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost(run: Be
     # the counts, the exit code and JUnit still see every failure
     result.assert_outcomes(failed=len(FAILED_IDS) + 1, passed=len(SAMPLES) - len(FAILED_IDS))
     assert sorted(failure_texts(pytester.path / "junit.xml")) == FAILED_IDS
-    rows = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
     assert sorted(r["sample_id"] for r in rows if not r["passed"]) == FAILED_IDS
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import Fault, FaultServer
 
 SCHEMA = {
@@ -67,7 +68,7 @@ def bench(pytester: pytest.Pytester, url: str | None, *args: str, out: str = "ou
 
 
 def records(pytester: pytest.Pytester, out: str = "out") -> dict[str, dict[str, Any]]:
-    rows = [json.loads(line) for line in (pytester.path / out / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(pytester.path / out / "samples.jsonl"))
     return {row["sample_id"]: row for row in rows}
 
 

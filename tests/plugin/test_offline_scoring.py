@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 
 SCHEMA = {
@@ -82,7 +83,7 @@ def test_perfect_predictions_pass_the_gate_and_write_metrics(run: BenchRun,
     assert model["hallucination_rate"] == 0.0 and model["field_omission_rate"] == 0.0
     # med-2's city is null: 3 + 2 + 3 + 3 expected fields
     assert model["match_categories"] == {"exact": 11, "partial": 0, "incorrect": 0, "missed": 0, "spurious": 0}
-    samples = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    samples = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
     assert [s["sample_id"] for s in samples] == ["med-1", "med-2", "shop-1", "shop-2"]
     assert samples[0]["meta"]["topic"] == "medical"
 

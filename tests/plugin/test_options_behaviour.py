@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 from faultserver import Fault, FaultServer
 
@@ -33,7 +34,7 @@ def document(pytester: pytest.Pytester, out: str = "out") -> dict[str, Any]:
 
 
 def records(pytester: pytest.Pytester, out: str = "out") -> dict[str, dict[str, Any]]:
-    rows = [json.loads(line) for line in (pytester.path / out / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(pytester.path / out / "samples.jsonl"))
     return {row["sample_id"]: row for row in rows}
 
 

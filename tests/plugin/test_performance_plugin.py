@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import Fault, FaultServer
 from scipy.stats import spearmanr
 
@@ -113,7 +114,7 @@ def test_a_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, d
     # Lower bounds from the server's own delays (0, 0.1, 0.2 and 1.6 s): a request takes at least as long
     # as the server holds it, however loaded the machine. The rest is order: p50 is the median of the
     # recorded latencies, below s3's, which is the maximum.
-    recorded = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    recorded = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
     latency_ms = {r["sample_id"]: 1000 * r["response"]["latency_s"] for r in recorded}
     assert len(latency_ms) == 4
     for sid, delay_ms in (("s0", 0), ("s1", 100), ("s2", 200), ("s3", 1600)):
@@ -189,8 +190,7 @@ def test_retried_samples_count_every_attempt_and_the_gates_read_end_to_end(pytes
     assert (rel["attempts_counted"], rel["attempt_timeouts"], rel["attempt_errors"]) == (6, 1, 1)
     assert rel["attempt_error_counts"] == {"server_error": 1, "timeout": 1}
     assert (rel["timeout_rate"], rel["success_rate"], rel["retry_rate"]) == (0.0, 1.0, 0.5)
-    records = {json.loads(line)["sample_id"]: json.loads(line)["response"]
-               for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()}
+    records = {r["sample_id"]: r["response"] for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
     assert [a["outcome"] for a in records["s0"]["attempt_log"]] == ["timeout", "ok"]
     assert [a["outcome"] for a in records["s1"]["attempt_log"]] == ["server_error", "ok"]
     s0 = records["s0"]

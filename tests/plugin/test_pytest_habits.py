@@ -9,6 +9,7 @@ import pytest
 from benchrun import BenchRun
 
 from pytest_extractbench.dataset.complexity import complexity_features
+from pytest_extractbench.core.rundoc import iter_samples
 
 FLAT = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]}
 
@@ -229,7 +230,7 @@ def test_lf_under_xdist_reruns_exactly_the_failed_samples(run: BenchRun, pyteste
     second = cached(run, TWO_BROKEN, "--lf", "-n", "2")
     second.assert_outcomes(failed=2)  # the workers deselect; xdist's controller does not count those
     second.stdout.fnmatch_lines(["*the gate saw 2 of 4 samples*"])
-    ids = [json.loads(line)["sample_id"] for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    ids = [r["sample_id"] for r in iter_samples(pytester.path / "out" / "samples.jsonl")]
     assert sorted(ids) == ["med-deep", "skip-1"]
     assert metrics(pytester)["run"]["partial"]["models"]["predictions"] == {"scored": 2, "collected": 4}
 

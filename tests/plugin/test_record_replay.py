@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import FaultServer
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
@@ -44,7 +45,7 @@ def models(pytester: pytest.Pytester, out: str) -> dict[str, Any]:
 
 
 def records(pytester: pytest.Pytester, out: str) -> dict[str, dict[str, Any]]:
-    rows = [json.loads(line) for line in (pytester.path / out / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(pytester.path / out / "samples.jsonl"))
     return {row["sample_id"]: row for row in rows}
 
 

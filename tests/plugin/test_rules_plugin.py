@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 
 SCHEMA = {
@@ -72,7 +73,7 @@ def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(run
     assert serial["hallucination_analysis"]["by_type"]["type_3_misplaced"] == 4
     assert "ref" not in serial["field_metrics_by_name"]
     assert serial["field_metrics_by_name"]["items[].qty"]["f1_strict"] == 1.0
-    samples = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    samples = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
     assert samples[0]["diagnostics"]["hallucination_types"] == [3]
     assert {f["comparator"] for f in samples[0]["score"]["fields"] if f["path"] == "born"} == {"year"}
     isolated(run, "-n", "2", out="out2").assert_outcomes(passed=4)

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import Fault, FaultServer
 
 
@@ -53,7 +54,7 @@ def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytes
     assert section["name_match_rate"] == 1.0
     assert section["arguments"] == {"tp": 2, "fp": 1, "fn": 1}  # city and base right; height 6 instead of 5
     assert section["abstention"]["accuracy"] == 1.0
-    rows = {json.loads(line)["sample_id"]: json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").open()}
+    rows = {r["sample_id"]: r for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
     assert rows["triangle-area"]["response"]["tool_calls"][0]["name"] == "math_triangle_area"
     assert rows["triangle-area"]["result"]["predicted"][0]["name"] == "math.triangle_area"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 
 ARGS = ("-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench-predictions", "preds.jsonl")
@@ -22,7 +23,7 @@ def metrics(pytester: pytest.Pytester) -> dict[str, Any]:
 
 
 def samples(pytester: pytest.Pytester) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
+    return list(iter_samples(pytester.path / "out" / "samples.jsonl"))
 
 
 TOOLCALL = [

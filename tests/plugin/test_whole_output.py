@@ -15,6 +15,7 @@ from faultserver import Fault, FaultServer
 from pytest_extractbench.live import verdict_cache
 from pytest_extractbench.scoring import ScoringOptions, score_sample
 from pytest_extractbench.scoring.whole_output import Item, canonical_json, score_whole_outputs
+from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
 SAMPLES = [
@@ -69,7 +70,7 @@ def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(run: B
     assert [item["extracted"] for item in sent] == [canonical_json({"name": "Bo", "city": "Paris"}),
                                                     canonical_json({"name": "Ann", "city": "Oslo"})]
     assert document["whole_output_cost"]["judge_requests"] == 1 and document["whole_output_cost"]["judge_errors"] == 0
-    rows = {r["sample_id"]: r for r in map(json.loads, (project.path / "out" / "samples.jsonl").read_text().splitlines())}
+    rows = {r["sample_id"]: r for r in iter_samples(project.path / "out" / "samples.jsonl")}
     assert rows["same"]["diagnostics"]["judge"] == {"grade": 7, "reasoning": "identical"}
     assert rows["differs"]["diagnostics"]["judge"]["reasoning"].startswith("the judge saw {")
     assert rows["garbage"]["diagnostics"]["judge"]["grade"] == 1
@@ -93,7 +94,7 @@ def test_a_judge_that_answers_nonsense_leaves_those_samples_ungraded_and_says_so
     # the two JSON outputs have no grade (counted as failures); the garbage output still has its grade 1
     assert document["whole_output_cost"]["judge_errors"] == 2
     assert document["models"]["predictions"]["judge_score"] == pytest.approx(1 / 7)
-    rows = [json.loads(line) for line in (project.path / "out" / "samples.jsonl").read_text().splitlines()]
+    rows = list(iter_samples(project.path / "out" / "samples.jsonl"))
     errors = [r["diagnostics"]["judge"]["error"] for r in rows if "error" in r["diagnostics"].get("judge", {})]
     assert len(errors) == 2 and all("judge" in e for e in errors)
     assert "(2 samples without a grade)" in (project.path / "out" / "summary.md").read_text()

@@ -12,6 +12,7 @@ from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metr
 from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.analysis.metrics import run_level_metrics
 from pytest_extractbench.core import files
+from pytest_extractbench.core.rundoc import iter_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = load_dataset()
@@ -117,7 +118,7 @@ def replicate_run(source: Path, path: Path, samples: int) -> Path:
     """A run directory of ``samples`` samples per model, cycling through ``source``'s records with ids
     ``ID~N``, beside a dataset file of the matching rows (so the viewer finds every source text). Its
     metrics.json is ``source``'s: a page-size and load-time workload, not a run to read numbers from."""
-    records = [json.loads(line) for line in (source / files.SAMPLES_FILE).read_text(encoding="utf-8").splitlines()]
+    records = list(iter_samples(source / "samples.jsonl"))
     lines = Path(records[0]["meta"]["source"]).read_text(encoding="utf-8").splitlines()
     by_id = {row["id"]: row for row in map(json.loads, filter(None, lines))}
     ids = list(dict.fromkeys(r["sample_id"] for r in records))

@@ -11,6 +11,7 @@ from _runs import DATASET, fixture_outputs, make_run
 
 from pytest_extractbench.report import exports
 from pytest_extractbench.report.rows import read_run
+from pytest_extractbench.core.rundoc import iter_samples
 
 FORMULAS = ('=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1")
 
@@ -40,7 +41,7 @@ def test_summary_and_csvs_carry_the_metrics_json_values(tmp_path: Path) -> None:
     samples = list(csv.DictReader(io.StringIO(out["samples.csv"])))
     assert len(samples) == 2 * len(DATASET.samples)
     by_id = {(r["model"], r["sample_id"]): r for r in samples}
-    record = json.loads((run / "samples.jsonl").read_text().splitlines()[0])
+    record = next(iter_samples(run / "samples.jsonl"))
     assert float(by_id[(record["model"], record["sample_id"])]["eqs"]) == record["score"]["eqs"]
 
 

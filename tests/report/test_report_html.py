@@ -13,6 +13,7 @@ from _runs import DATASET, Page, fixture_outputs, gold_outputs, make_run
 
 from pytest_extractbench.report import charts, html, viewer
 from pytest_extractbench.report.rows import read_run
+from pytest_extractbench.core.rundoc import iter_samples
 
 SECTIONS = {
     "summary",
@@ -242,7 +243,7 @@ def test_the_accuracy_section_shows_the_eqs_spread_and_the_fields_to_look_at(tmp
     run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl")})
     text, _ = render(run)
     # counted from the per-sample rows, not from metrics.json's summary of them
-    eqs = sorted(json.loads(line)["score"]["eqs"] for line in (run / "samples.jsonl").read_text().splitlines())
+    eqs = sorted(r["score"]["eqs"] for r in iter_samples(run / "samples.jsonl"))
     perfect = sum(value == 1.0 for value in eqs)
     table = text[text.index("<caption>Per-sample EQS</caption>"):]
     table = table[:table.index("</table>")]

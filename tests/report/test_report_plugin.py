@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 from _require import import_or_skip
 
@@ -42,8 +43,7 @@ def _inputs(run: BenchRun) -> None:
 
 
 def records(pytester: pytest.Pytester) -> dict[str, dict]:
-    lines = (pytester.path / "out" / "samples.jsonl").read_text().splitlines()
-    return {r["sample_id"]: r for r in map(json.loads, lines)}
+    return {r["sample_id"]: r for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
 
 
 def test_run_writes_every_report_and_shows_progress(run: BenchRun, pytester: pytest.Pytester) -> None:

@@ -18,6 +18,7 @@ from pytest_extractbench.cli import main
 from pytest_extractbench.dataset.sources import load_source
 from pytest_extractbench.report import viewer
 from pytest_extractbench.report.rows import read_run
+from pytest_extractbench.core.rundoc import iter_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,11 +101,10 @@ def test_the_runs_own_baseline_buckets_come_first(runs: tuple[Path, Path], tmp_p
 
 
 def test_a_dataset_file_that_is_gone_leaves_scores_and_outputs(runs: tuple[Path, Path], tmp_path: Path) -> None:
-    lines = (runs[1] / "samples.jsonl").read_text(encoding="utf-8").splitlines()
     moved = tmp_path / "moved"
     moved.mkdir()
     (moved / "metrics.json").write_bytes((runs[1] / "metrics.json").read_bytes())
-    records = [{**r, "meta": {**r["meta"], "source": str(tmp_path / "gone.jsonl")}} for r in map(json.loads, lines)]
+    records = [{**r, "meta": {**r["meta"], "source": str(tmp_path / "gone.jsonl")}} for r in iter_samples(runs[1] / "samples.jsonl")]
     (moved / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     data = data_of(moved)
     assert data["notes"] == [f"dataset {tmp_path / 'gone.jsonl'}: not readable here, so source text, schema and "
@@ -138,7 +138,7 @@ def test_embedded_json_in_pieces_is_the_same_text(data: object) -> None:
 def test_the_session_lends_its_samples_and_the_data_stays_the_same(runs: tuple[Path, Path], monkeypatch) -> None:
     run = read_run(runs[0])
     read = viewer.viewer_data([viewer.ViewerRun("current", run)])
-    (source,) = {json.loads(line)["meta"]["source"] for line in (runs[0] / "samples.jsonl").read_text().splitlines()}
+    (source,) = {r["meta"]["source"] for r in iter_samples(runs[0] / "samples.jsonl")}
     run.samples = {source: load_source(source).samples}
     monkeypatch.setattr(viewer, "load_source", lambda *a, **k: pytest.fail("the dataset was read again"))
     assert viewer.viewer_data([viewer.ViewerRun("current", run)]) == read

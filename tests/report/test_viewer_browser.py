@@ -17,6 +17,7 @@ from _runs import DATASET, fixture_outputs, make_run, replicate_run
 from pytest_extractbench.dataset.sources import load_source
 from pytest_extractbench.report import html
 from pytest_extractbench.report.rows import read_run
+from pytest_extractbench.core.rundoc import iter_samples
 
 pytestmark = pytest.mark.slow
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the dev extra installs playwright")
@@ -75,8 +76,7 @@ class Tab:
 
 
 def records(run: Path) -> dict[tuple[str, str], dict]:
-    lines = (run / "samples.jsonl").read_text(encoding="utf-8").splitlines()
-    return {(r["model"], r["sample_id"]): r for r in map(json.loads, lines)}
+    return {(r["model"], r["sample_id"]): r for r in iter_samples(run / "samples.jsonl")}
 
 
 def test_filter_sort_by_delta_and_open_a_sample_side_by_side(browser: Any, run: Path, report: Path) -> None:

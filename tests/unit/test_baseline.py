@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, metrics_by_model, score_sample
+from pytest_extractbench.core import rundoc
+from pytest_extractbench.core.rundoc import BASELINE_KIND, RunDocError
 from pytest_extractbench.gating import baseline as baselines
 from pytest_extractbench.dataset import identity, load_dataset
 
@@ -59,7 +61,7 @@ def test_round_trip_keeps_every_sample_row_and_field(tmp_path: Path) -> None:
         for key in ("extraction_quality_score", "field_f1_partial", "hallucination_rate"):
             assert loaded.metrics[model][key] == pytest.approx(metrics[model][key], abs=1e-12)
     raw = json.loads(path.read_text())
-    assert raw["format_version"] == baselines.FORMAT_VERSION and raw["kind"] == baselines.KIND
+    assert raw["format_version"] == rundoc.FORMAT_VERSION[rundoc.BASELINE] and raw["kind"] == BASELINE_KIND
     assert raw["models"]["good"]["confidence_intervals"]["extraction_quality_score"]["resamples"] == 10000
     assert raw["models"]["good"]["samples"][0]["fields"][0][1] == "exact"
 
@@ -92,26 +94,28 @@ def test_git_commit_is_recorded_inside_a_checkout(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json", "not JSON \\(line 1"),
+        ("{not json", "line 1: not valid JSON"),
         ('{"kind": "something else"}', "not a pytest-extractbench baseline file"),
-        (json.dumps({"kind": baselines.KIND, "format_version": 99}), "format_version 99 is not supported"),
+        (json.dumps({"kind": BASELINE_KIND, "format_version": 99}),
+         "format_version 99 was written by a newer pytest-extractbench \\(this release reads baseline format 1\\)"),
         (
             json.dumps(
                 {
-                    "kind": baselines.KIND,
+                    "kind": BASELINE_KIND,
                     "format_version": 1,
                     "models": {"m": {"samples": [{"sample_id": "s1", "row": {"eqs": 1.0}}]}},
                 }
             ),
             "model 'm', sample 's1' \\(#0\\): row lacks schema_valid",
         ),
-        (json.dumps({"kind": baselines.KIND, "format_version": 1, "models": {"m": {}}}), "malformed \\(KeyError"),
+        (json.dumps({"kind": BASELINE_KIND, "format_version": 1, "models": {"m": {}}}),
+         "malformed \\(model 'm' has no list of samples"),
     ],
 )
 def test_bad_files_are_rejected_with_the_path_and_the_reason(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "0001_x.json"
     path.write_text(content)
-    with pytest.raises(baselines.BaselineError, match=f"baseline {path}: .*{message}"):
+    with pytest.raises(RunDocError, match=f"baseline {path}: .*{message}"):
         baselines.load(path)
 
 

@@ -7,6 +7,7 @@ import argparse
 import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
+from pytest_extractbench.core import rundoc
 from pytest_extractbench.gating.regression import parse_compare_fail
 from pytest_extractbench.report.exports import summary_md
 from pytest_extractbench.report.summary import weakest_fields
@@ -96,7 +97,7 @@ def test_summary_md_shows_the_spread_the_weak_fields_and_the_bins() -> None:
         record("s", {"a": "x", "b": "q"}, {"a": "x", "b": "y", "c": "z"}, bin_name="simple"),
         record("c", '{"a": "x", "b": "y"}', {"a": "x", "b": "y"}, OBJECT, bin_name="complex"),
     ]
-    text = summary_md({"run": {}, "models": {"m": model_metrics(records, OPTIONS)}})
+    text = summary_md(rundoc.complete({"models": {"m": model_metrics(records, OPTIONS)}}))
     assert "- **Per-sample EQS**: min " in text and "1 perfect (EQS 1), 0 at 0" in text
     # c missed (0), b wrong once and right once ("q" vs "y" scores 0): (0 + 1) / 2
     assert "| c | 1 | 0.000 | 0 | 0 | 0 | 1 | 0 |" in text

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_extractbench.analysis import catalog, resampled
+from pytest_extractbench.core import rundoc
 from pytest_extractbench.gating import sla
 from pytest_extractbench.report import exports, summary, terminal
 
@@ -59,7 +60,7 @@ def test_a_new_catalog_entry_reaches_csv_markdown_terminal_gates_and_cis(with_fa
     assert "json_only_rate" in header and values["json_only_rate"] == "0.25"
     assert values["json_only_rate_ci_low"] == "0.1" and values["json_only_rate_ci_high"] == "0.4"
 
-    document = {"run": {}, "models": {"m": model_entry()}}
+    document = rundoc.complete({"models": {"m": model_entry()}})
     # graded against its SLA tiers (0.25 <= 0.3, the "excellence" threshold)
     assert r"| JSON but not schema | 25.0% \[95% CI: 10.0%, 40.0%\] | A+ |" in exports.summary_md(document)
 
@@ -73,7 +74,7 @@ def test_a_new_catalog_entry_reaches_csv_markdown_terminal_gates_and_cis(with_fa
 
 def test_without_the_entry_none_of_it_appears() -> None:
     assert "json_only_rate" not in exports.metrics_csv({"m": model_entry()}).splitlines()[0]
-    assert "JSON but not schema" not in exports.summary_md({"run": {}, "models": {"m": model_entry()}})
+    assert "JSON but not schema" not in exports.summary_md(rundoc.complete({"models": {"m": model_entry()}}))
 
 
 def test_a_new_catalog_entry_gets_its_point_value_in_metrics_json(with_fake: None) -> None:
@@ -92,7 +93,7 @@ def _two_model_run(path: Path) -> Path:
     """A real run directory of two models (gold answers and answers with a wrong type), as the plugin writes it."""
     from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
     from pytest_extractbench.analysis.metrics import run_level_metrics
-    from pytest_extractbench.core import files
+    from pytest_extractbench.core import files, rundoc
     from pytest_extractbench.dataset import load_dataset
 
     options = ScoringOptions(statistics=StatsOptions(resamples=200))
@@ -107,8 +108,8 @@ def _two_model_run(path: Path) -> Path:
     metrics = metrics_by_model(records, options)
     document = {"run": {"options": {"scoring": options.to_dict()}, "models": list(metrics), "problems": []},
                 "models": metrics, **run_level_metrics(metrics, records, options)}
-    files.write_json(path / files.METRICS_FILE, document)
-    files.write_jsonl(path / files.SAMPLES_FILE, (r.to_dict() for r in records))
+    rundoc.write_metrics(path, document)
+    rundoc.write_samples(path / files.SAMPLES_FILE, (r.to_dict() for r in records))
     return path
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_extractbench import ModelResponse, RunResult, UsageProblem, evaluate, load_run
+from pytest_extractbench.core.rundoc import iter_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "predictions" / "demo.jsonl"
@@ -54,7 +55,7 @@ def test_the_readme_code_runs_and_says_what_pytest_says(pytester: pytest.Pyteste
     assert loaded.checks["predictions"][0].describe() == "eqs = 0.974 (needs >= 0.750): held"
     assert (pytester.path / "runs" / "regex" / "responses.jsonl").is_file()
     # the DataFrames: one row per sample, one per field, counted from samples.jsonl as the oracle
-    records = [json.loads(line) for line in (pytester.path / "runs" / "demo" / "samples.jsonl").read_text().splitlines()]
+    records = list(iter_samples(pytester.path / "runs" / "demo" / "samples.jsonl"))
     samples, fields = namespace["samples"], namespace["fields"]
     assert len(samples) == len(records) == 52 and set(samples.columns) >= {"model", "sample_id", "eqs", "passed"}
     assert dict(zip(samples.sample_id, samples.eqs)) == {r["sample_id"]: r["score"]["eqs"] for r in records}
@@ -74,8 +75,8 @@ def test_evaluate_matches_pytest_sample_by_sample(pytester: pytest.Pytester, tmp
         for name in HEADLINE:
             assert result.metric(name, model) == pytest.approx(document["models"][model][name])
         assert result.metrics[model]["sla"]["passed"] == document["models"][model]["sla"]["passed"]
-    by_pytest = [json.loads(line) for line in (pytester.path / "out" / "samples.jsonl").read_text().splitlines()]
-    by_python = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    by_pytest = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
+    by_python = list(iter_samples(tmp_path / "run" / "samples.jsonl"))
     assert [(r["model"], r["sample_id"], r["score"]["eqs"], r["passed"]) for r in by_pytest] == [
         (r["model"], r["sample_id"], r["score"]["eqs"], r["passed"]) for r in by_python]
     assert result.gate_passed == (document["models"]["demo"]["sla"]["passed"]

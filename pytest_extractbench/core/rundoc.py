@@ -1,0 +1,478 @@
+"""The run document: what metrics.json, a samples.jsonl record, a baseline and a cassette hold, their format
+versions, the one reader (it checks the version) and the one writer (atomic).
+
+Every file a run keeps is read here and nowhere else, and every failure to read one is a :class:`RunDocError`
+naming the file (and, for a version, the version found and the versions this release reads). The models are
+``TypedDict``\\ s, not classes: a run document is JSON that report templates, CSV writers and users' notebooks
+read as dicts, and a 10,000-sample run's records are read three times at finish; a TypedDict costs no
+conversion, keeps those readers unchanged and still lets a type checker see which keys exist. Keys a reader can
+rely on are ``Required``; the reader fills the rest of a guaranteed key set from the defaults below, so
+``record["response"]["latency_s"]`` needs no ``.get``.
+
+samples.jsonl is written compact: a record leaves out every key whose value is its default (the tables
+``*_DEFAULTS`` beside each model), and :func:`iter_samples` puts them back, so a file in the full form (what
+releases before format 2 wrote) and a compact one read the same.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from . import jsonio
+from .files import METRICS_FILE, SAMPLES_FILE, atomic, jsonl_line, write_json, write_jsonl
+from .rundir import RunDirError
+
+if TYPE_CHECKING:  # the annotations are strings (Python 3.10 has no NotRequired)
+    from typing_extensions import NotRequired, Required
+
+# -- format versions ---------------------------------------------------------------------------------------
+# One version per file kind, and the versions this release still reads. A run directory's metrics.json
+# carries the version of the directory: 2 writes samples.jsonl compact (both forms read the same).
+RUN, BASELINE, CASSETTE = "run", "baseline", "cassette"
+FORMAT_VERSION: dict[str, int] = {RUN: 2, BASELINE: 1, CASSETTE: 1}
+READS: dict[str, tuple[int, ...]] = {RUN: (1, 2), BASELINE: (1,), CASSETTE: (1,)}
+_AGAIN = {RUN: "run it again with this release", BASELINE: "save the baseline again",
+          CASSETTE: "record it again"}
+
+BASELINE_KIND = "pytest-extractbench baseline"
+CASSETTE_FORMAT = "extractbench-cassette"
+
+
+class RunDocError(RunDirError):
+    """A run document (metrics.json, samples.jsonl, a baseline, a cassette) that cannot be read.
+
+    The message names the file (and line) and says why; for a format version it names the version found and
+    the versions this release reads. ``version`` is the version found, when that is the reason."""
+
+    def __init__(self, message: str, *, version: Any = None) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+def check_version(kind: str, found: Any, where: str) -> int:
+    """``found`` when this release reads that version of ``kind``; else :class:`RunDocError` saying which it reads."""
+    reads = READS[kind]
+    known = ", ".join(map(str, reads))
+    if isinstance(found, int) and not isinstance(found, bool) and found in reads:
+        return found
+    if found is None:
+        raise RunDocError(f"{where}: no format version (this release reads {kind} format {known}); "
+                          f"is it a pytest-extractbench {kind} file?")
+    if isinstance(found, int) and not isinstance(found, bool) and found > reads[-1]:
+        raise RunDocError(f"{where}: format_version {found} was written by a newer pytest-extractbench (this "
+                          f"release reads {kind} format {known}); upgrade pytest-extractbench", version=found)
+    raise RunDocError(f"{where}: format_version {jsonio.clip(repr(found), 60)} is not supported (this release reads "
+                      f"{kind} format {known}); {_AGAIN[kind]}", version=found)
+
+
+# -- metrics.json --------------------------------------------------------------------------------------------
+
+
+class RunInfo(TypedDict, total=False):
+    """metrics.json ``run``: when, what, with which options and versions, what went wrong on the way."""
+
+    started_at: str
+    finished_at: str
+    duration_s: float
+    dataset: Required[dict[str, Any]]
+    num_records: int
+    models: list[str]
+    workers: int
+    options: Required[dict[str, Any]]
+    versions: dict[str, str | None]
+    platform: str
+    problems: Required[list[dict[str, Any]]]
+    unscored_items: list[str]
+    live: dict[str, Any] | None
+    config: Any
+    partial: dict[str, Any]  # only in a partial run
+
+
+RUN_DEFAULTS: dict[str, Any] = {"dataset": {}, "options": {}, "problems": []}
+
+# A model's section is the catalog's metrics plus sections (sla, performance, ...): its keys are the catalog's
+# to decide (analysis/catalog.py), so it stays a plain mapping.
+ModelMetrics = dict[str, Any]
+
+
+class MetricsDocument(TypedDict, total=False):
+    """metrics.json. Besides these keys, the run-level sections (``comparison``, ``baseline_comparison``,
+    ``baseline_saved``, ``whole_output_cost``, ...) that :func:`..analysis.metrics.run_level_metrics` adds."""
+
+    format_version: Required[int]
+    track: Required[str]
+    run: Required[RunInfo]
+    models: Required[dict[str, ModelMetrics]]
+    dataset: dict[str, Any]  # the gated tracks: what was evaluated, left out, its statistics
+    baseline_comparison: dict[str, Any]
+    baseline_saved: dict[str, Any]
+    comparison: dict[str, Any]
+    whole_output_cost: dict[str, Any]
+
+
+DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the rest is run-level sections
+
+
+def complete(data: Mapping[str, Any]) -> MetricsDocument:
+    """A metrics document with every guaranteed key (``format_version``, ``track``, ``run`` and its ``dataset``,
+    ``options`` and ``problems``, ``models``), the defaults filling what ``data`` lacks; no version check (for
+    documents made in memory: a run's own, a merge of runs)."""
+    out = dict(data)
+    run = out.get("run")
+    out["run"] = _fill(run if isinstance(run, dict) else {}, RUN_DEFAULTS)
+    out["track"] = out.get("track") or "extraction"
+    out.setdefault("format_version", FORMAT_VERSION[RUN])
+    if not isinstance(out.get("models"), dict):
+        out["models"] = {}
+    return out  # type: ignore[return-value]
+
+
+def read_metrics(run_dir: Path) -> MetricsDocument:
+    """The metrics.json of ``run_dir``, read with the limits of every input file, checked (an object with a
+    ``models`` object, a format this release reads) and completed (:func:`complete`)."""
+    path = run_dir / METRICS_FILE
+    if not path.is_file():
+        raise RunDocError(f"{path}: no such file (is {run_dir} a run directory?)")
+    data = _load(path, str(path))
+    if not isinstance(data, dict):
+        raise RunDocError(f"{path}: a {type(data).__name__}, not an object (not an extractbench metrics.json)")
+    check_version(RUN, data.get("format_version"), str(path))  # first: a newer format may be shaped otherwise
+    if not isinstance(data.get("models"), dict):
+        raise RunDocError(f"{path}: no 'models' object (not an extractbench metrics.json)")
+    for model, section in data["models"].items():
+        if not isinstance(section, dict):
+            raise RunDocError(f"{path}: models.{jsonio.clip(str(model), 60)} is not an object")
+    return complete(data)
+
+
+def write_metrics(run_dir: Path, document: Mapping[str, Any]) -> None:
+    """metrics.json, atomically, stamped with this release's run format."""
+    write_json(run_dir / METRICS_FILE, {**document, "format_version": FORMAT_VERSION[RUN]})
+
+
+# -- samples.jsonl -------------------------------------------------------------------------------------------
+
+
+class ResponseDict(TypedDict):
+    """A record's ``response``: ``ModelResponse.as_dict()`` (dataset/responses.py)."""
+
+    content: Any
+    error_class: str | None
+    error: str | None
+    latency_s: float | None
+    usage: dict[str, int]
+    finish_reason: str | None
+    attempts: int
+    cached: bool
+    started_at: float | None
+    finished_at: float | None
+    tool_calls: list[dict[str, Any]] | None
+    logprobs: list[dict[str, Any]] | None
+    choices: list[dict[str, Any]] | None
+    context: dict[str, int | None] | None
+    timings: dict[str, float] | None
+    wait_s: float | None
+    first_token_s: float | None
+    end_to_end_s: float | None
+    attempt_log: list[dict[str, Any]] | None
+    origin: NotRequired[dict[str, str]]  # live answers only
+
+
+# ModelResponse's defaults (tests/unit/test_rundoc.py holds them equal); ``origin`` is absent, not None, by default.
+RESPONSE_DEFAULTS: dict[str, Any] = {
+    "content": None, "error_class": None, "error": None, "latency_s": None, "usage": {}, "finish_reason": None,
+    "attempts": 0, "cached": False, "started_at": None, "finished_at": None, "tool_calls": None, "logprobs": None,
+    "choices": None, "context": None, "timings": None, "wait_s": None, "first_token_s": None, "end_to_end_s": None,
+    "attempt_log": None,
+}  # fmt: skip
+
+
+COUNT_KEYS = ("exact", "partial", "partial_lenient", "incorrect", "missed", "spurious", "typed", "type_correct")
+
+
+class ScoreDict(TypedDict):
+    """A record's ``score``: ``SampleScore.as_dict()`` (scoring/result.py); a field entry already leaves out the
+    keys at FieldResult's defaults."""
+
+    sample_id: str  # default: the record's
+    json_valid: bool
+    schema_valid: bool
+    parse_error: str | None
+    validation_errors: list[str]
+    eqs: float
+    exact_match: bool
+    precision: dict[str, float]
+    recall: dict[str, float]
+    f1: dict[str, float]
+    type_accuracy: float
+    hallucination_rate: float
+    omission_rate: float
+    counts: dict[str, int]  # COUNT_KEYS, each 0 by default
+    observed: dict[str, int]
+    fields: list[dict[str, Any]]
+    extras: NotRequired[dict[str, float]]
+
+
+SCORE_DEFAULTS: dict[str, Any] = {"parse_error": None, "validation_errors": [], "fields": []}
+
+
+class SampleRecordDict(TypedDict):
+    """One line of samples.jsonl for the extraction track: ``SampleRecord.to_dict()`` (dataset/records.py)."""
+
+    model: str
+    sample_id: str
+    passed: bool
+    failure: str | None
+    scoring_error: str | None
+    meta: dict[str, Any]
+    response: ResponseDict
+    score: ScoreDict
+    diagnostics: dict[str, Any]
+
+
+class TrackRecordDict(TypedDict):
+    """One line of samples.jsonl for a toolcall, generate or repair run: ``TrackRecord.to_dict()``."""
+
+    model: str
+    sample_id: str
+    track: str
+    passed: bool
+    failure: str | None
+    meta: dict[str, Any]
+    response: ResponseDict
+    result: dict[str, Any]
+    consistency: dict[str, Any] | None
+    details: list[str]
+
+
+Record = SampleRecordDict | TrackRecordDict
+
+RECORD_DEFAULTS: dict[str, Any] = {"passed": True, "failure": None, "scoring_error": None, "meta": {},
+                                   "diagnostics": {}}
+TRACK_RECORD_DEFAULTS: dict[str, Any] = {"passed": True, "failure": None, "meta": {}, "result": {},
+                                         "consistency": None, "details": []}
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    # the type must match too: 0 == False and 1 == True, but `"attempts": false` is not the default 0
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def _drop(data: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in defaults or not _is_default(v, defaults[k])}
+
+
+def _fill(data: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with the defaults it lacks (containers copied: a reader may change its record)."""
+    out = dict(data)
+    for key, value in defaults.items():
+        if key not in out:
+            out[key] = value.copy() if type(value) in (dict, list) else value
+    return out
+
+
+def compact(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's samples.jsonl form: every key at its default left out (:func:`expand` restores them)."""
+    track = "track" in record
+    out = _drop(record, TRACK_RECORD_DEFAULTS if track else RECORD_DEFAULTS)
+    response = out.get("response")
+    if isinstance(response, dict):
+        response = _drop(response, RESPONSE_DEFAULTS)
+        if response:
+            out["response"] = response
+        else:
+            del out["response"]
+    score = out.get("score")
+    if not track and isinstance(score, dict):
+        score = _drop(score, SCORE_DEFAULTS)
+        if score.get("sample_id") == record.get("sample_id"):
+            del score["sample_id"]
+        for key in ("counts", "observed"):
+            if isinstance(score.get(key), dict):
+                score[key] = {k: v for k, v in score[key].items() if not (k in COUNT_KEYS and _is_default(v, 0))}
+        out["score"] = score
+    return out
+
+
+def expand(record: dict[str, Any]) -> Record:
+    """A record in its full form, whichever form it was written in (the inverse of :func:`compact`)."""
+    track = "track" in record
+    out = _fill(record, TRACK_RECORD_DEFAULTS if track else RECORD_DEFAULTS)
+    response = out.get("response")
+    out["response"] = _fill(response if isinstance(response, dict) else {}, RESPONSE_DEFAULTS)
+    score = out.get("score")
+    if not track and isinstance(score, dict):
+        score = _fill(score, SCORE_DEFAULTS)
+        if "sample_id" not in score:
+            score["sample_id"] = out.get("sample_id")
+        for key in ("counts", "observed"):
+            found = score.get(key)
+            if isinstance(found, dict):
+                score[key] = {**dict.fromkeys(COUNT_KEYS, 0), **found}
+        out["score"] = score
+    return out  # type: ignore[return-value]
+
+
+def iter_samples(path: Path) -> Iterator[Record]:
+    """The records of a samples.jsonl in full form, one by one (none when the file is absent); a bad line is a
+    :class:`RunDocError` naming the file and line. jsonio, not orjson alone: an integer past 64 bits (a long id,
+    a 4,000-digit gold value) keeps every digit."""
+    if not path.is_file():
+        return
+    for lineno, value in jsonio.iter_jsonl(path):
+        if isinstance(value, jsonio.JsonInputError):
+            raise RunDocError(f"{path}:{lineno}: not a JSON record: {value}")
+        if not isinstance(value, dict) or not isinstance(value.get("model"), str) \
+                or not isinstance(value.get("sample_id"), str):
+            what = f"a {type(value).__name__}, not an object" if not isinstance(value, dict) else \
+                "no string model and sample_id"
+            raise RunDocError(f"{path}:{lineno}: not a JSON record: {what}")
+        yield expand(value)
+
+
+def write_samples(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """samples.jsonl, atomically, each record compact."""
+    write_jsonl(path, (compact(record) for record in records))
+
+
+def read_run(run_dir: Path) -> tuple[MetricsDocument, Path]:
+    """metrics.json of ``run_dir`` (checked) and the path of its samples.jsonl, for :func:`iter_samples`."""
+    return read_metrics(run_dir), run_dir / SAMPLES_FILE
+
+
+# -- baselines -----------------------------------------------------------------------------------------------
+
+
+class BaselineSample(TypedDict):
+    """One sample of a baseline: its resampled row, (path, category, score) of every field, its content hash."""
+
+    sample_id: str
+    row: dict[str, float]
+    fields: list[list[Any]]
+    sample_hash: NotRequired[str]  # not in baselines saved before content hashes
+    passed: NotRequired[bool]  # not in baselines saved before it was kept
+
+
+class BaselineModel(TypedDict):
+    metrics: dict[str, Any]
+    confidence_intervals: dict[str, Any]
+    samples: list[BaselineSample]
+
+
+class BaselineDocument(TypedDict):
+    """``.extractbench/baselines/NNNN_NAME.json``."""
+
+    format_version: int
+    kind: str  # BASELINE_KIND
+    name: str
+    created_at: str
+    provenance: dict[str, Any]
+    statistics: dict[str, Any]
+    models: dict[str, BaselineModel]
+
+
+def read_baseline(path: Path) -> BaselineDocument:
+    """A baseline file: its kind and version checked, and every model's ``samples`` a list of objects."""
+    where = f"baseline {path}"
+    data = _load(path, where)
+    if not isinstance(data, dict) or data.get("kind") != BASELINE_KIND:
+        raise RunDocError(f"{where}: not a pytest-extractbench baseline file")
+    check_version(BASELINE, data.get("format_version"), where)
+    models = data.get("models")
+    if not isinstance(models, dict):
+        raise RunDocError(f"{where}: malformed (no 'models' object)")
+    for model, entry in models.items():
+        samples = entry.get("samples") if isinstance(entry, dict) else None
+        if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):
+            raise RunDocError(f"{where}: malformed (model {jsonio.clip(repr(model), 60)} has no list of samples)")
+    return data  # type: ignore[return-value]
+
+
+def write_baseline(path: Path, document: Mapping[str, Any]) -> None:
+    """A baseline file, atomically, stamped with this release's baseline format."""
+    write_json(path, {**document, "format_version": FORMAT_VERSION[BASELINE], "kind": BASELINE_KIND})
+
+
+# -- cassettes -----------------------------------------------------------------------------------------------
+
+
+class CassetteHeader(TypedDict):
+    """A cassette's first line."""
+
+    format: str  # CASSETTE_FORMAT
+    version: int
+    dataset: str
+    dataset_hash: str
+    answers: int
+
+
+class CassetteEntry(TypedDict):
+    """One recorded answer: who was asked about what, the answer's key, and the answer."""
+
+    model: str
+    sample_id: str
+    sample_hash: str
+    key: str
+    response: dict[str, Any]  # ModelResponse.as_dict(), full form (a cassette is diffed in pull requests)
+
+
+def read_cassette(path: Path) -> tuple[CassetteHeader, dict[str, CassetteEntry]]:
+    """(header, key -> entry); a line that is not a cassette entry is a :class:`RunDocError` with its file and
+    line (a cassette is checked in: a broken one is a mistake to fix, not to skip)."""
+    if not path.is_file():
+        raise RunDocError(f"extractbench: --extractbench-replay: no {path.name} in {path.parent}")
+    header: CassetteHeader | None = None
+    entries: dict[str, CassetteEntry] = {}
+    for number, value in jsonio.iter_jsonl(path):
+        where = f"extractbench: cassette {path}, line {number}"
+        if isinstance(value, Exception):
+            raise RunDocError(f"{where}: {value}")
+        if header is None:
+            if not isinstance(value, dict) or value.get("format") != CASSETTE_FORMAT:
+                raise RunDocError(f"{where}: not a cassette (its first line has no \"format\": \"{CASSETTE_FORMAT}\")")
+            check_version(CASSETTE, value.get("version"), where)
+            header = value  # type: ignore[assignment]
+            continue
+        if not (isinstance(value, dict) and all(isinstance(value.get(f), str) for f in ("model", "sample_id", "key"))
+                and isinstance(value.get("response"), dict)):
+            raise RunDocError(f"{where}: an entry needs string model, sample_id and key and an object response")
+        if value["key"] in entries:
+            raise RunDocError(f"{where}: sample {value['sample_id']!r} (model {value['model']!r}) is recorded twice")
+        entries[value["key"]] = value  # type: ignore[assignment]
+    if header is None:
+        raise RunDocError(f"extractbench: cassette {path} is empty")
+    return header, entries
+
+
+def write_cassette(path: Path, header: Mapping[str, Any], entries: Iterable[Mapping[str, Any]]) -> None:
+    """A cassette, atomically and fsynced (it is checked in): the header, then one entry a line, keys sorted, so
+    two recordings diff line by line."""
+    with atomic(path) as handle:
+        handle.write(_cassette_line({**header, "format": CASSETTE_FORMAT, "version": FORMAT_VERSION[CASSETTE]}))
+        for entry in entries:
+            handle.write(_cassette_line(entry))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _cassette_line(data: Mapping[str, Any]) -> bytes:
+    import json
+
+    return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+
+
+# -- shared ------------------------------------------------------------------------------------------------------
+
+
+def _load(path: Path, where: str) -> Any:
+    """A whole JSON file with the limits of every input (a document nested thousands deep or of gigabytes is
+    refused with a message, not a RecursionError or a memory error)."""
+    try:
+        return jsonio.load_file(path)
+    except jsonio.JsonInputError as exc:
+        raise RunDocError(f"{where}: {f'line {exc.line}: ' if exc.line else ''}{exc}") from None
+    except OSError as exc:
+        raise RunDocError(f"{where}: cannot read it: {os.strerror(exc.errno) if exc.errno else exc}") from None
