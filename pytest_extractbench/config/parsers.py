@@ -178,6 +178,15 @@ def parse_context(value: str) -> int:
     return _number(value, int, lambda x: x >= 256, "a whole number of tokens, at least 256")
 
 
+def parse_prompt_budget(value: str) -> int | str:
+    """``auto`` (the server's measured prompt speed decides), ``off`` (the request count alone limits) or a number
+    of prompt tokens in flight per model."""
+    text = str(value).strip().lower()
+    if text in ("auto", "off"):
+        return text
+    return _number(value, int, lambda x: x >= 1, "auto, off or a whole number of prompt tokens, at least 1")
+
+
 def parse_max_tokens(value: str) -> int | None:
     """A positive token limit, or 'auto' (None): a budget derived from each sample's schema."""
     if str(value).strip().lower() == "auto":

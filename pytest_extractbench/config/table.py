@@ -36,6 +36,7 @@ from .parsers import (
     parse_otel,
     parse_positive_int,
     parse_predictions,
+    parse_prompt_budget,
     parse_repeats,
     parse_requirement,
     parse_resamples,
@@ -311,6 +312,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "--extractbench-max-tokens, at least 4096, at most the model's trained context).",
                parse_context, None, "TOKENS",
                target="live.context", yaml=("performance.context",)),
+    OptionSpec("prompt_budget", "Prompt tokens in flight per model: auto (default: what the server reads, at the "
+               "prompt speed its answers report, in half a request timeout; until it reports one, prompts of 2,048 "
+               "tokens or more go one at a time), off (the request count alone limits), or a number.",
+               parse_prompt_budget, "auto", "auto|off|TOKENS",
+               target="live.prompt_budget", yaml=("performance.prompt_budget",)),
     # --- reports ---
     OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
                "are still written).", parse_bool, False, flag=True,

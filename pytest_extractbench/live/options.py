@@ -62,6 +62,7 @@ class LiveOptions:
     no_cache: bool = False
     slots: int = DEFAULT_SLOTS
     context: int | None = None  # tokens per embedded slot; None: sized to the prompts (context.py)
+    prompt_budget: int | str = "auto"  # prompt tokens in flight per model: "auto", "off" or a number (schedule.py)
     extractor: str | None = None  # MODULE:FUNCTION answering instead of a server (live/extractor.py)
 
     @property
@@ -104,5 +105,6 @@ class LiveOptions:
             "no_cache": self.no_cache,
             "slots": self.slots,
             "context": self.context,
+            "prompt_budget": self.prompt_budget,
             "extractor": self.extractor,
         }

@@ -25,6 +25,7 @@ from ..dataset.samples import Sample
 from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
 from .errors import RETRIED, client_error
 from .options import LiveOptions
+from .schedule import PromptBudget, prompt_chars
 from ..dataset.responses import ModelResponse
 
 if TYPE_CHECKING:
@@ -277,7 +278,7 @@ class LiveSource(AheadSource):
         self._clients: dict[str, Any] = {}
         self._outstanding: dict[str, int] = {}
         self._suspect_until: dict[str, float] = {}  # replica -> loop time until which it is tried last
-        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
+        self._limits: dict[tuple[str, ...], PromptBudget] = {}
         self._tiebreak = itertools.count()
 
     def _admit(self, model: str, sample: Sample) -> _Request | None:
@@ -305,10 +306,19 @@ class LiveSource(AheadSource):
         assert self.routes is not None
         return self.routes[model].identity
 
-    def _limit(self, route: Route) -> asyncio.Semaphore:
+    def _limit(self, route: Route) -> PromptBudget:
+        """The route's admission: its concurrency, and the prompt tokens its servers can read in time (schedule.py)."""
         if route.urls not in self._limits:
-            self._limits[route.urls] = asyncio.Semaphore(route_concurrency(self.concurrency, self.live, route))
+            self._limits[route.urls] = PromptBudget(route_concurrency(self.concurrency, self.live, route),
+                                                    self.live.timeout_s, self.live.prompt_budget)
         return self._limits[route.urls]
+
+    def prompt_budgets(self) -> dict[str, dict[str, Any]]:
+        """What each model's admission did (metrics.json's ``run.live.prompt_budget``)."""
+        if not self.routes:
+            return {}
+        return {model: self._limits[route.urls].describe() for model, route in self.routes.items()
+                if route.urls in self._limits}
 
     def _client(self, url: str) -> Any:
         client = self._clients.get(url)
@@ -346,11 +356,11 @@ class LiveSource(AheadSource):
     async def _answer(self, request: _Request) -> ModelResponse:
         assert self.routes is not None
         route = self.routes[request.model]
-        loop = asyncio.get_running_loop()
-        queued = loop.time()
-        async with self._limit(route):
-            waited = loop.time() - queued  # for a free request slot (the concurrency cap), not the server
+        budget, chars = self._limit(route), prompt_chars(request.messages)
+        # waited: for a free request slot and room in the prompt budget, before any attempt's clock starts
+        async with budget.admit(chars) as waited:
             response = await self._ask(request, route)
+        budget.speed.observe(chars, response.timings)
         response.wait_s = waited
         return response
 

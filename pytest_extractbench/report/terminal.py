@@ -199,6 +199,9 @@ def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord
         text = context_text(facts)
         if text:
             lines.append(f"embedded {safe(model)}: {safe(text)}")
+    for model, budget in (((live or {}).get("prompt_budget") or {}).get("by_model") or {}).items():
+        if budget.get("held"):
+            lines.append(prompt_budget_text(model, budget))
     unfit = [r for r in records if r.response.get("error_class") == "context_exceeded"]
     if unfit:
         def fit(record: SampleRecord) -> str:
@@ -211,6 +214,17 @@ def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord
         lines.append(f"{len(unfit)} sample(s) did not fit the model's context (context_exceeded): "
                      + ", ".join(fit(r) for r in unfit[:MAX_LISTED]) + more)  # fmt: skip
     return lines
+
+
+def prompt_budget_text(model: str, budget: Mapping[str, Any]) -> str:
+    """One line when long prompts waited for room: how many, for how long, and the limit that held them."""
+    limit, speed = budget.get("tokens_in_flight_limit"), budget.get("prompt_tokens_per_s")
+    why = (f"at most {limit:,} prompt tokens in flight" if limit is not None
+           else "long prompts one at a time until the server reports its speed")
+    measured = f" (the server reads {speed:g} tokens/s)" if speed else ""
+    return (f"prompt budget {safe(model)}: {budget['held']} request(s) waited for room, up to "
+            f"{budget.get('longest_wait_s', 0):.1f} s, before their attempts' clocks started: {why}{measured}; "
+            "--extractbench-prompt-budget off sends them at once")
 
 
 def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:

@@ -79,6 +79,7 @@ class EvaluateOptions(TypedDict, total=False):
     no_cache: bool
     slots: Union[int, str]
     context: Union[int, str]
+    prompt_budget: Union[int, Literal["auto", "off"]]
     repeats: Union[int, str]
     calibration: bool
     # reports

@@ -28,6 +28,7 @@ class LiveSetup:
         self._replay: Any = None
         self._templates: Any = None
         self._facts: dict[str, Any] | None = None
+        self._live_source: Any = None  # kept after it is closed: what its prompt budgets did
 
     @property
     def active(self) -> bool:
@@ -139,7 +140,7 @@ class LiveSetup:
                 warnings.warn(ExtractbenchWarning(
                     f"--extractbench-repeats {tracks.repeats} with temperature 0: runs differ only by seed; "
                     "set --extractbench-temperature above 0 to measure consistency"))  # fmt: skip
-        return source_class(
+        self._live_source = source_class(
             live,
             self._routes,  # called when the first request must go out: a fully cached rerun starts no server
             run_dir=context.run_dir,
@@ -149,6 +150,7 @@ class LiveSetup:
             templates=self.templates(),
             **extra,
         )
+        return self._live_source
 
     def _routes(self) -> dict[str, Any]:
         if self.endpoints is None:
@@ -225,6 +227,11 @@ class LiveSetup:
                 **common,
             }
         )
+        # what the prompt budget did, where this process sent the requests (under xdist each worker has its own)
+        source = self._live_source
+        budgets = source.prompt_budgets() if source is not None else {}
+        facts["prompt_budget"] = {"setting": live.prompt_budget,
+                                  "by_model": budgets}
         return facts
 
     def record(self, records: list[Any]) -> None:

@@ -109,6 +109,8 @@ EFFECT_TESTS: dict[str, list[str]] = {
     "cache": ["tests/plugin/test_trust_across_runs.py::test_two_servers_serving_the_same_model_name_are_both_asked"],
     "slots": [f"{BEHAVIOUR}::test_slots_and_context_size_the_embedded_server"],
     "context": [f"{BEHAVIOUR}::test_slots_and_context_size_the_embedded_server"],
+    "prompt_budget": ["tests/plugin/test_prompt_budget_runs.py::test_long_prompts_time_out_together_and_finish_one_at_a_time",
+                      "tests/plugin/test_prompt_budget_runs.py::test_a_fixed_budget_is_reported_and_short_prompts_still_run_together"],
     "no_html_report": ["tests/report/test_report_plugin.py::test_no_html_report_option"],
     "charts": ["tests/report/test_report_plugin.py::test_charts_option_draws_or_leaves_out_the_charts"],
     "failure_details": [f"{FAILURES}::test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost",

@@ -49,7 +49,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         retries=values["retries"], stream=values["stream"], system_prompt=values["system_prompt"], user_prompt=values["user_prompt"],
         resume=values["resume"], replay=values["replay"], record=values["record"], cache=bool(values["cache"]), no_cache=bool(values["no_cache"]),
         slots=values["slots"],
-        context=values["context"], extractor=values["extractor"],
+        context=values["context"], prompt_budget=values["prompt_budget"], extractor=values["extractor"],
     )
     return Settings(
         enabled=True, models=values["model"], dataset=values["dataset"], predictions=tuple(values["predictions"]),
@@ -86,6 +86,7 @@ OLD_KEY_PATHS = {
     "metrics.field_matching.normalize_whitespace": "keep_whitespace",
     "metrics.field_matching.unordered_arrays": "unordered_arrays",
     "performance.concurrency": "concurrency", "performance.slots": "slots", "performance.context": "context",
+    "performance.prompt_budget": "prompt_budget",
     "performance.enable_caching": "cache",
 }
 
@@ -110,7 +111,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         "structured_output": "json_object", "concurrency": "3", "temperature": "0.7", "max_tokens": "512",
         "decoding_seed": "5", "timeout": "30", "retries": "1", "system_prompt": str(tmp_path / "sys.txt"),
         "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "record": "cas", "cache": "true", "no_cache": "true", "stream": "true",
-        "slots": "2", "context": "8192", "no_html_report": "true", "charts": "off", "failure_details": "3", "track": "repair", "repeats": "3",
+        "slots": "2", "context": "8192", "prompt_budget": "off", "no_html_report": "true", "charts": "off", "failure_details": "3", "track": "repair", "repeats": "3",
         "otel": "console", "calibration": "true", "columns": "text=document", "sample": "5", "seed": "9",
         "invalid_samples": "fail", "dataset_cache": "hfcache",
     }

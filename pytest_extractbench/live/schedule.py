@@ -1,0 +1,228 @@
+"""Which waiting request goes out next: a budget of prompt tokens in flight, so long prompts finish on slow servers.
+
+A server shares its prompt processing among the requests in flight. Four 10,000-token prompts on a CPU that reads
+45 tokens/s each get a quarter of it and need 15 minutes: every attempt times out, and the retries start over.
+One at a time, each needs under 4 minutes. So a route admits requests by count (its concurrency, as before) and by
+prompt tokens: the tokens in flight stay within what the server reads, at its measured speed, in half an
+attempt's timeout (the other half is left for generating the answer and for sharing the server).
+
+* **The speed** is read from the servers' own timings (llama-server reports ``prompt_n`` and ``prompt_ms``;
+  vLLM and OpenAI report none, and then only the count limit applies). Until one answer has reported it, prompts
+  of :data:`LONG_PROMPT_TOKENS` or more go one at a time; short prompts are never held back by an unknown speed.
+* **A prompt's size** is estimated from its characters, at the characters per token the server's answers
+  showed (3 until then: English prose is nearer 4, JSON schemas nearer 3, so the first guesses err long).
+* **The order** is first come, first served, with backfilling: while the request at the head of the queue waits
+  for room, later requests that fit the room left may pass it, for at most half a timeout; after that nothing
+  passes, the requests in flight drain, and the head goes. Short documents are not stuck behind a long one, and
+  a long one is not passed forever. A prompt larger than the whole budget goes when nothing else is in flight.
+
+Pure asyncio; no HTTP. ``PromptBudget(limit=4, timeout_s=600).admit(chars)`` is an async context manager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+from collections import deque
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["LONG_PROMPT_TOKENS", "PromptBudget", "PromptSpeed", "prompt_chars"]
+
+#: Before the server's prompt speed is known, prompts estimated at this many tokens or more go one at a time.
+LONG_PROMPT_TOKENS = 2048
+#: Share of an attempt's timeout the prompts in flight may take to read, at the measured speed.
+TIMEOUT_SHARE = 0.5
+#: Characters per token assumed until the server's answers show the real ratio (low: sizes err long).
+DEFAULT_CHARS_PER_TOKEN = 3.0
+# Prompts shorter than this say little about the server's prompt speed (fixed costs dominate).
+_MIN_MEASURED_TOKENS = 64
+# Speeds and ratios are taken from this many latest answers (the machine's load changes during a run).
+_WINDOW = 16
+
+
+def prompt_chars(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The characters of a request's messages (text parts of multi-part contents included)."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            total += len(content)
+        elif isinstance(content, Sequence):
+            total += sum(len(part.get("text") or "") for part in content if isinstance(part, Mapping))
+    return total
+
+
+class PromptSpeed:
+    """A server's prompt-reading speed (tokens/s) and characters per token, from its answers' timings."""
+
+    def __init__(self) -> None:
+        self._speeds: deque[float] = deque(maxlen=_WINDOW)
+        self._ratios: deque[float] = deque(maxlen=_WINDOW)
+
+    def observe(self, chars: int, timings: Mapping[str, float] | None) -> None:
+        """One answer: ``chars`` of prompt, and the server's ``timings`` (None when it reports none)."""
+        if not timings:
+            return
+        read, cached, ms = timings.get("prompt_n"), timings.get("cache_n", 0.0), timings.get("prompt_ms")
+        if read is None or ms is None:
+            return
+        if read + cached >= _MIN_MEASURED_TOKENS and chars > 0:
+            self._ratios.append(chars / (read + cached))
+        if read >= _MIN_MEASURED_TOKENS and ms > 0:
+            # read while sharing the server with others: lower than alone, so the budget errs small
+            self._speeds.append(read * 1000.0 / ms)
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """The fastest recent reading (the one least slowed by sharing), or None before any."""
+        return max(self._speeds) if self._speeds else None
+
+    @property
+    def chars_per_token(self) -> float:
+        return statistics.median(self._ratios) if self._ratios else DEFAULT_CHARS_PER_TOKEN
+
+
+@dataclass
+class _Waiter:
+    tokens: float
+    since: float
+    ready: asyncio.Future[None]
+    held: bool = False  # waited while a request slot was free: its prompt did not fit yet
+
+
+@dataclass
+class BudgetStats:
+    """What the budget did, for metrics.json: how many requests waited for room and for how long."""
+
+    held: int = 0  # requests that waited although a request slot was free: their prompt did not fit yet
+    passed: int = 0  # requests admitted ahead of an earlier, longer one (backfilling)
+    longest_wait_s: float = 0.0
+    largest_tokens: float = 0.0
+
+
+class PromptBudget:
+    """Admission of one route's requests by count (``limit``) and by estimated prompt tokens in flight.
+
+    ``tokens``: ``"auto"`` (the measured speed times half of ``timeout_s``), a fixed number of tokens, or ``"off"``
+    (count only: first come, first served, as a semaphore).
+    """
+
+    def __init__(self, limit: int, timeout_s: float, tokens: int | str = "auto",
+                 speed: PromptSpeed | None = None) -> None:  # fmt: skip
+        self.limit = max(1, limit)
+        self.timeout_s = timeout_s
+        self.mode: int | str | None = None if tokens == "off" else tokens
+        self.speed = speed or PromptSpeed()
+        self.stats = BudgetStats()
+        self._queue: list[_Waiter] = []
+        self._count = 0
+        self._tokens = 0.0
+        self._long = 0  # prompts of LONG_PROMPT_TOKENS or more in flight (used before a speed is known)
+
+    @property
+    def capacity(self) -> float | None:
+        """Prompt tokens that may be in flight; None when only the count limits (or no speed is known yet)."""
+        if self.mode is None:
+            return None
+        if isinstance(self.mode, int):
+            return float(self.mode)
+        speed = self.speed.tokens_per_s
+        return None if speed is None else speed * self.timeout_s * TIMEOUT_SHARE
+
+    def estimate(self, chars: int) -> float:
+        """A prompt's tokens, estimated from its characters."""
+        return chars / self.speed.chars_per_token
+
+    @contextlib.asynccontextmanager
+    async def admit(self, chars: int) -> AsyncIterator[float]:
+        """Wait for room for a prompt of ``chars`` characters; yields the seconds waited."""
+        loop = asyncio.get_running_loop()
+        waiter = _Waiter(self.estimate(chars) if self.mode is not None else 0.0, loop.time(), loop.create_future())
+        self._queue.append(waiter)
+        self._dispatch()
+        try:
+            await waiter.ready
+        except BaseException:
+            if waiter in self._queue:
+                self._queue.remove(waiter)
+            elif waiter.ready.done() and not waiter.ready.cancelled():
+                self._release(waiter)  # admitted in the same instant it was cancelled
+            self._dispatch()
+            raise
+        waited = loop.time() - waiter.since
+        self._note(waiter, waited)
+        try:
+            yield waited
+        finally:
+            self._release(waiter)
+            self._dispatch()
+
+    # -- inside the loop thread ------------------------------------------------------------------
+
+    def _fits(self, tokens: float) -> bool:
+        if self._count >= self.limit:
+            return False
+        capacity = self.capacity
+        if capacity is not None:
+            return self._count == 0 or self._tokens + tokens <= capacity
+        if self.mode == "auto" and tokens >= LONG_PROMPT_TOKENS:
+            return self._long == 0  # speed unknown: long prompts one at a time
+        return True
+
+    def _start(self, waiter: _Waiter) -> None:
+        self._queue.remove(waiter)
+        self._count += 1
+        self._tokens += waiter.tokens
+        self._long += waiter.tokens >= LONG_PROMPT_TOKENS
+        waiter.ready.set_result(None)
+
+    def _release(self, waiter: _Waiter) -> None:
+        self._count -= 1
+        # nothing in flight is exactly 0 tokens (float sums of estimates drift)
+        self._tokens = max(0.0, self._tokens - waiter.tokens) if self._count else 0.0
+        self._long -= waiter.tokens >= LONG_PROMPT_TOKENS
+
+    def _dispatch(self) -> None:
+        """Admit the head while it fits; then, unless it has waited half a timeout, later ones that fit."""
+        self._queue = [w for w in self._queue if not w.ready.done()]
+        while self._queue and self._fits(self._queue[0].tokens):
+            self._start(self._queue[0])
+        if not self._queue or self._count >= self.limit:
+            return
+        head = self._queue[0]
+        head.held = True
+        if asyncio.get_running_loop().time() - head.since >= self.timeout_s * TIMEOUT_SHARE:
+            return  # the head has been passed long enough: the rest wait behind it
+        for waiter in list(self._queue[1:]):
+            if self._count >= self.limit:
+                break
+            if self._fits(waiter.tokens):
+                self.stats.passed += 1
+                self._start(waiter)
+            else:
+                waiter.held = True
+
+    def _note(self, waiter: _Waiter, waited: float) -> None:
+        stats = self.stats
+        stats.largest_tokens = max(stats.largest_tokens, waiter.tokens)
+        if waiter.held:
+            stats.held += 1
+            stats.longest_wait_s = max(stats.longest_wait_s, waited)
+
+    def describe(self) -> dict[str, Any]:
+        """For metrics.json's ``run.live.prompt_budget``."""
+        capacity = self.capacity
+        speed = self.speed.tokens_per_s
+        return {
+            "mode": "off" if self.mode is None else self.mode,
+            "tokens_in_flight_limit": round(capacity) if capacity is not None else None,
+            "prompt_tokens_per_s": round(speed, 1) if speed is not None else None,
+            "chars_per_token": round(self.speed.chars_per_token, 2),
+            "held": self.stats.held,
+            "passed_ahead": self.stats.passed,
+            "longest_wait_s": round(self.stats.longest_wait_s, 3),
+            "largest_prompt_tokens": round(self.stats.largest_tokens),
+        }

@@ -1,0 +1,73 @@
+"""Long prompts on a slow server finish when the plugin admits them by prompt tokens (live/schedule.py).
+
+The server (tests/promptserver.py) reads prompts at 4,000 tokens/s shared among the requests in flight, as a
+small CPU does. Two long documents (4,000 tokens each, one second alone) asked together with short ones under
+a 1.5 s timeout: with the budget off they share the server and both time out; with the default budget each is
+read alone and every sample is answered.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from promptserver import PromptSpeedServer
+
+pytestmark = pytest.mark.slow  # two runs against a server that takes its time, as a CPU does
+
+SCHEMA = {"type": "object", "properties": {"party": {"type": "string"}}, "required": ["party"]}
+LONG_CHARS = 16_000  # 4,000 tokens at the server's 4 characters a token
+
+
+def rows() -> list[dict[str, Any]]:
+    long_text = ("The receiving party shall keep the information confidential. " * 400)[:LONG_CHARS]
+    found = [{"id": f"long{i}", "text": long_text, "schema": SCHEMA, "expected": {"party": "x"}} for i in range(2)]
+    return found + [{"id": f"short{i}", "text": f"Party: short{i}.", "schema": SCHEMA, "expected": {"party": "x"}}
+                    for i in range(4)]
+
+
+def bench(pytester: pytest.Pytester, url: str, *args: str, out: str = "out") -> dict[str, Any]:
+    (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows()), encoding="utf-8")
+    result = pytester.runpytest(
+        "-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-output", out,
+        "--extractbench-sla", "none", "--extractbench-base-url", url, "--model", "test-model",
+        "--extractbench-timeout", "1.5", "--extractbench-retries", "0", "--extractbench-concurrency", "4", *args)
+    document = json.loads((Path(pytester.path) / out / "metrics.json").read_text(encoding="utf-8"))
+    answers = [json.loads(line) for line in (Path(pytester.path) / out / "responses.jsonl").read_text().splitlines()]
+    return {"result": result, "document": document, "answers": {a["sample_id"]: a["response"] for a in answers}}
+
+
+def test_long_prompts_time_out_together_and_finish_one_at_a_time(pytester: pytest.Pytester) -> None:
+    with PromptSpeedServer(tokens_per_s=4_000) as server:
+        off = bench(pytester, server.url, "--extractbench-prompt-budget", "off")
+    timed_out = sorted(sid for sid, r in off["answers"].items() if r["error_class"] == "timeout")
+    assert timed_out == ["long0", "long1"], off["answers"]  # read together, each at half speed: 2 s > 1.5 s
+    assert server.peak_tokens >= 2 * LONG_CHARS / 4
+
+    with PromptSpeedServer(tokens_per_s=4_000) as server:
+        auto = bench(pytester, server.url, out="auto")
+    assert all(r["error_class"] is None for r in auto["answers"].values()), auto["answers"]
+    assert server.abandoned == 0 and server.finished == 6
+    assert server.peak_tokens < 2 * LONG_CHARS / 4  # never both long prompts at once
+    budget = auto["document"]["run"]["live"]["prompt_budget"]
+    assert budget["setting"] == "auto"
+    model = budget["by_model"]["test-model"]
+    assert model["held"] >= 1  # the second long document waited for the first
+    assert model["prompt_tokens_per_s"] is not None and model["prompt_tokens_per_s"] <= 4_000 * 1.2
+    line = next(line for line in auto["result"].outlines if line.startswith("prompt budget test-model:"))
+    assert "1 request(s) waited for room" in line and "--extractbench-prompt-budget off" in line, line
+    assert not any(line.startswith("prompt budget") for line in off["result"].outlines)
+    # the wait is counted before the attempt's clock: end to end, not against the timeout
+    waited = max(r["wait_s"] for r in auto["answers"].values())
+    assert waited > 0.5
+
+
+def test_a_fixed_budget_is_reported_and_short_prompts_still_run_together(pytester: pytest.Pytester) -> None:
+    with PromptSpeedServer(tokens_per_s=4_000) as server:
+        run = bench(pytester, server.url, "--extractbench-prompt-budget", "100000")
+    assert run["document"]["run"]["live"]["prompt_budget"]["setting"] == 100000
+    model = run["document"]["run"]["live"]["prompt_budget"]["by_model"]["test-model"]
+    assert model["tokens_in_flight_limit"] == 100000 and model["held"] == 0
+    assert server.peak_tokens >= 2 * LONG_CHARS / 4  # room for both: read together (and too slowly)
