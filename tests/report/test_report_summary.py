@@ -119,8 +119,9 @@ def test_the_band_never_promises_more_than_the_recommendation(eqs: float, halluc
     from pytest_extractbench.report.exports import summary_md
     from pytest_extractbench.report.terminal import metric_lines
 
-    document = {"format_version": 1, "track": "extraction", "run": {}, "dataset": {"name": "d"},
-                "models": {"m": metrics}}
+    from pytest_extractbench.core import rundoc
+
+    document = rundoc.complete({"run": {"dataset": {"name": "d"}}, "models": {"m": metrics}})
     assert f"({shown})" in summary_md(document)
     eqs_line = next(line for line in metric_lines(metrics, {}) if line.strip().startswith("EQS"))
     assert eqs_line.endswith(f"({shown})"), eqs_line
