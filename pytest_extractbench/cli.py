@@ -311,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and not getattr(args, "passthrough", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
-    return args.handler(args)
+    status: int = args.handler(args)
+    return status
 
 
 if __name__ == "__main__":

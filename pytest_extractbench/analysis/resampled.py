@@ -213,8 +213,10 @@ def paired_deltas(
     out = {}
     for name in names:
         metric = metrics[name]
-        x = [row[metric.per_sample] for row in rows_a]
-        y = [row[metric.per_sample] for row in rows_b]
+        column = metric.per_sample
+        assert column is not None, f"{name} is resampled, so it names its per-sample column"
+        x = [row[column] for row in rows_a]
+        y = [row[column] for row in rows_b]
         tests = {
             "permutation": permutations[name].as_dict(),
             "ttest": stats.paired_ttest(x, y).as_dict(),

@@ -373,7 +373,8 @@ def _exhaustive_signed_rank(d: np.ndarray) -> tuple[float, float]:
     ranks[d != 0] = rankdata(np.abs(d[d != 0]))
 
     def positive_rank_sum(x: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.sum((x > 0) * ranks, axis=axis)
+        sums: np.ndarray = np.sum((x > 0) * ranks, axis=axis)  # numpy types a sum along an axis as Any
+        return sums
 
     result = permutation_test((d,), positive_rank_sum, permutation_type="samples", vectorized=True,
                               alternative="two-sided", axis=-1)  # fmt: skip

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["OPTIONS", "OPTIONS_BY_NAME", "OptionSpec", "Settings", "effective_config"]
 
 
-class _Group(dict):
+class _Group(dict[str, Any]):
     """The fields of one settings group, by name (nested groups are _Group too)."""
 
 
@@ -104,7 +104,8 @@ class Settings:
             for group in groups:
                 node = node.setdefault(group, _Group())
             node[leaf] = spec.settings_value(values)
-        return _build(cls, tree, enabled=enabled, rootdir=rootdir, config=record or {})
+        settings: Settings = _build(cls, tree, enabled=enabled, rootdir=rootdir, config=record or {})
+        return settings
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as recorded in metrics.json (holds no secrets)."""

@@ -270,7 +270,7 @@ def sample_from_row(
     expected_key = next((k for k in candidates if k in row), None)
     if expected_key is None:
         problem(f"missing the gold output (one of {', '.join(candidates)})", col("expected"))
-    if problems:
+    if problems or not isinstance(text, str):  # a text that is not a string is among the problems
         return None, problems
 
     schema, error, schema_errors, complexity = (schemas or SchemaCache()).get(row[col("schema")])

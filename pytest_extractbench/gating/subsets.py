@@ -73,7 +73,7 @@ def _ordered(actual: Any, expected: Any, compare: Callable[[Any, Any], bool]) ->
 def _equal(actual: Any, expected: Any) -> bool:
     if _number(actual) and _number(expected):
         return math.isclose(actual, expected, rel_tol=0, abs_tol=1e-12)
-    return actual == expected
+    return bool(actual == expected)
 
 
 def _contains(actual: Any, expected: Any) -> bool:

@@ -75,7 +75,7 @@ def load_extractor(spec: str, base_dir: Path) -> Callable[..., Any]:
     except Exception as exc:  # noqa: BLE001 - any import failure is reported against the extractor's name
         raise UsageProblem(f"extractbench: --extractbench-extractor {spec!r}: cannot import {where!r}: "
                            f"{type(exc).__name__}: {exc}") from None
-    fn = getattr(module, name, None)
+    fn: object = getattr(module, name, None)
     if fn is None:
         raise UsageProblem(f"extractbench: --extractbench-extractor {spec!r}: {where!r} has no attribute {name!r}")
     if not callable(fn):
@@ -292,8 +292,12 @@ async def _guarded(start: Callable[[], Awaitable[Any]]) -> tuple[str, Any]:
 
 
 def _cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+    """Whether this task itself is being cancelled, not merely seeing a CancelledError its callable raised.
+
+    Python 3.10's tasks cannot tell (``Task.cancelling`` is 3.11's): there the error is the call's outcome, which is
+    safe because :func:`_within` never awaits a call it has cancelled."""
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is not None and bool(cancelling() > 0)
 
 
 def _in_daemon_thread(fn: Callable[..., Any], view: SampleView) -> asyncio.Future[tuple[str, Any]]:

@@ -131,8 +131,10 @@ class Judge:
     def _content(self, data: Any) -> str:
         choices = data.get("choices") if isinstance(data, dict) else None
         first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-        message = first.get("message") if isinstance(first.get("message"), dict) else {}
-        usage = data.get("usage") if isinstance(data, dict) and isinstance(data.get("usage"), dict) else {}
+        message = first.get("message")
+        message = message if isinstance(message, dict) else {}
+        usage = data.get("usage") if isinstance(data, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
         self.prompt_tokens += _count(usage.get("prompt_tokens"))
         self.completion_tokens += _count(usage.get("completion_tokens"))
         content = message.get("content")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..dataset.samples import Sample
 from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
@@ -28,7 +28,10 @@ from .options import LiveOptions
 from ..dataset.responses import ModelResponse
 
 if TYPE_CHECKING:
+    from .client import ExtractionClient
     from .endpoints import Route
+
+_R = TypeVar("_R")
 
 CACHE_SUBDIR = ("cache", "responses")
 SUBMIT_BATCH = 64
@@ -172,7 +175,9 @@ class AheadSource:
 
     # -- admission (main thread) -------------------------------------------------------------
 
-    def _admit_pair(self, pair: tuple[str, str], key: str, make_request: Callable[[Future[ModelResponse]], Any]) -> Any:
+    def _admit_pair(
+        self, pair: tuple[str, str], key: str, make_request: Callable[[Future[ModelResponse]], _R]
+    ) -> _R | None:
         """Create the pair's future; resolve it at once from the resumed journal or the cache."""
         future: Future[ModelResponse] = Future()
         self._futures[pair] = future
@@ -310,7 +315,7 @@ class LiveSource(AheadSource):
             self._limits[route.urls] = asyncio.Semaphore(route_concurrency(self.concurrency, self.live, route))
         return self._limits[route.urls]
 
-    def _client(self, url: str) -> Any:
+    def _client(self, url: str) -> ExtractionClient:
         client = self._clients.get(url)
         if client is None:
             from .client import ExtractionClient, client_config
@@ -339,7 +344,7 @@ class LiveSource(AheadSource):
         return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
                                               (urls.index(u) - turn) % len(urls)))
 
-    async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
+    async def _send(self, client: ExtractionClient, served_model: str, request: _Request) -> ModelResponse:
         """One request to one replica (the tracks send other request fields: tracks/live.py)."""
         return await client.extract(served_model, request.messages, request.schema)
 

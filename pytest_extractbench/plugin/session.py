@@ -194,7 +194,8 @@ class BenchSession:
     def run_item(self, item: SampleItem) -> SampleRecord | TrackRecord:
         """Get the item's output, score it, and decide pass/fail."""
         with safe_usage_errors():
-            return run_item(self.context, item.model, item.sample)
+            record: SampleRecord | TrackRecord = run_item(self.context, item.model, item.sample)
+            return record
 
     def explain_failure(self, record: SampleRecord | TrackRecord) -> str:
         """The failure text pytest keeps for a failed item until the session ends. The first N failed samples of
@@ -273,7 +274,9 @@ class BenchSession:
         from ..report.exports import SUMMARY_FILE
         from ..report.step_summary import append_step_summary, step_summary_path
 
-        written = [p for p in self.result.report_files if p.name == SUMMARY_FILE] if self.result else []
+        if self.result is None:
+            return
+        written = [p for p in self.result.report_files if p.name == SUMMARY_FILE]
         if not written or step_summary_path() is None:
             return
         try:

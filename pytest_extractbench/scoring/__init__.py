@@ -7,7 +7,8 @@ from .align import AlignContext, align_hungarian, align_key_field, align_ordered
 from .compare import Comparison, compare_scalars, jaccard, normalize_text, number_similarity, string_similarity
 from .comparators import ComparatorError, register_comparator
 from .eval_schema import GoldProblem, annotate_defaults, infer_schema, resolve_schema, validate_gold
-from .fields import ABSENT, FieldWalker
+from .emit import ABSENT
+from .fields import FieldWalker
 from .options import DEFAULT_OPTIONS, EqsWeights, ScoringOptions, StatsOptions
 from .parse import MISSING, ParsedOutput, parse_output, strip_fence
 from .postprocess import register_post_processor

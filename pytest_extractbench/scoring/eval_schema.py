@@ -145,7 +145,7 @@ def _annotate(schema: Any) -> None:
 class GoldProblem(NamedTuple):
     """Something about one gold instance that the eval schema cannot score as intended."""
 
-    index: int  # which gold instance
+    index: int  # type: ignore[assignment]  # which gold instance (the field shadows tuple.index, as named)
     path: str  # JSON path in the instance, e.g. "$.items[2].qty"
     kind: str  # "extra_field" | "type_error" | "missing_field" | "config_error"
     message: str

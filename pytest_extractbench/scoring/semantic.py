@@ -63,7 +63,7 @@ def compare_semantic(items: Sequence[tuple[Any, Any, Mapping[str, Any], str]], o
         results[k] = compare_scalars(expected, predicted, options)
 
     def threshold(k: int) -> float:
-        return items[k][2].get("threshold", options.semantic_threshold)
+        return float(items[k][2].get("threshold", options.semantic_threshold))
 
     if "embedding" in groups:
         todo = groups["embedding"]

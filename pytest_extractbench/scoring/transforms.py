@@ -80,7 +80,7 @@ def _to_int(value: Any) -> Any:
     return int(value)
 
 
-_CONVERT = {"float": float, "int": _to_int, "str": str, "bool": _to_bool}
+_CONVERT: dict[str, Callable[[Any], Any]] = {"float": float, "int": _to_int, "str": str, "bool": _to_bool}
 
 
 def type_convert(value: Any, params: Mapping[str, Any]) -> Any:

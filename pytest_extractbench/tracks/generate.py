@@ -111,6 +111,7 @@ class GenerateTrack(Track):
     def score(self, sample: TrackSample, prediction: Any, options: Any = None) -> dict[str, Any]:
         features = list(sample.meta.get("features") or schema_features(sample.schema))
         parsed = parse_output(prediction)
+        errors: list[str]
         if not parsed.json_valid:
             violated, errors = list(features), []
         else:

@@ -26,6 +26,7 @@ from _checks import assert_accounted, assert_clean_terminal
 from _require import import_or_skip
 from pytest_extractbench import ModelResponse, SampleView, evaluate
 from pytest_extractbench.dataset.samples import Sample
+from pytest_extractbench.live import extractor as extractor_module
 from pytest_extractbench.live.extractor import MAX_ANSWER_CHARS, to_response
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
@@ -200,6 +201,21 @@ def test_whatever_the_extractor_raises_is_its_samples_extractor_error(tmp_path: 
     result, out = run(tmp_path, raising(exc, is_async=is_async))
     error = assert_only_hostile_failed(result, out, "extractor_error")
     assert error.startswith(f"the extractor raised {named}")
+
+
+def test_a_cancelled_error_the_extractor_raises_is_its_outcome_where_tasks_cannot_tell(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python 3.10's tasks have no ``cancelling()``: a CancelledError from the callable is still its outcome there
+    (asking such a task crashed the run with an AttributeError)."""
+    class Python310Task:
+        pass
+
+    async def cancelled() -> None:
+        raise asyncio.CancelledError("from the extractor itself")
+
+    monkeypatch.setattr(extractor_module.asyncio, "current_task", lambda loop=None: Python310Task())
+    status, exc = asyncio.run(extractor_module._guarded(cancelled))
+    assert (status, type(exc), str(exc)) == ("raised", asyncio.CancelledError, "from the extractor itself")
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])

