@@ -212,8 +212,8 @@ def _dataset_stats(args: argparse.Namespace) -> int:
     import json
 
     from .dataset.samples import subsample
-    from .dataset.statistics import dataset_statistics, statistics_lines
     from .dataset.sources import DatasetSourceError, load_source, parse_columns
+    from .dataset.statistics import dataset_statistics, statistics_lines
 
     try:
         dataset = load_source(args.spec, columns=dict(parse_columns(args.columns)))

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from ..dataset.records import SampleRecord
 from ..scoring import ScoringOptions, parse_output

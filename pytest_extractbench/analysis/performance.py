@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats
 
-from .distributions import correlation
 from ..dataset.responses import ERROR_CLASSES
+from .distributions import correlation
 
 NOT_MEASURED = "not measured: no request was sent to a server (offline predictions carry no timings)"
 ALL_CACHED = "not measured: every response came from the cache"
@@ -432,7 +433,8 @@ def _tokens(rows: Sequence[Facts]) -> dict[str, Any]:
 
 
 def estimate_cost(input_tokens: float, output_tokens: float, prices: Prices) -> float:
-    """Prices per 1,000 tokens: ``input * price_in / 1000 + output * price_out / 1000`` (a missing price counts as 0)."""
+    """Prices per 1,000 tokens: ``input * price_in / 1000 + output * price_out / 1000`` (a missing price counts
+    as 0)."""
     return input_tokens * (prices.input_per_1k or 0.0) / 1000 + output_tokens * (prices.output_per_1k or 0.0) / 1000
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable, Iterator, Mapping, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -434,7 +435,8 @@ def compare_paired(
     resamples: int = DEFAULT_RESAMPLES,
     rng: Any = None,
 ) -> dict[str, Any]:
-    """Two models compared on paired per-sample scores (t-test, Wilcoxon, Cohen's d), plus a permutation test and a bootstrap CI.
+    """Two models compared on paired per-sample scores (t-test, Wilcoxon, Cohen's d), plus a permutation test and a
+    bootstrap CI.
 
     ``p_value`` and ``significantly_different`` come from the paired permutation
     test (exact for small n, no normality assumption); the t-test and Wilcoxon

@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 
 def _deferred(module: str, attribute: str) -> Callable[[str], Any]:
@@ -138,7 +139,8 @@ def parse_eqs_weights(value: str) -> Any:
         return EqsWeights(*numbers)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(
-            f"expected four weights summing to 1 (validity,f1_partial,type_accuracy,no_hallucination), got {value!r}: {exc}"
+            "expected four weights summing to 1 (validity,f1_partial,type_accuracy,no_hallucination), "
+            f"got {value!r}: {exc}"
         ) from None
 
 

@@ -10,9 +10,10 @@ Secrets never come from options: API keys are read from environment variables on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.performance import Prices
 from ..dataset.sources import DataOptions

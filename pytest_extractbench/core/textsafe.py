@@ -129,9 +129,6 @@ def get_logger(name: str) -> logging.Logger:
 
 def json_line(value: Any, width: int) -> str:
     """A one-line JSON rendering of ``value``, cut to ``width`` characters."""
-    if value is None:
-        text = "-"
-    else:
-        text = json.dumps(value, ensure_ascii=False, default=str)
+    text = "-" if value is None else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -91,7 +91,8 @@ def _paths(child: SchemaNode, memo: dict[int, _Totals], active: set[int]) -> int
 
 
 def complexity_features(schema: Any) -> dict[str, Any]:
-    """The complexity features of one schema (fields, depth, arrays, enums, formats, ...), plus ``complexity_score`` in [0, 1] and ``complexity_bin``."""
+    """The complexity features of one schema (fields, depth, arrays, enums, formats, ...), plus
+    ``complexity_score`` in [0, 1] and ``complexity_bin``."""
     root = compile_schema(schema)
     totals = _totals(root, {}, set())
     features: dict[str, Any] = {

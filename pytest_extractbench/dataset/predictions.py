@@ -8,13 +8,14 @@ the single ``--model`` given, else ``predictions``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..core import jsonio
-from .samples import DatasetProblem, Sample
 from .responses import ModelResponse
+from .samples import DatasetProblem, Sample
 
 DEFAULT_OFFLINE_MODEL = "predictions"
 

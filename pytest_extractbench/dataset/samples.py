@@ -12,17 +12,17 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import orjson
 
-
 from ..core import jsonio
-from .complexity import complexity_features
 from ..scoring import check_schema, validation_errors
+from .complexity import complexity_features
 
 BUNDLED = "bundled"
 """Dataset spec naming the dataset shipped inside the package."""

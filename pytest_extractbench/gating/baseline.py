@@ -15,18 +15,19 @@ import argparse
 import hashlib
 import re
 import subprocess
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from ..core import jsonio
-from ..core.errors import ExtractbenchError
-from ..core.redact import redact_url
-from ..core.files import write_json
-from ..dataset import identity
 from ..analysis import catalog
 from ..analysis.resampled import complete_row, measured, metric_values, row_keys, sample_row
+from ..core import jsonio
+from ..core.errors import ExtractbenchError
+from ..core.files import write_json
+from ..core.redact import redact_url
+from ..dataset import identity
 
 FORMAT_VERSION = 1
 KIND = "pytest-extractbench baseline"

@@ -5,8 +5,9 @@ measured. The terminal, summary.md, report.html and the JUnit XML all show these
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .outcomes import HELD, MISSED, NOT_APPLICABLE, OUTCOMES, UNMEASURED
 from .sla import GateCheck

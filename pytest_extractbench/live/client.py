@@ -22,8 +22,9 @@ import json
 import random
 import sys
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core import textsafe
 from ..core.errors import ExtractbenchError
@@ -35,10 +36,24 @@ from .dialects import cache_key, model_schema, structured_output_fields
 from .errors import Failure, Transient, bad_body, classify, one_line
 from .max_tokens import MAX_BUDGET, max_tokens_for_schema
 from .options import STRUCTURED_OUTPUT_MODES
-from .prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_TEMPLATES, DEFAULT_USER_PROMPT, PromptTemplateError, PromptTemplates, build_messages
+from .prompts import (
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_TEMPLATES,
+    DEFAULT_USER_PROMPT,
+    PromptTemplateError,
+    PromptTemplates,
+    build_messages,
+)
 from .slots import SlotWatch, http_probe, slots_url
-from .transport import API_KEY_ENV_VARS, ClientConfig, HttpClientFactory, api_key_from_env, check_api_key, client_config, open_openai
-
+from .transport import (
+    API_KEY_ENV_VARS,
+    ClientConfig,
+    HttpClientFactory,
+    api_key_from_env,
+    check_api_key,
+    client_config,
+    open_openai,
+)
 
 __all__ = [
     "API_KEY_ENV_VARS",
@@ -77,7 +92,7 @@ def _transport_error() -> type[BaseException]:
     import openai
 
     base = openai.DefaultAsyncHttpxClient.__mro__[1]
-    return sys.modules[base.__module__.split(".")[0]].TransportError  # type: ignore[no-any-return]
+    return sys.modules[base.__module__.split(".")[0]].TransportError  # type: ignore[no-any-return]  # a module's attribute
 
 
 class ExtractionClient:

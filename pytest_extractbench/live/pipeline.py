@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..dataset.samples import Sample
-from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
-from .errors import RETRIED, client_error
-from .options import LiveOptions
 from ..dataset.responses import ModelResponse
+from ..dataset.samples import Sample
+from .errors import RETRIED, client_error
+from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
+from .options import LiveOptions
 
 if TYPE_CHECKING:
     from .client import ExtractionClient
@@ -408,7 +408,7 @@ def _every_attempt(answers: Sequence[ModelResponse]) -> ModelResponse:
         log += [{**entry, "start_s": entry["start_s"] + offset} for entry in answer.attempt_log]
     last.attempt_log = log
     if last.end_to_end_s is not None:
-        last.end_to_end_s += offset  # type: ignore[operator]
+        last.end_to_end_s += offset  # type: ignore[operator]  # the loop returned on a None offset
     last.started_at = first
     return last
 

@@ -7,17 +7,18 @@ in pytest_configure when --extractbench is given.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generator, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import pytest
 
+from ..core import textsafe
 from . import hookspecs
 from . import pytest_html as pytest_html_glue
-from ..core import textsafe
-from .usage import safe_usage_errors
 from .options import add_options, settings_from_config
 from .stash import BENCH_KEY, TERMINATE_KEY
+from .usage import safe_usage_errors
 
 if TYPE_CHECKING:
     from ..run.context import RunContext

@@ -16,11 +16,11 @@ import pytest
 from ..core import textsafe
 from ..core.errors import ExtractbenchWarning, UsageProblem
 from ..dataset.records import SampleRecord, TrackRecord
+from ..gating.gates import gate_verdicts
 from ..report import terminal
 from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
 from ..run.heap import HeapFreeze
-from ..gating.gates import gate_verdicts
 from ..run.items import run_item
 from ..run.summary import exit_lines, failure_class, summary_lines
 from .gates import report_gates
@@ -176,7 +176,8 @@ class BenchSession:
             text = textsafe.terminal(problem, terminal.PROBLEM_WIDTH)
             warnings.warn_explicit(ExtractbenchWarning(text), ExtractbenchWarning, textsafe.terminal(problem.source), 0)
         if len(problems) > MAX_LISTED:
-            warnings.warn(ExtractbenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
+            warnings.warn(  # noqa: B028 - no caller's line to point at, as above
+                ExtractbenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""

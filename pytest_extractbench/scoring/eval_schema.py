@@ -12,7 +12,8 @@ A *resolved* schema holds only ``type``, ``properties``, ``items`` and ``require
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from .rules import compile_rules
 from .schema import SchemaNode, compile_schema, json_type

@@ -15,8 +15,8 @@ from typing import Any
 
 from .align import AlignContext, _canonical, align_hungarian, align_key_field, align_ordered
 from .budget import check as budget_check
-from .compare import Comparison, compare_scalars, jaccard, types_agree
 from .comparators import ComparatorError, to_comparison
+from .compare import Comparison, compare_scalars, jaccard, types_agree
 from .emit import (
     _CONTAINERS,
     _IDENTICAL_TEXT,

@@ -7,9 +7,10 @@ comparison found, ``counts`` what the sample is credited with.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from operator import itemgetter
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from .options import ScoringOptions
 

@@ -19,10 +19,11 @@ the rest of the rule still applies.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
-from . import registry
 from ..core.errors import ExtractbenchError
+from . import registry
 from .align import ALIGNERS, Aligner, AlignerSpec
 from .comparators import COMPARATORS, ComparatorSpec
 from .schema import SchemaNode, compile_schema

@@ -17,11 +17,12 @@ the field's status ``error``: excluded from every metric and counted.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .backends import current_backends
-from .compare import Comparison, compare_scalars, normalize_text
 from .comparators import COMPARATORS, ComparatorSpec
+from .compare import Comparison, compare_scalars, normalize_text
 from .options import ScoringOptions
 from .registry import param_problems
 

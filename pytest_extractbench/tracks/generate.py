@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..core import jsonio
 from ..scoring import check_schema, parse_output

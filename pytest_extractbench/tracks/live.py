@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
 from ..live.pipeline import LiveSource, _Request
-from ..dataset.responses import ModelResponse
 from .base import Track
 
 if TYPE_CHECKING:

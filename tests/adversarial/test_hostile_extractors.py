@@ -15,8 +15,9 @@ import gc
 import json
 import pickle
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -149,8 +150,8 @@ def test_a_slow_extractor_within_the_deadline_is_answered(tmp_path: Path) -> Non
 
 def test_an_extractor_gets_a_server_request_s_deadline_by_default(tmp_path: Path) -> None:
     # not the embedded CPU model's longer one: an extractor answers instead of a server
-    result, out = evaluate(str(write_dataset(tmp_path)), extractor=answer, output=tmp_path / "out", rootdir=tmp_path,
-                           sla="none", no_html_report=True), tmp_path / "out"
+    _, out = evaluate(str(write_dataset(tmp_path)), extractor=answer, output=tmp_path / "out", rootdir=tmp_path,
+                      sla="none", no_html_report=True), tmp_path / "out"
     live = json.loads((out / "metrics.json").read_text())["run"]["live"]
     assert live["timeout_s"] == 120 and live["concurrency"] == 8
     assert_accounted(out, len(IDS))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from benchrun import BenchRun
+
 from _require import import_or_skip
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
@@ -120,7 +121,8 @@ def test_resume_after_a_killed_run_asks_only_what_is_missing(run: BenchRun, proj
     (project / "dying.py").write_text(EXTRACTOR + textwrap.dedent('''
         def extract_dying(sample):
             here = os.path.dirname(__file__)
-            if os.path.exists(os.path.join(here, "die")) and len(open(os.path.join(here, "calls.log")).read().split()) >= 6:
+            calls = os.path.join(here, "calls.log")
+            if os.path.exists(os.path.join(here, "die")) and len(open(calls).read().split()) >= 6:
                 os._exit(3)
             return extract(sample)
         '''), encoding="utf-8")

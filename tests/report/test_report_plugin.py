@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 from benchrun import BenchRun
+
 from _require import import_or_skip
 
 SCHEMA = {

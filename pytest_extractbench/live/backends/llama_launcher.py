@@ -13,8 +13,9 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 # llama-server's --pooling values
 _POOLING = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}

@@ -23,9 +23,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 from .llama_models import (
     DEFAULT_EMBEDDED_MODEL,
