@@ -23,7 +23,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from faultserver import Fault, FaultServer  # noqa: E402
 
-from pytest_extractbench.live.client import ClientConfig, ExtractionClient, build_messages, structured_output_fields
+from pytest_extractbench.live.client import (  # noqa: E402
+    ClientConfig,
+    ExtractionClient,
+    build_messages,
+    structured_output_fields,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

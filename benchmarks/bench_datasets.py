@@ -19,8 +19,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -28,8 +28,8 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from pytest_extractbench.dataset.samples import bundled_path, subsample  # noqa: E402
-from pytest_extractbench.dataset.statistics import dataset_statistics  # noqa: E402
 from pytest_extractbench.dataset.sources import load_source  # noqa: E402
+from pytest_extractbench.dataset.statistics import dataset_statistics  # noqa: E402
 
 
 def rows(n: int) -> list[dict]:

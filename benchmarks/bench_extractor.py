@@ -45,7 +45,7 @@ def measure(fn, n: int) -> float:
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    print(f"| callable | calls | wall s | calls/s | us/call |\n|---|---|---|---|---|")
+    print("| callable | calls | wall s | calls/s | us/call |\n|---|---|---|---|---|")
     for fn in (sync_extract, async_extract):
         measure(fn, 100)  # warm-up
         elapsed = measure(fn, n)

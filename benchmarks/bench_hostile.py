@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_extractbench.dataset.samples import iter_rows  # noqa: E402
 from pytest_extractbench.analysis.diagnostics import sample_diagnostics  # noqa: E402
+from pytest_extractbench.dataset.samples import iter_rows  # noqa: E402
 from pytest_extractbench.scoring import score_sample  # noqa: E402
 
 

@@ -41,7 +41,8 @@ def main() -> None:
         command = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
                    "--extractbench", "--extractbench-dataset", "docs.jsonl", "--extractbench-output", "out",
                    "--extractbench-sla", "none", "--extractbench-no-cache", "--extractbench-slots", str(args.slots),
-                   "--extractbench-max-tokens", str(args.max_tokens), "--extractbench-timeout", str(args.timeout)]  # fmt: skip
+                   "--extractbench-max-tokens", str(args.max_tokens),
+                   "--extractbench-timeout", str(args.timeout)]  # fmt: skip
         started = time.perf_counter()
         result = subprocess.run(command, cwd=work, capture_output=True, text=True)
         wall = time.perf_counter() - started

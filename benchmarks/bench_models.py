@@ -130,9 +130,10 @@ def main() -> int:
     for r in rows:
         if "error" in r:
             continue
-        print(f"| {r['model']:<20} | {r['eqs']:>5.3f} | {r['validity']:>6.1%} | {r['f1']:>5.3f} | {r['truncated']:>6.1%} | "
-              f"{r['timeouts']:>8} | {r['wall_s']:>7.0f} | {r['s_per_sample']:>8.2f} | {(r['p50_ms'] or 0) / 1000:>6.1f} | "
-              f"{r['tokens_per_s'] or 0:>6.1f} | {r['completion_mean']:>11.0f} | {r['rss_mb']:>6.0f} | {r['cpu_s']:>12.0f} | "
+        print(f"| {r['model']:<20} | {r['eqs']:>5.3f} | {r['validity']:>6.1%} | {r['f1']:>5.3f} | "
+              f"{r['truncated']:>6.1%} | {r['timeouts']:>8} | {r['wall_s']:>7.0f} | {r['s_per_sample']:>8.2f} | "
+              f"{(r['p50_ms'] or 0) / 1000:>6.1f} | {r['tokens_per_s'] or 0:>6.1f} | {r['completion_mean']:>11.0f} | "
+              f"{r['rss_mb']:>6.0f} | {r['cpu_s']:>12.0f} | "
               f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} |")
     return 0
 

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workload import make_workload  # noqa: E402
 
 from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample  # noqa: E402
-from pytest_extractbench.dataset.complexity import complexity_features  # noqa: E402
 from pytest_extractbench.analysis.performance import Prices, performance_metrics  # noqa: E402
+from pytest_extractbench.dataset.complexity import complexity_features  # noqa: E402
 from pytest_extractbench.dataset.responses import ModelResponse  # noqa: E402
 
 

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workload import _perturb, make_workload
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
-from pytest_extractbench.dataset.complexity import complexity_features
 from pytest_extractbench.analysis.metrics import run_level_metrics
 from pytest_extractbench.core import files
+from pytest_extractbench.dataset.complexity import complexity_features
 from pytest_extractbench.report.exports import write_exports
 from pytest_extractbench.report.html import write_report
 from pytest_extractbench.report.rows import read_run
@@ -103,7 +103,8 @@ def main() -> None:
     print("| measure | best | median |\n|---|---:|---:|")
     print(f"| report.html from the run directory, s | {min(html_times):.2f} | {statistics.median(html_times):.2f} |")
     print(
-        f"| summary.md + metrics.csv + samples.csv, s | {min(export_times):.2f} | {statistics.median(export_times):.2f} |"
+        f"| summary.md + metrics.csv + samples.csv, s | {min(export_times):.2f} "
+        f"| {statistics.median(export_times):.2f} |"
     )
     print("\n| file | size |\n|---|---:|")
     for name, n in size.items():

@@ -17,8 +17,8 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -77,7 +77,8 @@ def main() -> None:
         from scipy.stats import bootstrap
 
         cases.append(("scipy.stats.bootstrap, one mean (percentile)",
-                      lambda: bootstrap((eqs,), np.mean, n_resamples=r, method="percentile", rng=0), args.repeat))  # fmt: skip
+                      lambda: bootstrap((eqs,), np.mean, n_resamples=r, method="percentile", rng=0),
+                      args.repeat))  # fmt: skip
     except ImportError:  # pragma: no cover
         pass
     cases.append(("spec 4.5.6 loop (np.random.choice), one mean", lambda: spec_loop(eqs, r), 1))

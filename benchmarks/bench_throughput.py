@@ -31,8 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_extractbench.live.client import build_messages, structured_output_fields
-from pytest_extractbench.dataset import load_dataset
+from pytest_extractbench.dataset import load_dataset  # noqa: E402
+from pytest_extractbench.live.client import build_messages, structured_output_fields  # noqa: E402
 
 # The server process: answers with the gold of the sample whose text is in the request,
 # and reports (requests, first arrival, last answer) on "stats", forgetting them on "reset".

@@ -49,11 +49,13 @@ def main() -> None:
 
                 def with_ci(name: str) -> str:
                     ci = cis.get(name) or {}
-                    return f"{metrics.get(name, float('nan')):.3f} [{ci.get('low', float('nan')):.3f}, {ci.get('high', float('nan')):.3f}]"
+                    nan = float("nan")
+                    return f"{metrics.get(name, nan):.3f} [{ci.get('low', nan):.3f}, {ci.get('high', nan):.3f}]"
 
                 print(f"| {Path(path).name} | {metrics['num_samples']} | {metrics['extraction_quality_score']:.3f} "
                       f"| {with_ci('semantic_similarity')} | {with_ci('judge_score')} | {7 * metrics['judge_score']:.2f} "
-                      f"| {cost['judge_requests']} | {cost['judge_prompt_tokens']:,} | {cost['judge_completion_tokens']:,} "
+                      f"| {cost['judge_requests']} | {cost['judge_prompt_tokens']:,} "
+                      f"| {cost['judge_completion_tokens']:,} "
                       f"| {cost['judge_seconds']:.0f} | {cost['embedding_seconds']:.1f} | {seconds:.0f} |")
     finally:
         server.stop()

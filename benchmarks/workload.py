@@ -13,12 +13,10 @@ from __future__ import annotations
 import copy
 import json
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-WORDS = (
-    "alpha bravo cedar delta ember falcon garnet harbor indigo juniper kestrel lumen maple nectar onyx "
-    "pepper quartz raven sierra tundra umber violet willow xenon yarrow zephyr north river stone field"
-).split()
+WORDS = ["alpha", "bravo", "cedar", "delta", "ember", "falcon", "garnet", "harbor", "indigo", "juniper", "kestrel", "lumen", "maple", "nectar", "onyx", "pepper", "quartz", "raven", "sierra", "tundra", "umber", "violet", "willow", "xenon", "yarrow", "zephyr", "north", "river", "stone", "field"]
 
 ORDER_SCHEMA = {
     "type": "object",

@@ -15,23 +15,39 @@ __version__ = "0.1.0"
 # would cost the light entry point five modules
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the real types for type checkers and editors; at run time the names load lazily (below)
+    from .analysis.bands import eqs_band, recommendation
     from .analysis.metrics import metrics_by_model, model_metrics
     from .analysis.performance import Prices, performance_metrics
-    from .analysis.stats import (Interval, bootstrap_ci, cohens_d, compare_paired, interpret_cohens_d,
-                                 paired_permutation_test, paired_ttest, wilcoxon_test)
+    from .analysis.stats import (
+        Interval,
+        bootstrap_ci,
+        cohens_d,
+        compare_paired,
+        interpret_cohens_d,
+        paired_permutation_test,
+        paired_ttest,
+        wilcoxon_test,
+    )
     from .core.errors import ExtractbenchError, UsageProblem
     from .dataset.records import SampleRecord
     from .dataset.responses import ModelResponse
     from .dataset.samples import BUNDLED, Dataset, DatasetProblem, Sample, SampleView
     from .dataset.sources import load_dataset
-    from .analysis.bands import eqs_band, recommendation
     from .gating.sla import SLA_TIERS, GateCheck, evaluate_sla
     from .gating.subsets import SubsetConfig, load_subsets
     from .run.api import evaluate
     from .run.keywords import EvaluateOptions
     from .run.result import RunResult, UnknownMetric, load_run
-    from .scoring import (EqsWeights, FieldCounts, FieldResult, SampleScore, ScoringOptions, StatsOptions,
-                          parse_output, score_sample)
+    from .scoring import (
+        EqsWeights,
+        FieldCounts,
+        FieldResult,
+        SampleScore,
+        ScoringOptions,
+        StatsOptions,
+        parse_output,
+        score_sample,
+    )
 
 # Public name -> the module defining it. Imported on first use, so `import pytest_extractbench` (and pytest's
 # entry point `pytest_extractbench.plugin`, which imports this package first) loads no numpy or scipy.

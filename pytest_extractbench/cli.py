@@ -212,8 +212,8 @@ def _dataset_stats(args: argparse.Namespace) -> int:
     import json
 
     from .dataset.samples import subsample
-    from .dataset.statistics import dataset_statistics, statistics_lines
     from .dataset.sources import DatasetSourceError, load_source, parse_columns
+    from .dataset.statistics import dataset_statistics, statistics_lines
 
     try:
         dataset = load_source(args.spec, columns=dict(parse_columns(args.columns)))
@@ -311,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and not getattr(args, "passthrough", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
-    return args.handler(args)
+    status: int = args.handler(args)
+    return status
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pytest
 from pytest_extractbench.core.rundoc import iter_samples

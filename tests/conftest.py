@@ -4,8 +4,9 @@ the pytester runs, the semantic cache and the fault server."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import llmgroup
 import pytest
@@ -73,7 +74,7 @@ def _no_job_summary(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def run(pytester: pytest.Pytester) -> "BenchRun":
+def run(pytester: pytest.Pytester) -> BenchRun:
     """The benchmark run helper of the plugin tests (tests/benchrun.py)."""
     from benchrun import BenchRun
 
@@ -95,7 +96,7 @@ def semantic_cache_dir(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
-def fault_server() -> Iterator["FaultServer"]:
+def fault_server() -> Iterator[FaultServer]:
     """A running scriptable OpenAI-compatible server on loopback (see tests/faultserver.py).
 
     Script it with ``fault_server.enqueue(Fault...)``, ``.plan = callable`` or ``.default = Fault...``;

@@ -70,10 +70,11 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Callable, Iterable
+from typing import Any
 
 __all__ = ["Fault", "FaultServer", "minimal_instance"]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import glob
 import os
 import tempfile
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 

@@ -29,7 +29,8 @@ SCHEMA: dict[str, Any] = {
 }
 
 _COMPANIES = ("Northwind Analytics Ltd", "Bluefield Robotics Inc", "Harbor Lane Capital LLC", "Quartz Medical GmbH",
-              "Silverline Logistics plc", "Aster Biotech Corp", "Kestrel Energy SA", "Maple Ridge Foods Inc")  # fmt: skip
+              "Silverline Logistics plc", "Aster Biotech Corp", "Kestrel Energy SA",
+              "Maple Ridge Foods Inc")  # fmt: skip
 _LAWS = ("the State of Delaware", "England and Wales", "the State of New York", "Ontario", "the Republic of Ireland")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")  # fmt: skip

@@ -11,12 +11,13 @@ is invalid earn nothing. Omission rates use what was observed, like ``field_omis
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from .diagnostics import field_name
 from ..dataset.records import SampleRecord
 from ..scoring import MODES, FieldCounts, ScoringOptions
 from ..scoring.result import EXACT, INCORRECT, MISSED, PARTIAL, SPURIOUS, FieldResult
+from .diagnostics import field_name
 
 _INDEX = {EXACT: 0, PARTIAL: 1, INCORRECT: 3, MISSED: 4, SPURIOUS: 5}
 

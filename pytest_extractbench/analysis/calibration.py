@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERALS = ("true", "false", "null")
+# json's own string scanner (its C version where there is one); typeshed leaves it undeclared.
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 def token_offsets(logprobs: Any) -> tuple[str, list[tuple[int, int, float]]]:
@@ -65,7 +68,7 @@ class _Scanner:
             else:
                 while True:
                     i = self.skip(i)
-                    key, i = json.decoder.scanstring(self.text, i + 1)
+                    key, i = _scanstring(self.text, i + 1)
                     i = self.skip(i)
                     assert self.text[i] == ":"
                     i = self.value(i + 1, f"{path}.{key}" if path else key)
@@ -93,7 +96,7 @@ class _Scanner:
                     i += 1
                     break
         elif c == '"':
-            _, i = json.decoder.scanstring(self.text, i + 1)
+            _, i = _scanstring(self.text, i + 1)
         else:
             match = _NUMBER.match(self.text, i)
             literal = next((w for w in _LITERALS if self.text.startswith(w, i)), None)

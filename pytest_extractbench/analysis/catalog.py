@@ -9,8 +9,9 @@ and a test. Table order is metrics.csv's column order; other orders are explicit
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 

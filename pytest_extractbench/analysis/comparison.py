@@ -9,16 +9,16 @@ holds ``a - b``).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from . import stats
 from ..dataset.records import SampleRecord
-from . import catalog
-from .resampled import MetricDelta, pair_rows, paired_deltas, sample_row
 from ..scoring import ScoringOptions, StatsOptions
+from . import catalog, stats
+from .resampled import MetricDelta, pair_rows, paired_deltas, sample_row
 
 EQS = "extraction_quality_score"
 LATENCY = "latency_p95_ms"
@@ -40,7 +40,7 @@ def pair_key(a: str, b: str) -> str:
 
 def _rng(options: StatsOptions, a: str, b: str) -> np.random.Generator:
     # One stream per pair: a pair's numbers do not depend on which other models ran.
-    return np.random.default_rng([options.seed, zlib.crc32(f"{a}\0{b}".encode("utf-8"))])
+    return np.random.default_rng([options.seed, zlib.crc32(f"{a}\0{b}".encode())])
 
 
 def comparison_section(
@@ -164,7 +164,7 @@ def pareto(
             " (offline predictions carry no timings)" if cost_key == LATENCY else " (needs token usage and prices)"
         )
         return {"available": False, "reason": reason, "frontier": []}
-    points = {m: (float(by_model[m][EQS]), float(cost[m])) for m in ranking}  # type: ignore[arg-type]
+    points = {m: (float(by_model[m][EQS]), float(cost[m])) for m in ranking}  # type: ignore[arg-type]  # none missing (above)
 
     def dominated(m: str) -> bool:
         acc, c = points[m]
@@ -189,7 +189,7 @@ def _best(ranking: Sequence[str], value: Mapping[str, float | None], *, highest:
     if not candidates:
         return None
     sign = -1 if highest else 1
-    return min(candidates, key=lambda m: (sign * value[m], ranking.index(m)))  # type: ignore[operator]
+    return min(candidates, key=lambda m: (sign * value[m], ranking.index(m)))  # type: ignore[operator]  # candidates have values
 
 
 def best_by_metric(

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from ..dataset.records import SampleRecord
 from ..scoring import ScoringOptions, parse_output
@@ -351,8 +352,8 @@ def error_pattern_section(records: Sequence[SampleRecord], options: ScoringOptio
             if leaf in missed_names and parent not in missed_names[leaf]:
                 structure["wrong_nesting"] += 1
         shapes = record.diagnostics.get("structure") or {}
-        for key in ("array_vs_object", "scalar_vs_container"):
-            structure[key] += int(shapes.get(key, 0))
+        for shape in ("array_vs_object", "scalar_vs_container"):
+            structure[shape] += int(shapes.get(shape, 0))
     ranked = sorted(top.items(), key=lambda item: (-item[1], item[0]))[:TOP_ERRORS]
     return {
         "error_patterns": {

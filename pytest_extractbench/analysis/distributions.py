@@ -11,7 +11,8 @@ samples or no latency at all give ``r = p_value = null`` and a ``note`` (never N
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
-from . import breakdowns, diagnostics, distributions, performance
-from .comparison import comparison_section
-from .bands import eqs_band, recommendation
 from ..dataset.records import SampleRecord, records_by_model
-from . import catalog
+from ..scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions
+from . import breakdowns, catalog, diagnostics, distributions, performance
+from .bands import eqs_band, recommendation
+from .comparison import comparison_section
 from .resampled import EQS_TOLERANCE, confidence_interval_section, measured, metric_values, sample_row
 from .sample_extras import calibration_section, consistency_section, repeats_section
-from ..scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOptions
 
 # Bins of the composite score of compared fields, low to high.
 SCORE_BINS = ("very_poor", "poor", "fair", "good", "excellent")

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .distributions import correlation
 from ..dataset.responses import ERROR_CLASSES
+from .distributions import correlation
 
 NOT_MEASURED = "not measured: no request was sent to a server (offline predictions carry no timings)"
 ALL_CACHED = "not measured: every response came from the cache"
@@ -234,7 +235,7 @@ def token_stats(values: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def _rate(count: int, total: int) -> float | None:
+def _rate(count: float, total: int) -> float | None:
     return count / total if total else None
 
 
@@ -311,7 +312,7 @@ def performance_metrics(records: Sequence[Any], prices: Prices | None = None) ->
     if not timed:
         note = NOT_MEASURED if not requests else ALL_CACHED if not live else "no successful timed request"
 
-    latency = latency_stats([f.latency_s for f in timed])
+    latency = latency_stats([f.latency_s for f in timed if f.latency_s is not None])
     end_to_end = latency_stats([f.end_to_end_s for f in timed if f.end_to_end_s is not None])
     out: dict[str, Any] = {
         "measured": bool(timed),
@@ -367,26 +368,27 @@ def latency_breakdown(timed: Sequence[Facts]) -> dict[str, Any]:
 
 
 def _correlations(timed: Sequence[Facts]) -> dict[str, Any]:
-    rows = [(f.correlates(), f.latency_s) for f in timed]
+    rows = [(f.correlates(), f.latency_s) for f in timed if f.latency_s is not None]
     out = {}
     for name in CORRELATES:
-        pairs = [(values[name], latency) for values, latency in rows if values[name] is not None]
+        pairs = [(value, latency) for values, latency in rows if (value := values[name]) is not None]
         out[name] = spearman([p[0] for p in pairs], [p[1] for p in pairs])
     return out
 
 
 def busy_time(intervals: Sequence[tuple[float, float]]) -> float:
     """Length of the union of ``(start, end)`` intervals: wall time with at least one request in flight."""
-    total, current_start, current_end = 0.0, None, None
+    total, current_start = 0.0, 0.0  # current_start is read only once current_end is set
+    current_end: float | None = None
     for start, end in sorted(intervals):
         if current_end is None or start > current_end:
             if current_end is not None:
-                total += current_end - current_start  # type: ignore[operator]
+                total += current_end - current_start
             current_start, current_end = start, end
         else:
             current_end = max(current_end, end)
     if current_end is not None:
-        total += current_end - current_start  # type: ignore[operator]
+        total += current_end - current_start
     return total
 
 
@@ -422,9 +424,9 @@ def _tokens(rows: Sequence[Facts]) -> dict[str, Any]:
     for kind in ("prompt", "completion", "total"):
         values = [v for v in (getattr(f, f"{kind}_tokens") for f in rows) if v is not None]
         out[kind] = token_stats(values)
-    with_output = [f for f in rows if f.completion_tokens is not None]
-    output_tokens = math.fsum(f.completion_tokens for f in with_output)  # type: ignore[misc]
-    fields = sum(f.fields for f in with_output)
+    with_output = [(f, f.completion_tokens) for f in rows if f.completion_tokens is not None]
+    output_tokens = math.fsum(tokens for _, tokens in with_output)
+    fields = sum(f.fields for f, _ in with_output)
     out["responses_with_usage"] = out["total"]["count"]
     out["extracted_fields"] = fields
     out["token_efficiency"] = fields / output_tokens if output_tokens else None
@@ -432,7 +434,8 @@ def _tokens(rows: Sequence[Facts]) -> dict[str, Any]:
 
 
 def estimate_cost(input_tokens: float, output_tokens: float, prices: Prices) -> float:
-    """Prices per 1,000 tokens: ``input * price_in / 1000 + output * price_out / 1000`` (a missing price counts as 0)."""
+    """Prices per 1,000 tokens: ``input * price_in / 1000 + output * price_out / 1000`` (a missing price counts
+    as 0)."""
     return input_tokens * (prices.input_per_1k or 0.0) / 1000 + output_tokens * (prices.output_per_1k or 0.0) / 1000
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -98,7 +99,7 @@ def repeats_section(per_sample: Mapping[str, Mapping[str, Any]], *, confidence: 
             names.add(name)
             transitions.setdefault(name, Counter()).update(_transitions(seen))
         samples_flipped.update(names)
-    fields = [{"field": name, "occurrences": occurrences[name], "flipped": flipped[name],
+    fields: list[dict[str, Any]] = [{"field": name, "occurrences": occurrences[name], "flipped": flipped[name],
                "rate": flipped[name] / occurrences[name] if occurrences[name] else 1.0,
                "samples": samples_flipped[name], "transitions": dict(transitions[name].most_common())}
               for name in flipped]  # fmt: skip

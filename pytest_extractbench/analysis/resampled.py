@@ -14,13 +14,14 @@ store rows, so a stored run compares with a new one without re-scoring.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from . import catalog, stats
 from ..scoring import MODES, SampleScore, StatsOptions
+from . import catalog, stats
 
 Row = Mapping[str, float]
 
@@ -132,7 +133,7 @@ def metric_values(rows: Sequence[Row], names: Iterable[str] | None = None) -> di
     matrix = row_matrix(rows, keys)
     sums = {key: math.fsum(matrix[:, i]) for i, key in enumerate(keys)}
     with np.errstate(divide="ignore", invalid="ignore"):
-        return {name: float(metrics[name].compute(sums)) for name in names}  # type: ignore[misc]
+        return {name: float(metrics[name].compute(sums)) for name in names}  # type: ignore[misc]  # resampled: compute is set
 
 
 def confidence_intervals(
@@ -213,8 +214,10 @@ def paired_deltas(
     out = {}
     for name in names:
         metric = metrics[name]
-        x = [row[metric.per_sample] for row in rows_a]
-        y = [row[metric.per_sample] for row in rows_b]
+        column = metric.per_sample
+        assert column is not None, f"{name} is resampled, so it names its per-sample column"
+        x = [row[column] for row in rows_a]
+        y = [row[column] for row in rows_b]
         tests = {
             "permutation": permutations[name].as_dict(),
             "ttest": stats.paired_ttest(x, y).as_dict(),

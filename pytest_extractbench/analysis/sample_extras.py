@@ -6,14 +6,15 @@ several runs per sample), so ordinary runs are unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from .calibration import field_confidences, reliability
-from .consistency import aggregate_consistency, consistency
-from .repeats import repeats_section as _repeats
 from ..dataset.records import SampleRecord
 from ..scoring import MISSING, ScoringOptions
 from ..scoring.result import EXACT, SPURIOUS
+from .calibration import field_confidences, reliability
+from .consistency import aggregate_consistency, consistency
+from .repeats import repeats_section as _repeats
 
 
 def extra_diagnostics(record: SampleRecord, responses: Sequence[Any]) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable, Iterator, Mapping, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -373,7 +374,8 @@ def _exhaustive_signed_rank(d: np.ndarray) -> tuple[float, float]:
     ranks[d != 0] = rankdata(np.abs(d[d != 0]))
 
     def positive_rank_sum(x: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.sum((x > 0) * ranks, axis=axis)
+        sums: np.ndarray = np.sum((x > 0) * ranks, axis=axis)  # numpy types a sum along an axis as Any
+        return sums
 
     result = permutation_test((d,), positive_rank_sum, permutation_type="samples", vectorized=True,
                               alternative="two-sided", axis=-1)  # fmt: skip
@@ -433,7 +435,8 @@ def compare_paired(
     resamples: int = DEFAULT_RESAMPLES,
     rng: Any = None,
 ) -> dict[str, Any]:
-    """Two models compared on paired per-sample scores (t-test, Wilcoxon, Cohen's d), plus a permutation test and a bootstrap CI.
+    """Two models compared on paired per-sample scores (t-test, Wilcoxon, Cohen's d), plus a permutation test and a
+    bootstrap CI.
 
     ``p_value`` and ``significantly_different`` come from the paired permutation
     test (exact for small n, no normality assumption); the t-test and Wilcoxon

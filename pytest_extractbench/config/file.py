@@ -16,12 +16,13 @@ from __future__ import annotations
 import argparse
 import difflib
 import hashlib
-import os
 import json
+import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import yaml
 
@@ -37,9 +38,9 @@ INVERTED = frozenset({"output.generate_report",
 INLINE_PROMPTS = frozenset({"prompts.system", "prompts.user"})
 SECRET_KEYS = frozenset({"model.api_key"})
 SPLIT_KEY = "dataset.split"
-# Config-file keys of the documented layout (docs/reference) with no option behind them: only the value that describes what the plugin
-# does anyway is accepted (None: no value is, but null); any other value stops the run, saying why. A key that is
-# accepted but changes nothing would let a user believe a setting took effect.
+# Config-file keys of the documented layout (docs/reference) with no option behind them: only the value that describes
+# what the plugin does anyway is accepted (None: no value is, but null); any other value stops the run, saying why. A
+# key that is accepted but changes nothing would let a user believe a setting took effect.
 FIXED: dict[str, tuple[Any, str]] = {
     "metrics.enabled": (None, "every metric is always computed; remove the key"),
     "metrics.field_matching.string_fuzzy_threshold": (None, "partial credit follows the composite score's bins "
@@ -99,7 +100,7 @@ def _as_text(value: Any, multiple: bool) -> list[str] | str:
         return "true" if value else "false"
     if isinstance(value, list):
         if multiple:
-            return [_as_text(v, False) for v in value]  # type: ignore[misc]
+            return [_as_text(v, False) for v in value]  # type: ignore[misc]  # a scalar gives one str
         return ",".join(str(_as_text(v, False)) for v in value)
     if isinstance(value, dict):
         return ",".join(f"{k}={v}" for k, v in value.items())

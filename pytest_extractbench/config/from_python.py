@@ -2,15 +2,17 @@
 
 ``sample=10`` is ``--extractbench-sample 10``; a string goes through the option's own converter (so it
 is checked as on the command line), other values are taken as they are; ``predictions`` also takes
-``{"model": "path.jsonl"}`` and rows in memory (``[{"id": ..., "output": ...}]`` or ``{"model": rows}``). Nothing is read from the environment, an ini file or a config file.
+``{"model": "path.jsonl"}`` and rows in memory (``[{"id": ..., "output": ...}]`` or ``{"model": rows}``). Nothing
+is read from the environment, an ini file or a config file.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..core.errors import UsageProblem
 from ..core.textsafe import clip

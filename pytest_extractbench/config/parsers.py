@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, TypeVar
 
 
 def _deferred(module: str, attribute: str) -> Callable[[str], Any]:
@@ -67,7 +68,10 @@ def parse_bool(value: str) -> bool:
 MAX_NUMBER_CHARS = 100
 
 
-def _number(value: str, cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str) -> Any:
+_Number = TypeVar("_Number", int, float)
+
+
+def _number(value: str, cast: Callable[[str], _Number], ok: Callable[[_Number], bool], expected: str) -> _Number:
     shown = repr(value) if len(value) <= 40 else repr(value[:39] + "…")
     if len(value.strip()) > MAX_NUMBER_CHARS:  # int() of 5,000 digits raises, float() turns them into inf
         raise argparse.ArgumentTypeError(f"expected {expected}, got {shown}, a number of {len(value.strip()):,} "
@@ -135,7 +139,8 @@ def parse_eqs_weights(value: str) -> Any:
         return EqsWeights(*numbers)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(
-            f"expected four weights summing to 1 (validity,f1_partial,type_accuracy,no_hallucination), got {value!r}: {exc}"
+            "expected four weights summing to 1 (validity,f1_partial,type_accuracy,no_hallucination), "
+            f"got {value!r}: {exc}"
         ) from None
 
 

@@ -10,9 +10,10 @@ Secrets never come from options: API keys are read from environment variables on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.performance import Prices
 from ..dataset.sources import DataOptions
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["OPTIONS", "OPTIONS_BY_NAME", "OptionSpec", "Settings", "effective_config"]
 
 
-class _Group(dict):
+class _Group(dict[str, Any]):
     """The fields of one settings group, by name (nested groups are _Group too)."""
 
 
@@ -104,7 +105,8 @@ class Settings:
             for group in groups:
                 node = node.setdefault(group, _Group())
             node[leaf] = spec.settings_value(values)
-        return _build(cls, tree, enabled=enabled, rootdir=rootdir, config=record or {})
+        settings: Settings = _build(cls, tree, enabled=enabled, rootdir=rootdir, config=record or {})
+        return settings
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as recorded in metrics.json (holds no secrets)."""

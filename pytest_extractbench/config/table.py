@@ -11,9 +11,10 @@ options must not import the scoring, analysis or live layers.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .parsers import (
     parse_base_url,

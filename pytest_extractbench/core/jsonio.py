@@ -80,7 +80,7 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, allow_nonfinite: boo
     digits) and explains syntax errors with a line and column.
     """
     # orjson reads integers past 64 bits as floats (digits lost): such texts go to the standard parser.
-    long_int = (_LONG_INT_B if isinstance(text, (bytes, bytearray)) else _LONG_INT).search(text)
+    long_int = _LONG_INT_B.search(text) if isinstance(text, (bytes, bytearray)) else _LONG_INT.search(text)
     try:
         value = _loads_std(text) if long_int else orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -91,10 +91,11 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, allow_nonfinite: boo
 
 def _loads_std(text: str | bytes) -> Any:
     if isinstance(text, (bytes, bytearray)):
+        raw = bytes(text)
         try:
-            text = bytes(text).decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise _encoding_error(bytes(text), exc) from None
+            raise _encoding_error(raw, exc) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -108,8 +109,11 @@ def _loads_std(text: str | bytes) -> Any:
 def _check(value: Any, text: str | bytes, max_depth: int, allow_nonfinite: bool) -> None:
     # Depth > max_depth needs at least max_depth opening brackets: a C-level count skips the walk
     # for ordinary rows.
-    brackets = (b"[", b"{") if isinstance(text, (bytes, bytearray)) else ("[", "{")
-    if text.count(brackets[0]) + text.count(brackets[1]) > max_depth:  # type: ignore[arg-type]
+    if isinstance(text, (bytes, bytearray)):
+        brackets = text.count(b"[") + text.count(b"{")
+    else:
+        brackets = text.count("[") + text.count("{")
+    if brackets > max_depth:
         path = too_deep(value, max_depth)
         if path is not None:
             raise JsonInputError(f"nested too deeply (more than {max_depth} levels)", path=path)
@@ -250,7 +254,7 @@ def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool 
     with userfiles.open_regular(path) as handle:
         head = handle.peek(4)[:4] if hasattr(handle, "peek") else b""
         error = _bom_error(head)
-        lines = _lines(handle, max_line_bytes)
+        lines: Iterator[bytes | JsonInputError | None] = _lines(handle, max_line_bytes)
         if error is not None:
             if not utf16:
                 yield 1, error
@@ -286,7 +290,7 @@ def _transcoded(handle: BinaryIO, encoding: str, limit: int) -> Iterator[bytes |
     """The lines of a UTF-16/32 file (its byte-order mark tells the byte order) as UTF-8 bytes; None for one
     longer than ``limit`` (read whole: such files are rare and small); an error, then nothing, where the bytes
     stop being that encoding."""
-    reader = codecs.getreader(encoding)(handle, errors="strict")
+    reader = codecs.getreader(encoding)(handle, "strict")
     while True:
         try:
             text = reader.readline(limit + 1, keepends=True)

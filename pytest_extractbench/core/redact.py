@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable
+from collections.abc import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
 __all__ = ["MASK", "SECRET_ENV_VARS", "env_secrets", "mask", "redact_credentials", "redact_url"]

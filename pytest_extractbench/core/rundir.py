@@ -20,6 +20,7 @@ import errno
 import os
 import socket
 from pathlib import Path
+
 from .errors import UsageProblem
 
 LOCK_FILE = ".extractbench.lock"
@@ -161,8 +162,8 @@ except ImportError:  # Windows
     import msvcrt
 
     def _lock(fd: int) -> None:
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # declared on Windows only
 
     def _unlock(fd: int) -> None:
         os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]  # declared on Windows only

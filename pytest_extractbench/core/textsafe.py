@@ -84,7 +84,7 @@ def terminal(text: Any, limit: int | None = LIMIT, *, lines: bool = False) -> st
     if limit is not None and len(text) > limit:
         text = text[:limit]
     if (_PRINTABLE_LINES if lines else _PRINTABLE).fullmatch(text):
-        out = text  # printable ASCII, the common case: one regex scan instead of a check per character
+        out: str = text  # printable ASCII, the common case: one regex scan instead of a check per character
     else:
         keep = "\n\t" if lines else ""
         out = "".join(_escape(c) if c not in keep and _is_unsafe(c) else c for c in text)
@@ -129,9 +129,6 @@ def get_logger(name: str) -> logging.Logger:
 
 def json_line(value: Any, width: int) -> str:
     """A one-line JSON rendering of ``value``, cut to ``width`` characters."""
-    if value is None:
-        text = "-"
-    else:
-        text = json.dumps(value, ensure_ascii=False, default=str)
+    text = "-" if value is None else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -40,12 +40,12 @@ class _BoundedLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # types-PyYAML leaves it unannotated
             if event.anchor in self._open_anchors:  # the alias sits inside its own anchor
                 raise YamlLimitError(None, None, f"the alias *{event.anchor} refers to a value that contains it "
                                      "(a recursive alias)", event.start_mark)
             return super().compose_node(parent, index)
-        anchor = self.peek_event().anchor
+        anchor = self.peek_event().anchor  # type: ignore[no-untyped-call]  # as above
         if anchor is None:
             return super().compose_node(parent, index)
         self._open_anchors.add(anchor)

@@ -91,10 +91,11 @@ def _paths(child: SchemaNode, memo: dict[int, _Totals], active: set[int]) -> int
 
 
 def complexity_features(schema: Any) -> dict[str, Any]:
-    """The complexity features of one schema (fields, depth, arrays, enums, formats, ...), plus ``complexity_score`` in [0, 1] and ``complexity_bin``."""
+    """The complexity features of one schema (fields, depth, arrays, enums, formats, ...), plus
+    ``complexity_score`` in [0, 1] and ``complexity_bin``."""
     root = compile_schema(schema)
     totals = _totals(root, {}, set())
-    features = {
+    features: dict[str, Any] = {
         "total_fields": totals.fields,
         "required_fields": totals.required,
         "optional_fields": totals.fields - totals.required,

@@ -8,13 +8,14 @@ the single ``--model`` given, else ``predictions``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..core import jsonio
-from .samples import DatasetProblem, Sample
 from .responses import ModelResponse
+from .samples import DatasetProblem, Sample
 
 DEFAULT_OFFLINE_MODEL = "predictions"
 
@@ -180,10 +181,11 @@ def _json_type(value: object) -> str:
         return "a boolean"
     if isinstance(value, (int, float)):
         return "a number"
-    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
+    kinds: dict[type, str] = {dict: "an object", list: "an array"}
+    return kinds.get(type(value), type(value).__name__)
 
 
-def _response(output: object, sample_id: str, row: dict) -> ModelResponse:
+def _response(output: object, sample_id: str, row: dict[str, Any]) -> ModelResponse:
     if output is None:
         return ModelResponse(error_class="missing", error=f"prediction for {sample_id!r} is null")
     response = ModelResponse(content=output)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
-from .samples import Sample
 from ..scoring import MISSING
-
+from .samples import Sample
 
 # Why a response has no usable content. Parse and schema failures are not here: they are
 # properties of the content, found by the scoring core (SampleScore.json_valid / schema_valid).
@@ -22,10 +21,12 @@ ERROR_CLASSES = (
     "request_error",  # 4xx other than 429: not retried, the server's message is kept
     "context_exceeded",  # a 4xx saying the prompt does not fit the model's context (see `context`)
     "truncated",  # finish_reason "length": the output hit max_tokens
-    "bad_response",  # a body that is not a valid chat completion (non-JSON, truncated, no choices, too deep), after retries
+    # a body that is not a valid chat completion (non-JSON, truncated, no choices, too deep), after retries
+    "bad_response",
     "client_error",  # the answer could not be read or recorded (a defect): the sample is still accounted for
     "replay_miss",  # --extractbench-replay of a cassette that holds no answer for this sample (cassette.py)
-    "extractor_error",  # a Python extractor (--extractbench-extractor, evaluate(extractor=)) raised or returned no text/dict
+    # a Python extractor (--extractbench-extractor, evaluate(extractor=)) raised or returned no text/dict
+    "extractor_error",
 )
 
 

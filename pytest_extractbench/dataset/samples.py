@@ -12,17 +12,17 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import orjson
 
-
 from ..core import jsonio
-from .complexity import complexity_features
 from ..scoring import check_schema, validation_errors
+from .complexity import complexity_features
 
 BUNDLED = "bundled"
 """Dataset spec naming the dataset shipped inside the package."""
@@ -270,7 +270,7 @@ def sample_from_row(
     expected_key = next((k for k in candidates if k in row), None)
     if expected_key is None:
         problem(f"missing the gold output (one of {', '.join(candidates)})", col("expected"))
-    if problems:
+    if problems or not isinstance(text, str):  # a text that is not a string is among the problems
         return None, problems
 
     schema, error, schema_errors, complexity = (schemas or SchemaCache()).get(row[col("schema")])

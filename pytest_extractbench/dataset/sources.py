@@ -19,9 +19,10 @@ import importlib
 import os
 import urllib.error
 import urllib.request
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from ..core import jsonio
 from ..core.errors import ExtractbenchError

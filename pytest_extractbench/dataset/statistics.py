@@ -7,7 +7,8 @@ Pure functions over loaded samples; the per-sample complexity features come from
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -15,16 +15,17 @@ import argparse
 import hashlib
 import re
 import subprocess
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
+from ..analysis import catalog
+from ..analysis.resampled import complete_row, measured, metric_values, row_keys, sample_row
 from ..core import rundoc
 from ..core.redact import redact_url
 from ..dataset import identity
-from ..analysis import catalog
-from ..analysis.resampled import complete_row, measured, metric_values, row_keys, sample_row
 
 BASELINES_DIR = Path(".extractbench") / "baselines"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

@@ -5,8 +5,9 @@ measured. The terminal, summary.md, report.html and the JUnit XML all show these
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .outcomes import HELD, MISSED, NOT_APPLICABLE, OUTCOMES, UNMEASURED
 from .sla import GateCheck
@@ -61,10 +62,10 @@ def gate_verdicts(document: Mapping[str, Any]) -> list[GateVerdict]:
     policy = str(((document.get("run") or {}).get("options") or {}).get("unmeasured") or "fail")
     for model, metrics in (document.get("models") or {}).items():
         sla = (metrics or {}).get("sla") or {}
-        checks = [GateCheck(**check) for check in sla.get("checks") or ()]
-        if sla.get("tier") in (None, "none") or not checks:
+        tiers = [GateCheck(**check) for check in sla.get("checks") or ()]
+        if sla.get("tier") in (None, "none") or not tiers:
             continue
-        verdicts.append(_thresholds_verdict(f"sla-{sla['tier']}", model, f"SLA tier '{sla['tier']}'", checks, policy))
+        verdicts.append(_thresholds_verdict(f"sla-{sla['tier']}", model, f"SLA tier '{sla['tier']}'", tiers, policy))
     for model, metrics in (document.get("models") or {}).items():
         required = [GateCheck(**check) for check in ((metrics or {}).get("requirements") or {}).get("checks") or ()]
         if required:

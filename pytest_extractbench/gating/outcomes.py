@@ -15,8 +15,9 @@ for a warning instead (``--extractbench-unmeasured warn``). Pure functions over 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..analysis import catalog
 from ..analysis.performance import ALL_CACHED, NOT_MEASURED

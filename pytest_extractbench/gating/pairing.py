@@ -6,8 +6,9 @@ scores would blame (or credit) the model for an edit to the data. Pure functions
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Pairing", "pair_samples", "too_few_unchanged"]
 

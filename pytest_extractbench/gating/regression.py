@@ -12,20 +12,22 @@ import argparse
 import math
 import re
 import zlib
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from .baseline import Baseline, SampleSnapshot, Snapshots
-from .buckets import DEFAULT_DELTA, Buckets, bucket_samples
-from .pairing import Pairing, pair_samples
-from .outcomes import HELD, MISSED, UNMEASURED
 from ..analysis import catalog
 from ..analysis.resampled import MetricDelta, measured, paired_deltas, resolve_metric
-from ..scoring import StatsOptions, prf
 from ..analysis.stats import Interval, format_p
-from ..scoring.result import EXACT, MISSED, PARTIAL, SPURIOUS
+from ..scoring import StatsOptions, prf
+from ..scoring.result import EXACT, PARTIAL, SPURIOUS
+from ..scoring.result import MISSED as MISSED_FIELD
+from .baseline import Baseline, SampleSnapshot, Snapshots
+from .buckets import DEFAULT_DELTA, Buckets, bucket_samples
+from .outcomes import HELD, MISSED, UNMEASURED
+from .pairing import Pairing, pair_samples
 
 IMPROVED, NEUTRAL, REGRESSED = "improved", "neutral", "regressed"
 NOT_COMPARABLE = "not comparable"
@@ -224,7 +226,7 @@ def field_scores(samples: Iterable[SampleSnapshot]) -> dict[str, dict[str, float
         valid = sample.row["schema_valid"] > 0
         for path, category, _score in sample.fields:
             slot = counts.setdefault(_INDEX.sub("[]", path), [0.0, 0.0, 0.0])
-            if category != MISSED:
+            if category != MISSED_FIELD:
                 slot[1] += 1
             if category != SPURIOUS:
                 slot[2] += 1

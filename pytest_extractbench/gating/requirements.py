@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..analysis import catalog
 from .outcomes import Measuring, absence, decide

@@ -5,11 +5,11 @@ Pure functions over a model's metrics dict (the ``models.<name>`` object of metr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..analysis import catalog
-from ..analysis.bands import eqs_band, recommendation
 from .outcomes import HELD, MISSED, UNMEASURED, Measuring, absence, decide, outcome_of
 
 TIER_NAMES = ("minimum", "target", "excellence")

@@ -28,21 +28,22 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from ..analysis import catalog
+from ..analysis.resampled import confidence_intervals, metric_values, sample_row
 from ..core import jsonio, userfiles
 from ..core.errors import ExtractbenchError
 from ..dataset.records import SampleRecord
-from .regression import CompareFailCheck, Scope, parse_compare_fail
-from ..analysis import catalog
-from ..analysis.resampled import confidence_intervals, metric_values, sample_row
 from ..scoring import StatsOptions
 from ..scoring.result import SPURIOUS
 from ..scoring.schema import PatternError, check_pattern, regex_search
+from .regression import CompareFailCheck, Scope, parse_compare_fail
 
 OPERATORS = ("eq", "neq", "gt", "gte", "lt", "lte", "contains", "not_contains", "regex")
 AGGREGATIONS: dict[str, Callable[[Sequence[float]], Any]] = {"mean": np.mean, "median": np.median}
@@ -73,7 +74,7 @@ def _ordered(actual: Any, expected: Any, compare: Callable[[Any, Any], bool]) ->
 def _equal(actual: Any, expected: Any) -> bool:
     if _number(actual) and _number(expected):
         return math.isclose(actual, expected, rel_tol=0, abs_tol=1e-12)
-    return actual == expected
+    return bool(actual == expected)
 
 
 def _contains(actual: Any, expected: Any) -> bool:

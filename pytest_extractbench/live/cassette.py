@@ -67,8 +67,9 @@ class CassetteSource:
         found = self.entries.get(answer_key(model, sample, self.templates, self.params))
         if found is None or found["model"] != model:
             return ModelResponse(error_class=MISS, error=(
-                f"no answer in {self.path} for sample {sample.id!r} (model {model!r}): the sample's text or schema, "
-                "the prompt or the decoding parameters changed since it was recorded, or it was never recorded"))
+                f"no answer in {self.path} for sample {sample.id!r} (model {model!r}): the sample's text or "
+                "schema, the prompt or the decoding parameters changed since it was recorded, or it was never "
+                "recorded"))
         return reused(response_from_dict(found["response"]), "replay")
 
     def close(self) -> None:

@@ -22,8 +22,9 @@ import json
 import random
 import sys
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core import textsafe
 from ..core.errors import ExtractbenchError
@@ -32,13 +33,27 @@ from ..dataset.responses import ModelResponse
 from .completions import clear, fill_completion
 from .connection import ConnectionCheckError, check_models, run_check
 from .dialects import cache_key, model_schema, structured_output_fields
-from .errors import Transient, bad_body, classify, one_line
+from .errors import Failure, Transient, bad_body, classify, one_line
 from .max_tokens import MAX_BUDGET, max_tokens_for_schema
 from .options import STRUCTURED_OUTPUT_MODES
-from .prompts import DEFAULT_SYSTEM_PROMPT, DEFAULT_TEMPLATES, DEFAULT_USER_PROMPT, PromptTemplateError, PromptTemplates, build_messages
+from .prompts import (
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_TEMPLATES,
+    DEFAULT_USER_PROMPT,
+    PromptTemplateError,
+    PromptTemplates,
+    build_messages,
+)
 from .slots import SlotWatch, http_probe, slots_url
-from .transport import API_KEY_ENV_VARS, ClientConfig, HttpClientFactory, api_key_from_env, check_api_key, client_config, open_openai
-
+from .transport import (
+    API_KEY_ENV_VARS,
+    ClientConfig,
+    HttpClientFactory,
+    api_key_from_env,
+    check_api_key,
+    client_config,
+    open_openai,
+)
 
 __all__ = [
     "API_KEY_ENV_VARS",
@@ -61,7 +76,11 @@ __all__ = [
     "structured_output_fields",
 ]
 
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
 log = textsafe.get_logger(__name__)
+_Outcome = TypeVar("_Outcome", bound="Transient | Failure")
 
 
 class _BadStream(ExtractbenchError):
@@ -73,7 +92,7 @@ def _transport_error() -> type[BaseException]:
     import openai
 
     base = openai.DefaultAsyncHttpxClient.__mro__[1]
-    return sys.modules[base.__module__.split(".")[0]].TransportError  # type: ignore[no-any-return]
+    return sys.modules[base.__module__.split(".")[0]].TransportError  # type: ignore[no-any-return]  # a module's attribute
 
 
 class ExtractionClient:
@@ -188,9 +207,10 @@ class ExtractionClient:
             if self.config.stream and (fields.get("n") or 1) == 1:
                 return await self._streamed(model, messages, fields, t0, response)
             raw = await self._client.chat.completions.with_raw_response.create(
-                model=model, messages=list(messages), **fields
+                model=model, messages=_sdk_messages(messages), **fields
             )
-            return raw.content
+            body: bytes = raw.content  # Any to mypy: **fields (stream among them) matches several overloads
+            return body
 
         attempts = response.attempt_log if response.attempt_log is not None else []
         try:
@@ -231,12 +251,13 @@ class ExtractionClient:
         import openai
 
         stream = await self._client.chat.completions.create(
-            model=model, messages=list(messages), stream=True, stream_options={"include_usage": True}, **fields
+            model=model, messages=_sdk_messages(messages), stream=True, stream_options={"include_usage": True}, **fields
         )
         if "text/event-stream" not in stream.response.headers.get("content-type", ""):
             # a server or proxy that ignores "stream" answers whole: read it as such (as events it would read as
             # no event at all, and the answer would be lost as an empty output)
-            return await stream.response.aread()
+            whole: bytes = await stream.response.aread()
+            return whole
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         logprobs: list[Any] = []
@@ -287,7 +308,7 @@ class ExtractionClient:
         if retry_after is not None:
             # the server said when; a little extra jitter keeps many clients from returning in lockstep
             return min(retry_after, cfg.retry_after_max_s) + self._rng.uniform(0, cfg.jitter * cfg.backoff_base_s)
-        base = min(cfg.backoff_max_s, cfg.backoff_base_s * 2 ** (retry - 1))
+        base = min(cfg.backoff_max_s, cfg.backoff_base_s * 2.0 ** (retry - 1))
         return max(0.0, base * self._rng.uniform(1 - cfg.jitter, 1 + cfg.jitter))
 
     def _redact(self, text: str) -> str:
@@ -318,7 +339,12 @@ class ExtractionClient:
         return await check_models(self._client, self.config, model)
 
 
-def _logged(attempts: list[dict[str, Any]], t0: float, outcome: Any, latency: float | None = None) -> Any:
+def _sdk_messages(messages: Sequence[Mapping[str, Any]]) -> list[ChatCompletionMessageParam]:
+    """The messages as the SDK types them: built by prompts.py (or given by a user) in the chat format it checks."""
+    return cast("list[ChatCompletionMessageParam]", list(messages))
+
+
+def _logged(attempts: list[dict[str, Any]], t0: float, outcome: _Outcome, latency: float | None = None) -> _Outcome:
     """Note a failed attempt (its class, latency and words) and hand its outcome on."""
     took = time.perf_counter() - t0 if latency is None else latency
     attempts.append({"outcome": outcome.error_class, "latency_s": took, "error": one_line(outcome.error, 200)})

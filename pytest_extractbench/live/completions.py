@@ -48,7 +48,8 @@ def fill_completion(response: ModelResponse, body: bytes, max_tokens: Any) -> st
 
 
 def read_choice(choice: dict[str, Any]) -> dict[str, Any]:
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    message = choice.get("message")
+    message = message if isinstance(message, dict) else {}
     content = message.get("content")
     out: dict[str, Any] = {
         "content": content if isinstance(content, str) else ("" if content is None else json.dumps(content)),
@@ -68,7 +69,8 @@ def read_choice(choice: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_tool_call(call: dict[str, Any]) -> dict[str, Any]:
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         try:

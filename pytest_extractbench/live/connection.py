@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ExtractbenchError
 from ..core.redact import redact_credentials, redact_url
+from ..core.urls import check_base_url
 from .errors import connection_reason, one_line, parse_body, server_message
-from .options import check_base_url
 from .transport import API_KEY_ENV_VARS, ClientConfig, HttpClientFactory, api_key_from_env, check_api_key, open_openai
 
 if TYPE_CHECKING:

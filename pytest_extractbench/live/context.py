@@ -278,11 +278,11 @@ def plan_context(
         kv = kv_bytes_per_token * ctx * slots
         if memory_bytes:
             budget = MEMORY_SHARE * memory_bytes
-            fitting = max(1, int(budget // (kv_bytes_per_token * ctx)))
-            if fitting < slots:
-                reason += (f"; slots lowered from {slots} to {fitting}: the KV cache of {slots} slots "
+            slots_that_fit = max(1, int(budget // (kv_bytes_per_token * ctx)))
+            if slots_that_fit < slots:
+                reason += (f"; slots lowered from {slots} to {slots_that_fit}: the KV cache of {slots} slots "
                            f"(up to {_size(kv)}) would not fit in half the free memory ({_size(memory_bytes)})")
-                slots = fitting
+                slots = slots_that_fit
                 kv = kv_bytes_per_token * ctx * slots
     return ContextPlan(
         ctx_per_slot=ctx,

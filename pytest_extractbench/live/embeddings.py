@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..core import jsonio
-from . import verdict_cache
 from ..core.errors import ExtractbenchError
+from . import verdict_cache
 from .scorer_servers import masked, open_client, read_answer
 
 

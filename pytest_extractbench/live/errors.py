@@ -141,7 +141,7 @@ def server_message(exc: openai.APIStatusError) -> str:
         return one_line(body)
     try:
         text = exc.response.text
-    except Exception:  # the body may be unreadable
+    except Exception:  # noqa: BLE001 - the body may be unreadable
         text = ""
     return one_line(text) or exc.response.reason_phrase or "no message"
 

@@ -27,11 +27,12 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from ..core import jsonio
 from ..core.errors import UsageProblem
@@ -75,7 +76,7 @@ def load_extractor(spec: str, base_dir: Path) -> Callable[..., Any]:
     except Exception as exc:  # noqa: BLE001 - any import failure is reported against the extractor's name
         raise UsageProblem(f"extractbench: --extractbench-extractor {spec!r}: cannot import {where!r}: "
                            f"{type(exc).__name__}: {exc}") from None
-    fn = getattr(module, name, None)
+    fn: object = getattr(module, name, None)
     if fn is None:
         raise UsageProblem(f"extractbench: --extractbench-extractor {spec!r}: {where!r} has no attribute {name!r}")
     if not callable(fn):
@@ -122,7 +123,8 @@ def _content_problem(content: Any) -> str | None:
     except (TypeError, ValueError, RecursionError) as exc:
         return f"the extractor returned a dict that is not JSON: {type(exc).__name__}: {clip(str(exc), 200)}"
     if len(text) > MAX_ANSWER_CHARS:
-        return f"the extractor returned a dict of {len(text):,} characters as JSON; at most {MAX_ANSWER_CHARS:,} are recorded"
+        return (f"the extractor returned a dict of {len(text):,} characters as JSON; "
+                f"at most {MAX_ANSWER_CHARS:,} are recorded")
     return None
 
 
@@ -162,7 +164,7 @@ class ExtractorSource(AheadSource):
         self.code = code_hash(fn)
         self.concurrency = max(1, concurrency)
         self.timeout_s = timeout_s
-        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - an instance's __call__ method
         self._limit: asyncio.Semaphore | None = None
         self._beat = time.monotonic()  # the loop's last sign of life (async callables: the watchdog)
         self._stuck = False  # an async callable blocked the loop: nothing more can run on it
@@ -275,7 +277,7 @@ async def _within(work: asyncio.Future[tuple[str, Any]], deadline: float) -> tup
         work.cancel()  # a coroutine gets CancelledError; a thread runs on, unheard
         if isinstance(work, asyncio.Task):
             # one that ignores its cancellation is left behind knowingly: no "destroyed but pending" noise at exit
-            work._log_destroy_pending = False  # type: ignore[attr-defined]
+            work._log_destroy_pending = False  # type: ignore[attr-defined]  # asyncio's own, undeclared
         return None
     return work.result()
 
@@ -292,8 +294,12 @@ async def _guarded(start: Callable[[], Awaitable[Any]]) -> tuple[str, Any]:
 
 
 def _cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+    """Whether this task itself is being cancelled, not merely seeing a CancelledError its callable raised.
+
+    Python 3.10's tasks cannot tell (``Task.cancelling`` is 3.11's): there the error is the call's outcome, which is
+    safe because :func:`_within` never awaits a call it has cancelled."""
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is not None and bool(cancelling() > 0)
 
 
 def _in_daemon_thread(fn: Callable[..., Any], view: SampleView) -> asyncio.Future[tuple[str, Any]]:

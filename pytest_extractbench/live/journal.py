@@ -85,17 +85,24 @@ def clean_attempt_log(log: list[Any]) -> list[dict[str, Any]] | None:
     for entry in log:
         if not isinstance(entry, dict) or not isinstance(entry.get("outcome"), str):
             continue
-        times = [entry.get(k) for k in ("start_s", "latency_s")]
-        if not all(type(t) in (int, float) and math.isfinite(t) and t >= 0 for t in times):
+        start, latency = _duration(entry.get("start_s")), _duration(entry.get("latency_s"))
+        if start is None or latency is None:
             continue
-        kept = {"outcome": entry["outcome"], "start_s": float(times[0]), "latency_s": float(times[1])}
-        wait = entry.get("slot_wait_s")
-        if type(wait) in (int, float) and math.isfinite(wait) and wait >= 0:
-            kept["slot_wait_s"] = float(wait)
+        kept = {"outcome": entry["outcome"], "start_s": start, "latency_s": latency}
+        wait = _duration(entry.get("slot_wait_s"))
+        if wait is not None:
+            kept["slot_wait_s"] = wait
         if isinstance(entry.get("error"), str):
             kept["error"] = clip(entry["error"], ORIGIN_LIMIT)
         out.append(kept)
     return out or None
+
+
+def _duration(value: Any) -> float | None:
+    """A finite, non-negative number of seconds as a float, or None for anything else (a bool too)."""
+    if type(value) in (int, float) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
 
 
 ORIGIN_FIELDS = ("source", "by", "where", "at")
@@ -139,23 +146,24 @@ class Journal:
         self.path = run_dir / JOURNAL_FILE
         self.error: str | None = None  # why the journal stopped (a full disk), once it has
         run_dir.mkdir(parents=True, exist_ok=True)
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._end_torn_line()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd: int | None = fd
+        self._end_torn_line(fd)
 
-    def _end_torn_line(self) -> None:
+    def _end_torn_line(self, fd: int) -> None:
         """A journal cut mid-line (a full disk, a kill) gets its line ended, so the next answer is not glued to it.
 
         Under the journal's lock, as every append is: another process's line being written at this moment
         would otherwise look torn, and a newline put into it would tear it for real."""
         try:
-            with _locked(self._fd):  # type: ignore[arg-type]
-                size = os.fstat(self._fd).st_size  # type: ignore[arg-type]
+            with _locked(fd):
+                size = os.fstat(fd).st_size
                 if size:
                     with open(self.path, "rb") as handle:
                         handle.seek(size - 1)
                         torn = handle.read(1) != b"\n"
                     if torn:
-                        os.write(self._fd, b"\n")  # type: ignore[arg-type]
+                        os.write(fd, b"\n")
         except OSError:
             pass  # the first append says what is wrong
 

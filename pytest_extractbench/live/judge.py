@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..core import jsonio
-from . import verdict_cache
 from ..core.errors import ExtractbenchError
+from . import verdict_cache
 from .scorer_servers import api_key, masked, open_client, read_answer
 
 PROMPT_VERSION = 1
@@ -131,8 +132,10 @@ class Judge:
     def _content(self, data: Any) -> str:
         choices = data.get("choices") if isinstance(data, dict) else None
         first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-        message = first.get("message") if isinstance(first.get("message"), dict) else {}
-        usage = data.get("usage") if isinstance(data, dict) and isinstance(data.get("usage"), dict) else {}
+        message = first.get("message")
+        message = message if isinstance(message, dict) else {}
+        usage = data.get("usage") if isinstance(data, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
         self.prompt_tokens += _count(usage.get("prompt_tokens"))
         self.completion_tokens += _count(usage.get("completion_tokens"))
         content = message.get("content")
@@ -152,7 +155,7 @@ class Judge:
             except JudgeError as exc:
                 answer = [exc] * len(todo)
             _remember(keys, todo, answer, grades)
-        return grades  # type: ignore[return-value]
+        return grades  # type: ignore[return-value]  # _remember filled every None
 
     def grade_outputs(self, items: Sequence[tuple[str, str]], *, batch: int = 4) -> list[tuple[int, str] | JudgeError]:
         """A 1-7 grade and its one-sentence reasoning (or the reason there is none) for each
@@ -173,7 +176,7 @@ class Judge:
             except JudgeError as exc:
                 answer = [exc] * len(chunk)
             _remember(keys, chunk, answer, out)
-        return out  # type: ignore[return-value]
+        return out  # type: ignore[return-value]  # _remember filled every None
 
     @staticmethod
     def _parse(content: str, expected: int, key: str = "scores") -> list[tuple[int, str] | JudgeError]:

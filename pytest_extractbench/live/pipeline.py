@@ -19,17 +19,20 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
-from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
 from .errors import RETRIED, client_error
+from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
 from .options import LiveOptions
 from .schedule import PromptBudget, prompt_chars
-from ..dataset.responses import ModelResponse
 
 if TYPE_CHECKING:
+    from .client import ExtractionClient
     from .endpoints import Route
+
+_R = TypeVar("_R")
 
 CACHE_SUBDIR = ("cache", "responses")
 SUBMIT_BATCH = 64
@@ -173,7 +176,9 @@ class AheadSource:
 
     # -- admission (main thread) -------------------------------------------------------------
 
-    def _admit_pair(self, pair: tuple[str, str], key: str, make_request: Callable[[Future[ModelResponse]], Any]) -> Any:
+    def _admit_pair(
+        self, pair: tuple[str, str], key: str, make_request: Callable[[Future[ModelResponse]], _R]
+    ) -> _R | None:
         """Create the pair's future; resolve it at once from the resumed journal or the cache."""
         future: Future[ModelResponse] = Future()
         self._futures[pair] = future
@@ -320,7 +325,7 @@ class LiveSource(AheadSource):
         return {model: self._limits[route.urls].describe() for model, route in self.routes.items()
                 if route.urls in self._limits}
 
-    def _client(self, url: str) -> Any:
+    def _client(self, url: str) -> ExtractionClient:
         client = self._clients.get(url)
         if client is None:
             from .client import ExtractionClient, client_config
@@ -349,7 +354,7 @@ class LiveSource(AheadSource):
         return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
                                               (urls.index(u) - turn) % len(urls)))
 
-    async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
+    async def _send(self, client: ExtractionClient, served_model: str, request: _Request) -> ModelResponse:
         """One request to one replica (the tracks send other request fields: tracks/live.py)."""
         return await client.extract(served_model, request.messages, request.schema)
 
@@ -413,7 +418,7 @@ def _every_attempt(answers: Sequence[ModelResponse]) -> ModelResponse:
         log += [{**entry, "start_s": entry["start_s"] + offset} for entry in answer.attempt_log]
     last.attempt_log = log
     if last.end_to_end_s is not None:
-        last.end_to_end_s += offset  # type: ignore[operator]
+        last.end_to_end_s += offset  # type: ignore[operator]  # the loop returned on a None offset
     last.started_at = first
     return last
 

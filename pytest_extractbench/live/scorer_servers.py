@@ -17,7 +17,7 @@ from typing import Any
 from ..core import jsonio
 from ..core.errors import ExtractbenchError
 from ..core.redact import redact_credentials
-from .options import check_base_url
+from ..core.urls import check_base_url
 from .transport import API_KEY_ENV_VARS, open_sync_openai
 
 __all__ = ["KEY_VARIABLES", "MAX_ANSWER_BYTES", "RemoteAnswerError", "api_key", "check_url", "masked", "open_client", "read_answer"]

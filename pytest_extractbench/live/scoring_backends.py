@@ -7,7 +7,8 @@ Nothing is imported or connected until a score needs it.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..scoring.backends import Judge, SemanticBackends, install_default
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .options import STRUCTURED_OUTPUT_MODES, LiveOptions, check_base_url
+from ..core.urls import check_base_url
+from .options import STRUCTURED_OUTPUT_MODES, LiveOptions
 
 if TYPE_CHECKING:
     import openai

@@ -7,20 +7,22 @@ in pytest_configure when --extractbench is given.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generator
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import pytest
 
+from ..core import textsafe
 from . import hookspecs
 from . import pytest_html as pytest_html_glue
-from ..core import textsafe
-from .usage import safe_usage_errors
 from .options import add_options, settings_from_config
 from .stash import BENCH_KEY, TERMINATE_KEY
+from .usage import safe_usage_errors
 
 if TYPE_CHECKING:
     from ..run.context import RunContext
+    from .items import SampleItem
     from .session import BenchSession
 
 # -------------------------------------------------------------------- configuration
@@ -94,7 +96,8 @@ class _ReportListener:
         if data is not None:
             # pytest keeps every report until the session ends: past this point the record lives in the
             # session, so the report keeps only who it was (100,000 full copies would take gigabytes)
-            report.extractbench = {key: data.get(key) for key in ("model", "sample_id", "passed")}
+            # a report keeps a plugin's attributes in its __dict__, which xdist serializes; pytest declares none
+            report.extractbench = {key: data.get(key) for key in ("model", "sample_id", "passed")}  # type: ignore[attr-defined]
 
 
 class _BucketProperties:
@@ -279,7 +282,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     return gate_status(report)
 
 
-def _is_sample(item: pytest.Item) -> bool:
+def _is_sample(item: pytest.Item) -> TypeGuard[SampleItem]:
     from .items import SampleItem  # loaded already: a benchmark run is configured
 
     return isinstance(item, SampleItem)

@@ -5,7 +5,8 @@ pytest-html lists it. Gates have their own outcome categories, so they never cha
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 

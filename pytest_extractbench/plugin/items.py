@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,14 +19,14 @@ from ..dataset.samples import Sample
 from .stash import BENCH_KEY
 
 if TYPE_CHECKING:
-    from ..dataset.records import SampleRecord
+    from ..dataset.records import SampleRecord, TrackRecord
 
 
 
 class SampleFailure(ExtractbenchError):
     """A sample item failed: its output is unusable or below the per-sample quality bar."""
 
-    def __init__(self, record: SampleRecord) -> None:
+    def __init__(self, record: SampleRecord | TrackRecord) -> None:
         super().__init__(record.failure)
         self.record = record
 
@@ -131,14 +131,14 @@ class SampleItem(pytest.Item):
         super().__init__(**kwargs)
         self.model = model
         self.sample = sample
-        self.record: SampleRecord | None = None
+        self.record: SampleRecord | TrackRecord | None = None
         # -k selects on sample id, topic and model as well as on the item name.
         self.extra_keyword_matches.update(k for k in (sample.id, sample.topic, model) if k)
 
     def runtest(self) -> None:
-        self.record = self.config.stash[BENCH_KEY].run_item(self)
-        if not self.record.passed:
-            raise SampleFailure(self.record)
+        record = self.record = self.config.stash[BENCH_KEY].run_item(self)
+        if not record.passed:
+            raise SampleFailure(record)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SampleFailure):

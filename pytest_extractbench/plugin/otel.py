@@ -21,8 +21,9 @@ is also the worked example for writing another exporter. Needs the ``otel`` extr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pytest

@@ -58,7 +58,10 @@ def attach_extra(report: pytest.TestReport, record: Mapping[str, Any]) -> None:
     from ..report.html import render_fragment, sample_view
 
     view = sample_view(record)
-    report.extras = [*getattr(report, "extras", []), extras.html(render_fragment("item_extra.html.j2", sample=view))]
+    # pytest-html reads the extras from this attribute of the report, which pytest does not declare
+    report.extras = [  # type: ignore[attr-defined]
+        *getattr(report, "extras", []), extras.html(render_fragment("item_extra.html.j2", sample=view))
+    ]
 
 
 class PytestHtmlHooks:

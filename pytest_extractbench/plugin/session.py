@@ -16,11 +16,11 @@ import pytest
 from ..core import textsafe
 from ..core.errors import ExtractbenchWarning, UsageProblem
 from ..dataset.records import SampleRecord, TrackRecord
+from ..gating.gates import gate_verdicts
 from ..report import terminal
 from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
 from ..run.heap import HeapFreeze
-from ..gating.gates import gate_verdicts
 from ..run.items import run_item
 from ..run.summary import exit_lines, failure_class, summary_lines
 from .gates import report_gates
@@ -176,7 +176,8 @@ class BenchSession:
             text = textsafe.terminal(problem, terminal.PROBLEM_WIDTH)
             warnings.warn_explicit(ExtractbenchWarning(text), ExtractbenchWarning, textsafe.terminal(problem.source), 0)
         if len(problems) > MAX_LISTED:
-            warnings.warn(ExtractbenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
+            warnings.warn(  # noqa: B028 - no caller's line to point at, as above
+                ExtractbenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
@@ -194,7 +195,8 @@ class BenchSession:
     def run_item(self, item: SampleItem) -> SampleRecord | TrackRecord:
         """Get the item's output, score it, and decide pass/fail."""
         with safe_usage_errors():
-            return run_item(self.context, item.model, item.sample)
+            record: SampleRecord | TrackRecord = run_item(self.context, item.model, item.sample)
+            return record
 
     def explain_failure(self, record: SampleRecord | TrackRecord) -> str:
         """The failure text pytest keeps for a failed item until the session ends. The first N failed samples of
@@ -273,7 +275,9 @@ class BenchSession:
         from ..report.exports import SUMMARY_FILE
         from ..report.step_summary import append_step_summary, step_summary_path
 
-        written = [p for p in self.result.report_files if p.name == SUMMARY_FILE] if self.result else []
+        if self.result is None:
+            return
+        written = [p for p in self.result.report_files if p.name == SUMMARY_FILE]
         if not written or step_summary_path() is None:
             return
         try:

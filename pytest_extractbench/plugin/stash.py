@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .session import BenchSession
-    from .signals import TerminateAsInterrupt
+    from .session import BenchSession  # noqa: F401 - named in the StashKey below
+    from .signals import TerminateAsInterrupt  # noqa: F401 - named in the StashKey below
 
 BENCH_KEY = pytest.StashKey["BenchSession"]()
 TERMINATE_KEY = pytest.StashKey["TerminateAsInterrupt"]()  # the SIGTERM handler, restored at unconfigure

@@ -18,8 +18,10 @@ from .session import STATIC_KEY, own_indices
 __all__ = ["STATIC_KEY", "StaticScheduling"]
 
 
-class StaticScheduling(LoadScheduling):
+class StaticScheduling(LoadScheduling):  # type: ignore[misc]  # xdist ships no type information
     """Round-robin by index over the workers, all at once; otherwise xdist's load scheduling."""
+
+    collection: list[str] | None  # the node ids every worker collected (set by LoadScheduling, None until then)
 
     def schedule(self) -> None:
         assert self.collection_is_completed

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from . import semantic as _semantic  # noqa: F401 - registers the "semantic" comparator
 from .align import AlignContext, align_hungarian, align_key_field, align_ordered, get_aligner, register_aligner
-from .compare import Comparison, compare_scalars, jaccard, normalize_text, number_similarity, string_similarity
 from .comparators import ComparatorError, register_comparator
+from .compare import Comparison, compare_scalars, jaccard, normalize_text, number_similarity, string_similarity
+from .emit import ABSENT
 from .eval_schema import GoldProblem, annotate_defaults, infer_schema, resolve_schema, validate_gold
-from .fields import ABSENT, FieldWalker
+from .fields import FieldWalker
 from .options import DEFAULT_OPTIONS, EqsWeights, ScoringOptions, StatsOptions
 from .parse import MISSING, ParsedOutput, parse_output, strip_fence
 from .postprocess import register_post_processor

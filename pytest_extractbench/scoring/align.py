@@ -21,7 +21,8 @@ strategies can be added without touching the walker:
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -30,7 +31,7 @@ from .options import ScoringOptions
 from .registry import Registry, param_problems, unknown_params
 from .schema import SchemaNode, json_type
 
-Pair = tuple[Optional[int], Optional[int]]
+Pair = tuple[int | None, int | None]
 
 
 class AlignContext(NamedTuple):

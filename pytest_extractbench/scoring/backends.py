@@ -14,7 +14,8 @@ else changes.
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from ..core.errors import ExtractbenchError
 

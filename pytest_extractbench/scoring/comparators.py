@@ -14,7 +14,8 @@ Identical values never reach a comparator: they match whatever it would say.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from ..core.errors import ExtractbenchError
 from .compare import Comparison, _as_number, compare_scalars, jaccard, scalar_key

@@ -54,7 +54,7 @@ def _element(path: str, index: int) -> str:
 
 
 def _scalars_only(values: list[Any]) -> bool:
-    for value in values:
+    for value in values:  # noqa: SIM110 - a plain loop: all() over a generator costs more on every array
         if type(value) in _CONTAINERS:
             return False
     return True
@@ -112,7 +112,7 @@ class FieldEmitter:
         return string_similarity(pred_norm, exp_norm, self.options)[1:]
 
     def _error(self, path: str, expected: Any, predicted: Any, depth: int, required: bool, comparator: str | None,
-               message: str, out: list) -> None:
+               message: str, out: list[FieldResult]) -> None:
         out.append(FieldResult(path or "$", ERROR, 0.0, expected, predicted, json_type(expected), json_type(predicted),
                                None, False, depth, required, ORIGIN_KEY, None, comparator, message))
 
@@ -172,7 +172,7 @@ class FieldEmitter:
         type_ok: bool,
         depth: int,
         required: bool,
-        out: list,
+        out: list[FieldResult],
         comparator: str | None = None,
     ) -> None:
         category = self._category(score, equal, expected, type_ok)
@@ -180,7 +180,7 @@ class FieldEmitter:
                                type_ok, equal, depth, required, ORIGIN_KEY, similarity, comparator, None)))
 
     def _null_element(
-        self, expected: Any, predicted: Any, items: SchemaNode | None, path: str, depth: int, required: bool, out: list
+        self, expected: Any, predicted: Any, items: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
     ) -> None:
         """Two paired elements, at least one null, where a lone null counts as absent. A null element is still an
         element: null and null match; null against a scalar is a wrong value (score 0); against an absent value
@@ -198,7 +198,7 @@ class FieldEmitter:
         self._emit_compared(path, 0.0, False, None, expected, predicted, json_type(expected), False, depth, required, out)
 
     def _side_element(
-        self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list
+        self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list[FieldResult]
     ) -> None:
         """One array element on one side only. A null element is an element (``[null]`` is a present array, as
         in the Jaccard of a plain array), so it is missed or spurious even where a lone null is absent."""
@@ -209,7 +209,7 @@ class FieldEmitter:
         self._side(value, node, path, depth, required, category, origin, out)
 
     def _null_field(
-        self, category: str, expected: Any, predicted: Any, path: str, depth: int, required: bool, origin: str, out: list
+        self, category: str, expected: Any, predicted: Any, path: str, depth: int, required: bool, origin: str, out: list[FieldResult]
     ) -> None:
         """A field for a null array element: matched (both null), missed or spurious (the other side ``ABSENT``)."""
         shown_expected = None if expected is ABSENT else expected
@@ -220,7 +220,7 @@ class FieldEmitter:
                                True if category == EXACT else None, equal, depth, required, origin, None, None, None)))
 
     def _side(
-        self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list
+        self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list[FieldResult]
     ) -> None:
         """Emit every leaf of a subtree that exists on one side only."""
         if self.is_absent(value):

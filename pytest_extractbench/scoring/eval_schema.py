@@ -12,7 +12,8 @@ A *resolved* schema holds only ``type``, ``properties``, ``items`` and ``require
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from .rules import compile_rules
 from .schema import SchemaNode, compile_schema, json_type
@@ -145,7 +146,7 @@ def _annotate(schema: Any) -> None:
 class GoldProblem(NamedTuple):
     """Something about one gold instance that the eval schema cannot score as intended."""
 
-    index: int  # which gold instance
+    index: int  # type: ignore[assignment]  # which gold instance (the field shadows tuple.index, as named)
     path: str  # JSON path in the instance, e.g. "$.items[2].qty"
     kind: str  # "extra_field" | "type_error" | "missing_field" | "config_error"
     message: str

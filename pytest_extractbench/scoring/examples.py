@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from .compare import normalize_text
 from .options import ScoringOptions

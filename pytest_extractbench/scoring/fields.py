@@ -10,12 +10,13 @@ prediction, so recall denominators are comparable across models.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .align import AlignContext, _canonical, align_hungarian, align_key_field, align_ordered
 from .budget import check as budget_check
-from .compare import Comparison, compare_scalars, jaccard, types_agree
 from .comparators import ComparatorError, to_comparison
+from .compare import Comparison, compare_scalars, jaccard, types_agree
 from .emit import (
     _CONTAINERS,
     _IDENTICAL_TEXT,
@@ -46,7 +47,8 @@ from .schema import SchemaNode, json_type
 
 _SCALAR_NAMES = {str: "string", int: "number", float: "number", bool: "boolean"}
 _DIAGONAL_ON_IDENTICAL = frozenset({align_ordered, align_key_field, align_hungarian})
-_PENDING: Any = object()  # compare_leaf's answer for a batch comparator: judged after the walk
+# compare_leaf's answer for a batch comparator, judged after the walk: told apart by identity, never by value
+_PENDING = Comparison(math.nan, False, None)
 _NO_KEYS: frozenset[str] = frozenset()
 _NO_PROPERTIES: dict[str, SchemaNode] = {}
 
@@ -120,7 +122,7 @@ class FieldWalker(FieldEmitter):
     # -- the walk ------------------------------------------------------------------------
 
     def _pair(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
+        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
     ) -> None:
         budget_check()
         if self.fast_paths and type(expected) is type(predicted) and expected == predicted:
@@ -129,7 +131,7 @@ class FieldWalker(FieldEmitter):
         self._pair_general(expected, predicted, node, path, depth, required, out)
 
     def _pair_general(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
+        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
     ) -> None:
         rule = node.rule if node is not None else None
         if rule is not None:
@@ -154,7 +156,7 @@ class FieldWalker(FieldEmitter):
 
     def _one_sided(
         self, expected: Any, predicted: Any, shown_expected: Any, shown_predicted: Any, node: SchemaNode | None,
-        path: str, depth: int, required: bool, out: list,
+        path: str, depth: int, required: bool, out: list[FieldResult],
     ) -> bool:
         """Emit a value present on one side only (as shown); True when at least one side is absent."""
         if self.is_absent(expected):
@@ -170,7 +172,7 @@ class FieldWalker(FieldEmitter):
 
     def _pair_transformed(
         self, rule: Any, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int,
-        required: bool, out: list,
+        required: bool, out: list[FieldResult],
     ) -> None:
         """Compare after the x-eval-transform chain; fields keep the values as they were."""
         try:
@@ -199,7 +201,7 @@ class FieldWalker(FieldEmitter):
             self._leaf(t_exp, t_pred, node, path, depth, required, out, expected, predicted)
 
     def _identical(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
+        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
     ) -> None:
         """Emit the fields of two equal subtrees (most of any real run) without comparing them again.
 
@@ -244,7 +246,7 @@ class FieldWalker(FieldEmitter):
             self._pair_general(expected, predicted, node, path, depth, required, out)
 
     def _identical_elements(
-        self, expected: list, predicted: list, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
+        self, expected: list[Any], predicted: list[Any], node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
     ) -> None:
         rule = node.rule if node is not None else None
         # a null element is an element and matches, unless an array-level transform ran (see _pair_transformed)
@@ -257,7 +259,7 @@ class FieldWalker(FieldEmitter):
                 self._identical(exp_item, pred_item, items, _element(path, index), depth, required, out)
 
     def _objects(
-        self, expected: dict, predicted: dict, node: SchemaNode | None, path: str, depth: int, out: list,
+        self, expected: dict[str, Any], predicted: dict[str, Any], node: SchemaNode | None, path: str, depth: int, out: list[FieldResult],
         equal: bool = False,
     ) -> None:
         """Gold keys in gold order, then the keys only the prediction has (``equal``: the objects are known
@@ -305,7 +307,7 @@ class FieldWalker(FieldEmitter):
             self._side(value, child, _join(path, key), child_depth, key in required, SPURIOUS, origin, out)
 
     def _arrays(
-        self, expected: list, predicted: list, node: SchemaNode | None, path: str, depth: int, required: bool, out: list,
+        self, expected: list[Any], predicted: list[Any], node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult],
         null_elements: bool = True,
     ) -> None:
         # two empty arrays (where empty is a value) have no elements to be fields: one field, as plain arrays are
@@ -333,7 +335,7 @@ class FieldWalker(FieldEmitter):
                 side(predicted[pred_index], items, _element(path, index), depth, required, SPURIOUS, ORIGIN_EXTRA_ELEMENT, out)
 
     def _structure_mismatch(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list
+        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
     ) -> None:
         # Gold leaves stay expected (missed) so recall denominators do not depend on the
         # prediction's shape; predicted leaves are spurious and carry the type error.
@@ -345,7 +347,7 @@ class FieldWalker(FieldEmitter):
             out[i] = out[i]._replace(expected_type=expected_type, type_ok=False)
 
     def _leaf(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list,
+        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult],
         shown_expected: Any = ABSENT, shown_predicted: Any = ABSENT,
     ) -> None:
         """Compare two present values; ``shown_*`` are the values before transforms, kept in the result."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any, NamedTuple
 
 import orjson
-from typing import Any, NamedTuple
 
 from ..core.jsonio import MAX_DEPTH, too_deep
 

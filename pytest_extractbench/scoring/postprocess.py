@@ -18,7 +18,8 @@ A post-processor is ``fn(fields, options) -> fields`` over one sample's
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from .options import ScoringOptions
 from .registry import Registry
@@ -54,9 +55,7 @@ def nulls_as_absent(fields: list[FieldResult], options: ScoringOptions) -> list[
             elif f.predicted is None:
                 f = f._replace(category=MISSED, score=0.0, predicted_type=None, type_ok=None, equal=False,
                                similarity=None, origin=ORIGIN_NULL)
-        elif f.category == MISSED and f.expected is None:
-            continue
-        elif f.category == SPURIOUS and f.predicted is None:
+        elif f.category == MISSED and f.expected is None or f.category == SPURIOUS and f.predicted is None:
             continue
         out.append(f)
     return out

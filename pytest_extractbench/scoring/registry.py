@@ -7,7 +7,8 @@ comparator after it first scored with a schema that names it).
 
 from __future__ import annotations
 
-from typing import Any, Generic, Iterator, Mapping, TypeVar
+from collections.abc import Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 

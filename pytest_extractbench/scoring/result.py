@@ -7,9 +7,10 @@ comparison found, ``counts`` what the sample is credited with.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from operator import itemgetter
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from .options import ScoringOptions
 
@@ -119,7 +120,7 @@ class FieldCounts(NamedTuple):
         """P, R and F1 under ``mode``; nothing expected and nothing predicted is a perfect 1.0."""
         return prf(self.true_positives(mode), self.predicted, self.expected)
 
-    def __add__(self, other: object) -> FieldCounts:  # type: ignore[override]
+    def __add__(self, other: object) -> FieldCounts:
         if not isinstance(other, FieldCounts):
             return NotImplemented
         return FieldCounts(*(a + b for a, b in zip(self, other)))
@@ -250,7 +251,7 @@ class SampleScore:
 
     def _eqs(self, options: ScoringOptions) -> float:
         weights = options.eqs_weights
-        return sum(getattr(weights, name) * value for name, value in self.eqs_components().items())
+        return sum(float(getattr(weights, name)) * value for name, value in self.eqs_components().items())
 
     @property
     def valid(self) -> bool:

@@ -19,11 +19,12 @@ the rest of the rule still applies.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
-from . import registry
 from ..core.errors import ExtractbenchError
-from .align import ALIGNERS, AlignerSpec
+from . import registry
+from .align import ALIGNERS, Aligner, AlignerSpec
 from .comparators import COMPARATORS, ComparatorSpec
 from .schema import SchemaNode, compile_schema
 from .transforms import TRANSFORMS
@@ -49,7 +50,7 @@ class FieldRule:
         self.params: Mapping[str, Any] = {}
         self.transforms: tuple[tuple[Callable[[Any, Mapping[str, Any]], Any], Mapping[str, Any]], ...] = ()
         self.align: str | None = None
-        self.aligner: Callable[..., Any] | None = None
+        self.aligner: Aligner | None = None
         self.align_params: Mapping[str, Any] = {}
 
     def transform(self, value: Any) -> Any:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .fields import ABSENT, FieldWalker
+from .emit import ABSENT
+from .fields import FieldWalker
 from .options import DEFAULT_OPTIONS, ScoringOptions
 from .parse import parse_output
 from .postprocess import apply_post_processors

@@ -9,7 +9,7 @@ node per location, once per schema object.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import jsonschema_rs
@@ -18,6 +18,9 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 from ..core.errors import ExtractbenchError
+
+if TYPE_CHECKING:
+    from .rules import FieldRule
 
 # JSON Schema type names folded the way scoring compares values:
 # "integer" is a number: 3 and 3.0 are the same value to whoever reads the JSON.
@@ -43,7 +46,7 @@ class SchemaNode:
         self.annotations: dict[str, Any] = {}
         # The parsed x-eval-* rule of this location (rules.compile_rules sets it; None = defaults),
         # and the property names whose node carries one (the walker's fast path checks this set).
-        self.rule: Any = None
+        self.rule: FieldRule | None = None
         self.ruled_keys: frozenset[str] = frozenset()
 
     def child(self, key: str) -> SchemaNode | None:

@@ -17,11 +17,12 @@ the field's status ``error``: excluded from every metric and counted.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .backends import current_backends
-from .compare import Comparison, compare_scalars, normalize_text
 from .comparators import COMPARATORS, ComparatorSpec
+from .compare import Comparison, compare_scalars, normalize_text
 from .options import ScoringOptions
 from .registry import param_problems
 
@@ -63,7 +64,7 @@ def compare_semantic(items: Sequence[tuple[Any, Any, Mapping[str, Any], str]], o
         results[k] = compare_scalars(expected, predicted, options)
 
     def threshold(k: int) -> float:
-        return items[k][2].get("threshold", options.semantic_threshold)
+        return float(items[k][2].get("threshold", options.semantic_threshold))
 
     if "embedding" in groups:
         todo = groups["embedding"]

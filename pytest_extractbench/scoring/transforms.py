@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from .registry import Registry, unknown_params
 
@@ -80,7 +81,7 @@ def _to_int(value: Any) -> Any:
     return int(value)
 
 
-_CONVERT = {"float": float, "int": _to_int, "str": str, "bool": _to_bool}
+_CONVERT: dict[str, Callable[[Any], Any]] = {"float": float, "int": _to_int, "str": str, "bool": _to_bool}
 
 
 def type_convert(value: Any, params: Mapping[str, Any]) -> Any:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .base import EXTRACTION, TRACK_NAMES, Track, TrackSample, TrackSettings
-from .extraction import ExtractionTrack
 from .breakage import BREAKAGE_KINDS, BreakageError, applicable_kinds, break_json
+from .extraction import ExtractionTrack
 from .generate import GenerateTrack
 from .repair import RepairTrack
 from .toolcall import ToolCallTrack

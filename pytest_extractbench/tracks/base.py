@@ -11,10 +11,11 @@ extraction format, and it is the track the SLA tiers gate (:attr:`Track.gated`).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..analysis.consistency import aggregate_consistency, consistency
 from ..core.jsonio import JsonInputError
@@ -97,13 +98,14 @@ def parse_track_rows(name: str, label: str, rows: Iterable[tuple[str, Any]],
         if sample is None or any(p.severity == "error" for p in found):
             continue
         if sample.id in seen:
-            problems.append(DatasetProblem(label, location, f"duplicate id (first seen at {seen[sample.id]}); row skipped",
+            problems.append(DatasetProblem(label, location,
+                                           f"duplicate id (first seen at {seen[sample.id]}); row skipped",
                                            sample.id, "id"))  # fmt: skip
             continue
         seen[sample.id] = location
         meta = {"source": label, "location": location, **dict(sample.meta)}
         samples.append(TrackSample(sample.id, sample.data, sample.expected, meta))
-    return Dataset(name=name, source=label, samples=samples, problems=problems)  # type: ignore[arg-type]
+    return Dataset(name=name, source=label, samples=samples, problems=problems)  # type: ignore[arg-type]  # a track's Dataset holds TrackSamples
 
 
 def mean(values: Sequence[float]) -> float:

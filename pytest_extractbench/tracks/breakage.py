@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from ..core.errors import ExtractbenchError
 

@@ -7,8 +7,9 @@ which the SLA tiers, baselines and reports read.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..analysis import catalog
 from ..analysis.diagnostics import sample_diagnostics

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..core import jsonio
 from ..scoring import check_schema, parse_output
@@ -111,6 +112,7 @@ class GenerateTrack(Track):
     def score(self, sample: TrackSample, prediction: Any, options: Any = None) -> dict[str, Any]:
         features = list(sample.meta.get("features") or schema_features(sample.schema))
         parsed = parse_output(prediction)
+        errors: list[str]
         if not parsed.json_valid:
             violated, errors = list(features), []
         else:

@@ -11,12 +11,15 @@ session uses it only when one of those is asked for, so plain extraction runs ar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
 from ..live.pipeline import LiveSource, _Request
-from ..dataset.responses import ModelResponse
 from .base import Track
+
+if TYPE_CHECKING:
+    from ..live.client import ExtractionClient
 
 
 @dataclass
@@ -98,7 +101,7 @@ class TrackLiveSource(LiveSource):
             pair, key, lambda future: _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields=fields)
         )
 
-    async def _send(self, client: Any, served_model: str, request: _Request) -> ModelResponse:
+    async def _send(self, client: ExtractionClient, served_model: str, request: _Request) -> ModelResponse:
         """As :meth:`LiveSource._send`, with the track's request fields through ``ExtractionClient.complete``."""
         fields = request.fields if isinstance(request, _TrackRequest) else {}
         return await client.complete(served_model, request.messages, **fields)

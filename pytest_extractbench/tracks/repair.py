@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..scoring import FieldCounts, FieldResult, check_schema, score_sample, validation_errors
 from .base import Messages, Track, TrackSample, mean

@@ -26,13 +26,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..core import jsonio
-from ..dataset.responses import ModelResponse
 from ..core.textsafe import json_line
+from ..dataset.responses import ModelResponse
 from ..scoring import MISSING, prf, strip_fence, validation_errors
 from .base import Messages, Track, TrackSample, mean
 
@@ -439,7 +440,8 @@ class ToolCallTrack(Track):
             f"  accuracy            {pct(section['accuracy'])}   output valid {pct(section['output_valid_rate'])}",
             f"  valid call rate     {pct(section['valid_call_rate'])}   name match {pct(section['name_match_rate'])}",
             f"  arguments exact     {pct(section['arguments_exact_match_rate'])}   "
-            f"P/R/F1 {section['arguments_precision']:.3f}/{section['arguments_recall']:.3f}/{section['arguments_f1']:.3f}",
+            f"P/R/F1 {section['arguments_precision']:.3f}/{section['arguments_recall']:.3f}/"
+            f"{section['arguments_f1']:.3f}",
             f"  abstention          {abstention['samples']} samples, accuracy {pct(abstention['accuracy'])}; "
             f"false abstention {pct(abstention['false_abstention_rate'])}",
         ]

@@ -8,8 +8,8 @@ import json
 import re
 import zlib
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from pytest_extractbench.core.rundoc import iter_samples
 
@@ -29,7 +29,8 @@ def unpacked(page: str) -> list[str]:
 def assert_clean_terminal(text: str) -> None:
     """No byte that a terminal would act on: escape sequences, bells, backspaces, carriage returns."""
     found = _CONTROL.search(text)
-    assert found is None, f"control character {found.group()!r} reached the terminal near: {text[max(0, found.start() - 80):found.end() + 80]!r}"
+    assert found is None, (f"control character {found.group()!r} reached the terminal near: "
+                           f"{text[max(0, found.start() - 80):found.end() + 80]!r}")
 
 
 def assert_no_secret(secrets: Iterable[str], *roots: Path, texts: Iterable[str] = ()) -> None:

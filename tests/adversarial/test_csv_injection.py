@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import unicodedata
-from pathlib import Path
 
 import pytest
 from hypothesis import given

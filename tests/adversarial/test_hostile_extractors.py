@@ -15,8 +15,9 @@ import gc
 import json
 import pickle
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -26,6 +27,7 @@ from _checks import assert_accounted, assert_clean_terminal
 from _require import import_or_skip
 from pytest_extractbench import ModelResponse, SampleView, evaluate
 from pytest_extractbench.dataset.samples import Sample
+from pytest_extractbench.live import extractor as extractor_module
 from pytest_extractbench.live.extractor import MAX_ANSWER_CHARS, to_response
 from pytest_extractbench.core.rundoc import iter_samples
 
@@ -149,8 +151,8 @@ def test_a_slow_extractor_within_the_deadline_is_answered(tmp_path: Path) -> Non
 
 def test_an_extractor_gets_a_server_request_s_deadline_by_default(tmp_path: Path) -> None:
     # not the embedded CPU model's longer one: an extractor answers instead of a server
-    result, out = evaluate(str(write_dataset(tmp_path)), extractor=answer, output=tmp_path / "out", rootdir=tmp_path,
-                           sla="none", no_html_report=True), tmp_path / "out"
+    _, out = evaluate(str(write_dataset(tmp_path)), extractor=answer, output=tmp_path / "out", rootdir=tmp_path,
+                      sla="none", no_html_report=True), tmp_path / "out"
     live = json.loads((out / "metrics.json").read_text())["run"]["live"]
     assert live["timeout_s"] == 120 and live["concurrency"] == 8
     assert_accounted(out, len(IDS))
@@ -201,6 +203,21 @@ def test_whatever_the_extractor_raises_is_its_samples_extractor_error(tmp_path: 
     result, out = run(tmp_path, raising(exc, is_async=is_async))
     error = assert_only_hostile_failed(result, out, "extractor_error")
     assert error.startswith(f"the extractor raised {named}")
+
+
+def test_a_cancelled_error_the_extractor_raises_is_its_outcome_where_tasks_cannot_tell(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python 3.10's tasks have no ``cancelling()``: a CancelledError from the callable is still its outcome there
+    (asking such a task crashed the run with an AttributeError)."""
+    class Python310Task:
+        pass
+
+    async def cancelled() -> None:
+        raise asyncio.CancelledError("from the extractor itself")
+
+    monkeypatch.setattr(extractor_module.asyncio, "current_task", lambda loop=None: Python310Task())
+    status, exc = asyncio.run(extractor_module._guarded(cancelled))
+    assert (status, type(exc), str(exc)) == ("raised", asyncio.CancelledError, "from the extractor itself")
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])

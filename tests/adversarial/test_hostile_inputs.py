@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_extractbench.core import jsonio, yamlio
 from pytest_extractbench.analysis.diagnostics import TextIndex, occurs_in, sample_diagnostics
+from pytest_extractbench.core import jsonio, yamlio
 from pytest_extractbench.scoring import score_sample, validation_errors
 from pytest_extractbench.core.rundoc import iter_samples
 

@@ -23,10 +23,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from _checks import assert_accounted, assert_clean_terminal
-from pytest_extractbench.core import textsafe
 from pytest_extractbench.cli import COMMANDS
-from pytest_extractbench.core.rundir import LOCK_FILE, RunDirError, RunLock, claim_new, prepare
 from pytest_extractbench.config.settings import OPTIONS
+from pytest_extractbench.core import textsafe
+from pytest_extractbench.core.rundir import LOCK_FILE, RunDirError, RunLock, claim_new, prepare
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
           "required": ["name"]}  # fmt: skip

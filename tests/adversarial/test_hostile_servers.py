@@ -23,11 +23,11 @@ import pytest
 from faultserver import Fault, FaultServer
 
 from _checks import assert_accounted, assert_clean_terminal, assert_no_secret
+from pytest_extractbench.core.redact import redact_credentials
+from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 from pytest_extractbench.live.client import ClientConfig, ExtractionClient, build_messages, run_check
 from pytest_extractbench.live.connection import check_connection
 from pytest_extractbench.live.journal import response_from_dict
-from pytest_extractbench.core.redact import redact_credentials
-from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 from pytest_extractbench.scoring import MISSING
 from pytest_extractbench.core.rundoc import iter_samples
 

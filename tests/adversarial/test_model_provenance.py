@@ -23,7 +23,7 @@ def documented_sha256() -> str:
 
 
 def test_the_launcher_checks_the_hash_the_readme_documents() -> None:
-    assert llama_models._QWEN_CODER_SHA256 == documented_sha256()
+    assert documented_sha256() == llama_models._QWEN_CODER_SHA256
     repo, name, revision = llama_models.QWEN_CODER_UPSTREAM
     text = README.read_text(encoding="utf-8")
     assert repo in text and name in text and revision in text and f"{llama_models.QWEN_CODER_BYTES:,}" in text

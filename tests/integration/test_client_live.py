@@ -12,6 +12,9 @@ import json
 import jsonschema
 import pytest
 
+from pytest_extractbench.dataset import BUNDLED, Sample, load_dataset
+from pytest_extractbench.dataset.responses import ModelResponse
+from pytest_extractbench.live.backends.llama_process import EmbeddedServer
 from pytest_extractbench.live.client import (
     ClientConfig,
     ConnectionCheckError,
@@ -20,9 +23,6 @@ from pytest_extractbench.live.client import (
     model_schema,
     run_check,
 )
-from pytest_extractbench.dataset import BUNDLED, Sample, load_dataset
-from pytest_extractbench.dataset.responses import ModelResponse
-from pytest_extractbench.live.backends.llama_process import EmbeddedServer
 
 pytestmark = pytest.mark.llm
 

@@ -174,7 +174,7 @@ def test_two_concurrent_requests_both_succeed(server: EmbeddedServer) -> None:
     def run(name: str, sample: dict[str, Any]) -> None:
         try:
             results[name] = _extract(server, sample)
-        except BaseException as exc:  # reported below, in the test's thread
+        except BaseException as exc:  # noqa: BLE001 - reported below, in the test's thread
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(n, s)) for n, s in (("simple", SIMPLE), ("nested", NESTED))]

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from _require import require_or_skip
 
+from _require import require_or_skip
 from pytest_extractbench.dataset.complexity import complexity_features
 from pytest_extractbench.dataset.samples import sample_from_row
 

@@ -1,4 +1,5 @@
-"""`pytest --extractbench` end to end against the real embedded llama-server (the default model), with and without xdist.
+"""`pytest --extractbench` end to end against the real embedded llama-server (the default model), with and
+without xdist.
 
 Three short bundled samples (`-k`) keep it to a few minutes on two shared cores. Needs the `local`
 extra: skipped without it, except under CI (CI=true), where a missing extra is a failure.
@@ -9,8 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from _net import refused
 
+from _net import refused
 from pytest_extractbench.live.backends.llama_models import DEFAULT_EMBEDDED_MODEL
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from _require import import_or_skip
 
-from pytest_extractbench import ScoringOptions, SampleRecord, model_metrics, score_sample
-from pytest_extractbench.scoring import ERROR
-from pytest_extractbench.live.judge import Judge, get_judge
+from _require import import_or_skip
+from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
 from pytest_extractbench.live.backends.llama_process import EmbeddedServer
+from pytest_extractbench.live.judge import Judge, get_judge
+from pytest_extractbench.scoring import ERROR
 
 import_or_skip("openai", "the 'judge' extra is not installed")
 pytestmark = pytest.mark.llm

@@ -29,7 +29,8 @@ def test_toolcall_track_on_the_embedded_server(pytester: pytest.Pytester) -> Non
     """)
     result = pytester.runpytest(
         "-p", "no:randomly", "--extractbench", "--extractbench-track", "toolcall", "-k", " or ".join(SAMPLES),
-        "--model", MODEL, "--extractbench-output", "out", "--extractbench-max-tokens", "48", "--extractbench-slots", "1",
+        "--model", MODEL, "--extractbench-output", "out", "--extractbench-max-tokens", "48",
+        "--extractbench-slots", "1",
         "--extractbench-no-cache", "--extractbench-timeout", "300",
     )  # fmt: skip
     outcomes = result.parseoutcomes()

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,9 +170,9 @@ class _Finder(ast.NodeVisitor):
 
     def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
         """A body without its docstring."""
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            if isinstance(body[0].value.value, str):
-                return body[1:]
+        if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            return body[1:]
         return body
 
     def visit_Module(self, node: ast.Module) -> None:
@@ -817,11 +817,13 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
 
     total = time.monotonic() - started
-    header = f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'not covered':>11} {'kill rate':>9} {'seconds':>7}"
+    header = (f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'not covered':>11} {'kill rate':>9} "
+              f"{'seconds':>7}")
     print("\n" + header + "\n" + "-" * len(header))
     for r in reports:
         rate = f"{100 * r.kill_rate:.1f}%" if r.kill_rate is not None else "n/a"
-        print(f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} {r.not_covered:>11} {rate:>9} {r.seconds:>7.0f}")
+        print(f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} {r.not_covered:>11} {rate:>9} "
+              f"{r.seconds:>7.0f}")
     print(f"total run time (coverage run included): {total:.0f}s with --jobs {args.jobs}, {args.runner} runner")
 
     out = write_survivors(Path(args.out), modules, args.tests, reports)

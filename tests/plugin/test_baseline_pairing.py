@@ -58,7 +58,8 @@ def test_a_baseline_carries_each_sample_s_content_hash(pytester: pytest.Pytester
 
 
 def test_an_edited_gold_answer_is_left_out_of_the_comparison(pytester: pytest.Pytester, saved: Path) -> None:
-    # s2's gold now says 99: the unchanged answer scores worse against it, but that is the data's change, not the model's
+    # s2's gold now says 99: the unchanged answer scores worse against it, but that is the data's change, not the
+    # model's
     edited = [sample(2, age=99) if s["id"] == "s2" else s for s in ORIGINAL]
     result = compare(pytester, edited)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()

@@ -12,7 +12,6 @@ import scipy.stats  # noqa: F401
 
 # The plugin imports scipy.stats lazily; pytester's in-process runs drop modules a run imported, and numpy's
 # C extensions cannot load twice in one process. Importing it here keeps it loaded across runs.
-
 from pytest_extractbench import parse_output, score_sample
 from pytest_extractbench.dataset import load_dataset
 
@@ -23,7 +22,8 @@ FAST = ("--extractbench-resamples", "1000")
 
 
 def leaf_paths(node: Any, path: tuple = ()) -> list[tuple]:
-    """Paths of string and number leaves (arrays of scalars are one field for the scorer: their items are left alone)."""
+    """Paths of string and number leaves (arrays of scalars are one field for the scorer: their items are left
+    alone)."""
     found = []
     for key, child in node.items() if isinstance(node, dict) else enumerate(node):
         if isinstance(child, dict) or (isinstance(child, list) and any(isinstance(c, (dict, list)) for c in child)):
@@ -224,7 +224,8 @@ def test_subsets_get_metrics_and_their_own_gate(pytester: pytest.Pytester, demo:
     bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "main")
     worse = write(pytester, "worse.jsonl", degraded(0.6, only_topic="medical"))
     result = bench(pytester, "--extractbench-predictions", worse, "--extractbench-subsets", "rules.yaml",
-                   "--extractbench-compare", "main", "--extractbench-compare-fail", "eqs:-0.2", out="worse")  # fmt: skip
+                   "--extractbench-compare", "main", "--extractbench-compare-fail", "eqs:-0.2",
+                   out="worse")  # fmt: skip
     model = metrics(pytester, "worse")["models"]["predictions"]
     assert model["subsets"]["medical"]["count"] == 6
     assert model["subsets"]["cheap"]["sample_ids"] == ["travel-004"]
@@ -236,8 +237,8 @@ def test_subsets_get_metrics_and_their_own_gate(pytester: pytest.Pytester, demo:
             "  group topic=business: 6 samples*",
             "  ok model 'predictions': extraction_quality_score *(eqs:-0.2)",
             (
-                "  REGRESSION model 'predictions', subset 'medical': extraction_quality_score *paired permutation test on 6 "
-                "shared samples*(eqs:-0.05) and significant at 0.05"
+                "  REGRESSION model 'predictions', subset 'medical': extraction_quality_score "
+                "*paired permutation test on 6 shared samples*(eqs:-0.05) and significant at 0.05"
             ),
         ]
     )
@@ -252,6 +253,7 @@ def test_different_sample_sets_are_paired_on_shared_ids(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(
         [
             "  model predictions: verdict NEUTRAL on 6 shared samples",
-            "  note: model 'predictions': paired on the 6 samples both runs scored (46 only in this run, 0 only in the baseline)",
+            "  note: model 'predictions': paired on the 6 samples both runs scored "
+            "(46 only in this run, 0 only in the baseline)",
         ]
     )

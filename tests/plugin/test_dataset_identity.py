@@ -4,7 +4,6 @@ comparison pairs is provably the same; editing one sample's gold changes exactly
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given

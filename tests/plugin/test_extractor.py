@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
+
 from _require import import_or_skip
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
@@ -121,7 +122,8 @@ def test_resume_after_a_killed_run_asks_only_what_is_missing(run: BenchRun, proj
     (project / "dying.py").write_text(EXTRACTOR + textwrap.dedent('''
         def extract_dying(sample):
             here = os.path.dirname(__file__)
-            if os.path.exists(os.path.join(here, "die")) and len(open(os.path.join(here, "calls.log")).read().split()) >= 6:
+            calls = os.path.join(here, "calls.log")
+            if os.path.exists(os.path.join(here, "die")) and len(open(calls).read().split()) >= 6:
                 os._exit(3)
             return extract(sample)
         '''), encoding="utf-8")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from xml.etree import ElementTree
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from pytest_extractbench.core.rundoc import iter_samples

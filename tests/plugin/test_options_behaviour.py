@@ -12,9 +12,10 @@ import re
 import shutil
 import sys
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from pytest_extractbench.core.rundoc import iter_samples

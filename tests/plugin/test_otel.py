@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+
 from _require import import_or_skip
 
 import_or_skip("opentelemetry.sdk", "the 'otel' extra is not installed")
@@ -89,8 +91,8 @@ def test_spans_and_metrics_of_an_offline_run(pytester: pytest.Pytester, spans: I
 
 
 def test_request_span_uses_the_request_timestamps(pytester: pytest.Pytester, spans: InMemorySpanExporter) -> None:
-    from pytest_extractbench.plugin.otel import OtelExporter
     from pytest_extractbench.dataset.responses import ModelResponse
+    from pytest_extractbench.plugin.otel import OtelExporter
 
     exporter = OtelExporter("global", run_id="r1")
     response = ModelResponse(content="{}", latency_s=1.5, usage={"prompt_tokens": 12, "completion_tokens": 7,

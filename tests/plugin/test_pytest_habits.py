@@ -87,7 +87,7 @@ def test_sample_markers_are_registered_and_llm_is_not(run: BenchRun, pytester: p
         "    print('MARKERS', sorted(l.split(':')[0] for l in session.config.getini('markers')))\n"
     )
     result = run(*ARGS, "--collect-only", "-q", "-s", files={"preds.jsonl": PERFECT})
-    line = next(l for l in result.stdout.lines if l.startswith("MARKERS"))
+    line = next(text for text in result.stdout.lines if text.startswith("MARKERS"))
     for name in ("medical", "e_commerce_retail", "topic_skip", "simple", "complex"):
         assert f"'{name}'" in line
     assert "'llm'" not in line and "'skip'" not in line.replace("'topic_skip'", "")

@@ -41,8 +41,9 @@ def bench(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DATA))
     return pytester.runpytest("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
                               "--extractbench-base-url", url, "--model", "test-model", "--extractbench-output", "out",
-                              "--extractbench-no-cache", "--extractbench-dataset", "data.jsonl", "--extractbench-repeats",
-                              str(REPEATS), "--extractbench-temperature", "0.7", "--extractbench-sla", "none", *args)  # fmt: skip
+                              "--extractbench-no-cache", "--extractbench-dataset", "data.jsonl",
+                              "--extractbench-repeats", str(REPEATS), "--extractbench-temperature", "0.7",
+                              "--extractbench-sla", "none", *args)  # fmt: skip
 
 
 def test_repeats_count_passes_and_flaky_fields(pytester: pytest.Pytester, fault_server: FaultServer) -> None:

@@ -89,7 +89,8 @@ def test_repeats_send_one_request_per_run_with_their_own_seeds(pytester: pytest.
 
     fault_server.answer = answer
     result = bench(pytester, fault_server.url, "--extractbench-dataset", "data.jsonl", "--extractbench-repeats", "4",
-                   "--extractbench-temperature", "0.7", "--extractbench-sla", "none", "--extractbench-calibration")  # fmt: skip
+                   "--extractbench-temperature", "0.7", "--extractbench-sla", "none",
+                   "--extractbench-calibration")  # fmt: skip
     result.assert_outcomes(passed=3)
     assert len(fault_server.requests) == 12
     seeds = Counter(b["seed"] for b in fault_server.requests)

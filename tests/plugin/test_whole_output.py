@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
 from benchrun import BenchRun
-from faultserver import Fault, FaultServer
+from faultserver import FaultServer
 
 from pytest_extractbench.live import verdict_cache
 from pytest_extractbench.scoring import ScoringOptions, score_sample

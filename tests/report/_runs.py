@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
-from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.analysis.metrics import run_level_metrics
 from pytest_extractbench.core import files
 from pytest_extractbench.core.rundoc import iter_samples
+from pytest_extractbench.dataset import load_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = load_dataset()

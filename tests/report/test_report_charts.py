@@ -14,7 +14,6 @@ from pytest_extractbench.report import chart_readings as readings
 from pytest_extractbench.report import charts, html, html_charts, svg
 from pytest_extractbench.report.rows import read_run
 
-
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -106,7 +105,8 @@ def test_the_omission_heatmap_shows_the_most_missed_fields_highest_rate_first(mo
 
 def test_the_correlation_heatmap_puts_the_strongest_feature_first() -> None:
     found = {"f1_vs_depth": {"r": -0.2}, "f1_vs_fields": {"r": 0.7}, "f1_vs_enums": {"r": None},
-             "latency_vs_depth": {"r": 0.9}, "latency_vs_fields": {"r": 0.1}, "latency_vs_enums": {"r": -0.3}}  # fmt: skip
+             "latency_vs_depth": {"r": 0.9}, "latency_vs_fields": {"r": 0.1},
+             "latency_vs_enums": {"r": -0.3}}  # fmt: skip
     matrix, rows, features = html_charts._correlations({"m": {"complexity_correlation": found}})
     assert rows == ["f1", "latency"]
     # strongest |r| per column: depth 0.9, fields 0.7, enums 0.3
@@ -127,7 +127,8 @@ def test_long_field_paths_keep_their_leaf() -> None:
 
 def test_readings_of_the_summary_charts() -> None:
     m = {"schema_validity_rate": 0.9, "field_f1_partial": 0.7, "type_accuracy": 1.0, "hallucination_rate": 0.05,
-         "match_category_distribution": {"exact": 0.6, "partial": 0.1, "incorrect": 0.05, "missed": 0.2, "spurious": 0.05}}  # fmt: skip
+         "match_category_distribution": {"exact": 0.6, "partial": 0.1, "incorrect": 0.05, "missed": 0.2,
+                                         "spurious": 0.05}}  # fmt: skip
     assert readings.radar({"m": m}) == "weakest component F1 partial (0.700)."
     assert readings.categories({"m": m}) == "60% of fields exact, most of the rest missed (20%)."
     assert readings.gauge("m", 0.8123, "Good - suitable with human review", 0.75, 0.86) == (

@@ -49,7 +49,7 @@ def single(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Page, dict]:
 @pytest.mark.slow
 def test_single_model_report_has_every_section_and_the_charts_the_data_supports(single) -> None:
     text, page, document = single
-    assert SECTIONS <= page.ids()
+    assert page.ids() >= SECTIONS
     assert "comparison" not in page.ids()
     # offline run: no latency charts; the accuracy, error and complexity charts are there
     assert {
@@ -139,7 +139,7 @@ def test_zero_samples_render_a_readable_page(tmp_path: Path) -> None:
     run = make_run(tmp_path, {}, samples=[])
     text, page = render(run)
     assert "This run scored no model." in text
-    assert SECTIONS <= page.ids()
+    assert page.ids() >= SECTIONS
 
 
 @pytest.mark.slow

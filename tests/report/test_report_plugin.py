@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 import pytest
 from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
+
 from _require import import_or_skip
 
 SCHEMA = {

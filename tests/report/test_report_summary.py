@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_extractbench.report import summary
 from pytest_extractbench.plugin.progress import Progress
+from pytest_extractbench.report import summary
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from _runs import fixture_outputs, make_run
 from benchrun import BenchRun
 from hypothesis import given
 from hypothesis import strategies as st
 
-from _runs import fixture_outputs, make_run
 from pytest_extractbench.report import exports, step_summary
 from pytest_extractbench.report.rows import read_run
 
@@ -24,7 +24,8 @@ PREDICTIONS = [{"id": f"s{i}", "output": json.dumps({"name": f"Person {i}", "age
                for i in range(4)]  # fmt: skip
 ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", "--model", "m1",
         "--extractbench-sla", "none")  # fmt: skip
-TRAILER = re.compile(r"\n\n\*\u2026 (\d+) more lines not shown(?: \((\d+) section\(s\): (.*?)\))?: summary\.md is cut at "
+TRAILER = re.compile(r"\n\n\*\u2026 (\d+) more lines not shown(?: \((\d+) section\(s\): (.*?)\))?: "
+                     r"summary\.md is cut at "
                      r"\d+ KB; see report\.html and metrics\.json in the run directory\.\*\n$")  # fmt: skip
 
 line = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=300)

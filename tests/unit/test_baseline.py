@@ -12,8 +12,8 @@ import pytest
 from pytest_extractbench import SampleRecord, ScoringOptions, metrics_by_model, score_sample
 from pytest_extractbench.core import rundoc
 from pytest_extractbench.core.rundoc import BASELINE_KIND, RunDocError
-from pytest_extractbench.gating import baseline as baselines
 from pytest_extractbench.dataset import identity, load_dataset
+from pytest_extractbench.gating import baseline as baselines
 
 DATASET = load_dataset()
 

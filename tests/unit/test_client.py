@@ -14,10 +14,11 @@ from typing import Any
 
 import jsonschema
 import pytest
+from faultserver import Fault, FaultServer
 from hypothesis import given
 from hypothesis import strategies as st
-from faultserver import Fault, FaultServer
 
+from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 from pytest_extractbench.live.client import (
     DEFAULT_SYSTEM_PROMPT,
     ClientConfig,
@@ -31,7 +32,6 @@ from pytest_extractbench.live.client import (
     model_schema,
     run_check,
 )
-from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 from pytest_extractbench.scoring import MISSING
 
 MODEL = "test-model"
@@ -216,7 +216,8 @@ LLAMA_MESSAGE = "request (40123 tokens) exceeds the available context size (3276
     # OpenAI
     (Fault.error_body(400, {"error": {"message": "This model's maximum context length is 8192 tokens. However, your "
                                       "messages resulted in 9001 tokens. Please reduce the length of the messages.",
-                                      "type": "invalid_request_error", "code": "context_length_exceeded"}}), 9001, 8192),
+                                      "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+     9001, 8192),
     # a proxy that says only the code
     (Fault.error_body(413, {"error": {"message": "too long", "code": "context_length_exceeded"}}), None, None),
 ], ids=["llama-server", "llama-server-message", "vllm", "vllm-max-tokens", "openai", "code-only"])  # fmt: skip
@@ -462,9 +463,8 @@ def test_check_passes_and_lists_the_served_models() -> None:
 
 
 def test_check_names_the_models_the_server_does_serve() -> None:
-    with FaultServer(models=["llama-3-8b", "qwen"]) as server:
-        with pytest.raises(ConnectionCheckError) as info:
-            run_check(config(server), ["qwen", "gpt-9"])
+    with FaultServer(models=["llama-3-8b", "qwen"]) as server, pytest.raises(ConnectionCheckError) as info:
+        run_check(config(server), ["qwen", "gpt-9"])
     message = str(info.value)
     assert message == f"the model server at {server.url} does not serve 'gpt-9'; it serves: llama-3-8b, qwen"
 

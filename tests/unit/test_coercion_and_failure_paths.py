@@ -8,7 +8,7 @@ condition in any of them changes a number users read, so each case pins the valu
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -247,7 +247,7 @@ def test_every_catalog_metric_has_a_hand_written_direction() -> None:
         assert catalog.lower_is_better(name) is (name in LOWER_IS_BETTER), name
 
 
-_GRADES = "F C B A A+".split()
+_GRADES = ["F", "C", "B", "A", "A+"]
 
 
 @pytest.mark.parametrize("name", sorted(LOWER_IS_BETTER | HIGHER_IS_BETTER))

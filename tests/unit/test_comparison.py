@@ -10,8 +10,8 @@ import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
 from pytest_extractbench.analysis.comparison import comparison_section, pareto
-from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.analysis.metrics import run_level_metrics
+from pytest_extractbench.dataset import load_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = load_dataset()

@@ -8,9 +8,9 @@ import pytest
 
 from pytest_extractbench.cli import main
 from pytest_extractbench.config.file import FIXED, KEY_PATHS, read_config, redact
+from pytest_extractbench.config.settings import OPTIONS_BY_NAME
 from pytest_extractbench.dataset.sources import DataOptions
 from pytest_extractbench.scoring import EqsWeights
-from pytest_extractbench.config.settings import OPTIONS_BY_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 

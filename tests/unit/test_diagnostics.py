@@ -8,6 +8,7 @@ import math
 import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
+from pytest_extractbench.analysis.breakdowns import breakdown_section, omission_section
 from pytest_extractbench.analysis.diagnostics import (
     error_pattern_section,
     field_name,
@@ -16,7 +17,6 @@ from pytest_extractbench.analysis.diagnostics import (
     sample_diagnostics,
     structure_mismatches,
 )
-from pytest_extractbench.analysis.breakdowns import breakdown_section, omission_section
 from pytest_extractbench.analysis.distributions import (
     complexity_correlation_section,
     pearson,

@@ -14,10 +14,8 @@ from faultserver import Fault, FaultServer
 from pytest_extractbench import SampleRecord, score_sample
 from pytest_extractbench.analysis.performance import performance_metrics, reliability
 from pytest_extractbench.dataset.responses import ModelResponse
-from pytest_extractbench.live.client import ClientConfig
+from pytest_extractbench.live.client import ClientConfig, ExtractionClient, build_messages
 from pytest_extractbench.live.journal import response_from_dict
-
-from pytest_extractbench.live.client import ExtractionClient, build_messages
 
 TIMEOUT_S = 1.0
 BACKOFF_S = 0.2  # with jitter 0: the delay before the first retry exactly

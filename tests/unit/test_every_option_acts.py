@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -129,7 +129,7 @@ EFFECT_TESTS: dict[str, list[str]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _module(path: str) -> tuple[str, ast.Module]:
     text = (ROOT / path).read_text(encoding="utf-8")
     return text, ast.parse(text, filename=path)

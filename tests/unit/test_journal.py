@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.live.journal import (
     JOURNAL_FILE,
     Journal,
@@ -18,7 +19,6 @@ from pytest_extractbench.live.journal import (
     reusable_by_key,
 )
 from pytest_extractbench.live.options import LiveOptions
-from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.scoring import MISSING
 
 

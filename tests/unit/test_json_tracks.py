@@ -153,8 +153,8 @@ def test_repair_rows_with_problems_name_the_field(tmp_path: Any) -> None:
     path.write_text("\n".join(json.dumps(r) for r in rows))
     dataset = RepairTrack().load(str(path))
     assert [s.id for s in dataset.samples] == ["c"]
-    assert [(p.sample_id, p.field, p.location) for p in dataset.problems] == [("a", "kind", "line 1"),
-                                                                                ("b", "original", "line 2")]  # fmt: skip
+    found = [(p.sample_id, p.field, p.location) for p in dataset.problems]
+    assert found == [("a", "kind", "line 1"), ("b", "original", "line 2")]
 
 
 @pytest.mark.slow
@@ -163,7 +163,8 @@ def test_tracks_consistency_and_calibration_never_import_pytest() -> None:
     import sys
 
     code = (
-        "import sys, pytest_extractbench.tracks, pytest_extractbench.tracks.toolcall, pytest_extractbench.analysis.consistency, "
+        "import sys, pytest_extractbench.tracks, pytest_extractbench.tracks.toolcall, "
+        "pytest_extractbench.analysis.consistency, "
         "pytest_extractbench.analysis.calibration, pytest_extractbench.analysis.sample_extras; "
         "assert 'pytest' not in sys.modules and '_pytest' not in sys.modules, sorted(sys.modules)"
     )

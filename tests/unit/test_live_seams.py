@@ -252,7 +252,8 @@ def test_the_pipeline_sends_through_an_injected_transport(tmp_path: Path) -> Non
     live = LiveOptions(base_urls=("http://replica.invalid/v1",))
     source = LiveSource(live, lambda: {MODEL: Route(live.base_urls, MODEL)}, run_dir=tmp_path, cache_dir=None,
                         concurrency=2, api_key=None, templates=load_templates(live, tmp_path),
-                        http_client_factory=lambda config: httpx.AsyncClient(transport=httpx.MockTransport(handler)))  # fmt: skip
+                        http_client_factory=lambda config: httpx.AsyncClient(
+                            transport=httpx.MockTransport(handler)))  # fmt: skip
     samples = [Sample(id=f"s{i}", text="Ada", schema=SCHEMA, expected={"name": "Ada"}) for i in range(3)]
     try:
         source.prepare([(MODEL, s) for s in samples])

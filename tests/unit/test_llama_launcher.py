@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _require import import_or_skip
 
+from _require import import_or_skip
 from pytest_extractbench.live.backends.llama_launcher import _parser, build_params
 
 xllamacpp = import_or_skip("xllamacpp", "the `local` extra's xllamacpp is not installed")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-
 from pytest_extractbench import (
     SampleRecord,
     ScoringOptions,
@@ -13,8 +12,9 @@ from pytest_extractbench import (
     recommendation,
     score_sample,
 )
+from pytest_extractbench.analysis.bands import eqs_band
 from pytest_extractbench.analysis.performance import NOT_MEASURED
-from pytest_extractbench.gating.sla import eqs_band, sla_passed
+from pytest_extractbench.gating.sla import sla_passed
 
 OPTIONS = ScoringOptions()
 

@@ -250,7 +250,7 @@ def test_the_gate_fails_on_p95_latency_and_success_rate() -> None:
     assert metrics["success_rate"] == pytest.approx(19 / 20)
     missed = [c for c in evaluate_sla(metrics, "minimum") if c.passed is False]
     assert {c.label for c in missed} >= {"p95_latency_ms", "success_rate"}
-    assert any("p95_latency_ms = 8000 (needs <= 5000): missed" == c.describe() for c in missed)
+    assert any(c.describe() == "p95_latency_ms = 8000 (needs <= 5000): missed" for c in missed)
 
 
 # -- invariants ------------------------------------------------------------------------

@@ -27,7 +27,8 @@ def test_scoring_core_never_imports_pytest() -> None:
     code = (
         "import sys, pytest_extractbench, pytest_extractbench.scoring, pytest_extractbench.analysis.metrics, "
         "pytest_extractbench.gating.sla, pytest_extractbench.dataset.samples, pytest_extractbench.analysis.stats, "
-        "pytest_extractbench.analysis.resampled, pytest_extractbench.analysis.comparison, pytest_extractbench.gating.regression, "
+        "pytest_extractbench.analysis.resampled, pytest_extractbench.analysis.comparison, "
+        "pytest_extractbench.gating.regression, "
         "pytest_extractbench.gating.baseline, pytest_extractbench.gating.subsets; "
         "assert 'pytest' not in sys.modules and '_pytest' not in sys.modules, sorted(sys.modules)"
     )

@@ -11,8 +11,16 @@ from typing import Any, get_type_hints
 
 import pytest
 
-from pytest_extractbench import (Dataset, EvaluateOptions, ExtractbenchError, RunResult, UnknownMetric, UsageProblem,
-                                 evaluate, load_dataset)
+from pytest_extractbench import (
+    Dataset,
+    EvaluateOptions,
+    ExtractbenchError,
+    RunResult,
+    UnknownMetric,
+    UsageProblem,
+    evaluate,
+    load_dataset,
+)
 from pytest_extractbench.analysis import catalog
 from pytest_extractbench.analysis.resampled import resolve_metric
 from pytest_extractbench.config.table import OPTIONS_BY_NAME

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from pytest_extractbench import SampleRecord, StatsOptions, parse_output, score_sample
-from pytest_extractbench.gating.baseline import Baseline, SampleSnapshot, snapshot_records
+from pytest_extractbench.analysis.resampled import row_keys
 from pytest_extractbench.dataset import load_dataset
+from pytest_extractbench.gating.baseline import Baseline, SampleSnapshot, snapshot_records
 from pytest_extractbench.gating.regression import (
     IMPROVED,
     NEUTRAL,
@@ -24,7 +25,6 @@ from pytest_extractbench.gating.regression import (
     parse_verdict_thresholds,
     verdict,
 )
-from pytest_extractbench.analysis.resampled import row_keys
 from pytest_extractbench.scoring.options import TESTS
 
 ROOT = Path(__file__).resolve().parents[2]

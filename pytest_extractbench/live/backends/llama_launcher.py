@@ -13,8 +13,9 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 # llama-server's --pooling values
 _POOLING = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}
@@ -44,9 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_params(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def build_params(args: argparse.Namespace) -> Any:
     """xllamacpp.CommonParams from parsed llama-server flags (imported here: the package is an extra)."""
-    import xllamacpp  # type: ignore[import-not-found,import-untyped]
+    import xllamacpp
 
     params = xllamacpp.CommonParams()
     params.model.path = args.model
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A flag this launcher does not map would be silently dropped; say so in the server log.
         print(f"extractbench-llama-server: ignoring unsupported llama-server flags: {' '.join(unknown)}", file=sys.stderr)
     try:
-        import xllamacpp  # type: ignore[import-not-found,import-untyped]
+        import xllamacpp
     except ImportError:
         print(
             "extractbench-llama-server needs the xllamacpp package: pip install 'pytest-extractbench[local]'",

