@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import jsonio
-from .files import METRICS_FILE, SAMPLES_FILE, atomic, jsonl_line, write_json, write_jsonl
+from .files import METRICS_FILE, SAMPLES_FILE, atomic, write_json, write_jsonl
 from .rundir import RunDirError
 
 if TYPE_CHECKING:  # the annotations are strings (Python 3.10 has no NotRequired)

@@ -15,8 +15,25 @@ import numpy as np
 
 from ..analysis import catalog
 from .svg import (  # noqa: F401  (Chart and the helpers are part of this module's interface)
-    CATEGORY_COLORS, MAX_LABEL, MAX_POINTS, PALETTE, SMALL, Axis, Canvas, Chart, Legend, Plot, categorical, color,
-    color_map, fitted, ink_on, label, numeric, sample_points, text_width,
+    CATEGORY_COLORS,
+    MAX_LABEL,
+    MAX_POINTS,
+    PALETTE,
+    SMALL,
+    Axis,
+    Canvas,
+    Chart,
+    Legend,
+    Plot,
+    categorical,
+    color,
+    color_map,
+    fitted,
+    ink_on,
+    label,
+    numeric,
+    sample_points,
+    text_width,
 )  # fmt: skip
 
 MIN_BOX = 5  # values a box plot needs to mean something
@@ -102,7 +119,7 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
         anchor = "start" if math.cos(a) > 0.1 else "end" if math.cos(a) < -0.1 else "middle"
         lines = name.count("\n")
         c.text(x, y - 7 * lines + (8 if math.sin(a) < -0.1 else -8 if math.sin(a) > 0.1 else 0), name, anchor=anchor)
-    for i, (model, m) in enumerate(models.items()):
+    for i, m in enumerate(models.values()):
         values = [part.component_value(m) for part in parts]
         corners = [at(min(max(float(v or 0.0), 0.0), 1.0), a) for v, a in zip(values, angles)]
         c.polygon(corners, fill=color(i), fill_opacity=0.12, stroke=color(i), stroke_width=1.8, class_="area")
@@ -158,7 +175,7 @@ def grouped_bars(
                 legend=_models_legend(list(models)))  # fmt: skip
     c = plot.canvas
     width = 0.8 / max(len(models), 1)
-    for i, (model, m) in enumerate(models.items()):
+    for i, m in enumerate(models.values()):
         for j, (k, _) in enumerate(metrics):
             value = float(m.get(k) or 0.0)
             middle = j + (i - (len(models) - 1) / 2) * width

@@ -8,15 +8,15 @@ per-sample records, paired on sample ids, with the first run's scoring and stati
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..analysis.comparison import comparison_section
-from ..dataset.records import SampleRecord
-from ..scoring import ScoringOptions
 from ..core import rundoc
 from ..core.rundir import RunDirError
+from ..dataset.records import SampleRecord
+from ..scoring import ScoringOptions
 from .rows import RunData, read_run
 
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from ..analysis import catalog
 from ..analysis.provenance import reuse_sentence
-from ..gating.gates import gate_verdicts, unmeasured_warnings
-from ..gating.verdict import partial_text
 from ..core import files, rundoc, textsafe
 from ..core.spreadsheet import neutral_cell
+from ..gating.gates import gate_verdicts, unmeasured_warnings
+from ..gating.verdict import partial_text
 from . import run_sections as sections
 from . import summary
 from .rows import sample_row

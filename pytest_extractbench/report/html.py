@@ -25,9 +25,8 @@ from ..analysis.provenance import reuse_sentence
 from ..core import files, textsafe
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from . import run_sections as sections
-from . import summary
+from . import summary, viewer
 from .html_charts import BINS, latency_figures, report_charts
-from . import viewer
 from .rows import RunData, sample_row
 from .viewer import ViewerRun
 

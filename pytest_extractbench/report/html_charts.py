@@ -61,7 +61,8 @@ def report_charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[
             ci = (view.metrics.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
             low, high = ci.get("low"), ci.get("high")
             chart = _chart(charts.eqs_gauge, view.name, view.summary.eqs, low, high, str(i))
-            out["overview"].append(_read(chart, lambda: readings.gauge(view.name, view.summary.eqs, view.summary.verdict_band, low, high)))
+            out["overview"].append(_read(chart, lambda view=view, low=low, high=high: readings.gauge(
+                view.name, view.summary.eqs, view.summary.verdict_band, low, high)))
     if scored:
         rows = {m.name: m.rows for m in models if m.rows}
         _overview_and_accuracy(out, scored, rows)

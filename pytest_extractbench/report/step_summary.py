@@ -47,7 +47,7 @@ def append_step_summary(summary: Path, environ: Mapping[str, str] | None = None,
         used = 0
     if used + len(data) > limit:
         data = (f"\nextractbench: summary.md ({len(data):,} bytes) not added: the job summary would pass GitHub's "
-                f"{limit // 1024} KiB limit; it is in {summary}.\n").encode("utf-8")
+                f"{limit // 1024} KiB limit; it is in {summary}.\n").encode()
         if used + len(data) > limit:
             return None
     _append(target, data)

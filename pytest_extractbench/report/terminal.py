@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core import textsafe
-from ..core.textsafe import json_line
 from ..analysis import catalog
 from ..analysis.catalog import Metric
+from ..analysis.stats import format_p
+from ..core import textsafe
+from ..core.textsafe import json_line
 from ..gating.sla import GateCheck
 from ..scoring.result import EXACT
-from ..analysis.stats import format_p
-from .run_sections import MAX_GROUPS
 from . import summary
+from .run_sections import MAX_GROUPS
 
 if TYPE_CHECKING:
-    from ..dataset.samples import DatasetProblem
     from ..dataset.records import SampleRecord
+    from ..dataset.samples import DatasetProblem
     from ..gating.regression import RunComparison
 
 MAX_FAILING_FIELDS = 25

@@ -115,7 +115,7 @@ def _dataset_samples(runs: Sequence[ViewerRun], wanted: set[str],
         if samples is None:
             try:
                 samples = load_source(source, columns=columns).samples
-            except Exception as exc:  # a changed or foreign file: the viewer still shows scores and outputs
+            except Exception as exc:  # noqa: BLE001 - a changed or foreign file: the viewer still shows scores and outputs
                 notes.append(f"dataset {source}: {type(exc).__name__}: {exc}")
                 continue
         for sample in samples:

@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from ..config.from_python import settings_from_options
 from ..core.errors import UsageProblem

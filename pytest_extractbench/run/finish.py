@@ -10,14 +10,16 @@ from __future__ import annotations
 import platform
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.metrics import run_level_metrics
 from ..core import files, rundoc
 from ..core.redact import mask
+from ..dataset import identity as content
 from ..dataset.records import records_by_model
 from ..dataset.statistics import dataset_statistics
 from ..gating import baseline as baselines
@@ -27,7 +29,6 @@ from ..gating.regression import compare_run
 from ..gating.requirements import evaluate_requirements
 from ..gating.sla import evaluate_sla, sla_passed
 from ..gating.subsets import gate_scopes
-from ..dataset import identity as content
 from .result import RunResult, gate_results
 
 if TYPE_CHECKING:

@@ -11,11 +11,12 @@ converted and checked by the option's own parser, so ``sample="10"`` and ``sampl
 from __future__ import annotations
 
 import os
-from typing import Literal, Sequence, TypedDict, Union
+from collections.abc import Sequence
+from typing import Literal, TypedDict, Union
 
-PathText = Union[str, "os.PathLike[str]"]
-Number = Union[int, float, str]
-Texts = Union[str, Sequence[str]]  # a repeatable option: one value or several
+PathText = Union[str, "os.PathLike[str]"]  # noqa: UP007 - a runtime alias with a forward reference
+Number = int | float | str
+Texts = str | Sequence[str]  # a repeatable option: one value or several
 
 
 class EvaluateOptions(TypedDict, total=False):
@@ -52,9 +53,9 @@ class EvaluateOptions(TypedDict, total=False):
     judge: str
     judge_url: str
     # statistics
-    resamples: Union[int, str]
+    resamples: int | str
     confidence: Number
-    stats_seed: Union[int, str]
+    stats_seed: int | str
     alpha: Number
     test: Literal["permutation", "ttest", "wilcoxon"]
     reference_model: str
@@ -63,12 +64,12 @@ class EvaluateOptions(TypedDict, total=False):
     price_output: Number
     # requests
     structured_output: Literal["json_schema", "json_object", "guided_json", "none"]
-    concurrency: Union[int, str]
+    concurrency: int | str
     temperature: Number
-    max_tokens: Union[int, str]
-    decoding_seed: Union[int, str]
+    max_tokens: int | str
+    decoding_seed: int | str
     timeout: Number
-    retries: Union[int, str]
+    retries: int | str
     system_prompt: PathText
     user_prompt: PathText
     resume: PathText
@@ -77,21 +78,21 @@ class EvaluateOptions(TypedDict, total=False):
     stream: bool
     cache: bool
     no_cache: bool
-    slots: Union[int, str]
-    context: Union[int, str]
-    prompt_budget: Union[int, Literal["auto", "off"]]
-    repeats: Union[int, str]
+    slots: int | str
+    context: int | str
+    prompt_budget: int | Literal["auto", "off"]
+    repeats: int | str
     calibration: bool
     # reports
     no_html_report: bool
     charts: Literal["on", "off"]
-    failure_details: Union[int, str]
+    failure_details: int | str
     otel: str
     track: Literal["extraction", "toolcall", "generate", "repair"]
     # the dataset
     columns: str
-    sample: Union[int, str]
-    seed: Union[int, str]
+    sample: int | str
+    seed: int | str
     invalid_samples: Literal["skip", "warn", "fail"]
     dataset_cache: PathText
     config: PathText
