@@ -54,44 +54,76 @@ class AnlsStar(NamedTuple):
 
 
 class _Node(NamedTuple):
+    """One comparison, its details left to build: a list's pairs and an alternative's choice hold every candidate
+    pair's node, and only the chosen ones are ever turned into a closest gold and per-key scores."""
+
     total: float  # sum of leaf similarities
     length: int  # pairwise length
-    closest: Any
-    keys: tuple[tuple[tuple[str, ...], float], ...]  # (key path parts, ANLS* of that key), in the package's order
+    equal: bool  # the closest gold equals the prediction (Python's ==, as the reference package compares)
+    kind: int
+    gold: Any
+    predicted: Any
+    parts: Any = None  # objects: [(key, node or None for an invented key, kept in the closest gold)]; lists: pairs
+
+
+_LEAF, _NULL, _MISMATCH, _SAME, _OBJECT, _ARRAY, _CHOICE = range(7)
 
 
 def anls_star(gold: Any, predicted: Any) -> float:
     """ANLS* of ``predicted`` against ``gold`` in [0, 1] (see the module docstring)."""
-    return anls_star_details(gold, predicted).score
+    node = _compare(_as_alternatives(gold, predicted), predicted)
+    return _ratio(node.total, node.length)
 
 
 def anls_star_details(gold: Any, predicted: Any) -> AnlsStar:
     """ANLS* with the closest gold and the per-key scores."""
-    node = _compare(_as_alternatives(gold, predicted), predicted, ())
-    return AnlsStar(_ratio(node.total, node.length), node.closest, key_means(node.keys))
+    node = _compare(_as_alternatives(gold, predicted), predicted)
+    keys: list[tuple[str, float]] = []
+    _keys(node, "", keys)
+    return AnlsStar(_ratio(node.total, node.length), _closest(node), key_means(keys))
 
 
-def key_occurrences(gold: Any, predicted: Any) -> tuple[tuple[tuple[str, ...], float], ...]:
-    """Every per-key score as (path parts, value), one per occurrence; list levels are the part ``"[]"``."""
-    return _compare(_as_alternatives(gold, predicted), predicted, ()).keys
+def anls_star_by_key(gold: Any, predicted: Any) -> tuple[float, dict[str, float]]:
+    """ANLS* and the per-key scores, without the closest gold (what a scored sample keeps)."""
+    node = _compare(_as_alternatives(gold, predicted), predicted)
+    keys: list[tuple[str, float]] = []
+    _keys(node, "", keys)
+    return _ratio(node.total, node.length), key_means(keys)
 
 
-def key_means(occurrences: Iterable[tuple[tuple[str, ...], float]]) -> dict[str, float]:
-    """Mean score per key path, paths written ``a.b``, ``items[].sku``."""
+def key_occurrences(gold: Any, predicted: Any) -> list[tuple[str, float]]:
+    """Every per-key score as (key path, value), one per occurrence, in the reference package's order."""
+    keys: list[tuple[str, float]] = []
+    _keys(_compare(_as_alternatives(gold, predicted), predicted), "", keys)
+    return keys
+
+
+def key_means(occurrences: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """Mean score per key path (``a.b``, ``items[].sku``)."""
     sums: dict[str, list[float]] = {}
-    for parts, value in occurrences:
-        entry = sums.setdefault(path_name(parts), [0.0, 0])
-        entry[0] += value
-        entry[1] += 1
+    for path, value in occurrences:
+        entry = sums.get(path)
+        if entry is None:
+            sums[path] = [value, 1]
+        else:
+            entry[0] += value
+            entry[1] += 1
     return {path: total / count for path, (total, count) in sums.items()}
 
 
-def path_name(parts: tuple[str, ...]) -> str:
-    """``("items", "[]", "sku")`` -> ``items[].sku``."""
-    out = ""
-    for part in parts:
-        out = out + part if part == _LIST else (f"{out}.{part}" if out else part)
-    return out
+_PATHS: dict[tuple[str, Any], str] = {}
+
+
+def _join(path: str, key: Any) -> str:
+    """``path.key`` (``key`` at the root), kept for the next sample with the same keys."""
+    joined = _PATHS.get((path, key))
+    if joined is None:
+        joined = f"{path}.{key}" if path else str(key)
+        if type(key) is str:  # 1, 1.0 and True are one dict key: only text keys are kept
+            if len(_PATHS) > 50_000:
+                _PATHS.clear()
+            _PATHS[(path, key)] = joined
+    return joined
 
 
 def _as_alternatives(gold: Any, predicted: Any) -> Any:
@@ -122,107 +154,218 @@ def size(value: Any) -> int:
     return 1
 
 
+_TEXT_CACHE: dict[str, str] = {}
+
+
 def _text(value: Any) -> str:
-    return " ".join(str(value).lower().split())
+    if type(value) is not str:
+        return " ".join(str(value).lower().split())
+    found = _TEXT_CACHE.get(value)
+    if found is None:
+        if len(_TEXT_CACHE) > 50_000:
+            _TEXT_CACHE.clear()
+        found = _TEXT_CACHE[value] = " ".join(value.lower().split())
+    return found
 
 
 def leaf_similarity(gold: Any, predicted: Any) -> float:
     """Normalized Levenshtein similarity of two leaves as text, 0 below :data:`THRESHOLD`."""
     a, b = _text(gold), _text(predicted)
+    if a == b:
+        return 1.0
     longest = max(len(a), len(b))
-    similarity = 1 - (_distance(a, b) / longest if longest else 0.0)
+    similarity = 1 - _distance(a, b) / longest
     return 0.0 if similarity < THRESHOLD else similarity
 
 
-def _compare(gold: Any, predicted: Any, path: tuple[str, ...]) -> _Node:
+def _identical(a: Any, b: Any) -> bool:
+    """Equal as JSON, type for type (Python has 1 == 1.0 == True and 0.0 == -0.0, which print differently); the
+    caller has checked ``a == b``."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is str or kind is int or kind is bool or a is None:
+        return True
+    if kind is float:
+        return str(a) == str(b)
+    if kind is dict:
+        for key, value in a.items():
+            if not _identical(value, b[key]):
+                return False
+        return True
+    if kind is list:
+        for x, y in zip(a, b):
+            if not _identical(x, y):
+                return False
+        return True
+    return False
+
+
+_SCALARS = frozenset({str, int, float, bool})
+
+
+def _compare(gold: Any, predicted: Any) -> _Node:
+    if type(gold) in _SCALARS and type(predicted) in _SCALARS:  # the common case first
+        return _Node(leaf_similarity(gold, predicted), 1, gold == predicted, _LEAF, gold, predicted)
     if isinstance(gold, tuple):
-        return _alternatives(gold, predicted, path)
+        return _alternatives(gold, predicted)
     if isinstance(predicted, tuple):  # predictions hold lists; a tuple from Python code is read as one
         predicted = list(predicted)
     if gold is None:
         length = max(1, size(predicted))
-        return _Node(1.0, length, predicted, ()) if _is_empty(predicted) else _Node(0.0, length, None, ())
+        if _is_empty(predicted):
+            return _Node(1.0, length, True, _NULL, None, predicted)
+        return _Node(0.0, length, False, _MISMATCH, None, predicted)
+    if type(gold) in (dict, list) and gold == predicted and _identical(gold, predicted):  # == first: C speed
+        count = size(gold)
+        return _Node(float(count), count, True, _SAME, gold, predicted)
     if isinstance(gold, dict):
         if not isinstance(predicted, dict):
-            return _Node(0.0, max(size(gold), size(predicted)), gold, ())
-        return _objects(gold, predicted, path)
+            return _Node(0.0, max(size(gold), size(predicted)), False, _MISMATCH, gold, predicted)
+        return _objects(gold, predicted)
     if isinstance(gold, list):
         if not isinstance(predicted, list):
-            return _Node(0.0, max(size(gold), size(predicted)), gold, ())
-        return _lists(gold, predicted, path)
+            return _Node(0.0, max(size(gold), size(predicted)), False, _MISMATCH, gold, predicted)
+        return _lists(gold, predicted)
     length = max(1, size(predicted))
     if predicted is None or isinstance(predicted, (dict, list)):
-        return _Node(0.0, length, gold, ())
-    return _Node(leaf_similarity(gold, predicted), length, gold, ())
+        return _Node(0.0, length, False, _MISMATCH, gold, predicted)
+    return _Node(leaf_similarity(gold, predicted), length, gold == predicted, _LEAF, gold, predicted)
 
 
-def _alternatives(gold: tuple[Any, ...], predicted: Any, path: tuple[str, ...]) -> _Node:
+def _alternatives(gold: tuple[Any, ...], predicted: Any) -> _Node:
     if not gold:
         raise ValueError("a tuple of alternatives needs at least one alternative")
     best, best_key = None, None
     for option in gold:
-        node = _compare(option, predicted, path)
-        key = (_ratio(node.total, node.length), node.closest == predicted)
+        node = _compare(option, predicted)
+        key = (_ratio(node.total, node.length), node.equal)
         if best_key is None or key > best_key:
             best, best_key = node, key
     assert best is not None
-    return best
+    return _Node(best.total, best.length, best.equal, _CHOICE, gold, predicted, best)
 
 
-def _objects(gold: dict[Any, Any], predicted: dict[Any, Any], path: tuple[str, ...]) -> _Node:
+def _objects(gold: dict[Any, Any], predicted: dict[Any, Any]) -> _Node:
     total, length = 0.0, 0
-    closest: dict[Any, Any] = {}
-    keys: list[tuple[tuple[str, ...], float]] = []
-    for key in [*gold, *(k for k in predicted if k not in gold)]:
-        in_gold, in_predicted = key in gold, key in predicted
-        value = predicted.get(key)
-        if not in_gold:
-            # an invented key: nothing earned, its size counted (an empty value still counts 1)
-            length += max(1, size(value))
-            if _is_empty(value):
-                continue
-            keys.append(((*path, str(key)), 0.0))
-            closest[key] = None
+    equal = True
+    parts: list[tuple[Any, _Node | None, bool]] = []
+    for key, expected in gold.items():
+        if key in predicted:
+            node = _compare(expected, predicted[key])
+            kept, equal = True, equal and node.equal
+        else:
+            node = _compare(expected, None)
+            # a key left out stays out of the closest gold when its gold is empty too (a null left out is right)
+            kept = not _is_empty(_closest(node))
+            equal = equal and not kept
+        total += node.total
+        length += node.length
+        parts.append((key, node, kept))
+    for key, value in predicted.items():
+        if key in gold:
             continue
-        child_path = (*path, str(key))
-        node = _compare(gold[key], value, child_path)
-        total += node.total
-        length += node.length
-        if in_predicted or not _is_empty(node.closest):
-            closest[key] = node.closest
-        keys.extend(node.keys)
-        keys.append((child_path, _ratio(node.total, node.length)))
-    return _Node(total, length, closest, tuple(keys))
+        # an invented key: nothing earned, its size counted (an empty value still counts 1)
+        equal = False
+        length += max(1, size(value))
+        if not _is_empty(value):
+            parts.append((key, None, True))
+    return _Node(total, length, equal, _OBJECT, gold, predicted, parts)
 
 
-def _lists(gold: list[Any], predicted: list[Any], path: tuple[str, ...]) -> _Node:
+def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
     if not gold or not predicted:
-        return _Node(0.0, size(gold) + size(predicted), list(gold), ())
-    element_path = (*path, _LIST)
-    nodes: list[list[_Node]] = []
-    gain = np.empty((len(gold), len(predicted)))
+        return _Node(0.0, size(gold) + size(predicted), not gold and not predicted, _ARRAY, gold, predicted, ())
+    # an element identical to a gold one pairs with it first: no pair scores higher (1, and equal), and the
+    # assignment is left with the elements that differ (most of a list, in a typical extraction, is right)
+    pairs: list[tuple[int, int, _Node]] = []
+    rest_predicted = list(range(len(predicted)))
+    rest_gold = []
     for i, expected in enumerate(gold):
-        budget.check()
-        row = []
-        for j, value in enumerate(predicted):
-            node = _compare(expected, value, element_path)
-            score = _ratio(node.total, node.length)
-            # between equally good pairs, one whose closest gold equals the element wins
-            gain[i, j] = math.nextafter(score, math.inf) if node.closest == value else score
-            row.append(node)
-        nodes.append(row)
-    rows, columns = linear_sum_assignment(gain, maximize=True)
+        for position, j in enumerate(rest_predicted):
+            value = predicted[j]
+            if expected == value and not isinstance(expected, tuple) and _identical(expected, value):
+                pairs.append((i, j, _compare(expected, value)))
+                del rest_predicted[position]
+                break
+        else:
+            rest_gold.append(i)
+    if rest_gold and rest_predicted:
+        nodes: list[list[_Node]] = []
+        gain = np.empty((len(rest_gold), len(rest_predicted)))
+        for row, i in enumerate(rest_gold):
+            budget.check()
+            expected, found = gold[i], []
+            for column, j in enumerate(rest_predicted):
+                node = _compare(expected, predicted[j])
+                score = _ratio(node.total, node.length)
+                # between equally good pairs, one whose closest gold equals the element wins
+                gain[row, column] = math.nextafter(score, math.inf) if node.equal else score
+                found.append(node)
+            nodes.append(found)
+        rows, columns = linear_sum_assignment(gain, maximize=True)
+        pairs.extend((rest_gold[r], rest_predicted[c], nodes[r][c]) for r, c in zip(rows.tolist(), columns.tolist()))
+    pairs.sort(key=lambda pair: pair[0])
     total, length = 0.0, 0
-    paired = []
-    for i, j in zip(rows.tolist(), columns.tolist()):
-        node = nodes[i][j]
+    equal = len(gold) == len(predicted)
+    for _, _, node in pairs:
         total += node.total
         length += node.length
-        paired.append((j, node))
-    unpaired_gold = sorted(set(range(len(gold))) - set(rows.tolist()))
-    unpaired_predicted = set(range(len(predicted))) - set(columns.tolist())
-    length += sum(size(gold[i]) for i in unpaired_gold) + sum(size(predicted[j]) for j in unpaired_predicted)
-    paired.sort(key=lambda item: item[0])
-    closest = [node.closest for _, node in paired] + [gold[i] for i in unpaired_gold]
-    keys = tuple(occurrence for _, node in paired for occurrence in node.keys)
-    return _Node(total, length, closest, keys)
+        equal = equal and node.equal
+    paired_gold = {i for i, _, _ in pairs}
+    paired_predicted = {j for _, j, _ in pairs}
+    length += sum(size(x) for i, x in enumerate(gold) if i not in paired_gold)
+    length += sum(size(x) for j, x in enumerate(predicted) if j not in paired_predicted)
+    return _Node(total, length, equal, _ARRAY, gold, predicted, pairs)
+
+
+def _closest(node: _Node) -> Any:
+    """The gold as close to the prediction as its alternatives and list orders allow."""
+    kind = node.kind
+    if kind == _CHOICE:
+        return _closest(node.parts)
+    if kind == _NULL:
+        return node.predicted
+    if kind == _OBJECT:
+        return {key: None if child is None else _closest(child) for key, child, kept in node.parts if kept}
+    if kind == _ARRAY:
+        pairs = sorted(node.parts, key=lambda pair: pair[1])
+        paired = {i for i, _, _ in pairs}
+        return [_closest(child) for _, _, child in pairs] + [x for i, x in enumerate(node.gold) if i not in paired]
+    return node.gold  # leaves, mismatches, identical subtrees
+
+
+def _keys(node: _Node, path: str, out: list[tuple[str, float]]) -> None:
+    """Append the per-key scores under ``node`` in the reference package's order (a key's children, then itself;
+    list elements in the prediction's order, paired ones only)."""
+    kind = node.kind
+    if kind == _CHOICE:
+        _keys(node.parts, path, out)
+    elif kind == _OBJECT:
+        for key, child, _ in node.parts:
+            child_path = _join(path, key)
+            if child is None:
+                out.append((child_path, 0.0))
+            else:
+                _keys(child, child_path, out)
+                out.append((child_path, _ratio(child.total, child.length)))
+    elif kind == _ARRAY:
+        element = path + _LIST
+        for _, _, child in sorted(node.parts, key=lambda pair: pair[1]):
+            _keys(child, element, out)
+    elif kind == _SAME:
+        _same_keys(node.gold, path, out)
+
+
+def _same_keys(value: Any, path: str, out: list[tuple[str, float]]) -> None:
+    if type(value) is dict:
+        for key, child in value.items():
+            child_path = _join(path, key)
+            if type(child) in (dict, list):
+                _same_keys(child, child_path, out)
+            out.append((child_path, 1.0))
+    elif type(value) is list:
+        element = path + _LIST
+        for child in value:
+            if type(child) in (dict, list):
+                _same_keys(child, element, out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .anls import anls_star_details
+from .anls import anls_star_by_key
 from .fields import ABSENT, FieldWalker
 from .options import DEFAULT_OPTIONS, ScoringOptions
 from .parse import parse_output
@@ -86,10 +86,9 @@ def _anls_star(expected: Any, predicted: Any) -> tuple[float, dict[str, float]]:
     if predicted is _NOTHING:
         predicted = {} if isinstance(expected, dict) else None
     try:
-        found = anls_star_details(expected, predicted)
+        return anls_star_by_key(expected, predicted)
     except RecursionError:
         return 0.0, {}
-    return found.score, found.fields
 
 
 SCORING_ERROR = "scoring_error"

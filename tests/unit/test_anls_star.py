@@ -192,8 +192,8 @@ def test_agrees_with_the_reference_package(reference: Callable[..., Any], cases:
             continue
         # per key: our occurrences, list markers dropped and averaged the way the package merges them
         merged: dict[tuple[str, ...], list[float]] = {}
-        for parts, value in key_occurrences(gold, predicted):
-            merged.setdefault(tuple(p for p in parts if p != "[]"), []).append(value)
+        for path, value in key_occurrences(gold, predicted):  # no key of KEYS holds "." or "[]"
+            merged.setdefault(tuple(p for p in path.replace("[]", ".").split(".") if p), []).append(value)
         assert set(merged) == set(_flat(keys)), (gold, predicted)
         for key, expected_key in _flat(keys).items():
             assert sum(merged[key]) / len(merged[key]) == pytest.approx(expected_key, abs=1e-9), (gold, predicted, key)
