@@ -33,9 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, NamedTuple
 
-import numpy as np
 from Levenshtein import distance as _distance
-from scipy.optimize import linear_sum_assignment
 
 from . import budget
 
@@ -291,18 +289,22 @@ def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
         else:
             rest_gold.append(i)
     if rest_gold and rest_predicted:
+        # numpy and scipy (0.9 s to import) load with the first assignment, not with the scoring package
+        from scipy.optimize import linear_sum_assignment
+
         nodes: list[list[_Node]] = []
-        gain = np.empty((len(rest_gold), len(rest_predicted)))
-        for row, i in enumerate(rest_gold):
+        gain: list[list[float]] = []
+        for i in rest_gold:
             budget.check()
-            expected, found = gold[i], []
-            for column, j in enumerate(rest_predicted):
+            expected, found, gains = gold[i], [], []
+            for j in rest_predicted:
                 node = _compare(expected, predicted[j])
                 score = _ratio(node.total, node.length)
                 # between equally good pairs, one whose closest gold equals the element wins
-                gain[row, column] = math.nextafter(score, math.inf) if node.equal else score
+                gains.append(math.nextafter(score, math.inf) if node.equal else score)
                 found.append(node)
             nodes.append(found)
+            gain.append(gains)
         rows, columns = linear_sum_assignment(gain, maximize=True)
         pairs.extend((rest_gold[r], rest_predicted[c], nodes[r][c]) for r, c in zip(rows.tolist(), columns.tolist()))
     pairs.sort(key=lambda pair: pair[0])
