@@ -11,8 +11,10 @@ checked against the reference package ``anls-star`` (tests/unit/test_anls_star.p
   leaf against a list, an object or null scores 0. Length ``max(1, size of the prediction)``.
 - **null** in the gold: a prediction of null, ``""``, ``[]`` or ``{}`` scores 1, anything else 0; length as a leaf.
 - **list**: gold and predicted elements are paired by the assignment that maximizes the sum of the pairs' own
-  ANLS* (``scipy.optimize.linear_sum_assignment``; among equal pairs an element equal to the gold wins). The pairs'
-  sums and lengths add up; an unpaired element on either side adds its size to the length and nothing to the sum,
+  ANLS* (``scipy.optimize.linear_sum_assignment``; among equal pairs an element equal to the gold wins, and
+  identical elements pair before the assignment, which no pair can beat). Where equally good pairings differ in
+  length the definition leaves the choice open: the reference package's solver may take another (the tests and
+  benchmarks/bench_anls.py count these cases). The pairs' sums and lengths add up; an unpaired element on either side adds its size to the length and nothing to the sum,
   so missed and invented elements both cost. A list against anything else scores 0 with length
   ``max(size of gold, size of prediction)``.
 - **object**: keys of both sides; a missing key reads as null. A key only the prediction has scores 0 and counts
@@ -156,7 +158,8 @@ _TEXT_CACHE: dict[str, str] = {}
 
 
 def _text(value: Any) -> str:
-    if type(value) is not str:
+    """Lower-cased, whitespace collapsed; short texts are kept (a list's elements meet every other element)."""
+    if type(value) is not str or len(value) > 256:
         return " ".join(str(value).lower().split())
     found = _TEXT_CACHE.get(value)
     if found is None:
