@@ -14,7 +14,8 @@ checked against the reference package ``anls-star`` (tests/unit/test_anls_star.p
   ANLS* (``scipy.optimize.linear_sum_assignment``; among equal pairs an element equal to the gold wins, and
   identical elements pair before the assignment, which no pair can beat). Where equally good pairings differ in
   length the definition leaves the choice open: the reference package's solver may take another (the tests and
-  benchmarks/bench_anls.py count these cases). The pairs' sums and lengths add up; an unpaired element on either side adds its size to the length and nothing to the sum,
+  benchmarks/bench_anls.py count these cases). Past :data:`MAX_CELLS` differing elements the rest pair in order,
+  which bounds a hostile output's cost. The pairs' sums and lengths add up; an unpaired element on either side adds its size to the length and nothing to the sum,
   so missed and invented elements both cost. A list against anything else scores 0 with length
   ``max(size of gold, size of prediction)``.
 - **object**: keys of both sides; a missing key reads as null. A key only the prediction has scores 0 and counts
@@ -276,27 +277,69 @@ def _objects(gold: dict[Any, Any], predicted: dict[Any, Any]) -> _Node:
     return _Node(total, length, equal, _OBJECT, gold, predicted, parts)
 
 
+MAX_CELLS = 250_000
+"""Above this many differing gold x predicted elements (500 x 500) the rest pair in order, not by an assignment
+whose matrix would outlast a sample's time budget (the Hungarian alignment's fallback, at a larger size)."""
+
+
+def _element_key(value: Any) -> Any:
+    """A hashable key equal for identical scalars (type for type), None for anything else."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return (kind, value)
+    if kind is float and value == value:  # NaN equals nothing, itself included
+        return (kind, repr(value))
+    return None
+
+
 def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
     if not gold or not predicted:
         return _Node(0.0, size(gold) + size(predicted), not gold and not predicted, _ARRAY, gold, predicted, ())
     # an element identical to a gold one pairs with it first: no pair scores higher (1, and equal), and the
-    # assignment is left with the elements that differ (most of a list, in a typical extraction, is right)
+    # assignment is left with the elements that differ (most of a list, in a typical extraction, is right);
+    # scalars are found by hash, objects and lists by a scan while the list is small enough
     pairs: list[tuple[int, int, _Node]] = []
-    rest_predicted = list(range(len(predicted)))
-    rest_gold = []
-    for i, expected in enumerate(gold):
-        if not PAIR_IDENTICAL_FIRST:
+    rest_gold: list[int] = []
+    if PAIR_IDENTICAL_FIRST:
+        by_key: dict[Any, list[int]] = {}
+        others: list[int] = []
+        for j, value in enumerate(predicted):
+            key = _element_key(value)
+            if key is None:
+                others.append(j)
+            else:
+                by_key.setdefault(key, []).append(j)
+        scan = len(gold) * len(others) <= MAX_CELLS
+        taken: set[int] = set()
+        for i, expected in enumerate(gold):
+            key = _element_key(expected)
+            if key is not None:
+                found = by_key.get(key)
+                if found:
+                    j = found.pop(0)
+                    pairs.append((i, j, _compare(expected, predicted[j])))
+                    taken.add(j)
+                    continue
+            elif scan and not isinstance(expected, tuple):
+                for position, j in enumerate(others):
+                    value = predicted[j]
+                    if expected == value and _identical(expected, value):
+                        pairs.append((i, j, _compare(expected, value)))
+                        taken.add(j)
+                        del others[position]
+                        break
+                else:
+                    rest_gold.append(i)
+                continue
             rest_gold.append(i)
-            continue
-        for position, j in enumerate(rest_predicted):
-            value = predicted[j]
-            if expected == value and not isinstance(expected, tuple) and _identical(expected, value):
-                pairs.append((i, j, _compare(expected, value)))
-                del rest_predicted[position]
-                break
-        else:
-            rest_gold.append(i)
-    if rest_gold and rest_predicted:
+        rest_predicted = [j for j in range(len(predicted)) if j not in taken]
+    else:
+        rest_gold, rest_predicted = list(range(len(gold))), list(range(len(predicted)))
+    if rest_gold and rest_predicted and len(rest_gold) * len(rest_predicted) > MAX_CELLS:
+        for i, j in zip(rest_gold, rest_predicted):
+            budget.check()
+            pairs.append((i, j, _compare(gold[i], predicted[j])))
+    elif rest_gold and rest_predicted:
         # numpy and scipy (0.9 s to import) load with the first assignment, not with the scoring package
         from scipy.optimize import linear_sum_assignment
 

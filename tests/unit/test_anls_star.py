@@ -90,6 +90,27 @@ def test_no_alternative_at_all_is_a_gold_error() -> None:
         anls_star((), "x")
 
 
+def test_long_lists_stay_cheap() -> None:
+    import random
+    import time
+
+    from pytest_extractbench.scoring import anls
+
+    rng = random.Random(3)
+    gold = [f"item {i}" for i in range(3000)]
+    predicted = gold[:2900] + [f"itme {i}" for i in range(2900, 3000)]  # 100 typos: "item" -> "itme"
+    rng.shuffle(predicted)
+    start = time.process_time()
+    # 2,900 identical strings pair by hash; the 100 typos by the assignment: 2 edits in 8-9 characters each
+    expected = (2900 + sum(1 - 2 / len(f"item {i}") for i in range(2900, 3000))) / 3000
+    assert anls_star(gold, predicted) == pytest.approx(expected)
+    # 600 x 600 objects that all differ: past MAX_CELLS they pair in order, each object's own key matches
+    objects = [{"k": f"v{i}", "x": "a"} for i in range(600)]
+    assert len(objects) ** 2 > anls.MAX_CELLS
+    assert anls_star(objects, [{"k": f"v{i}", "x": "b"} for i in range(600)]) == pytest.approx(0.5)
+    assert time.process_time() - start < 20  # seconds; without the hash and the cap this is minutes
+
+
 # --- agreement with the reference package ---
 
 LEAVES = (st.none() | st.booleans() | st.integers(-1000, 1000) | st.floats(allow_nan=False, allow_infinity=False)
