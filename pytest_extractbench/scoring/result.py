@@ -187,6 +187,7 @@ class SampleScore:
         "extras",
         "anls_star_observed",
         "anls_star_fields",
+        "options",
     )
 
     def __init__(
@@ -203,6 +204,7 @@ class SampleScore:
         anls_star_fields: Mapping[str, float] | None = None,
     ) -> None:
         self.sample_id = sample_id
+        self.options = options  # what scored it: a field diff pairs list elements by the same rules
         self.json_valid = json_valid
         self.schema_valid = schema_valid and json_valid
         self.parse_error = parse_error
