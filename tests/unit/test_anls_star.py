@@ -191,6 +191,31 @@ def _flat(nodes: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], flo
     return out
 
 
+def _merged_keys(gold: Any, predicted: Any) -> dict[tuple[str, ...], float]:
+    merged: dict[tuple[str, ...], list[float]] = {}
+    for path, value in key_occurrences(gold, predicted):  # no key of KEYS holds "." or "[]"
+        merged.setdefault(tuple(p for p in path.replace("[]", ".").split(".") if p), []).append(value)
+    return {key: sum(values) / len(values) for key, values in merged.items()}
+
+
+def _same_keys(ours: dict[tuple[str, ...], float], theirs: dict[tuple[str, ...], float]) -> bool:
+    return set(ours) == set(theirs) and all(abs(ours[k] - theirs[k]) <= 1e-9 for k in ours)
+
+
+def _key_variants(gold: Any, predicted: Any) -> list[dict[tuple[str, ...], float]]:
+    from pytest_extractbench.scoring import anls
+
+    try:
+        found = []
+        for first in (True, False):
+            anls.PAIR_IDENTICAL_FIRST = first
+            found += [_merged_keys(g, p) for g in (gold, _reversed_lists(gold))
+                      for p in (predicted, _reversed_lists(predicted))]  # fmt: skip
+        return found
+    finally:
+        anls.PAIR_IDENTICAL_FIRST = True
+
+
 @pytest.fixture(scope="module")
 def reference() -> Callable[..., Any]:
     from _require import import_or_skip
@@ -222,13 +247,12 @@ def test_agrees_with_the_reference_package(reference: Callable[..., Any], cases:
             assert any(abs(v - expected) <= 1e-9 for v in orderings), (gold, predicted, orderings, expected)
             TIES.append((gold, predicted))
             continue
-        # per key: our occurrences, list markers dropped and averaged the way the package merges them
-        merged: dict[tuple[str, ...], list[float]] = {}
-        for path, value in key_occurrences(gold, predicted):  # no key of KEYS holds "." or "[]"
-            merged.setdefault(tuple(p for p in path.replace("[]", ".").split(".") if p), []).append(value)
-        assert set(merged) == set(_flat(keys)), (gold, predicted)
-        for key, expected_key in _flat(keys).items():
-            assert sum(merged[key]) / len(merged[key]) == pytest.approx(expected_key, abs=1e-9), (gold, predicted, key)
+        # per key: ours, list markers dropped and averaged the way the package merges them; where list pairings
+        # tie (every candidate scoring 0, say) the per-key scores can follow another choice: one of ours then agrees
+        ours_keys = _merged_keys(gold, predicted)
+        if not _same_keys(ours_keys, _flat(keys)):
+            assert any(_same_keys(k, _flat(keys)) for k in _key_variants(gold, predicted)), (gold, predicted)
+            TIES.append((gold, predicted))
 
 
 # --- through scoring, the catalog and the gates ---
