@@ -152,3 +152,19 @@ def field_score_section(records: Sequence[SampleRecord], options: ScoringOptions
         out[name] = {"occurrences": entry["occurrences"], "mean_score": total / entry["occurrences"],
                      **{key: entry[key] for key in _FIELD_COUNTS.values()}}
     return {"field_scores_by_name": out}
+
+
+def anls_star_field_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
+    """Per key path (``items[].sku``, intermediate objects and lists included): the mean over samples of its ANLS*,
+    and on how many samples it was scored. Observed values, like :func:`field_score_section`: an invalid output's
+    keys count as what they scored."""
+    sums: dict[str, list[float]] = {}
+    for record in records:
+        for path, value in record.score.anls_star_fields.items():
+            entry = sums.setdefault(path, [0.0, 0])
+            entry[0] += value
+            entry[1] += 1
+    if not sums:
+        return {}
+    return {"anls_star_by_field": {path: {"anls_star": sums[path][0] / sums[path][1], "samples": int(sums[path][1])}
+                                   for path in sorted(sums)}}

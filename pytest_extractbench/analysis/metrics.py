@@ -206,6 +206,7 @@ SECTIONS: tuple[Section, ...] = (
     breakdowns.breakdown_section,
     breakdowns.omission_section,
     breakdowns.field_score_section,
+    breakdowns.anls_star_field_section,
     distributions.string_similarity_section,
     distributions.complexity_correlation_section,
     performance.performance_section,  # the session adds the cost once prices are known

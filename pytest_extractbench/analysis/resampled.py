@@ -67,6 +67,9 @@ def sample_row(score: SampleScore) -> dict[str, float]:
     for name in WHOLE_OUTPUT_SCORES:
         value = score.extras.get(name)
         row[f"{name}_sum"], row[f"{name}_n"] = (float(value), 1.0) if value is not None else (0.0, 0.0)
+    # ANLS*: absent from records written before it existed (such a run does not measure it)
+    anls = score.anls_star
+    row["anls_star"], row["anls_star_n"] = (float(anls), 1.0) if anls is not None else (0.0, 0.0)
     for mode in MODES:
         row[f"tp_{mode}"] = float(counts.true_positives(mode))
         row[f"f1_{mode}"] = float(score.f1[mode])
@@ -75,13 +78,15 @@ def sample_row(score: SampleScore) -> dict[str, float]:
 
 def complete_row(row: dict[str, float]) -> dict[str, float]:
     """A row saved by an earlier version (a baseline file) with the keys added since filled in: the perfect and
-    zero-score flags follow from its EQS; whole-output scores were not measured."""
+    zero-score flags follow from its EQS; whole-output scores and ANLS* were not measured."""
     if "eqs" in row:
         row.setdefault("perfect", float(row["eqs"] >= 1.0 - EQS_TOLERANCE))
         row.setdefault("zero_score", float(row["eqs"] <= EQS_TOLERANCE))
     for name in WHOLE_OUTPUT_SCORES:
         row.setdefault(f"{name}_sum", 0.0)
         row.setdefault(f"{name}_n", 0.0)
+    row.setdefault("anls_star", 0.0)
+    row.setdefault("anls_star_n", 0.0)
     return row
 
 

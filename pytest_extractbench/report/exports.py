@@ -232,10 +232,11 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     weakest = summary.weakest_fields(metrics)
     if weakest:
         lines += ["", "### Fields to look at", "",
-                  "| Field | Occurrences | Mean score | Matches | Partial | Mismatches | Omissions | Hallucinations |",
-                  "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {md(name)} | {f['occurrences']} | {sections.num(f['mean_score'])} | {f['matches']} | {f['partial']} | "
-                  f"{f['mismatches']} | {f['omissions']} | {f['hallucinations']} |" for name, f in weakest]
+                  "| Field | Occurrences | Mean score | ANLS* | Matches | Partial | Mismatches | Omissions | Hallucinations |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {md(name)} | {f['occurrences']} | {sections.num(f['mean_score'])} | {sections.num(f['anls_star'])} | "
+                  f"{f['matches']} | {f['partial']} | {f['mismatches']} | {f['omissions']} | {f['hallucinations']} |"
+                  for name, f in weakest]
     lines += _whole_output_md(metrics)
     lines += _latency_breakdown_md(metrics)
     retried = summary.retried_text(metrics.get("performance") or {})

@@ -340,7 +340,11 @@ def weakest_fields(metrics: Mapping[str, Any], limit: int = WEAKEST_FIELDS) -> l
             if isinstance(entry, Mapping) and isinstance(entry.get("mean_score"), (int, float)) and entry["mean_score"] < 1]
     weak.sort(key=lambda item: (-(item[1].get("occurrences") or 0) * (1 - item[1]["mean_score"]),
                                 item[1]["mean_score"], item[0]))
-    return weak[:limit]
+    # the field's ANLS* beside its own scores, when the run measured it
+    anls = metrics.get("anls_star_by_field")
+    anls = anls if isinstance(anls, Mapping) else {}
+    return [(name, {**entry, "anls_star": (anls.get(name) or {}).get("anls_star") if isinstance(anls.get(name), Mapping)
+                    else None}) for name, entry in weak[:limit]]
 
 
 MAX_RETRIED_LISTED = 10  # sample ids named per attempt count

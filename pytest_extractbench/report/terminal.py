@@ -11,7 +11,8 @@ from ..analysis.stats import format_p
 from ..core import textsafe
 from ..core.textsafe import json_line
 from ..gating.sla import GateCheck
-from ..scoring.result import EXACT
+from ..scoring.compare import list_element_pairs
+from ..scoring.result import EXACT, MISSED, SPURIOUS
 from . import summary
 from .run_sections import MAX_GROUPS
 
@@ -55,6 +56,7 @@ def failure_text(record: SampleRecord) -> str:
                 f"  {safe(field.path, width):<{width}}  {safe(clip(field.expected)):<{VALUE_WIDTH}}  "
                 f"{safe(clip(field.predicted)):<{VALUE_WIDTH}}  {field.category:<9}  {field.score:.2f}"
             )
+            lines.extend(element_lines(field, score.options, width))
         if len(failing) > MAX_FAILING_FIELDS:
             lines.append(f"  ... {len(failing) - MAX_FAILING_FIELDS} more fields")
     lines.append(
@@ -62,6 +64,27 @@ def failure_text(record: SampleRecord) -> str:
         f"{score.observed.expected} fields"
     )
     return "\n".join(lines)
+
+
+MAX_ELEMENTS = 12  # element lines under one list field
+
+
+def element_lines(field: Any, options: Any, width: int) -> list[str]:
+    """Under an array of scalars whose elements pair by similarity (``--extractbench-list-similarity``): each
+    element, paired exactly, by similarity (with it), missed or spurious."""
+    if getattr(options, "list_similarity", None) is None or field.category in (MISSED, SPURIOUS):
+        return []
+    if not (isinstance(field.expected, list) and isinstance(field.predicted, list)):
+        return []
+    if any(isinstance(v, (dict, list)) for v in (*field.expected, *field.predicted)):
+        return []
+    pairs = list_element_pairs(field.expected, field.predicted, options)
+    lines = [f"  {'':<{width}}    {pair.kind:<8}  {safe(clip(pair.expected)) if pair.kind != 'spurious' else '':<{VALUE_WIDTH}}"
+             f"  {safe(clip(pair.predicted)) if pair.kind != 'missed' else '':<{VALUE_WIDTH}}"
+             + (f"  {pair.similarity:.2f}" if pair.kind == "similar" else "") for pair in pairs[:MAX_ELEMENTS]]
+    if len(pairs) > MAX_ELEMENTS:
+        lines.append(f"  {'':<{width}}    ... {len(pairs) - MAX_ELEMENTS} more elements")
+    return [line.rstrip() for line in lines]
 
 
 def pct(value: float) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import semantic as _semantic  # noqa: F401 - registers the "semantic" comparator
+from .anls import AnlsStar, anls_star, anls_star_details
 from .align import AlignContext, align_hungarian, align_key_field, align_ordered, get_aligner, register_aligner
 from .comparators import ComparatorError, register_comparator
 from .compare import Comparison, compare_scalars, jaccard, normalize_text, number_similarity, string_similarity
@@ -32,6 +33,7 @@ from .transforms import register_transform
 __all__ = [
     "ABSENT",
     "AlignContext",
+    "AnlsStar",
     "CATEGORIES",
     "ComparatorError",
     "Comparison",
@@ -58,6 +60,8 @@ __all__ = [
     "align_hungarian",
     "align_key_field",
     "align_ordered",
+    "anls_star",
+    "anls_star_details",
     "annotate_defaults",
     "check_schema",
     "compare_scalars",

@@ -157,6 +157,10 @@ def _element_similarity(expected: Any, predicted: Any, options: ScoringOptions) 
 def similar_pairs(expected: list[Any], predicted: list[Any], options: ScoringOptions) -> list[float]:
     """Similarities of the pairs of an assignment of ``expected`` to ``predicted`` elements that maximizes total
     similarity (:func:`_element_similarity`), keeping the pairs at least ``options.list_similarity`` similar."""
+    return [similarity for _, _, similarity in _similar_assignment(expected, predicted, options)]
+
+
+def _similar_assignment(expected: list[Any], predicted: list[Any], options: ScoringOptions) -> list[tuple[int, int, float]]:
     threshold = options.list_similarity
     if threshold is None or not expected or not predicted or len(expected) * len(predicted) > LIST_SIMILARITY_MAX_CELLS:
         return []
@@ -164,7 +168,50 @@ def similar_pairs(expected: list[Any], predicted: list[Any], options: ScoringOpt
 
     matrix = [[_element_similarity(e, p, options) for p in predicted] for e in expected]
     rows, cols = linear_sum_assignment(matrix, maximize=True)
-    return [matrix[r][c] for r, c in zip(rows, cols) if matrix[r][c] >= threshold]
+    return [(int(r), int(c), matrix[r][c]) for r, c in zip(rows, cols) if matrix[r][c] >= threshold]
+
+
+class ElementPair(NamedTuple):
+    """One element of an array of scalars as :func:`jaccard` saw it: ``exact`` (equal after normalization),
+    ``similar`` (paired by similarity, ``--extractbench-list-similarity``), ``missed`` or ``spurious``."""
+
+    kind: str
+    expected: Any = None
+    predicted: Any = None
+    similarity: float | None = None
+
+
+def list_element_pairs(expected: list[Any], predicted: list[Any], options: ScoringOptions) -> list[ElementPair]:
+    """The elements behind an array's Jaccard score, gold order first, then the spurious ones in output order.
+    Like the score, it reads the normalized element sets: a repeated element is listed once."""
+    exp_keys = [scalar_key(v, options) for v in expected]
+    pred_keys = [scalar_key(v, options) for v in predicted]
+    exp_set, pred_set = set(exp_keys), set(pred_keys)
+    exp_rest = _first_by_key(expected, exp_keys, exp_set - pred_set)
+    pred_rest = _first_by_key(predicted, pred_keys, pred_set - exp_set)
+    similar = {e: (p, sim) for e, p, sim in _similar_assignment(exp_rest, pred_rest, options)}
+    first_predicted: dict[Any, Any] = {}
+    for value, key in zip(predicted, pred_keys):
+        first_predicted.setdefault(key, value)
+    out, seen, rest = [], set(), 0
+    paired_predicted = set()
+    for value, key in zip(expected, exp_keys):
+        if key in seen:
+            continue
+        seen.add(key)
+        if key in pred_set:
+            out.append(ElementPair("exact", value, first_predicted[key], 1.0))
+        else:
+            if rest in similar:
+                index, similarity = similar[rest]
+                paired_predicted.add(index)
+                out.append(ElementPair("similar", value, pred_rest[index], similarity))
+            else:
+                out.append(ElementPair("missed", value))
+            rest += 1
+    out.extend(ElementPair("spurious", predicted=value) for index, value in enumerate(pred_rest)
+               if index not in paired_predicted)
+    return out
 
 
 def _as_number(value: Any) -> float | None:

@@ -7,7 +7,7 @@ comparison found, ``counts`` what the sample is credited with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -186,6 +186,9 @@ class SampleScore:
         "omission_rate",
         "eqs",
         "extras",
+        "anls_star_observed",
+        "anls_star_fields",
+        "options",
     )
 
     def __init__(
@@ -198,8 +201,11 @@ class SampleScore:
         validation_errors: Sequence[str],
         fields: Sequence[FieldResult],
         options: ScoringOptions,
+        anls_star: float | None = None,
+        anls_star_fields: Mapping[str, float] | None = None,
     ) -> None:
         self.sample_id = sample_id
+        self.options = options  # what scored it: a field diff pairs list elements by the same rules
         self.json_valid = json_valid
         self.schema_valid = schema_valid and json_valid
         self.parse_error = parse_error
@@ -237,6 +243,16 @@ class SampleScore:
         self.eqs = self._eqs(options)
         # scores of the whole output added after field scoring (semantic similarity, an LLM judge's grade)
         self.extras: dict[str, float] = {}
+        # ANLS* of the output as it was (None: not measured, a record written before it existed) and per key path
+        self.anls_star_observed = anls_star
+        self.anls_star_fields: dict[str, float] = dict(anls_star_fields or {})
+
+    @property
+    def anls_star(self) -> float | None:
+        """ANLS* credited like every accuracy metric: 0 for an invalid output, None when not measured."""
+        if self.anls_star_observed is None:
+            return None
+        return self.anls_star_observed if self.valid else 0.0
 
     def eqs_components(self) -> dict[str, float]:
         """The four EQS inputs of this sample (all 0 when the output is not even JSON)."""
@@ -282,6 +298,8 @@ class SampleScore:
             "observed": self.observed.as_dict(),
             "fields": [f.as_dict() for f in self.fields],
             **({"extras": dict(self.extras)} if self.extras else {}),
+            **({"anls_star": self.anls_star, "anls_star_observed": self.anls_star_observed,
+                "anls_star_fields": dict(self.anls_star_fields)} if self.anls_star_observed is not None else {}),
         }
 
     @classmethod
@@ -295,6 +313,8 @@ class SampleScore:
             validation_errors=data.get("validation_errors", ()),
             fields=[FieldResult.from_dict(f) for f in data.get("fields", ())],
             options=options,
+            anls_star=data.get("anls_star_observed"),
+            anls_star_fields=data.get("anls_star_fields"),
         )
         score.extras.update(data.get("extras") or {})
         return score

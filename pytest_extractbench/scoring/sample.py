@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .anls import anls_star_by_key
 from .emit import ABSENT
 from .fields import FieldWalker
 from .options import DEFAULT_OPTIONS, ScoringOptions
@@ -63,6 +64,7 @@ def score_sample(
         parsed = parsed._replace(json_valid=False, error="output is nested too deeply to compare")
     if options.post_processors:
         fields = apply_post_processors(fields, options.post_processors, options)
+    anls, anls_fields = _anls_star(expected, parsed.value if parsed.json_valid else _NOTHING)
     return SampleScore(
         sample_id=sample_id,
         json_valid=parsed.json_valid,
@@ -71,7 +73,23 @@ def score_sample(
         validation_errors=errors,
         fields=fields,
         options=options,
+        anls_star=anls,
+        anls_star_fields=anls_fields,
     )
+
+
+_NOTHING = object()
+
+
+def _anls_star(expected: Any, predicted: Any) -> tuple[float, dict[str, float]]:
+    """ANLS* of the raw output and per key path; an output with no JSON extracted nothing (an empty object when
+    the gold is one, so each gold key shows what it lost, else null)."""
+    if predicted is _NOTHING:
+        predicted = {} if isinstance(expected, dict) else None
+    try:
+        return anls_star_by_key(expected, predicted)
+    except RecursionError:
+        return 0.0, {}
 
 
 SCORING_ERROR = "scoring_error"
@@ -88,4 +106,5 @@ def scoring_error_score(expected: Any, reason: str, *, options: ScoringOptions |
     except Exception:  # noqa: BLE001 - the gold itself may be what failed
         fields = []
     return SampleScore(sample_id=sample_id, json_valid=False, schema_valid=False,
-                       parse_error=f"{SCORING_ERROR}: {reason}", validation_errors=(), fields=fields, options=options)
+                       parse_error=f"{SCORING_ERROR}: {reason}", validation_errors=(), fields=fields, options=options,
+                       anls_star=0.0)

@@ -42,14 +42,15 @@ def test_whole_output_scores_are_a_sum_and_a_count_in_the_row() -> None:
 
 
 def test_a_row_saved_before_the_new_keys_gets_them_from_its_eqs() -> None:
+    # ANLS* too: unmeasured (n 0), so a comparison with such a baseline leaves it out
     assert complete_row({"eqs": JUST_PERFECT}) == {
         "eqs": JUST_PERFECT, "perfect": 1.0, "zero_score": 0.0, "semantic_similarity_sum": 0.0,
-        "semantic_similarity_n": 0.0, "judge_score_sum": 0.0, "judge_score_n": 0.0}
+        "semantic_similarity_n": 0.0, "judge_score_sum": 0.0, "judge_score_n": 0.0, "anls_star": 0.0, "anls_star_n": 0.0}
     assert (complete_row({"eqs": 0.5})["perfect"], complete_row({"eqs": 0.5})["zero_score"]) == (0.0, 0.0)
     assert complete_row({"eqs": JUST_ZERO})["zero_score"] == 1.0
     assert complete_row({"eqs": 0.5, "perfect": 1.0, "judge_score_n": 1.0}) == {  # what a row has is kept
         "eqs": 0.5, "perfect": 1.0, "zero_score": 0.0, "semantic_similarity_sum": 0.0, "semantic_similarity_n": 0.0,
-        "judge_score_sum": 0.0, "judge_score_n": 1.0}
+        "judge_score_sum": 0.0, "judge_score_n": 1.0, "anls_star": 0.0, "anls_star_n": 0.0}
 
 
 def test_no_valid_output_means_no_exact_valid_output_and_reasons_are_listed() -> None:

@@ -99,9 +99,10 @@ def test_summary_md_shows_the_spread_the_weak_fields_and_the_bins() -> None:
     ]
     text = summary_md(rundoc.complete({"models": {"m": model_metrics(records, OPTIONS)}}))
     assert "- **Per-sample EQS**: min " in text and "1 perfect (EQS 1), 0 at 0" in text
-    # c missed (0), b wrong once and right once ("q" vs "y" scores 0): (0 + 1) / 2
-    assert "| c | 1 | 0.000 | 0 | 0 | 0 | 1 | 0 |" in text
-    assert "| b | 2 | 0.500 | 1 | 0 | 1 | 0 | 0 |" in text
+    # c missed (0), b wrong once and right once ("q" vs "y" scores 0): (0 + 1) / 2; ANLS* agrees here
+    # ("q" vs "y": Levenshtein 1 of 1, similarity 0; a missing key reads as null against "z": 0)
+    assert "| c | 1 | 0.000 | 0.000 | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "| b | 2 | 0.500 | 0.500 | 1 | 0 | 1 | 0 | 0 |" in text
     assert "| simple | 1 |" in text and "| complex | 1 | 1.000 | 1.000 | 1.000 | 1.000 |" in text
 
 

@@ -166,3 +166,25 @@ def test_the_eqs_components_are_catalog_metrics_one_per_weight() -> None:
     entry = {"schema_validity_rate": 1.0, "field_f1_partial": 0.9, "type_accuracy": 0.8, "hallucination_rate": 0.6}
     assert [p.component_value(entry) for p in parts] == pytest.approx([1.0, 0.9, 0.8, 0.4])
     assert chart_readings.radar({"m": entry}) == "weakest component 1 - hallucination (0.400)."
+
+
+def test_anls_star_reaches_every_output_like_the_other_headline_metrics(tmp_path: Path) -> None:
+    from pytest_extractbench.report import html
+    from pytest_extractbench.report.rows import read_run, sample_row
+
+    run = read_run(_two_model_run(tmp_path))
+    models = run.document["models"]
+    # the gold itself scores 1; strings for integers fail the schema where the gold has integers: those earn 0
+    samples = list(csv.DictReader(io.StringIO(exports.samples_csv(sample_row(r) for r in run.records()))))
+    typeless = [float(row["anls_star"]) for row in samples if row["model"] == "typeless"]
+    assert models["good"]["anls_star"] == 1.0 and 0.0 in typeless
+    assert models["typeless"]["anls_star"] == pytest.approx(sum(typeless) / len(typeless)) and max(typeless) <= 1.0
+    assert models["good"]["confidence_intervals"]["anls_star"]["low"] == 1.0
+    assert models["good"]["anls_star_by_field"]  # per key path
+    table = list(csv.DictReader(io.StringIO(exports.metrics_csv(models))))
+    assert float(table[0]["anls_star"]) == 1.0 and "anls_star_ci_low" in table[0]
+    assert r"| ANLS\* | 1.000 \[95% CI: 1.000, 1.000\] | A+ |" in exports.summary_md(run.document)  # Markdown-escaped
+    assert any(line.startswith("  ANLS*") for line in terminal.metric_lines(models["good"], models["good"]["confidence_intervals"]))
+    assert any("ANLS* " in line for line in terminal.comparison_lines(run.document["comparison"]))
+    assert "anls_star" in html.build_context(run)["primary_metrics"]
+    assert "ANLS*" in html.write_report(run, tmp_path / "report.html").read_text(encoding="utf-8")

@@ -92,6 +92,7 @@ def test_grade_only_tiers_and_which_scale_grades_a_metric() -> None:
     assert grade_only == {
         "field_precision_partial": (0.70, 0.80, 0.90),
         "field_recall_partial": (0.70, 0.80, 0.90),
+        "anls_star": (0.70, 0.80, 0.90),
         "exact_match_rate": (0.50, 0.65, 0.80),
         "type_accuracy": (0.90, 0.95, 0.99),
         "field_omission_rate": (0.20, 0.10, 0.05),
@@ -111,6 +112,7 @@ def test_terminal_lines_and_the_strengths_order() -> None:
         ["field_f1_partial"],
         ["field_f1_strict"],
         ["field_f1_lenient"],
+        ["anls_star"],
         ["exact_match_rate"],
         ["hallucination_rate", "field_omission_rate"],
         ["type_accuracy"],

@@ -231,7 +231,7 @@ LOWER_IS_BETTER = {
 }
 HIGHER_IS_BETTER = {
     "extraction_quality_score", "schema_validity_rate", "json_valid_rate",
-    "field_f1_partial", "field_f1_strict", "field_f1_lenient",
+    "field_f1_partial", "field_f1_strict", "field_f1_lenient", "anls_star",
     "field_precision_partial", "field_recall_partial", "field_precision_strict", "field_recall_strict",
     "field_precision_lenient", "field_recall_lenient", "exact_match_rate", "exact_match_rate_valid",
     "type_accuracy", "perfect_sample_rate", "semantic_similarity", "judge_score", "throughput_rps", "success_rate",

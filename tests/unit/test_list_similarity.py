@@ -68,3 +68,44 @@ def test_similarity_only_adds_credit_and_never_changes_equality(gold: list[str],
     assert plain.score <= similar.score <= 1.0
     exact = ScoringOptions().exact_threshold
     assert (similar.score >= exact) == (plain.score >= exact)
+
+
+# --- which elements the score is made of: the field diff shows them ---
+
+from pytest_extractbench.scoring.compare import ElementPair, list_element_pairs  # noqa: E402
+
+
+def test_each_element_is_paired_exactly_by_similarity_missed_or_spurious() -> None:
+    gold = ["Newgistics, Inc.", "Acme Holdings LLC", "Zeta", "acme holdings llc"]
+    output = ["Omega", "Newgistics Inc.", "ACME HOLDINGS LLC"]
+    assert list_element_pairs(gold, output, SIMILAR) == [
+        # one deletion in 16 characters: 15/16, above 0.8
+        ElementPair("similar", "Newgistics, Inc.", "Newgistics Inc.", 15 / 16),
+        # equal once normalized; the repeated gold element (same normalized form) is listed once, as the set counts it
+        ElementPair("exact", "Acme Holdings LLC", "ACME HOLDINGS LLC", 1.0),
+        # "zeta" vs "omega": 3 edits of 5, 0.4 < 0.8: no pair
+        ElementPair("missed", "Zeta"),
+        ElementPair("spurious", None, "Omega"),
+    ]
+    # without the option nothing pairs by similarity
+    assert [p.kind for p in list_element_pairs(gold, output, ScoringOptions())] == ["missed", "exact", "missed",
+                                                                                     "spurious", "spurious"]
+
+
+def test_the_terminal_field_diff_lists_the_elements_escaped() -> None:
+    from pytest_extractbench import SampleRecord, score_sample
+    from pytest_extractbench.report.terminal import failure_text
+
+    gold = {"tags": ["Newgistics, Inc.", "Zeta"]}
+    output = {"tags": ["Newgistics Inc.", "Om\x1b[31mega"]}
+    record = SampleRecord(model="m", sample_id="s", score=score_sample(output, gold, None, options=SIMILAR), passed=False)
+    text = failure_text(record)
+    lines = text.splitlines()
+    similar = next(line for line in lines if "similar" in line)
+    assert '"Newgistics, Inc."' in similar and '"Newgistics Inc."' in similar and similar.endswith("0.94")
+    assert any(line.split()[:2] == ["missed", '"Zeta"'] for line in lines)
+    spurious = next(line for line in lines if "spurious" in line)
+    assert "\x1b" not in text and "Om" in spurious  # the escape character never reaches the terminal
+    # without the option the list field shows as one row, as before
+    plain = SampleRecord(model="m", sample_id="s", score=score_sample(output, gold, None), passed=False)
+    assert "similar" not in failure_text(plain) and "spurious" not in failure_text(plain)
