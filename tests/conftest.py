@@ -12,8 +12,11 @@ import llmgroup
 import pytest
 
 # pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be
-# loaded twice in one process: loading the run machinery here keeps every in-process benchmark run working.
+# loaded twice in one process: loading the run machinery here keeps every in-process benchmark run working,
+# and so does loading the scipy modules the package imports only where they are used (statistics, assignments).
 import pytest_extractbench.run.api  # noqa: E402,F401
+import scipy.optimize  # noqa: E402,F401
+import scipy.stats  # noqa: E402,F401
 
 if TYPE_CHECKING:
     from benchrun import BenchRun
