@@ -175,7 +175,7 @@ def grouped_bars(
                 legend=_models_legend(list(models)))  # fmt: skip
     c = plot.canvas
     width = 0.8 / max(len(models), 1)
-    for i, m in enumerate(models.values()):
+    for i, (model, m) in enumerate(models.items()):
         for j, (k, _) in enumerate(metrics):
             value = float(m.get(k) or 0.0)
             middle = j + (i - (len(models) - 1) / 2) * width
