@@ -448,14 +448,19 @@ done
 """
 
 
-def install_words(cwd: Path, tmp_path: Path) -> list[str]:
-    """What the install step hands pip in ``cwd`` (a stand-in python records it: nothing is downloaded)."""
-    fake_python, log = tmp_path / "python", tmp_path / "pip.log"
-    fake_python.write_text(FAKE_PYTHON, encoding="utf-8")
+def run_install(cwd: Path, tmp_path: Path, python: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The install step in ``cwd`` with a stand-in ``python`` script (nothing is downloaded)."""
+    fake_python = tmp_path / "python"
+    fake_python.write_text(python, encoding="utf-8")
     fake_python.chmod(0o755)
-    env = {**clean_environ(), "PYTHON": str(fake_python), "PIP_LOG": str(log)}
-    done = subprocess.run(["bash", str(SCRIPT), "install"], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(["bash", str(SCRIPT), "install"], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env={**clean_environ(), "PYTHON": str(fake_python), **env})
+
+
+def install_words(cwd: Path, tmp_path: Path) -> list[str]:
+    """What the install step hands pip in ``cwd`` (the stand-in python records it)."""
+    log = tmp_path / "pip.log"
+    done = run_install(cwd, tmp_path, FAKE_PYTHON, PIP_LOG=str(log))
     assert done.returncode == 0, done.stderr
     return log.read_text(encoding="utf-8").split()
 
@@ -483,12 +488,8 @@ def test_a_pin_the_index_lacks_says_what_to_write_instead(tmp_path: Path, line: 
     project = tmp_path / "project"
     (project / "ci").mkdir(parents=True)
     (project / "ci" / "requirements.txt").write_text(f"# pinned\n{line}\npytest-xdist==3.8.0\n", encoding="utf-8")
-    fake_python, summary = tmp_path / "python", tmp_path / "summary.md"
-    fake_python.write_text(FAILING_PIP, encoding="utf-8")
-    fake_python.chmod(0o755)
-    env = {**clean_environ(), "PYTHON": str(fake_python), "GITHUB_STEP_SUMMARY": str(summary)}
-    done = subprocess.run(["bash", str(SCRIPT), "install"], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=60)
+    summary = tmp_path / "summary.md"
+    done = run_install(project, tmp_path, FAILING_PIP, GITHUB_STEP_SUMMARY=str(summary))
     assert done.returncode == 1
     assert ("replace the line with where you install the plugin from" in done.stderr) is explained, done.stderr
     assert ("Not installed" in (summary.read_text(encoding="utf-8") if summary.exists() else "")) is explained

@@ -167,8 +167,8 @@ def _reversed_lists(value: Any) -> Any:
     return value
 
 
-def _orderings(gold: Any, predicted: Any) -> list[float]:
-    """Our score with the lists of either side reversed and identical elements paired first or not: the same
+def _variants(score: Any, gold: Any, predicted: Any) -> list[Any]:
+    """``score`` with the lists of either side reversed and identical elements paired first or not: the same
     unless pairings tie (then which one counts is the solver's choice)."""
     from pytest_extractbench.scoring import anls
 
@@ -176,11 +176,15 @@ def _orderings(gold: Any, predicted: Any) -> list[float]:
         found = []
         for first in (True, False):
             anls.PAIR_IDENTICAL_FIRST = first
-            found += [anls_star(g, p) for g in (gold, _reversed_lists(gold))
+            found += [score(g, p) for g in (gold, _reversed_lists(gold))
                       for p in (predicted, _reversed_lists(predicted))]  # fmt: skip
         return found
     finally:
         anls.PAIR_IDENTICAL_FIRST = True
+
+
+def _orderings(gold: Any, predicted: Any) -> list[float]:
+    return _variants(anls_star, gold, predicted)
 
 
 def _flat(nodes: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], float]:
@@ -203,17 +207,7 @@ def _same_keys(ours: dict[tuple[str, ...], float], theirs: dict[tuple[str, ...],
 
 
 def _key_variants(gold: Any, predicted: Any) -> list[dict[tuple[str, ...], float]]:
-    from pytest_extractbench.scoring import anls
-
-    try:
-        found = []
-        for first in (True, False):
-            anls.PAIR_IDENTICAL_FIRST = first
-            found += [_merged_keys(g, p) for g in (gold, _reversed_lists(gold))
-                      for p in (predicted, _reversed_lists(predicted))]  # fmt: skip
-        return found
-    finally:
-        anls.PAIR_IDENTICAL_FIRST = True
+    return _variants(_merged_keys, gold, predicted)
 
 
 @pytest.fixture(scope="module")
