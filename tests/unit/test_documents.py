@@ -97,6 +97,17 @@ def test_bytes_and_huggingface_image_columns_are_documents(tmp_path: Path) -> No
     assert hf.meta["document"]["name"] == "scan.png" and (hf.document.width, hf.document.height) == (40, 30)
 
 
+def test_a_parquet_binary_column_holds_the_pdf(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table({"id": ["inv"], "document": pa.array([make_pdf(INVOICE)], pa.binary()),
+                      "schema": [json.dumps(SCHEMA)], "expected": [json.dumps(GOLD)]})
+    pq.write_table(table, tmp_path / "data.parquet")
+    dataset = load_source(str(tmp_path / "data.parquet"))
+    assert dataset.problems == [] and dataset.samples[0].meta["document"]["pages"] == 2
+    assert "Invoice INV-7" in dataset.samples[0].text
+
+
 def test_an_image_without_text_is_a_problem_in_text_mode_only(tmp_path: Path) -> None:
     (tmp_path / "scan.png").write_bytes(_png(40, 30))
     in_text = _load(tmp_path, [_row("scan", "scan.png")])
