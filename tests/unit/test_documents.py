@@ -108,6 +108,22 @@ def test_a_parquet_binary_column_holds_the_pdf(tmp_path: Path) -> None:
     assert "Invoice INV-7" in dataset.samples[0].text
 
 
+@pytest.mark.slow
+def test_a_huggingface_image_column_through_datasets(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    features = datasets.Features({"id": datasets.Value("string"), "document": datasets.Image(),
+                                  "text": datasets.Value("string"), "schema": datasets.Value("string"),
+                                  "expected": datasets.Value("string")})
+    datasets.Dataset.from_dict({"id": ["scan"], "document": [{"bytes": _png(40, 30), "path": "scan.png"}],
+                                "text": ["Invoice INV-7"], "schema": [json.dumps(SCHEMA)],
+                                "expected": [json.dumps(GOLD)]}, features=features).to_parquet(tmp_path / "d.parquet")
+    dataset = load_source(f"hf:{tmp_path / 'd.parquet'}", documents=DocumentReader(input_mode="image"))
+    assert dataset.problems == []
+    assert dataset.samples[0].meta["document"] | {"sha256": "-"} == {
+        "name": "scan.png", "kind": "image", "pages": 1, "bytes": len(_png(40, 30)), "sha256": "-", "width": 40,
+        "height": 30}
+
+
 def test_an_image_without_text_is_a_problem_in_text_mode_only(tmp_path: Path) -> None:
     (tmp_path / "scan.png").write_bytes(_png(40, 30))
     in_text = _load(tmp_path, [_row("scan", "scan.png")])
