@@ -120,6 +120,13 @@ def parse_unmeasured(value: str) -> str:
     return _choice(str(value).strip().lower(), ("fail", "warn"), "policy for unmeasured thresholds")
 
 
+def parse_input_mode(value: str) -> str:
+    """What a model gets of a sample's document: ``text`` (the default), ``image`` (page images) or ``both``."""
+    from ..dataset.documents import INPUT_MODES
+
+    return _choice(str(value).strip().lower(), INPUT_MODES, "document input")
+
+
 def parse_models(value: str) -> tuple[str, ...]:
     """``a,b,c`` -> ``("a", "b", "c")``."""
     names = tuple(name.strip() for name in value.split(",") if name.strip())

@@ -25,6 +25,7 @@ from .parsers import (
     parse_context,
     parse_eqs_weights,
     parse_fraction,
+    parse_input_mode,
     parse_int,
     parse_int_non_negative,
     parse_invalid_policy,
@@ -344,8 +345,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "(reliability table, ECE).", parse_bool, False, flag=True,
                target="tracks.calibration"),
     # --- datasets and configuration ---
-    OptionSpec("columns", "Map the dataset's column names onto ours: text=document,expected=gold "
-               "(fields: id, text, schema, expected, topic, title, medium).", parse_columns, (), "OURS=THEIRS[,...]",
+    OptionSpec("columns", "Map the dataset's column names onto ours: text=body,expected=gold "
+               "(fields: id, text, document, schema, expected, topic, title, medium).", parse_columns, (), "OURS=THEIRS[,...]",
                target="data.columns", yaml=("dataset.columns",), shape=tuple),
     OptionSpec("sample", "Evaluate N samples chosen by --extractbench-seed (the same on every machine).",
                parse_sample_size, None, "N",
@@ -355,6 +356,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("invalid_samples", "Samples with an invalid schema or gold: skip (quietly), warn (skip, list them) "
                "or fail the session.", parse_invalid_policy, "warn", "skip|warn|fail",
                target="data.invalid_samples", yaml=("dataset.invalid_samples",)),
+    OptionSpec("input", "What a model gets of a row's document (a PDF or an image): its text (default), its page "
+               "images as OpenAI image parts (a vision model's server) or both.", parse_input_mode, "text",
+               "text|image|both", target="data.input", yaml=("dataset.input",)),
     OptionSpec("dataset_cache", "Cache folder of the datasets library for hf: datasets.", Path, None, "DIR",
                target="data.cache_dir", yaml=("dataset.cache_dir",)),
     OptionSpec("config", "YAML config file (model, dataset, prompts, metrics, output, performance); "

@@ -1,7 +1,8 @@
 """Content hashes of samples and datasets: what a comparison, a baseline or a cassette checks is the same.
 
 A sample's hash covers its text, schema and gold answer (canonical JSON: key order and spacing do not
-matter); a dataset's hash covers its samples' ids and hashes, in id order.
+matter) and, when it has one, its document's content hash (so an edited PDF makes the sample "changed" even
+where its extracted text is given beside it); a dataset's hash covers its samples' ids and hashes, in id order.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ def _canonical(value: Any) -> bytes:
 
 
 def sample_hash(sample: Any) -> str:
-    """sha256 of the sample's text, schema and gold answer."""
-    return hashlib.sha256(_canonical({"text": sample.text, "schema": sample.schema,
-                                      "expected": sample.expected})).hexdigest()
+    """sha256 of the sample's text, schema, gold answer and document (a sample without one hashes as before)."""
+    content: dict[str, Any] = {"text": sample.text, "schema": sample.schema, "expected": sample.expected}
+    document = getattr(sample, "document", None)
+    if document is not None:
+        content["document"] = document.sha256
+    return hashlib.sha256(_canonical(content)).hexdigest()
 
 
 def dataset_hash(samples: Iterable[Any]) -> str:

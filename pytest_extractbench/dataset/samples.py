@@ -2,7 +2,8 @@
 
 Rows look like ``{"id", "text", "schema", "expected"}``; ``schema`` and
 ``expected`` may be objects or JSON strings, and paraloq's ``item`` (or
-``expected_output``) is accepted for ``expected``. Bad rows never stop a
+``expected_output``) is accepted for ``expected``. A row may give ``document`` (a PDF
+or an image: documents.py) instead of or beside ``text``. Bad rows never stop a
 load: each becomes a :class:`DatasetProblem` naming the file, line, sample id and
 field, and the rest of the dataset loads.
 """
@@ -23,6 +24,7 @@ import orjson
 from ..core import jsonio
 from ..scoring import check_schema, validation_errors
 from .complexity import complexity_features
+from .documents import Document, DocumentError, DocumentReader
 
 BUNDLED = "bundled"
 """Dataset spec naming the dataset shipped inside the package."""
@@ -40,6 +42,7 @@ class Sample:
     schema: dict[str, Any]
     expected: Any
     meta: Mapping[str, Any] = field(default_factory=dict)
+    document: Document | None = None  # the PDF or image the text came from (or that a vision model gets)
 
     @property
     def topic(self) -> str:
@@ -158,9 +161,11 @@ def row_error(source: str, location: str, error: Exception) -> DatasetProblem:
 
 
 def parse_rows(
-    name: str, source: str, rows: Iterable[tuple[str, Any]], *, columns: Mapping[str, str] | None = None
+    name: str, source: str, rows: Iterable[tuple[str, Any]], *, columns: Mapping[str, str] | None = None,
+    documents: DocumentReader | None = None,
 ) -> Dataset:
-    """Turn raw rows into samples, collecting problems instead of raising."""
+    """Turn raw rows into samples, collecting problems instead of raising (``documents``: how a row's
+    ``document`` is read; without it, documents are only read as bytes)."""
     samples: list[Sample] = []
     problems: list[DatasetProblem] = []
     seen: dict[str, str] = {}
@@ -170,7 +175,7 @@ def parse_rows(
             problems.append(row_error(source, location, row))
             continue
         sample, row_problems = sample_from_row(row, source=source, location=location, index=index, columns=columns,
-                                              schemas=schemas)
+                                              schemas=schemas, documents=documents)
         problems.extend(row_problems)
         if sample is None:
             continue
@@ -238,7 +243,7 @@ def _read_schema(raw: Any) -> tuple[Any, str | None, list[str], dict[str, Any] |
 
 def sample_from_row(
     row: Any, *, source: str, location: str, index: int, columns: Mapping[str, str] | None = None,
-    schemas: SchemaCache | None = None,
+    schemas: SchemaCache | None = None, documents: DocumentReader | None = None,
 ) -> tuple[Sample | None, list[DatasetProblem]]:
     """Validate one row; returns the sample (or None when unusable) and its problems.
 
@@ -260,9 +265,23 @@ def sample_from_row(
         problems.append(DatasetProblem(source, location, message, sample_id, field_name, severity))
 
     text = row.get(col("text"))
+    document: Document | None = None
+    documented = col("document") != col("text")  # text=document maps a text column that is called "document"
+    if documented and row.get(col("document")) is not None and (text is None or isinstance(text, str)):
+        try:
+            document, document_text = (documents or DocumentReader()).load(row[col("document")])
+        except DocumentError as exc:
+            problem(str(exc), col("document"))
+            return None, problems
+        if text is None and document_text is None and (documents or DocumentReader()).input_mode == "text":
+            problem(f"document {document.name!r} is an image, which has no text: give the row a {col('text')!r} "
+                    "too, or run a vision model with --extractbench-input image", col("document"))
+            return None, problems
+        text = text if text is not None else document_text or ""
     if not isinstance(text, str):
         name = col("text")
-        problem(f"missing {name!r} (a string)" if text is None
+        either = f" or {col('document')!r} (a PDF or an image)" if documented else ""
+        problem(f"missing {name!r} (a string){either}" if text is None
                 else f"{name!r} must be a string, got {type(text).__name__}", name)
     if col("schema") not in row:
         problem(f"missing {col('schema')!r}", col("schema"))
@@ -295,7 +314,9 @@ def sample_from_row(
     # Records carry the meta to the controller, where breakdowns by complexity need it.
     # the complexity dict is shared by every sample of the same schema: read it, never change it
     meta.update({"source": source, "location": location, "complexity": complexity or {}})
-    return Sample(id=sample_id, text=text, schema=schema, expected=expected, meta=meta), problems
+    if document is not None:
+        meta["document"] = document.as_meta()
+    return Sample(id=sample_id, text=text, schema=schema, expected=expected, meta=meta, document=document), problems
 
 
 def subsample(samples: list[Sample], n: int | None, seed: int) -> list[Sample]:

@@ -20,17 +20,18 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..core import jsonio
 from ..core.errors import ExtractbenchError
+from .documents import DocumentReader
 from .samples import BUNDLED, Dataset, bundled_path, iter_rows, parse_rows
 
 HF_PREFIX = "hf:"
 # Our field names that --extractbench-columns may map to a dataset's own column names.
-COLUMN_NAMES = ("id", "text", "schema", "expected", "topic", "title", "medium")
+COLUMN_NAMES = ("id", "text", "document", "schema", "expected", "topic", "title", "medium")
 HUB_CHECK_TIMEOUT_S = 3.0
 _DATASETS_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv"}
 
@@ -47,10 +48,13 @@ class DataOptions:
     seed: int = 42
     invalid_samples: str = "warn"
     cache_dir: Path | None = None
+    input: str = "text"  # what a model gets of a document: its text, its page images, or both
+    documents_cache: Path | None = None  # where document text and page renders are kept (not an option)
 
     def as_dict(self) -> dict[str, Any]:
         return {"columns": dict(self.columns), "sample": self.sample, "seed": self.seed,
-                "invalid_samples": self.invalid_samples, "cache_dir": str(self.cache_dir) if self.cache_dir else None}
+                "invalid_samples": self.invalid_samples, "cache_dir": str(self.cache_dir) if self.cache_dir else None,
+                "input": self.input}
 
 
 class DatasetSourceError(ExtractbenchError):
@@ -81,25 +85,32 @@ def load_source(
     base_dir: Path | None = None,
     columns: Mapping[str, str] | None = None,
     cache_dir: Path | None = None,
+    documents: DocumentReader | None = None,
 ) -> Dataset:
-    """Load the dataset named by ``spec`` (see the module docstring); bad rows become problems."""
+    """Load the dataset named by ``spec`` (see the module docstring); bad rows become problems.
+
+    ``documents`` says how rows' documents are read (input mode, cache); their paths are relative to the dataset
+    file's folder (a Benchson folder: the folder itself)."""
     columns = dict(columns or {})
+    reader = documents or DocumentReader()
     if spec in (None, "", BUNDLED):
         path = bundled_path()
         return parse_rows(BUNDLED, str(path), iter_rows(path), columns=columns)
     assert spec is not None
     if spec.startswith(HF_PREFIX):
-        return _load_hf(spec, base_dir=base_dir, columns=columns, cache_dir=cache_dir)
+        return _load_hf(spec, base_dir=base_dir, columns=columns, cache_dir=cache_dir, documents=reader)
     path = _resolve(spec, base_dir)
     if path.is_dir():
-        return parse_rows(path.name, spec, iter_benchson(path, spec), columns=columns)
+        return parse_rows(path.name, spec, iter_benchson(path, spec), columns=columns,
+                          documents=replace(reader, base_dir=path))
     if not path.is_file():
         raise FileNotFoundError(f"dataset {spec!r}: no such file or folder {path}")
     suffix = path.suffix.lower()
+    documents = replace(reader, base_dir=path.parent)
     if suffix == ".parquet":
-        return parse_rows(path.name, spec, iter_parquet(path), columns=columns)
+        return parse_rows(path.name, spec, iter_parquet(path), columns=columns, documents=documents)
     if suffix in (".jsonl", ".json", ".ndjson"):
-        return parse_rows(path.name, spec, iter_rows(path), columns=columns)
+        return parse_rows(path.name, spec, iter_rows(path), columns=columns, documents=documents)
     raise DatasetSourceError(f"dataset {spec!r}: unknown file type {suffix or '(none)'}; "
                              "use .jsonl, .json, .parquet, a Benchson folder or hf:NAME")
 
@@ -183,7 +194,7 @@ def benchson_row(instance: Any, stem: str, shared_schema: Any) -> Any:
     data = instance["data"]
     row: dict[str, Any] = {"id": instance.get("id", stem)}
     if isinstance(data, dict):
-        row.update({k: v for k, v in data.items() if k in ("text", "schema", "topic", "title", "medium")})
+        row.update({k: v for k, v in data.items() if k in ("text", "document", "schema", "topic", "title", "medium")})
     else:
         row["text"] = data
     row.setdefault("schema", instance.get("schema", shared_schema))
@@ -191,7 +202,7 @@ def benchson_row(instance: Any, stem: str, shared_schema: Any) -> Any:
         del row["schema"]  # "missing 'schema'"
     if "ground_truth" in instance and instance["ground_truth"] is not None:
         row["expected"] = instance["ground_truth"]
-    for key in ("topic", "title", "medium"):
+    for key in ("document", "topic", "title", "medium"):
         if key in instance:
             row[key] = instance[key]
     return row
@@ -208,14 +219,16 @@ def _split_spec(rest: str) -> tuple[str, str | None]:
     return rest, None
 
 
-def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], cache_dir: Path | None) -> Dataset:
+def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], cache_dir: Path | None,
+             documents: DocumentReader) -> Dataset:
     rest = spec[len(HF_PREFIX):]
     name, split = _split_spec(rest)
     local = _resolve(name, base_dir)
     if not local.exists() and _resolve(rest, base_dir).exists():
         local, split = _resolve(rest, base_dir), None
     if local.exists():
-        return _load_hf_local(spec, local, split, columns, cache_dir)
+        return _load_hf_local(spec, local, split, columns, cache_dir,
+                              replace(documents, base_dir=local if local.is_dir() else local.parent))
     datasets = _optional("datasets", f"dataset {spec!r}")
     if not _hub_offline():
         check_hub_reachable(spec)
@@ -233,11 +246,11 @@ def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], ca
         else:
             why = "it could not be downloaded"
         raise DatasetSourceError(f"dataset {spec!r}: {name!r}: {why}: {type(exc).__name__}: {exc}") from None
-    return parse_rows(name, spec, iter_hf_rows(loaded), columns=columns)
+    return parse_rows(name, spec, iter_hf_rows(loaded), columns=columns, documents=replace(documents, base_dir=None))
 
 
 def _load_hf_local(spec: str, path: Path, split: str | None, columns: Mapping[str, str],
-                   cache_dir: Path | None) -> Dataset:
+                   cache_dir: Path | None, documents: DocumentReader) -> Dataset:
     """A local file or folder through ``datasets`` (the same code path as the Hub, minus the download)."""
     datasets = _optional("datasets", f"dataset {spec!r}")
 
@@ -255,7 +268,7 @@ def _load_hf_local(spec: str, path: Path, split: str | None, columns: Mapping[st
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds; the user needs the words
         reason = f"{type(exc).__name__}: {exc}"
         raise DatasetSourceError(f"dataset {spec!r}: datasets could not load {path}: {reason}") from None
-    return parse_rows(path.name, spec, iter_hf_rows(loaded), columns=columns)
+    return parse_rows(path.name, spec, iter_hf_rows(loaded), columns=columns, documents=documents)
 
 
 def iter_hf_rows(loaded: Any) -> Iterator[tuple[str, Any]]:

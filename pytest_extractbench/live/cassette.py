@@ -30,9 +30,9 @@ MISS = "replay_miss"
 def answer_key(model: str, sample: Sample, templates: Any, params: dict[str, Any]) -> str:
     """The key a cassette files an answer under (`dialects.cache_key` without a server)."""
     from .dialects import cache_key
-    from .prompts import build_messages
+    from .prompts import sample_messages
 
-    return cache_key(model, build_messages(sample.text, sample.schema, templates), sample.schema, params)
+    return cache_key(model, sample_messages(sample, templates), sample.schema, params)
 
 
 def write_cassette(directory: Path, answers: Iterable[tuple[str, Sample, dict[str, Any]]], *, templates: Any,

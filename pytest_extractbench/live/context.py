@@ -12,6 +12,8 @@ restarts the process; this module only decides:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import struct
@@ -28,6 +30,7 @@ __all__ = [
     "GGUFError",
     "available_memory",
     "gguf_facts",
+    "image_tokens",
     "kv_bytes_per_token",
     "plan_context",
     "prompt_token_bound",
@@ -172,17 +175,69 @@ def available_memory() -> int | None:
 
 
 def prompt_token_bound(messages: Sequence[Mapping[str, Any]]) -> int:
-    """An upper bound of the tokens a chat prompt takes, without a tokenizer.
+    """An upper bound of the tokens a chat prompt takes, without a tokenizer (image parts: an estimate).
 
-    Why it holds: byte-level BPE and SentencePiece with byte fallback never make a token of less
-    than one byte, and the template adds a few special tokens per message.
+    Why it holds for text: byte-level BPE and SentencePiece with byte fallback never make a token of less
+    than one byte, and the template adds a few special tokens per message. An image part counts
+    :func:`image_tokens`, not the bytes of its base64 data URL.
     """
     size = 0
     for message in messages:
         content = message.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, Mapping) and part.get("type") == "image_url":
+                    size += image_tokens(str((part.get("image_url") or {}).get("url", "")))
+                else:
+                    size += len(json.dumps(part, ensure_ascii=False).encode("utf-8"))
+            size += _TEMPLATE_TOKENS_PER_MESSAGE
+            continue
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         size += len(text.encode("utf-8")) + _TEMPLATE_TOKENS_PER_MESSAGE
     return size + _TEMPLATE_TOKENS_PER_MESSAGE
+
+
+#: Pixels a side of one image token: Qwen2-VL / Qwen2.5-VL merge 2 x 2 patches of 14 px, the most tokens per pixel
+#: of the common vision encoders (Gemma 3 takes 256 tokens an image, LLaVA 576, OpenAI 85 + 170 per 512-px tile).
+IMAGE_TOKEN_SIDE = 28
+#: An image whose size cannot be read from its header: as many tokens as a 1600 x 1600 page.
+IMAGE_TOKENS_UNKNOWN = (1600 // IMAGE_TOKEN_SIDE + 1) ** 2
+_IMAGE_MARKERS = 4  # begin/end-of-image and separator tokens around the patches
+
+
+def image_tokens(url: str) -> int:
+    """Tokens an image part is counted as: one per 28 x 28 pixels (see :data:`IMAGE_TOKEN_SIDE`), from the size in a
+    ``data:`` URL's PNG, GIF or JPEG header; :data:`IMAGE_TOKENS_UNKNOWN` when it cannot be read (a remote URL)."""
+    size = _data_url_size(url)
+    if size is None:
+        return IMAGE_TOKENS_UNKNOWN
+    width, height = size
+    return -(-width // IMAGE_TOKEN_SIDE) * -(-height // IMAGE_TOKEN_SIDE) + _IMAGE_MARKERS
+
+
+def _data_url_size(url: str) -> tuple[int, int] | None:
+    head, sep, payload = url.partition(",")
+    if not sep or not head.startswith("data:") or not head.endswith(";base64"):
+        return None
+    try:
+        data = base64.b64decode(payload[: 4 * 1024 * 1024], validate=False)
+    except (ValueError, binascii.Error):
+        return None
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) >= 24:
+        return struct.unpack(">II", data[16:24])
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        return struct.unpack("<HH", data[6:10])
+    if data.startswith(b"\xff\xd8"):
+        i = 2
+        while i + 9 < len(data):
+            if data[i] != 0xFF:
+                return None
+            marker, length = data[i + 1], struct.unpack(">H", data[i + 2 : i + 4])[0]
+            if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+                height, width = struct.unpack(">HH", data[i + 5 : i + 9])
+                return width, height
+            i += 2 + length
+    return None
 
 
 # ----------------------------------------------------------------------------------------------

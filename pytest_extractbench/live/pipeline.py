@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..dataset.documents import DocumentError
 from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
 from .errors import RETRIED, client_error
@@ -41,22 +42,28 @@ FAILOVER_ERRORS = RETRIED
 SUSPECT_S = 30.0  # how long such a replica is tried last
 
 
-def load_templates(live: LiveOptions, base_dir: Path) -> Any:
-    """The prompt templates: the defaults, or the files given (relative to the invocation directory).
+def load_templates(live: LiveOptions, base_dir: Path, input_mode: str = "text") -> Any:
+    """The prompt templates: the defaults, or the files given (relative to the invocation directory), sending
+    what ``input_mode`` says of each sample's document.
 
     Raises ``client.PromptTemplateError`` naming the file when one is unreadable or lacks a placeholder.
     """
+    from dataclasses import replace
+
     from .prompts import PromptTemplates
 
     def where(path: Path | None) -> Path | None:
         return None if path is None else path if path.is_absolute() else base_dir / path
 
-    return PromptTemplates.from_files(where(live.system_prompt), where(live.user_prompt))
+    return replace(PromptTemplates.from_files(where(live.system_prompt), where(live.user_prompt)), input=input_mode)
 
 
 def prompt_hash(templates: Any) -> str:
-    """sha256 of the system and user templates: runs with the same hash asked the same way."""
-    return hashlib.sha256(f"{templates.system}\x00{templates.user}".encode()).hexdigest()
+    """sha256 of the system and user templates (and of the input mode, when documents go as images): runs with the
+    same hash asked the same way."""
+    mode = getattr(templates, "input", "text")
+    suffix = "" if mode == "text" else f"\x00input={mode}"
+    return hashlib.sha256(f"{templates.system}\x00{templates.user}{suffix}".encode()).hexdigest()
 
 
 def decoding_params(live: LiveOptions) -> dict[str, Any]:
@@ -196,6 +203,13 @@ class AheadSource:
         self.counts["requested"] += 1
         return make_request(future)
 
+    def _unaskable(self, pair: tuple[str, str], exc: Exception) -> None:
+        """A pair whose request cannot be built: answered at once with the reason, as a ``client_error``."""
+        future: Future[ModelResponse] = Future()
+        future.set_result(client_error("could not build the request", exc))
+        self._futures[pair] = future
+        return None
+
     def _submit(self, requests: Iterable[Any]) -> None:
         self._before_submit()
         loop = self._ensure_loop()
@@ -292,9 +306,12 @@ class LiveSource(AheadSource):
         if pair in self._futures:
             return None
         from .dialects import cache_key
-        from .prompts import build_messages
+        from .prompts import sample_messages
 
-        messages = build_messages(sample.text, sample.schema, self.templates)
+        try:
+            messages = sample_messages(sample, self.templates)
+        except DocumentError as exc:  # the document changed or vanished since the dataset was read
+            return self._unaskable(pair, exc)
         key = cache_key(model, messages, sample.schema, self._params, self.server_identity(model))
         return self._admit_pair(
             pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)

@@ -2,6 +2,11 @@
 
 The defaults are the benchmark's own prompts; ``--extractbench-system-prompt`` and
 ``--extractbench-user-prompt`` replace them with files (``PromptTemplates.from_files``).
+
+With ``--extractbench-input image`` or ``both`` (``PromptTemplates.input``), a sample's document also goes in the
+user message as OpenAI image content parts, ``{"type": "image_url", "image_url": {"url": "data:image/png;base64,
+..."}}`` after the text part: the shape OpenAI, vLLM and llama-server (multimodal) accept. In ``image`` mode
+``{text}`` becomes a line saying the document is attached; in ``both`` it is the document's page text.
 """
 
 from __future__ import annotations
@@ -16,8 +21,8 @@ from ..core import userfiles
 from ..core.errors import ExtractbenchError
 from .dialects import model_schema
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TEMPLATES", "DEFAULT_USER_PROMPT", "PromptTemplateError",
-           "PromptTemplates", "build_messages"]  # fmt: skip
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TEMPLATES", "DEFAULT_USER_PROMPT", "IMAGE_ONLY_TEXT", "PromptTemplateError",
+           "PromptTemplates", "build_messages", "sample_messages"]  # fmt: skip
 
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -30,6 +35,7 @@ DEFAULT_USER_PROMPT = (
     "Output valid JSON matching the schema exactly."
 )
 _PLACEHOLDERS = ("{text}", "{schema}")
+IMAGE_ONLY_TEXT = "(The document is attached as {count} image(s), one per page, in order.)"
 
 
 class PromptTemplateError(ExtractbenchError, ValueError):
@@ -46,6 +52,7 @@ class PromptTemplates:
     user: str = DEFAULT_USER_PROMPT
     system_source: str | None = field(default=None, compare=False)  # file names, for error messages
     user_source: str | None = field(default=None, compare=False)
+    input: str = "text"  # what a model gets of a sample's document: "text", "image" (page images) or "both"
 
     def __post_init__(self) -> None:
         user = self.user_source or "the user prompt template"
@@ -110,3 +117,21 @@ def _fill(template: str, values: Mapping[str, str]) -> str:
 def build_messages(text: str, schema: Any, templates: PromptTemplates = DEFAULT_TEMPLATES) -> list[dict[str, str]]:
     """The chat messages that ask for `schema` to be filled from `text`."""
     return templates.render(text, schema)
+
+
+def sample_messages(sample: Any, templates: PromptTemplates = DEFAULT_TEMPLATES) -> list[dict[str, Any]]:
+    """The chat messages of one sample: its text, and its document's images when ``templates.input`` asks for them.
+
+    Raises ``DocumentError`` when the document cannot be rendered (checked when the dataset was loaded)."""
+    document = getattr(sample, "document", None)
+    if templates.input == "text" or document is None:
+        return list(templates.render(sample.text, sample.schema))
+    from ..dataset.documents import data_url
+
+    images = document.images()
+    text = sample.text if templates.input == "both" else IMAGE_ONLY_TEXT.format(count=len(images))
+    messages: list[dict[str, Any]] = list(templates.render(text, sample.schema))
+    parts: list[dict[str, Any]] = [{"type": "text", "text": messages[-1]["content"]}]
+    parts += [{"type": "image_url", "image_url": {"url": data_url(mime, data)}} for mime, data in images]
+    messages[-1] = {"role": "user", "content": parts}
+    return messages

@@ -182,6 +182,10 @@ class RunContext:
     def dataset(self) -> Dataset:
         if self._dataset is None:
             data = self.settings.data
+            if data.documents_cache is None:  # document text and page renders are kept beside the response cache
+                from ..dataset.documents import cache_dir_for
+
+                data = replace(data, documents_cache=cache_dir_for(self.settings.rootdir))
             try:
                 if isinstance(self._given_samples, Dataset):  # a copy: subsampling must not change the caller's
                     loaded = replace(self._given_samples, samples=list(self._given_samples.samples),

@@ -95,4 +95,5 @@ class EvaluateOptions(TypedDict, total=False):
     seed: int | str
     invalid_samples: Literal["skip", "warn", "fail"]
     dataset_cache: PathText
+    input: Literal["text", "image", "both"]
     config: PathText

@@ -65,7 +65,7 @@ class LiveSetup:
             from ..live.pipeline import load_templates
 
             try:
-                self._templates = load_templates(self.settings.live, self.context.base_dir)
+                self._templates = load_templates(self.settings.live, self.context.base_dir, self.settings.data.input)
             except PromptTemplateError as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
         return self._templates
@@ -81,9 +81,19 @@ class LiveSetup:
         from ..live.endpoints import Endpoints
 
         self.templates()  # a bad template file fails now, not in every item
+        self._check_input_mode()
         self.endpoints = Endpoints(self.settings.live, models)
         self.endpoints.start(self.context.run_dir, self._sizing_prompts)
         self.endpoints.check(api_key_from_env())
+
+    def _check_input_mode(self) -> None:
+        """Page images need a vision model: the embedded llama-server serves a text-only one (no projector)."""
+        mode = self.settings.data.input
+        if mode != "text" and self.settings.live.embedded and any(
+                s.document is not None for s in self.context.dataset.samples if hasattr(s, "document")):
+            raise UsageProblem(f"extractbench: --extractbench-input {mode} sends documents as images, which needs a "
+                               "vision model's server (--extractbench-base-url); the embedded llama-server serves a "
+                               "text-only model")
 
     def _sizing_prompts(self) -> dict[str, Any]:
         """The chat messages of every extraction sample, which the embedded server's context must hold.
@@ -91,10 +101,10 @@ class LiveSetup:
         Tracks that build their own, short requests keep the default context."""
         if self.context.track.own_request:
             return {}
-        from ..live.client import build_messages
+        from ..live.prompts import sample_messages
 
         templates = self.templates()
-        return {s.id: build_messages(s.text, s.schema, templates) for s in self.context.dataset.samples}
+        return {s.id: sample_messages(s, templates) for s in self.context.dataset.samples}
 
     def worker_input(self) -> dict[str, Any]:
         """What a worker needs from the controller: the routes of the servers it started."""

@@ -20,12 +20,17 @@ from ..analysis.sample_extras import extra_diagnostics
 from ..dataset.records import SampleRecord, records_by_model
 from ..dataset.responses import ModelResponse
 from ..dataset.rules import rule_problems
+from ..dataset.documents import DocumentReader
 from ..dataset.samples import Dataset, DatasetProblem, parse_rows
 from ..dataset.sources import load_source
 from ..gating.subsets import subset_metrics
 from ..scoring import MISSING, budget, score_sample
 from ..scoring.sample import SCORING_ERROR, scoring_error_score
 from .base import EXTRACTION, Track
+
+
+def _documents(data: Any) -> DocumentReader:
+    return DocumentReader(cache_dir=getattr(data, "documents_cache", None), input_mode=getattr(data, "input", "text"))
 
 
 class ExtractionTrack(Track):
@@ -41,10 +46,12 @@ class ExtractionTrack(Track):
         return catalog.names("headline")
 
     def load_samples(self, spec: str | None, *, base_dir: Path, data: Any) -> Dataset:
-        return load_source(spec, base_dir=base_dir, columns=dict(data.columns), cache_dir=data.cache_dir)
+        return load_source(spec, base_dir=base_dir, columns=dict(data.columns), cache_dir=data.cache_dir,
+                           documents=_documents(data))
 
     def samples_from_rows(self, label: str, rows: Iterable[tuple[str, Any]], *, data: Any) -> Dataset:
-        return parse_rows(label, label, rows, columns=dict(data.columns))
+        """Rows given in memory: their documents must be bytes (there is no dataset folder to find paths in)."""
+        return parse_rows(label, label, rows, columns=dict(data.columns), documents=_documents(data))
 
     def input_problems(self, samples: Sequence[Any]) -> list[DatasetProblem]:
         """Broken x-eval-* rules of the samples' schemas (each sample is scored with the defaults instead)."""

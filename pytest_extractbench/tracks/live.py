@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..dataset.documents import DocumentError
 from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
 from ..live.pipeline import LiveSource, _Request
@@ -70,11 +71,12 @@ class TrackLiveSource(LiveSource):
 
     def request(self, sample: Any, run: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The messages and request fields of one run of one sample."""
-        from ..live.client import build_messages, structured_output_fields
+        from ..live.client import structured_output_fields
+        from ..live.prompts import sample_messages
 
         mode = self.live.structured_output
         if self.track is None:
-            messages = build_messages(sample.text, sample.schema, self.templates)
+            messages = sample_messages(sample, self.templates)
             fields = structured_output_fields(mode, sample.schema)
         else:
             messages, fields = self.track.build_request(sample)
@@ -93,7 +95,10 @@ class TrackLiveSource(LiveSource):
         pair = (model, run_id(sample.id, run))
         if pair in self._futures:
             return None
-        messages, fields = self.request(sample, run)
+        try:
+            messages, fields = self.request(sample, run)
+        except DocumentError as exc:  # the document changed or vanished since the dataset was read
+            return self._unaskable(pair, exc)
         track = self.track.name if self.track is not None else "extraction"
         key = cache_key(model, messages, {"track": track, "request": fields}, {**self._params, "run": run},
                         self.server_identity(model))

@@ -177,7 +177,8 @@ def test_validate_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_data_options_record() -> None:
     assert DataOptions(columns=(("text", "doc"),), sample=5).as_dict() == {
-        "columns": {"text": "doc"}, "sample": 5, "seed": 42, "invalid_samples": "warn", "cache_dir": None}
+        "columns": {"text": "doc"}, "sample": 5, "seed": 42, "invalid_samples": "warn", "cache_dir": None,
+        "input": "text"}
 
 
 def test_dataset_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

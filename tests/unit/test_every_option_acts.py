@@ -125,6 +125,7 @@ EFFECT_TESTS: dict[str, list[str]] = {
     "seed": [f"{BEHAVIOUR}::test_seed_chooses_which_samples_are_drawn"],
     "invalid_samples": [f"{DATASETS}::test_fail_stops_the_session", f"{DATASETS}::test_skip_is_quiet_but_recorded"],
     "dataset_cache": [f"{BEHAVIOUR}::test_dataset_cache_holds_what_datasets_caches"],
+    "input": ["tests/plugin/test_documents_plugin.py::test_page_images_reach_a_vision_server_as_image_parts"],
     "config": [f"{OPTIONS_ACT}::test_config_keys_map_onto_them"],
 }
 

@@ -64,7 +64,8 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         tracks=TrackSettings(track=values["track"], repeats=values["repeats"], otel=values["otel"],
                              calibration=values["calibration"]),
         data=DataOptions(columns=tuple(values["columns"]), sample=values["sample"], seed=values["seed"],
-                         invalid_samples=values["invalid_samples"], cache_dir=values["dataset_cache"]),
+                         invalid_samples=values["invalid_samples"], cache_dir=values["dataset_cache"],
+                         input=values["input"]),
     )
 
 
@@ -87,7 +88,7 @@ OLD_KEY_PATHS = {
     "metrics.field_matching.unordered_arrays": "unordered_arrays",
     "performance.concurrency": "concurrency", "performance.slots": "slots", "performance.context": "context",
     "performance.prompt_budget": "prompt_budget",
-    "performance.enable_caching": "cache",
+    "performance.enable_caching": "cache", "dataset.input": "input",
 }
 
 
@@ -113,7 +114,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         "user_prompt": str(tmp_path / "user.txt"), "resume": "prev", "replay": "old", "record": "cas", "cache": "true", "no_cache": "true", "stream": "true",
         "slots": "2", "context": "8192", "prompt_budget": "off", "no_html_report": "true", "charts": "off", "failure_details": "3", "track": "repair", "repeats": "3",
         "otel": "console", "calibration": "true", "columns": "text=document", "sample": "5", "seed": "9",
-        "invalid_samples": "fail", "dataset_cache": "hfcache",
+        "invalid_samples": "fail", "dataset_cache": "hfcache", "input": "both",
     }
     assert set(text) == set(OPTIONS_BY_NAME) - {"config"}, "every option needs a sample value here"
     return text
