@@ -208,7 +208,6 @@ class AheadSource:
         future: Future[ModelResponse] = Future()
         future.set_result(client_error("could not build the request", exc))
         self._futures[pair] = future
-        return None
 
     def _submit(self, requests: Iterable[Any]) -> None:
         self._before_submit()
@@ -311,7 +310,8 @@ class LiveSource(AheadSource):
         try:
             messages = sample_messages(sample, self.templates)
         except DocumentError as exc:  # the document changed or vanished since the dataset was read
-            return self._unaskable(pair, exc)
+            self._unaskable(pair, exc)
+            return None
         key = cache_key(model, messages, sample.schema, self._params, self.server_identity(model))
         return self._admit_pair(
             pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)

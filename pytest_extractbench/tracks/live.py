@@ -98,7 +98,8 @@ class TrackLiveSource(LiveSource):
         try:
             messages, fields = self.request(sample, run)
         except DocumentError as exc:  # the document changed or vanished since the dataset was read
-            return self._unaskable(pair, exc)
+            self._unaskable(pair, exc)
+            return None
         track = self.track.name if self.track is not None else "extraction"
         key = cache_key(model, messages, {"track": track, "request": fields}, {**self._params, "run": run},
                         self.server_identity(model))
