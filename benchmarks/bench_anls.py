@@ -20,7 +20,8 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -115,7 +115,7 @@ def heatmap_top(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], wh
     """The cell with the largest absolute value."""
     if not np.isfinite(matrix).any():
         return ""
-    r, c = np.unravel_index(np.nanargmax(np.abs(matrix)), matrix.shape)
+    r, c = (int(i) for i in np.unravel_index(np.nanargmax(np.abs(matrix)), matrix.shape))
     where = f"{rows[r]}" + (f", {cols[c]}" if len(cols) > 1 else "")
     return f"{what}: {where} ({fmt.format(matrix[r, c])})."
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from . import summary, viewer
 from .html_charts import BINS, latency_figures, report_charts
 from .rows import RunData, sample_row
 from .viewer import ViewerRun
+
+if TYPE_CHECKING:
+    import jinja2
 
 log = textsafe.get_logger(__name__)
 
@@ -192,7 +195,7 @@ def _extras(metrics_by_model: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     return out
 
 
-def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str]:
+def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str | viewer.EmbeddedJson]:
     """The viewer's embedded data, its script and the CSP that allows that script alone."""
     script = viewer.script()
     head, body = viewer.split(viewer.viewer_data(runs))
@@ -278,7 +281,7 @@ def _inert(value: Any) -> Any:
 
 
 @lru_cache(maxsize=1)
-def _environment() -> Any:
+def _environment() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..core import textsafe
 from . import chart_readings as readings
 from . import charts
 from . import run_sections as sections
-from .charts import Chart
+from .svg import Chart
 
 if TYPE_CHECKING:
     from .html import ModelView
@@ -61,8 +62,8 @@ def report_charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[
             ci = (view.metrics.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
             low, high = ci.get("low"), ci.get("high")
             chart = _chart(charts.eqs_gauge, view.name, view.summary.eqs, low, high, str(i))
-            out["overview"].append(_read(chart, lambda view=view, low=low, high=high: readings.gauge(
-                view.name, view.summary.eqs, view.summary.verdict_band, low, high)))
+            out["overview"].append(_read(chart, partial(
+                readings.gauge, view.name, view.summary.eqs, view.summary.verdict_band, low, high)))
     if scored:
         rows = {m.name: m.rows for m in models if m.rows}
         _overview_and_accuracy(out, scored, rows)
@@ -184,7 +185,11 @@ def _comparison(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping
     for frontier in (comparison.get("pareto_frontier") or {}).values():
         if isinstance(frontier, Mapping) and frontier.get("available") and len(frontier["points"]) >= 3:
             chart = _chart(charts.pareto, frontier["points"], frontier["frontier"], frontier["cost_metric"])
-            out["comparison"].append(_read(chart, lambda f=frontier: "On the frontier: " + ", ".join(f["frontier"]) + "."))
+            out["comparison"].append(_read(chart, partial(_on_frontier, frontier)))
+
+
+def _on_frontier(frontier: Mapping[str, Any]) -> str:
+    return "On the frontier: " + ", ".join(frontier["frontier"]) + "."
 
 
 def _omitted_names(models: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -65,7 +65,8 @@ def _field_deltas(fields: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list
     ]  # fmt: skip
     # most score moved first: a field seen 40 times that lost 0.5 matters more than one seen once that lost 1
     def moved(r: Mapping[str, Any]) -> float:
-        return abs(r["delta"]) * (r["occurrences"] if isinstance(r["occurrences"], (int, float)) else 1.0)
+        weight = r["occurrences"] if isinstance(r["occurrences"], (int, float)) else 1.0
+        return float(abs(r["delta"]) * weight)
 
     drops = sorted((r for r in rows if r["delta"] < 0), key=lambda r: (-moved(r), r["field"]))
     gains = sorted((r for r in rows if r["delta"] > 0), key=lambda r: (-moved(r), r["field"]))

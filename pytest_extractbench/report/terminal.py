@@ -17,7 +17,7 @@ from . import summary
 from .run_sections import MAX_GROUPS
 
 if TYPE_CHECKING:
-    from ..dataset.records import SampleRecord
+    from ..dataset.records import SampleRecord, TrackRecord
     from ..dataset.samples import DatasetProblem
     from ..gating.regression import RunComparison
 
@@ -214,7 +214,7 @@ def context_text(facts: Mapping[str, Any]) -> str | None:
     return f"{plan['ctx_per_slot']} tokens of context per slot x {plan['slots']} slot(s) ({plan['reason']}){memory}"
 
 
-def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord]) -> list[str]:
+def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord | TrackRecord]) -> list[str]:
     """The context each embedded server got and why, its peak memory, and the samples that did not fit."""
     lines = []
     for model, facts in ((live or {}).get("embedded") or {}).items():
@@ -226,7 +226,7 @@ def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord
             lines.append(prompt_budget_text(model, budget))
     unfit = [r for r in records if r.response.get("error_class") == "context_exceeded"]
     if unfit:
-        def fit(record: SampleRecord) -> str:
+        def fit(record: SampleRecord | TrackRecord) -> str:
             found = record.response.get("context") or {}
             tokens, limit = found.get("prompt_tokens"), found.get("limit")
             size = f"{tokens if tokens is not None else '?'} tokens > {limit if limit is not None else '?'}"
@@ -266,8 +266,9 @@ def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
         k = repeats["runs"]
         fields = repeats.get("flaky_fields") or []
         flaky = ", ".join(f"{safe(f['field'], 40)} {pct(f['rate'])}" for f in fields[:3])
-        lines.append(f"  repeats ({k} runs)    pass@{k} {pct(metrics.get('pass_at_k'))}   pass^{k} "
-                     f"{pct(metrics.get('pass_hat_k'))}   flaky samples {repeats.get('flaky_samples', 0)}"
+        # the repeats section and both pass rates are written together, so a run with repeats has them
+        lines.append(f"  repeats ({k} runs)    pass@{k} {pct(metrics['pass_at_k'])}   pass^{k} "
+                     f"{pct(metrics['pass_hat_k'])}   flaky samples {repeats.get('flaky_samples', 0)}"
                      + (f"; flaky fields {flaky}" if flaky else ""))  # fmt: skip
     return lines
 

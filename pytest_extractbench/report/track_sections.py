@@ -113,7 +113,7 @@ def model_section(track: str, metrics: Mapping[str, Any]) -> Section | None:
     section.figures.insert(0, ("Samples passed", f"{passed} of {total}"))
     failed: Sequence[Any] = metrics.get("failed_samples") or []
     if failed:
-        rows = [(str(sample_id),) for sample_id in failed[:MAX_LISTED]]
+        rows: list[tuple[str, ...]] = [(str(sample_id),) for sample_id in failed[:MAX_LISTED]]
         if len(failed) > MAX_LISTED:
             rows.append((f"… and {len(failed) - MAX_LISTED} more",))
         section.tables.append(Table("Failed samples", ("Sample",), rows))

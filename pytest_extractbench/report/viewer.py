@@ -103,8 +103,8 @@ def _dataset_samples(runs: Sequence[ViewerRun], wanted: set[str],
     its samples instead of the file being parsed again."""
     loaded: dict[str, Sequence[Sample]] = {}
     for item in runs:
-        for source, samples in (item.run.samples or {}).items():
-            loaded.setdefault(source, samples)
+        for source, held in (item.run.samples or {}).items():
+            loaded.setdefault(source, held)
     found: dict[str, Sample] = {}
     notes: list[str] = []
     for source, columns in sources.items():
@@ -221,26 +221,27 @@ def _buckets(document: Mapping[str, Any], columns: Sequence[Mapping[str, str]], 
                 rows[row] = index[UNCHANGED]  # every bucket but "unchanged" lists its samples
             for bucket, ids in given["samples"].items():
                 for sid in ids if bucket in index and isinstance(ids, list) else ():
-                    if (row := order.get(str(sid))) is not None:
-                        rows[row] = index[bucket]
+                    if (at := order.get(str(sid))) is not None:
+                        rows[at] = index[bucket]
             out[k] = {"against": "the run's baseline", "rows": rows}
             continue
         partner = next((j for j in range(first_run, len(columns)) if models[j] == models[k]), None)
         if partner is None:
             continue
         found = bucket_samples(_snapshots(results[k], strings), _snapshots(results[partner], strings))
-        for row, sample in found.samples.items():
-            rows[row] = index[sample.bucket]
+        for key, sample in found.samples.items():
+            rows[int(key)] = index[sample.bucket]
         out[k] = {"against": columns[partner]["run"], "rows": rows}
     return out
 
 
-def _snapshots(results: Mapping[int, list[Any]], strings: Sequence[str]) -> dict[int, SampleSnapshot]:
-    """A column's results as the snapshots a baseline keeps (keyed by row)."""
+def _snapshots(results: Mapping[int, list[Any]], strings: Sequence[str]) -> dict[str, SampleSnapshot]:
+    """A column's results as the snapshots a baseline keeps (keyed by row, written as the sample ids a baseline
+    keys them by)."""
     out = {}
     for row, r in results.items():
         fields = r[5]
-        out[row] = SampleSnapshot(
+        out[str(row)] = SampleSnapshot(
             {"eqs": r[0]},
             tuple((strings[fields[j]], CATEGORIES[fields[j + 1]] if fields[j + 1] >= 0 else "other", fields[j + 2])
                   for j in range(0, len(fields), 4)),

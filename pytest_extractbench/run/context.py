@@ -165,6 +165,13 @@ class RunContext:
             self._extractor = load_extractor(self.settings.live.extractor, self.base_dir)
         return self._extractor
 
+    def answering_extractor(self) -> Callable[..., Any]:
+        """The extractor of a run that ``has_extractor`` (given, or imported from its setting)."""
+        fn = self.extractor
+        if fn is None:
+            raise UsageProblem("extractbench: this run has no extractor")
+        return fn
+
     def _load_baseline(self) -> baselines.Baseline | None:
         """The --extractbench-compare target, read before anything runs so a typo fails fast."""
         if not self.settings.compare:
@@ -245,7 +252,7 @@ class RunContext:
         if self.has_extractor:
             from ..live.extractor import extractor_name
 
-            return [extractor_name(self.extractor)]
+            return [extractor_name(self.answering_extractor())]
         if self.settings.live.embedded:
             from ..live.backends.llama_models import DEFAULT_EMBEDDED_MODEL  # the live layer only when it serves
 
@@ -265,7 +272,7 @@ class RunContext:
                 served = run_check(client_config(self.settings.live, url, api_key_from_env()), [])
             except (ConnectionCheckError, ValueError) as exc:
                 raise UsageProblem(f"extractbench: {exc}") from None
-            if len(served or ()) != 1:
+            if served is None or len(served) != 1:
                 offer = f"it serves {', '.join(served)}" if served else "it does not list its models"
                 raise UsageProblem(f"extractbench: no model given and the server cannot pick one ({offer}): "
                                    f"use --model NAME")
@@ -289,7 +296,8 @@ class RunContext:
     def checks_regressions(self) -> bool:
         """A baseline comparison that can fail the session (compare-fail checks, on the run or on a subset)."""
         subsets = self.settings.subsets
-        scoped = bool(subsets) and any(part.compare_fail for part in (*subsets.rules, *subsets.group_by))
+        scoped = subsets is not None and bool(subsets) and (any(rule.compare_fail for rule in subsets.rules)
+                                                             or any(group.compare_fail for group in subsets.group_by))
         return self.baseline is not None and (bool(self.settings.compare_fail) or scoped)
 
     def sample_hashes(self) -> dict[str, str]:

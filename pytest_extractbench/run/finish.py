@@ -10,7 +10,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from importlib import metadata
@@ -128,8 +128,9 @@ def _measuring(context: RunContext, records: list[Any]) -> dict[str, Measuring]:
     options = context.settings.scoring
     asked = frozenset(name for name, on in (("judge_score", options.judge_model), ("semantic_similarity",
                                                                                   options.semantic)) if on)
-    errors = {"judge_score": lambda d: (d.get("judge") or {}).get("error"),
-              "semantic_similarity": lambda d: d.get("semantic_similarity_error")}
+    errors: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+        "judge_score": lambda d: (d.get("judge") or {}).get("error"),
+        "semantic_similarity": lambda d: d.get("semantic_similarity_error")}
     found: dict[str, dict[str, list[Any]]] = {}
     for record in records:
         per_metric = found.setdefault(record.model, {name: [0, 0, ""] for name in asked})
@@ -141,7 +142,7 @@ def _measuring(context: RunContext, records: list[Any]) -> dict[str, Measuring]:
                 slot[0] += 1
                 slot[2] = slot[2] or str(error)
     streamed = bool(context.settings.live.stream)
-    return {model: Measuring(asked, streamed, {name: tuple(slot) for name, slot in per_metric.items()})  # type: ignore[misc]
+    return {model: Measuring(asked, streamed, {name: (slot[0], slot[1], slot[2]) for name, slot in per_metric.items()})
             for model, per_metric in found.items()}
 
 
@@ -251,8 +252,11 @@ def _write(context: RunContext, result: RunResult, release: list[Any] | None) ->
     ``result.records``) before the reports are made. A file the disk refuses is named in ``result.write_errors``
     (no temporary file stays behind, the journal is untouched); then no report is made from files not all there."""
     run_dir, records = context.run_dir, result.records
-    for write in (lambda: rundoc.write_samples(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records)),
-                  lambda: rundoc.write_metrics(run_dir, result.document)):
+    writes: tuple[Callable[[], object], ...] = (
+        lambda: rundoc.write_samples(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records)),
+        lambda: rundoc.write_metrics(run_dir, result.document),
+    )
+    for write in writes:
         try:
             write()
         except files.OutputWriteError as exc:

@@ -13,7 +13,9 @@ from ..core.errors import ExtractbenchWarning, UsageProblem
 
 if TYPE_CHECKING:
     from ..dataset.responses import OutputSource
+    from ..live.cassette import CassetteSource
     from ..live.endpoints import Endpoints
+    from ..live.pipeline import LiveSource, ReplaySource
     from .context import RunContext
 
 
@@ -25,10 +27,10 @@ class LiveSetup:
         self.context = context
         self.settings = context.settings
         self.endpoints: Endpoints | None = None
-        self._replay: Any = None
+        self._replay: ReplaySource | CassetteSource | None = None
         self._templates: Any = None
         self._facts: dict[str, Any] | None = None
-        self._live_source: Any = None  # kept after it is closed: what its prompt budgets did
+        self._live_source: LiveSource | None = None  # kept after it is closed: what its prompt budgets did
 
     @property
     def active(self) -> bool:
@@ -36,7 +38,7 @@ class LiveSetup:
         return not self.settings.offline and self.settings.live.replay is None
 
     @property
-    def replay(self) -> Any:
+    def replay(self) -> ReplaySource | CassetteSource | None:
         """The ReplaySource of --extractbench-replay DIR (read once)."""
         live = self.settings.live
         if self._replay is None and live.replay is not None:
@@ -127,7 +129,7 @@ class LiveSetup:
         if context.has_extractor:
             from ..live.extractor import ExtractorSource
 
-            return ExtractorSource(context.extractor, run_dir=context.run_dir, cache_dir=cache_dir,  # type: ignore[arg-type]
+            return ExtractorSource(context.answering_extractor(), run_dir=context.run_dir, cache_dir=cache_dir,
                                    resume=live.resume is not None, concurrency=live.default_concurrency(self.workers()),
                                    timeout_s=live.timeout_s)
         from ..live.client import api_key_from_env
@@ -137,7 +139,7 @@ class LiveSetup:
         if context.worker is not None:
             self.endpoints = Endpoints(live, context.models())
             self.endpoints.load_wire(context.worker.input.get(ENDPOINTS_KEY) or {})
-        source_class: Any = LiveSource
+        source_class: type[LiveSource] = LiveSource
         extra: dict[str, Any] = {}
         tracks = self.settings.tracks
         track = context.track if context.track.own_request else None
@@ -195,13 +197,17 @@ class LiveSetup:
         live = self.settings.live
         if self.settings.offline:
             return None
-        if live.replay is not None and hasattr(self.replay, "header"):  # a cassette
-            return {"mode": "replay", "replayed_from": str(self.replay.path), "cassette": self.replay.header}
         if live.replay is not None:
-            recorded = self.replay.recorded_live()
+            from ..live.cassette import CassetteSource
+
+            replay = self.replay  # built (or the run stopped) whenever --extractbench-replay is given
+            if isinstance(replay, CassetteSource):
+                return {"mode": "replay", "replayed_from": str(replay.path), "cassette": replay.header}
+            assert replay is not None
+            recorded = replay.recorded_live()
             return {
                 "mode": "replay",
-                "replayed_from": str(self.replay.run_dir),
+                "replayed_from": str(replay.run_dir),
                 "prompt_hash": (recorded or {}).get("prompt_hash"),  # how the answers were asked for
                 "recorded": recorded,
             }
@@ -215,7 +221,7 @@ class LiveSetup:
         if self.context.has_extractor:
             from ..live.extractor import ExtractorSource
 
-            fn = self.context.extractor
+            fn = self.context.answering_extractor()
             return {"mode": "extractor", "extractor": live.extractor or ExtractorSource.qualified_name(fn),
                     "timeout_s": live.timeout_s, **common}
         from ..live.pipeline import decoding_params, prompt_hash

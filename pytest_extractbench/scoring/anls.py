@@ -34,7 +34,8 @@ occurrences in list elements that were paired; a key only the prediction has wit
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from Levenshtein import distance as _distance
 
@@ -191,15 +192,9 @@ def _identical(a: Any, b: Any) -> bool:
     if kind is float:
         return str(a) == str(b)
     if kind is dict:
-        for key, value in a.items():
-            if not _identical(value, b[key]):
-                return False
-        return True
+        return all(_identical(value, b[key]) for key, value in a.items())
     if kind is list:
-        for x, y in zip(a, b):
-            if not _identical(x, y):
-                return False
-        return True
+        return all(_identical(x, y) for x, y in zip(a, b))
     return False
 
 
@@ -347,14 +342,16 @@ def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
         gain: list[list[float]] = []
         for i in rest_gold:
             budget.check()
-            expected, found, gains = gold[i], [], []
+            expected = gold[i]
+            row: list[_Node] = []
+            gains: list[float] = []
             for j in rest_predicted:
                 node = _compare(expected, predicted[j])
                 score = _ratio(node.total, node.length)
                 # between equally good pairs, one whose closest gold equals the element wins
                 gains.append(math.nextafter(score, math.inf) if node.equal else score)
-                found.append(node)
-            nodes.append(found)
+                row.append(node)
+            nodes.append(row)
             gain.append(gains)
         rows, columns = linear_sum_assignment(gain, maximize=True)
         pairs.extend((rest_gold[r], rest_predicted[c], nodes[r][c]) for r, c in zip(rows.tolist(), columns.tolist()))

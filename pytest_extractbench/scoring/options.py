@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -131,7 +132,7 @@ class ScoringOptions:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ScoringOptions:
+    def from_dict(cls, data: Mapping[str, Any]) -> ScoringOptions:
         """Inverse of :meth:`to_dict`; unknown keys raise ``TypeError``."""
         data = dict(data)
         if "eqs_weights" in data and isinstance(data["eqs_weights"], dict):

@@ -160,6 +160,21 @@ def test_grouped_bars_are_as_tall_as_their_values() -> None:
     assert float(bars[1].get("x")) < tick(chart, "Y", "x") < float(bars[3].get("x")) + bar_width(bars[3])
 
 
+def test_grouped_bars_draw_each_models_interval_over_its_own_bar() -> None:
+    models = {"a": {"x": 0.2, "y": 0.9}, "b": {"x": 0.5, "y": 0.4}}
+    errors = {"b": {"x": (0.3, 0.7)}, "a": {"y": (0.8, 0.95)}}
+    chart = charts.grouped_bars(models, [("x", "X"), ("y", "Y")], "grouped", "t", "", errors=errors)
+    bars = marks(chart, "bar")  # a.x, a.y, b.x, b.y
+    whiskers = sorted(marks(chart, "whisker"), key=lambda e: float(e.get("x1")))
+    assert len(whiskers) == 2
+    zero, unit = tick(chart, "0", "y"), tick(chart, "0", "y") - tick(chart, "1", "y")
+    # model b's interval on metric x sits on b's x bar, model a's on metric y on a's y bar (x order: b.x < a.y)
+    for whisker, bar, (low, high) in zip(whiskers, (bars[2], bars[1]), ((0.3, 0.7), (0.8, 0.95))):
+        assert float(whisker.get("x1")) == pytest.approx(float(bar.get("x")) + bar_width(bar) / 2, abs=0.2)
+        ys = sorted((float(whisker.get("y1")), float(whisker.get("y2"))))
+        assert ys == pytest.approx([zero - high * unit, zero - low * unit], abs=0.2)
+
+
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6))
 def test_bar_heights_keep_the_order_of_the_values(values: list[float]) -> None:
     models = {f"m{i}": {"v": v} for i, v in enumerate(values)}

@@ -4,7 +4,8 @@ JSON (nested objects, lists, nulls, tuples of alternatives, unicode), and the me
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
