@@ -28,7 +28,7 @@ from . import run_sections as sections
 from . import summary
 from .html_charts import BINS, latency_figures, report_charts
 from . import viewer
-from .rows import RunData, sample_row
+from .rows import RunData, sample_rows
 from .viewer import ViewerRun
 
 log = textsafe.get_logger(__name__)
@@ -210,9 +210,11 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
     """Everything the template shows; numbers come from metrics.json, the sample viewer's from the records."""
     document = run.document
     metrics_by_model: Mapping[str, Mapping[str, Any]] = document["models"]
+    # the viewer reads the records whole first: a OnePass (rows.py) keeps their rows, taken here without a second read
+    samples = viewer_context([ViewerRun("current", run)])
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in run.records():
-        rows[record["model"]].append(sample_row(record))
+    for row in sample_rows(run.records):
+        rows[row["model"]].append(row)
     views: list[ModelView] = []
     for name, metrics in metrics_by_model.items():
         model_rows = rows.get(name, [])
@@ -237,7 +239,6 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
         )
     run_info = document["run"]
     names = [v.name for v in views]
-    samples = viewer_context([ViewerRun("current", run)])
     return {
         "title": title or ("Model Evaluation Report: " + ", ".join(names) if names else "Model Evaluation Report"),
         "csp": samples["csp"],
