@@ -63,8 +63,8 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
     context.live.record(records)  # before the records are released
     cost = _whole_output_scores(context, records)
     if spool is not None and (cost is not None or not spool.holds(records)):
-        spool.discard()  # whole-output scores changed the records: their lines are written from them
-    spool = spool if spool is not None and not spool.broken else None
+        spool.discard()  # whole-output scores changed the records (or a line is missing): written from them
+        spool = None
     result.metrics = metrics = track.aggregate_records(records, settings)
     info = run_info(context, records, list(metrics), list(unscored), pytest_version)
     if not track.gated:

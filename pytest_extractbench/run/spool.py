@@ -47,15 +47,23 @@ class RecordSpool:
         self._offset += len(line)
 
     def holds(self, records: list[Any]) -> bool:
-        """True when the spool has a line for each of ``records`` and nothing else (none was added elsewhere)."""
-        return not self.broken and len(self.index) == len(records)
+        """True when every line is on disk (the last buffered writes included) and there is one for each of
+        ``records`` and no other; else the spool is discarded."""
+        if not self.broken and self._handle is not None:
+            try:
+                self._handle.close()  # a full disk may refuse only the last buffered lines
+            except OSError:
+                self.discard()
+            self._handle = None
+        if self.broken or len(self.index) != len(records):
+            self.discard()
+            return False
+        return True
 
     def write_sorted(self, destination: Path) -> None:
-        """samples.jsonl, atomically, its lines in record order; the spool is removed after. A refused write
-        raises :class:`~..core.files.OutputWriteError` as :func:`~..core.rundoc.write_samples` does."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            handle.close()
+        """samples.jsonl, atomically, its lines in record order (after :meth:`holds`); the spool is removed after.
+        A refused write raises :class:`~..core.files.OutputWriteError` as :func:`~..core.rundoc.write_samples`
+        does."""
         order = sorted(self.index, key=itemgetter(0))  # stable: equal keys keep their arrival order
         try:
             with files.atomic(destination) as out:

@@ -64,4 +64,5 @@ def test_a_record_json_cannot_hold_turns_the_spool_off(tmp_path: Path) -> None:
     bad.response["usage"] = {"tokens": 10**5000}  # past Python's int-to-text limit: the finish names it instead
     spool.add(bad)
     assert spool.broken and not spool.holds([good, bad])
+    assert not RecordSpool(tmp_path / "other.spool").holds([good])  # a record the spool never saw
     assert not (tmp_path / "samples.jsonl.spool").exists()
