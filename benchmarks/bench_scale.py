@@ -11,8 +11,11 @@ runs two fresh pytest processes there and times each from start to exit:
 - the floor: one test file with that many trivial parametrized tests (``pass``), plugin installed;
 - the run: ``pytest --extractbench`` on the dataset with the predictions, SLA off, default terminal output.
 
-Peak RSS is each child's own (``os.wait4``). Prints one table: seconds, samples/s, ratio to the floor
-of the same size, peak RSS, run-directory and samples.jsonl sizes and the terminal output's size in lines.
+Peak RSS is each child's own (``os.wait4``). The run's ``pytest_sessionfinish`` (where the plugin aggregates,
+gates and writes the run directory) is timed by a conftest wrapper: the finish column, wall seconds and the
+process's CPU seconds (steadier than wall time on a shared machine). Prints one table: seconds,
+samples/s, ratio to the floor of the same size, peak RSS, finish seconds, run-directory and samples.jsonl sizes,
+the terminal output's size in lines and the one-minute load average when the run ended (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -37,6 +40,22 @@ import pytest
 @pytest.mark.parametrize("i", range({n}))
 def test_trivial(i):
     pass
+"""
+
+
+# outermost wrapper of pytest_sessionfinish: the plugin's finish (aggregation, gates, files, reports) inside it
+FINISH_TIMER = """
+import time
+import pytest
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session):
+    started, cpu = time.perf_counter(), time.process_time()
+    try:
+        return (yield)
+    finally:
+        with open("finish_s", "w") as out:
+            out.write(f"{time.perf_counter() - started} {time.process_time() - cpu}")
 """
 
 
@@ -83,27 +102,32 @@ def main() -> None:
         floor = timed([*base, "-q", "test_floor.py"], folder)
         (folder / "test_floor.py").unlink()
         output = folder / "run"
+        (folder / "conftest.py").write_text(FINISH_TIMER)
         run = timed([*base, "--extractbench", "--extractbench-dataset", str(dataset),
                      "--extractbench-predictions", str(predictions), "--extractbench-output", str(output),
                      "--extractbench-sla", "none", *args.extra.split()], folder)  # fmt: skip
         tail = [line for line in run[3].splitlines() if line.strip()][-1:]
+        load = os.getloadavg()[0]
+        finish, finish_cpu = (map(float, (folder / "finish_s").read_text().split()) if (folder / "finish_s").is_file()
+                              else (float("nan"), float("nan")))
         samples = output / "samples.jsonl"
         rows.append((n, floor, run, tree_size(output) if output.exists() else 0, len(run[3].splitlines()), tail,
-                     samples.stat().st_size if samples.is_file() else 0))
-        print(f"{n}: floor {floor[0]:.1f} s, run {run[0]:.1f} s, exit {run[2]}; {tail[0] if tail else ''}",
-              file=sys.stderr, flush=True)
+                     samples.stat().st_size if samples.is_file() else 0, finish, finish_cpu, load))
+        print(f"{n}: floor {floor[0]:.1f} s, run {run[0]:.1f} s (finish {finish:.1f} s, {finish_cpu:.1f} s CPU), "
+              f"exit {run[2]}, "
+              f"load {load:.1f}; {tail[0] if tail else ''}", file=sys.stderr, flush=True)
         if args.keep:
             print(f"kept {folder}", file=sys.stderr)
         else:
             shutil.rmtree(folder, ignore_errors=True)
-    print(f"\nmode: {args.mode}; load average at the end: {os.getloadavg()[0]:.1f}\n")
-    print("| samples | floor s | floor peak RSS MB | run s | samples/s | ratio to floor | run peak RSS MB "
-          "| run directory MB | samples.jsonl MB | terminal lines | exit |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, floor, run, size, lines, _tail, samples_size in rows:
+    print(f"\nmode: {args.mode}; {os.cpu_count()} CPUs\n")
+    print("| samples | floor s | floor peak RSS MB | run s | samples/s | ratio to floor | run peak RSS MB | finish s (CPU s) "
+          "| run directory MB | samples.jsonl MB | terminal lines | exit | load avg |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, floor, run, size, lines, _tail, samples_size, finish, finish_cpu, load in rows:
         print(f"| {n:,} | {floor[0]:.1f} | {floor[1] / 2**20:.0f} | {run[0]:.1f} | {n / run[0]:,.0f} "
-              f"| {run[0] / floor[0]:.2f} | {run[1] / 2**20:.0f} | {size / 2**20:.1f} | {samples_size / 2**20:.1f} "
-              f"| {lines:,} | {run[2]} |")
+              f"| {run[0] / floor[0]:.2f} | {run[1] / 2**20:.0f} | {finish:.2f} ({finish_cpu:.2f}) | {size / 2**20:.1f} "
+              f"| {samples_size / 2**20:.1f} | {lines:,} | {run[2]} | {load:.1f} |")
 
 
 if __name__ == "__main__":

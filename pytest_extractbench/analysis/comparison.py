@@ -39,8 +39,9 @@ def pair_key(a: str, b: str) -> str:
 
 
 def _rng(options: StatsOptions, a: str, b: str) -> np.random.Generator:
-    # One stream per pair: a pair's numbers do not depend on which other models ran.
-    return np.random.default_rng([options.seed, zlib.crc32(f"{a}\0{b}".encode())])
+    # One stream per pair: a pair's numbers do not depend on which other models ran. surrogatepass: a model
+    # name is untrusted text and may hold a lone surrogate, which strict UTF-8 refuses; valid names encode as before.
+    return np.random.default_rng([options.seed, zlib.crc32(f"{a}\0{b}".encode("utf-8", "surrogatepass"))])
 
 
 def comparison_section(

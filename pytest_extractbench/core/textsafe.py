@@ -5,7 +5,7 @@ lines come from files, models and servers we do not control. Before any of it re
 sink it is clipped (a 50 MB line must not be echoed whole) and every character a terminal
 or a viewer would act on is made visible instead: C0/C1 controls (ESC starts an escape
 sequence, CR rewrites a line), DEL, bidirectional overrides and other format characters,
-line/paragraph separators and lone surrogates become ``\\x1b``-style escapes, and credentials (the keys
+line/paragraph separators, lone surrogates and noncharacters (U+FDD0-U+FDEF, U+xFFFE, U+xFFFF) become ``\\x1b``-style escapes, and credentials (the keys
 of the environment, ``Bearer ...``, ``sk-...``) are masked (:func:`..redact.mask`). Markdown additionally gets
 HTML and inline syntax escaped and ``@mentions`` defused.
 """
@@ -50,10 +50,15 @@ def _escape(char: str) -> str:
     return f"\\U{code:08x}"
 
 
+def _is_noncharacter(code: int) -> bool:
+    """Unicode's 66 noncharacters (unassigned "Cn" to unicodedata): never text, some tools treat them as markers."""
+    return 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE
+
+
 def _is_unsafe(char: str) -> bool:
     if " " <= char <= "~":  # printable ASCII: the common case, decided without a table lookup
         return False
-    return unicodedata.category(char) in _UNSAFE_CATEGORIES
+    return unicodedata.category(char) in _UNSAFE_CATEGORIES or _is_noncharacter(ord(char))
 
 
 def _cut(text: str, limit: int, total: int) -> str:

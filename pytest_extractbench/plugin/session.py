@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..core import textsafe
 from ..core.errors import ExtractbenchWarning, UsageProblem
+from ..core.files import SAMPLES_FILE
 from ..dataset.records import SampleRecord, TrackRecord
 from ..gating.gates import gate_verdicts
 from ..report import terminal
@@ -22,6 +24,7 @@ from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
 from ..run.heap import HeapFreeze
 from ..run.items import run_item
+from ..run.spool import SPOOL_SUFFIX, RecordSpool
 from ..run.summary import exit_lines, failure_class, summary_lines
 from .gates import report_gates
 from .items import DatasetCollector, SampleItem, register_markers, sample_markers, taken_markers
@@ -84,6 +87,7 @@ class BenchSession:
         info = getattr(config, "workerinput", None)
         worker = Worker(info["workerid"], int(info.get("workercount", 1)), info) if info is not None else None
         self.records: list[SampleRecord | TrackRecord] = []
+        self.spool: RecordSpool | None = None  # samples.jsonl's lines, written as the records arrive (controller)
         self.unscored: list[str] = []
         self.handed_over: dict[str, Any] = {}  # nodeid -> record, from makereport to the report listener
         self.result: RunResult | None = None
@@ -222,6 +226,8 @@ class BenchSession:
 
     def close(self) -> None:
         self.heap.release()
+        if self.spool is not None:  # the finish did not run: the records are not all here, the spool goes
+            self.spool.discard()
         self.context.close()
 
     # -- the controller ----------------------------------------------------------------------
@@ -239,6 +245,7 @@ class BenchSession:
             record = self.handed_over.pop(report.nodeid, None)
             record = record if record is not None else self.context.track.record_from_dict(data, self.settings)
             self.records.append(record)
+            self._spool(record)
             if not record.passed:
                 self.failed_items[failure_class(record)] += 1
             bucket = self.context.sample_bucket(record)
@@ -249,6 +256,14 @@ class BenchSession:
         elif "::extractbench[" in report.nodeid and (report.when == "call" or report.failed):
             self.unscored.append(report.nodeid)
 
+    def _spool(self, record: Any) -> None:
+        if self.spool is None:
+            run_dir = self.context.run_dir
+            if run_dir is None:
+                return
+            self.spool = RecordSpool(Path(run_dir) / (SAMPLES_FILE + SPOOL_SUFFIX))
+        self.spool.add(record)
+
     def finish(self, session: pytest.Session) -> None:
         """Aggregate, write the run directory, apply the gates (controller only)."""
         if self.is_worker:
@@ -256,7 +271,8 @@ class BenchSession:
         self.heap.freeze(collect=True)
         # nothing in the session needs every record once they are in samples.jsonl (see finish_run)
         self.result = finish_run(self.context, self.records, unscored=self.unscored, pytest_version=pytest.__version__,
-                                 keep_records=False)
+                                 keep_records=False, spool=self.spool)
+        self.spool = None
         if self.result.metrics and not self.result.gate_passed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         elif self.settings.report_only and session.exitstatus == pytest.ExitCode.TESTS_FAILED:

@@ -21,7 +21,7 @@ from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
 from . import run_sections as sections
 from . import summary
-from .rows import sample_row
+from .rows import sample_row, sample_rows
 from .terminal import context_text
 
 SUMMARY_FILE = "summary.md"
@@ -324,7 +324,7 @@ def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Map
 def write_exports(run_dir: Path, document: rundoc.MetricsDocument, records: Any) -> list[Path]:
     """summary.md, metrics.csv and samples.csv in the run directory; ``records()`` yields record dicts in full
     form."""
-    every = [sample_row(record) for record in records()]
+    every = sample_rows(records)
     rows: dict[str, list[dict[str, Any]]] = {}
     for row in every:
         rows.setdefault(row["model"], []).append(row)

@@ -27,7 +27,7 @@ from ..gating.gates import gate_verdicts, unmeasured_warnings
 from . import run_sections as sections
 from . import summary, viewer
 from .html_charts import BINS, latency_figures, report_charts
-from .rows import RunData, sample_row
+from .rows import RunData, sample_rows
 from .viewer import ViewerRun
 
 if TYPE_CHECKING:
@@ -212,9 +212,11 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
     """Everything the template shows; numbers come from metrics.json, the sample viewer's from the records."""
     document = run.document
     metrics_by_model: Mapping[str, Mapping[str, Any]] = document["models"]
+    # the viewer reads the records whole first: a OnePass (rows.py) keeps their rows, taken here without a second read
+    samples = viewer_context([ViewerRun("current", run)])
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in run.records():
-        rows[record["model"]].append(sample_row(record))
+    for row in sample_rows(run.records):
+        rows[row["model"]].append(row)
     views: list[ModelView] = []
     for name, metrics in metrics_by_model.items():
         model_rows = rows.get(name, [])
@@ -239,7 +241,6 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
         )
     run_info = document["run"]
     names = [v.name for v in views]
-    samples = viewer_context([ViewerRun("current", run)])
     return {
         "title": title or ("Model Evaluation Report: " + ", ".join(names) if names else "Model Evaluation Report"),
         "csp": samples["csp"],

@@ -44,7 +44,7 @@ def write_reports(
     # imported here: the report writers (jinja2 behind them) are needed once, at session end
     from .exports import METRICS_CSV, SAMPLES_CSV, SUMMARY_FILE, write_exports
     from .html import REPORT_FILE, write_report
-    from .rows import RunData
+    from .rows import OnePass, RunData
     from .track_report import write_track_reports
     from .track_sections import SECTIONS
 
@@ -69,6 +69,21 @@ def write_reports(
             log.exception("extractbench: writing the track reports failed")
             errors.append(f"summary.md/report.html: {type(exc).__name__}: {exc}")
         return written, errors, refused
+    # samples.jsonl read once: report.html's viewer reads the records whole and the OnePass keeps their rows for
+    # the charts, summary.md and the CSVs (written after it, listed before it as before)
+    records = OnePass(records)
+    html: list[Path] = []
+    html_errors: list[str] = []
+    html_refused: list[str] = []
+    if options.html:
+        try:
+            html.append(write_report(RunData(document, records, run_dir, samples), run_dir / REPORT_FILE,
+                                     charts=options.charts))
+        except OutputWriteError as exc:
+            html_refused.append(str(exc))
+        except Exception as exc:
+            log.exception("extractbench: writing report.html failed")
+            html_errors.append(f"report.html: {type(exc).__name__}: {exc}")
     try:
         written.extend(write_exports(run_dir, document, records))
     except OutputWriteError as exc:
@@ -76,13 +91,6 @@ def write_reports(
     except Exception as exc:
         log.exception("extractbench: writing summary.md/CSV failed")
         errors.append(f"summary.md/CSV files: {type(exc).__name__}: {exc}")
-    if options.html:
-        try:
-            written.append(write_report(RunData(document, records, run_dir, samples), run_dir / REPORT_FILE,
-                                        charts=options.charts))
-        except OutputWriteError as exc:
-            refused.append(str(exc))
-        except Exception as exc:
-            log.exception("extractbench: writing report.html failed")
-            errors.append(f"report.html: {type(exc).__name__}: {exc}")
-    return written, errors, refused
+    errors.extend(html_errors)
+    refused.extend(html_refused)
+    return written + html, errors, refused

@@ -7,7 +7,7 @@ far more than a chart needs), and full records are read again only for the sampl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,29 @@ class RunData:
     # the dataset's samples by the file the records name (meta.source), when the run that wrote the records
     # still holds them: the viewer takes them instead of parsing the file again
     samples: Mapping[str, Sequence[Any]] | None = None
+
+
+class OnePass:
+    """A :data:`Records` whose first whole pass also keeps every record's :func:`sample_row`: the reports that
+    need only the rows (summary.md, the CSVs, report.html's charts) then take them from memory, so the finish
+    reads samples.jsonl once, for the one report that needs records whole (the sample viewer)."""
+
+    def __init__(self, records: Records) -> None:
+        self._records = records
+        self.rows: list[dict[str, Any]] | None = None  # set once a pass has seen every record
+
+    def __call__(self) -> Iterator[Mapping[str, Any]]:
+        rows = []
+        for record in self._records():
+            rows.append(sample_row(record))
+            yield record
+        self.rows = rows
+
+
+def sample_rows(records: Records) -> list[dict[str, Any]]:
+    """Every record's :func:`sample_row`, from a :class:`OnePass` that has read them all, else by reading them."""
+    rows = getattr(records, "rows", None)
+    return list(rows) if rows is not None else [sample_row(record) for record in records()]
 
 
 def read_run(run_dir: Path) -> RunData:

@@ -34,6 +34,7 @@ from .result import RunResult, gate_results
 if TYPE_CHECKING:
     from ..dataset.records import SampleRecord
     from .context import RunContext
+    from .spool import RecordSpool
 
 
 def version(dist: str) -> str | None:
@@ -44,24 +45,32 @@ def version(dist: str) -> str | None:
 
 
 def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[str] = (),
-               pytest_version: str | None = None, keep_records: bool = True) -> RunResult:
+               pytest_version: str | None = None, keep_records: bool = True,
+               spool: RecordSpool | None = None) -> RunResult:
     """Aggregate the records, apply the gates and write the run directory; the records are sorted in place.
 
     ``keep_records=False`` (a pytest session, which needs no records afterwards): once samples.jsonl holds them,
     ``records`` is emptied and ``result.records`` keeps only those whose request failed (the terminal summary
-    names some of them), so the reports, made from the file, are not built beside every record."""
+    names some of them), so the reports, made from the file, are not built beside every record.
+    ``spool``: the records' lines as they were added (:mod:`.spool`), put in order as samples.jsonl instead of
+    converting every record again, when the finish changes none of them."""
     records.sort(key=lambda r: r.sort_key)
     settings, track = context.settings, context.track
     result = RunResult(run_dir=context.run_dir, track=track.name, records=list(records))
     if not records:
+        if spool is not None:
+            spool.discard()
         return result
     context.live.record(records)  # before the records are released
     cost = _whole_output_scores(context, records)
+    if spool is not None and (cost is not None or not spool.holds(records)):
+        spool.discard()  # whole-output scores changed the records (or a line is missing): written from them
+        spool = None
     result.metrics = metrics = track.aggregate_records(records, settings)
     info = run_info(context, records, list(metrics), list(unscored), pytest_version)
     if not track.gated:
         _document(result, {"track": track.name, "run": info, "models": metrics})
-        _write(context, result, None if keep_records else records)
+        _write(context, result, None if keep_records else records, spool)
         context.events.run_finished(metrics)
         return result
     result.run_level = run_level_metrics(metrics, records, settings.scoring)
@@ -86,7 +95,7 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
         section["recommendation"] = gated_recommendation(section["recommendation"], failed)
     _document(result, {"track": track.name, "run": info, "dataset": dataset_section(context), "models": metrics,
                        **result.run_level})
-    _write(context, result, None if keep_records else records)
+    _write(context, result, None if keep_records else records, spool)
     context.events.run_finished(metrics)
     return result
 
@@ -247,15 +256,20 @@ def dataset_section(context: RunContext) -> dict[str, Any]:
     }
 
 
-def _write(context: RunContext, result: RunResult, release: list[Any] | None) -> None:
+def _write(context: RunContext, result: RunResult, release: list[Any] | None, spool: RecordSpool | None) -> None:
     """metrics.json, samples.jsonl, then the reports; ``release``: the caller's list of the records, emptied (with
-    ``result.records``) before the reports are made. A file the disk refuses is named in ``result.write_errors``
-    (no temporary file stays behind, the journal is untouched); then no report is made from files not all there."""
+    ``result.records``) before the reports are made; ``spool``: samples.jsonl's lines, already written. A file the
+    disk refuses is named in ``result.write_errors`` (no temporary file stays behind, the journal is untouched);
+    then no report is made from files not all there."""
     run_dir, records = context.run_dir, result.records
-    writes: tuple[Callable[[], object], ...] = (
-        lambda: rundoc.write_samples(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records)),
-        lambda: rundoc.write_metrics(run_dir, result.document),
-    )
+
+    def samples() -> None:
+        if spool is not None:
+            spool.write_sorted(run_dir / files.SAMPLES_FILE)
+        else:
+            rundoc.write_samples(run_dir / files.SAMPLES_FILE, (r.to_dict() for r in records))
+
+    writes: tuple[Callable[[], object], ...] = (samples, lambda: rundoc.write_metrics(run_dir, result.document))
     for write in writes:
         try:
             write()
@@ -271,9 +285,9 @@ def _write(context: RunContext, result: RunResult, release: list[Any] | None) ->
 
     # reports from the files just written, as `extractbench report` reads them (parsing a line back is several
     # times cheaper than converting a record again): report.html, summary.md, (extraction) metrics.csv, samples.csv
-    samples = run_dir / files.SAMPLES_FILE
+    samples_path = run_dir / files.SAMPLES_FILE
     result.report_files, result.report_errors, refused = outputs.write_reports(
-        run_dir, result.document, lambda: rundoc.iter_samples(samples), context.settings.report,
+        run_dir, result.document, lambda: rundoc.iter_samples(samples_path), context.settings.report,
         _samples_by_source(context),
     )
     result.write_errors.extend(refused)

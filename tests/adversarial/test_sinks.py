@@ -32,13 +32,18 @@ BEARER_TOKEN = "eyJhbGciOi.J9x-8Qz"
 SECRETS = (KEY, SK, BEARER_TOKEN)
 # what a terminal, a browser's text or a spreadsheet would act on: C0 (tab and newline aside), DEL, C1, and the
 # format characters that reorder or hide text
-UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# format characters that reorder or hide text, and Unicode's noncharacters (U+FDD0-U+FDEF, U+xFFFE, U+xFFFF)
+NONCHARACTERS = [chr(c) for c in range(0xFDD0, 0xFDF0)] + [chr(plane << 16 | low) for plane in range(17)
+                                                           for low in (0xFFFE, 0xFFFF)]
+UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+                    + "".join(NONCHARACTERS) + "]")
 
 HOSTILE = st.sampled_from([
     "\x1b[2J\x1b[H", "\x1b]0;pwned\x07", "\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", "\x9b31m", "\x00", "\r",
     "\x7f", "\b", "\u202e", "\u2066", "\u200f", "\u2028", "\ufeff", f"Bearer {BEARER_TOKEN}",
     f"Authorization: Bearer {BEARER_TOKEN}", SK, KEY, f"api_key={KEY}", f'{{"api_key": "{KEY}"}}',
     f"https://user:{KEY}@example.test/", "=cmd|' /C calc'!A0", "<script>alert(1)</script>", "@team", "é", "日本",
+    "\ufdd0", "\ufffe", "\U0010ffff",
 ])
 # fragments joined by a separator: a credential starts after a non-word character, as in any real message
 SEPARATORS = st.sampled_from([" ", "\n", "\t", ", ", "; ", "\x1b[0m ", "|", "\u202e "])
@@ -68,6 +73,16 @@ def test_terminal_and_log_lines(env_key: str, text: str) -> None:
     assert_inert(textsafe.terminal(text, None))
     assert_inert(textsafe.text_lines(text))
     assert_inert(textsafe.terminal((text + " ") * 40, 50))  # clipped: a key cut at the edge still does not leak
+
+
+@PROPERTY
+@given(char=st.sampled_from(NONCHARACTERS), text=st.text(max_size=8))
+def test_noncharacters_are_escaped_like_other_invisible_characters(char: str, text: str) -> None:
+    assert len(NONCHARACTERS) == 66
+    escaped = f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
+    for out in (textsafe.terminal(text + char), textsafe.markdown(text + char)):
+        assert char not in out
+        assert out.endswith(escaped)
 
 
 @PROPERTY

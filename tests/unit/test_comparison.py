@@ -167,3 +167,14 @@ def test_comparison_is_deterministic_and_independent_of_other_models(run) -> Non
     two = [r for r in found if r.model != "oracle"]
     again = run_level_metrics({m: by_model[m] for m in ("good", "weak")}, two, OPTIONS)["comparison"]
     assert again["pairwise"]["good_vs_weak"] == first
+
+
+def test_a_model_name_with_a_lone_surrogate_is_compared_like_any_other() -> None:
+    # model names are untrusted text: "\ud800" cannot be encoded as strict UTF-8, yet the pair gets its stream
+    found = records("good\ud800", outputs("demo.jsonl")) + records("weak", outputs("weak.jsonl"))
+    by_model = metrics_by_model(found, OPTIONS)
+    section = comparison_section(by_model, found, OPTIONS)["comparison"]
+    again = comparison_section(by_model, found, OPTIONS)["comparison"]
+    assert set(section["models"]) == {"good\ud800", "weak"}
+    assert section["eqs_delta"]
+    assert section == again  # the pair's seed is derived, not random
