@@ -19,8 +19,8 @@ import random
 import sys
 import time
 import warnings
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -46,8 +46,10 @@ def _leaf(rng: random.Random) -> Any:
     if kind == 3:
         return round(rng.uniform(-100, 100), rng.randint(0, 4))
     if kind == 4:
-        return "".join(chr(rng.choice([rng.randint(32, 126), rng.randint(0xA0, 0x2FF), rng.randint(0x4E00, 0x4E40)]))
-                       for _ in range(rng.randint(0, 8)))
+        return "".join(
+            chr(rng.choice([rng.randint(32, 126), rng.randint(0xA0, 0x2FF), rng.randint(0x4E00, 0x4E40)]))
+            for _ in range(rng.randint(0, 8))
+        )
     return rng.choice(TEXTS)
 
 
@@ -160,8 +162,10 @@ def measure(name: str, cases: list[tuple[Any, Any]], reference: Callable[..., fl
         mine.append(_time(anls_star, cases))
         package.append(_time(reference, cases))
     per_case = 1e6 / len(cases)
-    return [f"| {name} | {len(cases)} | {agree} | {ties} | {worst:.1e} | {min(mine) * per_case:.1f} | "
-            f"{min(package) * per_case:.1f} | {min(package) / min(mine):.1f}x |"]
+    return [
+        f"| {name} | {len(cases)} | {agree} | {ties} | {worst:.1e} | {min(mine) * per_case:.1f} | "
+        f"{min(package) * per_case:.1f} | {min(package) / min(mine):.1f}x |"
+    ]
 
 
 def score_sample_cost(n: int, repeat: int) -> str:
@@ -181,8 +185,10 @@ def score_sample_cost(n: int, repeat: int) -> str:
     finally:
         sample_module._anls_star = real
     per = 1e6 / n
-    return (f"score_sample on the workload ({n} samples): {with_anls * per:.0f} µs with ANLS*, {without * per:.0f} µs "
-            f"without: ANLS* adds {(with_anls - without) * per:.0f} µs ({(with_anls / without - 1) * 100:.0f}%)")
+    return (
+        f"score_sample on the workload ({n} samples): {with_anls * per:.0f} µs with ANLS*, {without * per:.0f} µs "
+        f"without: ANLS* adds {(with_anls - without) * per:.0f} µs ({(with_anls / without - 1) * 100:.0f}%)"
+    )
 
 
 def main() -> None:
@@ -197,10 +203,14 @@ def main() -> None:
     except ImportError:
         sys.exit("the reference package is not installed: pip install anls-star (it is in the dev extra)")
     warnings.simplefilter("ignore")  # the package warns when it reads a gold list as accepted answers
-    print("| cases | n | agree to 1e-9 | solver ties | max abs diff (others) | ours µs/case | anls-star µs/case | speed-up |")
+    print(
+        "| cases | n | agree to 1e-9 | solver ties | max abs diff (others) | ours µs/case | anls-star µs/case | speed-up |"
+    )
     print("|---|---|---|---|---|---|---|---|")
-    for line in (*measure("extraction workload", workload_cases(args.samples), anls_score, args.repeat),
-                 *measure("generated JSON", generated_cases(args.generated, args.seed), anls_score, args.repeat)):
+    for line in (
+        *measure("extraction workload", workload_cases(args.samples), anls_score, args.repeat),
+        *measure("generated JSON", generated_cases(args.generated, args.seed), anls_score, args.repeat),
+    ):
         print(line)
     print()
     print(score_sample_cost(args.samples, args.repeat))

@@ -113,8 +113,7 @@ def main() -> None:
         stop.set()
         process.join(timeout=10)
     print(
-        f"{args.requests} requests, concurrency {args.concurrency}, "
-        f"server delay {args.delay:g}s, {args.rounds} rounds"
+        f"{args.requests} requests, concurrency {args.concurrency}, server delay {args.delay:g}s, {args.rounds} rounds"
     )
     print(f"| {'client':<18} | {'median req/s':>12} | {'best req/s':>10} |")
     print(f"|{'-' * 20}|{'-' * 13}:|{'-' * 11}:|")

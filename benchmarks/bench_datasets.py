@@ -80,14 +80,19 @@ def main() -> None:
         for name, fn in cases:
             timings, loaded = timed(fn, args.repeat)
             best = min(timings)
-            print(f"{name:<42}{best:>9.2f}{statistics.median(timings):>10.2f}{args.samples / best:>11.0f}"
-                  f"{len(loaded.samples):>8}{len(loaded.problems):>10}")  # type: ignore[attr-defined]
+            print(
+                f"{name:<42}{best:>9.2f}{statistics.median(timings):>10.2f}{args.samples / best:>11.0f}"
+                f"{len(loaded.samples):>8}{len(loaded.problems):>10}"
+            )  # type: ignore[attr-defined]
         samples = loaded.samples  # type: ignore[attr-defined]
-        for name, fn in (("dataset statistics", lambda: dataset_statistics(samples)),
-                         ("subsample 1,000 (seeded SHA-256)", lambda: subsample(samples, 1000, 42))):
+        for name, fn in (
+            ("dataset statistics", lambda: dataset_statistics(samples)),
+            ("subsample 1,000 (seeded SHA-256)", lambda: subsample(samples, 1000, 42)),
+        ):
             timings, _ = timed(fn, args.repeat)
-            print(f"{name:<42}{min(timings):>9.2f}{statistics.median(timings):>10.2f}"
-                  f"{args.samples / min(timings):>11.0f}")
+            print(
+                f"{name:<42}{min(timings):>9.2f}{statistics.median(timings):>10.2f}{args.samples / min(timings):>11.0f}"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -59,8 +59,9 @@ def main() -> None:
         for length in (41, 5000):
             value = {"code": "a" * length + "!"}
             wall, cpu, score = timed(lambda: score_sample(value, {"code": "x"}, schema))
-            rows.append((f"pattern {pattern} vs {length} chars", wall, cpu,
-                         (score.validation_errors or ["valid"])[0][:60]))
+            rows.append(
+                (f"pattern {pattern} vs {length} chars", wall, cpu, (score.validation_errors or ["valid"])[0][:60])
+            )
 
     for depth in (990, 100_000):
         raw = '{"a": ' + "[" * depth + "]" * depth + "}"

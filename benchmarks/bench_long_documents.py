@@ -55,8 +55,11 @@ def main() -> None:
         plan = facts["context"]
         perf = document["models"][model]["performance"]
         rel = perf["reliability"]
-        answered = rel["outcome_counts"]["valid"] + rel["outcome_counts"]["parse_failure"] + rel["outcome_counts"][
-            "schema_failure"]
+        answered = (
+            rel["outcome_counts"]["valid"]
+            + rel["outcome_counts"]["parse_failure"]
+            + rel["outcome_counts"]["schema_failure"]
+        )
         rows = [
             ("model", model),
             ("documents (approx. tokens)", ", ".join(str(n) for n in sizes.values())),

@@ -63,8 +63,24 @@ def _server_peak_rss_mb(root_pid: int, peaks: dict[int, float], cpu: dict[int, f
 
 def run_model(model: str, extra: list[str], workdir: Path) -> dict[str, Any]:
     out = workdir / model
-    argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q", "--extractbench",
-            "--model", model, "--extractbench-sla", "none", "--extractbench-output", str(out), *extra]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--extractbench",
+        "--model",
+        model,
+        "--extractbench-sla",
+        "none",
+        "--extractbench-output",
+        str(out),
+        *extra,
+    ]
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -113,9 +129,11 @@ def main() -> int:
     extra = [a for a in extra if a != "--"]
     models = args.models or [m.name for m in list_models(installed_only=True)]
     print(f"{os.cpu_count()} CPUs; load average before: {os.getloadavg()[0]:.2f}", flush=True)
-    header = (f"| {'model':<20} | {'EQS':>5} | {'valid':>6} | {'F1':>5} | {'trunc':>6} | {'timeouts':>8} | "
-              f"{'wall s':>7} | {'s/sample':>8} | {'p50 s':>6} | {'tok/s':>6} | {'compl. mean':>11} | "
-              f"{'RSS MB':>6} | {'server CPU s':>12} | {'load 1m':>9} |")
+    header = (
+        f"| {'model':<20} | {'EQS':>5} | {'valid':>6} | {'F1':>5} | {'trunc':>6} | {'timeouts':>8} | "
+        f"{'wall s':>7} | {'s/sample':>8} | {'p50 s':>6} | {'tok/s':>6} | {'compl. mean':>11} | "
+        f"{'RSS MB':>6} | {'server CPU s':>12} | {'load 1m':>9} |"
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-models-") as tmp:
         for model in models:
@@ -130,11 +148,13 @@ def main() -> int:
     for r in rows:
         if "error" in r:
             continue
-        print(f"| {r['model']:<20} | {r['eqs']:>5.3f} | {r['validity']:>6.1%} | {r['f1']:>5.3f} | "
-              f"{r['truncated']:>6.1%} | {r['timeouts']:>8} | {r['wall_s']:>7.0f} | {r['s_per_sample']:>8.2f} | "
-              f"{(r['p50_ms'] or 0) / 1000:>6.1f} | {r['tokens_per_s'] or 0:>6.1f} | {r['completion_mean']:>11.0f} | "
-              f"{r['rss_mb']:>6.0f} | {r['cpu_s']:>12.0f} | "
-              f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} |")
+        print(
+            f"| {r['model']:<20} | {r['eqs']:>5.3f} | {r['validity']:>6.1%} | {r['f1']:>5.3f} | "
+            f"{r['truncated']:>6.1%} | {r['timeouts']:>8} | {r['wall_s']:>7.0f} | {r['s_per_sample']:>8.2f} | "
+            f"{(r['p50_ms'] or 0) / 1000:>6.1f} | {r['tokens_per_s'] or 0:>6.1f} | {r['completion_mean']:>11.0f} | "
+            f"{r['rss_mb']:>6.0f} | {r['cpu_s']:>12.0f} | "
+            f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} |"
+        )
     return 0
 
 

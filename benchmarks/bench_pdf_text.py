@@ -19,8 +19,9 @@ import re
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "documents"
 
@@ -98,8 +99,10 @@ def main() -> None:
             pages += len(read(FIXTURE / row["document"]))
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"| {args.library} | {pages / elapsed:.1f} | {after_import:.0f} | {peak:.0f} | {found}/{total} "
-          f"({'; '.join(per_doc)}) |")
+    print(
+        f"| {args.library} | {pages / elapsed:.1f} | {after_import:.0f} | {peak:.0f} | {found}/{total} "
+        f"({'; '.join(per_doc)}) |"
+    )
     sys.stdout.flush()
 
 

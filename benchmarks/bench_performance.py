@@ -88,8 +88,10 @@ def main() -> None:
     whole = time.perf_counter() - start
 
     rel, lat = perf["reliability"], perf["latency_ms"]
-    print(f"{len(records)} records: {lat['count']} timed, p95 {lat['p95']:.0f} ms, success {rel['success_rate']:.3f}, "
-          f"{perf['throughput']['requests_per_s']:.1f} req/s, cost ${perf['cost']['estimated_cost_usd']:.2f}")
+    print(
+        f"{len(records)} records: {lat['count']} timed, p95 {lat['p95']:.0f} ms, success {rel['success_rate']:.3f}, "
+        f"{perf['throughput']['requests_per_s']:.1f} req/s, cost ${perf['cost']['estimated_cost_usd']:.2f}"
+    )
     print()
     print(f"| {'measure':<44} | {'value':>10} |")
     print(f"|{'-' * 46}|{'-' * 12}|")

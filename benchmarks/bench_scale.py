@@ -108,26 +108,49 @@ def main() -> None:
                      "--extractbench-sla", "none", *args.extra.split()], folder)  # fmt: skip
         tail = [line for line in run[3].splitlines() if line.strip()][-1:]
         load = os.getloadavg()[0]
-        finish, finish_cpu = (map(float, (folder / "finish_s").read_text().split()) if (folder / "finish_s").is_file()
-                              else (float("nan"), float("nan")))
+        finish, finish_cpu = (
+            map(float, (folder / "finish_s").read_text().split())
+            if (folder / "finish_s").is_file()
+            else (float("nan"), float("nan"))
+        )
         samples = output / "samples.jsonl"
-        rows.append((n, floor, run, tree_size(output) if output.exists() else 0, len(run[3].splitlines()), tail,
-                     samples.stat().st_size if samples.is_file() else 0, finish, finish_cpu, load))
-        print(f"{n}: floor {floor[0]:.1f} s, run {run[0]:.1f} s (finish {finish:.1f} s, {finish_cpu:.1f} s CPU), "
-              f"exit {run[2]}, "
-              f"load {load:.1f}; {tail[0] if tail else ''}", file=sys.stderr, flush=True)
+        rows.append(
+            (
+                n,
+                floor,
+                run,
+                tree_size(output) if output.exists() else 0,
+                len(run[3].splitlines()),
+                tail,
+                samples.stat().st_size if samples.is_file() else 0,
+                finish,
+                finish_cpu,
+                load,
+            )
+        )
+        print(
+            f"{n}: floor {floor[0]:.1f} s, run {run[0]:.1f} s (finish {finish:.1f} s, {finish_cpu:.1f} s CPU), "
+            f"exit {run[2]}, "
+            f"load {load:.1f}; {tail[0] if tail else ''}",
+            file=sys.stderr,
+            flush=True,
+        )
         if args.keep:
             print(f"kept {folder}", file=sys.stderr)
         else:
             shutil.rmtree(folder, ignore_errors=True)
     print(f"\nmode: {args.mode}; {os.cpu_count()} CPUs\n")
-    print("| samples | floor s | floor peak RSS MB | run s | samples/s | ratio to floor | run peak RSS MB | finish s (CPU s) "
-          "| run directory MB | samples.jsonl MB | terminal lines | exit | load avg |")
+    print(
+        "| samples | floor s | floor peak RSS MB | run s | samples/s | ratio to floor | run peak RSS MB | finish s (CPU s) "
+        "| run directory MB | samples.jsonl MB | terminal lines | exit | load avg |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n, floor, run, size, lines, _tail, samples_size, finish, finish_cpu, load in rows:
-        print(f"| {n:,} | {floor[0]:.1f} | {floor[1] / 2**20:.0f} | {run[0]:.1f} | {n / run[0]:,.0f} "
-              f"| {run[0] / floor[0]:.2f} | {run[1] / 2**20:.0f} | {finish:.2f} ({finish_cpu:.2f}) | {size / 2**20:.1f} "
-              f"| {samples_size / 2**20:.1f} | {lines:,} | {run[2]} | {load:.1f} |")
+        print(
+            f"| {n:,} | {floor[0]:.1f} | {floor[1] / 2**20:.0f} | {run[0]:.1f} | {n / run[0]:,.0f} "
+            f"| {run[0] / floor[0]:.2f} | {run[1] / 2**20:.0f} | {finish:.2f} ({finish_cpu:.2f}) | {size / 2**20:.1f} "
+            f"| {samples_size / 2**20:.1f} | {lines:,} | {run[2]} | {load:.1f} |"
+        )
 
 
 if __name__ == "__main__":

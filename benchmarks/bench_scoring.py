@@ -49,14 +49,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--align", choices=("ordered", "hungarian"), default=None,
-                        help="annotate the workload's arrays with this x-eval-align strategy")
-    parser.add_argument("--harsh", action="store_true",
-                        help="a weak model's outputs: ~10%% truncated, ~80%% schema-invalid (wrong JSON types)")
-    parser.add_argument("--budget", action="store_true",
-                        help="score each sample inside the per-item time budget, as the tracks do (its overhead)")
-    parser.add_argument("--object-arrays-only", action="store_true",
-                        help="with --align: leave arrays of scalars to the default Jaccard score")
+    parser.add_argument(
+        "--align",
+        choices=("ordered", "hungarian"),
+        default=None,
+        help="annotate the workload's arrays with this x-eval-align strategy",
+    )
+    parser.add_argument(
+        "--harsh",
+        action="store_true",
+        help="a weak model's outputs: ~10%% truncated, ~80%% schema-invalid (wrong JSON types)",
+    )
+    parser.add_argument(
+        "--budget",
+        action="store_true",
+        help="score each sample inside the per-item time budget, as the tracks do (its overhead)",
+    )
+    parser.add_argument(
+        "--object-arrays-only",
+        action="store_true",
+        help="with --align: leave arrays of scalars to the default Jaccard score",
+    )
     args = parser.parse_args()
     options = ScoringOptions()
     global score_all
@@ -100,12 +113,16 @@ def main() -> None:
     tracemalloc.stop()
 
     invalid = sum(not s.valid for s in scores)
-    print(f"workload: {'harsh' if args.harsh else 'default'}; alignment: {args.align or 'default (ordered)'}"
-          f"{'; each sample inside the per-item time budget' if args.budget else ''}"
-          f"{' on arrays of objects only' if args.object_arrays_only else ''}")
-    print(f"workload: {len(rows)} samples, {fields} fields ({fields / len(rows):.1f} per sample), "
-          f"{invalid} invalid outputs; EQS {metrics['extraction_quality_score']:.3f}, "
-          f"F1 partial {metrics['field_f1_partial']:.3f}")
+    print(
+        f"workload: {'harsh' if args.harsh else 'default'}; alignment: {args.align or 'default (ordered)'}"
+        f"{'; each sample inside the per-item time budget' if args.budget else ''}"
+        f"{' on arrays of objects only' if args.object_arrays_only else ''}"
+    )
+    print(
+        f"workload: {len(rows)} samples, {fields} fields ({fields / len(rows):.1f} per sample), "
+        f"{invalid} invalid outputs; EQS {metrics['extraction_quality_score']:.3f}, "
+        f"F1 partial {metrics['field_f1_partial']:.3f}"
+    )
     print()
     print(f"| {'measure':<42} | {'value':>12} |")
     print(f"|{'-' * 44}|{'-' * 14}|")

@@ -35,7 +35,7 @@ GENERATOR = ROOT.parent / "shared" / "bench" / "make_workload.py"
 WARM_UP = 200
 
 # Both sides read the same files and time the same loop; only the scoring call differs.
-_LOAD = r'''
+_LOAD = r"""
 import gc, json, sys, time
 directory, align = sys.argv[1], sys.argv[2]
 rows = [json.loads(line) for line in open(directory + "/dataset.jsonl")]
@@ -43,9 +43,11 @@ outputs = {}
 for line in open(directory + "/predictions.jsonl"):
     row = json.loads(line)
     outputs[row["id"]] = row["output"]
-'''
+"""
 
-PROJECT = _LOAD + r'''
+PROJECT = (
+    _LOAD
+    + r"""
 from pytest_extractbench import ScoringOptions, score_sample
 schema = json.loads(json.dumps(rows[0]["schema"]))
 if align == "hungarian":
@@ -60,9 +62,12 @@ start = time.perf_counter()
 for sid, gold, output in work:
     score_sample(output, gold, schema, options=options, sample_id=sid)
 print(len(work) / (time.perf_counter() - start))
-'''
+"""
+)
 
-PEER = _LOAD + r'''
+PEER = (
+    _LOAD
+    + r"""
 import copy
 from struct_extract_eval import annotate_xeval, evaluate
 def as_object(text):
@@ -81,7 +86,8 @@ evaluate(gold[:200], extracted[:200], schema)
 start = time.perf_counter()
 evaluate(gold, extracted, schema)
 print(len(gold) / (time.perf_counter() - start))
-'''
+"""
+)
 
 
 def samples_per_second(python: str, code: str, workload: Path, align: str) -> float:
@@ -106,8 +112,9 @@ def peer_python(given: str | None) -> tuple[str | None, str]:
 def make_workload(samples: int, directory: Path) -> Path:
     if not GENERATOR.exists():
         sys.exit(f"no --workload given and no generator at {GENERATOR}")
-    subprocess.run([sys.executable, str(GENERATOR), str(samples), str(directory)], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, str(GENERATOR), str(samples), str(directory)], check=True, stdout=subprocess.DEVNULL
+    )
     return directory
 
 
@@ -136,8 +143,14 @@ def main() -> None:
                 peer_text = f", peer {theirs[-1]:,.0f}/s, ratio {ours[-1] / theirs[-1]:.2f}" if theirs else ""
                 print(f"{align} run {run}: project {ours[-1]:,.0f}/s{peer_text}", flush=True)
             ratios = [a / b for a, b in zip(ours, theirs)]
-            rows.append((align, statistics.median(ours), statistics.median(theirs) if theirs else None,
-                         statistics.median(ratios) if ratios else None))
+            rows.append(
+                (
+                    align,
+                    statistics.median(ours),
+                    statistics.median(theirs) if theirs else None,
+                    statistics.median(ratios) if ratios else None,
+                )
+            )
 
     print()
     print("| alignment | project samples/s (median) | peer samples/s (median) | ratio project/peer (median of runs) |")

@@ -71,8 +71,14 @@ def make_dataset(n: int, directory: Path) -> tuple[Path, Path, list[dict[str, An
     rows, gold = [], {}
     for i in range(n):
         sample = base[i % len(base)]
-        rows.append({"id": f"{sample.id}-{i}", "text": f"[doc {i}] {sample.text}", "schema": sample.schema,
-                     "expected": sample.expected})
+        rows.append(
+            {
+                "id": f"{sample.id}-{i}",
+                "text": f"[doc {i}] {sample.text}",
+                "schema": sample.schema,
+                "expected": sample.expected,
+            }
+        )
         gold[str(i)] = sample.expected
     data, gold_file = directory / "data.jsonl", directory / "gold.json"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -82,8 +88,12 @@ def make_dataset(n: int, directory: Path) -> tuple[Path, Path, list[dict[str, An
 
 class Server:
     def __init__(self, gold: Path, delay: float) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(ROOT / "tests"), str(gold), str(delay)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(ROOT / "tests"), str(gold), str(delay)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
 
@@ -105,17 +115,25 @@ class Server:
 async def bare_client(url: str, rows: list[dict[str, Any]], concurrency: int) -> None:
     import openai
 
-    client = openai.AsyncOpenAI(base_url=url, api_key="none", max_retries=0, timeout=120,
-                                http_client=openai.DefaultAsyncHttpxClient(trust_env=False))
+    client = openai.AsyncOpenAI(
+        base_url=url,
+        api_key="none",
+        max_retries=0,
+        timeout=120,
+        http_client=openai.DefaultAsyncHttpxClient(trust_env=False),
+    )
     limit = asyncio.Semaphore(concurrency)
     # prompts built before the first request, so the loop does nothing but send
-    requests = [(build_messages(row["text"], row["schema"]), structured_output_fields("json_schema", row["schema"]))
-                for row in rows]
+    requests = [
+        (build_messages(row["text"], row["schema"]), structured_output_fields("json_schema", row["schema"]))
+        for row in rows
+    ]
 
     async def one(messages: Any, fields: dict[str, Any]) -> None:
         async with limit:
             await client.chat.completions.create(
-                model="test-model", messages=messages, temperature=0.0, max_tokens=2048, seed=42, **fields)
+                model="test-model", messages=messages, temperature=0.0, max_tokens=2048, seed=42, **fields
+            )
 
     await asyncio.gather(*(one(messages, fields) for messages, fields in requests))
     await client.close()
@@ -125,11 +143,35 @@ def run_pytest(url: str, data: Path, concurrency: int, workdir: Path) -> float:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist", "--extractbench",
-         "--extractbench-dataset", str(data), "--extractbench-base-url", url, "--model", "test-model",
-         "--extractbench-concurrency", str(concurrency), "--extractbench-no-cache", "--extractbench-sla", "none",
-         "--extractbench-output", str(workdir / "out")],
-        cwd=workdir, env=env, capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:xdist",
+            "--extractbench",
+            "--extractbench-dataset",
+            str(data),
+            "--extractbench-base-url",
+            url,
+            "--model",
+            "test-model",
+            "--extractbench-concurrency",
+            str(concurrency),
+            "--extractbench-no-cache",
+            "--extractbench-sla",
+            "none",
+            "--extractbench-output",
+            str(workdir / "out"),
+        ],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if result.returncode not in (0, 1):
         raise SystemExit(f"pytest failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
@@ -149,8 +191,10 @@ def main() -> None:
         data, gold, rows = make_dataset(args.samples, workdir)
         server = Server(gold, args.delay)
         try:
-            print(f"{args.samples} samples, {args.delay:g} s per request, concurrency {args.concurrency}; "
-                  f"ideal {ideal:.2f} s = {args.samples / ideal:.1f} req/s; load average {os.getloadavg()[0]:.1f}")
+            print(
+                f"{args.samples} samples, {args.delay:g} s per request, concurrency {args.concurrency}; "
+                f"ideal {ideal:.2f} s = {args.samples / ideal:.1f} req/s; load average {os.getloadavg()[0]:.1f}"
+            )
             print(f"{'round':>5} | {'bare req/s':>10} | {'pytest req/s':>12} | {'ratio':>5} | {'pytest wall s':>13}")
             ratios = []
             for n in range(1, args.repeat + 1):

@@ -92,8 +92,9 @@ def main() -> None:
                 times = [load_times(browser, path) for _ in range(args.repeat)]
                 print(row(str(path), path.stat().st_size, None, times))
         else:
-            base = make_run(Path(scratch) / "base", {"good": fixture_outputs("demo.jsonl"),
-                                                     "weak": fixture_outputs("weak.jsonl")})
+            base = make_run(
+                Path(scratch) / "base", {"good": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl")}
+            )
             for n in args.samples:
                 run = replicate_run(base, Path(scratch) / f"run{n}", n)
                 started = time.perf_counter()

@@ -16,7 +16,38 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-WORDS = ["alpha", "bravo", "cedar", "delta", "ember", "falcon", "garnet", "harbor", "indigo", "juniper", "kestrel", "lumen", "maple", "nectar", "onyx", "pepper", "quartz", "raven", "sierra", "tundra", "umber", "violet", "willow", "xenon", "yarrow", "zephyr", "north", "river", "stone", "field"]
+WORDS = [
+    "alpha",
+    "bravo",
+    "cedar",
+    "delta",
+    "ember",
+    "falcon",
+    "garnet",
+    "harbor",
+    "indigo",
+    "juniper",
+    "kestrel",
+    "lumen",
+    "maple",
+    "nectar",
+    "onyx",
+    "pepper",
+    "quartz",
+    "raven",
+    "sierra",
+    "tundra",
+    "umber",
+    "violet",
+    "willow",
+    "xenon",
+    "yarrow",
+    "zephyr",
+    "north",
+    "river",
+    "stone",
+    "field",
+]
 
 ORDER_SCHEMA = {
     "type": "object",
@@ -29,8 +60,11 @@ ORDER_SCHEMA = {
                 "email": {"type": "string"},
                 "address": {
                     "type": "object",
-                    "properties": {"street": {"type": "string"}, "city": {"type": "string"},
-                                   "zip": {"type": ["string", "null"]}},
+                    "properties": {
+                        "street": {"type": "string"},
+                        "city": {"type": "string"},
+                        "zip": {"type": ["string", "null"]},
+                    },
                     "required": ["city"],
                 },
             },
@@ -40,8 +74,13 @@ ORDER_SCHEMA = {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {"sku": {"type": "string"}, "name": {"type": "string"}, "qty": {"type": "integer"},
-                               "price": {"type": "number"}, "backorder": {"type": "boolean"}},
+                "properties": {
+                    "sku": {"type": "string"},
+                    "name": {"type": "string"},
+                    "qty": {"type": "integer"},
+                    "price": {"type": "number"},
+                    "backorder": {"type": "boolean"},
+                },
                 "required": ["sku", "qty"],
             },
         },
@@ -58,15 +97,24 @@ CLINICAL_SCHEMA = {
     "properties": {
         "patient": {
             "type": "object",
-            "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
-                           "sex": {"enum": ["female", "male", "other"]}},
+            "properties": {
+                "name": {"type": "string"},
+                "age": {"type": "integer"},
+                "sex": {"enum": ["female", "male", "other"]},
+            },
             "required": ["name"],
         },
         "diagnosis": {"type": "string"},
         "medications": {
             "type": "array",
-            "items": {"type": "object", "properties": {"name": {"type": "string"}, "dose_mg": {"type": "number"},
-                                                       "frequency": {"type": "string"}}},
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "dose_mg": {"type": "number"},
+                    "frequency": {"type": "string"},
+                },
+            },
         },
         "allergies": {"type": "array", "items": {"type": "string"}},
         "follow_up": {"type": "boolean"},
@@ -80,11 +128,20 @@ TRIP_SCHEMA = {
         "traveler": {"type": "string"},
         "flights": {
             "type": "array",
-            "items": {"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"},
-                                                       "number": {"type": "string"}, "seat": {"type": ["string", "null"]}}},
+            "items": {
+                "type": "object",
+                "properties": {
+                    "from": {"type": "string"},
+                    "to": {"type": "string"},
+                    "number": {"type": "string"},
+                    "seat": {"type": ["string", "null"]},
+                },
+            },
         },
-        "hotel": {"type": "object", "properties": {"name": {"type": "string"}, "nights": {"type": "integer"},
-                                                   "rate": {"type": "number"}}},
+        "hotel": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "nights": {"type": "integer"}, "rate": {"type": "number"}},
+        },
         "budget": {"type": "number"},
     },
     "required": ["traveler"],
@@ -97,15 +154,26 @@ def _phrase(rng: random.Random, n: int) -> str:
 
 def _order(rng: random.Random) -> dict[str, Any]:
     items = [
-        {"sku": f"SKU-{rng.randrange(10000):04d}", "name": _phrase(rng, 2), "qty": rng.randint(1, 9),
-         "price": round(rng.uniform(1, 300), 2), "backorder": rng.random() < 0.2}
+        {
+            "sku": f"SKU-{rng.randrange(10000):04d}",
+            "name": _phrase(rng, 2),
+            "qty": rng.randint(1, 9),
+            "price": round(rng.uniform(1, 300), 2),
+            "backorder": rng.random() < 0.2,
+        }
         for _ in range(rng.randint(2, 5))
     ]
     return {
         "order_id": f"ORD-{rng.randrange(10**6):06d}",
-        "customer": {"name": _phrase(rng, 2), "email": f"{rng.choice(WORDS)}@example.com",
-                     "address": {"street": f"{rng.randint(1, 999)} {_phrase(rng, 2)} Street", "city": _phrase(rng, 1),
-                                 "zip": None if rng.random() < 0.3 else f"{rng.randrange(10**5):05d}"}},
+        "customer": {
+            "name": _phrase(rng, 2),
+            "email": f"{rng.choice(WORDS)}@example.com",
+            "address": {
+                "street": f"{rng.randint(1, 999)} {_phrase(rng, 2)} Street",
+                "city": _phrase(rng, 1),
+                "zip": None if rng.random() < 0.3 else f"{rng.randrange(10**5):05d}",
+            },
+        },
         "items": items,
         "tags": rng.sample(WORDS, rng.randint(1, 4)),
         "status": rng.choice(["paid", "pending", "refunded"]),
@@ -131,11 +199,19 @@ def _trip(rng: random.Random) -> dict[str, Any]:
     return {
         "traveler": _phrase(rng, 2),
         "flights": [
-            {"from": rng.choice(WORDS).upper()[:3], "to": rng.choice(WORDS).upper()[:3],
-             "number": f"XB{rng.randint(100, 999)}", "seat": None if rng.random() < 0.4 else f"{rng.randint(1, 40)}C"}
+            {
+                "from": rng.choice(WORDS).upper()[:3],
+                "to": rng.choice(WORDS).upper()[:3],
+                "number": f"XB{rng.randint(100, 999)}",
+                "seat": None if rng.random() < 0.4 else f"{rng.randint(1, 40)}C",
+            }
             for _ in range(rng.randint(1, 3))
         ],
-        "hotel": {"name": _phrase(rng, 2) + " Hotel", "nights": rng.randint(1, 9), "rate": round(rng.uniform(60, 400), 2)},
+        "hotel": {
+            "name": _phrase(rng, 2) + " Hotel",
+            "nights": rng.randint(1, 9),
+            "rate": round(rng.uniform(60, 400), 2),
+        },
         "budget": float(rng.randrange(500, 5000, 50)),
     }
 
@@ -262,7 +338,9 @@ def make_workload(
     rng = random.Random(seed)
     families = FAMILIES
     if align is not None:
-        families = tuple((with_alignment(schema, align, scalar_arrays=scalar_arrays), make) for schema, make in FAMILIES)
+        families = tuple(
+            (with_alignment(schema, align, scalar_arrays=scalar_arrays), make) for schema, make in FAMILIES
+        )
     rows = []
     for i in range(n):
         schema, make = families[i % len(families)]

@@ -29,8 +29,12 @@ class Command(NamedTuple):
 
 
 # Short spellings for typing `extractbench run` by hand, accepted beside the plugin's own long options.
-RUN_ALIASES = {"--config": "--extractbench-config", "--sample": "--extractbench-sample",
-               "--seed": "--extractbench-seed", "--models": "--model"}
+RUN_ALIASES = {
+    "--config": "--extractbench-config",
+    "--sample": "--extractbench-sample",
+    "--seed": "--extractbench-seed",
+    "--models": "--model",
+}
 
 
 RUN_USAGE = "extractbench run [--config FILE] [--sample N] [--seed S] [--models A,B] [PYTEST OPTIONS ...]"
@@ -41,14 +45,22 @@ def _run_epilog() -> str:
 
     entries = []
     for spec in OPTIONS:
-        names = ", ".join((spec.option if spec.flag or spec.metavar is None else f"{spec.option} {spec.metavar}",
-                           *spec.aliases))
-        entries.append(f"  {names}\n" + textwrap.fill(spec.help, width=100, initial_indent=" " * 6,
-                                                         subsequent_indent=" " * 6))
-    return (textwrap.fill("Every other argument goes to pytest unchanged: pytest's own options (-k, -m, -x, -q, -n, "
-                          "--lf, ...) and the plugin's options (also settable by ini key, environment variable and "
-                          "config file: docs/reference/options.md):", width=100)
-            + "\n  --extractbench\n      Turn the plugin on (implied by `extractbench run`).\n" + "\n".join(entries))
+        names = ", ".join(
+            (spec.option if spec.flag or spec.metavar is None else f"{spec.option} {spec.metavar}", *spec.aliases)
+        )
+        entries.append(
+            f"  {names}\n" + textwrap.fill(spec.help, width=100, initial_indent=" " * 6, subsequent_indent=" " * 6)
+        )
+    return (
+        textwrap.fill(
+            "Every other argument goes to pytest unchanged: pytest's own options (-k, -m, -x, -q, -n, "
+            "--lf, ...) and the plugin's options (also settable by ini key, environment variable and "
+            "config file: docs/reference/options.md):",
+            width=100,
+        )
+        + "\n  --extractbench\n      Turn the plugin on (implied by `extractbench run`).\n"
+        + "\n".join(entries)
+    )
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,8 +68,11 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = _run_epilog()
     # not parser arguments: they must stay in the pass-through list for run_arguments() to map
-    parser.description = textwrap.fill("Run the benchmark: the same as `pytest --extractbench ...`. Short spellings: "
-                                       + ", ".join(f"{short} (= {long})" for short, long in RUN_ALIASES.items()) + ".")
+    parser.description = textwrap.fill(
+        "Run the benchmark: the same as `pytest --extractbench ...`. Short spellings: "
+        + ", ".join(f"{short} (= {long})" for short, long in RUN_ALIASES.items())
+        + "."
+    )
     parser.set_defaults(passthrough=True)  # every other argument goes to pytest unchanged
 
 
@@ -80,8 +95,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--results-dir", required=True, type=Path, metavar="DIR", help="A run directory (metrics.json, samples.jsonl).")
-    parser.add_argument("--output", type=Path, metavar="FILE", help="Where to write the HTML report (default DIR/report.html).")
+    parser.add_argument(
+        "--results-dir", required=True, type=Path, metavar="DIR", help="A run directory (metrics.json, samples.jsonl)."
+    )
+    parser.add_argument(
+        "--output", type=Path, metavar="FILE", help="Where to write the HTML report (default DIR/report.html)."
+    )
     parser.add_argument("--title", help="Report title.")
 
 
@@ -97,8 +116,11 @@ def _write_html(command: str, write: Callable[[], str]) -> int:
         say(f"extractbench {command}: {exc}", err=True)
         return 2
     except (RecursionError, MemoryError) as exc:  # what the readers' limits let through, the renderer still refuses
-        say(f"extractbench {command}: the run's files are too deeply nested or too large to render "
-            f"({type(exc).__name__})", err=True)
+        say(
+            f"extractbench {command}: the run's files are too deeply nested or too large to render "
+            f"({type(exc).__name__})",
+            err=True,
+        )
         return 2
     say(message)
     return 0
@@ -118,8 +140,13 @@ def _report(args: argparse.Namespace) -> int:
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dirs", nargs="*", type=Path, metavar="RUN", help="Run directories.")
     parser.add_argument("--runs", default="", metavar="A,B,C", help="Run directories, comma-separated (added to RUN).")
-    parser.add_argument("--output", type=Path, default=Path("comparison.html"), metavar="FILE",
-                        help="Where to write the comparison report (default comparison.html).")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=Path("comparison.html"),
+        metavar="FILE",
+        help="Where to write the comparison report (default comparison.html).",
+    )
     parser.add_argument("--title", help="Report title.")
 
 
@@ -147,10 +174,16 @@ VIEW_DESCRIPTION = (
 
 def _add_view_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = VIEW_DESCRIPTION
-    parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
-                        help="Run directories (metrics.json, samples.jsonl); the first is the current run.")
-    parser.add_argument("--output", type=Path, metavar="FILE",
-                        help="Where to write the page (default FIRST_RUN_DIR/viewer.html).")
+    parser.add_argument(
+        "run_dirs",
+        nargs="+",
+        type=Path,
+        metavar="RUN_DIR",
+        help="Run directories (metrics.json, samples.jsonl); the first is the current run.",
+    )
+    parser.add_argument(
+        "--output", type=Path, metavar="FILE", help="Where to write the page (default FIRST_RUN_DIR/viewer.html)."
+    )
     parser.add_argument("--title", help="Page title (default: the runs' folder names).")
     parser.add_argument("--no-browser", action="store_true", help="Only write the page and print its path.")
 
@@ -160,8 +193,9 @@ def _view(args: argparse.Namespace) -> int:
     from .report.viewer import runs_from_dirs
 
     def write() -> str:
-        path = write_viewer(runs_from_dirs(args.run_dirs), args.output or args.run_dirs[0] / VIEWER_FILE,
-                            title=args.title)
+        path = write_viewer(
+            runs_from_dirs(args.run_dirs), args.output or args.run_dirs[0] / VIEWER_FILE, title=args.title
+        )
         if not args.no_browser and _open_in_browser(path):
             return f"viewer opened in a browser: {path}"
         return f"viewer written to {path}"
@@ -181,11 +215,21 @@ def _open_in_browser(path: Path) -> bool:
 
 
 def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--base-url", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1.")
-    parser.add_argument("--model", help="Also check that the server serves this model (a server without "
-                        "GET /models, which answers 404, passes unverified).")
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
-                        help="How long to wait for the server's answer (default 10).")
+    parser.add_argument(
+        "--base-url", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1."
+    )
+    parser.add_argument(
+        "--model",
+        help="Also check that the server serves this model (a server without "
+        "GET /models, which answers 404, passes unverified).",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="How long to wait for the server's answer (default 10).",
+    )
 
 
 def _test_connection(args: argparse.Namespace) -> int:
@@ -200,8 +244,11 @@ def _test_connection(args: argparse.Namespace) -> int:
 
 
 def _add_dataset_stats_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("spec", metavar="SPEC", help="Dataset: bundled, a .jsonl/.json/.parquet file, a Benchson "
-                        "folder or hf:NAME[:split].")
+    parser.add_argument(
+        "spec",
+        metavar="SPEC",
+        help="Dataset: bundled, a .jsonl/.json/.parquet file, a Benchson folder or hf:NAME[:split].",
+    )
     parser.add_argument("--columns", default="", metavar="OURS=THEIRS[,...]", help="Column mapping.")
     parser.add_argument("--sample", type=int, default=None, metavar="N", help="Statistics of N sampled samples.")
     parser.add_argument("--seed", type=int, default=42, metavar="S", help="Sampling seed.")
@@ -224,8 +271,12 @@ def _dataset_stats(args: argparse.Namespace) -> int:
     stats = dataset_statistics(samples)
     invalid = dataset.skipped
     if args.json:
-        print(json.dumps({"dataset": dataset.name, "statistics": stats,
-                          "invalid_samples": [p.as_dict() for p in invalid]}, indent=2))
+        print(
+            json.dumps(
+                {"dataset": dataset.name, "statistics": stats, "invalid_samples": [p.as_dict() for p in invalid]},
+                indent=2,
+            )
+        )
         return 0
     say(f"dataset {dataset.name} ({dataset.source})")
     for line in statistics_lines(stats):
@@ -271,16 +322,31 @@ COMMANDS: list[Command] = [
     Command("run", "Run the benchmark (pytest --extractbench with the same options).", _add_run_arguments, _run),
     # --- reports ---
     Command("report", "Write the HTML report of a run directory.", _add_report_arguments, _report),
-    Command("compare", "Compare the models of several run directories in one HTML report.", _add_compare_arguments, _compare),
-    Command("view", "Open the sample viewer of one or more run directories (side by side).", _add_view_arguments,
-            _view),
-    Command("test-connection", "Check that an OpenAI-compatible server answers (GET /models).", _add_connection_arguments,
-            _test_connection),
+    Command(
+        "compare", "Compare the models of several run directories in one HTML report.", _add_compare_arguments, _compare
+    ),
+    Command(
+        "view", "Open the sample viewer of one or more run directories (side by side).", _add_view_arguments, _view
+    ),
+    Command(
+        "test-connection",
+        "Check that an OpenAI-compatible server answers (GET /models).",
+        _add_connection_arguments,
+        _test_connection,
+    ),
     # --- datasets and configuration ---
-    Command("dataset-stats", "Print a dataset's statistics and invalid samples without running a model.",
-            _add_dataset_stats_arguments, _dataset_stats),
-    Command("validate-config", "Check a config file; report every problem with its key path.",
-            _add_validate_config_arguments, _validate_config),
+    Command(
+        "dataset-stats",
+        "Print a dataset's statistics and invalid samples without running a model.",
+        _add_dataset_stats_arguments,
+        _dataset_stats,
+    ),
+    Command(
+        "validate-config",
+        "Check a config file; report every problem with its key path.",
+        _add_validate_config_arguments,
+        _validate_config,
+    ),
 ]
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pytest
+
 from pytest_extractbench.core.rundoc import iter_samples
 
 

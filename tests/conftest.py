@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import llmgroup
 import pytest
+import scipy.optimize  # noqa: E402,F401
+import scipy.stats  # noqa: E402,F401
 
 # pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be
 # loaded twice in one process: loading the run machinery here keeps every in-process benchmark run working,
 # and so does loading the scipy modules the package imports only where they are used (statistics, assignments).
 import pytest_extractbench.run.api  # noqa: E402,F401
-import scipy.optimize  # noqa: E402,F401
-import scipy.stats  # noqa: E402,F401
 
 if TYPE_CHECKING:
     from benchrun import BenchRun
@@ -34,7 +34,9 @@ else:
     _PATIENT = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
     settings.register_profile("ci", max_examples=500, **_PATIENT)
     settings.register_profile("dev", max_examples=40, **_PATIENT)
-    settings.load_profile(os.environ.get("EXTRACTBENCH_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+    settings.load_profile(
+        os.environ.get("EXTRACTBENCH_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+    )
 
 
 # Under ``-n N --dist loadgroup`` the llm tests run on one worker: the session's llama-servers

@@ -113,11 +113,22 @@ class Fault:
 
     @classmethod
     def ok(
-        cls, content: Any = None, *, delay: float = 0.0, tool_calls: Iterable[dict[str, Any]] | None = None,
-        timings: dict[str, Any] | None = None, gap: float = 0.0,
+        cls,
+        content: Any = None,
+        *,
+        delay: float = 0.0,
+        tool_calls: Iterable[dict[str, Any]] | None = None,
+        timings: dict[str, Any] | None = None,
+        gap: float = 0.0,
     ) -> Fault:
-        return cls("ok", content=content, delay=delay, tool_calls=tuple(tool_calls) if tool_calls else None,
-                   timings=timings, gap=gap)
+        return cls(
+            "ok",
+            content=content,
+            delay=delay,
+            tool_calls=tuple(tool_calls) if tool_calls else None,
+            timings=timings,
+            gap=gap,
+        )
 
     @classmethod
     def status(cls, code: int, message: str | None = None, *, retry_after: float | None = None) -> Fault:
@@ -311,20 +322,57 @@ class _Handler(BaseHTTPRequestHandler):
         text = choice["message"].get("content") or ""
         head = {k: completion[k] for k in ("id", "object", "created", "model")} | {"object": "chat.completion.chunk"}
         third = max(1, len(text) // 3)
-        pieces = [text[:third], text[third:2 * third], text[2 * third:]]
-        events = [{**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}]}
-                  for piece in pieces if piece]
+        pieces = [text[:third], text[third : 2 * third], text[2 * third :]]
+        events = [
+            {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}]}
+            for piece in pieces
+            if piece
+        ]
         for k, call in enumerate(choice["message"].get("tool_calls") or ()):  # name first, arguments in two parts
             arguments = call["function"]["arguments"]
             half = len(arguments) // 2
-            events.append({**head, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
-                {"index": k, "id": call["id"], "type": "function",
-                 "function": {"name": call["function"]["name"], "arguments": arguments[:half]}}]}}]})
-            events.append({**head, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
-                {"index": k, "function": {"arguments": arguments[half:]}}]}}]})
+            events.append(
+                {
+                    **head,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": None,
+                            "delta": {
+                                "tool_calls": [
+                                    {
+                                        "index": k,
+                                        "id": call["id"],
+                                        "type": "function",
+                                        "function": {"name": call["function"]["name"], "arguments": arguments[:half]},
+                                    }
+                                ]
+                            },
+                        }
+                    ],
+                }
+            )
+            events.append(
+                {
+                    **head,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": None,
+                            "delta": {"tool_calls": [{"index": k, "function": {"arguments": arguments[half:]}}]},
+                        }
+                    ],
+                }
+            )
         events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
-        events.append({**head, "choices": [], "usage": completion["usage"],
-                       **({"timings": completion["timings"]} if "timings" in completion else {})})
+        events.append(
+            {
+                **head,
+                "choices": [],
+                "usage": completion["usage"],
+                **({"timings": completion["timings"]} if "timings" in completion else {}),
+            }
+        )
         try:
             for n, event in enumerate(events):
                 if n and fault.gap and self.server.owner._stopping.wait(fault.gap):

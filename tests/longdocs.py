@@ -43,10 +43,16 @@ _OBJECTS = ("any technical, financial or commercial information", "all notes, an
             "trade secrets, know-how and inventions", "documents marked as confidential", "samples and prototypes",
             "information disclosed orally and confirmed in writing within thirty days",
             "the terms of this Agreement", "customer lists and pricing data")  # fmt: skip
-_CONDITIONS = ("except as required by law or court order", "unless the other party consents in writing",
-               "during the term and for five years thereafter", "to the extent reasonably necessary",
-               "subject to the exclusions in Section 2", "without prejudice to any other remedy",
-               "provided that the Recipient gives prompt notice", "in accordance with applicable data protection law")
+_CONDITIONS = (
+    "except as required by law or court order",
+    "unless the other party consents in writing",
+    "during the term and for five years thereafter",
+    "to the extent reasonably necessary",
+    "subject to the exclusions in Section 2",
+    "without prejudice to any other remedy",
+    "provided that the Recipient gives prompt notice",
+    "in accordance with applicable data protection law",
+)
 _HEADINGS = ("Definitions", "Obligations of the Recipient", "Exclusions", "Compelled Disclosure", "Return of Materials",
              "No License", "No Warranty", "Remedies", "Non-Solicitation", "Export Control", "Notices", "Assignment",
              "Severability", "Entire Agreement", "Counterparts")  # fmt: skip
@@ -60,9 +66,9 @@ def contract(sample_id: str, tokens: int, seed: int) -> dict[str, Any]:
     date = f"{rng.choice(_MONTHS)} {rng.randint(1, 28)}, {rng.randint(2019, 2026)}"
     term = rng.randint(2, 7)
     preamble = (
-        f"MUTUAL NON-DISCLOSURE AGREEMENT\n\nThis Non-Disclosure Agreement (the \"Agreement\") is entered into as of "
-        f"{date} (the \"Effective Date\") by and between {discloser} (the \"Disclosing Party\") and {recipient} "
-        f"(the \"Receiving Party\"). This Agreement shall remain in force for a term of {term} years from the "
+        f'MUTUAL NON-DISCLOSURE AGREEMENT\n\nThis Non-Disclosure Agreement (the "Agreement") is entered into as of '
+        f'{date} (the "Effective Date") by and between {discloser} (the "Disclosing Party") and {recipient} '
+        f'(the "Receiving Party"). This Agreement shall remain in force for a term of {term} years from the '
         f"Effective Date and shall be governed by the laws of {law}.\n"
     )
     target = int(tokens * CHARS_PER_TOKEN)

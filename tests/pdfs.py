@@ -32,8 +32,10 @@ def make_pdf(pages: list[str], *, encrypted: bool = False) -> bytes:
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1")
         objects[content_id] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-        objects[page_id] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % content_id)
+        objects[page_id] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % content_id
+        )
         page_ids.append(page_id)
     objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
     kids = b" ".join(b"%d 0 R" % i for i in page_ids)
@@ -42,8 +44,9 @@ def make_pdf(pages: list[str], *, encrypted: bool = False) -> bytes:
     trailer_extra = b""
     if encrypted:  # the standard security handler, RC4 40-bit, whose user password is not the empty one
         encrypt_id = next_id
-        objects[encrypt_id] = (b"<< /Filter /Standard /V 1 /R 2 /P -4 /O <" + b"4f" * 32 + b"> /U <"
-                               + b"a5" * 32 + b"> >>")
+        objects[encrypt_id] = (
+            b"<< /Filter /Standard /V 1 /R 2 /P -4 /O <" + b"4f" * 32 + b"> /U <" + b"a5" * 32 + b"> >>"
+        )
         trailer_extra = b" /Encrypt %d 0 R /ID [<%s> <%s>]" % (encrypt_id, b"01" * 16, b"01" * 16)
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = {}

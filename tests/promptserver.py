@@ -71,13 +71,29 @@ class PromptSpeedServer:
                     return
                 took_ms = (time.monotonic() - started) * 1000
                 answer = json.dumps(default_answer(body))
-                self._json(200, {
-                    "id": "x", "object": "chat.completion", "created": 0, "model": owner.model,
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": answer}}],
-                    "usage": {"prompt_tokens": int(tokens), "completion_tokens": 5, "total_tokens": int(tokens) + 5},
-                    "timings": {"prompt_n": int(tokens), "prompt_ms": took_ms, "predicted_n": 5, "predicted_ms": 1.0},
-                })
+                self._json(
+                    200,
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": owner.model,
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}
+                        ],
+                        "usage": {
+                            "prompt_tokens": int(tokens),
+                            "completion_tokens": 5,
+                            "total_tokens": int(tokens) + 5,
+                        },
+                        "timings": {
+                            "prompt_n": int(tokens),
+                            "prompt_ms": took_ms,
+                            "predicted_n": 5,
+                            "predicted_ms": 1.0,
+                        },
+                    },
+                )
 
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True

@@ -34,8 +34,7 @@ GROUPINGS: dict[str, Callable[[FieldResult], str]] = {
 }
 
 
-def _tally(records: Sequence[SampleRecord], options: ScoringOptions,
-           credited: bool) -> dict[str, dict[str, list[int]]]:
+def _tally(records: Sequence[SampleRecord], options: ScoringOptions, credited: bool) -> dict[str, dict[str, list[int]]]:
     """grouping -> group -> [exact, partial, partial_lenient, incorrect, missed, spurious], every grouping of
     GROUPINGS in one walk over the fields.
 
@@ -114,16 +113,23 @@ def omission_section(records: Sequence[SampleRecord], options: ScoringOptions) -
     by_name = rates("field_metrics_by_name")
     flat = {
         label: {group: entry["omission_rate"] for group, entry in rates(grouping).items()}
-        for label, grouping in (("by_field_type", "field_metrics_by_type"),
-                                ("by_required_vs_optional", "field_metrics_by_required"),
-                                ("by_nesting_depth", "field_metrics_by_depth"))
+        for label, grouping in (
+            ("by_field_type", "field_metrics_by_type"),
+            ("by_required_vs_optional", "field_metrics_by_required"),
+            ("by_nesting_depth", "field_metrics_by_depth"),
+        )
     }
     return {"omission_analysis": {"by_field_name": by_name, **flat}}
 
 
 # what each category counts as in a per-field tally (partial kept apart from matches and mismatches)
-_FIELD_COUNTS = {EXACT: "matches", PARTIAL: "partial", INCORRECT: "mismatches", MISSED: "omissions",
-                 SPURIOUS: "hallucinations"}
+_FIELD_COUNTS = {
+    EXACT: "matches",
+    PARTIAL: "partial",
+    INCORRECT: "mismatches",
+    MISSED: "omissions",
+    SPURIOUS: "hallucinations",
+}
 
 
 def field_score_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
@@ -149,8 +155,11 @@ def field_score_section(records: Sequence[SampleRecord], options: ScoringOptions
     for name in sorted(tallies):
         entry = tallies[name]
         total = entry.pop("score_sum")
-        out[name] = {"occurrences": entry["occurrences"], "mean_score": total / entry["occurrences"],
-                     **{key: entry[key] for key in _FIELD_COUNTS.values()}}
+        out[name] = {
+            "occurrences": entry["occurrences"],
+            "mean_score": total / entry["occurrences"],
+            **{key: entry[key] for key in _FIELD_COUNTS.values()},
+        }
     return {"field_scores_by_name": out}
 
 
@@ -166,5 +175,8 @@ def anls_star_field_section(records: Sequence[SampleRecord], options: ScoringOpt
             entry[1] += 1
     if not sums:
         return {}
-    return {"anls_star_by_field": {path: {"anls_star": sums[path][0] / sums[path][1], "samples": int(sums[path][1])}
-                                   for path in sorted(sums)}}
+    return {
+        "anls_star_by_field": {
+            path: {"anls_star": sums[path][0] / sums[path][1], "samples": int(sums[path][1])} for path in sorted(sums)
+        }
+    }

@@ -122,9 +122,11 @@ def _f1(mode: str, **facts: Any) -> Metric:
                   per_sample=f"f1_{mode}", headline=True, **facts)  # fmt: skip
 
 
-_END_TO_END = ("end to end: from a sample's first attempt's start to its final answer, timed-out attempts and backoff "
-               "included, over successful non-cached requests (`performance.end_to_end_ms`); the SLA gate and "
-               "`--extractbench-require` read this figure")
+_END_TO_END = (
+    "end to end: from a sample's first attempt's start to its final answer, timed-out attempts and backoff "
+    "included, over successful non-cached requests (`performance.end_to_end_ms`); the SLA gate and "
+    "`--extractbench-require` read this figure"
+)
 
 CATALOG: tuple[Metric, ...] = (
     Metric("extraction_quality_score", "Overall score (EQS)", "EQS", columns=("eqs",), compute=mean_of("eqs"),
@@ -238,7 +240,6 @@ CATALOG: tuple[Metric, ...] = (
            description="attempts that timed out over every attempt sent, retried samples that then succeeded included "
                        "(`performance.reliability.attempt_timeout_rate`)"),
 )  # fmt: skip
-
 
 
 # Views of the catalog. They read CATALOG when called, so a test can patch in one more metric.

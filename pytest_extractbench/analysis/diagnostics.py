@@ -51,8 +51,26 @@ from ..scoring.result import (
 HALLUCINATION_TYPES = ("type_1_fabricated", "type_2_fabricated_value", "type_3_misplaced", "type_4_excess_elements")
 SEVERITY = {1: "critical", 2: "critical", 3: "moderate", 4: "minor"}
 # Strings models write for "no value" (type_coercion_failed: "N/A" instead of null).
-PLACEHOLDERS = frozenset({"n/a", "na", "none", "null", "nil", "unknown", "-", "--", "—", "not available",
-                          "not specified", "not mentioned", "not provided", "not applicable", "tbd", "?"})
+PLACEHOLDERS = frozenset(
+    {
+        "n/a",
+        "na",
+        "none",
+        "null",
+        "nil",
+        "unknown",
+        "-",
+        "--",
+        "—",
+        "not available",
+        "not specified",
+        "not mentioned",
+        "not provided",
+        "not applicable",
+        "tbd",
+        "?",
+    }
+)
 TOP_ERRORS = 10
 MAX_EXAMPLE = 80
 
@@ -217,8 +235,14 @@ def copied_examples(score: SampleScore, schema: Any, options: ScoringOptions) ->
 _COPYABLE = frozenset({INCORRECT, PARTIAL, SPURIOUS})
 
 
-def sample_diagnostics(score: SampleScore, text: str | None, expected: Any, output: Any, schema: Any = None,
-                       options: ScoringOptions | None = None) -> dict[str, Any]:
+def sample_diagnostics(
+    score: SampleScore,
+    text: str | None,
+    expected: Any,
+    output: Any,
+    schema: Any = None,
+    options: ScoringOptions | None = None,
+) -> dict[str, Any]:
     """What needs the source text, the schema or the raw values, per sample: a hallucination type for each
     spurious field (in field order), the shape mismatches, and the fields copied from the schema's examples."""
     spurious = [f for f in score.fields if f.category == SPURIOUS]
@@ -293,8 +317,9 @@ def error_pattern_section(records: Sequence[SampleRecord], options: ScoringOptio
     truncated string is both a ``partial_value`` and an ``incomplete_extraction``."""
     extraction = dict.fromkeys(("wrong_value", "missing_value", "hallucinated_value", "partial_value"), 0)
     types = dict.fromkeys(("wrong_type", "type_coercion_failed"), 0)
-    structure = dict.fromkeys(("wrong_nesting", "array_vs_object", "scalar_vs_container",
-                               "missing_required_field", "extra_field"), 0)
+    structure = dict.fromkeys(
+        ("wrong_nesting", "array_vs_object", "scalar_vs_container", "missing_required_field", "extra_field"), 0
+    )
     boundary = dict.fromkeys(("incomplete_extraction", "over_extraction"), 0)
     top: Counter[tuple[str, str]] = Counter()
     examples: dict[tuple[str, str], dict[str, Any]] = {}
@@ -345,8 +370,11 @@ def error_pattern_section(records: Sequence[SampleRecord], options: ScoringOptio
                 key = (field_name(field.path), kind)
                 top[key] += 1
                 if key not in examples:
-                    examples[key] = {"sample_id": record.sample_id, "expected": _clip(field.expected),
-                                     "predicted": _clip(field.predicted)}
+                    examples[key] = {
+                        "sample_id": record.sample_id,
+                        "expected": _clip(field.expected),
+                        "predicted": _clip(field.predicted),
+                    }
         for field in spurious_fields:  # a leaf the gold has elsewhere: found at the wrong depth
             parent, _, leaf = field_name(field.path).rpartition(".")
             if leaf in missed_names and parent not in missed_names[leaf]:
@@ -366,6 +394,9 @@ def error_pattern_section(records: Sequence[SampleRecord], options: ScoringOptio
             {"field": name, "error": kind, "count": count, "example": examples[(name, kind)]}
             for (name, kind), count in ranked
         ],
-        "comparator_errors": {"total": sum(errors.values()), "by_comparator": dict(sorted(errors.items())),
-                              "examples": error_examples},
+        "comparator_errors": {
+            "total": sum(errors.values()),
+            "by_comparator": dict(sorted(errors.items())),
+            "examples": error_examples,
+        },
     }

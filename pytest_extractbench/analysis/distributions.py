@@ -27,12 +27,20 @@ _COMPARED = (EXACT, PARTIAL, INCORRECT)
 
 def _distribution(values: list[float]) -> dict[str, Any]:
     if not values:
-        return {"count": 0, "mean": None, "median": None,
-                "histogram": {"edges": list(HISTOGRAM_EDGES), "counts": [0] * (len(HISTOGRAM_EDGES) - 1)}}
+        return {
+            "count": 0,
+            "mean": None,
+            "median": None,
+            "histogram": {"edges": list(HISTOGRAM_EDGES), "counts": [0] * (len(HISTOGRAM_EDGES) - 1)},
+        }
     array = np.asarray(values, dtype=float)
     counts, _ = np.histogram(array, bins=HISTOGRAM_EDGES)
-    return {"count": int(array.size), "mean": float(array.mean()), "median": float(np.median(array)),
-            "histogram": {"edges": list(HISTOGRAM_EDGES), "counts": [int(c) for c in counts]}}
+    return {
+        "count": int(array.size),
+        "mean": float(array.mean()),
+        "median": float(np.median(array)),
+        "histogram": {"edges": list(HISTOGRAM_EDGES), "counts": [int(c) for c in counts]},
+    }
 
 
 def string_similarity_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:
@@ -93,8 +101,11 @@ def complexity_correlation_section(records: Sequence[SampleRecord], options: Sco
     for name in names:
         pairs = [(f1, features[name]) for f1, _, features in rows if name in features]
         out[f"f1_vs_{name}"] = pearson([p[1] for p in pairs], [p[0] for p in pairs])
-        timed = [(latency, features[name]) for _, latency, features in rows
-                 if name in features and isinstance(latency, (int, float)) and not isinstance(latency, bool)]
+        timed = [
+            (latency, features[name])
+            for _, latency, features in rows
+            if name in features and isinstance(latency, (int, float)) and not isinstance(latency, bool)
+        ]
         if timed:
             out[f"latency_vs_{name}"] = pearson([p[1] for p in timed], [p[0] for p in timed])
         else:

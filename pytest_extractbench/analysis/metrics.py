@@ -114,7 +114,11 @@ def _accuracy(records: Sequence[SampleRecord], *, headline_only: bool) -> dict[s
         "missed": credited.missed,
         "spurious": credited.spurious,
     }
-    out["field_counts"] = {"expected": observed.expected, "predicted": observed.predicted, "compared": observed.compared}
+    out["field_counts"] = {
+        "expected": observed.expected,
+        "predicted": observed.predicted,
+        "compared": observed.compared,
+    }
     out["eqs_distribution"] = eqs_distribution([s.eqs for s in scores])
     out["type_confusion"] = type_confusion(records)
     out["composite_score_distribution"] = composite_score_distribution(records)
@@ -168,9 +172,20 @@ def composite_score_distribution(records: Sequence[SampleRecord]) -> dict[str, i
 
 
 # --- per complexity bin ---
-BIN_METRICS = ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "field_f1_strict",
-               "field_precision_partial", "field_recall_partial", "field_precision_strict", "field_recall_strict",
-               "exact_match_rate", "type_accuracy", "hallucination_rate", "field_omission_rate")
+BIN_METRICS = (
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "field_f1_partial",
+    "field_f1_strict",
+    "field_precision_partial",
+    "field_recall_partial",
+    "field_precision_strict",
+    "field_recall_strict",
+    "exact_match_rate",
+    "type_accuracy",
+    "hallucination_rate",
+    "field_omission_rate",
+)
 
 
 def complexity_bin_section(records: Sequence[SampleRecord], options: ScoringOptions) -> dict[str, Any]:

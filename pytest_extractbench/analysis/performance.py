@@ -253,7 +253,9 @@ def _reliability(rows: Sequence[Facts]) -> dict[str, Any]:
     for f in requests:
         outcomes[f.outcome] = outcomes.get(f.outcome, 0) + 1  # get: an error class a newer client added
     total = len(requests)
-    errors = {k: v for k, v in outcomes.items() if k not in ("valid", "parse_failure", "schema_failure", "scoring_error")}
+    errors = {
+        k: v for k, v in outcomes.items() if k not in ("valid", "parse_failure", "schema_failure", "scoring_error")
+    }
     successful = total - sum(errors.values())
     retried = [f for f in requests if f.attempts > 1]
     retried_successes = sum(1 for f in retried if f.success)
@@ -317,8 +319,12 @@ def performance_metrics(records: Sequence[Any], prices: Prices | None = None) ->
     out: dict[str, Any] = {
         "measured": bool(timed),
         "note": note,
-        "requests": {"samples": len(rows), "requests": len(requests), "cached": len(requests) - len(live),
-                     "timed": len(timed)},
+        "requests": {
+            "samples": len(rows),
+            "requests": len(requests),
+            "cached": len(requests) - len(live),
+            "timed": len(timed),
+        },
         "latency_ms": latency,
         "end_to_end_ms": end_to_end,
         "attempt_latency_ms": latency_stats([s for f in live for s in f.attempt_latencies]),
@@ -331,8 +337,15 @@ def performance_metrics(records: Sequence[Any], prices: Prices | None = None) ->
         "throughput": _throughput(live),
         "tokens": _tokens(rows),
         "reliability": _reliability(rows),
-        "retried_samples": [{"sample_id": getattr(f.record, "sample_id", None), "attempts": int(f.attempts),
-                             "outcomes": list(f.attempt_outcomes)} for f in requests if f.attempts > 1],
+        "retried_samples": [
+            {
+                "sample_id": getattr(f.record, "sample_id", None),
+                "attempts": int(f.attempts),
+                "outcomes": list(f.attempt_outcomes),
+            }
+            for f in requests
+            if f.attempts > 1
+        ],
     }
     out["cost"] = cost(out["tokens"], prices or Prices(), len(rows))
     return out
@@ -350,17 +363,23 @@ def latency_breakdown(timed: Sequence[Facts]) -> dict[str, Any]:
 
     A request counts in each component it has a figure for; ``server_timed`` says how many had server timings,
     ``streamed`` how many were streamed."""
-    streamed = [(f.latency_s, f.first_token_s) for f in timed if f.latency_s is not None and f.first_token_s is not None]
-    server = [(f.latency_s, f.timings["prompt_ms"], f.timings["predicted_ms"]) for f in timed
-              if f.latency_s is not None and "prompt_ms" in f.timings and "predicted_ms" in f.timings]
+    streamed = [
+        (f.latency_s, f.first_token_s) for f in timed if f.latency_s is not None and f.first_token_s is not None
+    ]
+    server = [
+        (f.latency_s, f.timings["prompt_ms"], f.timings["predicted_ms"])
+        for f in timed
+        if f.latency_s is not None and "prompt_ms" in f.timings and "predicted_ms" in f.timings
+    ]
     return {
         "server_timed": len(server),
         "client_wait_ms": latency_stats([f.wait_s for f in timed if f.wait_s is not None]),
         "server_prompt_ms": latency_stats([prompt / 1000.0 for _, prompt, _ in server]),
         "server_generation_ms": latency_stats([predicted / 1000.0 for _, _, predicted in server]),
         # clipped at 0: the server's clock and ours differ by a little
-        "network_and_queue_ms": latency_stats([max(0.0, latency - (prompt + predicted) / 1000.0)
-                                               for latency, prompt, predicted in server]),
+        "network_and_queue_ms": latency_stats(
+            [max(0.0, latency - (prompt + predicted) / 1000.0) for latency, prompt, predicted in server]
+        ),
         "streamed": len(streamed),
         "time_to_first_token_ms": latency_stats([first for _, first in streamed]),
         "after_first_token_ms": latency_stats([max(0.0, latency - first) for latency, first in streamed]),
@@ -393,10 +412,19 @@ def busy_time(intervals: Sequence[tuple[float, float]]) -> float:
 
 
 def _throughput(live: Sequence[Facts]) -> dict[str, Any]:
-    intervals = [(f.started_at, f.finished_at) for f in live
-                 if f.started_at is not None and f.finished_at is not None and f.finished_at >= f.started_at]
-    empty = {"wall_time_s": None, "busy_time_s": None, "requests_per_s": None, "samples_per_min": None,
-             "tokens_per_s": None, "fields_per_s": None}
+    intervals = [
+        (f.started_at, f.finished_at)
+        for f in live
+        if f.started_at is not None and f.finished_at is not None and f.finished_at >= f.started_at
+    ]
+    empty = {
+        "wall_time_s": None,
+        "busy_time_s": None,
+        "requests_per_s": None,
+        "samples_per_min": None,
+        "tokens_per_s": None,
+        "fields_per_s": None,
+    }
     if not intervals:
         return {**empty, "note": "no request timestamps"}
     span = max(end for _, end in intervals) - min(start for start, _ in intervals)
@@ -483,4 +511,3 @@ def apply_prices(metrics: dict[str, Any], prices: Prices) -> None:
         return
     performance["cost"] = cost(performance["tokens"], prices, performance["requests"]["samples"])
     metrics[COST] = performance["cost"].get(COST)
-

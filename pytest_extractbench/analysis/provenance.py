@@ -30,8 +30,9 @@ def answer_counts(responses: Iterable[Mapping[str, Any]]) -> tuple[dict[str, int
         if source == "asked":
             continue
         where = str(origin.get("where") or "an unknown source")
-        group = groups.setdefault((source, where), {"source": source, "where": where, "count": 0,
-                                                    "first_at": None, "last_at": None})
+        group = groups.setdefault(
+            (source, where), {"source": source, "where": where, "count": 0, "first_at": None, "last_at": None}
+        )
         group["count"] += 1
         at = origin.get("at")
         if isinstance(at, str):
@@ -43,7 +44,7 @@ def answer_counts(responses: Iterable[Mapping[str, Any]]) -> tuple[dict[str, int
 
 
 def reuse_sentence(live: Mapping[str, Any] | None) -> str | None:
-    """"41 of 52 answers reused from the cache, recorded 2026-05-01 from http://...; 11 asked", or None
+    """ "41 of 52 answers reused from the cache, recorded 2026-05-01 from http://...; 11 asked", or None
     when every answer was asked in this run. Plain text: each renderer escapes it."""
     if not live or not isinstance(live.get("answers"), Mapping):
         return None
@@ -55,8 +56,10 @@ def reuse_sentence(live: Mapping[str, Any] | None) -> str | None:
     for group in reused:
         first, last = (str(group.get(k) or "")[:10] for k in ("first_at", "last_at"))
         dated = f"recorded {first}" + (f" to {last}" if last and last != first else "") if first else "undated"
-        parts.append(f"{group['count']} {_REUSE_TEXT.get(group['source'], group['source'])}, {dated}, "
-                     f"from {group['where']}")
+        parts.append(
+            f"{group['count']} {_REUSE_TEXT.get(group['source'], group['source'])}, {dated}, from {group['where']}"
+        )
     reused_total = total - (answers.get("asked") or 0)
-    return (f"{reused_total} of {total} answers reused ({'; '.join(parts)}); "
-            f"{answers.get('asked') or 0} asked in this run")
+    return (
+        f"{reused_total} of {total} answers reused ({'; '.join(parts)}); {answers.get('asked') or 0} asked in this run"
+    )

@@ -73,8 +73,9 @@ def _transitions(seen: Sequence[str]) -> list[str]:
     return out
 
 
-def repeats_section(per_sample: Mapping[str, Mapping[str, Any]], *, confidence: float = 0.95,
-                    resamples: int = 10_000, seed: Any = 0) -> dict[str, Any]:
+def repeats_section(
+    per_sample: Mapping[str, Mapping[str, Any]], *, confidence: float = 0.95, resamples: int = 10_000, seed: Any = 0
+) -> dict[str, Any]:
     """The ``repeats`` section of one model (sample id -> :func:`sample_repeats`), and its pass@k and pass^k with
     bootstrap CIs over samples; empty when no sample ran more than once."""
     found = {sid: s for sid, s in per_sample.items() if s.get("runs", 0) > 1}
@@ -114,8 +115,9 @@ def repeats_section(per_sample: Mapping[str, Mapping[str, Any]], *, confidence: 
         "pass_at": {str(j): float(np.mean(v)) for j, v in at.items()},
         "pass_hat": {str(j): float(np.mean(v)) for j, v in hat.items()},
         "flaky_samples": len(flaky),
-        "flaky_sample_list": [{"sample_id": sid, "passed": counts[sid][1], "runs": counts[sid][0]}
-                             for _, sid in flaky[:MAX_FLAKY_SAMPLES]],
+        "flaky_sample_list": [
+            {"sample_id": sid, "passed": counts[sid][1], "runs": counts[sid][0]} for _, sid in flaky[:MAX_FLAKY_SAMPLES]
+        ],
         "fields_compared": sum(occurrences.values()),
         "flaky_fields": fields[:MAX_FLAKY_FIELDS],
         "more_flaky_fields": max(0, len(fields) - MAX_FLAKY_FIELDS),

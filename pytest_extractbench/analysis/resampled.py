@@ -25,6 +25,7 @@ from . import catalog, stats
 
 Row = Mapping[str, float]
 
+
 def row_keys() -> tuple[str, ...]:
     """The row keys some catalog metric is recomputed from or tested on (besides the implicit "one")."""
     keys: dict[str, None] = {}

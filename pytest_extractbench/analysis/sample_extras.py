@@ -26,7 +26,9 @@ def extra_diagnostics(record: SampleRecord, responses: Sequence[Any]) -> None:
         confidence = field_confidences(logprobs, [f.path for f in scored])
         record.diagnostics["calibration"] = [
             # correct = equal after normalization: a near number is in the "exact" category (>= 0.95) but wrong
-            [f.path, confidence[f.path], bool(f.equal and f.type_ok is not False)] for f in scored if f.path in confidence
+            [f.path, confidence[f.path], bool(f.equal and f.type_ok is not False)]
+            for f in scored
+            if f.path in confidence
         ]
     if len(responses) > 1:
         outputs = [r.content for r in responses if r.content is not MISSING]

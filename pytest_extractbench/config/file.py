@@ -33,8 +33,7 @@ from .table import OPTIONS
 # key path -> option name, from the option table (each option lists its config-file keys there)
 KEY_PATHS: dict[str, str] = {key: spec.name for spec in OPTIONS for key in spec.yaml}
 # How some keys read their value: inverted switches, inline prompt text (written to a file)
-INVERTED = frozenset({"output.generate_report",
-                      "metrics.field_matching.normalize_whitespace"})
+INVERTED = frozenset({"output.generate_report", "metrics.field_matching.normalize_whitespace"})
 INLINE_PROMPTS = frozenset({"prompts.system", "prompts.user"})
 SECRET_KEYS = frozenset({"model.api_key"})
 SPLIT_KEY = "dataset.split"
@@ -43,18 +42,28 @@ SPLIT_KEY = "dataset.split"
 # key that is accepted but changes nothing would let a user believe a setting took effect.
 FIXED: dict[str, tuple[Any, str]] = {
     "metrics.enabled": (None, "every metric is always computed; remove the key"),
-    "metrics.field_matching.string_fuzzy_threshold": (None, "partial credit follows the composite score's bins "
-                                                      "(>= 0.5 partial, >= 0.3 lenient; docs/metrics.md)"),
-    "metrics.aggregation.f1_type": ("micro", "the headline F1 is micro-averaged; macro and weighted F1 are "
-                                    "reported beside it in metrics.json"),
+    "metrics.field_matching.string_fuzzy_threshold": (
+        None,
+        "partial credit follows the composite score's bins (>= 0.5 partial, >= 0.3 lenient; docs/metrics.md)",
+    ),
+    "metrics.aggregation.f1_type": (
+        "micro",
+        "the headline F1 is micro-averaged; macro and weighted F1 are reported beside it in metrics.json",
+    ),
     "output.save_predictions": (True, "responses and samples are always saved in the run directory"),
     "output.save_per_sample": (True, "samples.jsonl is always written"),
-    "output.report_format": (None, "metrics.json, samples.jsonl, summary.md and report.html are always written "
-                             "(--extractbench-no-html-report leaves out the HTML)"),
+    "output.report_format": (
+        None,
+        "metrics.json, samples.jsonl, summary.md and report.html are always written "
+        "(--extractbench-no-html-report leaves out the HTML)",
+    ),
     "performance.batch_size": (1, "each sample is one request; requests run concurrently (performance.concurrency)"),
     "performance.num_workers": (1, "worker processes come from pytest-xdist: run pytest -n N"),
-    "performance.cache_dir": (None, "reused answers are kept in .extractbench/cache/ under the directory pytest "
-                              "runs from (performance.enable_caching turns the cache on)"),
+    "performance.cache_dir": (
+        None,
+        "reused answers are kept in .extractbench/cache/ under the directory pytest "
+        "runs from (performance.enable_caching turns the cache on)",
+    ),
 }
 SECTIONS = ("model", "dataset", "prompts", "metrics", "output", "performance", "options")
 _PROMPT_OPTIONS = ("system_prompt", "user_prompt")
@@ -147,19 +156,29 @@ def read_config(
     return result
 
 
-def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any], options: Mapping[str, Any],
-           prompt_dir: Path, base: Path) -> None:
+def _apply(
+    result: ConfigFile,
+    key_path: str,
+    value: Any,
+    flat: Mapping[str, Any],
+    options: Mapping[str, Any],
+    prompt_dir: Path,
+    base: Path,
+) -> None:
     if key_path in SECRET_KEYS:
         if value is not None:
-            result.problems.append(f"{key_path}: secrets do not belong in a config file; leave it null and set "
-                                   "EXTRACTBENCH_API_KEY (or OPENAI_API_KEY) in the environment")
+            result.problems.append(
+                f"{key_path}: secrets do not belong in a config file; leave it null and set "
+                "EXTRACTBENCH_API_KEY (or OPENAI_API_KEY) in the environment"
+            )
         return
     if key_path in FIXED:
         accepted, why = FIXED[key_path]
         if value is not None and not (accepted is not None and value == accepted and type(value) is type(accepted)):
             allowed = "only null" if accepted is None else f"only {json.dumps(accepted)} (or null)"
-            result.problems.append(f"{key_path}: {json.dumps(value, default=str)} cannot be applied: {why}; "
-                                   f"{allowed} is accepted")
+            result.problems.append(
+                f"{key_path}: {json.dumps(value, default=str)} cannot be applied: {why}; {allowed} is accepted"
+            )
         return
     if key_path == SPLIT_KEY:
         if value is not None and not isinstance(value, str):
@@ -168,7 +187,7 @@ def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any
             result.problems.append(f"{key_path}: needs dataset.name")
         return
     if key_path.startswith("options."):
-        name = key_path[len("options."):].replace("-", "_")
+        name = key_path[len("options.") :].replace("-", "_")
     elif key_path in KEY_PATHS:
         name = KEY_PATHS[key_path]
     else:
@@ -210,8 +229,10 @@ def _apply(result: ConfigFile, key_path: str, value: Any, flat: Mapping[str, Any
             result.sources.pop(name)
         else:
             result.pending[name] = value
-            result.notes.append(f"{key_path}: --extractbench-{name.replace('_', '-')} is not available in this "
-                                "version; the value is recorded, not applied")
+            result.notes.append(
+                f"{key_path}: --extractbench-{name.replace('_', '-')} is not available in this "
+                "version; the value is recorded, not applied"
+            )
         return
     if isinstance(value, dict) and name != "columns":
         result.problems.append(f"{key_path}: must be a single value, got a mapping")

@@ -77,8 +77,9 @@ def _one_source(source: Any, model: str | None) -> PredictionsSpec:
         rows = tuple(source)
         if all(isinstance(row, Mapping) for row in rows):
             return PredictionsSpec(Path(f"<rows of {model}>" if model else "<rows>"), model, rows=rows)
-    raise TypeError(f"expected a path, rows (dicts with 'id' and 'output') or {{model: path or rows}}, "
-                    f"got {type(source).__name__}")
+    raise TypeError(
+        f"expected a path, rows (dicts with 'id' and 'output') or {{model: path or rows}}, got {type(source).__name__}"
+    )
 
 
 def _shown(value: Any) -> str:
@@ -96,8 +97,10 @@ def settings_from_options(rootdir: Path, **options: Any) -> Settings:
         if value is None:
             continue
         if name not in OPTIONS_BY_NAME:
-            raise UsageProblem(f"extractbench: unknown option {name!r}; options are the --extractbench-* names with "
-                               f"underscores, e.g. sla, sample, seed, base_url")
+            raise UsageProblem(
+                f"extractbench: unknown option {name!r}; options are the --extractbench-* names with "
+                f"underscores, e.g. sla, sample, seed, base_url"
+            )
         try:
             values[name] = _predictions(value) if name == "predictions" else _convert(name, value)
         except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:

@@ -33,8 +33,9 @@ class OptionSources:
 def settings_from_sources(sources: OptionSources, *, enabled: bool) -> Settings:
     """Resolve every option once and build the run's settings, recording where each value came from."""
     values, origins, from_file = resolve_layers(sources)
-    return Settings.from_values(values, enabled=enabled, rootdir=sources.rootpath,
-                                record=effective_config(values, origins, from_file))
+    return Settings.from_values(
+        values, enabled=enabled, rootdir=sources.rootpath, record=effective_config(values, origins, from_file)
+    )
 
 
 def _ini_value(getini: Callable[[str], Any], spec: OptionSpec) -> Any:
@@ -91,8 +92,12 @@ def _config_file(sources: OptionSources) -> Any:
     if path is None:
         return None
     path = path if path.is_absolute() else base / path
-    found = read_config(path, OPTIONS_BY_NAME, base_dir=sources.invocation_dir,
-                        prompt_dir=sources.rootpath / ".extractbench" / "prompts")
+    found = read_config(
+        path,
+        OPTIONS_BY_NAME,
+        base_dir=sources.invocation_dir,
+        prompt_dir=sources.rootpath / ".extractbench" / "prompts",
+    )
     if not found.ok:
         raise UsageProblem(f"extractbench: {ConfigError(found)}")
     return found
@@ -117,7 +122,7 @@ def resolve_layers(given: OptionSources) -> tuple[dict[str, Any], dict[str, str]
         values[spec.name] = spec.default_value() if value is None else value
         sources[spec.name] = "default" if value is None else source
     # --model a,b --model c -> ("a", "b", "c")
-    values["model"] = tuple(name for group in values["model"] for name in (group if isinstance(group, tuple) else (group,)))
+    values["model"] = tuple(
+        name for group in values["model"] for name in (group if isinstance(group, tuple) else (group,))
+    )
     return values, sources, from_file
-
-

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 def _deferred(module: str, attribute: str) -> Callable[[str], Any]:
     """``module.attribute`` (a converter), imported on its first call; argparse names it as the original."""
+
     def convert(value: str) -> Any:
         target: Any = importlib.import_module(module, __package__)
         for part in attribute.split("."):
@@ -74,8 +75,10 @@ _Number = TypeVar("_Number", int, float)
 def _number(value: str, cast: Callable[[str], _Number], ok: Callable[[_Number], bool], expected: str) -> _Number:
     shown = repr(value) if len(value) <= 40 else repr(value[:39] + "…")
     if len(value.strip()) > MAX_NUMBER_CHARS:  # int() of 5,000 digits raises, float() turns them into inf
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown}, a number of {len(value.strip()):,} "
-                                         f"characters (at most {MAX_NUMBER_CHARS})")
+        raise argparse.ArgumentTypeError(
+            f"expected {expected}, got {shown}, a number of {len(value.strip()):,} "
+            f"characters (at most {MAX_NUMBER_CHARS})"
+        )
     try:
         number = cast(value)
     except ValueError:
@@ -171,8 +174,9 @@ MAX_REPEATS = 100
 
 def parse_resamples(value: str) -> int:
     """A whole number from 100 to :data:`MAX_RESAMPLES`."""
-    return _number(value, int, lambda x: 100 <= x <= MAX_RESAMPLES,
-                   f"a whole number of resamples from 100 to {MAX_RESAMPLES:,}")
+    return _number(
+        value, int, lambda x: 100 <= x <= MAX_RESAMPLES, f"a whole number of resamples from 100 to {MAX_RESAMPLES:,}"
+    )
 
 
 def parse_positive_int(value: str) -> int:
@@ -248,7 +252,9 @@ def parse_track(value: str) -> str:
 
 def parse_repeats(value: str) -> int:
     """A whole number from 1 to :data:`MAX_REPEATS`."""
-    return _number(value, int, lambda x: 1 <= x <= MAX_REPEATS, f"a whole number of runs per sample from 1 to {MAX_REPEATS}")
+    return _number(
+        value, int, lambda x: 1 <= x <= MAX_REPEATS, f"a whole number of runs per sample from 1 to {MAX_REPEATS}"
+    )
 
 
 OTEL_EXPORTERS = ("global", "console", "otlp")

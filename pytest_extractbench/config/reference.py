@@ -45,8 +45,7 @@ def _flags(spec: OptionSpec) -> str:
 
 def _page(title: str, intro: list[str], columns: list[str], rows: list[list[str]]) -> str:
     """A generated page: title, notice, introduction, then one Markdown table."""
-    lines = [f"# {title}", "", _NOTICE, "", *intro, "",
-             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines = [f"# {title}", "", _NOTICE, "", *intro, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
@@ -59,12 +58,17 @@ def options_markdown() -> str:
         yaml = "<br>".join(_code(path) for path in (*spec.yaml, f"options.{spec.name}"))
         repeat = " Repeatable." if spec.multiple and "repeat" not in spec.help.lower() else ""
         rows.append([_flags(spec), _code(spec.ini), env, yaml, _default(spec), _cell(spec.help) + repeat])
-    return _page("Options reference", [
-        "Every option can be given four ways; the first found wins, in this order: the command line, the",
-        "environment variable, the config file (`--extractbench-config FILE`, under the key paths shown or",
-        "`options.<name>`), the ini key (`pytest.ini`, `pyproject.toml`'s `[tool.pytest.ini_options]`).",
-        "A flag without a value is a switch; repeatable options collect every value given.",
-    ], ["option", "ini key", "environment", "config-file keys", "default", "what it does"], rows)
+    return _page(
+        "Options reference",
+        [
+            "Every option can be given four ways; the first found wins, in this order: the command line, the",
+            "environment variable, the config file (`--extractbench-config FILE`, under the key paths shown or",
+            "`options.<name>`), the ini key (`pytest.ini`, `pyproject.toml`'s `[tool.pytest.ini_options]`).",
+            "A flag without a value is a switch; repeatable options collect every value given.",
+        ],
+        ["option", "ini key", "environment", "config-file keys", "default", "what it does"],
+        rows,
+    )
 
 
 def _tiers(metric: catalog.Metric) -> str:
@@ -84,14 +88,28 @@ def metrics_markdown() -> str:
         better = "higher" if metric.higher_is_better else "lower"
         aliases = ", ".join(_code(a) for a in metric.aliases) or "-"
         aggregation = "per request" if metric.performance else metric.aggregation
-        rows.append([_code(metric.name), _cell(metric.label), better, aggregation, aliases, _tiers(metric),
-                     _cell(metric.description) if metric.description else "-"])
-    return _page("Metrics reference", [
-        "Every metric `metrics.json` holds per model (under `models.<model>`), from the metric catalog. Rates are",
-        "fractions in [0, 1] in the files and percentages on screen. Tiers are minimum / target / excellence:",
-        "a *gate* tier is asserted by `--extractbench-sla`, a *grade* tier only grades the metric in reports.",
-        "[How the metrics are computed](../metrics.md) explains the formulas.",
-    ], ["key", "label", "better", "aggregation", "aliases", "tiers", "what it reads"], rows)
+        rows.append(
+            [
+                _code(metric.name),
+                _cell(metric.label),
+                better,
+                aggregation,
+                aliases,
+                _tiers(metric),
+                _cell(metric.description) if metric.description else "-",
+            ]
+        )
+    return _page(
+        "Metrics reference",
+        [
+            "Every metric `metrics.json` holds per model (under `models.<model>`), from the metric catalog. Rates are",
+            "fractions in [0, 1] in the files and percentages on screen. Tiers are minimum / target / excellence:",
+            "a *gate* tier is asserted by `--extractbench-sla`, a *grade* tier only grades the metric in reports.",
+            "[How the metrics are computed](../metrics.md) explains the formulas.",
+        ],
+        ["key", "label", "better", "aggregation", "aliases", "tiers", "what it reads"],
+        rows,
+    )
 
 
 PAGES = {OPTIONS_PAGE: options_markdown, METRICS_PAGE: metrics_markdown}

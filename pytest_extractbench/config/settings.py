@@ -40,8 +40,10 @@ class _Group(dict[str, Any]):
 def _build(cls: Any, node: _Group, **extra: Any) -> Any:
     """``cls`` from ``node``: nested groups become the dataclass their field's default factory makes."""
     by_name = {f.name: f for f in fields(cls)}
-    kwargs = {name: _build(by_name[name].default_factory, value) if isinstance(value, _Group) else value
-              for name, value in node.items()}
+    kwargs = {
+        name: _build(by_name[name].default_factory, value) if isinstance(value, _Group) else value
+        for name, value in node.items()
+    }
     return cls(**kwargs, **extra)
 
 
@@ -93,8 +95,9 @@ class Settings:
         return bool(self.predictions)
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Any], *, enabled: bool, rootdir: Path,
-                    record: dict[str, Any] | None = None) -> Settings:
+    def from_values(
+        cls, values: Mapping[str, Any], *, enabled: bool, rootdir: Path, record: dict[str, Any] | None = None
+    ) -> Settings:
         """Build settings from resolved option values: each table entry fills its target field."""
         tree = _Group()
         for spec in OPTIONS:
@@ -113,9 +116,7 @@ class Settings:
         return {
             "models": list(self.models),
             "dataset": self.dataset,
-            "predictions": [
-                {"path": str(p.path), "model": p.model} for p in self.predictions
-            ],
+            "predictions": [{"path": str(p.path), "model": p.model} for p in self.predictions],
             "output": str(self.output) if self.output else None,
             "sla": self.sla,
             "report_only": self.report_only,

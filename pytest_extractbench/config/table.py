@@ -119,6 +119,8 @@ def request_timeout(values: Mapping[str, Any]) -> float:
     return EMBEDDED_TIMEOUT_S if embedded else DEFAULT_TIMEOUT_S
 
 
+# The table is laid out by hand, one option a block, so it reads as a table; the formatter leaves it alone.
+# fmt: off
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("model", "Model name(s), comma-separated or repeated; every sample becomes one item per model.",
                parse_models, (), "NAME[,NAME...]", multiple=True, aliases=("--model",),
@@ -365,4 +367,5 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "command line and EXTRACTBENCH_<NAME> variables win over it, it wins over ini.", Path, None, "FILE",
                ),
 )
+# fmt: on
 OPTIONS_BY_NAME = {spec.name: spec for spec in OPTIONS}

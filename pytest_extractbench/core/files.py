@@ -138,12 +138,16 @@ def unwritable(row: Any, number: int, exc: ValueError) -> str:
     from .jsonio import _walk, format_path
 
     digits = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
-    where = next((format_path(parts) for value, parts in _walk(plain(row))
-                  if type(value) is int and value.bit_length() * 0.30103 > digits - 1), None)
+    where = next(
+        (
+            format_path(parts)
+            for value, parts in _walk(plain(row))
+            if type(value) is int and value.bit_length() * 0.30103 > digits - 1
+        ),
+        None,
+    )
     sample = row.get("sample_id") if isinstance(row, dict) else None
     who = f"sample {sample!r}" if isinstance(sample, str) else f"line {number}"
     if where is None:
         return f"{who}: a value cannot be written as JSON ({exc})"
     return f"{who}: the value at {where} cannot be written as JSON: an integer longer than {digits:,} digits"
-
-

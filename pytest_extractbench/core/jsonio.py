@@ -32,8 +32,7 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 """Longest JSONL line read (a 2 MB document with its schema and gold fits many times over)."""
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 """Largest whole-file JSON document read into memory."""
-NONFINITE = ("a number that is not finite (NaN, Infinity, or beyond ±1.8e308 such as 1e400); "
-             "JSON numbers must be finite")
+NONFINITE = "a number that is not finite (NaN, Infinity, or beyond ±1.8e308 such as 1e400); JSON numbers must be finite"
 CLIP = 120
 """Characters of untrusted text (an id guessed from a broken line) quoted in a message."""
 
@@ -52,8 +51,15 @@ _ID = re.compile(rb'"id"\s*:\s*(?:"((?:[^"\\]|\\.){1,200})"|(-?\d{1,40}))')
 class JsonInputError(ExtractbenchError, ValueError):
     """Why a JSON text (a file, a JSONL line, a JSON string in a row) cannot be used."""
 
-    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
-                 path: str | None = None, sample_id: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        path: str | None = None,
+        sample_id: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
@@ -203,8 +209,9 @@ def _encoding_error(data: bytes, exc: UnicodeDecodeError) -> JsonInputError:
     start = exc.start
     line = data.count(b"\n", 0, start) + 1
     column = start - (data.rfind(b"\n", 0, start) + 1) + 1
-    return JsonInputError(f"not UTF-8: byte 0x{data[start]:02x} cannot be decoded; save the file as UTF-8",
-                          line=line, column=column)
+    return JsonInputError(
+        f"not UTF-8: byte 0x{data[start]:02x} cannot be decoded; save the file as UTF-8", line=line, column=column
+    )
 
 
 def _bom_error(head: bytes) -> JsonInputError | None:
@@ -224,7 +231,7 @@ def load_file(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool =
     if error is not None:
         raise error
     if data.startswith(_UTF8_BOM):
-        data = data[len(_UTF8_BOM):]
+        data = data[len(_UTF8_BOM) :]
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -241,8 +248,14 @@ def guess_id(line: bytes) -> str | None:
     return clip(raw.decode("utf-8", errors="replace"))
 
 
-def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool = True,
-               max_line_bytes: int | None = None, utf16: bool = False) -> Iterator[tuple[int, Any]]:
+def iter_jsonl(
+    path: Path,
+    *,
+    max_depth: int = MAX_DEPTH,
+    allow_nonfinite: bool = True,
+    max_line_bytes: int | None = None,
+    utf16: bool = False,
+) -> Iterator[tuple[int, Any]]:
     """``(line number, value or JsonInputError)`` for every non-blank line of a JSONL file.
 
     A bad line never stops the file: it is yielded as an error and reading goes on. A line longer
@@ -266,7 +279,7 @@ def iter_jsonl(path: Path, *, max_depth: int = MAX_DEPTH, allow_nonfinite: bool 
                 yield number, line
                 return
             if number == 1 and line is not None and line.startswith(_UTF8_BOM):
-                line = line[len(_UTF8_BOM):]
+                line = line[len(_UTF8_BOM) :]
             if line is None:
                 yield number, JsonInputError(f"line longer than {max_line_bytes:,} bytes; skipped unread", line=number)
                 continue

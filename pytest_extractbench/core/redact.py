@@ -27,15 +27,21 @@ _HINTS = ("key", "token", "auth", "secret", "pass", "cookie", "bearer", "basic",
 
 _PATTERNS = (
     # a header or setting named like a credential, whatever its value looks like
-    (re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]?key|access[-_]?token|auth[-_]?token|"
-                r"client[-_]?secret|secret|password|passwd|cookie|set-cookie)"
-                r"(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"'\\,;&}\]]+"),
-     rf"\1\2{MASK}"),
+    (
+        re.compile(
+            r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]?key|access[-_]?token|auth[-_]?token|"
+            r"client[-_]?secret|secret|password|passwd|cookie|set-cookie)"
+            r"(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"'\\,;&}\]]+"
+        ),
+        rf"\1\2{MASK}",
+    ),
     # an auth scheme followed by its token: "Bearer abc1...", "Basic dXNlcjpwYXNz" (a token has a digit
     # or a symbol, so prose such as "Basic authentication failed" stays readable; no word boundary first, so a
     # scheme glued to the text before it, "...xBearer abc1...", is still found)
-    (re.compile(r"(?i)(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
-     rf"\1 {MASK}"),
+    (
+        re.compile(r"(?i)(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
+        rf"\1 {MASK}",
+    ),
     # OpenAI-style keys and other common key prefixes
     (re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}"), rf"\1-{MASK}"),
     # credentials in a URL: scheme://user:pass@host
@@ -55,8 +61,7 @@ def redact_credentials(text: str, known: Iterable[str | None] = ()) -> str:
 
 def env_secrets() -> tuple[str, ...]:
     """The keys set in :data:`SECRET_ENV_VARS` now (read each time: a test or a caller may change them)."""
-    return tuple(value for name in SECRET_ENV_VARS
-                 if len(value := os.environ.get(name) or "") >= _SHORTEST_SECRET)
+    return tuple(value for name in SECRET_ENV_VARS if len(value := os.environ.get(name) or "") >= _SHORTEST_SECRET)
 
 
 def mask(text: str) -> str:

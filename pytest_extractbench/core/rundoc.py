@@ -34,8 +34,7 @@ if TYPE_CHECKING:  # the annotations are strings (Python 3.10 has no NotRequired
 RUN, BASELINE, CASSETTE = "run", "baseline", "cassette"
 FORMAT_VERSION: dict[str, int] = {RUN: 2, BASELINE: 1, CASSETTE: 1}
 READS: dict[str, tuple[int, ...]] = {RUN: (1, 2), BASELINE: (1,), CASSETTE: (1,)}
-_AGAIN = {RUN: "run it again with this release", BASELINE: "save the baseline again",
-          CASSETTE: "record it again"}
+_AGAIN = {RUN: "run it again with this release", BASELINE: "save the baseline again", CASSETTE: "record it again"}
 
 BASELINE_KIND = "pytest-extractbench baseline"
 CASSETTE_FORMAT = "extractbench-cassette"
@@ -59,13 +58,21 @@ def check_version(kind: str, found: Any, where: str) -> int:
     if isinstance(found, int) and not isinstance(found, bool) and found in reads:
         return found
     if found is None:
-        raise RunDocError(f"{where}: no format version (this release reads {kind} format {known}); "
-                          f"is it a pytest-extractbench {kind} file?")
+        raise RunDocError(
+            f"{where}: no format version (this release reads {kind} format {known}); "
+            f"is it a pytest-extractbench {kind} file?"
+        )
     if isinstance(found, int) and not isinstance(found, bool) and found > reads[-1]:
-        raise RunDocError(f"{where}: format_version {found} was written by a newer pytest-extractbench (this "
-                          f"release reads {kind} format {known}); upgrade pytest-extractbench", version=found)
-    raise RunDocError(f"{where}: format_version {jsonio.clip(repr(found), 60)} is not supported (this release reads "
-                      f"{kind} format {known}); {_AGAIN[kind]}", version=found)
+        raise RunDocError(
+            f"{where}: format_version {found} was written by a newer pytest-extractbench (this "
+            f"release reads {kind} format {known}); upgrade pytest-extractbench",
+            version=found,
+        )
+    raise RunDocError(
+        f"{where}: format_version {jsonio.clip(repr(found), 60)} is not supported (this release reads "
+        f"{kind} format {known}); {_AGAIN[kind]}",
+        version=found,
+    )
 
 
 # -- metrics.json --------------------------------------------------------------------------------------------
@@ -250,10 +257,21 @@ class TrackRecordDict(TypedDict):
 
 Record = SampleRecordDict | TrackRecordDict
 
-RECORD_DEFAULTS: dict[str, Any] = {"passed": True, "failure": None, "scoring_error": None, "meta": {},
-                                   "diagnostics": {}}
-TRACK_RECORD_DEFAULTS: dict[str, Any] = {"passed": True, "failure": None, "meta": {}, "result": {},
-                                         "consistency": None, "details": []}
+RECORD_DEFAULTS: dict[str, Any] = {
+    "passed": True,
+    "failure": None,
+    "scoring_error": None,
+    "meta": {},
+    "diagnostics": {},
+}
+TRACK_RECORD_DEFAULTS: dict[str, Any] = {
+    "passed": True,
+    "failure": None,
+    "meta": {},
+    "result": {},
+    "consistency": None,
+    "details": [],
+}
 
 
 def _is_default(value: Any, default: Any) -> bool:
@@ -325,10 +343,16 @@ def iter_samples(path: Path) -> Iterator[Record]:
     for lineno, value in jsonio.iter_jsonl(path):
         if isinstance(value, jsonio.JsonInputError):
             raise RunDocError(f"{path}:{lineno}: not a JSON record: {value}")
-        if not isinstance(value, dict) or not isinstance(value.get("model"), str) \
-                or not isinstance(value.get("sample_id"), str):
-            what = f"a {type(value).__name__}, not an object" if not isinstance(value, dict) else \
-                "no string model and sample_id"
+        if (
+            not isinstance(value, dict)
+            or not isinstance(value.get("model"), str)
+            or not isinstance(value.get("sample_id"), str)
+        ):
+            what = (
+                f"a {type(value).__name__}, not an object"
+                if not isinstance(value, dict)
+                else "no string model and sample_id"
+            )
             raise RunDocError(f"{path}:{lineno}: not a JSON record: {what}")
         yield expand(value)
 
@@ -432,12 +456,15 @@ def read_cassette(path: Path) -> tuple[CassetteHeader, dict[str, CassetteEntry]]
             raise RunDocError(f"{where}: {value}")
         if header is None:
             if not isinstance(value, dict) or value.get("format") != CASSETTE_FORMAT:
-                raise RunDocError(f"{where}: not a cassette (its first line has no \"format\": \"{CASSETTE_FORMAT}\")")
+                raise RunDocError(f'{where}: not a cassette (its first line has no "format": "{CASSETTE_FORMAT}")')
             check_version(CASSETTE, value.get("version"), where)
             header = value  # type: ignore[assignment]
             continue
-        if not (isinstance(value, dict) and all(isinstance(value.get(f), str) for f in ("model", "sample_id", "key"))
-                and isinstance(value.get("response"), dict)):
+        if not (
+            isinstance(value, dict)
+            and all(isinstance(value.get(f), str) for f in ("model", "sample_id", "key"))
+            and isinstance(value.get("response"), dict)
+        ):
             raise RunDocError(f"{where}: an entry needs string model, sample_id and key and an object response")
         if value["key"] in entries:
             raise RunDocError(f"{where}: sample {value['sample_id']!r} (model {value['model']!r}) is recorded twice")

@@ -84,7 +84,7 @@ def terminal(text: Any, limit: int | None = LIMIT, *, lines: bool = False) -> st
     text = str(text)
     total = len(text)
     if limit is not None and total > limit + _SECRET_MARGIN:
-        text = text[:limit + _SECRET_MARGIN]  # escaping only lengthens the text: never scan more than can be shown
+        text = text[: limit + _SECRET_MARGIN]  # escaping only lengthens the text: never scan more than can be shown
     text = mask(text)
     if limit is not None and len(text) > limit:
         text = text[:limit]

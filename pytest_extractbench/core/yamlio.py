@@ -42,8 +42,12 @@ class _BoundedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()  # type: ignore[no-untyped-call]  # types-PyYAML leaves it unannotated
             if event.anchor in self._open_anchors:  # the alias sits inside its own anchor
-                raise YamlLimitError(None, None, f"the alias *{event.anchor} refers to a value that contains it "
-                                     "(a recursive alias)", event.start_mark)
+                raise YamlLimitError(
+                    None,
+                    None,
+                    f"the alias *{event.anchor} refers to a value that contains it (a recursive alias)",
+                    event.start_mark,
+                )
             return super().compose_node(parent, index)
         anchor = self.peek_event().anchor  # type: ignore[no-untyped-call]  # as above
         if anchor is None:
@@ -62,15 +66,23 @@ class _BoundedLoader(yaml.SafeLoader):
                 continue
             key = (key_node.tag, key_node.value)
             if key in seen:
-                raise YamlLimitError(None, None, f"duplicate key {key_node.value!r} (first on line "
-                                     f"{seen[key].line + 1}); give each key once", key_node.start_mark)
+                raise YamlLimitError(
+                    None,
+                    None,
+                    f"duplicate key {key_node.value!r} (first on line {seen[key].line + 1}); give each key once",
+                    key_node.start_mark,
+                )
             seen[key] = key_node.start_mark
         return super().construct_mapping(node, deep)
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         if node.tag in _NUMBER_TAGS and isinstance(node, yaml.ScalarNode) and len(node.value) > MAX_DIGITS:
-            raise YamlLimitError(None, None, f"a number of {len(node.value):,} characters; at most {MAX_DIGITS} are "
-                                 "read", node.start_mark)
+            raise YamlLimitError(
+                None,
+                None,
+                f"a number of {len(node.value):,} characters; at most {MAX_DIGITS} are read",
+                node.start_mark,
+            )
         return super().construct_object(node, deep)
 
     def get_single_node(self) -> Any:
@@ -96,8 +108,13 @@ def _check_size(root: Any) -> None:
         size = 1 + sum(sizes[id(child)] for child in children)
         sizes[id(node)] = size
         if size > MAX_VALUES:
-            raise YamlLimitError(None, None, f"the document expands to more than {MAX_VALUES:,} values through its "
-                                 "aliases (a 'billion laughs' file?)", node.start_mark)
+            raise YamlLimitError(
+                None,
+                None,
+                f"the document expands to more than {MAX_VALUES:,} values through its "
+                "aliases (a 'billion laughs' file?)",
+                node.start_mark,
+            )
 
 
 def _children(node: Any) -> list[Any]:

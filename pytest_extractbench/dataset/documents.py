@@ -148,8 +148,10 @@ class DocumentReader:
             render_pages(data, sha, self.cache_dir, name)  # fails here, as an input problem, rather than mid-run
         text = "\n\n".join(f"{page_header(i, len(pages))}\n{page}" for i, page in enumerate(pages, start=1))
         if self.input_mode == "text" and not any(page.strip() for page in pages):
-            raise DocumentError(f"document {name!r}: its {len(pages)} page(s) hold no text (a scan? it needs OCR, or "
-                                "a vision model with --extractbench-input image)")
+            raise DocumentError(
+                f"document {name!r}: its {len(pages)} page(s) hold no text (a scan? it needs OCR, or "
+                "a vision model with --extractbench-input image)"
+            )
         return Document(name, kind, mime, sha, len(data), len(pages), path, keep, self.cache_dir), text
 
     def _bytes(self, value: Any) -> tuple[str, Path | None, bytes]:
@@ -173,13 +175,16 @@ class DocumentReader:
         if not given.strip() or "\x00" in given:
             raise DocumentError(f"document {shown}: not a file name")
         if self.base_dir is None:
-            raise DocumentError(f"document {shown}: a path needs a dataset file or folder to be relative to "
-                                "(a dataset from the Hub gives its documents' bytes)")
+            raise DocumentError(
+                f"document {shown}: a path needs a dataset file or folder to be relative to "
+                "(a dataset from the Hub gives its documents' bytes)"
+            )
         base = self.base_dir.resolve()
         path = (base / given).resolve()
         if not path.is_relative_to(base):  # "../x.pdf", "/etc/passwd", a symlink that leads out
-            raise DocumentError(f"document {shown} is outside the dataset's folder {str(base)!r}; give a path "
-                                "inside it")
+            raise DocumentError(
+                f"document {shown} is outside the dataset's folder {str(base)!r}; give a path inside it"
+            )
         try:
             data = userfiles.read_bytes(path, MAX_DOCUMENT_BYTES)
         except FileNotFoundError:
@@ -319,8 +324,10 @@ def check_image(data: bytes, name: str) -> tuple[int, int]:
             with image_module.open(io.BytesIO(data)) as image:
                 width, height = image.size
                 if width * height > MAX_IMAGE_PIXELS:
-                    raise DocumentError(f"document {name!r} is a {width} x {height} image, more than the "
-                                        f"{MAX_IMAGE_PIXELS:,} pixels read from one image")
+                    raise DocumentError(
+                        f"document {name!r} is a {width} x {height} image, more than the "
+                        f"{MAX_IMAGE_PIXELS:,} pixels read from one image"
+                    )
                 image.verify()
     except DocumentError:
         raise

@@ -58,7 +58,9 @@ class PredictionsSource:
     def response(self, model: str, sample: Sample) -> ModelResponse:
         found = self.outputs.get((model, sample.id))
         if found is None:
-            return ModelResponse(error_class="missing", error=f"no prediction for sample {sample.id!r} (model {model!r})")
+            return ModelResponse(
+                error_class="missing", error=f"no prediction for sample {sample.id!r} (model {model!r})"
+            )
         return found
 
     def responses(self, model: str, sample: Sample, n: int) -> list[ModelResponse]:
@@ -75,7 +77,14 @@ class PredictionsSource:
             if sample_id not in known:
                 source, location = where.rsplit(":", 1)
                 self.problems.append(
-                    DatasetProblem(source, location, f"unknown sample id (model {model!r}): not in the dataset", sample_id, "id", "warning")
+                    DatasetProblem(
+                        source,
+                        location,
+                        f"unknown sample id (model {model!r}): not in the dataset",
+                        sample_id,
+                        "id",
+                        "warning",
+                    )
                 )
 
 
@@ -98,21 +107,29 @@ def coverage_problem(label: str, facts: FileFacts, known: set[str], dataset: str
     matched = len(facts.ids & known)
     if not known or (facts.ids and matched >= MIN_COVERAGE * len(facts.ids)):
         return None  # (a dataset without a single id has its own message)
-    head = (f"predictions file {label}: {matched} of its {len(facts.ids)} ids are samples of dataset {dataset} "
-            f"(at least half must be, or it is not this dataset's predictions)")
+    head = (
+        f"predictions file {label}: {matched} of its {len(facts.ids)} ids are samples of dataset {dataset} "
+        f"(at least half must be, or it is not this dataset's predictions)"
+    )
     if not facts.rows:
-        return (f"{head}: it holds no JSON rows ({facts.unreadable} unreadable line(s); "
-                f"JSONL rows of {{\"id\", \"output\"}} expected)")
+        return (
+            f"{head}: it holds no JSON rows ({facts.unreadable} unreadable line(s); "
+            f'JSONL rows of {{"id", "output"}} expected)'
+        )
     keys = ", ".join(repr(k) for k in list(facts.keys)[:8]) or "none"
     if not facts.ids:
-        return (f"{head}: rows need the sample id under 'id' and the model text under 'output'; "
-                f"its rows have the keys {keys}")
+        return (
+            f"{head}: rows need the sample id under 'id' and the model text under 'output'; "
+            f"its rows have the keys {keys}"
+        )
     theirs = ", ".join(repr(i) for i in sorted(facts.ids - known)[:3])
     ours = ", ".join(repr(i) for i in sorted(known)[:3])
     return f"{head}: its ids look like {theirs}, the dataset's like {ours}"
 
 
-def load_predictions(specs: Sequence[PredictionsSpec], *, default_model: str | None, base_dir: Path) -> PredictionsSource:
+def load_predictions(
+    specs: Sequence[PredictionsSpec], *, default_model: str | None, base_dir: Path
+) -> PredictionsSource:
     """Read every predictions file; bad rows become problems, the first row of a duplicate id wins."""
     source = PredictionsSource()
     for spec in specs:
@@ -129,8 +146,9 @@ def load_predictions(specs: Sequence[PredictionsSpec], *, default_model: str | N
     return source
 
 
-def _read_row(source: PredictionsSource, label: str, number: int, row: object, fallback_model: str,
-              unit: str = "line") -> None:
+def _read_row(
+    source: PredictionsSource, label: str, number: int, row: object, fallback_model: str, unit: str = "line"
+) -> None:
     location = f"{unit} {number}"
     facts = source.files.setdefault(label, FileFacts())
     if isinstance(row, dict):
@@ -166,7 +184,9 @@ def _read_row(source: PredictionsSource, label: str, number: int, row: object, f
     model = named or fallback_model
     key = (model, sample_id)
     if key in source.outputs:
-        problem(f"duplicate id (first at {source.origin[key].rsplit(':', 1)[1]}); the first row is used", sample_id, "id")
+        problem(
+            f"duplicate id (first at {source.origin[key].rsplit(':', 1)[1]}); the first row is used", sample_id, "id"
+        )
         return
     if runs is not None:
         source.repeats[key] = [_response(run, sample_id, row) for run in runs]

@@ -38,9 +38,14 @@ def clean_timings(timings: Any) -> dict[str, float] | None:
     None when there are none."""
     if not isinstance(timings, Mapping):
         return None
-    out = {name: float(value) for name in SERVER_TIMINGS
-           if isinstance(value := timings.get(name), (int, float)) and not isinstance(value, bool)
-           and math.isfinite(value) and value >= 0}
+    out = {
+        name: float(value)
+        for name in SERVER_TIMINGS
+        if isinstance(value := timings.get(name), (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    }
     return out or None
 
 

@@ -14,14 +14,25 @@ def rule_problems(samples: Iterable[Sample]) -> list[DatasetProblem]:
     for sample in samples:
         ruleset = compile_rules(sample.schema)
         for error in ruleset.errors:
-            problems.append(DatasetProblem(
-                str(sample.meta.get("source", "?")), str(sample.meta.get("location", "?")),
-                f"x-eval configuration: {error.message}; scored with the default instead",
-                sample.id, error.path, "warning",
-            ))
+            problems.append(
+                DatasetProblem(
+                    str(sample.meta.get("source", "?")),
+                    str(sample.meta.get("location", "?")),
+                    f"x-eval configuration: {error.message}; scored with the default instead",
+                    sample.id,
+                    error.path,
+                    "warning",
+                )
+            )
         for ignored in ruleset.warnings:  # the rest of the rule applies
-            problems.append(DatasetProblem(
-                str(sample.meta.get("source", "?")), str(sample.meta.get("location", "?")),
-                f"x-eval configuration: {ignored.message}", sample.id, ignored.path, "warning",
-            ))
+            problems.append(
+                DatasetProblem(
+                    str(sample.meta.get("source", "?")),
+                    str(sample.meta.get("location", "?")),
+                    f"x-eval configuration: {ignored.message}",
+                    sample.id,
+                    ignored.path,
+                    "warning",
+                )
+            )
     return problems

@@ -153,15 +153,24 @@ def row_error(source: str, location: str, error: Exception) -> DatasetProblem:
     """The problem for a row that could not be read (bad JSON, bad bytes, too deep, too long)."""
     if isinstance(error, jsonio.JsonInputError):
         field_name = error.path.removeprefix("$.").split(".")[0].split("[")[0] if error.path else None
-        return DatasetProblem(source, location, str(error) if error.path or error.column else error.message,
-                              error.sample_id, field_name or None)
+        return DatasetProblem(
+            source,
+            location,
+            str(error) if error.path or error.column else error.message,
+            error.sample_id,
+            field_name or None,
+        )
     if isinstance(error, json.JSONDecodeError):
         return DatasetProblem(source, location, f"not valid JSON: {error.msg} (column {error.colno})")
     return DatasetProblem(source, location, jsonio.clip(str(error), 300))
 
 
 def parse_rows(
-    name: str, source: str, rows: Iterable[tuple[str, Any]], *, columns: Mapping[str, str] | None = None,
+    name: str,
+    source: str,
+    rows: Iterable[tuple[str, Any]],
+    *,
+    columns: Mapping[str, str] | None = None,
     documents: DocumentReader | None = None,
 ) -> Dataset:
     """Turn raw rows into samples, collecting problems instead of raising (``documents``: how a row's
@@ -174,14 +183,17 @@ def parse_rows(
         if isinstance(row, (json.JSONDecodeError, jsonio.JsonInputError)):
             problems.append(row_error(source, location, row))
             continue
-        sample, row_problems = sample_from_row(row, source=source, location=location, index=index, columns=columns,
-                                              schemas=schemas, documents=documents)
+        sample, row_problems = sample_from_row(
+            row, source=source, location=location, index=index, columns=columns, schemas=schemas, documents=documents
+        )
         problems.extend(row_problems)
         if sample is None:
             continue
         if sample.id in seen:
             problems.append(
-                DatasetProblem(source, location, f"duplicate id (first seen at {seen[sample.id]}); row skipped", sample.id, "id")
+                DatasetProblem(
+                    source, location, f"duplicate id (first seen at {seen[sample.id]}); row skipped", sample.id, "id"
+                )
             )
             continue
         seen[sample.id] = location
@@ -242,8 +254,14 @@ def _read_schema(raw: Any) -> tuple[Any, str | None, list[str], dict[str, Any] |
 
 
 def sample_from_row(
-    row: Any, *, source: str, location: str, index: int, columns: Mapping[str, str] | None = None,
-    schemas: SchemaCache | None = None, documents: DocumentReader | None = None,
+    row: Any,
+    *,
+    source: str,
+    location: str,
+    index: int,
+    columns: Mapping[str, str] | None = None,
+    schemas: SchemaCache | None = None,
+    documents: DocumentReader | None = None,
 ) -> tuple[Sample | None, list[DatasetProblem]]:
     """Validate one row; returns the sample (or None when unusable) and its problems.
 
@@ -274,15 +292,22 @@ def sample_from_row(
             problem(str(exc), col("document"))
             return None, problems
         if text is None and document_text is None and (documents or DocumentReader()).input_mode == "text":
-            problem(f"document {document.name!r} is an image, which has no text: give the row a {col('text')!r} "
-                    "too, or run a vision model with --extractbench-input image", col("document"))
+            problem(
+                f"document {document.name!r} is an image, which has no text: give the row a {col('text')!r} "
+                "too, or run a vision model with --extractbench-input image",
+                col("document"),
+            )
             return None, problems
         text = text if text is not None else document_text or ""
     if not isinstance(text, str):
         name = col("text")
         either = f" or {col('document')!r} (a PDF or an image)" if documented else ""
-        problem(f"missing {name!r} (a string){either}" if text is None
-                else f"{name!r} must be a string, got {type(text).__name__}", name)
+        problem(
+            f"missing {name!r} (a string){either}"
+            if text is None
+            else f"{name!r} must be a string, got {type(text).__name__}",
+            name,
+        )
     if col("schema") not in row:
         problem(f"missing {col('schema')!r}", col("schema"))
     candidates = (columns["expected"],) if "expected" in columns else _EXPECTED_KEYS

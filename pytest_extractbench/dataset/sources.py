@@ -52,9 +52,14 @@ class DataOptions:
     documents_cache: Path | None = None  # where document text and page renders are kept (not an option)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"columns": dict(self.columns), "sample": self.sample, "seed": self.seed,
-                "invalid_samples": self.invalid_samples, "cache_dir": str(self.cache_dir) if self.cache_dir else None,
-                "input": self.input}
+        return {
+            "columns": dict(self.columns),
+            "sample": self.sample,
+            "seed": self.seed,
+            "invalid_samples": self.invalid_samples,
+            "cache_dir": str(self.cache_dir) if self.cache_dir else None,
+            "input": self.input,
+        }
 
 
 class DatasetSourceError(ExtractbenchError):
@@ -101,8 +106,9 @@ def load_source(
         return _load_hf(spec, base_dir=base_dir, columns=columns, cache_dir=cache_dir, documents=reader)
     path = _resolve(spec, base_dir)
     if path.is_dir():
-        return parse_rows(path.name, spec, iter_benchson(path, spec), columns=columns,
-                          documents=replace(reader, base_dir=path))
+        return parse_rows(
+            path.name, spec, iter_benchson(path, spec), columns=columns, documents=replace(reader, base_dir=path)
+        )
     if not path.is_file():
         raise FileNotFoundError(f"dataset {spec!r}: no such file or folder {path}")
     suffix = path.suffix.lower()
@@ -111,8 +117,10 @@ def load_source(
         return parse_rows(path.name, spec, iter_parquet(path), columns=columns, documents=documents)
     if suffix in (".jsonl", ".json", ".ndjson"):
         return parse_rows(path.name, spec, iter_rows(path), columns=columns, documents=documents)
-    raise DatasetSourceError(f"dataset {spec!r}: unknown file type {suffix or '(none)'}; "
-                             "use .jsonl, .json, .parquet, a Benchson folder or hf:NAME")
+    raise DatasetSourceError(
+        f"dataset {spec!r}: unknown file type {suffix or '(none)'}; "
+        "use .jsonl, .json, .parquet, a Benchson folder or hf:NAME"
+    )
 
 
 def _resolve(spec: str, base_dir: Path | None) -> Path:
@@ -133,8 +141,9 @@ def _optional(module: str, what: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise DatasetSourceError(f"{what} needs the datasets libraries, which are an optional extra: "
-                                 f"{HF_EXTRA}") from None
+        raise DatasetSourceError(
+            f"{what} needs the datasets libraries, which are an optional extra: {HF_EXTRA}"
+        ) from None
 
 
 def iter_parquet(path: Path) -> Iterator[tuple[str, Any]]:
@@ -219,16 +228,23 @@ def _split_spec(rest: str) -> tuple[str, str | None]:
     return rest, None
 
 
-def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], cache_dir: Path | None,
-             documents: DocumentReader) -> Dataset:
-    rest = spec[len(HF_PREFIX):]
+def _load_hf(
+    spec: str, *, base_dir: Path | None, columns: Mapping[str, str], cache_dir: Path | None, documents: DocumentReader
+) -> Dataset:
+    rest = spec[len(HF_PREFIX) :]
     name, split = _split_spec(rest)
     local = _resolve(name, base_dir)
     if not local.exists() and _resolve(rest, base_dir).exists():
         local, split = _resolve(rest, base_dir), None
     if local.exists():
-        return _load_hf_local(spec, local, split, columns, cache_dir,
-                              replace(documents, base_dir=local if local.is_dir() else local.parent))
+        return _load_hf_local(
+            spec,
+            local,
+            split,
+            columns,
+            cache_dir,
+            replace(documents, base_dir=local if local.is_dir() else local.parent),
+        )
     datasets = _optional("datasets", f"dataset {spec!r}")
     if not _hub_offline():
         check_hub_reachable(spec)
@@ -239,8 +255,10 @@ def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], ca
         if _hub_offline():
             why = "HF_HUB_OFFLINE is set and it is not in the local datasets cache"
         elif isinstance(exc, FileNotFoundError):  # DatasetNotFoundError and friends
-            why = ("it is neither a local path nor a dataset on the HuggingFace Hub (check the name; a private or "
-                   "gated dataset needs HF_TOKEN in the environment)")
+            why = (
+                "it is neither a local path nor a dataset on the HuggingFace Hub (check the name; a private or "
+                "gated dataset needs HF_TOKEN in the environment)"
+            )
         elif isinstance(exc, ValueError):  # e.g. an unknown split
             why = "it could not be loaded as asked"
         else:
@@ -249,8 +267,14 @@ def _load_hf(spec: str, *, base_dir: Path | None, columns: Mapping[str, str], ca
     return parse_rows(name, spec, iter_hf_rows(loaded), columns=columns, documents=replace(documents, base_dir=None))
 
 
-def _load_hf_local(spec: str, path: Path, split: str | None, columns: Mapping[str, str],
-                   cache_dir: Path | None, documents: DocumentReader) -> Dataset:
+def _load_hf_local(
+    spec: str,
+    path: Path,
+    split: str | None,
+    columns: Mapping[str, str],
+    cache_dir: Path | None,
+    documents: DocumentReader,
+) -> Dataset:
     """A local file or folder through ``datasets`` (the same code path as the Hub, minus the download)."""
     datasets = _optional("datasets", f"dataset {spec!r}")
 
@@ -259,8 +283,9 @@ def _load_hf_local(spec: str, path: Path, split: str | None, columns: Mapping[st
             builder = _DATASETS_BUILDERS.get(path.suffix.lower())
             if builder is None:
                 raise DatasetSourceError(f"dataset {spec!r}: datasets cannot read {path.suffix or 'this'} files")
-            loaded = datasets.load_dataset(builder, data_files=str(path), split=split or "train",
-                                           cache_dir=str(cache_dir) if cache_dir else None)
+            loaded = datasets.load_dataset(
+                builder, data_files=str(path), split=split or "train", cache_dir=str(cache_dir) if cache_dir else None
+            )
         else:
             loaded = datasets.load_dataset(str(path), split=split, cache_dir=str(cache_dir) if cache_dir else None)
     except DatasetSourceError:
@@ -286,8 +311,10 @@ def iter_hf_rows(loaded: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _hub_offline() -> bool:
-    return any(os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on")
-               for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    return any(
+        os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on")
+        for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    )
 
 
 def hub_endpoint() -> str:

@@ -15,9 +15,17 @@ import numpy as np
 from .complexity import BINS, complexity_features
 from .samples import Sample
 
-NUMERIC_FEATURES = ("total_fields", "required_fields", "optional_fields", "max_nesting_depth",
-                    "total_possible_paths", "field_types_diversity", "enum_fields_count",
-                    "format_constrained_fields", "complexity_score")
+NUMERIC_FEATURES = (
+    "total_fields",
+    "required_fields",
+    "optional_fields",
+    "max_nesting_depth",
+    "total_possible_paths",
+    "field_types_diversity",
+    "enum_fields_count",
+    "format_constrained_fields",
+    "complexity_score",
+)
 
 
 def features_of(sample: Sample) -> dict[str, Any]:
@@ -31,8 +39,14 @@ def summary(values: Iterable[float]) -> dict[str, Any]:
     array = np.asarray(list(values), dtype=float)
     if array.size == 0:
         return {"count": 0, "mean": None, "median": None, "min": None, "p95": None, "max": None}
-    return {"count": int(array.size), "mean": round(float(array.mean()), 4), "median": float(np.median(array)),
-            "min": float(array.min()), "p95": float(np.percentile(array, 95)), "max": float(array.max())}
+    return {
+        "count": int(array.size),
+        "mean": round(float(array.mean()), 4),
+        "median": float(np.median(array)),
+        "min": float(array.min()),
+        "p95": float(np.percentile(array, 95)),
+        "max": float(array.max()),
+    }
 
 
 def _counts(values: Iterable[Any]) -> dict[str, int]:
@@ -99,8 +113,10 @@ def statistics_lines(stats: dict[str, Any]) -> list[str]:
     for key, label in (("text_length_chars", "text length (chars)"), ("gold_fields", "gold fields")):
         s = stats[key]
         if s["count"]:
-            lines.append(f"{label}: mean {s['mean']:.1f}, median {s['median']:.0f}, min {s['min']:.0f}, "
-                         f"p95 {s['p95']:.0f}, max {s['max']:.0f}")
+            lines.append(
+                f"{label}: mean {s['mean']:.1f}, median {s['median']:.0f}, min {s['min']:.0f}, "
+                f"p95 {s['p95']:.0f}, max {s['max']:.0f}"
+            )
     lines.append(f"{'feature':<28}{'mean':>8}{'median':>8}{'max':>8}")
     for name, s in stats["features"].items():
         if s["count"]:

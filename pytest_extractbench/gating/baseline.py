@@ -79,7 +79,8 @@ def snapshot_records(records: Iterable[Any], hashes: Mapping[str, str] | None = 
     for record in records:
         found = (hashes or {}).get(record.sample_id)
         out.setdefault(record.model, {})[record.sample_id] = SampleSnapshot.from_score(
-            record.score, found, getattr(record, "passed", None))
+            record.score, found, getattr(record, "passed", None)
+        )
     return out
 
 
@@ -276,7 +277,8 @@ def load(path: Path) -> Baseline:
         raise rundoc.RunDocError(f"{where}: malformed ({type(exc).__name__}: {exc})") from None
     metrics = {
         model: metric_values(rows, measured(rows, catalog.resampled()))
-        for model, samples in models.items() if (rows := [s.row for s in samples.values()])
+        for model, samples in models.items()
+        if (rows := [s.row for s in samples.values()])
     }
     return Baseline(
         path=path,

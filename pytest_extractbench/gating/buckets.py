@@ -59,8 +59,11 @@ def field_flips(current: SampleSnapshot, baseline: SampleSnapshot) -> tuple[Fiel
     """The fields whose category changed, the worsened first, then by path."""
     now = {path: category for path, category, _ in current.fields}
     then = {path: category for path, category, _ in baseline.fields}
-    flips = [FieldFlip(path, then.get(path, ABSENT), now.get(path, ABSENT))
-             for path in set(now) | set(then) if now.get(path, ABSENT) != then.get(path, ABSENT)]
+    flips = [
+        FieldFlip(path, then.get(path, ABSENT), now.get(path, ABSENT))
+        for path in set(now) | set(then)
+        if now.get(path, ABSENT) != then.get(path, ABSENT)
+    ]
     return tuple(sorted(flips, key=lambda f: (not f.worse, f.path)))
 
 
@@ -109,8 +112,14 @@ class SampleBucket:
         return text
 
 
-def sample_bucket(sample_id: str, current: SampleSnapshot | None, baseline: SampleSnapshot | None, *,
-                  changed: bool = False, delta: float = DEFAULT_DELTA) -> SampleBucket:
+def sample_bucket(
+    sample_id: str,
+    current: SampleSnapshot | None,
+    baseline: SampleSnapshot | None,
+    *,
+    changed: bool = False,
+    delta: float = DEFAULT_DELTA,
+) -> SampleBucket:
     """The bucket of one sample; ``changed``: its content hash differs from the baseline's (not compared)."""
     if current is None and baseline is None:
         raise ValueError(f"sample {sample_id!r}: in neither run")
@@ -191,12 +200,21 @@ class Buckets:
         }
 
 
-def bucket_samples(current: Mapping[str, SampleSnapshot], baseline: Mapping[str, SampleSnapshot], *,
-                   changed: Collection[str] = (), delta: float = DEFAULT_DELTA) -> Buckets:
+def bucket_samples(
+    current: Mapping[str, SampleSnapshot],
+    baseline: Mapping[str, SampleSnapshot],
+    *,
+    changed: Collection[str] = (),
+    delta: float = DEFAULT_DELTA,
+) -> Buckets:
     """Bucket every sample either run scored; ``changed``: ids whose content changed since the baseline."""
     edited = set(changed)
-    return Buckets(delta, {
-        sample_id: sample_bucket(sample_id, current.get(sample_id), baseline.get(sample_id),
-                                 changed=sample_id in edited, delta=delta)
-        for sample_id in sorted(set(current) | set(baseline))
-    })
+    return Buckets(
+        delta,
+        {
+            sample_id: sample_bucket(
+                sample_id, current.get(sample_id), baseline.get(sample_id), changed=sample_id in edited, delta=delta
+            )
+            for sample_id in sorted(set(current) | set(baseline))
+        },
+    )

@@ -51,8 +51,14 @@ def _thresholds_verdict(gate: str, model: str, what: str, checks: list[GateCheck
         outcome = "every threshold held" + (f" ({len(skipped)} not applicable to this run)" if skipped else "")
     warned = () if policy == "fail" else tuple(check.describe() for check in unmeasured)
     shown = failing + [check for check in unmeasured if check not in failing] or checks
-    return GateVerdict(gate, model, not failing, f"{what}, model '{model}': {outcome}",
-                       tuple(check.describe() for check in shown), warned)
+    return GateVerdict(
+        gate,
+        model,
+        not failing,
+        f"{what}, model '{model}': {outcome}",
+        tuple(check.describe() for check in shown),
+        warned,
+    )
 
 
 def gate_verdicts(document: Mapping[str, Any]) -> list[GateVerdict]:
@@ -78,8 +84,11 @@ def gate_verdicts(document: Mapping[str, Any]) -> list[GateVerdict]:
         outcome = f"{len(failed)} of {len(checks)} check(s) failed" if failed else f"{len(checks)} check(s) passed"
         if any(_regression_outcome(check) == UNMEASURED for check in checks):
             outcome += f" ({_counts(checks, _regression_outcome)})"
-        warned = tuple(str(check.get("message", "")) for check in checks
-                       if _regression_outcome(check) == UNMEASURED and not check.get("failed"))
+        warned = tuple(
+            str(check.get("message", ""))
+            for check in checks
+            if _regression_outcome(check) == UNMEASURED and not check.get("failed")
+        )
         verdicts.append(GateVerdict("regression", model, not failed,
                                     f"regression against the baseline, model '{model}': {outcome}",
                                     tuple(f"{_regression_outcome(check)}: {check.get('message', '')}"

@@ -26,8 +26,10 @@ HELD, MISSED, NOT_APPLICABLE, UNMEASURED = "held", "missed", "not applicable", "
 OUTCOMES = (HELD, MISSED, NOT_APPLICABLE, UNMEASURED)
 
 # the component behind each metric that only some runs measure, and the option that asks for it
-_COMPONENTS = {"judge_score": ("the LLM judge", "--extractbench-judge"),
-               "semantic_similarity": ("the embeddings backend", "--extractbench-semantic")}
+_COMPONENTS = {
+    "judge_score": ("the LLM judge", "--extractbench-judge"),
+    "semantic_similarity": ("the embeddings backend", "--extractbench-semantic"),
+}
 _FIRST_TOKEN = "time_to_first_token_p95_ms"
 _REPEATED = ("pass_at_k", "pass_hat_k")  # need each sample run several times
 
@@ -81,14 +83,16 @@ def absence(metric: str, metrics: Mapping[str, Any], value: float | None, measur
         if metric == _FIRST_TOKEN and not measuring.streamed:
             return Absence(NOT_APPLICABLE, "answers were not streamed (--extractbench-stream)")
         if metric == _FIRST_TOKEN:
-            return Absence(UNMEASURED, "no streamed answer sent a first token (the server answered whole, or "
-                                       "sent no content)")
+            return Absence(
+                UNMEASURED, "no streamed answer sent a first token (the server answered whole, or sent no content)"
+            )
         return Absence(UNMEASURED, "the server sent no timing for it")
     return Absence(UNMEASURED, "the run produced no value for it")
 
 
-def decide(value: float | None, threshold: float, direction: str, why: Absence | None,
-           policy: str = "fail") -> tuple[str, bool | None, str]:
+def decide(
+    value: float | None, threshold: float, direction: str, why: Absence | None, policy: str = "fail"
+) -> tuple[str, bool | None, str]:
     """(outcome, passed, reason) of one threshold: ``passed`` is False when it fails the gate, None when it
     neither holds nor fails (not applicable, or could not be measured under the ``warn`` policy)."""
     if why is not None:

@@ -38,17 +38,23 @@ class Pairing:
 
     def counts(self) -> str:
         """``3 unchanged, 1 changed, 0 added, 0 removed``."""
-        return (f"{len(self.unchanged)} unchanged, {len(self.changed)} changed, {len(self.added)} added, "
-                f"{len(self.removed)} removed")
+        return (
+            f"{len(self.unchanged)} unchanged, {len(self.changed)} changed, {len(self.added)} added, "
+            f"{len(self.removed)} removed"
+        )
 
     def describe(self) -> str:
         """One line for the terminal and summary.md."""
         if not self.checked:
-            return ("could not be checked: the baseline has no per-sample content hashes (saved by an older version), "
-                    f"so its samples are paired by id alone ({len(self.unchanged)} ids in common); save it again to "
-                    "pair only unchanged samples")
-        return (f"{self.counts()} of the baseline's {self.baseline_total} samples by content hash; "
-                "only the unchanged are compared")
+            return (
+                "could not be checked: the baseline has no per-sample content hashes (saved by an older version), "
+                f"so its samples are paired by id alone ({len(self.unchanged)} ids in common); save it again to "
+                "pair only unchanged samples"
+            )
+        return (
+            f"{self.counts()} of the baseline's {self.baseline_total} samples by content hash; "
+            "only the unchanged are compared"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +91,8 @@ def too_few_unchanged(pairing: Pairing, minimum: float) -> str | None:
     unchanged), or None. A pairing that could not be checked is not refused: it is reported as such."""
     if not pairing.checked or pairing.unchanged_fraction >= minimum:
         return None
-    return (f"only {len(pairing.unchanged)} of the baseline's {pairing.baseline_total} samples are unchanged in this "
-            f"dataset ({pairing.counts()}; by content hash of text, schema and gold), under the "
-            f"{minimum:.0%} a regression check needs (--extractbench-baseline-min-unchanged {minimum:g})")
+    return (
+        f"only {len(pairing.unchanged)} of the baseline's {pairing.baseline_total} samples are unchanged in this "
+        f"dataset ({pairing.counts()}; by content hash of text, schema and gold), under the "
+        f"{minimum:.0%} a regression check needs (--extractbench-baseline-min-unchanged {minimum:g})"
+    )

@@ -127,14 +127,30 @@ class CheckResult:
         if isinstance(data.get("ci"), Mapping):
             entry = catalog.get(metric)
             delta = MetricDelta(
-                metric, a=data["current"], b=data["baseline"], delta=data["delta"], ci=Interval(**data["ci"]),
-                p_value=data.get("p_value"), test=str(data.get("test", "")), tests={},
-                significant=bool(data.get("significant")), n=int(data.get("n_shared") or 0),
+                metric,
+                a=data["current"],
+                b=data["baseline"],
+                delta=data["delta"],
+                ci=Interval(**data["ci"]),
+                p_value=data.get("p_value"),
+                test=str(data.get("test", "")),
+                tests={},
+                significant=bool(data.get("significant")),
+                n=int(data.get("n_shared") or 0),
                 higher_is_better=entry.higher_is_better if entry is not None else True,
             )
-        return cls(str(data["check"]), metric, str(data["model"]), data.get("scope"), bool(data["failed"]),
-                   str(data.get("message", "")), delta, data.get("allowed_drop"), bool(data.get("exceeds_margin")),
-                   str(data.get("outcome") or ""))
+        return cls(
+            str(data["check"]),
+            metric,
+            str(data["model"]),
+            data.get("scope"),
+            bool(data["failed"]),
+            str(data.get("message", "")),
+            delta,
+            data.get("allowed_drop"),
+            bool(data.get("exceeds_margin")),
+            str(data.get("outcome") or ""),
+        )
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -307,9 +323,13 @@ class ModelComparison:
             "only_current": len(self.only_current),
             "only_baseline": len(self.only_baseline),
             "n_changed": len(self.changed),
-            "samples": {"unchanged": len(self.shared), "changed": len(self.changed),
-                        "added": len(self.only_current), "removed": len(self.only_baseline),
-                        "checked": self.hashed},
+            "samples": {
+                "unchanged": len(self.shared),
+                "changed": len(self.changed),
+                "added": len(self.only_current),
+                "removed": len(self.only_baseline),
+                "checked": self.hashed,
+            },
             "paired_on": paired_on + (" (the sample sets differ)" if differ else ""),
             "verdict": self.verdict,
             "baseline_accuracy": eqs.b if eqs else None,
@@ -407,8 +427,17 @@ def _run_checks(
         if delta is None:
             where = f"model {model!r}" + (f", {scope}" if scope else "")
             why = (absent or {}).get(check.metric) or "no sample in common with the baseline"
-            out.append(CheckResult(str(check), check.metric, model, scope, policy == "fail",
-                                   f"COULD NOT BE MEASURED {where}: {why} ({check})", outcome=UNMEASURED))
+            out.append(
+                CheckResult(
+                    str(check),
+                    check.metric,
+                    model,
+                    scope,
+                    policy == "fail",
+                    f"COULD NOT BE MEASURED {where}: {why} ({check})",
+                    outcome=UNMEASURED,
+                )
+            )
             continue
         out.append(evaluate_check(check, delta, model=model, scope=scope, alpha=options.alpha))
     return out

@@ -38,8 +38,9 @@ def parse_requirement(value: str) -> Requirement:
     text = str(value).strip()
     match = _EXPR.match(text)
     if not match:
-        raise argparse.ArgumentTypeError(f"{value!r}: expected METRIC>=VALUE or METRIC<=VALUE, e.g. judge_score>=0.8 "
-                                         "or latency_p95_ms<=2000")
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: expected METRIC>=VALUE or METRIC<=VALUE, e.g. judge_score>=0.8 or latency_p95_ms<=2000"
+        )
     name, op, number, percent = match.groups()
     key = name.lower().replace("-", "_")
     metric = catalog.get(catalog.aliases().get(key, key))
@@ -68,14 +69,28 @@ def _value(metrics: Mapping[str, Any], name: str) -> float | None:
     return None
 
 
-def evaluate_requirements(metrics: Mapping[str, Any], requirements: Sequence[Requirement],
-                          measuring: Measuring | None = None, policy: str = "fail") -> list[GateCheck]:
+def evaluate_requirements(
+    metrics: Mapping[str, Any],
+    requirements: Sequence[Requirement],
+    measuring: Measuring | None = None,
+    policy: str = "fail",
+) -> list[GateCheck]:
     """Every requirement checked against one model's metrics (``measuring`` and ``policy`` as for the SLA tier)."""
     checks = []
     for requirement in requirements:
         value = _value(metrics, requirement.metric)
         why = absence(requirement.metric, metrics, value, measuring or Measuring())
         outcome, passed, reason = decide(value, requirement.threshold, requirement.direction, why, policy)
-        checks.append(GateCheck(requirement.metric, requirement.metric, value, requirement.threshold,
-                                requirement.direction, passed, outcome, reason))
+        checks.append(
+            GateCheck(
+                requirement.metric,
+                requirement.metric,
+                value,
+                requirement.threshold,
+                requirement.direction,
+                passed,
+                outcome,
+                reason,
+            )
+        )
     return checks

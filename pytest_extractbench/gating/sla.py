@@ -54,8 +54,11 @@ class GateCheck:
         if self.outcome in (HELD, MISSED):
             return f"{self.label} = {_fmt(self.metric, self.value or 0.0)} ({needs}): {self.outcome}"
         value = "" if self.value is None else f" = {_fmt(self.metric, self.value)}"
-        return f"{self.label}{value} ({needs}): {self.outcome}: {self.reason}" if self.reason else \
-            f"{self.label}{value} ({needs}): {self.outcome}"
+        return (
+            f"{self.label}{value} ({needs}): {self.outcome}: {self.reason}"
+            if self.reason
+            else f"{self.label}{value} ({needs}): {self.outcome}"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,8 +68,9 @@ def _fmt(metric: str, value: float) -> str:
     return f"{value:.0f}" if metric.endswith("_ms") else f"{value:.3f}"
 
 
-def evaluate_sla(metrics: Mapping[str, Any], tier: str, measuring: Measuring | None = None,
-                 policy: str = "fail") -> list[GateCheck]:
+def evaluate_sla(
+    metrics: Mapping[str, Any], tier: str, measuring: Measuring | None = None, policy: str = "fail"
+) -> list[GateCheck]:
     """Every threshold of ``tier`` checked against ``metrics``; ``measuring`` says what the run set out to
     measure, ``policy`` whether a threshold that could not be measured fails ("fail") or warns ("warn")."""
     if tier == "none":
@@ -77,12 +81,17 @@ def evaluate_sla(metrics: Mapping[str, Any], tier: str, measuring: Measuring | N
         raise ValueError(f"unknown SLA tier {tier!r}; choose one of {', '.join(SLA_CHOICES)}") from None
     checks = []
     for metric in catalog.gated():
-        key, label, direction = metric.name, metric.gate_label or metric.name, "min" if metric.higher_is_better else "max"
+        key, label, direction = (
+            metric.name,
+            metric.gate_label or metric.name,
+            "min" if metric.higher_is_better else "max",
+        )
         threshold = thresholds[key]
         value = metrics.get(key)
         value = None if value is None else float(value)
-        outcome, passed, reason = decide(value, threshold, direction,
-                                         absence(key, metrics, value, measuring or Measuring()), policy)
+        outcome, passed, reason = decide(
+            value, threshold, direction, absence(key, metrics, value, measuring or Measuring()), policy
+        )
         checks.append(GateCheck(key, label, value, threshold, direction, passed, outcome, reason))
     return checks
 

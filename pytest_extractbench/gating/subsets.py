@@ -407,7 +407,9 @@ def _summary(records: Sequence[SampleRecord], aggregation: str, options: StatsOp
     rows = [sample_row(r.score) for r in records]
     out["score"] = float(AGGREGATIONS[aggregation]([row["eqs"] for row in rows]))
     out["metrics"] = metric_values(rows, catalog.names("headline"))
-    out["confidence_intervals"] = {k: v.as_dict() for k, v in confidence_intervals(rows, options, catalog.names("headline")).items()}
+    out["confidence_intervals"] = {
+        k: v.as_dict() for k, v in confidence_intervals(rows, options, catalog.names("headline")).items()
+    }
     out["sample_ids"] = [r.sample_id for r in records]
     return out
 

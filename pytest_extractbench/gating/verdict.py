@@ -23,8 +23,11 @@ def partial_text(counts: Mapping[str, Any] | None, *, gated: bool = True) -> str
     if not counts or counts["scored"] >= counts["collected"]:
         return None
     seen = "the gate saw" if gated else "the metrics cover"
-    return (f"{seen} {counts['scored']} of {counts['collected']} samples (a partial run: stopped early, "
-            "deselected, rerun failures only, or items without a score)")
+    return (
+        f"{seen} {counts['scored']} of {counts['collected']} samples (a partial run: stopped early, "
+        "deselected, rerun failures only, or items without a score)"
+    )
+
 
 def _reason(metric: str) -> str:
     """Why a threshold is usually missed, in words a newcomer can act on (the catalog's ``why_missed``)."""
@@ -89,15 +92,20 @@ def verdict_lines(
     if not metrics_by_model:
         return []
     if partial:
-        lines = [f"verdict: a partial run: {partial['scored']} of {partial['collected']} samples were scored, "
-                 f"and the gate judged only those ({details})."]
+        lines = [
+            f"verdict: a partial run: {partial['scored']} of {partial['collected']} samples were scored, "
+            f"and the gate judged only those ({details})."
+        ]
     else:
         lines = [f"verdict: the benchmark worked: it ran to the end and scored every model ({details})."]
     every = [c for checks in (*checks_by_model.values(), *required.values()) for c in checks]
     warned = [c for c in every if c.unmeasured and c.passed is not False]
     if warned:
-        lines.insert(0, f"warning: {len(warned)} threshold(s) could not be measured and were let pass "
-                        "(--extractbench-unmeasured warn); listed below.")
+        lines.insert(
+            0,
+            f"warning: {len(warned)} threshold(s) could not be measured and were let pass "
+            "(--extractbench-unmeasured warn); listed below.",
+        )
     missed_any = False
     for model, metrics in metrics_by_model.items():
         lines.append(
@@ -118,8 +126,10 @@ def verdict_lines(
         missed = [c for c in checks if c.passed is False or c.unmeasured]
         if not missed:
             skipped = sum(c.outcome == NOT_APPLICABLE for c in checks)
-            lines.append(f"    meets every measured threshold of the '{tier}' SLA tier"
-                         + (f" ({skipped} not applicable to this run)" if skipped else ""))
+            lines.append(
+                f"    meets every measured threshold of the '{tier}' SLA tier"
+                + (f" ({skipped} not applicable to this run)" if skipped else "")
+            )
             continue
         missed_any = missed_any or any(c.outcome == MISSED for c in missed)
         head = "missed" if all(c.outcome == MISSED for c in missed) else "did not hold"
@@ -133,19 +143,28 @@ def verdict_lines(
             "or report without the gate (--extractbench-sla none)."
         )
     elif unmeasured:
-        lines.append("exit code 1 means a threshold could not be measured (the component that measures it failed, "
-                     "listed above): fix it, or let such thresholds warn (--extractbench-unmeasured warn).")
+        lines.append(
+            "exit code 1 means a threshold could not be measured (the component that measures it failed, "
+            "listed above): fix it, or let such thresholds warn (--extractbench-unmeasured warn)."
+        )
     elif any(c.passed is False for checks in required.values() for c in checks):
-        lines.append("exit code 1 means a model missed a threshold this run requires (listed above), not that the tool "
-                     "failed.")
+        lines.append(
+            "exit code 1 means a model missed a threshold this run requires (listed above), not that the tool failed."
+        )
     elif regressions:
-        lines.append("exit code 1 means the run regressed against its baseline (listed above), not that the tool failed.")
+        lines.append(
+            "exit code 1 means the run regressed against its baseline (listed above), not that the tool failed."
+        )
     elif tier == "none" and required:
-        lines.append("no SLA tier was asserted (--extractbench-sla none); every required threshold held or does not "
-                     "apply to this run: the session gate passes.")
+        lines.append(
+            "no SLA tier was asserted (--extractbench-sla none); every required threshold held or does not "
+            "apply to this run: the session gate passes."
+        )
     elif tier == "none":
-        lines.append("no SLA tier was asserted (--extractbench-sla none): no threshold gates the session whatever the "
-                     "scores; failed items still fail it unless --extractbench-report-only.")
+        lines.append(
+            "no SLA tier was asserted (--extractbench-sla none): no threshold gates the session whatever the "
+            "scores; failed items still fail it unless --extractbench-report-only."
+        )
     else:
         lines.append(f"the model meets the '{tier}' SLA tier: the session gate passes.")
     return lines

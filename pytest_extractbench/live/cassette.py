@@ -35,16 +35,33 @@ def answer_key(model: str, sample: Sample, templates: Any, params: dict[str, Any
     return cache_key(model, sample_messages(sample, templates), sample.schema, params)
 
 
-def write_cassette(directory: Path, answers: Iterable[tuple[str, Sample, dict[str, Any]]], *, templates: Any,
-                   params: dict[str, Any], dataset: str) -> Path:
+def write_cassette(
+    directory: Path,
+    answers: Iterable[tuple[str, Sample, dict[str, Any]]],
+    *,
+    templates: Any,
+    params: dict[str, Any],
+    dataset: str,
+) -> Path:
     """Write ``directory/cassette.jsonl`` atomically from (model, sample, response dict) triples."""
     rows = sorted(answers, key=lambda row: (row[0], row[1].id))
     samples = {sample.id: sample for _, sample, _ in rows}
     path = directory / CASSETTE_FILE
     header = {"dataset": dataset, "dataset_hash": dataset_hash(samples.values()), "answers": len(rows)}
-    rundoc.write_cassette(path, header, ({"model": model, "sample_id": sample.id, "sample_hash": sample_hash(sample),
-                                         "key": answer_key(model, sample, templates, params), "response": response}
-                                        for model, sample, response in rows))
+    rundoc.write_cassette(
+        path,
+        header,
+        (
+            {
+                "model": model,
+                "sample_id": sample.id,
+                "sample_hash": sample_hash(sample),
+                "key": answer_key(model, sample, templates, params),
+                "response": response,
+            }
+            for model, sample, response in rows
+        ),
+    )
     return path
 
 
@@ -66,10 +83,14 @@ class CassetteSource:
     def response(self, model: str, sample: Sample) -> ModelResponse:
         found = self.entries.get(answer_key(model, sample, self.templates, self.params))
         if found is None or found["model"] != model:
-            return ModelResponse(error_class=MISS, error=(
-                f"no answer in {self.path} for sample {sample.id!r} (model {model!r}): the sample's text or "
-                "schema, the prompt or the decoding parameters changed since it was recorded, or it was never "
-                "recorded"))
+            return ModelResponse(
+                error_class=MISS,
+                error=(
+                    f"no answer in {self.path} for sample {sample.id!r} (model {model!r}): the sample's text or "
+                    "schema, the prompt or the decoding parameters changed since it was recorded, or it was never "
+                    "recorded"
+                ),
+            )
         return reused(response_from_dict(found["response"]), "replay")
 
     def close(self) -> None:

@@ -244,8 +244,14 @@ class ExtractionClient:
         attempts.append({"outcome": response.error_class or "ok", "latency_s": latency})
         return None
 
-    async def _streamed(self, model: str, messages: Sequence[Mapping[str, Any]], fields: dict[str, Any], t0: float,
-                        response: ModelResponse) -> bytes:
+    async def _streamed(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, Any]],
+        fields: dict[str, Any],
+        t0: float,
+        response: ModelResponse,
+    ) -> bytes:
         """One streamed completion, put back together as the body a plain request would have had (so one reader
         checks both); the time to the first content or tool-call chunk goes to ``response.first_token_s``."""
         import openai
@@ -267,7 +273,9 @@ class ExtractionClient:
         try:
             async for chunk in stream:
                 chunks += 1
-                data = chunk.model_dump(exclude_none=True, warnings=False)  # keeps fields the SDK does not know (llama-server's timings)
+                data = chunk.model_dump(
+                    exclude_none=True, warnings=False
+                )  # keeps fields the SDK does not know (llama-server's timings)
                 usage = data.get("usage") or usage
                 timings = data.get("timings") or timings
                 for choice in data.get("choices") or ():
@@ -276,7 +284,9 @@ class ExtractionClient:
                         response.first_token_s = time.perf_counter() - t0
                     text.append(delta.get("content") or "")
                     for call in delta.get("tool_calls") or ():
-                        slot = calls.setdefault(call.get("index", 0), {"type": "function", "function": {"name": "", "arguments": ""}})
+                        slot = calls.setdefault(
+                            call.get("index", 0), {"type": "function", "function": {"name": "", "arguments": ""}}
+                        )
                         function = call.get("function") or {}
                         slot["function"]["name"] += function.get("name") or ""
                         slot["function"]["arguments"] += function.get("arguments") or ""
@@ -290,16 +300,24 @@ class ExtractionClient:
                 raise openai.APIConnectionError(message=str(exc), request=stream.response.request) from exc
             if isinstance(exc, openai.OpenAIError):  # e.g. an error event: errors.classify names it
                 raise
-            raise _BadStream(f"the server sent a malformed event stream: {type(exc).__name__}: {one_line(str(exc), 200)}") from None
+            raise _BadStream(
+                f"the server sent a malformed event stream: {type(exc).__name__}: {one_line(str(exc), 200)}"
+            ) from None
         if not chunks:
             raise _BadStream("the server sent an event stream with no chunk in it")
         if finish is None:
-            raise _BadStream(f"the server's event stream ended after {chunks} chunk(s) without a finish_reason: cut short")
+            raise _BadStream(
+                f"the server's event stream ended after {chunks} chunk(s) without a finish_reason: cut short"
+            )
         message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
         if calls:
             message["tool_calls"] = [calls[i] for i in sorted(calls)]
-        choice = {"index": 0, "message": message, "finish_reason": finish,
-                  **({"logprobs": {"content": logprobs}} if logprobs else {})}
+        choice = {
+            "index": 0,
+            "message": message,
+            "finish_reason": finish,
+            **({"logprobs": {"content": logprobs}} if logprobs else {}),
+        }
         body = {"choices": [choice], **({"usage": usage} if usage else {}), **({"timings": timings} if timings else {})}
         return json.dumps(body).encode()
 

@@ -70,7 +70,9 @@ async def check_models(http: openai.AsyncOpenAI, config: ClientConfig, models: s
             f"cannot reach the model server at {url}: no complete answer within {config.timeout_s:g}s"
         ) from None
     except openai.APIConnectionError as exc:
-        raise ConnectionCheckError(f"cannot reach the model server at {url}: {redact(connection_reason(exc))}") from None
+        raise ConnectionCheckError(
+            f"cannot reach the model server at {url}: {redact(connection_reason(exc))}"
+        ) from None
     except openai.APIStatusError as exc:
         message = redact(server_message(exc))
         if exc.status_code == NO_MODELS_ROUTE:

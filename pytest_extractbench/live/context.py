@@ -335,8 +335,10 @@ def plan_context(
             budget = MEMORY_SHARE * memory_bytes
             slots_that_fit = max(1, int(budget // (kv_bytes_per_token * ctx)))
             if slots_that_fit < slots:
-                reason += (f"; slots lowered from {slots} to {slots_that_fit}: the KV cache of {slots} slots "
-                           f"(up to {_size(kv)}) would not fit in half the free memory ({_size(memory_bytes)})")
+                reason += (
+                    f"; slots lowered from {slots} to {slots_that_fit}: the KV cache of {slots} slots "
+                    f"(up to {_size(kv)}) would not fit in half the free memory ({_size(memory_bytes)})"
+                )
                 slots = slots_that_fit
                 kv = kv_bytes_per_token * ctx * slots
     return ContextPlan(

@@ -42,8 +42,9 @@ def model_schema(schema: Any) -> Any:
     return out
 
 
-def cache_key(model: str, messages: Sequence[Mapping[str, Any]], schema: Any, params: Mapping[str, Any],
-              server: str = "") -> str:
+def cache_key(
+    model: str, messages: Sequence[Mapping[str, Any]], schema: Any, params: Mapping[str, Any], server: str = ""
+) -> str:
     """sha256 of the canonical JSON of what determines the answer: model, messages (so the prompt
     templates), schema (without x-eval keys), decoding params (`ClientConfig.decoding_params`) and
     ``server``, the identity hash of who answers (identity.py). Never the API key."""

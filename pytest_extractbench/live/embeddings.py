@@ -82,8 +82,9 @@ class ServerEmbedder:
     finite vector of one dimension per text, each index once; anything else is an :class:`EmbeddingError`."""
 
     def __init__(self, base_url: str, model: str | None, *, timeout: float = 60.0) -> None:
-        base_url, self._key, self._client = open_client(base_url, what="server embeddings", error=EmbeddingError,
-                                                        timeout=timeout, max_retries=2)
+        base_url, self._key, self._client = open_client(
+            base_url, what="server embeddings", error=EmbeddingError, timeout=timeout, max_retries=2
+        )
         self.model = model or "default"
         self.name = f"{base_url}#{self.model}"
         self.timeout = timeout
@@ -92,8 +93,9 @@ class ServerEmbedder:
         try:
             deadline = time.monotonic() + self.timeout
             # floats asked for explicitly: the SDK asks for base64 unless told, and reads the raw answer itself
-            request = self._client.embeddings.with_streaming_response.create(model=self.model, input=list(texts),
-                                                                             encoding_format="float")
+            request = self._client.embeddings.with_streaming_response.create(
+                model=self.model, input=list(texts), encoding_format="float"
+            )
             with request as response:
                 data = read_answer(response, deadline=deadline)
             return normalized(vectors_of(data, len(texts)))
@@ -137,8 +139,12 @@ def vectors_of(data: Any, count: int) -> np.ndarray:
     rows = [_decoded(by_index[i]) for i in range(count)]
     width = len(rows[0]) if isinstance(rows[0], list) else 0
     for row in rows:
-        if not isinstance(row, list) or not 0 < len(row) <= MAX_DIMENSIONS or len(row) != width \
-                or not all(type(x) in (int, float) for x in row):
+        if (
+            not isinstance(row, list)
+            or not 0 < len(row) <= MAX_DIMENSIONS
+            or len(row) != width
+            or not all(type(x) in (int, float) for x in row)
+        ):
             raise EmbeddingError("the embeddings answer has a vector that is not a list of numbers of one dimension")
     vectors = np.asarray(rows, dtype=np.float64)
     if not np.isfinite(vectors).all():

@@ -115,12 +115,16 @@ class Endpoints:
 
     def to_wire(self) -> dict[str, Any]:
         """JSON-able form for ``workerinput`` (the controller's started servers)."""
-        return {model: [list(route.urls), route.served_model, route.slots, route.identity]
-                for model, route in self.routes.items()}
+        return {
+            model: [list(route.urls), route.served_model, route.slots, route.identity]
+            for model, route in self.routes.items()
+        }
 
     def load_wire(self, data: dict[str, Any]) -> None:
-        self.routes = {model: Route(tuple(urls), served, slots, identity)
-                       for model, (urls, served, slots, identity) in data.items()}
+        self.routes = {
+            model: Route(tuple(urls), served, slots, identity)
+            for model, (urls, served, slots, identity) in data.items()
+        }
 
     def _note_memory(self) -> None:
         """Record each running embedded server's peak resident memory (read before it stops)."""

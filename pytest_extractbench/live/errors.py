@@ -111,7 +111,9 @@ def truncation(finish_reason: str | None, max_tokens: Any) -> Failure | None:
 
 def client_error(what: str, exc: BaseException, previous: ModelResponse | None = None) -> ModelResponse:
     """The outcome of a pair whose answer the client failed on: counted as ``client_error``, never dropped."""
-    response = ModelResponse(error_class="client_error", error=f"the client {what}: {type(exc).__name__}: {str(exc)[:300]}")
+    response = ModelResponse(
+        error_class="client_error", error=f"the client {what}: {type(exc).__name__}: {str(exc)[:300]}"
+    )
     if previous is not None:
         response.attempts, response.latency_s = previous.attempts, previous.latency_s
         response.started_at, response.finished_at = previous.started_at, previous.finished_at
@@ -121,6 +123,7 @@ def client_error(what: str, exc: BaseException, previous: ModelResponse | None =
 
 # ----------------------------------------------------------------------------------------------
 # reading what the server said
+
 
 def one_line(text: str, limit: int = _MESSAGE_LIMIT) -> str:
     text = " ".join(str(text).split())
@@ -153,8 +156,10 @@ def server_message(exc: openai.APIStatusError) -> str:
 _CONTEXT_MARKERS = ("exceeds the available context size", "maximum context length", "context_length_exceeded",
                     "exceed_context_size_error")  # fmt: skip
 # the messages' own count first: vLLM's "requested M tokens (P in the messages, C in the completion)"
-_CONTEXT_PROMPT = (re.compile(r"(\d+) in the messages"),
-                   re.compile(r"request \((\d+) tokens\)|(?:requested|resulted in|request has) (\d+) (?:input )?tokens"))
+_CONTEXT_PROMPT = (
+    re.compile(r"(\d+) in the messages"),
+    re.compile(r"request \((\d+) tokens\)|(?:requested|resulted in|request has) (\d+) (?:input )?tokens"),
+)
 _CONTEXT_LIMIT = (re.compile(r"context size \((\d+) tokens\)|maximum context length is (\d+)"),)
 
 

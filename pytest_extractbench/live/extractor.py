@@ -57,7 +57,9 @@ def load_extractor(spec: str, base_dir: Path) -> Callable[..., Any]:
     """``module:function``, ``package.module:function`` or ``path/to/file.py:function`` (relative to base_dir)."""
     where, sep, name = spec.rpartition(":")
     if not sep or not where or not name:
-        raise UsageProblem(f"extractbench: --extractbench-extractor {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
+        raise UsageProblem(
+            f"extractbench: --extractbench-extractor {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION"
+        )
     try:
         if where.endswith(".py") or "/" in where or "\\" in where:
             path = Path(where) if Path(where).is_absolute() else base_dir / where
@@ -74,8 +76,9 @@ def load_extractor(spec: str, base_dir: Path) -> Callable[..., Any]:
     except UsageProblem:
         raise
     except Exception as exc:  # noqa: BLE001 - any import failure is reported against the extractor's name
-        raise UsageProblem(f"extractbench: --extractbench-extractor {spec!r}: cannot import {where!r}: "
-                           f"{type(exc).__name__}: {exc}") from None
+        raise UsageProblem(
+            f"extractbench: --extractbench-extractor {spec!r}: cannot import {where!r}: {type(exc).__name__}: {exc}"
+        ) from None
     fn: object = getattr(module, name, None)
     if fn is None:
         raise UsageProblem(f"extractbench: --extractbench-extractor {spec!r}: {where!r} has no attribute {name!r}")
@@ -95,7 +98,9 @@ def to_response(value: Any) -> ModelResponse:
     if not isinstance(value, (ModelResponse, str, dict)):
         return _refused(f"the extractor returned {type(value).__name__}; expected str (JSON), dict or ModelResponse")
     if response.error_class is not None and response.error_class not in ERROR_CLASSES:
-        return _refused(f"the extractor's ModelResponse has an unknown error_class {clip(repr(response.error_class), 80)}")
+        return _refused(
+            f"the extractor's ModelResponse has an unknown error_class {clip(repr(response.error_class), 80)}"
+        )
     problem = _content_problem(response.content)
     if problem:
         return _refused(problem)
@@ -123,8 +128,10 @@ def _content_problem(content: Any) -> str | None:
     except (TypeError, ValueError, RecursionError) as exc:
         return f"the extractor returned a dict that is not JSON: {type(exc).__name__}: {clip(str(exc), 200)}"
     if len(text) > MAX_ANSWER_CHARS:
-        return (f"the extractor returned a dict of {len(text):,} characters as JSON; "
-                f"at most {MAX_ANSWER_CHARS:,} are recorded")
+        return (
+            f"the extractor returned a dict of {len(text):,} characters as JSON; "
+            f"at most {MAX_ANSWER_CHARS:,} are recorded"
+        )
     return None
 
 
@@ -136,8 +143,9 @@ def _raised(exc: BaseException) -> ModelResponse:
     """The callable raised: one line naming the exception (never the traceback)."""
     text = " ".join(str(exc).split())
     # user code's message can quote a key (a client's error with its headers): masked before it is recorded
-    return _refused(clip(mask(f"the extractor raised {type(exc).__name__}" + (f": {text}" if text else "")),
-                         LINE_LIMIT))
+    return _refused(
+        clip(mask(f"the extractor raised {type(exc).__name__}" + (f": {text}" if text else "")), LINE_LIMIT)
+    )
 
 
 def _timed_out(timeout_s: float) -> ModelResponse:
@@ -156,8 +164,16 @@ class _Call:
 class ExtractorSource(AheadSource):
     """An ``OutputSource`` over a Python callable, with the live pipeline's journal, cache and resume."""
 
-    def __init__(self, fn: Callable[..., Any], *, run_dir: Path, cache_dir: Path | None, resume: bool,
-                 concurrency: int, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        run_dir: Path,
+        cache_dir: Path | None,
+        resume: bool,
+        concurrency: int,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         super().__init__(run_dir=run_dir, cache_dir=cache_dir, resume=resume)
         self.fn = fn
         self.name = self.qualified_name(fn)
@@ -249,9 +265,11 @@ class ExtractorSource(AheadSource):
         """Main thread: the loop is blocked (an async callable that never awaits): this pair times out, and so
         does every pair still waiting, since nothing else can run on that loop."""
         response = ModelResponse(
-            error_class="timeout", attempts=1,
+            error_class="timeout",
+            attempts=1,
             error=f"the extractor blocked the event loop for {silent:.0f}s (more than the {self.timeout_s:g}s "
-                  "timeout): an async extractor must await, not block; a plain function runs in a thread")
+            "timeout): an async extractor must await, not block; a plain function runs in a thread",
+        )
         response.origin = asked("extractor", self.name, time.time())
         try:
             future.set_result(response)

@@ -60,8 +60,9 @@ def response_from_dict(data: dict[str, Any]) -> ModelResponse:
     values: dict[str, Any] = {}
     for name, value in data.items():
         types = _FIELD_TYPES.get(name)
-        if name == "content" or (types is not None and isinstance(value, types)
-                                 and (name == "cached" or not isinstance(value, bool))):
+        if name == "content" or (
+            types is not None and isinstance(value, types) and (name == "cached" or not isinstance(value, bool))
+        ):
             values[name] = value
     for name in ("latency_s", "started_at", "finished_at", "wait_s", "first_token_s", "end_to_end_s"):
         if name in values and not math.isfinite(values[name]):
@@ -72,7 +73,9 @@ def response_from_dict(data: dict[str, Any]) -> ModelResponse:
         values["content"] = MISSING
     origin = data.get("origin")
     if isinstance(origin, dict):
-        values["origin"] = {k: clip(v, ORIGIN_LIMIT) for k, v in origin.items() if k in ORIGIN_FIELDS and isinstance(v, str)}
+        values["origin"] = {
+            k: clip(v, ORIGIN_LIMIT) for k, v in origin.items() if k in ORIGIN_FIELDS and isinstance(v, str)
+        }
     values["usage"] = clean_usage(data.get("usage"))
     values["timings"] = clean_timings(data.get("timings"))
     return ModelResponse(**values)

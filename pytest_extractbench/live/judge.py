@@ -33,7 +33,7 @@ RUBRIC = """\
 SYSTEM_PROMPT = (
     "You grade data extraction. For every numbered item, compare the EXTRACTED value of the named field "
     "with the EXPECTED value and grade how well the extracted value conveys the same information, "
-    "on this scale:\n" + RUBRIC + "\nAnswer with JSON only: {\"scores\": [{\"id\": <item id>, \"score\": <1-7>}, ...]}, "
+    "on this scale:\n" + RUBRIC + '\nAnswer with JSON only: {"scores": [{"id": <item id>, "score": <1-7>}, ...]}, '
     "one entry per item."
 )
 
@@ -71,7 +71,7 @@ OUTPUT_SYSTEM_PROMPT = (
     "You grade data extraction. For every numbered item, compare the EXTRACTED JSON with the EXPECTED JSON as a "
     "whole and grade how well the extraction conveys the same information, on this scale:\n" + RUBRIC + "\nFor "
     "each item give one short sentence of reasoning first, then the grade. Answer with JSON only: "
-    "{\"grades\": [{\"id\": <item id>, \"reasoning\": \"...\", \"score\": <1-7>}, ...]}, one entry per item."
+    '{"grades": [{"id": <item id>, "reasoning": "...", "score": <1-7>}, ...]}, one entry per item.'
 )
 TOKENS_PER_OUTPUT = 120  # a sentence of reasoning and a grade
 
@@ -80,8 +80,9 @@ class Judge:
     """Grades (field, expected, extracted) triples, or whole outputs, with one chat completion per batch."""
 
     def __init__(self, model: str, base_url: str, *, timeout: float = 60.0, max_retries: int = 1) -> None:
-        self.base_url, self._key, self._client = open_client(base_url, what="LLM judges", error=JudgeError,
-                                                             timeout=timeout, max_retries=max_retries)
+        self.base_url, self._key, self._client = open_client(
+            base_url, what="LLM judges", error=JudgeError, timeout=timeout, max_retries=max_retries
+        )
         self.model = model
         self.timeout = timeout
         self.calls = 0
@@ -96,8 +97,14 @@ class Judge:
         ]
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
-    def _ask(self, messages: list[dict[str, str]], count: int, *, schema: dict[str, Any] | None = None,
-             tokens_per_item: int = TOKENS_PER_ITEM) -> str:
+    def _ask(
+        self,
+        messages: list[dict[str, str]],
+        count: int,
+        *,
+        schema: dict[str, Any] | None = None,
+        tokens_per_item: int = TOKENS_PER_ITEM,
+    ) -> str:
         started = time.perf_counter()
         try:
             return self._request(messages, count, schema or response_schema(count), tokens_per_item)
@@ -110,8 +117,13 @@ class Judge:
         import openai
 
         self.calls += 1
-        request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "seed": 0,
-                                   "max_tokens": TOKENS_BASE + tokens_per_item * count}
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0,
+            "seed": 0,
+            "max_tokens": TOKENS_BASE + tokens_per_item * count,
+        }
         structured = {"type": "json_schema", "json_schema": {"name": "grades", "schema": schema, "strict": True}}
         try:
             try:
@@ -165,13 +177,22 @@ class Judge:
         out: list[tuple[int, str] | JudgeError | None] = [tuple(f) if isinstance(f, list) else None for f in found]
         todo = [i for i, grade in enumerate(out) if grade is None]
         for start in range(0, len(todo), batch):
-            chunk = todo[start:start + batch]
-            lines = [json.dumps({"id": n, "expected": items[i][0], "extracted": items[i][1]}, ensure_ascii=False)
-                     for n, i in enumerate(chunk, start=1)]
-            messages = [{"role": "system", "content": OUTPUT_SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+            chunk = todo[start : start + batch]
+            lines = [
+                json.dumps({"id": n, "expected": items[i][0], "extracted": items[i][1]}, ensure_ascii=False)
+                for n, i in enumerate(chunk, start=1)
+            ]
+            messages = [
+                {"role": "system", "content": OUTPUT_SYSTEM_PROMPT},
+                {"role": "user", "content": "\n".join(lines)},
+            ]
             try:
-                content = self._ask(messages, len(chunk), schema=response_schema(len(chunk), key="grades", reasoning=True),
-                                    tokens_per_item=TOKENS_PER_OUTPUT)
+                content = self._ask(
+                    messages,
+                    len(chunk),
+                    schema=response_schema(len(chunk), key="grades", reasoning=True),
+                    tokens_per_item=TOKENS_PER_OUTPUT,
+                )
                 answer = self._parse(content, len(chunk), key="grades")
             except JudgeError as exc:
                 answer = [exc] * len(chunk)

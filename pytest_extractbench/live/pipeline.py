@@ -81,6 +81,7 @@ def route_concurrency(concurrency: int, live: LiveOptions, route: Route) -> int:
         return concurrency
     return max(1, concurrency * route.slots // live.slots)
 
+
 @dataclass
 class _Request:
     model: str
@@ -331,16 +332,20 @@ class LiveSource(AheadSource):
     def _limit(self, route: Route) -> PromptBudget:
         """The route's admission: its concurrency, and the prompt tokens its servers can read in time (schedule.py)."""
         if route.urls not in self._limits:
-            self._limits[route.urls] = PromptBudget(route_concurrency(self.concurrency, self.live, route),
-                                                    self.live.timeout_s, self.live.prompt_budget)
+            self._limits[route.urls] = PromptBudget(
+                route_concurrency(self.concurrency, self.live, route), self.live.timeout_s, self.live.prompt_budget
+            )
         return self._limits[route.urls]
 
     def prompt_budgets(self) -> dict[str, dict[str, Any]]:
         """What each model's admission did (metrics.json's ``run.live.prompt_budget``)."""
         if not self.routes:
             return {}
-        return {model: self._limits[route.urls].describe() for model, route in self.routes.items()
-                if route.urls in self._limits}
+        return {
+            model: self._limits[route.urls].describe()
+            for model, route in self.routes.items()
+            if route.urls in self._limits
+        }
 
     def _client(self, url: str) -> ExtractionClient:
         client = self._clients.get(url)
@@ -348,8 +353,9 @@ class LiveSource(AheadSource):
             from .client import ExtractionClient, client_config
 
             config = client_config(self.live, url, self._api_key)
-            client = self._clients[url] = ExtractionClient(config, http_client_factory=self._http_client_factory,
-                                                           slots=self._embedded_slots(url))
+            client = self._clients[url] = ExtractionClient(
+                config, http_client_factory=self._http_client_factory, slots=self._embedded_slots(url)
+            )
             self._outstanding[url] = 0
         return client
 
@@ -368,8 +374,14 @@ class LiveSource(AheadSource):
         turn = next(self._tiebreak)
         now = asyncio.get_running_loop().time()
         candidates = [u for u in urls if u not in tried] or list(urls)
-        return min(candidates, key=lambda u: (self._suspect_until.get(u, 0.0) > now, self._outstanding[u],
-                                              (urls.index(u) - turn) % len(urls)))
+        return min(
+            candidates,
+            key=lambda u: (
+                self._suspect_until.get(u, 0.0) > now,
+                self._outstanding[u],
+                (urls.index(u) - turn) % len(urls),
+            ),
+        )
 
     async def _send(self, client: ExtractionClient, served_model: str, request: _Request) -> ModelResponse:
         """One request to one replica (the tracks send other request fields: tracks/live.py)."""

@@ -20,7 +20,16 @@ from ..core.redact import redact_credentials
 from ..core.urls import check_base_url
 from .transport import API_KEY_ENV_VARS, open_sync_openai
 
-__all__ = ["KEY_VARIABLES", "MAX_ANSWER_BYTES", "RemoteAnswerError", "api_key", "check_url", "masked", "open_client", "read_answer"]
+__all__ = [
+    "KEY_VARIABLES",
+    "MAX_ANSWER_BYTES",
+    "RemoteAnswerError",
+    "api_key",
+    "check_url",
+    "masked",
+    "open_client",
+    "read_answer",
+]
 
 #: The judge's own variable first, then the model client's (transport.py).
 KEY_VARIABLES = ("EXTRACTBENCH_JUDGE_API_KEY", *API_KEY_ENV_VARS)
@@ -47,7 +56,9 @@ def check_url(url: str) -> str:
     return check_base_url(url, key_variables=f"{KEY_VARIABLES[0]} (or {KEY_VARIABLES[1]})")
 
 
-def open_client(base_url: str, *, what: str, error: type[Exception], timeout: float, max_retries: int) -> tuple[str, str, Any]:
+def open_client(
+    base_url: str, *, what: str, error: type[Exception], timeout: float, max_retries: int
+) -> tuple[str, str, Any]:
     """``(checked base URL, key, OpenAI client)`` for a judge or embeddings server; ``error`` (the caller's
     error class) says why not: the ``openai`` package missing (the ``judge`` extra) or a bad URL."""
     try:

@@ -155,5 +155,6 @@ def open_sync_openai(base_url: str, api_key: str | None, *, timeout: float, max_
     import openai
 
     http_client = openai.DefaultHttpxClient(trust_env=False) if urlsplit(base_url).hostname in _LOOPBACK else None
-    return openai.OpenAI(base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout, max_retries=max_retries,
-                         http_client=http_client)
+    return openai.OpenAI(
+        base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout, max_retries=max_retries, http_client=http_client
+    )

@@ -69,8 +69,10 @@ def put_many(values: dict[str, Any]) -> None:
         db = _connection()
         if db is not None:
             with db:
-                db.executemany("INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)",
-                               [(k, json.dumps(v)) for k, v in values.items()])
+                db.executemany(
+                    "INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)",
+                    [(k, json.dumps(v)) for k, v in values.items()],
+                )
 
 
 def clear_memory() -> None:

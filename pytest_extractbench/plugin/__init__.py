@@ -163,8 +163,10 @@ class _InterruptListener:
         if reporter is not None and not self.bench.is_worker:
             where = textsafe.terminal(str(self.bench.run_dir), None)
             reporter.write("\n")
-            reporter.write_line(f"extractbench: interrupted; every answer received is kept in {where}/responses.jsonl: "
-                                f"finish the run with --extractbench-resume {where}")
+            reporter.write_line(
+                f"extractbench: interrupted; every answer received is kept in {where}/responses.jsonl: "
+                f"finish the run with --extractbench-resume {where}"
+            )
 
 
 class _XdistController:
@@ -303,7 +305,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         bench.close_source()  # every item has run (or the run was stopped): no more requests
         with safe_usage_errors():
             bench.finish(session)
-
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -14,5 +14,8 @@ if TYPE_CHECKING:
 
 def configure(config: pytest.Config, settings: Settings) -> None:
     """Register hook-provided rules and check the options that name them."""
-    configure_rules(settings, config.hook.pytest_extractbench_comparators(config=config),
-                    config.hook.pytest_extractbench_transforms(config=config))
+    configure_rules(
+        settings,
+        config.hook.pytest_extractbench_comparators(config=config),
+        config.hook.pytest_extractbench_transforms(config=config),
+    )

@@ -38,7 +38,8 @@ class FailureDetails:
             if self.all_failed is not None and listed and not getattr(terminalreporter, "no_summary", False):
                 terminalreporter.write_line(
                     f"... {self.held:,} more failed samples not listed here (each is in {self.run_dir / SAMPLES_FILE} "
-                    "and the JUnit XML; --extractbench-failure-details N lists more)")
+                    "and the JUnit XML; --extractbench-failure-details N lists more)"
+                )
             self._put_back(terminalreporter)
 
     @pytest.hookimpl(specname="pytest_terminal_summary", tryfirst=True)
@@ -48,7 +49,8 @@ class FailureDetails:
         if self.all_failed is not None and terminalreporter.config.option.tbstyle != "no":
             terminalreporter.write_line(
                 f"... {self.held:,} more failed samples not detailed here; each one's fields, output and reason are in "
-                f"{self.run_dir / SAMPLES_FILE} (--extractbench-failure-details N details more)")
+                f"{self.run_dir / SAMPLES_FILE} (--extractbench-failure-details N details more)"
+            )
 
     def _hold(self, reporter: Any) -> None:
         failed = reporter.stats.get("failed")

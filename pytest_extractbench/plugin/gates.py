@@ -27,14 +27,25 @@ def report_gates(session: pytest.Session, dataset: str, verdicts: Sequence[Any])
     for verdict in verdicts:
         nodeid = f"{dataset}::extractbench-gate[{textsafe.terminal(verdict.name)}]"
         location = (dataset, None, f"extractbench gate {verdict.name}")
-        properties = [(GATE_KEY, verdict.gate), ("model", textsafe.terminal(verdict.model)),
-                      *(("extractbench_warning", textsafe.terminal(w, textsafe.LINE_LIMIT)) for w in verdict.warnings)]
+        properties = [
+            (GATE_KEY, verdict.gate),
+            ("model", textsafe.terminal(verdict.model)),
+            *(("extractbench_warning", textsafe.terminal(w, textsafe.LINE_LIMIT)) for w in verdict.warnings),
+        ]
         for when in ("setup", "call", "teardown"):
             failed = when == "call" and not verdict.passed
             report = pytest.TestReport(
-                nodeid, location, {}, "failed" if failed else "passed",
-                textsafe.text_lines(verdict.message) if failed else None, when,
-                sections=[], duration=0.0, start=now, stop=now, user_properties=properties,
+                nodeid,
+                location,
+                {},
+                "failed" if failed else "passed",
+                textsafe.text_lines(verdict.message) if failed else None,
+                when,
+                sections=[],
+                duration=0.0,
+                start=now,
+                stop=now,
+                user_properties=properties,
             )
             setattr(report, GATE_KEY, verdict.gate)
             logreport(report=report)

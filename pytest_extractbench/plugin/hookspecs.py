@@ -65,7 +65,9 @@ def pytest_extractbench_transforms(config: pytest.Config) -> dict[str, Any] | No
 
 
 @pytest.hookspec()
-def pytest_extractbench_request_done(config: pytest.Config, model: str, sample_id: str, response: ModelResponse) -> None:
+def pytest_extractbench_request_done(
+    config: pytest.Config, model: str, sample_id: str, response: ModelResponse
+) -> None:
     """Called in the process that runs the item, once per model response the item receives.
 
     Live runs: one call per request (per run with ``--extractbench-repeats``), after retries;

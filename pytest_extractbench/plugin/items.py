@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ..dataset.records import SampleRecord, TrackRecord
 
 
-
 class SampleFailure(ExtractbenchError):
     """A sample item failed: its output is unusable or below the per-sample quality bar."""
 
@@ -64,8 +63,22 @@ def item_name(model: str, sample_id: str) -> str:
 
 
 # pytest's own markers and -m keywords: a topic named like one gets a prefix (a "skip" topic must not skip)
-_BUILTIN_MARKS = {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings", "tryfirst", "trylast",
-                  "and", "or", "not", "true", "false", "none"}
+_BUILTIN_MARKS = {
+    "skip",
+    "skipif",
+    "xfail",
+    "parametrize",
+    "usefixtures",
+    "filterwarnings",
+    "tryfirst",
+    "trylast",
+    "and",
+    "or",
+    "not",
+    "true",
+    "false",
+    "none",
+}
 
 
 def marker_name(text: str, taken: frozenset[str] = frozenset()) -> str:

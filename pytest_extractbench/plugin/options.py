@@ -20,8 +20,13 @@ def add_options(parser: pytest.Parser) -> None:
     """Register every option and its ini mirror."""
     # Help texts start with a capital letter and end with a period (pytest-xdist's rule).
     group = parser.getgroup("extractbench", "LLM structured-extraction benchmark")
-    group.addoption("--extractbench", action="store_true", dest="extractbench", default=False,
-                    help="Run the extraction benchmark: one test item per (model, sample).")
+    group.addoption(
+        "--extractbench",
+        action="store_true",
+        dest="extractbench",
+        default=False,
+        help="Run the extraction benchmark: one test item per (model, sample).",
+    )
     for spec in OPTIONS:
         names = (spec.option, *spec.aliases)
         # argparse %-formats help texts: a literal % (as in "-2%") must be doubled or --help crashes
@@ -29,8 +34,15 @@ def add_options(parser: pytest.Parser) -> None:
         if spec.flag:
             group.addoption(*names, action="store_true", dest=spec.dest, default=None, help=text)
         else:
-            group.addoption(*names, action="append" if spec.multiple else "store", dest=spec.dest, default=None,
-                            type=spec.converter, metavar=spec.metavar, help=text)
+            group.addoption(
+                *names,
+                action="append" if spec.multiple else "store",
+                dest=spec.dest,
+                default=None,
+                type=spec.converter,
+                metavar=spec.metavar,
+                help=text,
+            )
         parser.addini(spec.ini, spec.help, default="")
 
 

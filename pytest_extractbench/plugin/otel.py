@@ -107,7 +107,9 @@ class OtelExporter:
 
     # -- hooks --------------------------------------------------------------------------------
 
-    def pytest_extractbench_request_done(self, config: pytest.Config, model: str, sample_id: str, response: Any) -> None:
+    def pytest_extractbench_request_done(
+        self, config: pytest.Config, model: str, sample_id: str, response: Any
+    ) -> None:
         from opentelemetry.trace import Status, StatusCode
 
         usage = response.usage or {}

@@ -60,7 +60,8 @@ def attach_extra(report: pytest.TestReport, record: Mapping[str, Any]) -> None:
     view = sample_view(record)
     # pytest-html reads the extras from this attribute of the report, which pytest does not declare
     report.extras = [  # type: ignore[attr-defined]
-        *getattr(report, "extras", []), extras.html(render_fragment("item_extra.html.j2", sample=view))
+        *getattr(report, "extras", []),
+        extras.html(render_fragment("item_extra.html.j2", sample=view)),
     ]
 
 

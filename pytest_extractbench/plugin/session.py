@@ -155,9 +155,11 @@ class BenchSession:
         known = {item.nodeid for item in items}
         unknown = [nodeid for nodeid in self.wanted_nodeids if nodeid not in known]
         if unknown:
-            raise UsageProblem(f"extractbench: no item {textsafe.terminal(unknown[0])!r} in this run "
-                               f"(dataset {textsafe.terminal(self.context.dataset.name)!r}, models "
-                               f"{', '.join(self.context.models())})")
+            raise UsageProblem(
+                f"extractbench: no item {textsafe.terminal(unknown[0])!r} in this run "
+                f"(dataset {textsafe.terminal(self.context.dataset.name)!r}, models "
+                f"{', '.join(self.context.models())})"
+            )
         wanted = set(self.wanted_nodeids)
         others = [item for item in items if item.nodeid not in wanted]
         if others:
@@ -181,7 +183,8 @@ class BenchSession:
             warnings.warn_explicit(ExtractbenchWarning(text), ExtractbenchWarning, textsafe.terminal(problem.source), 0)
         if len(problems) > MAX_LISTED:
             warnings.warn(  # noqa: B028 - no caller's line to point at, as above
-                ExtractbenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json"))
+                ExtractbenchWarning(f"{len(problems) - MAX_LISTED} more input problems; see metrics.json")
+            )
 
     def prepare(self, items: list[pytest.Item]) -> None:
         """Hand the source every (model, sample) this process will run, so it can work ahead."""
@@ -251,8 +254,15 @@ class BenchSession:
             bucket = self.context.sample_bucket(record)
             if bucket is not None:
                 self.bucket_properties[report.nodeid] = [("extractbench_bucket", bucket.bucket)] + (
-                    [("extractbench_field_flips", textsafe.terminal("; ".join(map(str, bucket.flips)),
-                                                                    textsafe.LINE_LIMIT))] if bucket.flips else [])
+                    [
+                        (
+                            "extractbench_field_flips",
+                            textsafe.terminal("; ".join(map(str, bucket.flips)), textsafe.LINE_LIMIT),
+                        )
+                    ]
+                    if bucket.flips
+                    else []
+                )
         elif "::extractbench[" in report.nodeid and (report.when == "call" or report.failed):
             self.unscored.append(report.nodeid)
 
@@ -270,8 +280,14 @@ class BenchSession:
             return
         self.heap.freeze(collect=True)
         # nothing in the session needs every record once they are in samples.jsonl (see finish_run)
-        self.result = finish_run(self.context, self.records, unscored=self.unscored, pytest_version=pytest.__version__,
-                                 keep_records=False, spool=self.spool)
+        self.result = finish_run(
+            self.context,
+            self.records,
+            unscored=self.unscored,
+            pytest_version=pytest.__version__,
+            keep_records=False,
+            spool=self.spool,
+        )
         self.spool = None
         if self.result.metrics and not self.result.gate_passed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -312,13 +328,18 @@ class BenchSession:
             return
         for model, comparison in self.result.comparison.models.items():
             if comparison.buckets is not None:
-                xml.add_global_property("extractbench_buckets",
-                                        textsafe.terminal(f"{model}: {comparison.buckets.describe()}",
-                                                          textsafe.LINE_LIMIT))
+                xml.add_global_property(
+                    "extractbench_buckets",
+                    textsafe.terminal(f"{model}: {comparison.buckets.describe()}", textsafe.LINE_LIMIT),
+                )
 
     def summary_lines(self, *, verdict_only: bool = False) -> list[str]:
         """The terminal summary: one headline block per model, problems, where the files are (or the verdict)."""
         lines = summary_lines(self.context, self.result, self.unscored, verdict_only=verdict_only)
-        return lines + exit_lines(self.exitstatus, self.failed_items, len(self.unscored),
-                                  gate_passed=self.result is None or not self.result.metrics or self.result.gate_passed,
-                                  report_only=self.settings.report_only)
+        return lines + exit_lines(
+            self.exitstatus,
+            self.failed_items,
+            len(self.unscored),
+            gate_passed=self.result is None or not self.result.metrics or self.result.gate_passed,
+            report_only=self.settings.report_only,
+        )

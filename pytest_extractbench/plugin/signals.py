@@ -23,7 +23,10 @@ class TerminateAsInterrupt:
 
     def install(self) -> None:
         # a handler someone else installed (a test harness, a supervisor library) is theirs: leave it
-        if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        if (
+            threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL
+        ):
             return
         signal.signal(signal.SIGTERM, _interrupt)
         self._installed = True

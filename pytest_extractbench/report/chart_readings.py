@@ -58,7 +58,9 @@ def medians(points: Mapping[str, Sequence[tuple[float, float]]], xname: str, yna
     for model, values in points.items():
         if values:
             xs, ys = np.asarray(values, dtype=float).T
-            parts.append(f"{_prefix(model, len(points) > 1)}median {xname} {np.median(xs):.3f}, {yname} {np.median(ys):.3f}")
+            parts.append(
+                f"{_prefix(model, len(points) > 1)}median {xname} {np.median(xs):.3f}, {yname} {np.median(ys):.3f}"
+            )
     return _join(parts) + "."
 
 
@@ -124,7 +126,9 @@ def severity(models: Mapping[str, Mapping[str, float]]) -> str:
     parts = []
     for model, counts in models.items():
         total = int(sum(counts.values()))
-        parts.append(f"{_prefix(model, len(models) > 1)}{int(counts.get('critical', 0))} critical of {total} spurious fields")
+        parts.append(
+            f"{_prefix(model, len(models) > 1)}{int(counts.get('critical', 0))} critical of {total} spurious fields"
+        )
     return _join(parts) + "."
 
 
@@ -142,7 +146,9 @@ def ranking(entries: Sequence[Mapping[str, Any]]) -> str:
         return ""
     first, second = entries[0], entries[1]
     gap = float(first["extraction_quality_score"]) - float(second["extraction_quality_score"])
-    sure = {True: "significant", False: "not significant", None: "not tested"}[first.get("significantly_better_than_next")]
+    sure = {True: "significant", False: "not significant", None: "not tested"}[
+        first.get("significantly_better_than_next")
+    ]
     return f"{first['model']} leads {second['model']} by {gap:.3f} EQS ({sure})."
 
 

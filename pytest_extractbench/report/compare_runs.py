@@ -70,10 +70,13 @@ def merge_runs(paths: Sequence[Path]) -> RunData:
 
     scored = [SampleRecord.from_dict(r, options) for r in records()]
     first = runs[0][1].document
-    document = rundoc.complete({
-        "format_version": first["format_version"], "track": first["track"],
-        "run": {**first["run"], "runs": [str(p) for p in paths], "models": list(models)},
-        "models": models,
-        **comparison_section(models, scored, options),
-    })
+    document = rundoc.complete(
+        {
+            "format_version": first["format_version"],
+            "track": first["track"],
+            "run": {**first["run"], "runs": [str(p) for p in paths], "models": list(models)},
+            "models": models,
+            **comparison_section(models, scored, options),
+        }
+    )
     return RunData(document, records, None)

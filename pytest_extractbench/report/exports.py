@@ -21,7 +21,7 @@ from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
 from . import run_sections as sections
 from . import summary
-from .rows import sample_row, sample_rows
+from .rows import sample_rows
 from .terminal import context_text
 
 SUMMARY_FILE = "summary.md"
@@ -29,14 +29,20 @@ METRICS_CSV = "metrics.csv"
 SAMPLES_CSV = "samples.csv"
 # samples.csv: the record's identity, the catalog's per-sample values (``sample_column`` order), then the rest
 SAMPLE_LEADING = ("model", "sample_id", "passed")
-SAMPLE_TRAILING = ("fields_expected", "latency_s", "error_class", "topic", "complexity_score", "complexity_bin",
-                   "failure")
+SAMPLE_TRAILING = (
+    "fields_expected",
+    "latency_s",
+    "error_class",
+    "topic",
+    "complexity_score",
+    "complexity_bin",
+    "failure",
+)
 
 
 def sample_columns() -> tuple[str, ...]:
     """The columns of samples.csv; a metric with a ``sample_column`` in the catalog gets its per-sample value."""
-    return (*SAMPLE_LEADING, *(m.per_sample for m in catalog.ranked("sample_column") if m.per_sample),
-            *SAMPLE_TRAILING)
+    return (*SAMPLE_LEADING, *(m.per_sample for m in catalog.ranked("sample_column") if m.per_sample), *SAMPLE_TRAILING)
 
 
 # metrics.csv: these columns lead, then the catalog's metrics, then their CIs and the rest
@@ -59,8 +65,10 @@ def cap_summary(text: str, limit: int = SUMMARY_LIMIT) -> str:
         headings = [line.lstrip("#").strip() for line in cut if line.startswith("## ")]
         shown = headings if len(headings) <= 6 else [*headings[:3], "...", *headings[-2:]]
         where = f" ({len(headings)} section(s): {', '.join(shown)})" if headings else ""
-        return (f"\n\n*\u2026 {len(cut)} more lines not shown{where}: summary.md is cut at {limit // 1000} KB; "
-                "see report.html and metrics.json in the run directory.*\n")
+        return (
+            f"\n\n*\u2026 {len(cut)} more lines not shown{where}: summary.md is cut at {limit // 1000} KB; "
+            "see report.html and metrics.json in the run directory.*\n"
+        )
 
     kept, size = 0, 0
     budget = limit - len(trailer(lines).encode("utf-8"))
@@ -153,8 +161,9 @@ def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any
         lines.append(f"- **Context**: {md(context, textsafe.LINE_LIMIT)}")
     errors = ((metrics.get("performance") or {}).get("reliability") or {}).get("error_counts") or {}
     if errors.get("context_exceeded"):
-        lines.append(f"- **Did not fit the model's context**: {int(errors['context_exceeded'])} sample(s) "
-                     "(`context_exceeded`)")
+        lines.append(
+            f"- **Did not fit the model's context**: {int(errors['context_exceeded'])} sample(s) (`context_exceeded`)"
+        )
     return lines
 
 
@@ -163,17 +172,28 @@ def gate_md(document: Mapping[str, Any]) -> list[str]:
     verdicts = gate_verdicts(document)
     partial = document["run"].get("partial") or {}
     # a partial run's gate judged only the samples that ran: say so before any verdict is read as the whole story
-    seen = [f"- **Partial run**: for `{md(model)}` {md(text)}"
-            for model, counts in (partial.get("models") or {}).items() if (text := partial_text(counts))]
+    seen = [
+        f"- **Partial run**: for `{md(model)}` {md(text)}"
+        for model, counts in (partial.get("models") or {}).items()
+        if (text := partial_text(counts))
+    ]
     if not verdicts:
-        return ["**Gate**: none asserted (SLA tier `none`, no regression check against a baseline): the session passes whatever "
-                "the scores.", "", *([*seen, ""] if seen else [])]
+        return [
+            "**Gate**: none asserted (SLA tier `none`, no regression check against a baseline): the session passes whatever "
+            "the scores.",
+            "",
+            *([*seen, ""] if seen else []),
+        ]
     failed = sum(not v.passed for v in verdicts)
     head = f"**Gate: FAILED** ({failed} of {len(verdicts)} failed)" if failed else f"**Gate: passed** ({len(verdicts)})"
     warned = unmeasured_warnings(verdicts)
     # thresholds let pass without a measurement: said before the verdicts, so a green gate is not read as "all held"
-    warning = [f"**Warning**: {len(warned)} threshold(s) could not be measured and were let pass "
-               "(`--extractbench-unmeasured warn`):", *(f"- {md(text, textsafe.LINE_LIMIT)}" for text in warned), ""]
+    warning = [
+        f"**Warning**: {len(warned)} threshold(s) could not be measured and were let pass "
+        "(`--extractbench-unmeasured warn`):",
+        *(f"- {md(text, textsafe.LINE_LIMIT)}" for text in warned),
+        "",
+    ]
     lines = [*(warning if warned else []), head, "", *seen]
     for verdict in verdicts:
         lines.append(f"- {'passed' if verdict.passed else '**FAILED**'}: {md(verdict.headline, textsafe.LINE_LIMIT)}")
@@ -181,9 +201,14 @@ def gate_md(document: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-_BREAKDOWN_PARTS = (("time_to_first_token_ms", "time to first token"), ("after_first_token_ms", "after the first token"),
-                    ("server_prompt_ms", "prompt processing (server)"), ("server_generation_ms", "generation (server)"),
-                    ("network_and_queue_ms", "network and server queue"), ("client_wait_ms", "waiting for a request slot"))
+_BREAKDOWN_PARTS = (
+    ("time_to_first_token_ms", "time to first token"),
+    ("after_first_token_ms", "after the first token"),
+    ("server_prompt_ms", "prompt processing (server)"),
+    ("server_generation_ms", "generation (server)"),
+    ("network_and_queue_ms", "network and server queue"),
+    ("client_wait_ms", "waiting for a request slot"),
+)
 
 
 def _whole_output_md(metrics: Mapping[str, Any]) -> list[str]:
@@ -193,7 +218,9 @@ def _whole_output_md(metrics: Mapping[str, Any]) -> list[str]:
         if isinstance(value, (int, float)):
             entry = catalog.get(name)
             ci = (metrics.get("confidence_intervals") or {}).get(name) or {}
-            interval = f" [95% CI: {sections.num(ci['low'])}, {sections.num(ci['high'])}]" if ci.get("low") is not None else ""
+            interval = (
+                f" [95% CI: {sections.num(ci['low'])}, {sections.num(ci['high'])}]" if ci.get("low") is not None else ""
+            )
             grade = f" (mean grade {value * 7:.2f} of 7)" if name == "judge_score" else ""
             lines.append(f"- **{entry.label if entry else name}**: {sections.num(value)}{interval}{grade}")
     return ["", *lines] if lines else []
@@ -206,19 +233,26 @@ def whole_output_cost_md(document: Mapping[str, Any]) -> list[str]:
         return []
     lines = ["## Whole-output scores: cost", ""]
     if cost.get("embedded_texts") or cost.get("embedding_errors"):
-        lines.append(f"- **Embeddings**: {cost['embedded_texts']} texts in {cost['embedding_seconds']:.1f} s "
-                     f"({cost['embedding_errors']} failed)")
+        lines.append(
+            f"- **Embeddings**: {cost['embedded_texts']} texts in {cost['embedding_seconds']:.1f} s "
+            f"({cost['embedding_errors']} failed)"
+        )
     if cost.get("judge_requests") or cost.get("judge_errors"):
-        lines.append(f"- **LLM judge**: {cost['judge_requests']} requests, {cost['judge_prompt_tokens']:,} prompt + "
-                     f"{cost['judge_completion_tokens']:,} completion tokens in {cost['judge_seconds']:.1f} s "
-                     f"({cost['judge_errors']} samples without a grade)")
+        lines.append(
+            f"- **LLM judge**: {cost['judge_requests']} requests, {cost['judge_prompt_tokens']:,} prompt + "
+            f"{cost['judge_completion_tokens']:,} completion tokens in {cost['judge_seconds']:.1f} s "
+            f"({cost['judge_errors']} samples without a grade)"
+        )
     return [*lines, ""] if len(lines) > 2 else []
 
 
 def _latency_breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     breakdown = (metrics.get("performance") or {}).get("latency_breakdown") or {}
-    parts = [f"{label} {breakdown[key]['p50']:,.0f} / {breakdown[key]['p95']:,.0f} ms"
-             for key, label in _BREAKDOWN_PARTS if (breakdown.get(key) or {}).get("count")]
+    parts = [
+        f"{label} {breakdown[key]['p50']:,.0f} / {breakdown[key]['p95']:,.0f} ms"
+        for key, label in _BREAKDOWN_PARTS
+        if (breakdown.get(key) or {}).get("count")
+    ]
     return ["", f"- **Where the time went** (p50 / p95): {'; '.join(parts)}"] if parts else []
 
 
@@ -227,29 +261,49 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     dist = metrics.get("eqs_distribution") or {}
     if dist.get("median") is not None:
-        lines += ["", f"- **Per-sample EQS**: min {sections.num(dist['min'])}, median {sections.num(dist['median'])}, max "
-                      f"{sections.num(dist['max'])}; {dist['perfect_samples']} perfect (EQS 1), {dist['zero_samples']} at 0"]
+        lines += [
+            "",
+            f"- **Per-sample EQS**: min {sections.num(dist['min'])}, median {sections.num(dist['median'])}, max "
+            f"{sections.num(dist['max'])}; {dist['perfect_samples']} perfect (EQS 1), {dist['zero_samples']} at 0",
+        ]
     weakest = summary.weakest_fields(metrics)
     if weakest:
-        lines += ["", "### Fields to look at", "",
-                  "| Field | Occurrences | Mean score | ANLS* | Matches | Partial | Mismatches | Omissions | Hallucinations |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {md(name)} | {f['occurrences']} | {sections.num(f['mean_score'])} | {sections.num(f['anls_star'])} | "
-                  f"{f['matches']} | {f['partial']} | {f['mismatches']} | {f['omissions']} | {f['hallucinations']} |"
-                  for name, f in weakest]
+        lines += [
+            "",
+            "### Fields to look at",
+            "",
+            "| Field | Occurrences | Mean score | ANLS* | Matches | Partial | Mismatches | Omissions | Hallucinations |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(name)} | {f['occurrences']} | {sections.num(f['mean_score'])} | {sections.num(f['anls_star'])} | "
+            f"{f['matches']} | {f['partial']} | {f['mismatches']} | {f['omissions']} | {f['hallucinations']} |"
+            for name, f in weakest
+        ]
     lines += _whole_output_md(metrics)
     lines += _latency_breakdown_md(metrics)
     retried = summary.retried_text(metrics.get("performance") or {})
     if retried:
         lines += ["", f"- **Attempts**: {md(retried, textsafe.LINE_LIMIT)}"]
-    bins = {name: entry for name, entry in (metrics.get("metrics_by_complexity_bin") or {}).items()
-            if isinstance(entry, Mapping) and entry.get("num_samples")}
+    bins = {
+        name: entry
+        for name, entry in (metrics.get("metrics_by_complexity_bin") or {}).items()
+        if isinstance(entry, Mapping) and entry.get("num_samples")
+    }
     if bins:
-        lines += ["", "### By schema complexity", "",
-                  "| Bin | Samples | EQS | Precision (partial) | Recall (partial) | F1 (partial) |", "|---|---|---|---|---|---|"]
-        lines += [f"| {md(name)} | {e['num_samples']} | {sections.num(e.get('extraction_quality_score'))} | "
-                  f"{sections.num(e.get('field_precision_partial'))} | {sections.num(e.get('field_recall_partial'))} | "
-                  f"{sections.num(e.get('field_f1_partial'))} |" for name, e in bins.items()]
+        lines += [
+            "",
+            "### By schema complexity",
+            "",
+            "| Bin | Samples | EQS | Precision (partial) | Recall (partial) | F1 (partial) |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md(name)} | {e['num_samples']} | {sections.num(e.get('extraction_quality_score'))} | "
+            f"{sections.num(e.get('field_precision_partial'))} | {sections.num(e.get('field_recall_partial'))} | "
+            f"{sections.num(e.get('field_f1_partial'))} |"
+            for name, e in bins.items()
+        ]
     lines += sections.groups_md(sections.groups_view(metrics))
     lines += sections.calibration_md(sections.calibration_view(metrics))
     lines += sections.consistency_md(sections.consistency_view(metrics))
@@ -264,9 +318,13 @@ def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Map
     models = document["models"]
     names = ", ".join(md(m) for m in models) or "no model"
     reuse = reuse_sentence(run.get("live"))
-    lines = [f"# Model Evaluation Report: {names}", "", *([f"> **Reused answers**: {md(reuse, textsafe.LINE_LIMIT)}", ""]
-                                                        if reuse else []), *gate_md(document),
-             *sections.baseline_headline_md(sections.baseline_view(document))]
+    lines = [
+        f"# Model Evaluation Report: {names}",
+        "",
+        *([f"> **Reused answers**: {md(reuse, textsafe.LINE_LIMIT)}", ""] if reuse else []),
+        *gate_md(document),
+        *sections.baseline_headline_md(sections.baseline_view(document)),
+    ]
     if not models:
         lines.append("No sample was scored.")
     for model, metrics in models.items():

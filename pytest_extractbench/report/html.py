@@ -86,8 +86,14 @@ class ModelView:
 
 
 # what a track's record (no field-level score) shows in the field diff
-_NO_SCORE: Mapping[str, Any] = {"fields": [], "parse_error": None, "validation_errors": [], "eqs": 0.0,
-                                "f1": {"partial": 0.0}, "schema_valid": False}
+_NO_SCORE: Mapping[str, Any] = {
+    "fields": [],
+    "parse_error": None,
+    "validation_errors": [],
+    "eqs": 0.0,
+    "f1": {"partial": 0.0},
+    "schema_valid": False,
+}
 
 
 def sample_view(record: Mapping[str, Any]) -> SampleView:
@@ -253,8 +259,11 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
         else [],
         "options_table": [(k, _show(v)) for k, v in _flatten(run_info["options"])],
         # a metric only some runs measure (the judge's grade) is listed when some model has it
-        "primary_metrics": tuple(name for name, metric in catalog.resampled().items()
-                                 if metric.measured_by is None or any(name in v.metrics for v in views)),
+        "primary_metrics": tuple(
+            name
+            for name, metric in catalog.resampled().items()
+            if metric.measured_by is None or any(name in v.metrics for v in views)
+        ),
         "whole_output_cost": document.get("whole_output_cost"),
         "models": views,
         "gates": (gates := gate_verdicts(document)),

@@ -62,8 +62,9 @@ def report_charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[
             ci = (view.metrics.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
             low, high = ci.get("low"), ci.get("high")
             chart = _chart(charts.eqs_gauge, view.name, view.summary.eqs, low, high, str(i))
-            out["overview"].append(_read(chart, partial(
-                readings.gauge, view.name, view.summary.eqs, view.summary.verdict_band, low, high)))
+            out["overview"].append(
+                _read(chart, partial(readings.gauge, view.name, view.summary.eqs, view.summary.verdict_band, low, high))
+            )
     if scored:
         rows = {m.name: m.rows for m in models if m.rows}
         _overview_and_accuracy(out, scored, rows)
@@ -91,7 +92,9 @@ def _overview_and_accuracy(out: dict[str, list[Chart | None]], scored: Mapping[s
 def _performance(out: dict[str, list[Chart | None]], rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
     latencies = _enough({n: [r["latency_s"] for r in v if r["latency_s"] is not None] for n, v in rows.items()})
     if latencies:
-        out["performance"].append(_read(_chart(charts.latency_histogram, latencies), lambda: readings.latency(latencies)))
+        out["performance"].append(
+            _read(_chart(charts.latency_histogram, latencies), lambda: readings.latency(latencies))
+        )
         points = {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies}
         chart = _chart(charts.scatter, points, "latency-eqs", "Latency vs accuracy", "latency (s)", "EQS",
                        "One point per sample.", xlim=None)  # fmt: skip
@@ -113,7 +116,9 @@ def _errors(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str
         chart = _chart(charts.heatmap, matrix, names, list(scored), "omissions", "Field omission heatmap",
                        f"Omission rate of the {len(names)} most often missed fields, highest mean rate first.",
                        xlabel="model", ylabel="field")  # fmt: skip
-        out["errors"].append(_read(chart, lambda: readings.heatmap_top(matrix, names, list(scored), "Most omitted", "{:.0%}")))
+        out["errors"].append(
+            _read(chart, lambda: readings.heatmap_top(matrix, names, list(scored), "Most omitted", "{:.0%}"))
+        )
     severity = {n: (m.get("hallucination_analysis") or {}).get("severity") or {} for n, m in scored.items()}
     if any(sum(v.values()) for v in severity.values()):
         chart = _chart(charts.stacked_counts, severity, [("critical", "#b71c1c"), ("moderate", "#fb8c00"),
@@ -129,7 +134,9 @@ def _complexity(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping
         chart = _chart(charts.scatter, complexity, "f1-complexity", "F1 vs schema complexity", "complexity score",
                        "F1 (partial)", "One point per sample.", xlim=None)  # fmt: skip
         out["complexity"].append(_read(chart, lambda: readings.correlation(complexity, "complexity", "F1")))
-        by_bin = {n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()}
+        by_bin = {
+            n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()
+        }
         out["complexity"].append(_read(_chart(charts.box_by_bin, by_bin, BINS), lambda: readings.bins(by_bin, BINS)))
     correlation = _correlations(scored)
     if correlation is not None:
@@ -139,7 +146,9 @@ def _complexity(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping
                        "Pearson r of per-sample F1 and latency with each complexity feature, strongest first; "
                        "blank: undefined.", vmin=-1.0, vmax=1.0, cmap="RdBu_r", fmt="{:+.2f}",
                        xlabel="complexity feature", ylabel="per-sample metric")  # fmt: skip
-        out["complexity"].append(_read(chart, lambda: readings.heatmap_top(matrix, labels, features, "Strongest", "r {:+.2f}")))
+        out["complexity"].append(
+            _read(chart, lambda: readings.heatmap_top(matrix, labels, features, "Strongest", "r {:+.2f}"))
+        )
 
 
 def _breakdowns(out: dict[str, list[Chart | None]], models: Sequence[ModelView]) -> None:
@@ -153,8 +162,10 @@ def _breakdowns(out: dict[str, list[Chart | None]], models: Sequence[ModelView])
 def key_metrics() -> tuple[tuple[str, str], ...]:
     """The bars of the key-metrics chart, the catalog's ``key_chart`` metrics in order: a lower-is-better metric
     is drawn as ``1 - value`` (key ``1 - <name>``), so that every bar reads higher is better."""
-    return tuple((m.name, m.compact) if m.higher_is_better else (f"1 - {m.name}", f"1 - {m.compact}")
-                 for m in catalog.ranked("key_chart"))
+    return tuple(
+        (m.name, m.compact) if m.higher_is_better else (f"1 - {m.name}", f"1 - {m.compact}")
+        for m in catalog.ranked("key_chart")
+    )
 
 
 def _key_bars(entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -77,8 +77,9 @@ def write_reports(
     html_refused: list[str] = []
     if options.html:
         try:
-            html.append(write_report(RunData(document, records, run_dir, samples), run_dir / REPORT_FILE,
-                                     charts=options.charts))
+            html.append(
+                write_report(RunData(document, records, run_dir, samples), run_dir / REPORT_FILE, charts=options.charts)
+            )
         except OutputWriteError as exc:
             html_refused.append(str(exc))
         except Exception as exc:

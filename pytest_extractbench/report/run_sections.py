@@ -63,6 +63,7 @@ def _field_deltas(fields: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list
          "occurrences": f.get("expected")}
         for path, f in fields.items() if isinstance(f, Mapping) and isinstance(f.get("delta"), (int, float))
     ]  # fmt: skip
+
     # most score moved first: a field seen 40 times that lost 0.5 matters more than one seen once that lost 1
     def moved(r: Mapping[str, Any]) -> float:
         weight = r["occurrences"] if isinstance(r["occurrences"], (int, float)) else 1.0
@@ -105,7 +106,9 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
         "notes": list(found.get("notes") or []),
         "pairing": _pairing_text(found.get("pairing")),
         "models": models,
-        "checks": [{"message": c.get("message", ""), "failed": bool(c.get("failed"))} for c in found.get("checks") or []],
+        "checks": [
+            {"message": c.get("message", ""), "failed": bool(c.get("failed"))} for c in found.get("checks") or []
+        ],
         "passed": found.get("passed"),
     }
 
@@ -129,26 +132,40 @@ def _bucket_counts(counts: Mapping[str, Any]) -> str:
 
 
 def _flips(flips: Any) -> str:
-    return "; ".join(f"{md(str(p))}: {md(str(b))} -> {md(str(a))}" for p, b, a in (flips or [])[:MAX_FLIPS_SHOWN]) \
-        + (f"; +{len(flips) - MAX_FLIPS_SHOWN} more" if len(flips or []) > MAX_FLIPS_SHOWN else "")
+    return "; ".join(f"{md(str(p))}: {md(str(b))} -> {md(str(a))}" for p, b, a in (flips or [])[:MAX_FLIPS_SHOWN]) + (
+        f"; +{len(flips) - MAX_FLIPS_SHOWN} more" if len(flips or []) > MAX_FLIPS_SHOWN else ""
+    )
 
 
 def _bucket_md(buckets: Mapping[str, Any] | None) -> list[str]:
     if not buckets:
         return []
-    lines = ["", f"Samples by bucket (regressed: pass -> fail or EQS drop > {buckets['delta']}): "
-             f"{_bucket_counts(buckets['counts'])}."]
+    lines = [
+        "",
+        f"Samples by bucket (regressed: pass -> fail or EQS drop > {buckets['delta']}): "
+        f"{_bucket_counts(buckets['counts'])}.",
+    ]
     if buckets["worst"]:
-        lines += ["", "| Regressed sample | EQS baseline | EQS current | Pass -> fail | Field flips |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| Regressed sample | EQS baseline | EQS current | Pass -> fail | Field flips |",
+            "|---|---|---|---|---|",
+        ]
         for r in buckets["worst"]:
             lost = "yes" if r.get("baseline_passed") and r.get("current_passed") is False else "no"
-            lines.append(f"| {md(str(r.get('sample_id')))} | {num(r.get('baseline_eqs'))} | {num(r.get('current_eqs'))} "
-                         f"| {lost} | {_flips(r.get('field_flips')) or '-'} |")
+            lines.append(
+                f"| {md(str(r.get('sample_id')))} | {num(r.get('baseline_eqs'))} | {num(r.get('current_eqs'))} "
+                f"| {lost} | {_flips(r.get('field_flips')) or '-'} |"
+            )
         if buckets["hidden"]:
-            lines.append(f"\n{buckets['hidden']} more regressed sample(s) in metrics.json "
-                         "(`baseline_comparison.models.<model>.buckets`).")
+            lines.append(
+                f"\n{buckets['hidden']} more regressed sample(s) in metrics.json "
+                "(`baseline_comparison.models.<model>.buckets`)."
+            )
     if buckets["field_flips"]:
-        flips = (f"{' -> '.join(md(part) for part in str(k).split(' -> '))} {v}" for k, v in buckets["field_flips"].items())
+        flips = (
+            f"{' -> '.join(md(part) for part in str(k).split(' -> '))} {v}" for k, v in buckets["field_flips"].items()
+        )
         lines += ["", "Field flips: " + ", ".join(flips) + "."]
     return lines
 
@@ -158,12 +175,16 @@ def _pairing_text(pairing: Any) -> str | None:
     if not isinstance(pairing, Mapping):
         return None
     if not pairing.get("checked"):
-        return ("WARNING: sample pairing could not be checked: the baseline has no per-sample content hashes (saved "
-                "by an older version), so its samples are paired by id alone; save it again to pair only unchanged "
-                "samples")
+        return (
+            "WARNING: sample pairing could not be checked: the baseline has no per-sample content hashes (saved "
+            "by an older version), so its samples are paired by id alone; save it again to pair only unchanged "
+            "samples"
+        )
     counts = ", ".join(f"{pairing.get(key, 0)} {key}" for key in ("unchanged", "changed", "added", "removed"))
-    return (f"Samples: {counts} of the baseline's {pairing.get('baseline_samples', 0)} by content hash; "
-            "only the unchanged are compared")
+    return (
+        f"Samples: {counts} of the baseline's {pairing.get('baseline_samples', 0)} by content hash; "
+        "only the unchanged are compared"
+    )
 
 
 def _group_row(kind: str, name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,7 +215,9 @@ def groups_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
     hidden = []
     for field, values in groups.items():
         # the weakest groups first: they are what a reader looks for
-        ordered = sorted(values.items(), key=lambda kv: (kv[1].get("score") is None, kv[1].get("score") or 0.0, str(kv[0])))
+        ordered = sorted(
+            values.items(), key=lambda kv: (kv[1].get("score") is None, kv[1].get("score") or 0.0, str(kv[0]))
+        )
         rows += [_group_row("group", f"{field} = {value}", entry) for value, entry in ordered[:MAX_GROUPS]]
         if len(ordered) > MAX_GROUPS:
             hidden.append(f"{len(ordered) - MAX_GROUPS} more groups of {field} in metrics.json")
@@ -411,11 +434,19 @@ def repeats_md(view: Mapping[str, Any] | None) -> list[str]:
     if view["flaky_samples"]:
         shown = ", ".join(f"{md(str(s['sample_id']))} ({s['passed']}/{s['runs']})" for s in view["flaky_list"])
         more = view["flaky_samples"] - len(view["flaky_list"])
-        lines += ["", f"Flaky samples (pass in some runs, fail in others): {view['flaky_samples']}: {shown}"
-                      + (f", ... {more} more in metrics.json (`repeats.flaky_sample_list`)" if more > 0 else "")]
+        lines += [
+            "",
+            f"Flaky samples (pass in some runs, fail in others): {view['flaky_samples']}: {shown}"
+            + (f", ... {more} more in metrics.json (`repeats.flaky_sample_list`)" if more > 0 else ""),
+        ]
     if view["fields"]:
-        lines += ["", "Fields whose category changes between runs (rate: of the sample fields compared):", "",
-                  "| Field | Flipped | Compared | Rate | Changes |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Fields whose category changes between runs (rate: of the sample fields compared):",
+            "",
+            "| Field | Flipped | Compared | Rate | Changes |",
+            "|---|---|---|---|---|",
+        ]
         for f in view["fields"]:
             changes = ", ".join(f"{md(t)} {n}" for t, n in list(f["transitions"].items())[:MAX_FLIPS_SHOWN])
             lines.append(f"| {md(f['field'])} | {f['flipped']} | {f['occurrences']} | {_pct(f['rate'])} | {changes} |")
@@ -469,9 +500,11 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
                      f"**{md(str(m['verdict']).upper())}**{change}{counts}")  # fmt: skip
         # the worst few with their field flips, so a PR comment names them before any table
         for r in (buckets or {}).get("worst", [])[:HEADLINE_REGRESSIONS]:
-            lines.append(f"  - regressed {md(str(r.get('sample_id')))}: EQS {num(r.get('baseline_eqs'))} -> "
-                         f"{num(r.get('current_eqs'))}" + (f"; {flips}" if (flips := _flips(r.get("field_flips"))) else ""))
+            lines.append(
+                f"  - regressed {md(str(r.get('sample_id')))}: EQS {num(r.get('baseline_eqs'))} -> "
+                f"{num(r.get('current_eqs'))}" + (f"; {flips}" if (flips := _flips(r.get("field_flips"))) else "")
+            )
         if buckets and len(buckets.get("worst", [])) + buckets.get("hidden", 0) > HEADLINE_REGRESSIONS:
             more = len(buckets["worst"]) + buckets["hidden"] - HEADLINE_REGRESSIONS
-            lines.append(f"  - ... {more} more regressed sample(s) under \"Against the baseline\" below")
+            lines.append(f'  - ... {more} more regressed sample(s) under "Against the baseline" below')
     return [*lines, ""]

@@ -26,13 +26,14 @@ def _append(path: Path, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:  # a regular file takes it in one write; the loop is for the rare short write
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 
 
-def append_step_summary(summary: Path, environ: Mapping[str, str] | None = None,
-                        limit: int = GITHUB_LIMIT) -> Path | None:
+def append_step_summary(
+    summary: Path, environ: Mapping[str, str] | None = None, limit: int = GITHUB_LIMIT
+) -> Path | None:
     """Append ``summary`` (summary.md) to the job summary; returns the file written, or None when not in a job."""
     target = step_summary_path(environ)
     if target is None:
@@ -46,8 +47,10 @@ def append_step_summary(summary: Path, environ: Mapping[str, str] | None = None,
     except FileNotFoundError:
         used = 0
     if used + len(data) > limit:
-        data = (f"\nextractbench: summary.md ({len(data):,} bytes) not added: the job summary would pass GitHub's "
-                f"{limit // 1024} KiB limit; it is in {summary}.\n").encode()
+        data = (
+            f"\nextractbench: summary.md ({len(data):,} bytes) not added: the job summary would pass GitHub's "
+            f"{limit // 1024} KiB limit; it is in {summary}.\n"
+        ).encode()
         if used + len(data) > limit:
             return None
     _append(target, data)

@@ -137,7 +137,9 @@ def headlines(metrics: Mapping[str, Any], keys: Sequence[str] | None = None) -> 
         value = value_of(metrics, key)
         entry = catalog.get(key)
         out.append(
-            Headline(key, entry.label if entry else key, value, fmt(key, value), grade(key, value), ci_text(metrics, key))
+            Headline(
+                key, entry.label if entry else key, value, fmt(key, value), grade(key, value), ci_text(metrics, key)
+            )
         )
     return out
 
@@ -336,18 +338,35 @@ def weakest_fields(metrics: Mapping[str, Any], limit: int = WEAKEST_FIELDS) -> l
     table = metrics.get("field_scores_by_name")
     if not isinstance(table, Mapping):
         return []
-    weak = [(str(name), entry) for name, entry in table.items()
-            if isinstance(entry, Mapping) and isinstance(entry.get("mean_score"), (int, float)) and entry["mean_score"] < 1]
-    weak.sort(key=lambda item: (-(item[1].get("occurrences") or 0) * (1 - item[1]["mean_score"]),
-                                item[1]["mean_score"], item[0]))
+    weak = [
+        (str(name), entry)
+        for name, entry in table.items()
+        if isinstance(entry, Mapping) and isinstance(entry.get("mean_score"), (int, float)) and entry["mean_score"] < 1
+    ]
+    weak.sort(
+        key=lambda item: (
+            -(item[1].get("occurrences") or 0) * (1 - item[1]["mean_score"]),
+            item[1]["mean_score"],
+            item[0],
+        )
+    )
     # the field's ANLS* beside its own scores, when the run measured it
     anls = metrics.get("anls_star_by_field")
     anls = anls if isinstance(anls, Mapping) else {}
-    return [(name, {**entry, "anls_star": (anls.get(name) or {}).get("anls_star") if isinstance(anls.get(name), Mapping)
-                    else None}) for name, entry in weak[:limit]]
+    return [
+        (
+            name,
+            {
+                **entry,
+                "anls_star": (anls.get(name) or {}).get("anls_star") if isinstance(anls.get(name), Mapping) else None,
+            },
+        )
+        for name, entry in weak[:limit]
+    ]
 
 
 MAX_RETRIED_LISTED = 10  # sample ids named per attempt count
+
 
 def retried_text(perf: Mapping[str, Any]) -> str:
     """``4 samples needed 2 attempts: a, b, c, d``, one clause per attempt count, with what the failed attempts

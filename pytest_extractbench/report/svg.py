@@ -65,7 +65,7 @@ def label(text: Any, width: int = MAX_LABEL, *, keep_end: bool = False) -> str:
     text = " ".join(str(text).split())
     if keep_end and len(text) > width:
         head = width // 3
-        text = text[:head] + "…" + text[len(text) - (width - head - 1):]
+        text = text[:head] + "…" + text[len(text) - (width - head - 1) :]
     return textsafe.terminal(text, width)
 
 

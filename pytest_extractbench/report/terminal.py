@@ -34,7 +34,9 @@ def clip(value: Any, width: int = VALUE_WIDTH) -> str:
 def failure_headline(record: SampleRecord) -> str:
     """Why a sample item failed, in one line: which sample, which model, the reason."""
     # sample id, model, server messages, parse errors and schema errors quote untrusted text: each part clipped
-    return f"sample '{safe(record.sample_id)}' (model '{safe(record.model)}'): {safe(record.failure, textsafe.LINE_LIMIT)}"
+    return (
+        f"sample '{safe(record.sample_id)}' (model '{safe(record.model)}'): {safe(record.failure, textsafe.LINE_LIMIT)}"
+    )
 
 
 def failure_text(record: SampleRecord) -> str:
@@ -50,7 +52,9 @@ def failure_text(record: SampleRecord) -> str:
     failing = [f for f in score.fields if f.category != EXACT]
     if failing:
         width = min(max(5, *(len(f.path) for f in failing)), 40)
-        lines.append(f"  {'field':<{width}}  {'expected':<{VALUE_WIDTH}}  {'predicted':<{VALUE_WIDTH}}  category   score")
+        lines.append(
+            f"  {'field':<{width}}  {'expected':<{VALUE_WIDTH}}  {'predicted':<{VALUE_WIDTH}}  category   score"
+        )
         for field in failing[:MAX_FAILING_FIELDS]:
             lines.append(
                 f"  {safe(field.path, width):<{width}}  {safe(clip(field.expected)):<{VALUE_WIDTH}}  "
@@ -79,9 +83,12 @@ def element_lines(field: Any, options: Any, width: int) -> list[str]:
     if any(isinstance(v, (dict, list)) for v in (*field.expected, *field.predicted)):
         return []
     pairs = list_element_pairs(field.expected, field.predicted, options)
-    lines = [f"  {'':<{width}}    {pair.kind:<8}  {safe(clip(pair.expected)) if pair.kind != 'spurious' else '':<{VALUE_WIDTH}}"
-             f"  {safe(clip(pair.predicted)) if pair.kind != 'missed' else '':<{VALUE_WIDTH}}"
-             + (f"  {pair.similarity:.2f}" if pair.kind == "similar" else "") for pair in pairs[:MAX_ELEMENTS]]
+    lines = [
+        f"  {'':<{width}}    {pair.kind:<8}  {safe(clip(pair.expected)) if pair.kind != 'spurious' else '':<{VALUE_WIDTH}}"
+        f"  {safe(clip(pair.predicted)) if pair.kind != 'missed' else '':<{VALUE_WIDTH}}"
+        + (f"  {pair.similarity:.2f}" if pair.kind == "similar" else "")
+        for pair in pairs[:MAX_ELEMENTS]
+    ]
     if len(pairs) > MAX_ELEMENTS:
         lines.append(f"  {'':<{width}}    ... {len(pairs) - MAX_ELEMENTS} more elements")
     return [line.rstrip() for line in lines]
@@ -200,7 +207,6 @@ def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-
 MAX_LISTED = 10
 
 
@@ -226,6 +232,7 @@ def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord
             lines.append(prompt_budget_text(model, budget))
     unfit = [r for r in records if r.response.get("error_class") == "context_exceeded"]
     if unfit:
+
         def fit(record: SampleRecord | TrackRecord) -> str:
             found = record.response.get("context") or {}
             tokens, limit = found.get("prompt_tokens"), found.get("limit")
@@ -241,12 +248,17 @@ def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord
 def prompt_budget_text(model: str, budget: Mapping[str, Any]) -> str:
     """One line when long prompts waited for room: how many, for how long, and the limit that held them."""
     limit, speed = budget.get("tokens_in_flight_limit"), budget.get("prompt_tokens_per_s")
-    why = (f"at most {limit:,} prompt tokens in flight" if limit is not None
-           else "long prompts one at a time until the server reports its speed")
+    why = (
+        f"at most {limit:,} prompt tokens in flight"
+        if limit is not None
+        else "long prompts one at a time until the server reports its speed"
+    )
     measured = f" (the server reads {speed:g} tokens/s)" if speed else ""
-    return (f"prompt budget {safe(model)}: {budget['held']} request(s) waited for room, up to "
-            f"{budget.get('longest_wait_s', 0):.1f} s, before their attempts' clocks started: {why}{measured}; "
-            "--extractbench-prompt-budget off sends them at once")
+    return (
+        f"prompt budget {safe(model)}: {budget['held']} request(s) waited for room, up to "
+        f"{budget.get('longest_wait_s', 0):.1f} s, before their attempts' clocks started: {why}{measured}; "
+        "--extractbench-prompt-budget off sends them at once"
+    )
 
 
 def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
@@ -285,12 +297,12 @@ def problem_lines(problems: Sequence[DatasetProblem], limit: int = 20) -> list[s
     return lines
 
 
-
-
 def _summary_line(label: str, entry: Mapping[str, Any]) -> str:
     if not entry.get("count"):
         return f"  {label}: no sample"
-    eqs = with_ci(entry["metrics"]["extraction_quality_score"], entry["confidence_intervals"].get("extraction_quality_score"))
+    eqs = with_ci(
+        entry["metrics"]["extraction_quality_score"], entry["confidence_intervals"].get("extraction_quality_score")
+    )
     return f"  {label}: {entry['count']} samples, {entry['aggregation']} EQS {num(entry['score'])}; EQS {eqs}"
 
 
@@ -343,7 +355,9 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
                   for name, m in pair["metrics"].items()
                   if name != "extraction_quality_score"]  # fmt: skip
         lines.append("      " + ", ".join(others))
-    best = ", ".join(f"{k.replace('_', ' ')}: {safe(v) if v else 'n/a'}" for k, v in comparison["best_by_metric"].items())
+    best = ", ".join(
+        f"{k.replace('_', ' ')}: {safe(v) if v else 'n/a'}" for k, v in comparison["best_by_metric"].items()
+    )
     lines.append(f"  best by metric: {best}")
     for name, frontier in comparison["pareto_frontier"].items():
         label = name.replace("_", " ")
@@ -368,8 +382,9 @@ def baseline_lines(result: RunComparison) -> list[str]:
     lines = [f"baseline {safe(result.baseline.describe())}:"]
     pairing = result.pairing
     if pairing is not None:
-        lines.append(f"  samples: {pairing.describe()}" if pairing.checked
-                     else f"  WARNING: sample pairing {pairing.describe()}")
+        lines.append(
+            f"  samples: {pairing.describe()}" if pairing.checked else f"  WARNING: sample pairing {pairing.describe()}"
+        )
     for model, comparison in result.models.items():
         against = "" if comparison.baseline_model == model else f" (baseline model {safe(comparison.baseline_model)})"
         lines.append(f"  model {safe(model)}{against}: verdict {comparison.verdict.upper()} "
@@ -380,8 +395,11 @@ def baseline_lines(result: RunComparison) -> list[str]:
             worst = buckets.worst(WORST_SHOWN)
             if worst:
                 more = len(buckets.ids("regressed")) - len(worst)
-                lines.append("    worst: " + "; ".join(safe(s.describe()) for s in worst)
-                             + (f"; +{more} more in metrics.json" if more > 0 else ""))
+                lines.append(
+                    "    worst: "
+                    + "; ".join(safe(s.describe()) for s in worst)
+                    + (f"; +{more} more in metrics.json" if more > 0 else "")
+                )
         for name, delta in comparison.deltas.items():
             lines.append(f"    {_compact(name):<14} {num(delta.b)} -> {num(delta.a)}  {_delta(delta.as_dict())}")
         drops = [(path, f) for path, f in comparison.fields.items() if f["delta"] is not None and f["delta"] < 0][:5]

@@ -53,8 +53,11 @@ def track_summary_md(document: rundoc.MetricsDocument) -> str:
     found = sections(document)
     names = ", ".join(_md(m) for m in document["models"]) or "no model"
     lines = [f"# {_md(document['track'].capitalize())} Track Report: {names}", ""]
-    lines += [f"- **Evaluation Date**: {_md(str(run.get('started_at', ''))[:10] or '-')}",
-              f"- **Dataset**: {_md(run['dataset'].get('name', '-'))}", ""]
+    lines += [
+        f"- **Evaluation Date**: {_md(str(run.get('started_at', ''))[:10] or '-')}",
+        f"- **Dataset**: {_md(run['dataset'].get('name', '-'))}",
+        "",
+    ]
     if not found:
         lines += ["No sample was scored.", ""]
     for model, section in found.items():

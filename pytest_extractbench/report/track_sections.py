@@ -51,7 +51,10 @@ def toolcall_section(data: Mapping[str, Any]) -> Section:
             ("Valid call rate", pct(data.get("valid_call_rate"))),
             ("Name match", pct(data.get("name_match_rate"))),
             ("Arguments exact", pct(data.get("arguments_exact_match_rate"))),
-            ("Arguments P / R / F1", " / ".join(num(data.get(f"arguments_{k}")) for k in ("precision", "recall", "f1"))),
+            (
+                "Arguments P / R / F1",
+                " / ".join(num(data.get(f"arguments_{k}")) for k in ("precision", "recall", "f1")),
+            ),
             ("Calls (gold / predicted)", f"{calls.get('gold', 0)} / {calls.get('predicted', 0)}"),
             ("Abstention accuracy", f"{pct(abstention.get('accuracy'))} over {abstention.get('samples', 0)} samples"),
             ("False abstention", pct(abstention.get("false_abstention_rate"))),

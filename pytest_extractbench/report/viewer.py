@@ -52,7 +52,9 @@ def clip(text: str, width: int = MAX_TEXT) -> str:
 
 # json.dumps of these scalars, without its encoder set-up: a run has tens of field values per sample
 _SCALARS: dict[type, Any] = {
-    type(None): lambda v: "null", bool: lambda v: "true" if v else "false", int: int.__repr__,
+    type(None): lambda v: "null",
+    bool: lambda v: "true" if v else "false",
+    int: int.__repr__,
     float: lambda v: float.__repr__(v) if math.isfinite(v) else json.dumps(v),
 }
 
@@ -96,8 +98,9 @@ def _columns(item: ViewerRun) -> Mapping[str, str]:
     return columns if isinstance(columns, Mapping) else {}
 
 
-def _dataset_samples(runs: Sequence[ViewerRun], wanted: set[str],
-                     sources: Mapping[str, Mapping[str, str]]) -> tuple[dict[str, Sample], list[str]]:
+def _dataset_samples(
+    runs: Sequence[ViewerRun], wanted: set[str], sources: Mapping[str, Mapping[str, str]]
+) -> tuple[dict[str, Sample], list[str]]:
     """The samples of the dataset files the records name (``sources``: file -> the column mapping the run used),
     by id; notes say what was not found. A run that still holds its dataset (the session that just ran it) lends
     its samples instead of the file being parsed again."""
@@ -122,8 +125,10 @@ def _dataset_samples(runs: Sequence[ViewerRun], wanted: set[str],
             if sample.id in wanted:
                 found.setdefault(sample.id, sample)
     if not notes and len(found) < len(wanted):  # a dataset file edited since, or read without its mapping
-        notes.append(f"{len(wanted) - len(found):,} of {len(wanted):,} samples are not in the dataset file now: "
-                     "their source text, schema and gold are not shown")
+        notes.append(
+            f"{len(wanted) - len(found):,} of {len(wanted):,} samples are not in the dataset file now: "
+            "their source text, schema and gold are not shown"
+        )
     return found, notes
 
 
@@ -157,8 +162,14 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
             if row is None:
                 row = order[sid] = len(samples)
                 complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
-                samples.append([sid, str(meta.get("topic") or ""), str(complexity.get("complexity_bin") or ""),
-                                str(meta.get("title") or "")])
+                samples.append(
+                    [
+                        sid,
+                        str(meta.get("topic") or ""),
+                        str(complexity.get("complexity_bin") or ""),
+                        str(meta.get("title") or ""),
+                    ]
+                )
                 gold_fields.append({})
             results[by_model[model]][row] = _result(record, strings, gold_fields[row])
     dataset: dict[str, Sample] = {}
@@ -184,8 +195,9 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
         "columns": columns,
         "categories": list(CATEGORIES),
         "bucket_names": list(BUCKETS),
-        "buckets": _buckets(runs[0].run.document if runs else {}, columns, models, first_run, results, order,
-                            strings.items),
+        "buckets": _buckets(
+            runs[0].run.document if runs else {}, columns, models, first_run, results, order, strings.items
+        ),
         "strings": strings.items,
         "samples": samples,
         "details": details,
@@ -199,18 +211,26 @@ def split(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     samples, each column's EQS and validity, buckets), and the body that a sample's detail, the field filters and
     the search need (strings, details, every result), unpacked by the page after the first rows are shown."""
     head = {key: value for key, value in data.items() if key not in ("strings", "details", "results")}
-    head["scores"] = [[[None if r is None else r[0] for r in column], [None if r is None else r[1] for r in column]]
-                      for column in data["results"]]
+    head["scores"] = [
+        [[None if r is None else r[0] for r in column], [None if r is None else r[1] for r in column]]
+        for column in data["results"]
+    ]
     return head, {"strings": data["strings"], "details": data["details"], "results": data["results"]}
 
 
-def _buckets(document: Mapping[str, Any], columns: Sequence[Mapping[str, str]], models: Sequence[str],
-             first_run: int, results: Sequence[Mapping[int, list[Any]]], order: Mapping[str, int],
-             strings: Sequence[str]) -> list[dict[str, Any] | None]:
+def _buckets(
+    document: Mapping[str, Any],
+    columns: Sequence[Mapping[str, str]],
+    models: Sequence[str],
+    first_run: int,
+    results: Sequence[Mapping[int, list[Any]]],
+    order: Mapping[str, int],
+    strings: Sequence[str],
+) -> list[dict[str, Any] | None]:
     """Per column, each row's bucket (an index into BUCKETS, -1 for none) and what it was measured against: for
     a column of the current run, the run's own baseline comparison (metrics.json) when it made one, else the
     same model in the next run that has it (bucketed here as the gate buckets); None for the other columns."""
-    compared = ((document.get("baseline_comparison") or {}).get("models") or {})
+    compared = (document.get("baseline_comparison") or {}).get("models") or {}
     index = {name: i for i, name in enumerate(BUCKETS)}
     out: list[dict[str, Any] | None] = [None] * len(columns)
     for k in range(first_run):
@@ -243,14 +263,22 @@ def _snapshots(results: Mapping[int, list[Any]], strings: Sequence[str]) -> dict
         fields = r[5]
         out[str(row)] = SampleSnapshot(
             {"eqs": r[0]},
-            tuple((strings[fields[j]], CATEGORIES[fields[j + 1]] if fields[j + 1] >= 0 else "other", fields[j + 2])
-                  for j in range(0, len(fields), 4)),
-            passed=bool(r[7]))
+            tuple(
+                (strings[fields[j]], CATEGORIES[fields[j + 1]] if fields[j + 1] >= 0 else "other", fields[j + 2])
+                for j in range(0, len(fields), 4)
+            ),
+            passed=bool(r[7]),
+        )
     return out
 
 
-_NO_SCORE: Mapping[str, Any] = {"fields": [], "validation_errors": [], "parse_error": None, "eqs": 0.0,
-                                "schema_valid": False}
+_NO_SCORE: Mapping[str, Any] = {
+    "fields": [],
+    "validation_errors": [],
+    "parse_error": None,
+    "eqs": 0.0,
+    "schema_valid": False,
+}
 
 
 def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) -> list[Any]:
@@ -301,8 +329,10 @@ _ENCODED_TOGETHER = 32  # list elements per encoder call: its set-up costs more 
 
 def _encode_elements(items: list[Any]) -> str:
     """The JSON elements of ``items`` joined by commas, as ``",".join(map(_ENCODER.encode, items))``."""
-    return ",".join(_ENCODER.encode(items[start:start + _ENCODED_TOGETHER])[1:-1]
-                    for start in range(0, len(items), _ENCODED_TOGETHER))
+    return ",".join(
+        _ENCODER.encode(items[start : start + _ENCODED_TOGETHER])[1:-1]
+        for start in range(0, len(items), _ENCODED_TOGETHER)
+    )
 
 
 def _escaped(text: str) -> str:
@@ -329,7 +359,7 @@ def embed_json_parts(data: Any, levels: int = 3) -> Iterator[str]:
                 yield from embed_json_parts(value, levels - 1)
         else:
             for start in range(0, len(data), _BATCH):
-                yield ("," if start else "") + _escaped(_encode_elements(data[start:start + _BATCH]))
+                yield ("," if start else "") + _escaped(_encode_elements(data[start : start + _BATCH]))
         yield "]"
     else:
         yield _escaped(_ENCODER.encode(data))

@@ -1,8 +1,8 @@
 """``evaluate()``: one whole benchmark run in-process, with no pytest.
 
-    from pytest_extractbench import evaluate, load_run
-    result = evaluate("bundled", predictions="fixtures/predictions/demo.jsonl", output="runs/demo")
-    result.metric("extraction_quality_score"), result.gate_passed
+from pytest_extractbench import evaluate, load_run
+result = evaluate("bundled", predictions="fixtures/predictions/demo.jsonl", output="runs/demo")
+result.metric("extraction_quality_score"), result.gate_passed
 """
 
 from __future__ import annotations
@@ -40,12 +40,19 @@ Progress = Callable[[int, int, Any], object]
 ROWS_LABEL = "<rows>"
 
 
-def evaluate(dataset: DatasetInput = "bundled", *, predictions: PredictionsInput | None = None,
-             extractor: Callable[[SampleView], Any] | None = None,
-             base_url: str | Sequence[str] | None = None, model: str | Sequence[str] | None = None,
-             output: PathText | None = None, rootdir: PathText | None = None,
-             events: RunEvents | None = None, progress: Progress | None = None,
-             **options: Unpack[EvaluateOptions]) -> RunResult:
+def evaluate(
+    dataset: DatasetInput = "bundled",
+    *,
+    predictions: PredictionsInput | None = None,
+    extractor: Callable[[SampleView], Any] | None = None,
+    base_url: str | Sequence[str] | None = None,
+    model: str | Sequence[str] | None = None,
+    output: PathText | None = None,
+    rootdir: PathText | None = None,
+    events: RunEvents | None = None,
+    progress: Progress | None = None,
+    **options: Unpack[EvaluateOptions],
+) -> RunResult:
     """Benchmark one dataset and return the run's result; the run directory is written as by pytest.
 
     ``dataset``: ``"bundled"``, a file, folder or ``hf:`` name as on the command line, a loaded
@@ -61,8 +68,15 @@ def evaluate(dataset: DatasetInput = "bundled", *, predictions: PredictionsInput
     after each (model, sample) is scored. ``rootdir`` holds ``.extractbench/`` (default: the current directory).
     A problem with the inputs raises :class:`~pytest_extractbench.core.errors.UsageProblem`.
     """
-    check_arguments(dataset=dataset, extractor=extractor, output=output, rootdir=rootdir, events=events,
-                    progress=progress, model=model)
+    check_arguments(
+        dataset=dataset,
+        extractor=extractor,
+        output=output,
+        rootdir=rootdir,
+        events=events,
+        progress=progress,
+        model=model,
+    )
     root = Path(rootdir) if rootdir is not None else Path.cwd()
     values: dict[str, Any] = dict(options)
     if extractor is not None:  # named like --extractbench-extractor, so it gets an extractor's defaults (timeout)
@@ -76,8 +90,9 @@ def evaluate(dataset: DatasetInput = "bundled", *, predictions: PredictionsInput
     )  # fmt: skip
     configure_rules(settings)
     watcher = ProgressEvents(events, progress)
-    context = RunContext(settings, base_dir=root, events=watcher, extractor=extractor, samples=samples,
-                         from_python=True)
+    context = RunContext(
+        settings, base_dir=root, events=watcher, extractor=extractor, samples=samples, from_python=True
+    )
     try:
         models = context.models()
         if not models:
@@ -95,7 +110,9 @@ def evaluate(dataset: DatasetInput = "bundled", *, predictions: PredictionsInput
         finally:
             heap.release()
             context.close_source()
-        return finish_run(context, records, pytest_version=version("pytest"))  # the installed pytest, as the plugin records its own
+        return finish_run(
+            context, records, pytest_version=version("pytest")
+        )  # the installed pytest, as the plugin records its own
     finally:
         context.close()
 
@@ -135,15 +152,19 @@ def dataset_input(dataset: Any) -> tuple[str, Dataset | list[tuple[str, Any]] | 
     rows = list(dataset)
     bad = next((n for n, row in enumerate(rows, start=1) if not isinstance(row, Mapping)), None)
     if bad is not None:
-        raise UsageProblem(f"extractbench: dataset row {bad}: expected a dict {{id, text, schema, expected}}, got "
-                           f"{type(rows[bad - 1]).__name__}")
+        raise UsageProblem(
+            f"extractbench: dataset row {bad}: expected a dict {{id, text, schema, expected}}, got "
+            f"{type(rows[bad - 1]).__name__}"
+        )
     return ROWS_LABEL, [(f"row {n}", dict(row)) for n, row in enumerate(rows, start=1)]
 
 
-def check_arguments(*, dataset: Any, extractor: Any, output: Any, rootdir: Any, events: Any, progress: Any = None,
-                    model: Any = None) -> None:
+def check_arguments(
+    *, dataset: Any, extractor: Any, output: Any, rootdir: Any, events: Any, progress: Any = None, model: Any = None
+) -> None:
     """evaluate()'s own arguments (the options are checked with the settings), with the message the command
     line would give, before anything is read or written."""
+
     def problem(name: str, value: Any, expected: str) -> UsageProblem:
         shown = value if isinstance(value, (int, float)) else type(value).__name__
         return UsageProblem(f"extractbench: {name}={shown}: expected {expected}, got {type(value).__name__}")
@@ -157,8 +178,10 @@ def check_arguments(*, dataset: Any, extractor: Any, output: Any, rootdir: Any, 
         raise problem("extractor", extractor, "a callable (SampleView) -> str | dict | ModelResponse")
     shown = str(getattr(extractor, "__name__", None) or type(extractor).__name__)
     if extractor is not None and not model and (not shown.isidentifier() or isinstance(extractor, partial)):
-        raise UsageProblem(f"extractbench: extractor={shown}: a callable without a name of its own (a lambda, a "
-                           f"partial) needs model='NAME', the name its results are reported under")
+        raise UsageProblem(
+            f"extractbench: extractor={shown}: a callable without a name of its own (a lambda, a "
+            f"partial) needs model='NAME', the name its results are reported under"
+        )
     if progress is not None and not callable(progress):
         raise problem("progress", progress, "a callable (done, total, record)")
     hooks = ("request_done", "sample_scored", "run_finished")

@@ -61,11 +61,20 @@ class Worker:
 class RunContext:
     """The inputs of one run in one process (the single process, or one xdist worker)."""
 
-    def __init__(self, settings: Settings, *, base_dir: Path, worker: Worker | None = None, writes: bool = True,
-                 processes: int = 1, events: RunEvents | None = None,
-                 make_source: Callable[[], OutputSource | None] | None = None,
-                 extractor: Callable[..., Any] | None = None,
-                 samples: Dataset | list[tuple[str, Any]] | None = None, from_python: bool = False) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        base_dir: Path,
+        worker: Worker | None = None,
+        writes: bool = True,
+        processes: int = 1,
+        events: RunEvents | None = None,
+        make_source: Callable[[], OutputSource | None] | None = None,
+        extractor: Callable[..., Any] | None = None,
+        samples: Dataset | list[tuple[str, Any]] | None = None,
+        from_python: bool = False,
+    ) -> None:
         self.settings = settings
         # the dataset given as an object from Python (a loaded Dataset, or rows as (location, row) pairs)
         self._given_samples = samples
@@ -109,14 +118,21 @@ class RunContext:
         try:
             if self.settings.live.resume is not None:  # a resumed run continues in its own directory
                 path = self.base_dir / self.settings.live.resume
-                rundir.prepare(path, what="resume directory" if self.from_python else "--extractbench-resume", resume=True)
+                rundir.prepare(
+                    path, what="resume directory" if self.from_python else "--extractbench-resume", resume=True
+                )
             elif self.settings.output is not None:
                 path = self.settings.output
                 if not path.is_absolute():
                     path = self.base_dir / path
-                rundir.prepare(path, what="output directory" if self.from_python else "--extractbench-output", fresh=self.writes,
-                               resume_with=f"resume={str(self.settings.output)!r} in place of output=" if self.from_python
-                               else None)
+                rundir.prepare(
+                    path,
+                    what="output directory" if self.from_python else "--extractbench-output",
+                    fresh=self.writes,
+                    resume_with=f"resume={str(self.settings.output)!r} in place of output="
+                    if self.from_python
+                    else None,
+                )
             else:
                 stamp = self.started_at.astimezone().strftime("%Y%m%d-%H%M%S")
                 path = self.settings.rootdir / ".extractbench" / "runs" / stamp
@@ -147,8 +163,10 @@ class RunContext:
             raise UsageProblem("extractbench: --extractbench-replay and --extractbench-resume exclude each other")
         if self.has_extractor:
             if settings.offline or live.replay is not None or live.base_urls:
-                raise UsageProblem("extractbench: an extractor answers instead of predictions, a replayed journal or "
-                                   "a server: give only one of them")
+                raise UsageProblem(
+                    "extractbench: an extractor answers instead of predictions, a replayed journal or "
+                    "a server: give only one of them"
+                )
             if not self.track.gated:
                 raise UsageProblem("extractbench: --extractbench-extractor runs the extraction track only")
 
@@ -195,8 +213,11 @@ class RunContext:
                 data = replace(data, documents_cache=cache_dir_for(self.settings.rootdir))
             try:
                 if isinstance(self._given_samples, Dataset):  # a copy: subsampling must not change the caller's
-                    loaded = replace(self._given_samples, samples=list(self._given_samples.samples),
-                                     problems=list(self._given_samples.problems))
+                    loaded = replace(
+                        self._given_samples,
+                        samples=list(self._given_samples.samples),
+                        problems=list(self._given_samples.problems),
+                    )
                 elif self._given_samples is not None:
                     loaded = self.track.samples_from_rows(self.settings.dataset, self._given_samples, data=data)
                 else:
@@ -215,7 +236,8 @@ class RunContext:
             models = self.settings.models
             try:
                 self._predictions = load_predictions(
-                    self.settings.predictions, default_model=models[0] if len(models) == 1 else None,
+                    self.settings.predictions,
+                    default_model=models[0] if len(models) == 1 else None,
                     base_dir=self.base_dir,
                 )
             except (FileNotFoundError, OSError) as exc:
@@ -274,8 +296,9 @@ class RunContext:
                 raise UsageProblem(f"extractbench: {exc}") from None
             if served is None or len(served) != 1:
                 offer = f"it serves {', '.join(served)}" if served else "it does not list its models"
-                raise UsageProblem(f"extractbench: no model given and the server cannot pick one ({offer}): "
-                                   f"use --model NAME")
+                raise UsageProblem(
+                    f"extractbench: no model given and the server cannot pick one ({offer}): use --model NAME"
+                )
             self._served = served
         return list(self._served)
 
@@ -289,15 +312,23 @@ class RunContext:
 
         listed = "\n  ".join(textsafe.terminal(p, PROBLEM_WIDTH) for p in invalid[:MAX_LISTED])
         more = f"\n  ... {len(invalid) - MAX_LISTED} more" if len(invalid) > MAX_LISTED else ""
-        raise UsageProblem(f"extractbench: {len(invalid)} invalid sample problem(s) and "
-                           f"--extractbench-invalid-samples fail:\n  {listed}{more}")
+        raise UsageProblem(
+            f"extractbench: {len(invalid)} invalid sample problem(s) and "
+            f"--extractbench-invalid-samples fail:\n  {listed}{more}"
+        )
 
     @property
     def checks_regressions(self) -> bool:
         """A baseline comparison that can fail the session (compare-fail checks, on the run or on a subset)."""
         subsets = self.settings.subsets
-        scoped = subsets is not None and bool(subsets) and (any(rule.compare_fail for rule in subsets.rules)
-                                                             or any(group.compare_fail for group in subsets.group_by))
+        scoped = (
+            subsets is not None
+            and bool(subsets)
+            and (
+                any(rule.compare_fail for rule in subsets.rules)
+                or any(group.compare_fail for group in subsets.group_by)
+            )
+        )
         return self.baseline is not None and (bool(self.settings.compare_fail) or scoped)
 
     def sample_hashes(self) -> dict[str, str]:
@@ -325,8 +356,13 @@ class RunContext:
         if counterpart is None:
             return None
         current = baselines.SampleSnapshot.from_score(record.score, passed=record.passed)
-        return sample_bucket(record.sample_id, current, self.baseline.models[counterpart].get(record.sample_id),
-                             changed=record.sample_id in changed, delta=self.settings.sample_regression_delta)
+        return sample_bucket(
+            record.sample_id,
+            current,
+            self.baseline.models[counterpart].get(record.sample_id),
+            changed=record.sample_id in changed,
+            delta=self.settings.sample_regression_delta,
+        )
 
     def check_baseline_pairing(self) -> None:
         """A regression check against a baseline whose samples are mostly changed, replaced or gone would compare
@@ -341,8 +377,10 @@ class RunContext:
         pairing = pair_samples(stored, self.sample_hashes())
         why = too_few_unchanged(pairing, self.settings.baseline_min_unchanged)
         if why:
-            raise UsageProblem(f"extractbench: baseline {self.baseline.describe()}: {why}; save a baseline of this "
-                               "dataset (--extractbench-save NAME) or compare with one that matches it")
+            raise UsageProblem(
+                f"extractbench: baseline {self.baseline.describe()}: {why}; save a baseline of this "
+                "dataset (--extractbench-save NAME) or compare with one that matches it"
+            )
 
     # -- where the answers come from ----------------------------------------------------------------
 
@@ -362,8 +400,11 @@ class RunContext:
         """The runs of one sample (several with --extractbench-repeats), each announced."""
         repeats = self.settings.tracks.repeats
         several = getattr(self.source, "responses", None)
-        found = list(several(model, sample, repeats)) if repeats > 1 and several is not None else [
-            self.source.response(model, sample)]
+        found = (
+            list(several(model, sample, repeats))
+            if repeats > 1 and several is not None
+            else [self.source.response(model, sample)]
+        )
         for response in found:
             self.events.request_done(model, sample.id, response)
         return found

@@ -44,9 +44,15 @@ def version(dist: str) -> str | None:
         return None
 
 
-def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[str] = (),
-               pytest_version: str | None = None, keep_records: bool = True,
-               spool: RecordSpool | None = None) -> RunResult:
+def finish_run(
+    context: RunContext,
+    records: list[Any],
+    *,
+    unscored: Sequence[str] = (),
+    pytest_version: str | None = None,
+    keep_records: bool = True,
+    spool: RecordSpool | None = None,
+) -> RunResult:
     """Aggregate the records, apply the gates and write the run directory; the records are sorted in place.
 
     ``keep_records=False`` (a pytest session, which needs no records afterwards): once samples.jsonl holds them,
@@ -84,8 +90,9 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
         section["sla"] = {"tier": settings.sla, "passed": passed, "checks": [c.as_dict() for c in checks]}
         failed = [] if passed else [f"the '{settings.sla}' SLA tier"]
         if settings.require:
-            result.requirements[model] = required = evaluate_requirements(section, settings.require, measuring.get(model),
-                                                                          settings.unmeasured)
+            result.requirements[model] = required = evaluate_requirements(
+                section, settings.require, measuring.get(model), settings.unmeasured
+            )
             met = sla_passed(required)
             section["requirements"] = {"passed": met, "checks": [c.as_dict() for c in required]}
             if not met:
@@ -93,8 +100,10 @@ def finish_run(context: RunContext, records: list[Any], *, unscored: Sequence[st
         if any(check.model == model for check in result.regressions):
             failed.append("the regression check against the baseline")
         section["recommendation"] = gated_recommendation(section["recommendation"], failed)
-    _document(result, {"track": track.name, "run": info, "dataset": dataset_section(context), "models": metrics,
-                       **result.run_level})
+    _document(
+        result,
+        {"track": track.name, "run": info, "dataset": dataset_section(context), "models": metrics, **result.run_level},
+    )
     _write(context, result, None if keep_records else records, spool)
     context.events.run_finished(metrics)
     return result
@@ -119,8 +128,11 @@ def _whole_output_scores(context: RunContext, records: list[Any]) -> Any:
     from ..scoring.whole_output import Item, score_whole_outputs
 
     gold = {sample.id: sample.expected for sample in context.dataset.samples}
-    items = [Item(r.score, gold[r.sample_id], r.response.get("content"), r.diagnostics)
-             for r in records if r.sample_id in gold and not r.score.extras]
+    items = [
+        Item(r.score, gold[r.sample_id], r.response.get("content"), r.diagnostics)
+        for r in records
+        if r.sample_id in gold and not r.score.extras
+    ]
     cost = score_whole_outputs(items, options)
     for item in items:  # a judge's or an embeddings server's error can quote the request's key: masked
         judged = item.diagnostics.get("judge")
@@ -135,11 +147,13 @@ def _measuring(context: RunContext, records: list[Any]) -> dict[str, Measuring]:
     """Per model: what the run set out to measure, and on how many samples the judge or the embeddings failed
     (their diagnostics say so), so a gate on their metric can tell "could not be measured" from "held"."""
     options = context.settings.scoring
-    asked = frozenset(name for name, on in (("judge_score", options.judge_model), ("semantic_similarity",
-                                                                                  options.semantic)) if on)
+    asked = frozenset(
+        name for name, on in (("judge_score", options.judge_model), ("semantic_similarity", options.semantic)) if on
+    )
     errors: dict[str, Callable[[Mapping[str, Any]], Any]] = {
         "judge_score": lambda d: (d.get("judge") or {}).get("error"),
-        "semantic_similarity": lambda d: d.get("semantic_similarity_error")}
+        "semantic_similarity": lambda d: d.get("semantic_similarity_error"),
+    }
     found: dict[str, dict[str, list[Any]]] = {}
     for record in records:
         per_metric = found.setdefault(record.model, {name: [0, 0, ""] for name in asked})
@@ -151,8 +165,10 @@ def _measuring(context: RunContext, records: list[Any]) -> dict[str, Measuring]:
                 slot[0] += 1
                 slot[2] = slot[2] or str(error)
     streamed = bool(context.settings.live.stream)
-    return {model: Measuring(asked, streamed, {name: (slot[0], slot[1], slot[2]) for name, slot in per_metric.items()})
-            for model, per_metric in found.items()}
+    return {
+        model: Measuring(asked, streamed, {name: (slot[0], slot[1], slot[2]) for name, slot in per_metric.items()})
+        for model, per_metric in found.items()
+    }
 
 
 def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[SampleRecord]]) -> None:
@@ -190,8 +206,9 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
         result.run_level["baseline_saved"] = {"name": settings.save, "path": str(result.saved_baseline)}
 
 
-def run_info(context: RunContext, records: list[Any], models: list[str], unscored: list[str],
-             pytest_version: str | None) -> dict[str, Any]:
+def run_info(
+    context: RunContext, records: list[Any], models: list[str], unscored: list[str], pytest_version: str | None
+) -> dict[str, Any]:
     """metrics.json ``run``: when, what, with which options and versions, and what went wrong on the way."""
     dataset = context.dataset
     finished = datetime.now(timezone.utc)
@@ -287,7 +304,10 @@ def _write(context: RunContext, result: RunResult, release: list[Any] | None, sp
     # times cheaper than converting a record again): report.html, summary.md, (extraction) metrics.csv, samples.csv
     samples_path = run_dir / files.SAMPLES_FILE
     result.report_files, result.report_errors, refused = outputs.write_reports(
-        run_dir, result.document, lambda: rundoc.iter_samples(samples_path), context.settings.report,
+        run_dir,
+        result.document,
+        lambda: rundoc.iter_samples(samples_path),
+        context.settings.report,
         _samples_by_source(context),
     )
     result.write_errors.extend(refused)

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from .context import RunContext
 
 
-
 class LiveSetup:
     """The live half of a run: replay, prompt templates, servers, the pipeline and what metrics.json says of them."""
 
@@ -50,8 +49,10 @@ class LiveSetup:
             if (path / CASSETTE_FILE).is_file():
                 self._replay = CassetteSource(path, templates=self.templates(), params=decoding_params(live))
             elif not (path / JOURNAL_FILE).is_file():
-                    raise UsageProblem(f"extractbench: --extractbench-replay {live.replay}: neither {CASSETTE_FILE} nor "
-                                   f"{JOURNAL_FILE} in {path}")
+                raise UsageProblem(
+                    f"extractbench: --extractbench-replay {live.replay}: neither {CASSETTE_FILE} nor "
+                    f"{JOURNAL_FILE} in {path}"
+                )
             else:
                 self._replay = ReplaySource(path)
         return self._replay
@@ -91,11 +92,16 @@ class LiveSetup:
     def _check_input_mode(self) -> None:
         """Page images need a vision model: the embedded llama-server serves a text-only one (no projector)."""
         mode = self.settings.data.input
-        if mode != "text" and self.settings.live.embedded and any(
-                s.document is not None for s in self.context.dataset.samples if hasattr(s, "document")):
-            raise UsageProblem(f"extractbench: --extractbench-input {mode} sends documents as images, which needs a "
-                               "vision model's server (--extractbench-base-url); the embedded llama-server serves a "
-                               "text-only model")
+        if (
+            mode != "text"
+            and self.settings.live.embedded
+            and any(s.document is not None for s in self.context.dataset.samples if hasattr(s, "document"))
+        ):
+            raise UsageProblem(
+                f"extractbench: --extractbench-input {mode} sends documents as images, which needs a "
+                "vision model's server (--extractbench-base-url); the embedded llama-server serves a "
+                "text-only model"
+            )
 
     def _sizing_prompts(self) -> dict[str, Any]:
         """The chat messages of every extraction sample, which the embedded server's context must hold.
@@ -129,9 +135,14 @@ class LiveSetup:
         if context.has_extractor:
             from ..live.extractor import ExtractorSource
 
-            return ExtractorSource(context.answering_extractor(), run_dir=context.run_dir, cache_dir=cache_dir,
-                                   resume=live.resume is not None, concurrency=live.default_concurrency(self.workers()),
-                                   timeout_s=live.timeout_s)
+            return ExtractorSource(
+                context.answering_extractor(),
+                run_dir=context.run_dir,
+                cache_dir=cache_dir,
+                resume=live.resume is not None,
+                concurrency=live.default_concurrency(self.workers()),
+                timeout_s=live.timeout_s,
+            )
         from ..live.client import api_key_from_env
         from ..live.endpoints import ENDPOINTS_KEY, Endpoints
         from ..live.pipeline import LiveSource
@@ -222,8 +233,12 @@ class LiveSetup:
             from ..live.extractor import ExtractorSource
 
             fn = self.context.answering_extractor()
-            return {"mode": "extractor", "extractor": live.extractor or ExtractorSource.qualified_name(fn),
-                    "timeout_s": live.timeout_s, **common}
+            return {
+                "mode": "extractor",
+                "extractor": live.extractor or ExtractorSource.qualified_name(fn),
+                "timeout_s": live.timeout_s,
+                **common,
+            }
         from ..live.pipeline import decoding_params, prompt_hash
 
         facts: dict[str, Any] = {"mode": "server" if live.base_urls else "embedded"}
@@ -246,8 +261,7 @@ class LiveSetup:
         # what the prompt budget did, where this process sent the requests (under xdist each worker has its own)
         source = self._live_source
         budgets = source.prompt_budgets() if source is not None else {}
-        facts["prompt_budget"] = {"setting": live.prompt_budget,
-                                  "by_model": budgets}
+        facts["prompt_budget"] = {"setting": live.prompt_budget, "by_model": budgets}
         return facts
 
     def record(self, records: list[Any]) -> None:
@@ -263,11 +277,17 @@ class LiveSetup:
         samples = {sample.id: sample for sample in dataset.samples}
         answers = [(r.model, samples[r.sample_id], r.response) for r in records if r.sample_id in samples]
         try:
-            write_cassette(self.context.base_dir / live.record, answers, templates=self.templates(),
-                           params=decoding_params(live), dataset=dataset.name)
+            write_cassette(
+                self.context.base_dir / live.record,
+                answers,
+                templates=self.templates(),
+                params=decoding_params(live),
+                dataset=dataset.name,
+            )
         except OutputWriteError as exc:
-            raise UsageProblem(f"extractbench: --extractbench-record {live.record}: cannot write the cassette: "
-                               f"{exc.reason}") from None
+            raise UsageProblem(
+                f"extractbench: --extractbench-record {live.record}: cannot write the cassette: {exc.reason}"
+            ) from None
 
     def stop(self) -> None:
         if self.endpoints is not None and not self.context.is_worker:

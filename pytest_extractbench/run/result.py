@@ -102,7 +102,9 @@ class RunResult:
         try:
             import pandas
         except ImportError:
-            raise ImportError("RunResult.to_pandas() needs pandas, which is not installed: pip install pandas") from None
+            raise ImportError(
+                "RunResult.to_pandas() needs pandas, which is not installed: pip install pandas"
+            ) from None
         if level == "sample":
             from ..report.rows import sample_row
 
@@ -121,14 +123,20 @@ class RunResult:
         return f"RunResult({self.track}, models={self.models}, {len(self.records)} records, gate {verdict}, {self.run_dir})"
 
 
-def gate_results(document: rundoc.MetricsDocument) -> tuple[dict[str, list[GateCheck]], dict[str, list[GateCheck]],
-                                                         list[CheckResult]]:
+def gate_results(
+    document: rundoc.MetricsDocument,
+) -> tuple[dict[str, list[GateCheck]], dict[str, list[GateCheck]], list[CheckResult]]:
     """The SLA checks and required thresholds per model, and the failed baseline checks, of a metrics document."""
     models = document["models"]
-    checks = {model: [GateCheck(**c) for c in (section.get("sla") or {}).get("checks", [])]
-              for model, section in models.items()}
-    required = {model: [GateCheck(**c) for c in section["requirements"].get("checks", [])]
-                for model, section in models.items() if isinstance(section.get("requirements"), dict)}
+    checks = {
+        model: [GateCheck(**c) for c in (section.get("sla") or {}).get("checks", [])]
+        for model, section in models.items()
+    }
+    required = {
+        model: [GateCheck(**c) for c in section["requirements"].get("checks", [])]
+        for model, section in models.items()
+        if isinstance(section.get("requirements"), dict)
+    }
     comparison = document.get("baseline_comparison") or {}
     regressions = [CheckResult.from_dict(c) for c in comparison.get("checks") or [] if c.get("failed")]
     return checks, required, regressions
@@ -155,7 +163,10 @@ def load_run(run_dir: str | Path) -> RunResult:
         checks=checks,
         requirements=required,
         regressions=regressions,
-        report_files=[p for p in sorted(path.iterdir()) if p.name not in (METRICS_FILE, SAMPLES_FILE) and p.is_file()
-                      and p.suffix in (".html", ".md", ".csv")],  # fmt: skip
+        report_files=[
+            p
+            for p in sorted(path.iterdir())
+            if p.name not in (METRICS_FILE, SAMPLES_FILE) and p.is_file() and p.suffix in (".html", ".md", ".csv")
+        ],  # fmt: skip
         document=document,
     )

@@ -16,8 +16,11 @@ if TYPE_CHECKING:
     from ..config.settings import Settings
 
 
-def configure_rules(settings: Settings, comparators: Iterable[Mapping[str, Any] | None] = (),
-                    transforms: Iterable[Mapping[str, Any] | None] = ()) -> None:
+def configure_rules(
+    settings: Settings,
+    comparators: Iterable[Mapping[str, Any] | None] = (),
+    transforms: Iterable[Mapping[str, Any] | None] = (),
+) -> None:
     """Register the given comparators/transforms and check the scoring options (every process)."""
     for found in comparators:
         for name, entry in (found or {}).items():

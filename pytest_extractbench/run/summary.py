@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from .result import RunResult
 
 
-def summary_lines(context: RunContext, result: RunResult | None, unscored: list[str], *,
-                  verdict_only: bool = False) -> list[str]:
+def summary_lines(
+    context: RunContext, result: RunResult | None, unscored: list[str], *, verdict_only: bool = False
+) -> list[str]:
     """The whole summary, or (``verdict_only``, for -qq) just its closing verdict block."""
     if not context.track.gated:
         return _track_lines(context, result, unscored)
@@ -36,8 +37,10 @@ def summary_lines(context: RunContext, result: RunResult | None, unscored: list[
         lines.append(f"sampled {len(dataset.samples)} of {context.population} (seed {settings.data.seed})")
     invalid = {p.sample_id or f"{p.source}:{p.location}" for p in dataset.skipped}
     if invalid:
-        lines.append(f"{len(invalid)} invalid sample(s) skipped (--extractbench-invalid-samples "
-                     f"{settings.data.invalid_samples}): " + ", ".join(sorted(invalid)[:10]))
+        lines.append(
+            f"{len(invalid)} invalid sample(s) skipped (--extractbench-invalid-samples "
+            f"{settings.data.invalid_samples}): " + ", ".join(sorted(invalid)[:10])
+        )
     lines.extend(terminal.context_lines(context.live.facts(result.records), result.records))
     for model, metrics in result.metrics.items():
         lines.extend(terminal.model_lines(model, metrics, result.checks.get(model, []), settings.sla))
@@ -63,11 +66,14 @@ def write_error_lines(context: RunContext, result: RunResult) -> list[str]:
     lines = [f"error: {terminal.safe(error)}" for error in result.write_errors]
     journal = context.run_dir / JOURNAL_FILE
     if journal.is_file():
-        lines.append(f"every answer is kept in {journal}: once the cause is fixed (a full disk: free some space), "
-                     f"finish the run with --extractbench-resume {context.run_dir} (nothing is asked again)")
+        lines.append(
+            f"every answer is kept in {journal}: once the cause is fixed (a full disk: free some space), "
+            f"finish the run with --extractbench-resume {context.run_dir} (nothing is asked again)"
+        )
     else:
-        lines.append("once the cause is fixed (a full disk: free some space, or choose another "
-                     "--extractbench-output), run again")
+        lines.append(
+            "once the cause is fixed (a full disk: free some space, or choose another --extractbench-output), run again"
+        )
     return lines
 
 
@@ -110,8 +116,9 @@ def failure_class(record: Any) -> str:
 INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED; this module does not import pytest
 
 
-def exit_lines(exitstatus: Any, failed: Mapping[str, int], unscored: int, *, gate_passed: bool,
-               report_only: bool) -> list[str]:
+def exit_lines(
+    exitstatus: Any, failed: Mapping[str, int], unscored: int, *, gate_passed: bool, report_only: bool
+) -> list[str]:
     """The closing lines that say what the exit code means: every reason it is not 0, or why failed items
     leave it at 0 (a report-only run)."""
     reasons = [f"{count} {name}" for name, count in sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -120,13 +127,18 @@ def exit_lines(exitstatus: Any, failed: Mapping[str, int], unscored: int, *, gat
         items = "; ".join(filter(None, [items, f"{unscored} item(s) ended without a score"]))
     code = int(exitstatus) if exitstatus is not None else None
     if code == INTERRUPTED:  # whatever the gate said of the samples scored, the run did not finish
-        return [f"exit code 2: interrupted before every item ran{'; ' + items if items else ''}"
-                + ("; a gate failed (listed above)" if not gate_passed else "")]
+        return [
+            f"exit code 2: interrupted before every item ran{'; ' + items if items else ''}"
+            + ("; a gate failed (listed above)" if not gate_passed else "")
+        ]
     if code is None or not (items or not gate_passed):
         return []
     if code == 0:
-        return [f"exit code 0: report-only run (--extractbench-report-only): {items}; every gate asked for held"] \
-            if report_only and items else []
+        return (
+            [f"exit code 0: report-only run (--extractbench-report-only): {items}; every gate asked for held"]
+            if report_only and items
+            else []
+        )
     why = [items] if items and not report_only else []
     if not gate_passed:
         why.append("a gate failed (listed above)")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from . import semantic as _semantic  # noqa: F401 - registers the "semantic" comparator
-from .anls import AnlsStar, anls_star, anls_star_details
 from .align import AlignContext, align_hungarian, align_key_field, align_ordered, get_aligner, register_aligner
+from .anls import AnlsStar, anls_star, anls_star_details
 from .comparators import ComparatorError, register_comparator
 from .compare import Comparison, compare_scalars, jaccard, normalize_text, number_similarity, string_similarity
 from .emit import ABSENT

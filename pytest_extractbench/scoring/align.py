@@ -58,7 +58,10 @@ DEFAULT_MAX_CELLS = 2500
 
 
 def align_ordered(
-    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
+    expected: Sequence[Any],
+    predicted: Sequence[Any],
+    node: SchemaNode | None,
+    options: ScoringOptions,
     context: AlignContext | None = None,
 ) -> list[Pair]:
     """Element i pairs with element i; the longer side's tail is unmatched."""
@@ -120,12 +123,16 @@ def _match_identical(
 
 
 def align_by_identity(
-    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
+    expected: Sequence[Any],
+    predicted: Sequence[Any],
+    node: SchemaNode | None,
+    options: ScoringOptions,
     context: AlignContext | None = None,
 ) -> list[Pair]:
     """Identical elements pair up; what is left pairs in order (the large-array fallback)."""
-    pairs, gold_left, pred_left = _match_identical(expected, predicted, list(range(len(expected))),
-                                                   list(range(len(predicted))))
+    pairs, gold_left, pred_left = _match_identical(
+        expected, predicted, list(range(len(expected))), list(range(len(predicted)))
+    )
     shared = min(len(gold_left), len(pred_left))
     pairs.extend(zip(gold_left[:shared], pred_left[:shared]))
     return _finish(pairs, gold_left[shared:], pred_left[shared:])
@@ -147,7 +154,10 @@ def _check_key_field(params: Mapping[str, Any]) -> list[str]:
 
 
 def align_key_field(
-    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
+    expected: Sequence[Any],
+    predicted: Sequence[Any],
+    node: SchemaNode | None,
+    options: ScoringOptions,
     context: AlignContext | None = None,
 ) -> list[Pair]:
     """Pair elements whose key properties are equal: same JSON type (``true`` never pairs with
@@ -165,8 +175,9 @@ def align_key_field(
             values.append((json_type(value), scalar_key(value, options)))
         return tuple(values)
 
-    pairs, gold_rest, pred_rest = _match_by(expected, predicted, list(range(len(expected))),
-                                            list(range(len(predicted))), key_of)
+    pairs, gold_rest, pred_rest = _match_by(
+        expected, predicted, list(range(len(expected))), list(range(len(predicted))), key_of
+    )
     identical, gold_left, pred_left = _match_identical(expected, predicted, gold_rest, pred_rest)
     return _finish(pairs + identical, gold_left, pred_left)
 
@@ -184,7 +195,10 @@ _ORDER_BONUS = 1e-9
 
 
 def align_hungarian(
-    expected: Sequence[Any], predicted: Sequence[Any], node: SchemaNode | None, options: ScoringOptions,
+    expected: Sequence[Any],
+    predicted: Sequence[Any],
+    node: SchemaNode | None,
+    options: ScoringOptions,
     context: AlignContext | None = None,
 ) -> list[Pair]:
     """Maximum-similarity assignment; pairs below ``min_similarity`` stay unmatched."""
@@ -243,8 +257,9 @@ ALIGNERS.add("key_field", AlignerSpec(align_key_field, _check_key_field), builti
 ALIGNERS.add("hungarian", AlignerSpec(align_hungarian, _check_hungarian), builtin=True)
 
 
-def register_aligner(name: str, aligner: Aligner, *, check_params: ParamCheck | None = None,
-                     overwrite: bool = False) -> None:
+def register_aligner(
+    name: str, aligner: Aligner, *, check_params: ParamCheck | None = None, overwrite: bool = False
+) -> None:
     """Make ``aligner(expected, predicted, node, options, context)`` available as ``x-eval-align`` ``name``."""
     ALIGNERS.add(name, AlignerSpec(aligner, check_params), overwrite=overwrite)
 

@@ -52,8 +52,9 @@ def register_comparator(
     overwrite: bool = False,
 ) -> None:
     """Make ``fn`` usable as ``"x-eval-compare": name`` (or ``{name: params}``)."""
-    COMPARATORS.add(name, ComparatorSpec(fn, batch, check_params, frozenset(types) if types else None),
-                    overwrite=overwrite)
+    COMPARATORS.add(
+        name, ComparatorSpec(fn, batch, check_params, frozenset(types) if types else None), overwrite=overwrite
+    )
 
 
 class ComparatorError(ExtractbenchError):
@@ -188,8 +189,9 @@ def _no_params(params: Mapping[str, Any]) -> list[str]:
 
 COMPARATORS.add("exact", ComparatorSpec(compare_exact, False, _no_params), builtin=True)
 # numeric also takes string fields that hold numbers (struct-extract-eval reads them with float())
-COMPARATORS.add("numeric", ComparatorSpec(compare_numeric, False, _check_numeric, frozenset({"number", "string"})),
-                builtin=True)
+COMPARATORS.add(
+    "numeric", ComparatorSpec(compare_numeric, False, _check_numeric, frozenset({"number", "string"})), builtin=True
+)
 COMPARATORS.add("oneof", ComparatorSpec(compare_oneof, False, _check_oneof), builtin=True)
 COMPARATORS.add("partial", ComparatorSpec(compare_partial, False, _no_params), builtin=True)
 

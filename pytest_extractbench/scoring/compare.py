@@ -160,7 +160,9 @@ def similar_pairs(expected: list[Any], predicted: list[Any], options: ScoringOpt
     return [similarity for _, _, similarity in _similar_assignment(expected, predicted, options)]
 
 
-def _similar_assignment(expected: list[Any], predicted: list[Any], options: ScoringOptions) -> list[tuple[int, int, float]]:
+def _similar_assignment(
+    expected: list[Any], predicted: list[Any], options: ScoringOptions
+) -> list[tuple[int, int, float]]:
     threshold = options.list_similarity
     if threshold is None or not expected or not predicted or len(expected) * len(predicted) > LIST_SIMILARITY_MAX_CELLS:
         return []
@@ -209,8 +211,11 @@ def list_element_pairs(expected: list[Any], predicted: list[Any], options: Scori
             else:
                 out.append(ElementPair("missed", value))
             rest += 1
-    out.extend(ElementPair("spurious", predicted=value) for index, value in enumerate(pred_rest)
-               if index not in paired_predicted)
+    out.extend(
+        ElementPair("spurious", predicted=value)
+        for index, value in enumerate(pred_rest)
+        if index not in paired_predicted
+    )
     return out
 
 

@@ -111,10 +111,36 @@ class FieldEmitter:
             return _IDENTICAL_TEXT
         return string_similarity(pred_norm, exp_norm, self.options)[1:]
 
-    def _error(self, path: str, expected: Any, predicted: Any, depth: int, required: bool, comparator: str | None,
-               message: str, out: list[FieldResult]) -> None:
-        out.append(FieldResult(path or "$", ERROR, 0.0, expected, predicted, json_type(expected), json_type(predicted),
-                               None, False, depth, required, ORIGIN_KEY, None, comparator, message))
+    def _error(
+        self,
+        path: str,
+        expected: Any,
+        predicted: Any,
+        depth: int,
+        required: bool,
+        comparator: str | None,
+        message: str,
+        out: list[FieldResult],
+    ) -> None:
+        out.append(
+            FieldResult(
+                path or "$",
+                ERROR,
+                0.0,
+                expected,
+                predicted,
+                json_type(expected),
+                json_type(predicted),
+                None,
+                False,
+                depth,
+                required,
+                ORIGIN_KEY,
+                None,
+                comparator,
+                message,
+            )
+        )
 
     def _resolve_pending(self, out: list[FieldResult]) -> None:
         """Judge every batch-comparator field of this record: one call per comparator."""
@@ -124,7 +150,9 @@ class FieldEmitter:
         self._pending = []
         for name, entries in groups.items():
             batch = COMPARATORS.get(name).fn
-            items = [(expected, predicted, rule.params, out[index].path) for index, rule, expected, predicted in entries]
+            items = [
+                (expected, predicted, rule.params, out[index].path) for index, rule, expected, predicted in entries
+            ]
             try:
                 results = list(batch(items, self.options))
                 if len(results) != len(items):
@@ -136,16 +164,20 @@ class FieldEmitter:
                 field = out[index]
                 try:
                     if isinstance(result, BaseException):
-                        raise ComparatorError(str(result) if isinstance(result, ComparatorError)
-                                              else f"comparator {name!r} failed: {type(result).__name__}: {result}")
+                        raise ComparatorError(
+                            str(result)
+                            if isinstance(result, ComparatorError)
+                            else f"comparator {name!r} failed: {type(result).__name__}: {result}"
+                        )
                     score, equal, similarity = to_comparison(result)
                 except ComparatorError as exc:
                     out[index] = field._replace(category=ERROR, type_ok=None, error=str(exc))
                     continue
                 if similarity is None and type(expected) is str and type(predicted) is str:
                     similarity = self._text_similarity(expected, predicted)
-                out[index] = field._replace(category=self._category(score, equal), score=score, equal=equal,
-                                            similarity=similarity)
+                out[index] = field._replace(
+                    category=self._category(score, equal), score=score, equal=equal, similarity=similarity
+                )
 
     def _category(self, score: float, equal: bool, expected: Any = None, type_ok: bool | None = None) -> str:
         """Exact, partial or incorrect. Under ``--extractbench-exact-within`` a number is exact only when equal
@@ -176,11 +208,37 @@ class FieldEmitter:
         comparator: str | None = None,
     ) -> None:
         category = self._category(score, equal, expected, type_ok)
-        out.append(_new_field((path or "$", category, score, expected, predicted, expected_type, json_type(predicted),
-                               type_ok, equal, depth, required, ORIGIN_KEY, similarity, comparator, None)))
+        out.append(
+            _new_field(
+                (
+                    path or "$",
+                    category,
+                    score,
+                    expected,
+                    predicted,
+                    expected_type,
+                    json_type(predicted),
+                    type_ok,
+                    equal,
+                    depth,
+                    required,
+                    ORIGIN_KEY,
+                    similarity,
+                    comparator,
+                    None,
+                )
+            )
+        )
 
     def _null_element(
-        self, expected: Any, predicted: Any, items: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
+        self,
+        expected: Any,
+        predicted: Any,
+        items: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
     ) -> None:
         """Two paired elements, at least one null, where a lone null counts as absent. A null element is still an
         element: null and null match; null against a scalar is a wrong value (score 0); against an absent value
@@ -191,14 +249,32 @@ class FieldEmitter:
         value, category = (predicted, SPURIOUS) if expected is None else (expected, MISSED)
         if self.is_absent(value) or type(value) in _CONTAINERS:
             null_side = MISSED if expected is None else SPURIOUS
-            self._null_field(null_side, None if expected is None else ABSENT, ABSENT if expected is None else None,
-                             path, depth, required, ORIGIN_NULL, out)
+            self._null_field(
+                null_side,
+                None if expected is None else ABSENT,
+                ABSENT if expected is None else None,
+                path,
+                depth,
+                required,
+                ORIGIN_NULL,
+                out,
+            )
             self._side(value, items, path, depth, required, category, ORIGIN_NULL, out)
             return
-        self._emit_compared(path, 0.0, False, None, expected, predicted, json_type(expected), False, depth, required, out)
+        self._emit_compared(
+            path, 0.0, False, None, expected, predicted, json_type(expected), False, depth, required, out
+        )
 
     def _side_element(
-        self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list[FieldResult]
+        self,
+        value: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        category: str,
+        origin: str,
+        out: list[FieldResult],
     ) -> None:
         """One array element on one side only. A null element is an element (``[null]`` is a present array, as
         in the Jaccard of a plain array), so it is missed or spurious even where a lone null is absent."""
@@ -209,18 +285,52 @@ class FieldEmitter:
         self._side(value, node, path, depth, required, category, origin, out)
 
     def _null_field(
-        self, category: str, expected: Any, predicted: Any, path: str, depth: int, required: bool, origin: str, out: list[FieldResult]
+        self,
+        category: str,
+        expected: Any,
+        predicted: Any,
+        path: str,
+        depth: int,
+        required: bool,
+        origin: str,
+        out: list[FieldResult],
     ) -> None:
         """A field for a null array element: matched (both null), missed or spurious (the other side ``ABSENT``)."""
         shown_expected = None if expected is ABSENT else expected
         shown_predicted = None if predicted is ABSENT else predicted
         score, equal = (1.0, True) if category == EXACT else (0.0, False)
-        out.append(_new_field((path or "$", category, score, shown_expected, shown_predicted,
-                               None if expected is ABSENT else "null", None if predicted is ABSENT else "null",
-                               True if category == EXACT else None, equal, depth, required, origin, None, None, None)))
+        out.append(
+            _new_field(
+                (
+                    path or "$",
+                    category,
+                    score,
+                    shown_expected,
+                    shown_predicted,
+                    None if expected is ABSENT else "null",
+                    None if predicted is ABSENT else "null",
+                    True if category == EXACT else None,
+                    equal,
+                    depth,
+                    required,
+                    origin,
+                    None,
+                    None,
+                    None,
+                )
+            )
+        )
 
     def _side(
-        self, value: Any, node: SchemaNode | None, path: str, depth: int, required: bool, category: str, origin: str, out: list[FieldResult]
+        self,
+        value: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        category: str,
+        origin: str,
+        out: list[FieldResult],
     ) -> None:
         """Emit every leaf of a subtree that exists on one side only."""
         if self.is_absent(value):
@@ -252,11 +362,49 @@ class FieldEmitter:
             return
         value_type = json_type(value)
         if category == MISSED:
-            out.append(_new_field((path or "$", MISSED, 0.0, value, None, value_type, None, None, False, depth, required,
-                                   origin, None, None, None)))
+            out.append(
+                _new_field(
+                    (
+                        path or "$",
+                        MISSED,
+                        0.0,
+                        value,
+                        None,
+                        value_type,
+                        None,
+                        None,
+                        False,
+                        depth,
+                        required,
+                        origin,
+                        None,
+                        None,
+                        None,
+                    )
+                )
+            )
             return
         type_ok = None
         if node is not None and node.types:
             type_ok = declared_type_ok(node.types, value, self.options)
-        out.append(_new_field((path or "$", SPURIOUS, 0.0, None, value, None, value_type, type_ok, False, depth, required,
-                               origin, None, None, None)))
+        out.append(
+            _new_field(
+                (
+                    path or "$",
+                    SPURIOUS,
+                    0.0,
+                    None,
+                    value,
+                    None,
+                    value_type,
+                    type_ok,
+                    False,
+                    depth,
+                    required,
+                    origin,
+                    None,
+                    None,
+                    None,
+                )
+            )
+        )

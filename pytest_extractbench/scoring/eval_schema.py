@@ -173,11 +173,21 @@ def _check(value: Any, node: SchemaNode, path: str, index: int, missing: bool, p
     if node.types and value is not None:
         kind = json_type(value)
         if kind not in node.types and not ("integer" in node.declared_types and kind == "number"):
-            problems.append(GoldProblem(index, path, "type_error",
-                                        f"{kind} value, but the schema declares {'/'.join(sorted(node.declared_types or node.types))}"))
+            problems.append(
+                GoldProblem(
+                    index,
+                    path,
+                    "type_error",
+                    f"{kind} value, but the schema declares {'/'.join(sorted(node.declared_types or node.types))}",
+                )
+            )
             return
-        if "integer" in node.declared_types and "number" not in node.declared_types and kind == "number" \
-                and not float(value).is_integer():
+        if (
+            "integer" in node.declared_types
+            and "number" not in node.declared_types
+            and kind == "number"
+            and not float(value).is_integer()
+        ):
             problems.append(GoldProblem(index, path, "type_error", f"{value!r} is not an integer"))
     if type(value) is dict:
         if not node.properties and node.types and "object" not in node.types:
@@ -186,15 +196,21 @@ def _check(value: Any, node: SchemaNode, path: str, index: int, missing: bool, p
             child_node = node.properties.get(key)
             if child_node is None:
                 if node.properties or node.types:
-                    problems.append(GoldProblem(index, f"{path}.{key}", "extra_field",
-                                                f"field {key!r} is not declared by the eval schema"))
+                    problems.append(
+                        GoldProblem(
+                            index, f"{path}.{key}", "extra_field", f"field {key!r} is not declared by the eval schema"
+                        )
+                    )
                 continue
             _check(child, child_node, f"{path}.{key}", index, missing, problems)
         if missing:
             for key in node.properties:
                 if key not in value:
-                    problems.append(GoldProblem(index, f"{path}.{key}", "missing_field",
-                                                f"declared field {key!r} is absent", "warning"))
+                    problems.append(
+                        GoldProblem(
+                            index, f"{path}.{key}", "missing_field", f"declared field {key!r} is absent", "warning"
+                        )
+                    )
     elif type(value) is list and node.items is not None:
         for position, element in enumerate(value):
             _check(element, node.items, f"{path}[{position}]", index, missing, problems)

@@ -32,7 +32,7 @@ def description_examples(description: str) -> list[str]:
     or sentence end)."""
     found = []
     for cue in _CUE.finditer(description[:4000]):
-        rest = description[cue.end():cue.end() + MAX_EXAMPLE_CHARS + 2]
+        rest = description[cue.end() : cue.end() + MAX_EXAMPLE_CHARS + 2]
         match = _QUOTED.match(rest) or _BARE.match(rest)
         if match and match.group(1).strip():
             found.append(match.group(1).strip())

@@ -79,7 +79,9 @@ class FieldWalker(FieldEmitter):
 
     # -- seams that schema-driven rules (x-eval-*) extend -----------------------------
 
-    def compare_leaf(self, expected: Any, predicted: Any, node: SchemaNode | None, path: str) -> tuple[float, bool, Any]:
+    def compare_leaf(
+        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str
+    ) -> tuple[float, bool, Any]:
         """``(score, equal, similarity)`` of two present values (after transforms).
 
         Raises :class:`ComparatorError` when a rule's comparator fails; returns a marker for
@@ -89,8 +91,11 @@ class FieldWalker(FieldEmitter):
         if rule is None or rule.compare is None:
             return compare_scalars(expected, predicted, self.options)
         kind = type(expected)
-        if (kind is type(predicted) and expected == predicted
-                and (kind not in _CONTAINERS or _same_json(expected, predicted))):
+        if (
+            kind is type(predicted)
+            and expected == predicted
+            and (kind not in _CONTAINERS or _same_json(expected, predicted))
+        ):
             return Comparison(1.0, True)  # identical values match whatever the comparator
         if rule.batch:
             return _PENDING
@@ -122,7 +127,14 @@ class FieldWalker(FieldEmitter):
     # -- the walk ------------------------------------------------------------------------
 
     def _pair(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
+        self,
+        expected: Any,
+        predicted: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
     ) -> None:
         budget_check()
         if self.fast_paths and type(expected) is type(predicted) and expected == predicted:
@@ -131,7 +143,14 @@ class FieldWalker(FieldEmitter):
         self._pair_general(expected, predicted, node, path, depth, required, out)
 
     def _pair_general(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
+        self,
+        expected: Any,
+        predicted: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
     ) -> None:
         rule = node.rule if node is not None else None
         if rule is not None:
@@ -155,8 +174,16 @@ class FieldWalker(FieldEmitter):
             self._leaf(expected, predicted, node, path, depth, required, out)
 
     def _one_sided(
-        self, expected: Any, predicted: Any, shown_expected: Any, shown_predicted: Any, node: SchemaNode | None,
-        path: str, depth: int, required: bool, out: list[FieldResult],
+        self,
+        expected: Any,
+        predicted: Any,
+        shown_expected: Any,
+        shown_predicted: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
     ) -> bool:
         """Emit a value present on one side only (as shown); True when at least one side is absent."""
         if self.is_absent(expected):
@@ -171,8 +198,15 @@ class FieldWalker(FieldEmitter):
         return False
 
     def _pair_transformed(
-        self, rule: Any, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int,
-        required: bool, out: list[FieldResult],
+        self,
+        rule: Any,
+        expected: Any,
+        predicted: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
     ) -> None:
         """Compare after the x-eval-transform chain; fields keep the values as they were."""
         try:
@@ -180,8 +214,16 @@ class FieldWalker(FieldEmitter):
             t_pred = predicted if predicted is ABSENT else rule.transform(predicted)
         except Exception as exc:  # noqa: BLE001 - a custom transform's bug is a field status, not a crash
             if not self.is_absent(expected) and not self.is_absent(predicted):
-                self._error(path, expected, predicted, depth, required, rule.comparator,
-                            f"transform failed: {type(exc).__name__}: {exc}", out)
+                self._error(
+                    path,
+                    expected,
+                    predicted,
+                    depth,
+                    required,
+                    rule.comparator,
+                    f"transform failed: {type(exc).__name__}: {exc}",
+                    out,
+                )
                 return
             t_exp, t_pred = expected, predicted
         if self._one_sided(t_exp, t_pred, expected, predicted, node, path, depth, required, out):
@@ -201,7 +243,14 @@ class FieldWalker(FieldEmitter):
             self._leaf(t_exp, t_pred, node, path, depth, required, out, expected, predicted)
 
     def _identical(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
+        self,
+        expected: Any,
+        predicted: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
     ) -> None:
         """Emit the fields of two equal subtrees (most of any real run) without comparing them again.
 
@@ -219,8 +268,13 @@ class FieldWalker(FieldEmitter):
                 return
             # Scalars under a rule take the general walk: transforms may make a value absent and
             # the comparator's name is recorded. Aligned arrays let their aligner pair elements.
-            if (kind is list and expected and rule.aligner in _DIAGONAL_ON_IDENTICAL and not rule.transforms
-                    and _same_json(expected, predicted)):
+            if (
+                kind is list
+                and expected
+                and rule.aligner in _DIAGONAL_ON_IDENTICAL
+                and not rule.transforms
+                and _same_json(expected, predicted)
+            ):
                 # every built-in aligner pairs identical arrays element by element: skip it
                 self._identical_elements(expected, predicted, node, path, depth, required, out)
                 return
@@ -236,17 +290,62 @@ class FieldWalker(FieldEmitter):
         elif kind is str:
             if self._empty_absent and not expected.strip():
                 return
-            out.append(_new_field((path or "$", EXACT, 1.0, expected, predicted, "string", "string", True, True,
-                                   depth, required, ORIGIN_KEY, _IDENTICAL_TEXT, None, None)))
+            out.append(
+                _new_field(
+                    (
+                        path or "$",
+                        EXACT,
+                        1.0,
+                        expected,
+                        predicted,
+                        "string",
+                        "string",
+                        True,
+                        True,
+                        depth,
+                        required,
+                        ORIGIN_KEY,
+                        _IDENTICAL_TEXT,
+                        None,
+                        None,
+                    )
+                )
+            )
         elif kind in _SCALAR_NAMES:
             name = _SCALAR_NAMES[kind]
-            out.append(_new_field((path or "$", EXACT, 1.0, expected, predicted, name, name, True, True, depth,
-                                   required, ORIGIN_KEY, None, None, None)))
+            out.append(
+                _new_field(
+                    (
+                        path or "$",
+                        EXACT,
+                        1.0,
+                        expected,
+                        predicted,
+                        name,
+                        name,
+                        True,
+                        True,
+                        depth,
+                        required,
+                        ORIGIN_KEY,
+                        None,
+                        None,
+                        None,
+                    )
+                )
+            )
         else:  # null, scalar lists, empty lists: rare enough for the general walk
             self._pair_general(expected, predicted, node, path, depth, required, out)
 
     def _identical_elements(
-        self, expected: list[Any], predicted: list[Any], node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
+        self,
+        expected: list[Any],
+        predicted: list[Any],
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
     ) -> None:
         rule = node.rule if node is not None else None
         # a null element is an element and matches, unless an array-level transform ran (see _pair_transformed)
@@ -259,7 +358,13 @@ class FieldWalker(FieldEmitter):
                 self._identical(exp_item, pred_item, items, _element(path, index), depth, required, out)
 
     def _objects(
-        self, expected: dict[str, Any], predicted: dict[str, Any], node: SchemaNode | None, path: str, depth: int, out: list[FieldResult],
+        self,
+        expected: dict[str, Any],
+        predicted: dict[str, Any],
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        out: list[FieldResult],
         equal: bool = False,
     ) -> None:
         """Gold keys in gold order, then the keys only the prediction has (``equal``: the objects are known
@@ -282,17 +387,59 @@ class FieldWalker(FieldEmitter):
             other = predicted.get(key, ABSENT)
             child_path = paths.get((path, key)) or _join(path, key)
             kind = type(value)
-            if (inline and kind is type(other) and kind in _SCALAR_NAMES and (equal or value == other)
-                    and key not in ruled):
+            if (
+                inline
+                and kind is type(other)
+                and kind in _SCALAR_NAMES
+                and (equal or value == other)
+                and key not in ruled
+            ):
                 if kind is str:
                     if keep_blank or value.strip():
-                        append(_new_field((child_path or "$", EXACT, 1.0, value, other, "string", "string", True,
-                                           True, child_depth, key in required, ORIGIN_KEY, _IDENTICAL_TEXT, None,
-                                           None)))
+                        append(
+                            _new_field(
+                                (
+                                    child_path or "$",
+                                    EXACT,
+                                    1.0,
+                                    value,
+                                    other,
+                                    "string",
+                                    "string",
+                                    True,
+                                    True,
+                                    child_depth,
+                                    key in required,
+                                    ORIGIN_KEY,
+                                    _IDENTICAL_TEXT,
+                                    None,
+                                    None,
+                                )
+                            )
+                        )
                 else:
                     name = _SCALAR_NAMES[kind]
-                    append(_new_field((child_path or "$", EXACT, 1.0, value, other, name, name, True, True,
-                                       child_depth, key in required, ORIGIN_KEY, None, None, None)))
+                    append(
+                        _new_field(
+                            (
+                                child_path or "$",
+                                EXACT,
+                                1.0,
+                                value,
+                                other,
+                                name,
+                                name,
+                                True,
+                                True,
+                                child_depth,
+                                key in required,
+                                ORIGIN_KEY,
+                                None,
+                                None,
+                                None,
+                            )
+                        )
+                    )
             else:
                 pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
         if equal or predicted.keys() <= expected.keys():
@@ -307,14 +454,26 @@ class FieldWalker(FieldEmitter):
             self._side(value, child, _join(path, key), child_depth, key in required, SPURIOUS, origin, out)
 
     def _arrays(
-        self, expected: list[Any], predicted: list[Any], node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult],
+        self,
+        expected: list[Any],
+        predicted: list[Any],
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
         null_elements: bool = True,
     ) -> None:
         # two empty arrays (where empty is a value) have no elements to be fields: one field, as plain arrays are
-        if ((not _elementwise(node) or not (expected or predicted))
-                and _scalars_only(expected) and _scalars_only(predicted)):
+        if (
+            (not _elementwise(node) or not (expected or predicted))
+            and _scalars_only(expected)
+            and _scalars_only(predicted)
+        ):
             comparison = jaccard(expected, predicted, self.options)
-            self._emit_compared(path, comparison.score, comparison.equal, None, expected, predicted, "array", True, depth, required, out)
+            self._emit_compared(
+                path, comparison.score, comparison.equal, None, expected, predicted, "array", True, depth, required, out
+            )
             return
         items = node.items if node is not None else None
         unmatched_predictions = 0
@@ -328,14 +487,39 @@ class FieldWalker(FieldEmitter):
                 else:
                     self._pair(gold, guess, items, _element(path, gold_index), depth, required, out)
             elif gold_index is not None:
-                side(expected[gold_index], items, _element(path, gold_index), depth, required, MISSED, ORIGIN_MISSING_ELEMENT, out)
+                side(
+                    expected[gold_index],
+                    items,
+                    _element(path, gold_index),
+                    depth,
+                    required,
+                    MISSED,
+                    ORIGIN_MISSING_ELEMENT,
+                    out,
+                )
             elif pred_index is not None:
                 index = len(expected) + unmatched_predictions
                 unmatched_predictions += 1
-                side(predicted[pred_index], items, _element(path, index), depth, required, SPURIOUS, ORIGIN_EXTRA_ELEMENT, out)
+                side(
+                    predicted[pred_index],
+                    items,
+                    _element(path, index),
+                    depth,
+                    required,
+                    SPURIOUS,
+                    ORIGIN_EXTRA_ELEMENT,
+                    out,
+                )
 
     def _structure_mismatch(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult]
+        self,
+        expected: Any,
+        predicted: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
     ) -> None:
         # Gold leaves stay expected (missed) so recall denominators do not depend on the
         # prediction's shape; predicted leaves are spurious and carry the type error.
@@ -347,8 +531,16 @@ class FieldWalker(FieldEmitter):
             out[i] = out[i]._replace(expected_type=expected_type, type_ok=False)
 
     def _leaf(
-        self, expected: Any, predicted: Any, node: SchemaNode | None, path: str, depth: int, required: bool, out: list[FieldResult],
-        shown_expected: Any = ABSENT, shown_predicted: Any = ABSENT,
+        self,
+        expected: Any,
+        predicted: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
+        shown_expected: Any = ABSENT,
+        shown_predicted: Any = ABSENT,
     ) -> None:
         """Compare two present values; ``shown_*`` are the values before transforms, kept in the result."""
         if shown_expected is ABSENT:
@@ -356,7 +548,9 @@ class FieldWalker(FieldEmitter):
         rule = node.rule if node is not None else None
         comparator = rule.comparator if rule is not None else None
         expected_type = json_type(shown_expected)
-        type_ok = type(shown_expected) is type(shown_predicted) or types_agree(expected_type, shown_predicted, self.options)
+        type_ok = type(shown_expected) is type(shown_predicted) or types_agree(
+            expected_type, shown_predicted, self.options
+        )
         try:
             result = self.compare_leaf(expected, predicted, node, path)
         except ComparatorError as exc:
@@ -364,12 +558,39 @@ class FieldWalker(FieldEmitter):
             return
         if result is _PENDING:
             self._pending.append((len(out), rule, expected, predicted))
-            out.append(FieldResult(path or "$", PENDING, 0.0, shown_expected, shown_predicted, expected_type,
-                                   json_type(shown_predicted), type_ok, False, depth, required, ORIGIN_KEY, None,
-                                   comparator))
+            out.append(
+                FieldResult(
+                    path or "$",
+                    PENDING,
+                    0.0,
+                    shown_expected,
+                    shown_predicted,
+                    expected_type,
+                    json_type(shown_predicted),
+                    type_ok,
+                    False,
+                    depth,
+                    required,
+                    ORIGIN_KEY,
+                    None,
+                    comparator,
+                )
+            )
             return
         score, equal, similarity = result
         if comparator is not None and similarity is None and type(expected) is str and type(predicted) is str:
             similarity = self._text_similarity(expected, predicted)
-        self._emit_compared(path, score, equal, similarity, shown_expected, shown_predicted, expected_type, type_ok,
-                            depth, required, out, comparator)
+        self._emit_compared(
+            path,
+            score,
+            equal,
+            similarity,
+            shown_expected,
+            shown_predicted,
+            expected_type,
+            type_ok,
+            depth,
+            required,
+            out,
+            comparator,
+        )

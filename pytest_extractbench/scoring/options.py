@@ -151,12 +151,16 @@ class ScoringOptions:
     def exactness_rule(self) -> str:
         """Which rule made a field "exact", in words for the summary and the report."""
         if self.exact_within is None:
-            return (f"composite score >= {self.exact_threshold:g} (the default rule: a near number or a value of "
-                    f"another JSON type can be exact)")
-        types = "" if self.strict_types else "; lenient types: a lossless coercion such as \"12\" for 12 counts"
-        return (f"numbers exact only within {self.exact_within:g} relative (at least {self.float_epsilon:g}), "
-                f"a value of the wrong JSON type never exact{types}; strings: composite score >= "
-                f"{self.exact_threshold:g}")
+            return (
+                f"composite score >= {self.exact_threshold:g} (the default rule: a near number or a value of "
+                f"another JSON type can be exact)"
+            )
+        types = "" if self.strict_types else '; lenient types: a lossless coercion such as "12" for 12 counts'
+        return (
+            f"numbers exact only within {self.exact_within:g} relative (at least {self.float_epsilon:g}), "
+            f"a value of the wrong JSON type never exact{types}; strings: composite score >= "
+            f"{self.exact_threshold:g}"
+        )
 
     def replace(self, **changes: Any) -> ScoringOptions:
         """A copy with some options changed."""

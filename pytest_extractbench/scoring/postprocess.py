@@ -50,11 +50,26 @@ def nulls_as_absent(fields: list[FieldResult], options: ScoringOptions) -> list[
             if f.expected is None and f.predicted is None:
                 continue
             if f.expected is None:
-                f = f._replace(category=SPURIOUS, score=0.0, expected=None, expected_type=None, type_ok=None,
-                               equal=False, similarity=None, origin=ORIGIN_NULL)
+                f = f._replace(
+                    category=SPURIOUS,
+                    score=0.0,
+                    expected=None,
+                    expected_type=None,
+                    type_ok=None,
+                    equal=False,
+                    similarity=None,
+                    origin=ORIGIN_NULL,
+                )
             elif f.predicted is None:
-                f = f._replace(category=MISSED, score=0.0, predicted_type=None, type_ok=None, equal=False,
-                               similarity=None, origin=ORIGIN_NULL)
+                f = f._replace(
+                    category=MISSED,
+                    score=0.0,
+                    predicted_type=None,
+                    type_ok=None,
+                    equal=False,
+                    similarity=None,
+                    origin=ORIGIN_NULL,
+                )
         elif f.category == MISSED and f.expected is None or f.category == SPURIOUS and f.predicted is None:
             continue
         out.append(f)
@@ -80,13 +95,17 @@ def propagate_errors(fields: list[FieldResult], options: ScoringOptions) -> list
     reason = "excluded: comparator {!r} failed on another field of this sample"
     return [
         f._replace(category=ERROR, score=0.0, type_ok=None, error=f.error or reason.format(f.comparator))
-        if f.comparator in failed and f.category in _COMPARED else f
+        if f.comparator in failed and f.category in _COMPARED
+        else f
         for f in fields
     ]
 
 
-for _name, _fn in (("nulls_as_absent", nulls_as_absent), ("nulls_as_values", nulls_as_values),
-                   ("propagate_errors", propagate_errors)):
+for _name, _fn in (
+    ("nulls_as_absent", nulls_as_absent),
+    ("nulls_as_values", nulls_as_values),
+    ("propagate_errors", propagate_errors),
+):
     POST_PROCESSORS.add(_name, PostProcessorSpec(_fn), builtin=True)
 
 
@@ -95,7 +114,9 @@ def check_post_processors(names: Sequence[str]) -> list[str]:
     return [POST_PROCESSORS.unknown(name) for name in names if name not in POST_PROCESSORS]
 
 
-def apply_post_processors(fields: list[FieldResult], names: Sequence[str], options: ScoringOptions) -> list[FieldResult]:
+def apply_post_processors(
+    fields: list[FieldResult], names: Sequence[str], options: ScoringOptions
+) -> list[FieldResult]:
     """Run the named post-processors in order."""
     for name in names:
         fields = list(POST_PROCESSORS.get(name).fn(fields, options))

@@ -298,8 +298,15 @@ class SampleScore:
             "observed": self.observed.as_dict(),
             "fields": [f.as_dict() for f in self.fields],
             **({"extras": dict(self.extras)} if self.extras else {}),
-            **({"anls_star": self.anls_star, "anls_star_observed": self.anls_star_observed,
-                "anls_star_fields": dict(self.anls_star_fields)} if self.anls_star_observed is not None else {}),
+            **(
+                {
+                    "anls_star": self.anls_star,
+                    "anls_star_observed": self.anls_star_observed,
+                    "anls_star_fields": dict(self.anls_star_fields),
+                }
+                if self.anls_star_observed is not None
+                else {}
+            ),
         }
 
     @classmethod

@@ -36,8 +36,18 @@ KEYS = ("x-eval-compare", "x-eval-transform", "x-eval-skip", "x-eval-align")
 class FieldRule:
     """What the x-eval-* keys say about one schema location."""
 
-    __slots__ = ("skip", "comparator", "compare", "whole", "batch", "params", "transforms", "align", "aligner",
-                 "align_params")
+    __slots__ = (
+        "skip",
+        "comparator",
+        "compare",
+        "whole",
+        "batch",
+        "params",
+        "transforms",
+        "align",
+        "aligner",
+        "align_params",
+    )
 
     def __init__(self) -> None:
         self.skip = False
@@ -119,7 +129,7 @@ def split_spec(value: Any) -> tuple[str, dict[str, Any]]:
     if isinstance(value, str) and value:
         return value, {}
     if isinstance(value, dict) and len(value) == 1:
-        (name, params), = value.items()
+        ((name, params),) = value.items()
         if params is None:
             params = {}
         if isinstance(params, dict):
@@ -139,8 +149,10 @@ def _parse_compare(rule: FieldRule, node: SchemaNode, value: Any, errors: list[s
         return
     spec: ComparatorSpec = COMPARATORS.get(name)
     if spec.types is not None and node.types and not node.types & spec.types:
-        errors.append(f"comparator {name!r} compares {'/'.join(sorted(spec.types))} values, "
-                      f"but the field is declared {'/'.join(sorted(node.declared_types or node.types))}")
+        errors.append(
+            f"comparator {name!r} compares {'/'.join(sorted(spec.types))} values, "
+            f"but the field is declared {'/'.join(sorted(node.declared_types or node.types))}"
+        )
         return
     if _failed(spec.check_params(params) if spec.check_params else (), name, errors):
         return
@@ -159,8 +171,10 @@ def _parse_transforms(rule: FieldRule, node: SchemaNode, value: Any, errors: lis
         return
     items = node.items
     if node.types and node.types <= {"array"} and items is not None and items.types and items.types <= {"object"}:
-        errors.append("transforms apply to scalar fields and arrays of scalars, not to arrays of objects "
-                      "(put them on the objects' fields)")
+        errors.append(
+            "transforms apply to scalar fields and arrays of scalars, not to arrays of objects "
+            "(put them on the objects' fields)"
+        )
         return
     chain = []
     for index, entry in enumerate(value):
@@ -280,8 +294,11 @@ def compile_rules(schema: Any) -> RuleSet:
     root = compile_schema(schema)
     found: list[RuleError] = []
     _attach(root, "$", set(), found)
-    ruleset = RuleSet(root, tuple(e for e in found if not isinstance(e.message, registry.Note)),
-                      tuple(e for e in found if isinstance(e.message, registry.Note)))
+    ruleset = RuleSet(
+        root,
+        tuple(e for e in found if not isinstance(e.message, registry.Note)),
+        tuple(e for e in found if isinstance(e.message, registry.Note)),
+    )
     if len(_rulesets) >= _CACHE_LIMIT:
         _rulesets.clear()
     _rulesets[id(schema)] = (schema, current, ruleset)

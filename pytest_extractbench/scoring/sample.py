@@ -96,8 +96,9 @@ SCORING_ERROR = "scoring_error"
 """The outcome of a sample whose scoring raised or ran out of time (counted, never dropped)."""
 
 
-def scoring_error_score(expected: Any, reason: str, *, options: ScoringOptions | None = None,
-                        sample_id: str = "") -> SampleScore:
+def scoring_error_score(
+    expected: Any, reason: str, *, options: ScoringOptions | None = None, sample_id: str = ""
+) -> SampleScore:
     """The score of a sample that could not be scored: invalid output, so 0 on every accuracy metric,
     with the gold's fields missed when they can still be listed."""
     options = options or DEFAULT_OPTIONS
@@ -105,6 +106,13 @@ def scoring_error_score(expected: Any, reason: str, *, options: ScoringOptions |
         fields = _walker(options).walk(expected, ABSENT, None)
     except Exception:  # noqa: BLE001 - the gold itself may be what failed
         fields = []
-    return SampleScore(sample_id=sample_id, json_valid=False, schema_valid=False,
-                       parse_error=f"{SCORING_ERROR}: {reason}", validation_errors=(), fields=fields, options=options,
-                       anls_star=0.0)
+    return SampleScore(
+        sample_id=sample_id,
+        json_valid=False,
+        schema_valid=False,
+        parse_error=f"{SCORING_ERROR}: {reason}",
+        validation_errors=(),
+        fields=fields,
+        options=options,
+        anls_star=0.0,
+    )

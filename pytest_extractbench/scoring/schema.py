@@ -242,8 +242,9 @@ def _rs_pattern(pattern: str) -> Any:
         try:
             validator = jsonschema_rs.validator_for({"pattern": pattern})
         except Exception as exc:  # noqa: BLE001 - jsonschema-rs says "... is not a "regex""
-            raise PatternError(f"pattern {_clip(repr(pattern))} is not a valid regular expression: "
-                               f"{_clip(str(exc).splitlines()[0])}") from None
+            raise PatternError(
+                f"pattern {_clip(repr(pattern))} is not a valid regular expression: {_clip(str(exc).splitlines()[0])}"
+            ) from None
         if len(_patterns) >= _CACHE_LIMIT:
             _patterns.clear()
         _patterns[pattern] = validator
@@ -262,8 +263,10 @@ def regex_search(pattern: str, text: str) -> bool:
         return True
     for error in validator.iter_errors(text):
         if _BACKTRACK in error.message:
-            raise PatternError(f"pattern {_clip(repr(pattern))} could not be checked: the regular expression "
-                               "needs too much backtracking")
+            raise PatternError(
+                f"pattern {_clip(repr(pattern))} could not be checked: the regular expression "
+                "needs too much backtracking"
+            )
     return False
 
 
@@ -284,8 +287,7 @@ def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: An
 def _additional(instance: Any, schema: Any) -> list[Any]:
     properties = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
-    return [key for key in instance
-            if key not in properties and not any(regex_search(p, key) for p in patterns)]
+    return [key for key in instance if key not in properties and not any(regex_search(p, key) for p in patterns)]
 
 
 def _additional_properties(validator: Any, extra_schema: Any, instance: Any, schema: Any) -> Any:
@@ -307,8 +309,11 @@ def _additional_properties(validator: Any, extra_schema: Any, instance: Any, sch
             yield jsonschema.ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
 
 
-_BOUNDED = {"pattern": _pattern, "patternProperties": _pattern_properties,
-            "additionalProperties": _additional_properties}
+_BOUNDED = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+}
 _bounded_classes: dict[Any, Any] = {}
 
 
@@ -317,7 +322,8 @@ def _bounded(cls: Any) -> Any:
     bounded = _bounded_classes.get(cls)
     if bounded is None:
         bounded = _bounded_classes[cls] = jsonschema.validators.extend(
-            cls, {k: v for k, v in _BOUNDED.items() if k in cls.VALIDATORS})
+            cls, {k: v for k, v in _BOUNDED.items() if k in cls.VALIDATORS}
+        )
     return bounded
 
 
@@ -328,8 +334,9 @@ def _validators_for(schema: Any, validate_formats: bool) -> tuple[Any, Any]:
     if entry is not None and entry[0] is schema:
         return entry[1], entry[2]
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    reference = _bounded(cls)(schema, format_checker=cls.FORMAT_CHECKER if validate_formats else None,
-                              registry=_LOCAL_ONLY)
+    reference = _bounded(cls)(
+        schema, format_checker=cls.FORMAT_CHECKER if validate_formats else None, registry=_LOCAL_ONLY
+    )
     try:
         fast = jsonschema_rs.validator_for(schema, validate_formats=validate_formats, retriever=_refuse)
     except Exception:  # noqa: BLE001 - drafts or keywords it does not know: the reference takes over
@@ -432,5 +439,3 @@ def _describe(error: Any) -> str:
 
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
-
-

@@ -71,8 +71,9 @@ def compare_semantic(items: Sequence[tuple[Any, Any, Mapping[str, Any], str]], o
         try:
             if not options.semantic:
                 raise RuntimeError("no embedding backend configured (--extractbench-semantic)")
-            cosines = current_backends().similarities(options.semantic, options.semantic_model,
-                                                      [(items[k][0], items[k][1]) for k in todo])
+            cosines = current_backends().similarities(
+                options.semantic, options.semantic_model, [(items[k][0], items[k][1]) for k in todo]
+            )
             for k, cosine in zip(todo, cosines):
                 results[k] = _passed(cosine, threshold(k))
         except Exception as exc:  # noqa: BLE001 - the backend failed: each of its fields says why
@@ -83,8 +84,11 @@ def compare_semantic(items: Sequence[tuple[Any, Any, Mapping[str, Any], str]], o
         try:
             if not options.judge_model or not options.judge_url:
                 raise RuntimeError("no judge configured (--extractbench-judge MODEL and --extractbench-judge-url URL)")
-            grades = current_backends().judge(options.judge_model, options.judge_url).grade(
-                [(items[k][3], items[k][0], items[k][1]) for k in todo])
+            grades = (
+                current_backends()
+                .judge(options.judge_model, options.judge_url)
+                .grade([(items[k][3], items[k][0], items[k][1]) for k in todo])
+            )
             for k, grade in zip(todo, grades):
                 results[k] = grade if isinstance(grade, Exception) else _passed(grade / 7.0, threshold(k))
         except Exception as exc:  # noqa: BLE001

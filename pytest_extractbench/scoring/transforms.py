@@ -102,10 +102,39 @@ def type_convert(value: Any, params: Mapping[str, Any]) -> Any:
 # Python's \W is Unicode-aware; "_" is a word character to it, but punctuation in a document.
 _PUNCTUATION = re.compile(r"[^\w\s]|_")
 # Company-form words as written after a name ("Newgistics, Inc.", "ACME SDN BHD"), compared without dots.
-LEGAL_SUFFIXES = frozenset({
-    "inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "limited", "llc", "llp", "lp", "plc",
-    "gmbh", "ag", "sa", "sas", "sarl", "bv", "nv", "srl", "spa", "pty", "pte", "sdn", "bhd", "kk", "oy", "ab", "as",
-})
+LEGAL_SUFFIXES = frozenset(
+    {
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "co",
+        "company",
+        "ltd",
+        "limited",
+        "llc",
+        "llp",
+        "lp",
+        "plc",
+        "gmbh",
+        "ag",
+        "sa",
+        "sas",
+        "sarl",
+        "bv",
+        "nv",
+        "srl",
+        "spa",
+        "pty",
+        "pte",
+        "sdn",
+        "bhd",
+        "kk",
+        "oy",
+        "ab",
+        "as",
+    }
+)
 
 
 def no_punctuation(value: Any, params: Mapping[str, Any]) -> Any:
@@ -214,9 +243,14 @@ def _check_convert(params: Mapping[str, Any]) -> list[str]:
     return unknown_params(params, {"to"})
 
 
-for _name, _fn in (("lowercase", lowercase), ("strip", strip), ("normalize_whitespace", normalize_whitespace),
-                   ("sort_tokens", sort_tokens), ("no_punctuation", no_punctuation),
-                   ("no_legal_suffix", no_legal_suffix)):
+for _name, _fn in (
+    ("lowercase", lowercase),
+    ("strip", strip),
+    ("normalize_whitespace", normalize_whitespace),
+    ("sort_tokens", sort_tokens),
+    ("no_punctuation", no_punctuation),
+    ("no_legal_suffix", no_legal_suffix),
+):
     TRANSFORMS.add(_name, TransformSpec(_fn, _no_params), builtin=True)
 TRANSFORMS.add("round_digits", TransformSpec(round_digits, _check_digits), builtin=True)
 TRANSFORMS.add("type_convert", TransformSpec(type_convert, _check_convert), builtin=True)
@@ -236,4 +270,3 @@ def check_normalisers(names: Sequence[str]) -> list[str]:
         if missing:
             problems.append(f"{name} cannot run with its defaults: {'; '.join(missing)}")
     return problems
-

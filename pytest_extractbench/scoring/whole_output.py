@@ -64,8 +64,11 @@ class Item:
 def score_whole_outputs(items: Sequence[Item], options: ScoringOptions, *, batch: int = 4) -> WholeOutputCost:
     """Add ``semantic_similarity`` and/or ``judge_score`` to each item's ``score.extras``, as the options ask."""
     cost = WholeOutputCost()
-    gradable = [(item, canonical_json(item.expected), canonical_json(parse_output(item.output).value))
-                for item in items if item.score.json_valid]
+    gradable = [
+        (item, canonical_json(item.expected), canonical_json(parse_output(item.output).value))
+        for item in items
+        if item.score.json_valid
+    ]
     for item in items:
         if not item.score.json_valid:
             if options.semantic:
@@ -84,8 +87,9 @@ def _similarities(gradable: list[tuple[Item, str, str]], options: ScoringOptions
     started = time.perf_counter()
     try:
         backends = current_backends()
-        cosines = backends.similarities(options.semantic or "", options.semantic_model,
-                                        [(gold, output) for _, gold, output in gradable])
+        cosines = backends.similarities(
+            options.semantic or "", options.semantic_model, [(gold, output) for _, gold, output in gradable]
+        )
     except Exception as exc:  # noqa: BLE001 - the backend failed: no sample gets a made-up similarity
         cost.embedding_errors += len(gradable)
         for item, _, _ in gradable:

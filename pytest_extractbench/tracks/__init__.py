@@ -10,7 +10,10 @@ from .repair import RepairTrack
 from .toolcall import ToolCallTrack
 
 TRACKS: dict[str, type[Track]] = {
-    EXTRACTION: ExtractionTrack, "toolcall": ToolCallTrack, "generate": GenerateTrack, "repair": RepairTrack,
+    EXTRACTION: ExtractionTrack,
+    "toolcall": ToolCallTrack,
+    "generate": GenerateTrack,
+    "repair": RepairTrack,
 }
 
 

@@ -67,15 +67,14 @@ class TrackSample:
         return self.data.get("schema")
 
 
-
-
 def load_rows(name: str, label: str, path: Path, parse: Callable[..., TrackSample | None]) -> Dataset:
     """Read a JSONL/JSON file with ``parse(row, sample_id, problem)``; bad rows become problems, never errors."""
     return parse_track_rows(name, label, iter_rows(path), parse)
 
 
-def parse_track_rows(name: str, label: str, rows: Iterable[tuple[str, Any]],
-                     parse: Callable[..., TrackSample | None]) -> Dataset:
+def parse_track_rows(
+    name: str, label: str, rows: Iterable[tuple[str, Any]], parse: Callable[..., TrackSample | None]
+) -> Dataset:
     """``(location, row)`` pairs through ``parse(row, sample_id, problem)``; bad rows become problems."""
     samples: list[TrackSample] = []
     problems: list[DatasetProblem] = []

@@ -17,10 +17,10 @@ from ..analysis.metrics import metrics_by_model
 from ..analysis.performance import apply_prices
 from ..analysis.repeats import sample_repeats
 from ..analysis.sample_extras import extra_diagnostics
+from ..dataset.documents import DocumentReader
 from ..dataset.records import SampleRecord, records_by_model
 from ..dataset.responses import ModelResponse
 from ..dataset.rules import rule_problems
-from ..dataset.documents import DocumentReader
 from ..dataset.samples import Dataset, DatasetProblem, parse_rows
 from ..dataset.sources import load_source
 from ..gating.subsets import subset_metrics
@@ -46,8 +46,9 @@ class ExtractionTrack(Track):
         return catalog.names("headline")
 
     def load_samples(self, spec: str | None, *, base_dir: Path, data: Any) -> Dataset:
-        return load_source(spec, base_dir=base_dir, columns=dict(data.columns), cache_dir=data.cache_dir,
-                           documents=_documents(data))
+        return load_source(
+            spec, base_dir=base_dir, columns=dict(data.columns), cache_dir=data.cache_dir, documents=_documents(data)
+        )
 
     def samples_from_rows(self, label: str, rows: Iterable[tuple[str, Any]], *, data: Any) -> Dataset:
         """Rows given in memory: their documents must be bytes (there is no dataset folder to find paths in)."""
@@ -64,16 +65,26 @@ class ExtractionTrack(Track):
         try:
             with budget.time_budget(budget.ITEM_BUDGET_S):
                 score = score_sample(
-                    response.content, sample.expected, sample.schema, options=settings.scoring,
-                    sample_id=sample.id, rule_errors="ignore",  # reported once per sample as an input problem instead
+                    response.content,
+                    sample.expected,
+                    sample.schema,
+                    options=settings.scoring,
+                    sample_id=sample.id,
+                    rule_errors="ignore",  # reported once per sample as an input problem instead
                 )
                 failure = failure_reason(score, response, settings.sample_min_eqs)
                 record = SampleRecord(
-                    model=model, sample_id=sample.id, score=score, meta=meta, response=response.as_dict(),
-                    passed=failure is None, failure=failure,
+                    model=model,
+                    sample_id=sample.id,
+                    score=score,
+                    meta=meta,
+                    response=response.as_dict(),
+                    passed=failure is None,
+                    failure=failure,
                     # needs the source text, which only this process has: computed here, carried in the record
-                    diagnostics=sample_diagnostics(score, sample.text, sample.expected, response.content,
-                                                   sample.schema, settings.scoring),
+                    diagnostics=sample_diagnostics(
+                        score, sample.text, sample.expected, response.content, sample.schema, settings.scoring
+                    ),
                 )
                 extra_diagnostics(record, responses)  # calibration and consistency, when there is data
                 if len(responses) > 1:
@@ -123,8 +134,9 @@ def failure_reason(score: Any, response: ModelResponse, min_eqs: float | None) -
     return None
 
 
-def _scoring_error_record(settings: Any, model: str, sample: Any, meta: dict[str, Any], response: Any,
-                          exc: BaseException) -> SampleRecord:
+def _scoring_error_record(
+    settings: Any, model: str, sample: Any, meta: dict[str, Any], response: Any, exc: BaseException
+) -> SampleRecord:
     """The record of a sample whose scoring failed: invalid output (EQS 0, every gold field missed)."""
     reason = budget.failure_reason(exc)
     score = scoring_error_score(sample.expected, reason, options=settings.scoring, sample_id=sample.id)
@@ -133,6 +145,12 @@ def _scoring_error_record(settings: Any, model: str, sample: Any, meta: dict[str
     except Exception:  # noqa: BLE001 - the response itself may be what broke scoring
         content = {"content": None, "error_class": response.error_class, "error": response.error}
     return SampleRecord(
-        model=model, sample_id=sample.id, score=score, meta=meta, response=content, passed=False,
-        failure=f"scoring failed ({SCORING_ERROR}): {reason}", scoring_error=reason,
+        model=model,
+        sample_id=sample.id,
+        score=score,
+        meta=meta,
+        response=content,
+        passed=False,
+        failure=f"scoring failed ({SCORING_ERROR}): {reason}",
+        scoring_error=reason,
     )

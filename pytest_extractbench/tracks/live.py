@@ -36,7 +36,9 @@ def run_id(sample_id: str, run: int) -> str:
 class TrackLiveSource(LiveSource):
     """The live pipeline for tracks, repeats and logprobs (implements ``OutputSource`` and ``responses``)."""
 
-    def __init__(self, *args: Any, track: Track | None, repeats: int = 1, logprobs: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, track: Track | None, repeats: int = 1, logprobs: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.track = track
         self.repeats = max(1, repeats)
@@ -101,10 +103,17 @@ class TrackLiveSource(LiveSource):
             self._unaskable(pair, exc)
             return None
         track = self.track.name if self.track is not None else "extraction"
-        key = cache_key(model, messages, {"track": track, "request": fields}, {**self._params, "run": run},
-                        self.server_identity(model))
+        key = cache_key(
+            model,
+            messages,
+            {"track": track, "request": fields},
+            {**self._params, "run": run},
+            self.server_identity(model),
+        )
         return self._admit_pair(
-            pair, key, lambda future: _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields=fields)
+            pair,
+            key,
+            lambda future: _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields=fields),
         )
 
     async def _send(self, client: ExtractionClient, served_model: str, request: _Request) -> ModelResponse:

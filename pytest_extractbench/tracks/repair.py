@@ -108,8 +108,9 @@ class RepairTrack(Track):
             "field_f1_partial": f1,
             "field_f1_partial_macro": mean([r["field_f1_partial"] for r in results]),
             # the share of the original's fields given back unchanged (0 for invalid repairs)
-            "field_agreement_rate": (sum(r["fields_equal"] for r in results) / expected) if (
-                expected := sum(r["fields_expected"] for r in results)) else 0.0,
+            "field_agreement_rate": (sum(r["fields_equal"] for r in results) / expected)
+            if (expected := sum(r["fields_expected"] for r in results))
+            else 0.0,
             "by_kind": {
                 kind: {
                     "samples": len(group),
@@ -138,5 +139,3 @@ class RepairTrack(Track):
             lines.append(f"  {f.path}: expected {json.dumps(f.expected, default=str)[:60]}, "
                          f"got {json.dumps(f.predicted, default=str)[:60]} ({f.category})")  # fmt: skip
         return lines
-
-

@@ -98,7 +98,7 @@ def _check_gold(calls: Any, names: set[str]) -> str | None:
     for index, call in enumerate(calls):
         if not isinstance(call, dict) or len(call) != 1:
             return f"call {index} must be an object with exactly one function name"
-        (name, params), = call.items()
+        ((name, params),) = call.items()
         if name not in names:
             return f"call {index} names {name!r}, which is not among the functions"
         if not isinstance(params, dict) or not all(isinstance(v, list) for v in params.values()):
@@ -130,7 +130,7 @@ def normalize_call(raw: Any, names: Mapping[str, str]) -> dict[str, Any]:
         name = raw.get("name")
         args, error = _as_arguments(raw.get("arguments", raw.get("parameters")))
     elif isinstance(raw, dict) and len(raw) == 1 and isinstance(next(iter(raw.values())), (dict, str)):
-        (name, value), = raw.items()
+        ((name, value),) = raw.items()
         args, error = _as_arguments(value)
     else:
         return {"name": None, "arguments": None, "error": "not a tool call (needs a name and arguments)"}
@@ -187,7 +187,11 @@ def value_matches(predicted: Any, gold: Any) -> bool:
                 if not (isinstance(options, list) and optional(options)):
                     return False
                 continue
-            if not (acceptable(predicted[key], options) if isinstance(options, list) else value_matches(predicted[key], options)):
+            if not (
+                acceptable(predicted[key], options)
+                if isinstance(options, list)
+                else value_matches(predicted[key], options)
+            ):
                 return False
         return set(predicted) <= set(gold)
     return gold is None and predicted is None
@@ -237,7 +241,7 @@ def match_calls(gold: Sequence[Mapping[str, Any]], predicted: Sequence[Mapping[s
         return []
     scores = np.zeros((len(gold), len(predicted)))
     for i, entry in enumerate(gold):
-        (name, args), = entry.items()
+        ((name, args),) = entry.items()
         for j, call in enumerate(predicted):
             scores[i, j] = _pair_score(name, args, call)
     from scipy.optimize import linear_sum_assignment  # a second to import: only when calls are paired
@@ -274,7 +278,7 @@ def score_calls(
     tp = fp = fn = 0
     details = []
     for i, j in pairs:
-        (name, args), = gold[i].items()
+        ((name, args),) = gold[i].items()
         call = predicted[j]
         if call["name"] == name:
             names += 1
@@ -285,9 +289,11 @@ def score_calls(
             counts = {"tp": 0, "fp": len(call["arguments"] or {}), "fn": argument_counts(args, None)["fn"]}
             exact = False
         tp, fp, fn = tp + counts["tp"], fp + counts["fp"], fn + counts["fn"]
-        details.append({"gold": i, "predicted": j, "name_match": call["name"] == name, "arguments_exact": exact, **counts})
+        details.append(
+            {"gold": i, "predicted": j, "name_match": call["name"] == name, "arguments_exact": exact, **counts}
+        )
     for i in set(range(len(gold))) - paired_gold:
-        (name, args), = gold[i].items()
+        ((name, args),) = gold[i].items()
         fn += argument_counts(args, None)["fn"]
     for j in set(range(len(predicted))) - paired_pred:
         fp += len(predicted[j]["arguments"] or {})
@@ -367,7 +373,9 @@ class ToolCallTrack(Track):
             return None
         gold = row.get("expected_calls", row.get("ground_truth"))
         if gold is None:
-            problem("missing the gold calls ('expected_calls' or BFCL's 'ground_truth'; [] = no call)", "expected_calls")
+            problem(
+                "missing the gold calls ('expected_calls' or BFCL's 'ground_truth'; [] = no call)", "expected_calls"
+            )
             return None
         error = _check_gold(gold, {f["name"] for f in functions})
         if error:
@@ -449,5 +457,7 @@ class ToolCallTrack(Track):
     def failure_lines(self, result: Mapping[str, Any]) -> list[str]:
         lines = [f"  {error}" for error in result.get("call_errors", [])[:5]]
         for call in result.get("predicted", [])[:5]:
-            lines.append(f"  predicted: {json.dumps({call['name']: call['arguments']}, ensure_ascii=False, default=str)[:200]}")
+            lines.append(
+                f"  predicted: {json.dumps({call['name']: call['arguments']}, ensure_ascii=False, default=str)[:200]}"
+            )
         return lines

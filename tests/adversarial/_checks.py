@@ -29,8 +29,10 @@ def unpacked(page: str) -> list[str]:
 def assert_clean_terminal(text: str) -> None:
     """No byte that a terminal would act on: escape sequences, bells, backspaces, carriage returns."""
     found = _CONTROL.search(text)
-    assert found is None, (f"control character {found.group()!r} reached the terminal near: "
-                           f"{text[max(0, found.start() - 80):found.end() + 80]!r}")
+    assert found is None, (
+        f"control character {found.group()!r} reached the terminal near: "
+        f"{text[max(0, found.start() - 80) : found.end() + 80]!r}"
+    )
 
 
 def assert_no_secret(secrets: Iterable[str], *roots: Path, texts: Iterable[str] = ()) -> None:

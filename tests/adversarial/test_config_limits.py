@@ -28,7 +28,9 @@ def validate(path: Path | str, capsys: pytest.CaptureFixture[str]) -> tuple[int,
     return code, captured.out + captured.err
 
 
-def test_a_five_thousand_digit_seed_is_refused_with_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_five_thousand_digit_seed_is_refused_with_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "bench.yaml"
     config.write_text(f"dataset:\n  sample_size: 2\n  random_seed: {HUGE}\n")
     code, text = validate(config, capsys)
@@ -45,10 +47,17 @@ def test_whole_numbers_on_the_command_line_fit_64_bits(value: str) -> None:
 @pytest.mark.slow
 def test_validate_config_refuses_a_device_without_reading_it() -> None:
     # a child process with a memory cap: reading /dev/zero whole would hit it within a second
-    script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31)); "
-              "from pytest_extractbench.cli import main; sys.exit(main(['validate-config', '/dev/zero']))")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    script = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31)); "
+        "from pytest_extractbench.cli import main; sys.exit(main(['validate-config', '/dev/zero']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert done.returncode == 1, done.stderr
     assert "/dev/zero is a device, not a regular file" in done.stdout + done.stderr
 
@@ -76,12 +85,16 @@ def test_a_directory_is_refused_with_its_kind(tmp_path: Path) -> None:
         userfiles.read_bytes(big, 10)
 
 
-@pytest.mark.parametrize("text, key, line, first", [
-    ("dataset:\n  random_seed: 1\n  random_seed: 2\n", "random_seed", 3, 2),
-    ("metrics:\n  sla: target\nmodel:\n  timeout: 5\nmetrics:\n  sla: none\n", "metrics", 5, 1),
-])
-def test_a_duplicate_key_is_refused_naming_the_key_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                            text: str, key: str, line: int, first: int) -> None:
+@pytest.mark.parametrize(
+    "text, key, line, first",
+    [
+        ("dataset:\n  random_seed: 1\n  random_seed: 2\n", "random_seed", 3, 2),
+        ("metrics:\n  sla: target\nmodel:\n  timeout: 5\nmetrics:\n  sla: none\n", "metrics", 5, 1),
+    ],
+)
+def test_a_duplicate_key_is_refused_naming_the_key_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, key: str, line: int, first: int
+) -> None:
     config = tmp_path / "bench.yaml"
     config.write_text(text)
     code, output = validate(config, capsys)
@@ -103,8 +116,7 @@ def test_a_duplicate_key_in_a_subsets_file_is_refused(tmp_path: Path) -> None:
         load_subsets(rules)
 
 
-NON_FINITE = ["1e999", "-1e999", "inf", "-inf", "nan", ".inf", "-.inf", ".nan", "Infinity", "NaN", "1" * 400,
-              "1e999%"]
+NON_FINITE = ["1e999", "-1e999", "inf", "-inf", "nan", ".inf", "-.inf", ".nan", "Infinity", "NaN", "1" * 400, "1e999%"]
 
 
 @pytest.mark.parametrize("number", NON_FINITE)
@@ -117,20 +129,31 @@ def test_non_finite_thresholds_are_refused_in_every_spelling(number: str) -> Non
 
 
 @pytest.mark.parametrize("number", [".inf", "-.inf", ".nan", "1e999"])
-def test_non_finite_thresholds_in_a_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                number: str) -> None:
+def test_non_finite_thresholds_in_a_config_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], number: str
+) -> None:
     config = tmp_path / "bench.yaml"
     config.write_text(f"metrics:\n  require: ['eqs>={number}']\n  sample_min_eqs: {number}\n")
     code, output = validate(config, capsys)
     assert code == 1 and "metrics.require" in output and "metrics.sample_min_eqs" in output
 
 
-@pytest.mark.parametrize("name, number", [("rules.yaml", ".inf"), ("rules.yaml", "-.inf"), ("rules.yaml", ".nan"),
-                                          ("rules.yaml", "1.0e+999"), ("rules.json", "1e999"), ("rules.json", "NaN")])
+@pytest.mark.parametrize(
+    "name, number",
+    [
+        ("rules.yaml", ".inf"),
+        ("rules.yaml", "-.inf"),
+        ("rules.yaml", ".nan"),
+        ("rules.yaml", "1.0e+999"),
+        ("rules.json", "1e999"),
+        ("rules.json", "NaN"),
+    ],
+)
 def test_non_finite_bounds_in_a_subset_condition(tmp_path: Path, name: str, number: str) -> None:
     rules = tmp_path / name
-    rules.write_text(f'{{"subsets": [{{"name": "a", "conditions": [{{"field": "total", "operator": "gt", '
-                     f'"value": {number}}}]}}]}}')  # JSON is YAML too
+    rules.write_text(
+        f'{{"subsets": [{{"name": "a", "conditions": [{{"field": "total", "operator": "gt", "value": {number}}}]}}]}}'
+    )  # JSON is YAML too
     with pytest.raises(SubsetConfigError, match=r"subsets\[0\]\.conditions\[0\]\.value: must be a finite number"):
         load_subsets(rules)
 
@@ -138,8 +161,12 @@ def test_non_finite_bounds_in_a_subset_condition(tmp_path: Path, name: str, numb
 @pytest.mark.parametrize("model", [{"a": 1}, ["m"], 7, True])
 def test_a_model_that_is_not_a_string_is_an_input_problem(tmp_path: Path, model: object) -> None:
     preds = tmp_path / "preds.jsonl"
-    preds.write_text(json.dumps({"id": "s1", "output": "{}", "model": "ok"}) + "\n"
-                     + json.dumps({"id": "s2", "output": "{}", "model": model}) + "\n")
+    preds.write_text(
+        json.dumps({"id": "s1", "output": "{}", "model": "ok"})
+        + "\n"
+        + json.dumps({"id": "s2", "output": "{}", "model": model})
+        + "\n"
+    )
     source = load_predictions([PredictionsSpec(preds)], default_model=None, base_dir=tmp_path)
     assert source.models == ["ok"]  # no model named "{'a': 1}"
     (problem,) = source.problems

@@ -31,10 +31,11 @@ def spreadsheet_reads_a_formula(cell: str) -> bool:
     """The oracle: skip blanks and anything invisible (controls, format characters, separators, unassigned),
     fold compatibility forms, and look at the first character left."""
     i = 0
-    while i < len(cell) and (cell[i] in BLANKS or cell[i] in INVISIBLE or cell[i].isspace()
-                             or unicodedata.category(cell[i])[0] in "CZ"):
+    while i < len(cell) and (
+        cell[i] in BLANKS or cell[i] in INVISIBLE or cell[i].isspace() or unicodedata.category(cell[i])[0] in "CZ"
+    ):
         i += 1
-    return unicodedata.normalize("NFKC", cell[i:i + 1])[:1] in {"=", "+", "-", "@", "|"}
+    return unicodedata.normalize("NFKC", cell[i : i + 1])[:1] in {"=", "+", "-", "@", "|"}
 
 
 def written(cells: list[str]) -> list[str]:
@@ -98,7 +99,7 @@ def test_numbers_and_missing_values_are_not_text() -> None:
 
 
 def test_a_run_with_hostile_ids_writes_inert_csv_files(pytester: pytest.Pytester) -> None:
-    ids = ["\u200b=1+1", "＝HYPERLINK(\"http://x\")", " @SUM(A1)", "\t-2+3"]
+    ids = ["\u200b=1+1", '＝HYPERLINK("http://x")', " @SUM(A1)", "\t-2+3"]
     schema = {"type": "object", "properties": {"name": {"type": "string"}}}
     rows = [{"id": i, "text": "t", "schema": schema, "expected": {"name": "a"}} for i in ids]
     preds = [{"id": i, "output": {"name": "＝cmd|' /C calc'!A0"}} for i in ids]

@@ -36,7 +36,10 @@ CASES = {
     "base-url-a-number": ({"base_url": 5, "model": "m"}, "base_url=5: expected an http:// or https:// URL"),
     "sample-a-list": ({"sample": [1], "extractor": extractor}, "sample=[1]: expected a string or a number"),
     "sample-a-bool": ({"sample": True, "extractor": extractor}, "sample=True: expected a string or a number"),
-    "timeout-not-finite": ({"timeout": float("inf"), "extractor": extractor}, "timeout=inf: expected a number of seconds"),
+    "timeout-not-finite": (
+        {"timeout": float("inf"), "extractor": extractor},
+        "timeout=inf: expected a number of seconds",
+    ),
     "flag-a-string": ({"no_cache": "no", "extractor": extractor}, "no_cache='no': expected True or False"),
     "seed-an-object": ({"seed": Loud(), "extractor": extractor}, "seed=<Loud>: expected a string or a number"),
     "predictions-a-number": ({"predictions": 5}, "predictions=5"),
@@ -75,8 +78,19 @@ def test_the_same_arguments_given_right_run(tmp_path: Path) -> None:
             pass
 
     events = Events()
-    result = evaluate(Path("bundled"), extractor=Extractor(), model=7, sample=2, seed="3", timeout=5, sla="none",
-                      no_cache=True, no_html_report=True, output=str(tmp_path / "out"), rootdir=tmp_path,
-                      events=events)
+    result = evaluate(
+        Path("bundled"),
+        extractor=Extractor(),
+        model=7,
+        sample=2,
+        seed="3",
+        timeout=5,
+        sla="none",
+        no_cache=True,
+        no_html_report=True,
+        output=str(tmp_path / "out"),
+        rootdir=tmp_path,
+        events=events,
+    )
     assert result.models == ["7"] and len(result.records) == 2 and len(events.seen) == 2
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["models"]["7"]["num_samples"] == 2

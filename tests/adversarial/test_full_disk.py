@@ -32,7 +32,7 @@ FILLER = "filler.bin"
 BIG = int("7" * 4000)
 
 # Fills the disk holding the run directory just before the plugin writes it (a hook wrapper runs first).
-FILL_AT_END = '''
+FILL_AT_END = """
 import os, pytest
 from pathlib import Path
 
@@ -45,7 +45,7 @@ def pytest_sessionfinish(session):
         except OSError:
             pass
     yield
-'''
+"""
 
 
 @pytest.fixture
@@ -77,8 +77,18 @@ def answer(body: Any) -> Any:
 
 
 def bench(pytester: pytest.Pytester, out: Path, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-sla", "none",
-                              "--extractbench-dataset", "data.jsonl", "--extractbench-output", str(out), *args)
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        str(out),
+        *args,
+    )
 
 
 def fill(path: Path) -> None:
@@ -100,7 +110,8 @@ def no_temporary_files(root: Path) -> None:
 
 
 def test_a_full_disk_names_the_file_leaves_no_temporary_file_and_fails_the_session(
-        pytester: pytest.Pytester, small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester: pytest.Pytester, small_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_inputs(pytester.path)
     pytester.makeconftest(FILL_AT_END)
     monkeypatch.setenv("FILL_DISK", str(small_disk / FILLER))
@@ -116,7 +127,8 @@ def test_a_full_disk_names_the_file_leaves_no_temporary_file_and_fails_the_sessi
 
 
 def test_the_journal_survives_a_full_disk_and_resume_finishes_without_asking_again(
-        pytester: pytest.Pytester, small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester: pytest.Pytester, small_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_inputs(pytester.path)
     out = small_disk / "out"
     conftest = pytester.makeconftest(FILL_AT_END)
@@ -125,8 +137,12 @@ def test_the_journal_survives_a_full_disk_and_resume_finishes_without_asking_aga
         live = ("--extractbench-base-url", server.url, "--model", MODEL, "--extractbench-no-cache")
         full = bench(pytester, out, *live)
         assert full.ret == pytest.ExitCode.INTERNAL_ERROR, full.stdout.str()
-        full.stdout.fnmatch_lines(["error: *samples.jsonl: not written: No space left on device",
-                                   f"every answer is kept in {out / 'responses.jsonl'}*--extractbench-resume {out}*"])
+        full.stdout.fnmatch_lines(
+            [
+                "error: *samples.jsonl: not written: No space left on device",
+                f"every answer is kept in {out / 'responses.jsonl'}*--extractbench-resume {out}*",
+            ]
+        )
         journal = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
         assert sorted(entry["sample_id"] for entry in journal) == [f"s{i}" for i in range(N)]
         asked = len(server.requests)
@@ -199,8 +215,14 @@ def test_an_extractor_returning_a_huge_integer_is_accounted_for(tmp_path: Path) 
     from pytest_extractbench import evaluate
 
     write_inputs(tmp_path)
-    result = evaluate(tmp_path / "data.jsonl", extractor=lambda sample: {"name": "P0", "n": 10**5000},
-                      model="huge", output=tmp_path / "out", rootdir=tmp_path, sla="none")
+    result = evaluate(
+        tmp_path / "data.jsonl",
+        extractor=lambda sample: {"name": "P0", "n": 10**5000},
+        model="huge",
+        output=tmp_path / "out",
+        rootdir=tmp_path,
+        sla="none",
+    )
     out = tmp_path / "out"
     assert not result.write_errors, result.write_errors
     assert_accounted(out, N)
@@ -249,8 +271,9 @@ def run_dir_with(tmp_path: Path, metrics: bytes) -> Path:
     (b"\xff\xfe{\x00}\x00", "UTF-16"),
     (b'{"models": [1, 2', "not valid JSON"),
 ])  # fmt: skip
-def test_report_refuses_a_pathological_metrics_json_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                                  metrics: bytes, words: str) -> None:
+def test_report_refuses_a_pathological_metrics_json_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], metrics: bytes, words: str
+) -> None:
     run = run_dir_with(tmp_path, metrics)
     assert main(["report", "--results-dir", str(run)]) == 2
     err = capsys.readouterr().err
@@ -258,8 +281,9 @@ def test_report_refuses_a_pathological_metrics_json_with_one_line(tmp_path: Path
     assert not (run / "report.html").exists()
 
 
-def test_report_refuses_a_huge_metrics_json(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_report_refuses_a_huge_metrics_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pytest_extractbench.core import jsonio
 
     monkeypatch.setattr(jsonio, "MAX_FILE_BYTES", 1000)

@@ -23,8 +23,10 @@ from _checks import assert_clean_terminal
 from pytest_extractbench.live import verdict_cache
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
-SAMPLES = [{"id": f"s{i}", "text": f"P{i} lives in Oslo.", "schema": SCHEMA, "expected": {"name": f"P{i}", "city": "Oslo"}}
-           for i in range(3)]
+SAMPLES = [
+    {"id": f"s{i}", "text": f"P{i} lives in Oslo.", "schema": SCHEMA, "expected": {"name": f"P{i}", "city": "Oslo"}}
+    for i in range(3)
+]
 UNMEASURED = "could not be measured"
 MODEL = "test-model"  # the model the fault server serves
 
@@ -34,14 +36,28 @@ def project(pytester: pytest.Pytester, semantic_cache_dir: Path) -> pytest.Pytes
     verdict_cache.clear_memory()  # these runs are in-process: no grade or vector may come from an earlier test
     pytester.path.joinpath("data.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SAMPLES))
     pytester.path.joinpath("preds.jsonl").write_text(
-        "".join(json.dumps({"id": s["id"], "output": json.dumps(s["expected"])}) + "\n" for s in SAMPLES))
+        "".join(json.dumps({"id": s["id"], "output": json.dumps(s["expected"])}) + "\n" for s in SAMPLES)
+    )
     return pytester
 
 
 def bench(pytester: pytest.Pytester, *args: str, sla: str = "none", out: str = "out") -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                              "--extractbench-output", out, "--extractbench-sla", sla,
-                              "--extractbench-resamples", "100", "--junitxml", "junit.xml", *args)
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        sla,
+        "--extractbench-resamples",
+        "100",
+        "--junitxml",
+        "junit.xml",
+        *args,
+    )
 
 
 def offline(pytester: pytest.Pytester, *args: str, sla: str = "none", out: str = "out") -> pytest.RunResult:
@@ -64,8 +80,9 @@ def junit_failures(pytester: pytest.Pytester) -> list[str]:
     return [failure.get("message", "") + (failure.text or "") for failure in tree.iter("failure")]
 
 
-def assert_gate_fails_for(pytester: pytest.Pytester, result: pytest.RunResult, cause: str,
-                          model: str = "predictions") -> None:
+def assert_gate_fails_for(
+    pytester: pytest.Pytester, result: pytest.RunResult, cause: str, model: str = "predictions"
+) -> None:
     """The gate failed because the threshold could not be measured, and every sink says so with the cause."""
     assert result.ret == 1, result.stdout.str()
     check = required_check(pytester, model)
@@ -94,39 +111,73 @@ JUDGE_FAULTS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", JUDGE_FAULTS.values(), ids=JUDGE_FAULTS.keys())
 def test_a_judge_that_answers_nothing_usable_fails_a_required_judge_threshold(
-        project: pytest.Pytester, fault_server: FaultServer, fault: Fault) -> None:
+    project: pytest.Pytester, fault_server: FaultServer, fault: Fault
+) -> None:
     fault_server.default = fault
-    result = offline(project, "--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url,
-                     "--extractbench-require", "judge_score>=0.5")
+    result = offline(
+        project,
+        "--extractbench-judge",
+        "judge-7b",
+        "--extractbench-judge-url",
+        fault_server.url,
+        "--extractbench-require",
+        "judge_score>=0.5",
+    )
     assert_gate_fails_for(project, result, "the LLM judge failed on 3 of 3 sample(s)")
 
 
 def test_a_judge_server_that_is_down_fails_the_gate(project: pytest.Pytester, fault_server: FaultServer) -> None:
     url = fault_server.url
     fault_server.stop()
-    result = offline(project, "--extractbench-judge", "judge-7b", "--extractbench-judge-url", url,
-                     "--extractbench-require", "judge_score>=0.5")
+    result = offline(
+        project,
+        "--extractbench-judge",
+        "judge-7b",
+        "--extractbench-judge-url",
+        url,
+        "--extractbench-require",
+        "judge_score>=0.5",
+    )
     assert_gate_fails_for(project, result, "the LLM judge failed on 3 of 3 sample(s)")
 
 
 def test_a_judge_that_fails_on_some_samples_does_not_pass_on_the_rest(
-        project: pytest.Pytester, fault_server: FaultServer) -> None:
+    project: pytest.Pytester, fault_server: FaultServer
+) -> None:
     # one batch graded (all 7), the next refused: the mean over the graded ones would read as a pass
-    fault_server.enqueue(Fault.ok({"grades": [{"id": 1, "reasoning": "same", "score": 7},
-                                              {"id": 2, "reasoning": "same", "score": 7}]}))
+    fault_server.enqueue(
+        Fault.ok({"grades": [{"id": 1, "reasoning": "same", "score": 7}, {"id": 2, "reasoning": "same", "score": 7}]})
+    )
     fault_server.default = Fault.status(400, "refused")
-    result = offline(project, "--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url,
-                     "--extractbench-require", "judge_score>=0.5")
+    result = offline(
+        project,
+        "--extractbench-judge",
+        "judge-7b",
+        "--extractbench-judge-url",
+        fault_server.url,
+        "--extractbench-require",
+        "judge_score>=0.5",
+    )
     check = required_check(project)
     assert check["value"] == pytest.approx(1.0)  # what the graded samples say
     assert_gate_fails_for(project, result, "the LLM judge failed on 1 of 3 sample(s)")
 
 
 def test_warn_lets_an_unmeasured_threshold_pass_and_the_summary_says_so_first(
-        project: pytest.Pytester, fault_server: FaultServer) -> None:
+    project: pytest.Pytester, fault_server: FaultServer
+) -> None:
     fault_server.default = Fault.status(500, "judge exploded")
-    result = offline(project, "--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url,
-                     "--extractbench-require", "judge_score>=0.5", "--extractbench-unmeasured", "warn")
+    result = offline(
+        project,
+        "--extractbench-judge",
+        "judge-7b",
+        "--extractbench-judge-url",
+        fault_server.url,
+        "--extractbench-require",
+        "judge_score>=0.5",
+        "--extractbench-unmeasured",
+        "warn",
+    )
     assert result.ret == 0, result.stdout.str()
     check = required_check(project)
     assert check["outcome"] == UNMEASURED and check["passed"] is None
@@ -143,8 +194,15 @@ def test_warn_lets_an_unmeasured_threshold_pass_and_the_summary_says_so_first(
 def test_the_policy_is_read_from_the_config_file_too(project: pytest.Pytester, fault_server: FaultServer) -> None:
     fault_server.default = Fault.status(500, "judge exploded")
     project.path.joinpath("bench.yaml").write_text("metrics:\n  unmeasured: warn\n  require: ['judge_score>=0.5']\n")
-    result = offline(project, "--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url,
-                     "--extractbench-config", "bench.yaml")
+    result = offline(
+        project,
+        "--extractbench-judge",
+        "judge-7b",
+        "--extractbench-judge-url",
+        fault_server.url,
+        "--extractbench-config",
+        "bench.yaml",
+    )
     assert result.ret == 0 and required_check(project)["outcome"] == UNMEASURED
 
 
@@ -185,18 +243,21 @@ def embeddings_server() -> Iterator[ThreadingHTTPServer]:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["http500", "html", "empty"])
 def test_an_unusable_embeddings_server_fails_a_required_similarity(
-        project: pytest.Pytester, embeddings_server: ThreadingHTTPServer, mode: str) -> None:
+    project: pytest.Pytester, embeddings_server: ThreadingHTTPServer, mode: str
+) -> None:
     embeddings_server.mode = mode  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{embeddings_server.server_address[1]}/v1"
     result = offline(project, "--extractbench-semantic", url, "--extractbench-require", "semantic_similarity>=0.5")
     assert_gate_fails_for(project, result, "the embeddings backend")
 
 
-def test_an_embeddings_endpoint_that_is_missing_fails_the_gate(project: pytest.Pytester,
-                                                              fault_server: FaultServer) -> None:
+def test_an_embeddings_endpoint_that_is_missing_fails_the_gate(
+    project: pytest.Pytester, fault_server: FaultServer
+) -> None:
     # the fault server knows only chat completions: /v1/embeddings is a 404
-    result = offline(project, "--extractbench-semantic", fault_server.url, "--extractbench-require",
-                     "semantic_similarity>=0.5")
+    result = offline(
+        project, "--extractbench-semantic", fault_server.url, "--extractbench-require", "semantic_similarity>=0.5"
+    )
     assert_gate_fails_for(project, result, "the embeddings backend failed on 3 of 3 sample(s)")
 
 
@@ -228,10 +289,16 @@ def test_a_judge_threshold_without_a_judge_is_not_applicable(project: pytest.Pyt
 
 def _whole_answer(content: Any) -> Fault:
     """A server that ignores "stream": the whole completion at once, so no first token is ever timed."""
-    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(content)},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": json.dumps(content)}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+    }
     return Fault.raw(json.dumps(body).encode())
 
 
@@ -240,10 +307,12 @@ def live(pytester: pytest.Pytester, url: str, *args: str, sla: str = "none") -> 
 
 
 def test_a_streaming_server_that_never_sends_a_first_token_fails_a_ttft_threshold(
-        project: pytest.Pytester, fault_server: FaultServer) -> None:
+    project: pytest.Pytester, fault_server: FaultServer
+) -> None:
     fault_server.default = _whole_answer({"name": "P0", "city": "Oslo"})
-    result = live(project, fault_server.url, "--extractbench-stream",
-                  "--extractbench-require", "time_to_first_token_p95_ms<=5000")
+    result = live(
+        project, fault_server.url, "--extractbench-stream", "--extractbench-require", "time_to_first_token_p95_ms<=5000"
+    )
     assert_gate_fails_for(project, result, "no streamed answer sent a first token", MODEL)
 
 
@@ -255,14 +324,16 @@ def test_ttft_without_streaming_is_not_applicable(project: pytest.Pytester, faul
 
 
 def test_a_streamed_first_token_is_measured_and_holds(project: pytest.Pytester, fault_server: FaultServer) -> None:
-    result = live(project, fault_server.url, "--extractbench-stream",
-                  "--extractbench-require", "time_to_first_token_p95_ms<=5000")
+    result = live(
+        project, fault_server.url, "--extractbench-stream", "--extractbench-require", "time_to_first_token_p95_ms<=5000"
+    )
     assert result.ret == 0, result.stdout.str()
     assert required_check(project, MODEL)["outcome"] == "held"
 
 
 def test_a_server_that_answers_nothing_fails_the_tier_latency_as_unmeasured(
-        project: pytest.Pytester, fault_server: FaultServer) -> None:
+    project: pytest.Pytester, fault_server: FaultServer
+) -> None:
     fault_server.default = Fault.status(400, "no")
     result = live(project, fault_server.url, "--extractbench-retries", "0", sla="minimum")
     assert result.ret == 1

@@ -26,21 +26,31 @@ from hypothesis import strategies as st
 from _checks import assert_accounted, assert_clean_terminal
 from _require import import_or_skip
 from pytest_extractbench import ModelResponse, SampleView, evaluate
+from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.dataset.samples import Sample
 from pytest_extractbench.live import extractor as extractor_module
 from pytest_extractbench.live.extractor import MAX_ANSWER_CHARS, to_response
-from pytest_extractbench.core.rundoc import iter_samples
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
 IDS = ["s0", "s1", "s2", "s3"]
 HOSTILE = "s2"  # the sample each hostile extractor misbehaves on
 
 
 def write_dataset(root: Path) -> Path:
     path = root / "data.jsonl"
-    rows = [{"id": sid, "text": f"Person {i} is {20 + i}.", "schema": SCHEMA,
-             "expected": {"name": f"Person {i}", "age": 20 + i}} for i, sid in enumerate(IDS)]
+    rows = [
+        {
+            "id": sid,
+            "text": f"Person {i} is {20 + i}.",
+            "schema": SCHEMA,
+            "expected": {"name": f"Person {i}", "age": 20 + i},
+        }
+        for i, sid in enumerate(IDS)
+    ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
@@ -151,8 +161,17 @@ def test_a_slow_extractor_within_the_deadline_is_answered(tmp_path: Path) -> Non
 
 def test_an_extractor_gets_a_server_request_s_deadline_by_default(tmp_path: Path) -> None:
     # not the embedded CPU model's longer one: an extractor answers instead of a server
-    _, out = evaluate(str(write_dataset(tmp_path)), extractor=answer, output=tmp_path / "out", rootdir=tmp_path,
-                      sla="none", no_html_report=True), tmp_path / "out"
+    _, out = (
+        evaluate(
+            str(write_dataset(tmp_path)),
+            extractor=answer,
+            output=tmp_path / "out",
+            rootdir=tmp_path,
+            sla="none",
+            no_html_report=True,
+        ),
+        tmp_path / "out",
+    )
     live = json.loads((out / "metrics.json").read_text())["run"]["live"]
     assert live["timeout_s"] == 120 and live["concurrency"] == 8
     assert_accounted(out, len(IDS))
@@ -178,37 +197,47 @@ class Hostile(BaseException):
 
 def raising(exc: BaseException, *, is_async: bool) -> Callable[..., Any]:
     if is_async:
+
         async def extractor(sample):
             if sample.id == HOSTILE:
                 raise exc
             return answer(sample)
     else:
+
         def extractor(sample):
             if sample.id == HOSTILE:
                 raise exc
             return answer(sample)
+
     return extractor
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-@pytest.mark.parametrize(("exc", "named"), [
-    (SystemExit(3), "SystemExit: 3"),
-    (GeneratorExit(), "GeneratorExit"),
-    (Hostile("line one\nline two\n" + "x" * 5000), "Hostile: line one line two"),
-    (asyncio.CancelledError("from the extractor itself"), "CancelledError"),
-    (ValueError(), "ValueError"),
-], ids=["SystemExit", "GeneratorExit", "BaseException-subclass", "CancelledError", "no-message"])
-def test_whatever_the_extractor_raises_is_its_samples_extractor_error(tmp_path: Path, exc: BaseException, named: str,
-                                                                      is_async: bool) -> None:
+@pytest.mark.parametrize(
+    ("exc", "named"),
+    [
+        (SystemExit(3), "SystemExit: 3"),
+        (GeneratorExit(), "GeneratorExit"),
+        (Hostile("line one\nline two\n" + "x" * 5000), "Hostile: line one line two"),
+        (asyncio.CancelledError("from the extractor itself"), "CancelledError"),
+        (ValueError(), "ValueError"),
+    ],
+    ids=["SystemExit", "GeneratorExit", "BaseException-subclass", "CancelledError", "no-message"],
+)
+def test_whatever_the_extractor_raises_is_its_samples_extractor_error(
+    tmp_path: Path, exc: BaseException, named: str, is_async: bool
+) -> None:
     result, out = run(tmp_path, raising(exc, is_async=is_async))
     error = assert_only_hostile_failed(result, out, "extractor_error")
     assert error.startswith(f"the extractor raised {named}")
 
 
 def test_a_cancelled_error_the_extractor_raises_is_its_outcome_where_tasks_cannot_tell(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Python 3.10's tasks have no ``cancelling()``: a CancelledError from the callable is still its outcome there
     (asking such a task crashed the run with an AttributeError)."""
+
     class Python310Task:
         pass
 
@@ -247,21 +276,37 @@ def _cycle() -> dict[str, Any]:
     return value
 
 
-@pytest.mark.parametrize(("returned", "named"), [
-    (None, "returned NoneType"),
-    (42, "returned int"),
-    ({"name", "age"}, "returned set"),
-    (b'{"name": "x"}', "returned bytes"),
-    ({"name": {"a", "b"}}, "not JSON"),
-    ({"name": Opaque()}, "not JSON"),
-    (_deep(5000), "nested"),
-    (_cycle(), "nested"),
-    ("x" * (MAX_ANSWER_CHARS + 1), "at most"),
-    ({"name": "x" * (MAX_ANSWER_CHARS + 1)}, "at most"),
-    (ModelResponse(content='{"name": "x"}', error_class="made_up"), "unknown error_class"),
-    (ModelResponse(content=[1, 2]), "expected str (JSON) or dict"),
-], ids=["None", "int", "set", "bytes", "dict-with-set", "dict-with-object", "deep", "cycle", "huge-text",
-        "huge-dict", "bad-error-class", "response-with-list"])
+@pytest.mark.parametrize(
+    ("returned", "named"),
+    [
+        (None, "returned NoneType"),
+        (42, "returned int"),
+        ({"name", "age"}, "returned set"),
+        (b'{"name": "x"}', "returned bytes"),
+        ({"name": {"a", "b"}}, "not JSON"),
+        ({"name": Opaque()}, "not JSON"),
+        (_deep(5000), "nested"),
+        (_cycle(), "nested"),
+        ("x" * (MAX_ANSWER_CHARS + 1), "at most"),
+        ({"name": "x" * (MAX_ANSWER_CHARS + 1)}, "at most"),
+        (ModelResponse(content='{"name": "x"}', error_class="made_up"), "unknown error_class"),
+        (ModelResponse(content=[1, 2]), "expected str (JSON) or dict"),
+    ],
+    ids=[
+        "None",
+        "int",
+        "set",
+        "bytes",
+        "dict-with-set",
+        "dict-with-object",
+        "deep",
+        "cycle",
+        "huge-text",
+        "huge-dict",
+        "bad-error-class",
+        "response-with-list",
+    ],
+)
 def test_an_answer_that_is_not_json_is_an_extractor_error_naming_why(tmp_path: Path, returned: Any, named: str) -> None:
     def extractor(sample):
         return returned if sample.id == HOSTILE else answer(sample)
@@ -277,8 +322,12 @@ def test_an_answer_that_is_not_json_is_an_extractor_error_naming_why(tmp_path: P
 
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20) | st.binary(max_size=5),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
-    | st.sets(st.integers(), max_size=3) | st.tuples(inner, inner),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+        | st.sets(st.integers(), max_size=3)
+        | st.tuples(inner, inner)
+    ),
     max_leaves=20,
 )
 
@@ -301,8 +350,7 @@ def test_the_extractor_is_given_a_view_without_the_gold(tmp_path: Path) -> None:
     seen: list[tuple[str, bool, list[str]]] = []
 
     def nosy(sample):
-        seen.append((type(sample).__name__, hasattr(sample, "expected"),
-                     [f.name for f in dataclasses.fields(sample)]))
+        seen.append((type(sample).__name__, hasattr(sample, "expected"), [f.name for f in dataclasses.fields(sample)]))
         return sample.expected  # what a cheating pipeline tries: it raises
 
     result, out = run(tmp_path, nosy)
@@ -375,7 +423,7 @@ def test_a_view_holds_copies_of_schema_and_meta() -> None:
 # -- through pytest: the terminal and the process's end ------------------------------------------------
 
 
-EXTRACTOR = '''
+EXTRACTOR = """
 import re, time
 
 def _answer(sample):
@@ -396,16 +444,28 @@ def hangs_and_exits(sample):
     if sample.id == "s1":
         raise SystemExit(5)
     return hangs(sample)
-'''
+"""
 
 
 def pytest_run(pytester: pytest.Pytester, spec: str, *args: str) -> pytest.RunResult:
     write_dataset(pytester.path)
     (pytester.path / "hostile_extractors.py").write_text(EXTRACTOR, encoding="utf-8")
     return pytester.runpytest_subprocess(
-        "-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-sla", "none",
-        "--extractbench-output", "out", "--extractbench-no-cache", "--extractbench-no-html-report",
-        "--extractbench-extractor", f"hostile_extractors:{spec}", *args, timeout=240,
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-output",
+        "out",
+        "--extractbench-no-cache",
+        "--extractbench-no-html-report",
+        "--extractbench-extractor",
+        f"hostile_extractors:{spec}",
+        *args,
+        timeout=240,
     )
 
 
@@ -452,8 +512,9 @@ def test_an_async_extractor_with_the_wrong_signature_is_an_extractor_error(tmp_p
 
     result, out = run(tmp_path, two_arguments)
     assert_accounted(out, len(IDS))
-    assert all(error_class == "extractor_error" and "TypeError" in error
-               for error_class, error in outcomes(result).values())
+    assert all(
+        error_class == "extractor_error" and "TypeError" in error for error_class, error in outcomes(result).values()
+    )
 
 
 @pytest.mark.slow

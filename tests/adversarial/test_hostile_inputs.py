@@ -17,8 +17,8 @@ import pytest
 
 from pytest_extractbench.analysis.diagnostics import TextIndex, occurs_in, sample_diagnostics
 from pytest_extractbench.core import jsonio, yamlio
-from pytest_extractbench.scoring import score_sample, validation_errors
 from pytest_extractbench.core.rundoc import iter_samples
+from pytest_extractbench.scoring import score_sample, validation_errors
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _checks import assert_accounted, assert_clean_terminal, assert_no_secret  # noqa: E402
@@ -47,9 +47,19 @@ def nested(depth: int, leaf: str = "1") -> str:
 def bench(pytester: pytest.Pytester, data: bytes, preds: bytes, *args: str) -> pytest.RunResult:
     (pytester.path / "data.jsonl").write_bytes(data)
     (pytester.path / "preds.jsonl").write_bytes(preds)
-    return pytester.runpytest(*ARGS, "--extractbench", "--extractbench-dataset", "data.jsonl",
-                              "--extractbench-predictions", "preds.jsonl", "--extractbench-output", "out",
-                              "--extractbench-sla", "none", *args)
+    return pytester.runpytest(
+        *ARGS,
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+        *args,
+    )
 
 
 def good_preds() -> bytes:
@@ -73,31 +83,87 @@ def finished(result: pytest.RunResult) -> str:
 
 BAD_ROWS = {
     # name: (the bad row's bytes, words the message must hold, sample id named, field named)
-    "non-utf8": (b'{"id": "latin", "text": "caf\xe9", "schema": {}, "expected": {}}', "not UTF-8: byte 0xe9",
-                 "latin", None),
+    "non-utf8": (
+        b'{"id": "latin", "text": "caf\xe9", "schema": {}, "expected": {}}',
+        "not UTF-8: byte 0xe9",
+        "latin",
+        None,
+    ),
     "invalid-json": (b'{"id": "cut", "text": "x", "schema": {', "not valid JSON", "cut", None),
-    "gold-990-deep": (b'{"id": "deep", "text": "t", "schema": {}, "expected": ' + nested(990).encode() + b"}",
-                      "nested too deeply (more than 128 levels)", "deep", "expected"),
-    "gold-100000-deep": (b'{"id": "deeper", "text": "t", "schema": {}, "expected": ' + nested(100_000).encode() + b"}",
-                         "nested too deeply", "deeper", None),
-    "int-5000-digits": (b'{"id": "big", "text": "t", "schema": {}, "expected": {"n": ' + b"7" * 5000 + b"}}",
-                        "a number is too large to read", "big", None),
-    "gold-1e400": (b'{"id": "inf", "text": "t", "schema": {"type": "object"}, "expected": {"total": 1e400}}',
-                   "$.total: a number that is not finite", "inf", "expected"),
-    "gold-nan": (b'{"id": "nan", "text": "t", "schema": {"type": "object"}, "expected": {"total": NaN}}',
-                 "$.total: a number that is not finite", "nan", "expected"),
-    "schema-nan": (b'{"id": "snan", "text": "t", "schema": {"properties": {"t": {"maximum": NaN}}}, "expected": {}}',
-                   "$.properties.t.maximum: a number that is not finite", "snan", "schema"),
-    "schema-string-too-deep": (json.dumps({"id": "sdeep", "text": "t", "schema": nested(500, "{}"), "expected": {}})
-                               .encode(), "nested too deeply (more than 128 levels)", "sdeep", "schema"),
-    "dangling-ref": (line({"id": "dangle", "text": "t", "expected": {"a": 1}, "schema": {
-        "type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}}).strip(),
-        "a $ref does not resolve inside the schema: Pointer '/$defs/missing' does not exist", "dangle", "schema"),
-    "bad-regex": (line({"id": "regex", "text": "t", "expected": {"a": "x"}, "schema": {
-        "type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}}}).strip(),
-        "a regular expression in it cannot be used", "regex", "schema"),
-    "gold-a-list": (b'{"id": "shape", "text": "t", "schema": {"type": "object"}, "expected": [1]}',
-                    "gold violates its own schema", "shape", "expected"),
+    "gold-990-deep": (
+        b'{"id": "deep", "text": "t", "schema": {}, "expected": ' + nested(990).encode() + b"}",
+        "nested too deeply (more than 128 levels)",
+        "deep",
+        "expected",
+    ),
+    "gold-100000-deep": (
+        b'{"id": "deeper", "text": "t", "schema": {}, "expected": ' + nested(100_000).encode() + b"}",
+        "nested too deeply",
+        "deeper",
+        None,
+    ),
+    "int-5000-digits": (
+        b'{"id": "big", "text": "t", "schema": {}, "expected": {"n": ' + b"7" * 5000 + b"}}",
+        "a number is too large to read",
+        "big",
+        None,
+    ),
+    "gold-1e400": (
+        b'{"id": "inf", "text": "t", "schema": {"type": "object"}, "expected": {"total": 1e400}}',
+        "$.total: a number that is not finite",
+        "inf",
+        "expected",
+    ),
+    "gold-nan": (
+        b'{"id": "nan", "text": "t", "schema": {"type": "object"}, "expected": {"total": NaN}}',
+        "$.total: a number that is not finite",
+        "nan",
+        "expected",
+    ),
+    "schema-nan": (
+        b'{"id": "snan", "text": "t", "schema": {"properties": {"t": {"maximum": NaN}}}, "expected": {}}',
+        "$.properties.t.maximum: a number that is not finite",
+        "snan",
+        "schema",
+    ),
+    "schema-string-too-deep": (
+        json.dumps({"id": "sdeep", "text": "t", "schema": nested(500, "{}"), "expected": {}}).encode(),
+        "nested too deeply (more than 128 levels)",
+        "sdeep",
+        "schema",
+    ),
+    "dangling-ref": (
+        line(
+            {
+                "id": "dangle",
+                "text": "t",
+                "expected": {"a": 1},
+                "schema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+            }
+        ).strip(),
+        "a $ref does not resolve inside the schema: Pointer '/$defs/missing' does not exist",
+        "dangle",
+        "schema",
+    ),
+    "bad-regex": (
+        line(
+            {
+                "id": "regex",
+                "text": "t",
+                "expected": {"a": "x"},
+                "schema": {"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}},
+            }
+        ).strip(),
+        "a regular expression in it cannot be used",
+        "regex",
+        "schema",
+    ),
+    "gold-a-list": (
+        b'{"id": "shape", "text": "t", "schema": {"type": "object"}, "expected": [1]}',
+        "gold violates its own schema",
+        "shape",
+        "expected",
+    ),
 }
 
 
@@ -178,8 +244,14 @@ def test_a_remote_ref_is_never_fetched_and_never_stalls(pytester: pytest.Pyteste
 def test_a_file_ref_does_not_read_local_files(pytester: pytest.Pytester, tmp_path: Path) -> None:
     secret = tmp_path / "secret.json"
     secret.write_text('{"type": "string", "description": "TOP-SECRET-7f3a"}')
-    bad = line({"id": "local", "text": "t", "schema": {"type": "object", "properties": {
-        "name": {"$ref": secret.as_uri()}}}, "expected": {"name": "x"}})
+    bad = line(
+        {
+            "id": "local",
+            "text": "t",
+            "schema": {"type": "object", "properties": {"name": {"$ref": secret.as_uri()}}},
+            "expected": {"name": "x"},
+        }
+    )
     result = bench(pytester, line(GOOD[0]) + bad + line(GOOD[1]), good_preds())
     text = finished(result)
     assert_accounted(pytester.path / "out", 2)
@@ -200,14 +272,20 @@ BACKREF = {"type": "object", "properties": {"code": {"type": "string", "pattern"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("schema, message", [
-    (REGEX, 'does not match "^(a+)+$"'),
-    (BACKREF, "could not be checked: the regular expression needs too much backtracking"),
-], ids=["catastrophic", "backreference"])
+@pytest.mark.parametrize(
+    "schema, message",
+    [
+        (REGEX, 'does not match "^(a+)+$"'),
+        (BACKREF, "could not be checked: the regular expression needs too much backtracking"),
+    ],
+    ids=["catastrophic", "backreference"],
+)
 def test_a_catastrophic_pattern_is_bounded(pytester: pytest.Pytester, schema: dict, message: str) -> None:
     gold = {"code": "aaa" if schema is REGEX else "aaab"}  # "aaab": (a|aa)+ takes "aa", \1 "a", then "b"
-    rows = [{"id": "re-1", "text": "aaa", "schema": schema, "expected": gold},
-            {"id": "re-2", "text": "aaa", "schema": schema, "expected": gold}]
+    rows = [
+        {"id": "re-1", "text": "aaa", "schema": schema, "expected": gold},
+        {"id": "re-2", "text": "aaa", "schema": schema, "expected": gold},
+    ]
     preds = [{"id": "re-1", "output": {"code": "a" * 41 + "!"}}, {"id": "re-2", "output": gold}]
     result = bench(pytester, b"".join(line(r) for r in rows), b"".join(line(p) for p in preds))
     text = finished(result)
@@ -221,8 +299,9 @@ def test_a_catastrophic_pattern_is_bounded(pytester: pytest.Pytester, schema: di
 
 @pytest.mark.slow
 @pytest.mark.parametrize("depth, parsed", [(990, False), (5000, False), (100, True)])
-def test_deeply_nested_output_is_an_unusable_output_not_a_crash(pytester: pytest.Pytester, depth: int,
-                                                                  parsed: bool) -> None:
+def test_deeply_nested_output_is_an_unusable_output_not_a_crash(
+    pytester: pytest.Pytester, depth: int, parsed: bool
+) -> None:
     preds = [PERFECT[0], {"id": "b-2", "output": '{"name": "Bo", "total": ' + nested(depth) + "}"}]
     result = bench(pytester, b"".join(line(r) for r in GOOD), b"".join(line(p) for p in preds))
     finished(result)
@@ -255,8 +334,9 @@ def test_an_exception_while_scoring_is_that_samples_scoring_error(pytester: pyte
     assert "scoring failed (scoring_error): KeyError: 'a plugin bug'" in text
 
 
-def test_the_scoring_budget_turns_an_overrun_into_scoring_errors(pytester: pytest.Pytester,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_scoring_budget_turns_an_overrun_into_scoring_errors(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pytest_extractbench.scoring import budget
 
     monkeypatch.setattr(budget, "ITEM_BUDGET_S", -1.0)  # spent before it starts: every item overruns
@@ -283,30 +363,57 @@ def test_ten_thousand_spurious_keys_against_a_long_text_are_typed_correctly() ->
     assert types.count(3) == 5_000 + 4 and types.count(3) + types.count(2) == 10_004
 
 
-@pytest.mark.parametrize("value, found", [("w12", True), ("w1", True), ("w", False), ("w12 w13", True),
-                                          ("w12 w14", False), (1234, True), (12, False), ("1,2", False)])
+@pytest.mark.parametrize(
+    "value, found",
+    [
+        ("w12", True),
+        ("w1", True),
+        ("w", False),
+        ("w12 w13", True),
+        ("w12 w14", False),
+        (1234, True),
+        (12, False),
+        ("1,2", False),
+    ],
+)
 def test_the_text_index_agrees_with_the_word_boundary_rule(value: object, found: bool) -> None:
     index = TextIndex("w1 w12 w13 1,234 x")
     assert occurs_in(value, index) is found
     assert occurs_in(value, "w1 w12 w13 1,234 x") is found
 
 
-
-GENERATE = [{"id": "code", "schema": {"type": "object", "properties": {"c": {"type": "string", "pattern": "^(a+)+$"}},
-                                      "required": ["c"]}},
-            {"id": "name", "schema": {"type": "object", "properties": {"n": {"type": "string"}}, "required": ["n"]}}]
+GENERATE = [
+    {
+        "id": "code",
+        "schema": {"type": "object", "properties": {"c": {"type": "string", "pattern": "^(a+)+$"}}, "required": ["c"]},
+    },
+    {"id": "name", "schema": {"type": "object", "properties": {"n": {"type": "string"}}, "required": ["n"]}},
+]
 
 
 def run_generate(pytester: pytest.Pytester, preds: list) -> pytest.RunResult:
     (pytester.path / "gen.jsonl").write_bytes(b"".join(line(r) for r in GENERATE))
     (pytester.path / "preds.jsonl").write_bytes(b"".join(line(p) for p in preds))
-    return pytester.runpytest(*ARGS, "--extractbench", "--extractbench-track", "generate", "--extractbench-dataset",
-                              "gen.jsonl", "--extractbench-predictions", "preds.jsonl", "--extractbench-output", "out",
-                              "--extractbench-sla", "none")
+    return pytester.runpytest(
+        *ARGS,
+        "--extractbench",
+        "--extractbench-track",
+        "generate",
+        "--extractbench-dataset",
+        "gen.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+    )
 
 
 def test_a_catastrophic_pattern_in_the_generate_track_is_bounded(pytester: pytest.Pytester) -> None:
-    result = run_generate(pytester, [{"id": "code", "output": {"c": "a" * 41 + "!"}}, {"id": "name", "output": {"n": "x"}}])
+    result = run_generate(
+        pytester, [{"id": "code", "output": {"c": "a" * 41 + "!"}}, {"id": "name", "output": {"n": "x"}}]
+    )
     finished(result)
     result.assert_outcomes(passed=1, failed=1)
     assert_accounted(pytester.path / "out", 2)
@@ -334,13 +441,16 @@ def test_an_exception_while_scoring_a_track_is_that_samples_scoring_error(pytest
     assert failed["result"]["scoring_error"] == "ZeroDivisionError: a track bug"
     assert "scoring failed (scoring_error): ZeroDivisionError: a track bug" in text
 
+
 # -- predictions files -------------------------------------------------------------------------------
 
 BAD_PREDICTIONS = {
     "non-utf8": (b'{"id": "b-2", "output": "caf\xe9"}', "not UTF-8: byte 0xe9"),
     "too-deep-value": (b'{"id": "b-2", "output": ' + nested(2000).encode() + b"}", "nested too deeply"),
-    "int-5000-digits": (b'{"id": "b-2", "output": {"name": "Bo", "total": ' + b"9" * 5000 + b"}}",
-                        "a number is too large to read"),
+    "int-5000-digits": (
+        b'{"id": "b-2", "output": {"name": "Bo", "total": ' + b"9" * 5000 + b"}}",
+        "a number is too large to read",
+    ),
     "torn-line": (b'{"id": "b-2", "output": "{\\"name\\"', "not valid JSON"),
 }
 
@@ -360,22 +470,42 @@ def test_a_bad_predictions_line_leaves_its_sample_missing_and_counted(pytester: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bad", [
-    b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": ' + nested(3000).encode() + b"}}",
-    b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": "\xff\xfe"}}',
-    b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"latency_s": ' + b"1" * 5000 + b"}}",
-], ids=["deep", "non-utf8", "int-5000-digits"])
-def test_a_hostile_journal_line_on_replay_is_skipped_and_its_sample_counted(pytester: pytest.Pytester,
-                                                                             bad: bytes) -> None:
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": ' + nested(3000).encode() + b"}}",
+        b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": "\xff\xfe"}}',
+        b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"latency_s": ' + b"1" * 5000 + b"}}",
+    ],
+    ids=["deep", "non-utf8", "int-5000-digits"],
+)
+def test_a_hostile_journal_line_on_replay_is_skipped_and_its_sample_counted(
+    pytester: pytest.Pytester, bad: bytes
+) -> None:
     run = pytester.path / "recorded"
     run.mkdir()
-    good = {"model": "m", "sample_id": "a-1", "key": "k1",
-            "response": {"content": json.dumps(GOOD[0]["expected"]), "attempts": 1}}
+    good = {
+        "model": "m",
+        "sample_id": "a-1",
+        "key": "k1",
+        "response": {"content": json.dumps(GOOD[0]["expected"]), "attempts": 1},
+    }
     (run / "responses.jsonl").write_bytes(line(good) + bad + b"\n")
     (pytester.path / "data.jsonl").write_bytes(b"".join(line(r) for r in GOOD))
-    result = pytester.runpytest(*ARGS, "--extractbench", "--extractbench-dataset", "data.jsonl", "--model", "m",
-                                "--extractbench-replay", "recorded", "--extractbench-output", "out",
-                                "--extractbench-sla", "none")
+    result = pytester.runpytest(
+        *ARGS,
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--model",
+        "m",
+        "--extractbench-replay",
+        "recorded",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+    )
     finished(result)
     result.assert_outcomes(passed=1, failed=1)
     assert_accounted(pytester.path / "out", 2)
@@ -384,11 +514,15 @@ def test_a_hostile_journal_line_on_replay_is_skipped_and_its_sample_counted(pyte
 # -- baselines --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("content, words", [
-    (b'{"kind": "pytest-extractbench baseline", "models": ' + nested(5000).encode() + b"}", "nested too deeply"),
-    (b'{"kind": "pytest-extractbench baseline", "name": "caf\xe9"}', "not UTF-8"),
-    (b'{"kind": "pytest-extractbench baseline", "n": ' + b"1" * 5000 + b"}", "a number is too large to read"),
-], ids=["deep", "non-utf8", "int-5000-digits"])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b'{"kind": "pytest-extractbench baseline", "models": ' + nested(5000).encode() + b"}", "nested too deeply"),
+        (b'{"kind": "pytest-extractbench baseline", "name": "caf\xe9"}', "not UTF-8"),
+        (b'{"kind": "pytest-extractbench baseline", "n": ' + b"1" * 5000 + b"}", "a number is too large to read"),
+    ],
+    ids=["deep", "non-utf8", "int-5000-digits"],
+)
 def test_a_hostile_baseline_is_a_usage_error_naming_it(pytester: pytest.Pytester, content: bytes, words: str) -> None:
     (pytester.path / "base.json").write_bytes(content)
     result = bench(pytester, b"".join(line(r) for r in GOOD), good_preds(), "--extractbench-compare", "base.json")
@@ -401,7 +535,8 @@ def test_a_hostile_baseline_is_a_usage_error_naming_it(pytester: pytest.Pytester
 # -- YAML config and subsets files ----------------------------------------------------------------------
 
 LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+    f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
 YAML_CASES = {
     "billion-laughs": (LAUGHS, "expands to more than 100,000 values through its aliases"),
     "recursive-alias": ("model: &m\n  options: *m\n", "the alias *m refers to a value that contains it"),
@@ -429,16 +564,21 @@ def test_a_config_with_a_byte_order_mark_is_read(pytester: pytest.Pytester) -> N
     result.assert_outcomes(passed=2)
 
 
-@pytest.mark.parametrize("suffix, content, words", [
-    (".yaml", "subsets: &s\n  x: *s\n", "recursive alias"),
-    (".yaml", LAUGHS, "billion laughs"),
-    (".json", '{"subsets": ' + nested(5000) + "}", "nested too deeply"),
-])
-def test_a_hostile_subsets_file_is_a_usage_error(pytester: pytest.Pytester, suffix: str, content: str,
-                                                  words: str) -> None:
+@pytest.mark.parametrize(
+    "suffix, content, words",
+    [
+        (".yaml", "subsets: &s\n  x: *s\n", "recursive alias"),
+        (".yaml", LAUGHS, "billion laughs"),
+        (".json", '{"subsets": ' + nested(5000) + "}", "nested too deeply"),
+    ],
+)
+def test_a_hostile_subsets_file_is_a_usage_error(
+    pytester: pytest.Pytester, suffix: str, content: str, words: str
+) -> None:
     (pytester.path / f"subsets{suffix}").write_text(content)
-    result = bench(pytester, b"".join(line(r) for r in GOOD), good_preds(), "--extractbench-subsets",
-                   f"subsets{suffix}")
+    result = bench(
+        pytester, b"".join(line(r) for r in GOOD), good_preds(), "--extractbench-subsets", f"subsets{suffix}"
+    )
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR and "Traceback" not in text
     assert f"subsets{suffix}" in text and words in text
@@ -447,12 +587,15 @@ def test_a_hostile_subsets_file_is_a_usage_error(pytester: pytest.Pytester, suff
 # -- upper bounds on options ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("option, value, words", [
-    ("--extractbench-resamples", "100000000", "a whole number of resamples from 100 to 100,000"),
-    ("--extractbench-repeats", "1000000", "a whole number of runs per sample from 1 to 100"),
-    ("--extractbench-resamples", "9" * 5000, "…"),
-    ("--extractbench-timeout", "inf", "a finite number"),
-])
+@pytest.mark.parametrize(
+    "option, value, words",
+    [
+        ("--extractbench-resamples", "100000000", "a whole number of resamples from 100 to 100,000"),
+        ("--extractbench-repeats", "1000000", "a whole number of runs per sample from 1 to 100"),
+        ("--extractbench-resamples", "9" * 5000, "…"),
+        ("--extractbench-timeout", "inf", "a finite number"),
+    ],
+)
 def test_option_values_are_bounded(pytester: pytest.Pytester, option: str, value: str, words: str) -> None:
     result = bench(pytester, b"".join(line(r) for r in GOOD), good_preds(), option, value)
     text = result.stdout.str() + result.stderr.str()
@@ -467,9 +610,14 @@ def test_yaml_loader_keeps_ordinary_aliases() -> None:
     assert yamlio.safe_load("a: &x [1, 2]\nb: *x\n") == {"a": [1, 2], "b": [1, 2]}
 
 
-@pytest.mark.parametrize("text, path", [
-    ('{"a": {"b": [1, NaN]}}', "$.a.b[1]"), ('{"x": -Infinity}', "$.x"), ("[1e400]", "$[0]"),
-])
+@pytest.mark.parametrize(
+    "text, path",
+    [
+        ('{"a": {"b": [1, NaN]}}', "$.a.b[1]"),
+        ('{"x": -Infinity}', "$.x"),
+        ("[1e400]", "$[0]"),
+    ],
+)
 def test_non_finite_numbers_are_found_with_their_path(text: str, path: str) -> None:
     assert jsonio.find_nonfinite(jsonio.loads(text)) == path
     with pytest.raises(jsonio.JsonInputError) as caught:

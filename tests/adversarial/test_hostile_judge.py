@@ -20,10 +20,10 @@ import pytest
 from faultserver import Fault, FaultServer
 
 from _checks import assert_accounted, assert_clean_terminal, assert_no_secret
+from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.live import scorer_servers
 from pytest_extractbench.live.embeddings import EmbeddingError, ServerEmbedder
 from pytest_extractbench.live.judge import Judge, JudgeError
-from pytest_extractbench.core.rundoc import iter_samples
 
 SECRET = "sk-judge-Vb83kLq0SECRET"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
@@ -46,8 +46,10 @@ def judge_key(monkeypatch: pytest.MonkeyPatch, semantic_cache_dir: Path) -> str:
 
 
 def write_run_inputs(path: Path) -> None:
-    samples = [{"id": f"s{i}", "text": f"P{i} is {i}.", "schema": SCHEMA, "expected": {"name": f"P{i}", "age": i}}
-               for i in range(N)]
+    samples = [
+        {"id": f"s{i}", "text": f"P{i} is {i}.", "schema": SCHEMA, "expected": {"name": f"P{i}", "age": i}}
+        for i in range(N)
+    ]
     outputs = [{"id": f"s{i}", "output": {"name": f"P{i}", "age": i}} for i in range(N)]
     (path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in samples), encoding="utf-8")
     (path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in outputs), encoding="utf-8")
@@ -65,6 +67,7 @@ def judged_run(pytester: pytest.Pytester, judge_url: str, *args: str) -> tuple[p
 
 def every_item(grade: int, reasoning: str) -> Callable[[Any], Any]:
     """A judge's answer grading every item its request lists with ``grade``."""
+
     def answer(body: Any) -> Any:
         count = len(body["messages"][-1]["content"].splitlines())
         return {"grades": [{"id": n, "reasoning": reasoning, "score": grade} for n in range(1, count + 1)]}
@@ -155,8 +158,9 @@ def test_an_unreachable_judge_is_counted_and_the_run_is_written(pytester: pytest
 
 
 @pytest.mark.parametrize("option", ["--extractbench-judge-url", "--extractbench-semantic"])
-def test_credentials_in_a_judge_or_embeddings_url_are_refused_before_anything_runs(pytester: pytest.Pytester,
-                                                                                  option: str) -> None:
+def test_credentials_in_a_judge_or_embeddings_url_are_refused_before_anything_runs(
+    pytester: pytest.Pytester, option: str
+) -> None:
     write_run_inputs(pytester.path)
     result = pytester.runpytest(*COMMON, "--extractbench-judge", "judge-model", option,
                                 "http://user:hunter2@127.0.0.1:9/v1")  # fmt: skip
@@ -208,8 +212,12 @@ def test_a_missing_item_is_that_items_error_and_the_others_keep_their_grades() -
 
 
 def test_token_counts_that_are_not_counts_are_left_out() -> None:
-    with FaultServer(default=Fault.usage('{"prompt_tokens": 1e400, "completion_tokens": -5}',
-                                         content={"grades": [{"id": 1, "reasoning": "", "score": 7}]})) as srv:
+    with FaultServer(
+        default=Fault.usage(
+            '{"prompt_tokens": 1e400, "completion_tokens": -5}',
+            content={"grades": [{"id": 1, "reasoning": "", "score": 7}]},
+        )
+    ) as srv:
         judge = judge_at(srv.url)
         (verdict,) = judge.grade_outputs([("{}", "{}")])
     assert verdict == (7, "")
@@ -303,8 +311,9 @@ def test_an_embeddings_server_echoing_the_key_never_gets_it_recorded(embeddings_
 
 
 @pytest.mark.slow
-def test_a_hostile_embeddings_server_in_a_run_is_each_samples_similarity_error(pytester: pytest.Pytester,
-                                                                               embeddings_server: Any) -> None:
+def test_a_hostile_embeddings_server_in_a_run_is_each_samples_similarity_error(
+    pytester: pytest.Pytester, embeddings_server: Any
+) -> None:
     url = embeddings_server(lambda body, headers: (500, json.dumps({"error": str(headers)}).encode()))
     write_run_inputs(pytester.path)
     result = pytester.runpytest(*COMMON, "--extractbench-semantic", url)
@@ -327,8 +336,9 @@ def test_a_judge_echoing_the_key_while_grading_semantic_fields_never_records_it(
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in preds), encoding="utf-8")
     with FaultServer(default=Fault.echo_headers(status=401)) as judge:
-        result = pytester.runpytest(*COMMON, "--extractbench-judge", "judge-model",
-                                    "--extractbench-judge-url", judge.url)
+        result = pytester.runpytest(
+            *COMMON, "--extractbench-judge", "judge-model", "--extractbench-judge-url", judge.url
+        )
     out = pytester.path / "out"
     assert_accounted(out, N)
     rows_out = list(iter_samples(out / "samples.jsonl"))

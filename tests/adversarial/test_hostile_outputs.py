@@ -56,8 +56,15 @@ def write_jsonl(path: Path, rows: list[Any]) -> Path:
     return path
 
 
-def offline(pytester: pytest.Pytester, samples: list[dict[str, Any]], outputs: dict[str, Any] | None = None,
-            *args: str, out: str = "out", model: str | None = None, subprocess: bool = False) -> pytest.RunResult:
+def offline(
+    pytester: pytest.Pytester,
+    samples: list[dict[str, Any]],
+    outputs: dict[str, Any] | None = None,
+    *args: str,
+    out: str = "out",
+    model: str | None = None,
+    subprocess: bool = False,
+) -> pytest.RunResult:
     """A benchmark run over ``samples`` scoring ``outputs`` (sample id -> JSON value; default: the gold)."""
     write_jsonl(pytester.path / "data.jsonl", samples)
     found = outputs if outputs is not None else {s["id"]: s["expected"] for s in samples if isinstance(s, dict)}
@@ -438,8 +445,9 @@ def test_a_huge_model_output_key_is_clipped(pytester: pytest.Pytester) -> None:
 
 @pytest.mark.parametrize("size", [2_000, 1_000_000], ids=["2k", "1MB"])
 @pytest.mark.parametrize("xdist", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["single", "xdist"])
-def test_an_invalid_dataset_line_is_neither_echoed_whole_nor_raw(pytester: pytest.Pytester, size: int,
-                                                                  xdist: bool) -> None:
+def test_an_invalid_dataset_line_is_neither_echoed_whole_nor_raw(
+    pytester: pytest.Pytester, size: int, xdist: bool
+) -> None:
     bad = "{\x1b[2J\x1b]0;owned\x07" + "A" * size  # not JSON, full of escapes, long
     args = ("-n", "2") if xdist else ()
     result = offline(pytester, [sample("s1", 1), bad, sample("s2", 2)], None, *args, subprocess=xdist)

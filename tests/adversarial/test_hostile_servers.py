@@ -24,12 +24,12 @@ from faultserver import Fault, FaultServer
 
 from _checks import assert_accounted, assert_clean_terminal, assert_no_secret
 from pytest_extractbench.core.redact import redact_credentials
+from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 from pytest_extractbench.live.client import ClientConfig, ExtractionClient, build_messages, run_check
 from pytest_extractbench.live.connection import check_connection
 from pytest_extractbench.live.journal import response_from_dict
 from pytest_extractbench.scoring import MISSING
-from pytest_extractbench.core.rundoc import iter_samples
 
 SECRET = "sk-hostile-7Qf2Lx9SECRET"  # the API key a hostile server tries to get recorded
 PASSWORD = "hunter2-Zq8v"
@@ -203,10 +203,18 @@ ODD_USAGE = {
     "string": ('"many"', {}),
     "null": ("null", {}),
     "counts_1e400_nan": ('{"prompt_tokens": 1e400, "completion_tokens": NaN, "total_tokens": 7}', {"total_tokens": 7}),
-    "counts_negative_bool": ('{"prompt_tokens": -3, "completion_tokens": true, "total_tokens": 9}', {"total_tokens": 9}),
-    "counts_nested": ('{"prompt_tokens": {"a": 1}, "completion_tokens": [4], "total_tokens": 2.0}', {"total_tokens": 2}),
-    "counts_infinity": ('{"prompt_tokens": Infinity, "completion_tokens": -Infinity, "total_tokens": 5}',
-                        {"total_tokens": 5}),
+    "counts_negative_bool": (
+        '{"prompt_tokens": -3, "completion_tokens": true, "total_tokens": 9}',
+        {"total_tokens": 9},
+    ),
+    "counts_nested": (
+        '{"prompt_tokens": {"a": 1}, "completion_tokens": [4], "total_tokens": 2.0}',
+        {"total_tokens": 2},
+    ),
+    "counts_infinity": (
+        '{"prompt_tokens": Infinity, "completion_tokens": -Infinity, "total_tokens": 5}',
+        {"total_tokens": 5},
+    ),
 }
 
 
@@ -327,8 +335,9 @@ def test_a_bad_base_url_is_one_clear_error_for_the_client(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["port_99999", "ipv6_unclosed", "userinfo", "control_chars"])
 @pytest.mark.parametrize("where", ["option", "environment"])
-def test_a_bad_base_url_stops_the_run_with_one_line(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-                                                    name: str, where: str) -> None:
+def test_a_bad_base_url_stops_the_run_with_one_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: str, where: str
+) -> None:
     url, words = BAD_URLS[name]
     write_data(pytester.path / "data.jsonl", 2)
     args = ["-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl", "--model", MODEL,
@@ -355,8 +364,7 @@ def test_credentials_in_the_url_are_never_sent_as_basic_auth(pytester: pytest.Py
 
 
 @pytest.mark.parametrize("name", ["userinfo", "user_only", "port_99999", "ipv6_unclosed"])
-def test_test_connection_refuses_bad_urls_before_resolving_any_name(monkeypatch: pytest.MonkeyPatch,
-                                                                   name: str) -> None:
+def test_test_connection_refuses_bad_urls_before_resolving_any_name(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     resolved: list[Any] = []
     real = socket.getaddrinfo
 
@@ -424,8 +432,9 @@ def test_a_run_with_half_its_answers_hostile_accounts_for_every_sample(
     assert model["num_samples"] == n
     if error_class is None:  # odd usage only: the answers are good and scored as such
         result.assert_outcomes(passed=n)
-        assert all(set(found[f"s{i:02d}"]["usage"]) <= {"prompt_tokens", "completion_tokens", "total_tokens"}
-                   for i in range(n))
+        assert all(
+            set(found[f"s{i:02d}"]["usage"]) <= {"prompt_tokens", "completion_tokens", "total_tokens"} for i in range(n)
+        )
     else:  # half the samples have no answer: they count against the run, which cannot pass its SLA
         result.assert_outcomes(passed=n // 2, failed=n // 2)
         assert error_class in ERROR_CLASSES
@@ -434,8 +443,9 @@ def test_a_run_with_half_its_answers_hostile_accounts_for_every_sample(
 
 
 @pytest.mark.slow
-def test_bad_200_bodies_in_a_mixed_run_are_retried_and_nothing_is_lost(pytester: pytest.Pytester,
-                                                                      server: FaultServer) -> None:
+def test_bad_200_bodies_in_a_mixed_run_are_retried_and_nothing_is_lost(
+    pytester: pytest.Pytester, server: FaultServer
+) -> None:
     # 30 samples, 9 of which get a truncated, HTML or cut-short 200 first: all 30 end valid
     n = 30
     write_data(pytester.path / "data.jsonl", n)
@@ -451,7 +461,9 @@ def test_bad_200_bodies_in_a_mixed_run_are_retried_and_nothing_is_lost(pytester:
     result = bench(pytester, server.url, "--extractbench-retries", "2")
     result.assert_outcomes(passed=n)
     assert_accounted(pytester.path / "out", n)
-    attempts = {r["sample_id"]: r["response"]["attempts"] for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
+    attempts = {
+        r["sample_id"]: r["response"]["attempts"] for r in iter_samples(pytester.path / "out" / "samples.jsonl")
+    }
     assert sum(1 for a in attempts.values() if a == 2) == 9 and sum(attempts.values()) == n + 9
 
 
@@ -508,8 +520,9 @@ def test_a_resumed_journal_whose_usage_is_a_list_is_reused(pytester: pytest.Pyte
     assert_accounted(pytester.path / "out", 4)
 
 
-def test_model_output_nested_990_deep_is_journaled_before_it_is_scored(pytester: pytest.Pytester,
-                                                                       server: FaultServer) -> None:
+def test_model_output_nested_990_deep_is_journaled_before_it_is_scored(
+    pytester: pytest.Pytester, server: FaultServer
+) -> None:
     write_data(pytester.path / "data.jsonl", 4)
     server.plan = lambda index, body: Fault.deep(990, where="content") if sample_number(body) % 2 else None
     bench(pytester, server.url, "--extractbench-retries", "0")
@@ -533,8 +546,9 @@ def test_model_output_nested_990_deep_is_accounted(pytester: pytest.Pytester, se
     ("--extractbench-temperature", "inf", "a finite non-negative number"),
     ("--extractbench-retries", "1000000000", "a whole number from 0 to 100"),
 ])  # fmt: skip
-def test_live_options_that_would_never_end_are_refused(pytester: pytest.Pytester, server: FaultServer,
-                                                       option: str, value: str, words: str) -> None:
+def test_live_options_that_would_never_end_are_refused(
+    pytester: pytest.Pytester, server: FaultServer, option: str, value: str, words: str
+) -> None:
     write_data(pytester.path / "data.jsonl", 2)
     result = bench(pytester, server.url, option, value)
     assert result.ret == pytest.ExitCode.USAGE_ERROR and words in result.stderr.str()
@@ -557,8 +571,11 @@ def test_an_api_key_no_header_can_carry_stops_the_run_without_showing_it(
 
 @pytest.mark.parametrize("where", ["tool_call_arguments", "tool_call_name"])
 def test_a_key_echoed_inside_tool_calls_is_masked(api_key: str, where: str) -> None:
-    call = {"name": "lookup", "arguments": {"auth": api_key}} if where == "tool_call_arguments" else {
-        "name": f"call-{api_key}", "arguments": {}}
+    call = (
+        {"name": "lookup", "arguments": {"auth": api_key}}
+        if where == "tool_call_arguments"
+        else {"name": f"call-{api_key}", "arguments": {}}
+    )
     with FaultServer(default=Fault.ok(tool_calls=[call])) as srv:
         response = extract(cfg(srv, api_key=api_key))
     assert response.error_class is None and response.tool_calls

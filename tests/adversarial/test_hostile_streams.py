@@ -55,8 +55,13 @@ MALFORMED = {
 
 
 def client(url: str, **overrides: Any) -> ExtractionClient:
-    values: dict[str, Any] = {"stream": True, "retries": 1, "backoff_base_s": 0.01, "backoff_max_s": 0.02,
-                              "timeout_s": 10.0}
+    values: dict[str, Any] = {
+        "stream": True,
+        "retries": 1,
+        "backoff_base_s": 0.01,
+        "backoff_max_s": 0.02,
+        "timeout_s": 10.0,
+    }
     values.update(overrides)
     return ExtractionClient(ClientConfig(url, **values))
 
@@ -81,10 +86,15 @@ def test_a_malformed_event_stream_is_a_bad_response_asked_again(body: bytes) -> 
         assert response.content is MISSING  # nothing half-read is scored
 
 
-@pytest.mark.parametrize("body", [MALFORMED["not-json"], MALFORMED["error-event"], MALFORMED["no-finish-reason"]],
-                         ids=["not-json", "error-event", "no-finish-reason"])
+@pytest.mark.parametrize(
+    "body",
+    [MALFORMED["not-json"], MALFORMED["error-event"], MALFORMED["no-finish-reason"]],
+    ids=["not-json", "error-event", "no-finish-reason"],
+)
 def test_the_retry_after_a_malformed_stream_gets_the_answer(body: bytes) -> None:
-    with FaultServer(faults=[Fault.raw(body, content_type="text/event-stream")], default=Fault.ok({"name": "Ada"})) as server:
+    with FaultServer(
+        faults=[Fault.raw(body, content_type="text/event-stream")], default=Fault.ok({"name": "Ada"})
+    ) as server:
         response = extract(server.url)
         assert response.error_class is None, response.error
         assert json.loads(response.content) == {"name": "Ada"} and response.attempts == 2
@@ -171,9 +181,18 @@ def test_a_run_against_a_server_whose_streams_break_accounts_for_every_sample(tm
         return broken if "Name 2" in json.dumps(body.get("messages")) else None
 
     with FaultServer(plan=plan) as server:
-        result = evaluate(str(tmp_path / "data.jsonl"), base_url=server.url, model="test-model", stream=True,
-                          retries=2, output=tmp_path / "out", rootdir=tmp_path, sla="none", no_cache=True,
-                          no_html_report=True)
+        result = evaluate(
+            str(tmp_path / "data.jsonl"),
+            base_url=server.url,
+            model="test-model",
+            stream=True,
+            retries=2,
+            output=tmp_path / "out",
+            rootdir=tmp_path,
+            sla="none",
+            no_cache=True,
+            no_html_report=True,
+        )
     assert_accounted(tmp_path / "out", 4)
     found = {r.sample_id: r.response for r in result.records}
     assert found["s2"]["error_class"] == "bad_response" and found["s2"]["attempts"] == 3

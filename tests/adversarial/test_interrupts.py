@@ -18,20 +18,30 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from hypothesis import given
 from hypothesis import strategies as st
 
 from _checks import assert_accounted
 from _net import refused
+from pytest_extractbench.core.rundoc import iter_samples
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name"]}
-SAMPLES = [{"id": f"s{i:02d}", "text": f"Person {i} is {20 + i}.", "schema": SCHEMA,
-            "expected": {"name": f"Person {i}", "age": 20 + i}} for i in range(12)]
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
+SAMPLES = [
+    {
+        "id": f"s{i:02d}",
+        "text": f"Person {i} is {20 + i}.",
+        "schema": SCHEMA,
+        "expected": {"name": f"Person {i}", "age": 20 + i},
+    }
+    for i in range(12)
+]
 
 # Slow while ./slow exists, so that the signal lands mid-run; every call is logged to calls.log.
-EXTRACTOR = '''
+EXTRACTOR = """
 import os, re, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,7 +53,7 @@ def extract(sample):
         time.sleep(0.4)
     name, age = re.match(r"(Person \\d+) is (\\d+)", sample.text).groups()
     return {"name": name, "age": int(age)}
-'''
+"""
 
 
 def lines(path: Path) -> list[str]:
@@ -56,18 +66,25 @@ def journal(out: Path) -> list[dict]:
 
 def answered(rows: list[dict]) -> Counter[str]:
     """Answers (reusable responses) per sample id."""
-    return Counter(row["sample_id"] for row in rows if row["response"].get("error_class") in (None, "truncated")
-                   and row["response"].get("content") is not None)
+    return Counter(
+        row["sample_id"]
+        for row in rows
+        if row["response"].get("error_class") in (None, "truncated") and row["response"].get("content") is not None
+    )
 
 
 def interrupt_mid_run(root: Path, args: list[str], sig: signal.Signals, ready: callable) -> tuple[int, str]:
     """Start pytest in `root`, wait until `ready()`, send `sig`; the exit code and the terminal's text."""
     output = root / "interrupted.txt"
     with output.open("w") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args],
-                                cwd=root, stdout=sink, stderr=subprocess.STDOUT,
-                                # a background job's ignored SIGINT (or SIGTERM) is inherited: give the run the defaults
-                                preexec_fn=_default_signals)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *args],
+            cwd=root,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            # a background job's ignored SIGINT (or SIGTERM) is inherited: give the run the defaults
+            preexec_fn=_default_signals,
+        )
         try:
             deadline = time.monotonic() + 600
             while not ready():
@@ -89,14 +106,25 @@ def _default_signals() -> None:
 
 
 def base_args(*extra: str) -> list[str]:
-    return ["--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-sla", "none",
-            "--extractbench-output", "out", "--extractbench-no-cache", "--extractbench-no-html-report", *extra]
+    return [
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-output",
+        "out",
+        "--extractbench-no-cache",
+        "--extractbench-no-html-report",
+        *extra,
+    ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_run_stopped_by_a_signal_resumes_losing_and_duplicating_nothing(pytester: pytest.Pytester,
-                                                                          sig: signal.Signals) -> None:
+def test_a_run_stopped_by_a_signal_resumes_losing_and_duplicating_nothing(
+    pytester: pytest.Pytester, sig: signal.Signals
+) -> None:
     root = pytester.path
     (root / "data.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SAMPLES), encoding="utf-8")
     (root / "slowx.py").write_text(EXTRACTOR, encoding="utf-8")
@@ -120,7 +148,7 @@ def test_a_run_stopped_by_a_signal_resumes_losing_and_duplicating_nothing(pytest
     asked_again = lines(root / "calls.log")[asked_before:]
     assert sorted(asked_again) == sorted({s["id"] for s in SAMPLES} - set(kept))
     after = journal(out)
-    assert after[:len(before)] == before  # the journal is only appended to
+    assert after[: len(before)] == before  # the journal is only appended to
     assert answered(after) == Counter({s["id"]: 1 for s in SAMPLES})
     assert_accounted(out, len(SAMPLES))
     records = list(iter_samples(out / "samples.jsonl"))
@@ -133,7 +161,8 @@ def test_a_run_stopped_by_a_signal_resumes_losing_and_duplicating_nothing(pytest
 @pytest.mark.llm
 @pytest.mark.slow
 def test_an_embedded_server_run_stopped_by_sigterm_resumes_losing_and_duplicating_nothing(
-        pytester: pytest.Pytester) -> None:
+    pytester: pytest.Pytester,
+) -> None:
     from pytest_extractbench.live.backends.llama_models import MissingExtraError, resolve_model
     from pytest_extractbench.live.backends.llama_process import find_llama_server
 
@@ -149,8 +178,9 @@ def test_an_embedded_server_run_stopped_by_sigterm_resumes_losing_and_duplicatin
     args = base_args("--model", "gemma3-270m", "--extractbench-slots", "1", "--extractbench-max-tokens", "64")
     out = root / "out"
 
-    code, text = interrupt_mid_run(root, args, signal.SIGTERM,
-                                   lambda: (out / "responses.jsonl").exists() and len(journal(out)) >= 2)
+    code, text = interrupt_mid_run(
+        root, args, signal.SIGTERM, lambda: (out / "responses.jsonl").exists() and len(journal(out)) >= 2
+    )
     assert code == pytest.ExitCode.INTERRUPTED, text
     before = journal(out)
     kept = answered(before)
@@ -163,7 +193,7 @@ def test_an_embedded_server_run_stopped_by_sigterm_resumes_losing_and_duplicatin
     outcomes = resumed.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 6, resumed.stdout.str()
     after = journal(out)
-    assert after[:len(before)] == before
+    assert after[: len(before)] == before
     # every answer received before the signal was reused: each sample has exactly one answer in the journal
     assert answered(after) == Counter({s["id"]: 1 for s in SAMPLES[:6]})
     assert_accounted(out, 6)
@@ -186,7 +216,7 @@ def test_an_answer_appended_after_a_torn_line_is_kept(tmp_path_factory: pytest.T
     path = run_dir / JOURNAL_FILE
     data = path.read_bytes()
     last_start = data.rindex(b"\n", 0, len(data) - 1) + 1
-    path.write_bytes(data[:last_start + min(cut, len(data) - last_start - 2)])  # s2's line, torn before its end
+    path.write_bytes(data[: last_start + min(cut, len(data) - last_start - 2)])  # s2's line, torn before its end
 
     resumed = Journal(run_dir)
     resumed.append("m", "s3", "k3", ModelResponse(content='{"name": "Cy"}'))

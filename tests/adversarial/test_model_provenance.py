@@ -18,7 +18,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def documented_sha256() -> str:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("Where the default model's weights come from"):]
+    section = text[text.index("Where the default model's weights come from") :]
     return re.search(r"published sha256\s+`([0-9a-f]{64})`", section).group(1)
 
 

@@ -148,8 +148,9 @@ def checkout(origin: Path, workspace: Path) -> Path:
     return workspace
 
 
-def pull_request(origin: Path, workspace: Path, change: dict[str, Path | str],
-                 extra: dict[str, str] | None = None) -> JobRun:
+def pull_request(
+    origin: Path, workspace: Path, change: dict[str, Path | str], extra: dict[str, str] | None = None
+) -> JobRun:
     """A branch off main with `change` (path in the repository -> source file or text), run by the compare job
     (``extra``: more of the runner's environment, e.g. a stand-in GitHub)."""
     checkout(origin, workspace)
@@ -230,8 +231,13 @@ class FakeGitHub:
         gh.chmod(0o755)
         self.state = where / "gh-state.json"
         self.state.write_text(json.dumps({"comments": comments or [], "calls": [], "read_only": read_only}))
-        self.env = {"PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}", "FAKE_GH_STATE": str(self.state),
-                    "GITHUB_REPOSITORY": "team/project", "EXTRACTBENCH_CI_PR": "7", "GH_TOKEN": "not-a-token"}
+        self.env = {
+            "PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}",
+            "FAKE_GH_STATE": str(self.state),
+            "GITHUB_REPOSITORY": "team/project",
+            "EXTRACTBENCH_CI_PR": "7",
+            "GH_TOKEN": "not-a-token",
+        }
 
     def read(self) -> dict:
         return json.loads(self.state.read_text(encoding="utf-8"))
@@ -298,8 +304,9 @@ def test_a_pull_request_whose_outputs_regress_fails(after_main: tuple[Path, JobR
     run = pull_request(origin, tmp_path / "pr", {predictions_path(): WEAK})
     benchmark = run.step("pr")
     assert benchmark.returncode == 1, benchmark.output
-    assert re.search(r"^\s*REGRESSION model 'predictions': extraction_quality_score 0\.\d+ -> 0\.\d+",
-                     benchmark.output, re.MULTILINE), benchmark.output
+    assert re.search(
+        r"^\s*REGRESSION model 'predictions': extraction_quality_score 0\.\d+ -> 0\.\d+", benchmark.output, re.MULTILINE
+    ), benchmark.output
     assert metrics(run)["baseline_comparison"]["passed"] is False
     # the summary step still runs, after the failure
     assert run.step("summary").returncode == 0
@@ -318,11 +325,14 @@ def test_an_unchanged_pull_request_passes(after_main: tuple[Path, JobRun], tmp_p
 
 
 @needs_git
-def test_a_pull_request_gets_one_comment_updated_on_later_pushes(after_main: tuple[Path, JobRun],
-                                                                 tmp_path: Path) -> None:
+def test_a_pull_request_gets_one_comment_updated_on_later_pushes(
+    after_main: tuple[Path, JobRun], tmp_path: Path
+) -> None:
     origin, _ = after_main
-    others = [{"id": 1, "body": f"quoting it: {MARKER}", "user": {"login": "ann", "type": "User"}},
-              {"id": 2, "body": "coverage: 91%", "user": {"login": "codecov[bot]", "type": "Bot"}}]
+    others = [
+        {"id": 1, "body": f"quoting it: {MARKER}", "user": {"login": "ann", "type": "User"}},
+        {"id": 2, "body": "coverage: 91%", "user": {"login": "codecov[bot]", "type": "Bot"}},
+    ]
     github = FakeGitHub(tmp_path, others)
     first = pull_request(origin, tmp_path / "push-1", {predictions_path(): WEAK}, github.env)
     assert first.step("comment").returncode == 0, first.step("comment").output
@@ -345,8 +355,9 @@ def test_a_pull_request_gets_one_comment_updated_on_later_pushes(after_main: tup
 
 
 @needs_git
-def test_the_pull_request_compares_with_mains_baseline_not_its_own_copy(after_main: tuple[Path, JobRun],
-                                                                       tmp_path: Path) -> None:
+def test_the_pull_request_compares_with_mains_baseline_not_its_own_copy(
+    after_main: tuple[Path, JobRun], tmp_path: Path
+) -> None:
     """A branch that also rewrites the committed baseline is still compared with main's (its copy here is not
     even a baseline: read, it would stop the run with exit code 4)."""
     origin, _ = after_main
@@ -388,8 +399,12 @@ def test_every_run_step_calls_the_script() -> None:
         commands = [shlex.split(step["run"]) for step in run_steps(load_workflow()["jobs"][job_id])]
         for command in commands:
             assert command[:2] == ["bash", SCRIPT_IN_REPO] and len(command) == 3 and command[2] in known, command
-        assert [command[2] for command in commands] == ["install", expected, "summary",
-                                                        *(["comment"] if job_id == "compare" else [])]
+        assert [command[2] for command in commands] == [
+            "install",
+            expected,
+            "summary",
+            *(["comment"] if job_id == "compare" else []),
+        ]
 
 
 def test_results_are_summarized_and_uploaded_even_after_a_failure() -> None:
@@ -412,8 +427,11 @@ def test_secrets_reach_the_steps_only_through_the_environment() -> None:
 
 def requirements() -> list[str]:
     path = ROOT / load_workflow()["env"]["EXTRACTBENCH_CI_REQUIREMENTS"]
-    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.strip().startswith("#")]
+    return [
+        line.strip()
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
 
 
 def test_the_install_step_brings_what_the_runs_use_pinned() -> None:
@@ -453,8 +471,14 @@ def run_install(cwd: Path, tmp_path: Path, python: str, **env: str) -> subproces
     fake_python = tmp_path / "python"
     fake_python.write_text(python, encoding="utf-8")
     fake_python.chmod(0o755)
-    return subprocess.run(["bash", str(SCRIPT), "install"], cwd=cwd, capture_output=True, text=True, timeout=60,
-                          env={**clean_environ(), "PYTHON": str(fake_python), **env})
+    return subprocess.run(
+        ["bash", str(SCRIPT), "install"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**clean_environ(), "PYTHON": str(fake_python), **env},
+    )
 
 
 def install_words(cwd: Path, tmp_path: Path) -> list[str]:
@@ -480,10 +504,13 @@ exit 1
 """
 
 
-@pytest.mark.parametrize("line, explained", [
-    ("pytest-extractbench==0.1.0", True),
-    ("pytest-extractbench @ git+https://example.invalid/x/pytest-extractbench@abc123", False),
-])
+@pytest.mark.parametrize(
+    "line, explained",
+    [
+        ("pytest-extractbench==0.1.0", True),
+        ("pytest-extractbench @ git+https://example.invalid/x/pytest-extractbench@abc123", False),
+    ],
+)
 def test_a_pin_the_index_lacks_says_what_to_write_instead(tmp_path: Path, line: str, explained: bool) -> None:
     project = tmp_path / "project"
     (project / "ci").mkdir(parents=True)
@@ -504,8 +531,9 @@ def test_the_plugins_own_checkout_installs_the_commit_under_test(tmp_path: Path)
 
 
 @needs_git
-def test_a_live_run_without_a_server_stops_with_a_clear_message(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_live_run_without_a_server_stops_with_a_clear_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A fork's pull request: the workflow's live variant, whose vars (the server URL) and secrets are empty."""
     origin = make_origin(tmp_path)
     workflow = load_workflow()

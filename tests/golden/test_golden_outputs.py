@@ -43,12 +43,17 @@ _DURATION = re.compile(r"\b\d+(\.\d+)?\s?(s|ms|min)\b(?= |$|\)|,|\|)")
 
 def _track_predictions(track: str) -> list[dict[str, Any]]:
     """Deterministic predictions for a bundled track: the gold answer for every other row, a wrong one otherwise."""
-    rows = [json.loads(line) for line in (ROOT / "pytest_extractbench" / "data" / f"{track}.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (ROOT / "pytest_extractbench" / "data" / f"{track}.jsonl").read_text().splitlines()
+    ]
     out = []
     for i, row in enumerate(rows):
         if track == "toolcall":
-            calls = [{"name": name, "arguments": {k: v[0] for k, v in args.items() if v and v[0] != ""}}
-                     for call in row.get("expected_calls") or [] for name, args in call.items()]
+            calls = [
+                {"name": name, "arguments": {k: v[0] for k, v in args.items() if v and v[0] != ""}}
+                for call in row.get("expected_calls") or []
+                for name, args in call.items()
+            ]
             output: Any = calls if i % 2 == 0 else "I cannot help with that."
         elif track == "repair":
             output = row["original"] if i % 2 == 0 else '{"broken": '

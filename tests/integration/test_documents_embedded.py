@@ -26,15 +26,28 @@ def test_pdfs_become_page_text_that_the_embedded_model_answers(pytester: pytest.
     docs = pytester.path / "docs"
     docs.mkdir()
     shutil.copy(FIXTURE / "pdfs" / "senate-expenditures.pdf", docs)
-    (docs / "invoice.pdf").write_bytes(make_pdf(["INVOICE INV-2041\nSeller: Acme Tools GmbH", "Total due: 1,250.00 EUR"]))
-    senate = next(json.loads(line) for line in (FIXTURE / "dataset.jsonl").read_text().splitlines()
-                  if json.loads(line)["id"] == "senate-expenditures")
-    invoice_schema = {"type": "object", "properties": {"invoice_number": {"type": "string"},
-                                                       "seller": {"type": "string"}, "total": {"type": "number"}},
-                      "required": ["invoice_number", "seller", "total"]}
-    rows = [{**senate, "document": "docs/senate-expenditures.pdf"},
-            {"id": "invoice", "document": "docs/invoice.pdf", "schema": invoice_schema,
-             "expected": {"invoice_number": "INV-2041", "seller": "Acme Tools GmbH", "total": 1250.0}}]
+    (docs / "invoice.pdf").write_bytes(
+        make_pdf(["INVOICE INV-2041\nSeller: Acme Tools GmbH", "Total due: 1,250.00 EUR"])
+    )
+    senate = next(
+        json.loads(line)
+        for line in (FIXTURE / "dataset.jsonl").read_text().splitlines()
+        if json.loads(line)["id"] == "senate-expenditures"
+    )
+    invoice_schema = {
+        "type": "object",
+        "properties": {"invoice_number": {"type": "string"}, "seller": {"type": "string"}, "total": {"type": "number"}},
+        "required": ["invoice_number", "seller", "total"],
+    }
+    rows = [
+        {**senate, "document": "docs/senate-expenditures.pdf"},
+        {
+            "id": "invoice",
+            "document": "docs/invoice.pdf",
+            "schema": invoice_schema,
+            "expected": {"invoice_number": "INV-2041", "seller": "Acme Tools GmbH", "total": 1250.0},
+        },
+    ]
     (pytester.path / "docs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     pytester.makeconftest("""
         import json
@@ -56,9 +69,13 @@ def test_pdfs_become_page_text_that_the_embedded_model_answers(pytester: pytest.
     assert all(r["error"] in (None, "truncated") for r in requests.values()), requests
     # the page text is in the prompt: the Senate page's 4.5k characters are far more tokens than the invoice's
     assert requests["senate-expenditures"]["prompt_tokens"] > 1000 > requests["invoice"]["prompt_tokens"], requests
-    rows_out = {r["sample_id"]: r for r in map(json.loads, (pytester.path / "out" / "samples.jsonl").read_text().splitlines())}
-    assert {sid: r["meta"]["document"]["pages"] for sid, r in rows_out.items()} == {"invoice": 2,
-                                                                                   "senate-expenditures": 1}
+    rows_out = {
+        r["sample_id"]: r for r in map(json.loads, (pytester.path / "out" / "samples.jsonl").read_text().splitlines())
+    }
+    assert {sid: r["meta"]["document"]["pages"] for sid, r in rows_out.items()} == {
+        "invoice": 2,
+        "senate-expenditures": 1,
+    }
     # each PDF's page text is cached by its content hash beside the response cache
     cached = sorted(p.name for p in (pytester.path / ".extractbench" / "cache" / "documents").glob("*.text.json"))
     assert cached == sorted(f"{r['meta']['document']['sha256']}.text.json" for r in rows_out.values())

@@ -21,12 +21,22 @@ SAMPLES = ("appendix-a-1", "travel-004", "medical-004")  # the shortest texts of
 
 # the xdist run also streams its answers: the same scores, and the time to the first token
 @pytest.mark.parametrize("xdist", [("-p", "no:xdist"), ("-n", "2", "--extractbench-stream")], ids=["serial", "xdist"])
-def test_the_main_command_scores_bundled_samples_on_the_embedded_server(pytester: pytest.Pytester,
-                                                                        xdist: tuple[str, ...]) -> None:
+def test_the_main_command_scores_bundled_samples_on_the_embedded_server(
+    pytester: pytest.Pytester, xdist: tuple[str, ...]
+) -> None:
     # The README's main command, narrowed to three samples, bounded output and no gate.
     result = pytester.runpytest_subprocess(
-        "--extractbench", "-k", " or ".join(SAMPLES), "--extractbench-output", "out", "--extractbench-sla", "none",
-        "--extractbench-max-tokens", "512", *xdist, timeout=1200,
+        "--extractbench",
+        "-k",
+        " or ".join(SAMPLES),
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-max-tokens",
+        "512",
+        *xdist,
+        timeout=1200,
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 3, result.stdout.str()

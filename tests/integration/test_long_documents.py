@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from longdocs import write_dataset
+
+from pytest_extractbench.core.rundoc import iter_samples
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 
@@ -64,5 +65,7 @@ def test_long_documents_get_a_context_that_holds_them(pytester: pytest.Pytester)
         f"({refused['context']['prompt_tokens']} tokens > {plan['ctx_per_slot']})",
     ])  # fmt: skip
     summary_md = (pytester.path / "out" / "summary.md").read_text()
-    assert f"- **Context**: {plan['ctx_per_slot']} tokens of context per slot x 2 slot(s) (longest prompt " in summary_md
+    assert (
+        f"- **Context**: {plan['ctx_per_slot']} tokens of context per slot x 2 slot(s) (longest prompt " in summary_md
+    )
     assert "- **Did not fit the model's context**: 1 sample(s) (`context_exceeded`)" in summary_md

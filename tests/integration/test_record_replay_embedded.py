@@ -7,27 +7,59 @@ import json
 from typing import Any
 
 import pytest
+
 from pytest_extractbench.core.rundoc import iter_samples
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow, pytest.mark.usefixtures("local_extra")]
 
 MODEL = "gemma3-270m"  # the fast model (tests/integration/conftest.py)
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name", "age"]}
-SAMPLES = [{"id": f"s{n}", "text": text, "schema": SCHEMA, "expected": expected} for n, (text, expected) in enumerate([
-    ("Anna Berg is 34 years old.", {"name": "Anna Berg", "age": 34}),
-    ("Tom Li, aged 51, signed.", {"name": "Tom Li", "age": 51}),
-])]
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
+SAMPLES = [
+    {"id": f"s{n}", "text": text, "schema": SCHEMA, "expected": expected}
+    for n, (text, expected) in enumerate(
+        [
+            ("Anna Berg is 34 years old.", {"name": "Anna Berg", "age": 34}),
+            ("Tom Li, aged 51, signed.", {"name": "Tom Li", "age": 51}),
+        ]
+    )
+]
 # every metric that does not depend on time: a replay answers instantly
-HEADLINE = ("extraction_quality_score", "field_f1_partial", "field_f1_strict", "schema_validity_rate",
-            "json_valid_rate", "exact_match_rate", "hallucination_rate", "type_accuracy", "num_samples")
+HEADLINE = (
+    "extraction_quality_score",
+    "field_f1_partial",
+    "field_f1_strict",
+    "schema_validity_rate",
+    "json_valid_rate",
+    "exact_match_rate",
+    "hallucination_rate",
+    "type_accuracy",
+    "num_samples",
+)
 
 
 def bench(pytester: pytest.Pytester, *args: str, out: str) -> pytest.RunResult:
     # the token limit is part of each answer's key: a replay asks with the same decoding parameters
-    return pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                              "--model", MODEL, "--extractbench-output", out, "--extractbench-sla", "none",
-                              "--extractbench-report-only", "--extractbench-max-tokens", "48", *args)
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--model",
+        MODEL,
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        "none",
+        "--extractbench-report-only",
+        "--extractbench-max-tokens",
+        "48",
+        *args,
+    )
 
 
 def scores(pytester: pytest.Pytester, out: str) -> dict[str, Any]:

@@ -67,7 +67,9 @@ def test_judge_parses_and_validates_its_answers(judge_url, semantic_cache_dir) -
     for grade in grades:
         assert isinstance(grade, Exception) or 1 <= grade <= 7
     assert Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[0] == (7, "")
-    assert "no valid 1-7 grade for item 2" in str(Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[1])
+    assert "no valid 1-7 grade for item 2" in str(
+        Judge._parse('{"scores": [{"id": 1, "score": 7}, {"id": 2, "score": 9}]}', 2)[1]
+    )
 
 
 def test_an_unreachable_judge_makes_errors_that_are_counted_not_scored(semantic_cache_dir) -> None:
@@ -77,14 +79,17 @@ def test_an_unreachable_judge_makes_errors_that_are_counted_not_scored(semantic_
     assert "judge request failed" in score.fields[0].error
     assert score.f1["strict"] == 1.0  # only "name" is in the metrics
     metrics = model_metrics([SampleRecord("m", "s", score)], options)
-    assert metrics["comparator_errors"]["total"] == 3 and metrics["comparator_errors"]["by_comparator"] == {"semantic": 3}
+    assert metrics["comparator_errors"]["total"] == 3 and metrics["comparator_errors"]["by_comparator"] == {
+        "semantic": 3
+    }
 
 
 def test_server_embeddings_from_llama_server(llama_servers, semantic_cache_dir) -> None:
     server = llama_servers.get("gemma3-270m", embeddings=True)
     options = ScoringOptions(semantic=server.base_url, semantic_model=server.model)
-    score = score_sample(json.dumps({"city": "New York City", "diagnosis": "hypertension", "drug": "x"}), GOLD,
-                         SCHEMA, options=options)
+    score = score_sample(
+        json.dumps({"city": "New York City", "diagnosis": "hypertension", "drug": "x"}), GOLD, SCHEMA, options=options
+    )
     got = {f.path: f for f in score.fields}
     assert got["city"].category == "exact" and got["city"].equal  # equal text: no request needed
     for path in ("diagnosis", "drug"):
@@ -105,4 +110,3 @@ def test_gold_judged_against_itself_scores_7_on_the_default_embedded_model(llama
     assert [v[0] for v in verdicts] == [7, 7, 7, 7], verdicts
     assert all(isinstance(v[1], str) and v[1] for v in verdicts)  # a reasoning for each
     assert judge.prompt_tokens > 0 and judge.completion_tokens > 0
-

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from pytest_extractbench.core.rundoc import iter_samples
 
 MODEL = "gemma3-270m"  # its tool-capable chat template is ours (server.py): that is what is tested

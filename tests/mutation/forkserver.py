@@ -77,7 +77,8 @@ def _child(tests: list[str], flags: list[str], report_fd: int | None, write_byte
         rc = int(pytest.main([*flags, *tests], plugins=plugins))
         if report_fd is not None:
             modules = [
-                name for name, mod in list(sys.modules.items())
+                name
+                for name, mod in list(sys.modules.items())
                 if mod is not None and not _from_copy(name, getattr(mod, "__file__", None))
             ]
             with os.fdopen(report_fd, "w") as out:
@@ -173,8 +174,11 @@ def _warm(request: dict) -> dict:
         except BaseException:  # noqa: BLE001 - a module that cannot be imported alone is left to the children
             continue
     leaked = sorted(
-        n for n, m in sys.modules.items()
-        if n not in BEFORE and n not in ("__main__", "__mp_main__") and m is not None
+        n
+        for n, m in sys.modules.items()
+        if n not in BEFORE
+        and n not in ("__main__", "__mp_main__")
+        and m is not None
         and _from_copy(n, getattr(m, "__file__", None))
     )
     if leaked:
@@ -213,8 +217,13 @@ def main() -> None:
             if request["op"] == "warm":
                 answer = _warm(request)
             elif request["op"] == "run":
-                result = _fork(request["tests"], request["flags"], report=False, write_bytecode=False,
-                               timeout=request.get("timeout"))
+                result = _fork(
+                    request["tests"],
+                    request["flags"],
+                    report=False,
+                    write_bytecode=False,
+                    timeout=request.get("timeout"),
+                )
                 result.pop("payload", None)
                 answer = result
             else:

@@ -42,7 +42,8 @@ SCOPE = tuple(
     if path.name != "__init__.py"
 ) + tuple(
     # the dataset readers that decide what a sample, its gold and a recorded answer are
-    f"{PACKAGE}/dataset/{name}.py" for name in ("records", "samples", "sources", "predictions", "responses")
+    f"{PACKAGE}/dataset/{name}.py"
+    for name in ("records", "samples", "sources", "predictions", "responses")
 )
 PRAGMA = "# pragma: no mutate"
 TIMEOUT_FACTOR = 10
@@ -67,7 +68,18 @@ CMP_SWAPS = {
     ast.Eq: (ast.NotEq,),
     ast.NotEq: (ast.Eq,),
 }
-CMP_SYMBOL = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+CMP_SYMBOL = {
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+}
 BIN_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
 BIN_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 LOG_CALLS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
@@ -104,8 +116,10 @@ def _is_message_call(node: ast.Call) -> bool:
     """logging calls and warnings.warn: their arguments are messages."""
     func = node.func
     if isinstance(func, ast.Attribute):
-        if func.attr in LOG_CALLS and isinstance(func.value, ast.Name) and re.search(
-            r"log", func.value.id, re.IGNORECASE
+        if (
+            func.attr in LOG_CALLS
+            and isinstance(func.value, ast.Name)
+            and re.search(r"log", func.value.id, re.IGNORECASE)
         ):
             return True
         if func.attr == "warn" and isinstance(func.value, ast.Name) and func.value.id == "warnings":
@@ -170,8 +184,12 @@ class _Finder(ast.NodeVisitor):
 
     def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
         """A body without its docstring."""
-        if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             return body[1:]
         return body
 
@@ -417,7 +435,11 @@ class SubprocessRunner:
         cmd = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, f"@{args_file}"]
         start = time.monotonic()
         proc = subprocess.Popen(
-            cmd, cwd=self.copy, env=env_for(self.copy), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cmd,
+            cwd=self.copy,
+            env=env_for(self.copy),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
         try:
@@ -445,8 +467,12 @@ class ForkRunner:
         self.copy = copy
         self.proc = subprocess.Popen(
             [sys.executable, str(copy / "tests" / "mutation" / "forkserver.py")],
-            cwd=copy, env=env_for(copy, bytecode=True), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            text=True, start_new_session=True,
+            cwd=copy,
+            env=env_for(copy, bytecode=True),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
 
     def _ask(self, request: dict) -> dict:
@@ -466,8 +492,11 @@ class ForkRunner:
     def warm(self, nodeids: list[str]) -> list[str]:
         """Runs the tests once unmutated (the server then imports what they needed); the ones that fail."""
         answer = self._ask({"op": "warm", "tests": nodeids, "flags": [f for f in PYTEST_FLAGS if f != "-x"]})
-        print(f"  fork server warm: {len(nodeids)} tests in {answer['seconds']:.0f}s, "
-              f"{answer['imported']} modules imported once", flush=True)
+        print(
+            f"  fork server warm: {len(nodeids)} tests in {answer['seconds']:.0f}s, "
+            f"{answer['imported']} modules imported once",
+            flush=True,
+        )
         return answer["failed"]
 
     def run(self, nodeids: list[str], timeout: float | None) -> tuple[str, float, int]:
@@ -645,33 +674,48 @@ def write_survivors(out: Path, modules: list[str], tests: list[str], reports: li
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "modules", nargs="*", default=list(SCOPE),
+        "modules",
+        nargs="*",
+        default=list(SCOPE),
         help="module paths relative to the repository root (default: the whole scope, SCOPE in this file)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (one copy each); default 1")
     parser.add_argument("--tests", nargs="+", default=["tests/unit"], help="what the coverage run collects")
     parser.add_argument(
-        "--pytest-arg", action="append", default=[], metavar="ARG",
+        "--pytest-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
         help="extra argument for the coverage run, e.g. --pytest-arg=--deselect=NODEID (repeatable)",
     )
     parser.add_argument("--out", default=str(HERE / "survivors.json"), help="where the survivor list goes")
     parser.add_argument(
-        "--coverage-cache", metavar="FILE", default="",
+        "--coverage-cache",
+        metavar="FILE",
+        default="",
         help="keep the line -> tests map in FILE and reuse it while no source, test or argument has changed",
     )
     parser.add_argument(
-        "--max-test-seconds", type=float, default=1.0, metavar="S",
+        "--max-test-seconds",
+        type=float,
+        default=1.0,
+        metavar="S",
         help="leave out of the mutant runs the tests that took over S seconds in the coverage run, except on "
-             "lines only such tests cover (default 1; 0 runs every covering test)",
+        "lines only such tests cover (default 1; 0 runs every covering test)",
     )
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--limit", type=int, default=0, help="run only the first N mutants per module (smoke)")
     parser.add_argument(
-        "--only", action="append", default=[], metavar="FILE:LINE[:COL]",
+        "--only",
+        action="append",
+        default=[],
+        metavar="FILE:LINE[:COL]",
         help="run only the mutants at this place, e.g. pytest_extractbench/analysis/stats.py:120 (repeatable)",
     )
     parser.add_argument(
-        "--runner", choices=sorted(RUNNERS), default="fork",
+        "--runner",
+        choices=sorted(RUNNERS),
+        default="fork",
         help="fork (default): one fork server, pytest imported once; subprocess: one python -m pytest per mutant",
     )
     args = parser.parse_args(argv)
@@ -679,7 +723,9 @@ def main(argv: list[str] | None = None) -> int:
     modules = [str(Path(m).resolve().relative_to(ROOT)) if Path(m).is_absolute() else m for m in args.modules]
     all_mutants = {m: find_mutants(m) for m in modules}
     if args.only:
-        all_mutants = {m: [mu for mu in ms if any(_at(mu, place) for place in args.only)] for m, ms in all_mutants.items()}
+        all_mutants = {
+            m: [mu for mu in ms if any(_at(mu, place) for place in args.only)] for m, ms in all_mutants.items()
+        }
     if args.list:
         for m, mutants in all_mutants.items():
             for mu in mutants:
@@ -699,8 +745,11 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="extractbench-mutation-"))
     try:
         copies = [make_copy(workdir, f"w{i}") for i in range(max(1, args.jobs))]
-        cov = cached_coverage(Path(args.coverage_cache), modules, [*args.tests, *args.pytest_arg]) \
-            if args.coverage_cache else None
+        cov = (
+            cached_coverage(Path(args.coverage_cache), modules, [*args.tests, *args.pytest_arg])
+            if args.coverage_cache
+            else None
+        )
         if cov is None:
             print(f"coverage run over {' '.join(args.tests)} (per-test contexts) ...", flush=True)
             t0 = time.monotonic()
@@ -715,8 +764,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.max_test_seconds > 0:
             slow = {t for t, secs in durations.items() if secs > args.max_test_seconds}
             used = {c for m in modules for ctxs in cov["lines"][m].values() for c in ctxs if c}
-            print(f"  {len(slow & used)} of the {len(used)} covering tests took over {args.max_test_seconds:g}s under "
-                  "coverage and run only for lines no faster test covers (--max-test-seconds)", flush=True)
+            print(
+                f"  {len(slow & used)} of the {len(used)} covering tests took over {args.max_test_seconds:g}s under "
+                "coverage and run only for lines no faster test covers (--max-test-seconds)",
+                flush=True,
+            )
             for m in modules:
                 cov["lines"][m] = {n: (ctxs - slow) or ctxs for n, ctxs in cov["lines"][m].items()}
         runners.update({copy: RUNNERS[args.runner](copy) for copy in copies})
@@ -726,8 +778,11 @@ def main(argv: list[str] | None = None) -> int:
         for runner in runners.values():  # every covering test once, unmutated: it must pass in this runner too
             unfit |= set(runner.warm(wanted))
         if unfit:  # as in the coverage run: a test that fails unmutated cannot judge a mutant
-            print(f"  {len(unfit)} test(s) fail unmutated in the {args.runner} runner and are left out: "
-                  f"{', '.join(sorted(unfit))}", flush=True)
+            print(
+                f"  {len(unfit)} test(s) fail unmutated in the {args.runner} runner and are left out: "
+                f"{', '.join(sorted(unfit))}",
+                flush=True,
+            )
             for m in modules:
                 cov["lines"][m] = {n: ctxs - unfit for n, ctxs in cov["lines"][m].items()}
 
@@ -747,8 +802,10 @@ def main(argv: list[str] | None = None) -> int:
                 if status != "passed":
                     sys.exit(f"{module}: {all_tests[0]} fails unmutated in the {args.runner} runner (exit {rc})")
                 overhead = max(0.2, secs - durations.get(all_tests[0], 0.0))
-            print(f"{module}: {len(mutants)} mutants, {len(all_tests)} covering tests, "
-                  f"pytest startup ~{overhead:.1f}s", flush=True)
+            print(
+                f"{module}: {len(mutants)} mutants, {len(all_tests)} covering tests, pytest startup ~{overhead:.1f}s",
+                flush=True,
+            )
 
             free = list(copies)
 
@@ -810,20 +867,26 @@ def main(argv: list[str] | None = None) -> int:
             print(flush=True)
             report.seconds = time.monotonic() - m_start
             reports.append(report)
-            write_survivors(Path(args.out), modules, args.tests, reports)  # after each module: a partial run keeps its figures
+            write_survivors(
+                Path(args.out), modules, args.tests, reports
+            )  # after each module: a partial run keeps its figures
     finally:
         for runner in runners.values():
             runner.close()
         shutil.rmtree(workdir, ignore_errors=True)
 
     total = time.monotonic() - started
-    header = (f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'not covered':>11} {'kill rate':>9} "
-              f"{'seconds':>7}")
+    header = (
+        f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'not covered':>11} {'kill rate':>9} "
+        f"{'seconds':>7}"
+    )
     print("\n" + header + "\n" + "-" * len(header))
     for r in reports:
         rate = f"{100 * r.kill_rate:.1f}%" if r.kill_rate is not None else "n/a"
-        print(f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} {r.not_covered:>11} {rate:>9} "
-              f"{r.seconds:>7.0f}")
+        print(
+            f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} {r.not_covered:>11} {rate:>9} "
+            f"{r.seconds:>7.0f}"
+        )
     print(f"total run time (coverage run included): {total:.0f}s with --jobs {args.jobs}, {args.runner} runner")
 
     out = write_survivors(Path(args.out), modules, args.tests, reports)

@@ -22,8 +22,9 @@ def config_of(pytester: pytest.Pytester) -> dict:
 
 
 @pytest.mark.slow
-def test_the_card_command_runs_against_openai_base_url(pytester: pytest.Pytester,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_card_command_runs_against_openai_base_url(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with FaultServer(models=("llama-3-8b",)) as server:  # answers a minimal instance of each sample's schema
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
@@ -36,8 +37,9 @@ def test_the_card_command_runs_against_openai_base_url(pytester: pytest.Pytester
     assert "sk-test" not in metrics_text(pytester)
 
 
-def test_extractbench_base_url_wins_over_openai_base_url(pytester: pytest.Pytester,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extractbench_base_url_wins_over_openai_base_url(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with FaultServer(models=("llama-3-8b",)) as used:
         monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
         monkeypatch.setenv("EXTRACTBENCH_BASE_URL", used.url)
@@ -49,8 +51,15 @@ def test_extractbench_base_url_wins_over_openai_base_url(pytester: pytest.Pytest
 @pytest.mark.slow
 def test_without_model_the_one_served_model_is_used(pytester: pytest.Pytester) -> None:
     with FaultServer(models=("qwen-served",)) as server:
-        result = pytester.runpytest("--extractbench", "--extractbench-base-url", server.url,
-                                    "--extractbench-sample", "2", "--extractbench-sla", "none")
+        result = pytester.runpytest(
+            "--extractbench",
+            "--extractbench-base-url",
+            server.url,
+            "--extractbench-sample",
+            "2",
+            "--extractbench-sla",
+            "none",
+        )
         assert {body["model"] for body in server.requests} == {"qwen-served"}
     result.stdout.fnmatch_lines(["*model qwen-served: 2 samples*"])
 
@@ -61,12 +70,15 @@ def test_without_model_two_served_models_is_a_clear_usage_error(pytester: pytest
         result = pytester.runpytest("--extractbench", "--extractbench-base-url", server.url)
         assert not server.requests
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "no model given and the server cannot pick one (it serves a-model, b-model): use --model NAME" \
+    assert (
+        "no model given and the server cannot pick one (it serves a-model, b-model): use --model NAME"
         in result.stderr.str()
+    )
 
 
-def test_an_unknown_model_without_a_server_says_how_to_point_at_one(pytester: pytest.Pytester,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unknown_model_without_a_server_says_how_to_point_at_one(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("OPENAI_BASE_URL", "EXTRACTBENCH_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     result = pytester.runpytest("--extractbench", "--model", "llama-3-8b")

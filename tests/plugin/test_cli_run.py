@@ -15,13 +15,18 @@ from pytest_extractbench.cli import run_arguments
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("given, expected", [
-    (["--config", "c.yaml"], ["--extractbench-config", "c.yaml"]),
-    (["--config=c.yaml", "--sample=5", "--seed=9"], ["--extractbench-config=c.yaml", "--extractbench-sample=5",
-                                                      "--extractbench-seed=9"]),
-    (["--models", "a,b", "-q"], ["--model", "a,b", "-q"]),
-    (["--extractbench-sample", "3", "-k", "seed"], ["--extractbench-sample", "3", "-k", "seed"]),  # left alone
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (["--config", "c.yaml"], ["--extractbench-config", "c.yaml"]),
+        (
+            ["--config=c.yaml", "--sample=5", "--seed=9"],
+            ["--extractbench-config=c.yaml", "--extractbench-sample=5", "--extractbench-seed=9"],
+        ),
+        (["--models", "a,b", "-q"], ["--model", "a,b", "-q"]),
+        (["--extractbench-sample", "3", "-k", "seed"], ["--extractbench-sample", "3", "-k", "seed"]),  # left alone
+    ],
+)
 def test_spellings_become_the_plugin_s_options(given: list[str], expected: list[str]) -> None:
     assert run_arguments(given) == expected
 
@@ -30,9 +35,27 @@ def test_spellings_become_the_plugin_s_options(given: list[str], expected: list[
 def test_a_run_with_the_spec_s_spellings_uses_them(tmp_path: Path) -> None:
     config = tmp_path / "bench.yaml"
     config.write_text("metrics: {sla: none}\n", encoding="utf-8")
-    argv = [sys.executable, "-m", "pytest_extractbench", "run", "--config", str(config), "--sample", "5",
-            "--seed", "7", "--extractbench-predictions", str(ROOT / "fixtures" / "predictions" / "demo.jsonl"),
-            "--extractbench-output", str(tmp_path / "out"), "-p", "no:cacheprovider", "-p", "no:randomly", "-q"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest_extractbench",
+        "run",
+        "--config",
+        str(config),
+        "--sample",
+        "5",
+        "--seed",
+        "7",
+        "--extractbench-predictions",
+        str(ROOT / "fixtures" / "predictions" / "demo.jsonl"),
+        "--extractbench-output",
+        str(tmp_path / "out"),
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "-q",
+    ]
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "5 passed" in done.stdout

@@ -11,17 +11,22 @@ import re
 from typing import Any
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 from faultserver import Fault, FaultServer
+
+from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 LLAMA = {"error": {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 40123, "n_ctx": 32768,
                    "message": "request (40123 tokens) exceeds the available context size (32768 tokens), try "
                               "increasing it"}}  # fmt: skip
-VLLM = {"object": "error", "type": "BadRequestError", "code": 400,
-        "message": "This model's maximum context length is 8192 tokens. However, you requested 9500 tokens (9000 in "
-                   "the messages, 500 in the completion). Please reduce the length of the messages or completion."}
+VLLM = {
+    "object": "error",
+    "type": "BadRequestError",
+    "code": 400,
+    "message": "This model's maximum context length is 8192 tokens. However, you requested 9500 tokens (9000 in "
+    "the messages, 500 in the completion). Please reduce the length of the messages or completion.",
+}
 
 
 def write_data(pytester: pytest.Pytester, n: int) -> None:
@@ -39,12 +44,14 @@ ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-sla", "minimum",
 
 
 @pytest.mark.slow
-def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(run: BenchRun, pytester: pytest.Pytester,
-                                                                          fault_server: FaultServer) -> None:
+def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(
+    run: BenchRun, pytester: pytest.Pytester, fault_server: FaultServer
+) -> None:
     write_data(pytester, 6)
     fault_server.answer = lambda body: {"name": f"P{sample_of(body)}"}
     fault_server.plan = lambda i, body: {1: Fault.error_body(400, LLAMA), 4: Fault.error_body(400, VLLM)}.get(
-        sample_of(body))
+        sample_of(body)
+    )
     result = run(*ARGS, "--extractbench-base-url", fault_server.url)
     result.assert_outcomes(passed=4, failed=2)
     assert fault_server.counts["http400"] == 2 and len(fault_server.requests) == 6  # not retried
@@ -69,8 +76,9 @@ def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(run: Be
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
-def test_throughput_is_not_measured_when_nothing_succeeded(run: BenchRun, pytester: pytest.Pytester,
-                                                           fault_server: FaultServer) -> None:
+def test_throughput_is_not_measured_when_nothing_succeeded(
+    run: BenchRun, pytester: pytest.Pytester, fault_server: FaultServer
+) -> None:
     # The first run of the issue: every document refused at once by the server.
     write_data(pytester, 3)
     fault_server.default = Fault.error_body(400, LLAMA)
@@ -79,18 +87,21 @@ def test_throughput_is_not_measured_when_nothing_succeeded(run: BenchRun, pytest
     result.stdout.fnmatch_lines(["*throughput          not measured: no request succeeded"])
     assert "req/s" not in result.stdout.str()
     thr = json.loads((pytester.path / "out" / "metrics.json").read_text())["models"]["test-model"]["performance"][
-        "throughput"]
+        "throughput"
+    ]
     assert thr["requests_per_s"] is None and thr["samples_per_min"] is None
 
 
-def test_throughput_figures_agree_on_a_partly_failing_run(run: BenchRun, pytester: pytest.Pytester,
-                                                          fault_server: FaultServer) -> None:
+def test_throughput_figures_agree_on_a_partly_failing_run(
+    run: BenchRun, pytester: pytest.Pytester, fault_server: FaultServer
+) -> None:
     write_data(pytester, 8)
     fault_server.answer = lambda body: {"name": f"P{sample_of(body)}"}
     # half the documents do not fit; the others take 0.2 s each
     fault_server.plan = lambda i, body: Fault.error_body(400, LLAMA) if sample_of(body) % 2 else Fault.ok(delay=0.2)
     run(*ARGS, "--extractbench-base-url", fault_server.url)
     thr = json.loads((pytester.path / "out" / "metrics.json").read_text())["models"]["test-model"]["performance"][
-        "throughput"]
+        "throughput"
+    ]
     assert thr["samples_per_min"] == pytest.approx(60 * thr["requests_per_s"])
     assert thr["requests_per_s"] == pytest.approx(4 / thr["busy_time_s"])  # the 4 answered, over the busy time

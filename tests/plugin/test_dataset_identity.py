@@ -13,17 +13,28 @@ from pytest_extractbench.dataset.identity import dataset_hash, sample_hash
 from pytest_extractbench.dataset.samples import Sample
 
 FLAT = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
-SAMPLES = [{"id": f"s{n}", "text": f"P{n}, {n}.", "schema": FLAT, "expected": {"name": f"P{n}", "age": n}}
-           for n in range(4)]
+SAMPLES = [
+    {"id": f"s{n}", "text": f"P{n}, {n}.", "schema": FLAT, "expected": {"name": f"P{n}", "age": n}} for n in range(4)
+]
 
 
 def run(pytester: pytest.Pytester, rows: list, out: str) -> dict:
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     preds = [{"id": r["id"], "output": r["expected"]} for r in SAMPLES]
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds), encoding="utf-8")
-    pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                       "--extractbench-predictions", "preds.jsonl", "--extractbench-output", out,
-                       "--extractbench-sla", "none")
+    pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        "none",
+    )
     return json.loads((pytester.path / out / "metrics.json").read_text())["run"]["dataset"]
 
 
@@ -37,9 +48,11 @@ def test_editing_one_gold_changes_that_sample_s_hash_and_the_dataset_s(pytester:
     assert sorted(before["sample_hashes"]) == ["s0", "s1", "s2", "s3"]
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
-                                                                                       max_size=3), max_leaves=8)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @given(text=st.text(max_size=20), gold=st.dictionaries(st.text(max_size=4), json_values, max_size=4))

@@ -11,13 +11,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pytest_extractbench.dataset import load_dataset, subsample
 from pytest_extractbench.core.rundoc import iter_samples
+from pytest_extractbench.dataset import load_dataset, subsample
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "fixtures" / "predictions" / "demo.jsonl")
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
 ROWS = [
     {"id": "a", "text": "Ann, 41.", "schema": SCHEMA, "expected": {"name": "Ann", "age": 41}},
     {"id": "b", "text": "Bo, 7.", "schema": SCHEMA, "expected": {"name": "Bo", "age": 7}},
@@ -57,8 +60,16 @@ def _scored_ids(pytester: pytest.Pytester, out: str) -> list[str]:
 
 @pytest.mark.slow
 def test_sampling_is_the_same_under_xdist(pytester: pytest.Pytester) -> None:
-    args = ["--extractbench-predictions", DEMO, "--extractbench-sample", "9", "--extractbench-seed", "5",
-            "--extractbench-sla", "none"]
+    args = [
+        "--extractbench-predictions",
+        DEMO,
+        "--extractbench-sample",
+        "9",
+        "--extractbench-seed",
+        "5",
+        "--extractbench-sla",
+        "none",
+    ]
     bench(pytester, *args, "-p", "no:xdist", out="serial", subprocess=True).assert_outcomes(passed=9)
     bench(pytester, *args, "-n", "2", out="parallel", subprocess=True).assert_outcomes(passed=9)
     expected = sorted(s.id for s in subsample(load_dataset().samples, 9, 5))
@@ -73,13 +84,17 @@ def test_sampling_is_the_same_under_xdist(pytester: pytest.Pytester) -> None:
 def test_warn_skips_invalid_samples_and_lists_them(pytester: pytest.Pytester, small: list[str]) -> None:
     result = bench(pytester, *small)
     result.assert_outcomes(passed=2, warnings=2)
-    result.stdout.fnmatch_lines([
-        "*data.jsonl:line 3, sample 'bad-gold', field 'expected': gold violates its own schema at $*",
-        "*1 invalid sample(s) skipped (--extractbench-invalid-samples warn): bad-gold",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*data.jsonl:line 3, sample 'bad-gold', field 'expected': gold violates its own schema at $*",
+            "*1 invalid sample(s) skipped (--extractbench-invalid-samples warn): bad-gold",
+        ]
+    )
     invalid = metrics(pytester)["dataset"]["invalid_samples"]
     assert [(p["sample_id"], p["location"], p["field"]) for p in invalid] == [
-        ("bad-gold", "line 3", "expected"), ("bad-gold", "line 3", "expected")]  # name missing; age not an integer
+        ("bad-gold", "line 3", "expected"),
+        ("bad-gold", "line 3", "expected"),
+    ]  # name missing; age not an integer
 
 
 def test_skip_is_quiet_but_recorded(pytester: pytest.Pytester, small: list[str]) -> None:
@@ -94,22 +109,39 @@ def test_skip_is_quiet_but_recorded(pytester: pytest.Pytester, small: list[str])
 def test_fail_stops_the_session(pytester: pytest.Pytester, small: list[str]) -> None:
     result = bench(pytester, *small, "--extractbench-invalid-samples", "fail")
     assert result.ret == pytest.ExitCode.INTERRUPTED or result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
-        "*2 invalid sample problem(s) and --extractbench-invalid-samples fail:*",
-        "*data.jsonl:line 3, sample 'bad-gold', field 'expected': gold violates its own schema*",
-    ])
+    result.stderr.fnmatch_lines(
+        [
+            "*2 invalid sample problem(s) and --extractbench-invalid-samples fail:*",
+            "*data.jsonl:line 3, sample 'bad-gold', field 'expected': gold violates its own schema*",
+        ]
+    )
 
 
 # -- sources and the dataset section -------------------------------------------------------------------------
 
 
 def test_parquet_with_column_mapping_and_statistics(pytester: pytest.Pytester) -> None:
-    rows = [{"key": r["id"], "document": r["text"], "schema": json.dumps(r["schema"]), "gold": json.dumps(r["expected"]),
-             "topic": "people"} for r in ROWS[:2]]
+    rows = [
+        {
+            "key": r["id"],
+            "document": r["text"],
+            "schema": json.dumps(r["schema"]),
+            "gold": json.dumps(r["expected"]),
+            "topic": "people",
+        }
+        for r in ROWS[:2]
+    ]
     pq.write_table(pa.Table.from_pylist(rows), pytester.path / "data.parquet")
     write_jsonl(pytester.path / "preds.jsonl", PREDICTIONS)
-    result = bench(pytester, "--extractbench-dataset", "data.parquet", "--extractbench-predictions", "preds.jsonl",
-                   "--extractbench-columns", "id=key,text=document,expected=gold")
+    result = bench(
+        pytester,
+        "--extractbench-dataset",
+        "data.parquet",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-columns",
+        "id=key,text=document,expected=gold",
+    )
     result.assert_outcomes(passed=2)
     document = metrics(pytester)
     stats = document["dataset"]["statistics"]

@@ -14,7 +14,6 @@ import base64
 import io
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,9 +34,16 @@ def _rows(pytester: pytest.Pytester) -> None:
     scan = io.BytesIO()
     Image.new("RGB", (120, 80), "white").save(scan, format="JPEG")
     (pytester.path / "docs" / "scan.jpg").write_bytes(scan.getvalue())
-    rows = [{"id": "inv", "document": "docs/inv.pdf", "schema": SCHEMA, "expected": {"invoice": "INV-7"}},
-            {"id": "scan", "document": "docs/scan.jpg", "text": "Invoice INV-9", "schema": SCHEMA,
-             "expected": {"invoice": "INV-9"}}]
+    rows = [
+        {"id": "inv", "document": "docs/inv.pdf", "schema": SCHEMA, "expected": {"invoice": "INV-7"}},
+        {
+            "id": "scan",
+            "document": "docs/scan.jpg",
+            "text": "Invoice INV-9",
+            "schema": SCHEMA,
+            "expected": {"invoice": "INV-9"},
+        },
+    ]
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
@@ -48,8 +54,10 @@ def _answer(body: dict[str, Any]) -> Any:
     assert user["role"] == "user" and isinstance(user["content"], list)
     text, *images = user["content"]
     assert text["type"] == "text" and isinstance(text["text"], str)
-    assert images and all(set(part) == {"type", "image_url"} and part["type"] == "image_url"
-                          and set(part["image_url"]) == {"url"} for part in images)
+    assert images and all(
+        set(part) == {"type", "image_url"} and part["type"] == "image_url" and set(part["image_url"]) == {"url"}
+        for part in images
+    )
     for part in images:
         mime, payload = DATA_URL.fullmatch(part["image_url"]["url"]).groups()
         with Image.open(io.BytesIO(base64.b64decode(payload, validate=True))) as image:
@@ -59,13 +67,25 @@ def _answer(body: dict[str, Any]) -> Any:
 
 
 def _run(pytester: pytest.Pytester, server: FaultServer, out: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                              "--extractbench-base-url", server.url, "--model", "test-model", "--extractbench-output",
-                              out, "--extractbench-sla", "none", *args)
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-base-url",
+        server.url,
+        "--model",
+        "test-model",
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        "none",
+        *args,
+    )
 
 
-def test_page_images_reach_a_vision_server_as_image_parts(pytester: pytest.Pytester,
-                                                          fault_server: FaultServer) -> None:
+def test_page_images_reach_a_vision_server_as_image_parts(pytester: pytest.Pytester, fault_server: FaultServer) -> None:
     _rows(pytester)
     fault_server.answer = _answer
     _run(pytester, fault_server, "img", "--extractbench-input", "image").assert_outcomes(passed=2)
@@ -90,28 +110,48 @@ def test_page_images_reach_a_vision_server_as_image_parts(pytester: pytest.Pytes
 
 def test_the_embedded_text_model_refuses_image_input_with_one_clear_line(pytester: pytest.Pytester) -> None:
     _rows(pytester)
-    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                                "--extractbench-input", "image", "--extractbench-output", "out")
+    result = pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-input",
+        "image",
+        "--extractbench-output",
+        "out",
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--extractbench-input image sends documents as images, which needs a vision "
-                                 "model's server (--extractbench-base-url)*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*--extractbench-input image sends documents as images, which needs a vision "
+            "model's server (--extractbench-base-url)*"
+        ]
+    )
 
 
-def test_bad_documents_are_input_problems_and_the_session_goes_on(pytester: pytest.Pytester,
-                                                                  fault_server: FaultServer) -> None:
+def test_bad_documents_are_input_problems_and_the_session_goes_on(
+    pytester: pytest.Pytester, fault_server: FaultServer
+) -> None:
     _rows(pytester)
     (pytester.path / "docs" / "locked.pdf").write_bytes(make_pdf(["secret"], encrypted=True))
     with (pytester.path / "data.jsonl").open("a", encoding="utf-8") as fh:
         for sample_id, document in (("locked", "docs/locked.pdf"), ("escape", "../x.pdf"), ("gone", "docs/no.pdf")):
-            fh.write(json.dumps({"id": sample_id, "document": document, "schema": SCHEMA,
-                                 "expected": {"invoice": "x"}}) + "\n")
+            fh.write(
+                json.dumps({"id": sample_id, "document": document, "schema": SCHEMA, "expected": {"invoice": "x"}})
+                + "\n"
+            )
     fault_server.answer = lambda body: {"invoice": "INV-7"}
     result = _run(pytester, fault_server, "out")
     result.assert_outcomes(passed=2)  # the two good rows ran
     output = result.stdout.str()
-    for line, sample_id, why in ((3, "locked", "is an encrypted (password-protected) PDF"),
-                                 (4, "escape", "is outside the dataset's folder"), (5, "gone", "no such file")):
-        assert re.search(rf"data.jsonl:line {line}, sample '{sample_id}', field 'document': document .*{re.escape(why)}",
-                         output), output
+    for line, sample_id, why in (
+        (3, "locked", "is an encrypted (password-protected) PDF"),
+        (4, "escape", "is outside the dataset's folder"),
+        (5, "gone", "no such file"),
+    ):
+        assert re.search(
+            rf"data.jsonl:line {line}, sample '{sample_id}', field 'document': document .*{re.escape(why)}", output
+        ), output
     problems = json.loads((pytester.path / "out" / "metrics.json").read_text())["run"]["problems"]
     assert sorted(p["sample_id"] for p in problems) == ["escape", "gone", "locked"]

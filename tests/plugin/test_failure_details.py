@@ -9,8 +9,9 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
+
+from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 SAMPLES = [{"id": f"s{i:03d}", "text": f"n is {i}", "schema": SCHEMA, "expected": {"n": i}} for i in range(30)]
@@ -40,8 +41,9 @@ def listed(result: pytest.RunResult) -> list[str]:
     return re.findall(r"^FAILED data\.jsonl::extractbench\[predictions-(\S+)\]", result.stdout.str(), flags=re.M)
 
 
-def test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost(run: BenchRun,
-                                                                         pytester: pytest.Pytester) -> None:
+def test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost(
+    run: BenchRun, pytester: pytest.Pytester
+) -> None:
     result = run(*ARGS, "--extractbench-failure-details", "4", "--junitxml", "junit.xml")
     assert detailed(result) == FAILED_IDS[:4]
     out = result.stdout.str()
@@ -51,9 +53,12 @@ def test_past_the_limit_one_line_stands_for_the_rest_and_nothing_is_lost(run: Be
     result.stdout.fnmatch_lines([f"... {held} more failed samples not detailed here; *out*samples.jsonl*"])
     # the short summary lists the detailed ones, then one line for the rest
     assert listed(result) == FAILED_IDS[:4]
-    result.stdout.fnmatch_lines([f"FAILED data.jsonl::extractbench[[]predictions-{FAILED_IDS[3]}[]]*",
-                                 f"... {held} more failed samples not listed here (each is in *out*samples.jsonl and "
-                                 "the JUnit XML*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"FAILED data.jsonl::extractbench[[]predictions-{FAILED_IDS[3]}[]]*",
+            f"... {held} more failed samples not listed here (each is in *out*samples.jsonl and the JUnit XML*",
+        ]
+    )
     # the counts, the exit code and JUnit still see every failure
     result.assert_outcomes(failed=len(FAILED_IDS) + 1, passed=len(SAMPLES) - len(FAILED_IDS))
     assert sorted(failure_texts(pytester.path / "junit.xml")) == FAILED_IDS
@@ -105,8 +110,9 @@ def failure_texts(path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("xdist", [(), pytest.param(("-n", "2"), marks=pytest.mark.slow)], ids=["one process", "xdist"])
-def test_past_the_limit_a_failure_keeps_only_its_one_line_reason(run: BenchRun, pytester: pytest.Pytester,
-                                                                 xdist: tuple) -> None:
+def test_past_the_limit_a_failure_keeps_only_its_one_line_reason(
+    run: BenchRun, pytester: pytest.Pytester, xdist: tuple
+) -> None:
     result = run(*ARGS, "--extractbench-failure-details", "4", "--junitxml", "junit.xml", *xdist)
     texts = failure_texts(pytester.path / "junit.xml")
     assert sorted(texts) == FAILED_IDS

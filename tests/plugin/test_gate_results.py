@@ -57,7 +57,9 @@ def test_a_passing_gate_is_a_passing_testcase(pytester: pytest.Pytester) -> None
     case = cases["extractbench-gate[sla-minimum-predictions]"]
     assert case.find("failure") is None
     assert {p.get("name"): p.get("value") for p in case.iter("property")} == {
-        "extractbench_gate": "sla-minimum", "model": "predictions"}
+        "extractbench_gate": "sla-minimum",
+        "model": "predictions",
+    }
     assert (pytester.path / "demo" / "summary.md").read_text().splitlines()[2] == "**Gate: passed** (1)"
     model = json.loads((pytester.path / "demo" / "metrics.json").read_text())["models"]["predictions"]
     assert model["recommendation"] == "Deploy without human review"
@@ -75,8 +77,17 @@ def test_no_gate_no_testcase(pytester: pytest.Pytester) -> None:
 @pytest.mark.slow
 def test_a_regression_against_the_baseline_is_its_own_failing_testcase(pytester: pytest.Pytester) -> None:
     assert bench(pytester, DEMO, "main", "--extractbench-save", "main").ret == pytest.ExitCode.OK
-    result = bench(pytester, WEAK, "pr", "--extractbench-sla", "none", "--extractbench-compare", "main",
-                   "--extractbench-compare-fail", "eqs:-0.02")
+    result = bench(
+        pytester,
+        WEAK,
+        "pr",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-compare",
+        "main",
+        "--extractbench-compare-fail",
+        "eqs:-0.02",
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert re.search(r"=+ 3 failed, 49 passed, 1 gate failed in ", result.stdout.lines[-1])
     _, cases = junit(pytester, "pr")
@@ -84,8 +95,11 @@ def test_a_regression_against_the_baseline_is_its_own_failing_testcase(pytester:
     assert failure is not None
     message = failure.get("message", "")
     assert "regression against the baseline, model 'predictions': 1 of 1 check(s) failed" in message
-    assert re.search(r"REGRESSION model 'predictions': extraction_quality_score 0\.974 -> 0\.861 \(delta -0\.114 "
-                     r"\[95% CI: [-+]0\.\d+, [-+]0\.\d+\], p = ", message)
+    assert re.search(
+        r"REGRESSION model 'predictions': extraction_quality_score 0\.974 -> 0\.861 \(delta -0\.114 "
+        r"\[95% CI: [-+]0\.\d+, [-+]0\.\d+\], p = ",
+        message,
+    )
     summary = (pytester.path / "pr" / "summary.md").read_text()
     assert summary.index("**Gate: FAILED**") < summary.index("## Executive Summary")
     model = json.loads((pytester.path / "pr" / "metrics.json").read_text())["models"]["predictions"]
@@ -100,26 +114,48 @@ def test_under_xdist_the_controller_reports_the_gate(pytester: pytest.Pytester) 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert re.search(r"3 failed, 49 passed, 1 gate failed in ", result.stdout.lines[-1])
     suite, cases = junit(pytester, "x")
-    assert suite.get("failures") == "4" and cases["extractbench-gate[sla-minimum-predictions]"].find("failure") is not None
+    assert (
+        suite.get("failures") == "4" and cases["extractbench-gate[sla-minimum-predictions]"].find("failure") is not None
+    )
 
 
 @pytest.mark.slow
 def test_required_thresholds_gate_the_session_on_any_metric(pytester: pytest.Pytester) -> None:
     # the demo outputs: 29 of 52 samples at EQS 1 (55.8%), so "perfect_samples>=60%" fails, while
     # "eqs>=0.9" (0.974) holds and a latency floor is not measured offline: skipped, not failed
-    result = bench(pytester, DEMO, "req", "--extractbench-sla", "none", "--extractbench-require", "perfect_samples>=60%",
-                   "--extractbench-require", "eqs>=0.9", "--extractbench-require", "time_to_first_token_p95_ms<=800")
+    result = bench(
+        pytester,
+        DEMO,
+        "req",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-require",
+        "perfect_samples>=60%",
+        "--extractbench-require",
+        "eqs>=0.9",
+        "--extractbench-require",
+        "time_to_first_token_p95_ms<=800",
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*missed 1 required threshold(s) (--extractbench-require):",
-                                 "*perfect_sample_rate 55.8% (needs >= 60%): missed",
-                                 "exit code 1 means a model missed a threshold this run requires*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*missed 1 required threshold(s) (--extractbench-require):",
+            "*perfect_sample_rate 55.8% (needs >= 60%): missed",
+            "exit code 1 means a model missed a threshold this run requires*",
+        ]
+    )
     _, cases = junit(pytester, "req")
     failure = cases["extractbench-gate[required-predictions]"].find("failure")
-    assert failure is not None and "required thresholds, model 'predictions': 1 threshold(s) missed" in failure.get("message")
+    assert failure is not None and "required thresholds, model 'predictions': 1 threshold(s) missed" in failure.get(
+        "message"
+    )
     model = json.loads((pytester.path / "req" / "metrics.json").read_text())["models"]["predictions"]
     checks = {c["metric"]: (c["passed"], c["outcome"]) for c in model["requirements"]["checks"]}
-    assert checks == {"perfect_sample_rate": (False, "missed"), "extraction_quality_score": (True, "held"),
-                      "time_to_first_token_p95_ms": (None, "not applicable")}
+    assert checks == {
+        "perfect_sample_rate": (False, "missed"),
+        "extraction_quality_score": (True, "held"),
+        "time_to_first_token_p95_ms": (None, "not applicable"),
+    }
     assert model["recommendation"] == "Not recommended: fails the required thresholds of this run"
     summary = (pytester.path / "req" / "summary.md").read_text()
     assert "- **FAILED**: required thresholds, model 'predictions': 1 threshold(s) missed" in summary

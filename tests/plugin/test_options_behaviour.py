@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 from faultserver import Fault, FaultServer
+
+from pytest_extractbench.core.rundoc import iter_samples
 
 COMMON = ("-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench-sla", "none")
 
@@ -61,10 +62,14 @@ PERSON = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"
 
 def test_null_as_value_turns_null_omissions_and_hallucinations_into_wrong_values(run: BenchRun) -> None:
     schema = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": ["string", "null"]}}}
-    samples = [{"id": "a", "text": "t", "schema": schema, "expected": {"name": "Ann", "city": None}},
-               {"id": "b", "text": "t", "schema": schema, "expected": {"name": "Bo", "city": "Rome"}}]
-    outputs = [{"id": "a", "output": {"name": "Ann", "city": "Oslo"}},
-               {"id": "b", "output": {"name": "Bo", "city": None}}]
+    samples = [
+        {"id": "a", "text": "t", "schema": schema, "expected": {"name": "Ann", "city": None}},
+        {"id": "b", "text": "t", "schema": schema, "expected": {"name": "Bo", "city": "Rome"}},
+    ]
+    outputs = [
+        {"id": "a", "output": {"name": "Ann", "city": "Oslo"}},
+        {"id": "b", "output": {"name": "Bo", "city": None}},
+    ]
     default = offline(run, samples, outputs)
     valued = offline(run, samples, outputs, "--extractbench-null-as-value")
     # a null is an absent field by default: a's "Oslo" is spurious and b's null a miss; as a value both are wrong
@@ -88,8 +93,10 @@ def test_lenient_types_accept_a_numeric_string_for_an_integer(run: BenchRun) -> 
 
 def test_no_format_check_accepts_a_date_in_another_format(run: BenchRun, pytester: pytest.Pytester) -> None:
     schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date"}}}
-    samples = [{"id": "a", "text": "t", "schema": schema, "expected": {"when": "2024-03-03"}},
-               {"id": "b", "text": "t", "schema": schema, "expected": {"when": "2024-05-01"}}]
+    samples = [
+        {"id": "a", "text": "t", "schema": schema, "expected": {"when": "2024-03-03"}},
+        {"id": "b", "text": "t", "schema": schema, "expected": {"when": "2024-05-01"}},
+    ]
     outputs = [{"id": "a", "output": {"when": "March 3, 2024"}}, {"id": "b", "output": {"when": "2024-05-01"}}]
     write_jsonl(pytester.path / "data.jsonl", samples)
     write_jsonl(pytester.path / "preds.jsonl", outputs)
@@ -168,8 +175,7 @@ def test_alpha_decides_significance(run: BenchRun, two_models: tuple[str, ...]) 
 
 
 @pytest.mark.slow
-def test_test_chooses_the_paired_test_behind_significance(run: BenchRun,
-                                                          two_models: tuple[str, ...]) -> None:
+def test_test_chooses_the_paired_test_behind_significance(run: BenchRun, two_models: tuple[str, ...]) -> None:
     alpha = ("--extractbench-alpha", "0.01")
     permutation = comparison(run, *two_models, *alpha)["pairwise"]["bad_vs_good"]["metrics"]
     ttest = comparison(run, *two_models, *alpha, "--extractbench-test", "ttest")
@@ -183,8 +189,9 @@ def test_test_chooses_the_paired_test_behind_significance(run: BenchRun,
 
 
 @pytest.mark.slow
-def test_resamples_below_all_swaps_make_the_permutation_test_monte_carlo(run: BenchRun,
-                                                                        two_models: tuple[str, ...]) -> None:
+def test_resamples_below_all_swaps_make_the_permutation_test_monte_carlo(
+    run: BenchRun, two_models: tuple[str, ...]
+) -> None:
     default = comparison(run, *two_models)["pairwise"]["bad_vs_good"]["metrics"]["extraction_quality_score"]
     few = comparison(run, *two_models, "--extractbench-resamples", "1000")
     few = few["pairwise"]["bad_vs_good"]["metrics"]["extraction_quality_score"]
@@ -197,8 +204,7 @@ def test_resamples_below_all_swaps_make_the_permutation_test_monte_carlo(run: Be
 
 
 @pytest.mark.slow
-def test_gap_threshold_and_reference_model_decide_the_gap_rule(run: BenchRun,
-                                                               two_models: tuple[str, ...]) -> None:
+def test_gap_threshold_and_reference_model_decide_the_gap_rule(run: BenchRun, two_models: tuple[str, ...]) -> None:
     default = comparison(run, *two_models)["gap_rule"]
     # bad trails good (the highest EQS) by 1.0 - 0.875 = 0.125: within the default 0.15, beyond 0.10
     assert (default["reference"], default["flagged"]) == ("good", [])
@@ -299,8 +305,9 @@ def test_output_is_where_the_run_is_written(pytester: pytest.Pytester) -> None:
 
 
 @pytest.mark.slow
-def test_dataset_cache_holds_what_datasets_caches(run: BenchRun,
-                                                  pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dataset_cache_holds_what_datasets_caches(
+    run: BenchRun, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(pytester.path / "hf-default"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -382,8 +389,9 @@ def test_user_prompt_replaces_the_user_message(run: BenchRun, pytester: pytest.P
 
 
 @pytest.mark.slow
-def test_no_cache_neither_reads_nor_writes_the_response_cache(run: BenchRun,
-                                                              pytester: pytest.Pytester, server: FaultServer) -> None:
+def test_no_cache_neither_reads_nor_writes_the_response_cache(
+    run: BenchRun, pytester: pytest.Pytester, server: FaultServer
+) -> None:
     model = ("--model", "test-model")
     live(run, server, *model, "--extractbench-no-cache")
     assert len(server.requests) == N and not (pytester.path / ".extractbench" / "cache").exists()
@@ -397,8 +405,9 @@ def test_no_cache_neither_reads_nor_writes_the_response_cache(run: BenchRun,
 
 
 @pytest.mark.slow
-def test_concurrency_caps_the_requests_in_flight(run: BenchRun,
-                                                 pytester: pytest.Pytester, fault_server: FaultServer) -> None:
+def test_concurrency_caps_the_requests_in_flight(
+    run: BenchRun, pytester: pytest.Pytester, fault_server: FaultServer
+) -> None:
     fault_server.answer = answer
     fault_server.default = Fault.ok(delay=1.0)
     many = [{"id": f"s{n:02d}", "text": f"Record s{n:02d}: P{n} is {n} years old.", "schema": PERSON,
@@ -440,13 +449,17 @@ CITY_OUT = [{"id": "c", "output": {"city": "NYC", "name": "Ann"}}]
 
 
 @pytest.mark.slow
-def test_judge_at_judge_url_grades_semantic_fields(run: BenchRun,
-                                                   pytester: pytest.Pytester, semantic_cache_dir: Path) -> None:
+def test_judge_at_judge_url_grades_semantic_fields(
+    run: BenchRun, pytester: pytest.Pytester, semantic_cache_dir: Path
+) -> None:
     plain = offline(run, CITY, CITY_OUT)
     assert field(pytester, "c", "city")["score"] < 0.5  # no shared token: the composite string score is low
+
     def grades(body: dict[str, Any]) -> Any:  # the field rubric asks for "scores", the whole-output one for "grades"
         whole = "EXTRACTED JSON" in body["messages"][0]["content"]
-        return {"grades": [{"id": 1, "reasoning": "same", "score": 6}]} if whole else {"scores": [{"id": 1, "score": 7}]}
+        return (
+            {"grades": [{"id": 1, "reasoning": "same", "score": 6}]} if whole else {"scores": [{"id": 1, "score": 7}]}
+        )
 
     with FaultServer(answer=grades) as judge:
         judged = offline(run, CITY, CITY_OUT, "--extractbench-judge", "judge-model",
@@ -495,9 +508,9 @@ def embeddings_server() -> Iterator[tuple[str, list[str]]]:
 
 
 @pytest.mark.slow
-def test_semantic_server_and_semantic_model_embed_the_texts(run: BenchRun,
-                                                            pytester: pytest.Pytester, semantic_cache_dir: Path,
-                                                            embeddings_server: tuple[str, list[str]]) -> None:
+def test_semantic_server_and_semantic_model_embed_the_texts(
+    run: BenchRun, pytester: pytest.Pytester, semantic_cache_dir: Path, embeddings_server: tuple[str, list[str]]
+) -> None:
     url, models = embeddings_server
     offline(run, CITY, CITY_OUT)
     assert models == [] and field(pytester, "c", "city")["score"] < 0.5

@@ -10,15 +10,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import Fault, FaultServer
 from scipy.stats import spearmanr
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name"]}
+from pytest_extractbench.core.rundoc import iter_samples
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
 SAMPLES = [
-    {"id": f"s{i}", "text": f"Record s{i}: Person {i} is {20 + i} years old." + " filler" * i, "schema": SCHEMA,
-     "expected": {"name": f"Person {i}", "age": 20 + i}}
+    {
+        "id": f"s{i}",
+        "text": f"Record s{i}: Person {i} is {20 + i} years old." + " filler" * i,
+        "schema": SCHEMA,
+        "expected": {"name": f"Person {i}", "age": 20 + i},
+    }
     for i in range(4)
 ]
 
@@ -63,8 +71,19 @@ def data(pytester: pytest.Pytester) -> Path:
 
 def live_run(pytester: pytest.Pytester, server: FaultServer, *args: str) -> tuple[pytest.RunResult, dict]:
     result = pytester.runpytest(
-        "-p", "no:randomly", "--extractbench", "--model", "test-model", "--extractbench-base-url", server.url,
-        "--extractbench-dataset", "data.jsonl", "--extractbench-output", "out", "--extractbench-no-cache", *args,
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--model",
+        "test-model",
+        "--extractbench-base-url",
+        server.url,
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-no-cache",
+        *args,
     )
     metrics = json.loads((pytester.path / "out" / "metrics.json").read_text())
     return result, metrics["models"]["test-model"]
@@ -73,8 +92,17 @@ def live_run(pytester: pytest.Pytester, server: FaultServer, *args: str) -> tupl
 def test_offline_run_reports_performance_as_not_measured(pytester: pytest.Pytester, data: Path) -> None:
     write_jsonl(pytester.path / "preds.jsonl", [{"id": s["id"], "output": s["expected"]} for s in SAMPLES])
     result = pytester.runpytest(
-        "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-        "--extractbench-output", "out", "--extractbench-price-input", "1.0", "--extractbench-price-output", "2.0",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-price-input",
+        "1.0",
+        "--extractbench-price-output",
+        "2.0",
     )
     result.assert_outcomes(passed=4)
     assert result.ret == pytest.ExitCode.OK
@@ -83,31 +111,44 @@ def test_offline_run_reports_performance_as_not_measured(pytester: pytest.Pytest
     perf = model["performance"]
     assert perf["measured"] is False
     assert perf["latency_ms"]["p95"] is None and perf["reliability"]["success_rate"] is None
-    assert perf["cost"] == {"available": False, "price_input_per_1k": 1.0, "price_output_per_1k": 2.0,
-                            "reason": "no token usage recorded"}
+    assert perf["cost"] == {
+        "available": False,
+        "price_input_per_1k": 1.0,
+        "price_output_per_1k": 2.0,
+        "reason": "no token usage recorded",
+    }
     checks = {c["label"]: c for c in model["sla"]["checks"]}
     assert checks["p95_latency_ms"]["passed"] is None and checks["success_rate"]["passed"] is None
 
 
 @pytest.mark.slow
-def test_a_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, data: Path,
-                                                   server: FaultServer) -> None:
+def test_a_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, data: Path, server: FaultServer) -> None:
     # latency grows with the sample number, as does the text length
     server.plan = plan({n: (lambda a, d=delay: Fault.ok(delay=d)) for n, delay in ((1, 0.1), (2, 0.2), (3, 1.6))})
     # excellence: p95 <= 1000 ms; the gold answers pass every other threshold
-    result, model = live_run(pytester, server, "--extractbench-sla", "excellence",
-                             "--extractbench-price-input", "0.5", "--extractbench-price-output", "1.5")
+    result, model = live_run(
+        pytester,
+        server,
+        "--extractbench-sla",
+        "excellence",
+        "--extractbench-price-input",
+        "0.5",
+        "--extractbench-price-output",
+        "1.5",
+    )
     result.assert_outcomes(passed=4)  # every sample is fine; the run as a whole is too slow
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines([
-        "*latency*p50 * ms*p95 * ms*p99 * ms*(mean *, max *; 4 timed, 0 cached)",
-        "*throughput*req/s*samples/min*tokens/s*fields/s",
-        "*tokens*mean prompt*cost $*",
-        "*reliability*success 100.0%*timeout 0.0%*",
-        "*SLA excellence: FAILED",
-        "*p95_latency_ms = * (needs <= 1000): missed",
-        "*recommendation:*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*latency*p50 * ms*p95 * ms*p99 * ms*(mean *, max *; 4 timed, 0 cached)",
+            "*throughput*req/s*samples/min*tokens/s*fields/s",
+            "*tokens*mean prompt*cost $*",
+            "*reliability*success 100.0%*timeout 0.0%*",
+            "*SLA excellence: FAILED",
+            "*p95_latency_ms = * (needs <= 1000): missed",
+            "*recommendation:*",
+        ]
+    )
     missed = result.stdout.str().split("SLA excellence: FAILED", 1)[1].split("recommendation")[0]
     assert missed.count(": missed") == 1
     perf = model["performance"]
@@ -135,21 +176,26 @@ def test_a_slow_p95_fails_the_session_with_one_line(pytester: pytest.Pytester, d
     tokens = perf["tokens"]
     assert tokens["prompt"]["count"] == tokens["completion"]["count"] == 4
     assert model["estimated_cost_usd"] == pytest.approx(
-        tokens["prompt"]["sum"] * 0.5 / 1000 + tokens["completion"]["sum"] * 1.5 / 1000)
+        tokens["prompt"]["sum"] * 0.5 / 1000 + tokens["completion"]["sum"] * 1.5 / 1000
+    )
     assert model["sla"]["passed"] is False
 
 
-def test_failed_and_retried_requests_set_the_reliability_rates(pytester: pytest.Pytester, data: Path,
-                                                               server: FaultServer) -> None:
-    server.plan = plan({
-        2: lambda attempt: Fault.status(503) if attempt == 0 else None,  # the retry succeeds
-        3: lambda attempt: Fault.status(500),  # fails every attempt
-    })
+def test_failed_and_retried_requests_set_the_reliability_rates(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
+    server.plan = plan(
+        {
+            2: lambda attempt: Fault.status(503) if attempt == 0 else None,  # the retry succeeds
+            3: lambda attempt: Fault.status(500),  # fails every attempt
+        }
+    )
     result, model = live_run(pytester, server, "--extractbench-retries", "1")
     result.assert_outcomes(passed=3, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*errors*server_error 1", "*SLA minimum: FAILED",
-                                 "*success_rate = 0.750 (needs >= 0.990): missed"])
+    result.stdout.fnmatch_lines(
+        ["*errors*server_error 1", "*SLA minimum: FAILED", "*success_rate = 0.750 (needs >= 0.990): missed"]
+    )
     rel = model["performance"]["reliability"]
     assert (rel["success_rate"], rel["retry_rate"], rel["timeout_rate"]) == (0.75, 0.5, 0.0)
     assert rel["retried_successes"] == 1
@@ -171,14 +217,27 @@ def test_xdist_workers_give_the_same_counts(pytester: pytest.Pytester, data: Pat
 
 
 @pytest.mark.slow
-def test_retried_samples_count_every_attempt_and_the_gates_read_end_to_end(pytester: pytest.Pytester, data: Path,
-                                                                           server: FaultServer) -> None:
+def test_retried_samples_count_every_attempt_and_the_gates_read_end_to_end(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
     # s0 times out once (1 s budget, the server holds it 5 s), s1 gets a 500 once, s2 answers slowly in one go
-    server.plan = plan({0: lambda a: Fault.slow(5.0) if a == 0 else None,
-                        1: lambda a: Fault.status(500, "the GPU fell over") if a == 0 else None,
-                        2: lambda a: Fault.ok(delay=0.3)})
-    result, model = live_run(pytester, server, "--extractbench-timeout", "1", "--extractbench-sla", "none",
-                             "--extractbench-require", "latency_p95_ms<=1")
+    server.plan = plan(
+        {
+            0: lambda a: Fault.slow(5.0) if a == 0 else None,
+            1: lambda a: Fault.status(500, "the GPU fell over") if a == 0 else None,
+            2: lambda a: Fault.ok(delay=0.3),
+        }
+    )
+    result, model = live_run(
+        pytester,
+        server,
+        "--extractbench-timeout",
+        "1",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-require",
+        "latency_p95_ms<=1",
+    )
     result.assert_outcomes(passed=4)
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the requirement, not a sample
     line = "2 samples needed 2 attempts: s0, s1; failed attempts: server_error 1, timeout 1"

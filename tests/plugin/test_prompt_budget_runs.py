@@ -24,16 +24,35 @@ LONG_CHARS = 16_000  # 4,000 tokens at the server's 4 characters a token
 def rows() -> list[dict[str, Any]]:
     long_text = ("The receiving party shall keep the information confidential. " * 400)[:LONG_CHARS]
     found = [{"id": f"long{i}", "text": long_text, "schema": SCHEMA, "expected": {"party": "x"}} for i in range(2)]
-    return found + [{"id": f"short{i}", "text": f"Party: short{i}.", "schema": SCHEMA, "expected": {"party": "x"}}
-                    for i in range(4)]
+    return found + [
+        {"id": f"short{i}", "text": f"Party: short{i}.", "schema": SCHEMA, "expected": {"party": "x"}} for i in range(4)
+    ]
 
 
 def bench(pytester: pytest.Pytester, url: str, *args: str, out: str = "out") -> dict[str, Any]:
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows()), encoding="utf-8")
     result = pytester.runpytest(
-        "-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-output", out,
-        "--extractbench-sla", "none", "--extractbench-base-url", url, "--model", "test-model",
-        "--extractbench-timeout", "1.5", "--extractbench-retries", "0", "--extractbench-concurrency", "4", *args)
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        "none",
+        "--extractbench-base-url",
+        url,
+        "--model",
+        "test-model",
+        "--extractbench-timeout",
+        "1.5",
+        "--extractbench-retries",
+        "0",
+        "--extractbench-concurrency",
+        "4",
+        *args,
+    )
     document = json.loads((Path(pytester.path) / out / "metrics.json").read_text(encoding="utf-8"))
     answers = [json.loads(line) for line in (Path(pytester.path) / out / "responses.jsonl").read_text().splitlines()]
     return {"result": result, "document": document, "answers": {a["sample_id"]: a["response"] for a in answers}}

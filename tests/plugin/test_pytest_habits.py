@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from benchrun import BenchRun
 
-from pytest_extractbench.dataset.complexity import complexity_features
 from pytest_extractbench.core.rundoc import iter_samples
+from pytest_extractbench.dataset.complexity import complexity_features
 
 FLAT = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]}
 
@@ -26,8 +26,10 @@ DEEP = _deep(6)
 
 def _value(schema: dict, leaf: str) -> dict:
     props = schema["properties"]
-    return {key: _value(sub, leaf) if "properties" in sub else (leaf if sub["type"] == "string" else 1)
-            for key, sub in props.items()}
+    return {
+        key: _value(sub, leaf) if "properties" in sub else (leaf if sub["type"] == "string" else 1)
+        for key, sub in props.items()
+    }
 
 
 SAMPLES = [
@@ -67,18 +69,34 @@ def test_the_fixture_s_schemas_fall_in_two_complexity_bins() -> None:
 
 @pytest.mark.slow
 def test_m_selects_on_topic_and_complexity_under_strict_markers(run: BenchRun, data: Path) -> None:
-    result = run(*ARGS, "--strict-markers", "-m", "medical and complex", "--extractbench-sla", "none", "-v",
-                 files={"preds.jsonl": PERFECT})
+    result = run(
+        *ARGS,
+        "--strict-markers",
+        "-m",
+        "medical and complex",
+        "--extractbench-sla",
+        "none",
+        "-v",
+        files={"preds.jsonl": PERFECT},
+    )
     result.assert_outcomes(passed=1, deselected=3)
     result.stdout.fnmatch_lines(["*extractbench[[]predictions-med-deep[]] PASSED*"])
     # a topic is lower-cased and made an identifier; one named like pytest's own marker is prefixed, never applied
-    result = run(*ARGS, "--strict-markers", "-m", "e_commerce_retail or topic_skip", "--extractbench-sla", "none", "-v",
-                 files={"preds.jsonl": PERFECT})
+    result = run(
+        *ARGS,
+        "--strict-markers",
+        "-m",
+        "e_commerce_retail or topic_skip",
+        "--extractbench-sla",
+        "none",
+        "-v",
+        files={"preds.jsonl": PERFECT},
+    )
     result.assert_outcomes(passed=2, deselected=2)
     result.stdout.fnmatch_lines(["*predictions-shop-deep*PASSED*", "*predictions-skip-1*PASSED*"])
-    assert run(*ARGS, "--strict-markers", "-m", "simple", "--extractbench-sla", "none",
-               files={"preds.jsonl": PERFECT}).parseoutcomes() \
-        == {"passed": 2, "deselected": 2}
+    assert run(
+        *ARGS, "--strict-markers", "-m", "simple", "--extractbench-sla", "none", files={"preds.jsonl": PERFECT}
+    ).parseoutcomes() == {"passed": 2, "deselected": 2}
 
 
 def test_sample_markers_are_registered_and_llm_is_not(run: BenchRun, pytester: pytest.Pytester, data: Path) -> None:
@@ -111,26 +129,33 @@ def test_marker_names_are_identifiers_clear_of_pytest_s() -> None:
 BROKEN = [p if p["id"] != "med-deep" else {"id": "med-deep", "output": "not json"} for p in PERFECT]
 
 
-def test_a_run_stopped_by_x_says_the_gate_saw_part_of_the_samples(run: BenchRun,
-                                                                  pytester: pytest.Pytester, data: Path) -> None:
+def test_a_run_stopped_by_x_says_the_gate_saw_part_of_the_samples(
+    run: BenchRun, pytester: pytest.Pytester, data: Path
+) -> None:
     result = run(*ARGS, "-x", "--extractbench-sla", "none", files={"preds.jsonl": BROKEN})
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        "model predictions: 2 samples", "*the gate saw 2 of 4 samples (a partial run*",
-        "verdict: a partial run: 2 of 4 samples were scored, and the gate judged only those*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "model predictions: 2 samples",
+            "*the gate saw 2 of 4 samples (a partial run*",
+            "verdict: a partial run: 2 of 4 samples were scored, and the gate judged only those*",
+        ]
+    )
     assert "it ran to the end" not in result.stdout.str()
     assert metrics(pytester)["run"]["partial"] == {
-        "scored": 2, "collected": 4, "models": {"predictions": {"scored": 2, "collected": 4}}}
+        "scored": 2,
+        "collected": 4,
+        "models": {"predictions": {"scored": 2, "collected": 4}},
+    }
     summary = (pytester.path / "out" / "summary.md").read_text(encoding="utf-8")
     assert "**Partial run**: for `predictions` the gate saw 2 of 4 samples" in summary
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("args, scored", [(("-k", "deep"), 2), (("-m", "simple"), 2), (("--maxfail", "1"), 2)])
-def test_deselection_and_maxfail_are_partial_runs_too(run: BenchRun,
-                                                      pytester: pytest.Pytester, data: Path, args: tuple[str, ...],
-                                                      scored: int) -> None:
+def test_deselection_and_maxfail_are_partial_runs_too(
+    run: BenchRun, pytester: pytest.Pytester, data: Path, args: tuple[str, ...], scored: int
+) -> None:
     result = run(*ARGS, *args, files={"preds.jsonl": BROKEN})
     result.stdout.fnmatch_lines([f"*the gate saw {scored} of 4 samples*"])
     assert metrics(pytester)["run"]["partial"]["scored"] == scored
@@ -139,12 +164,27 @@ def test_deselection_and_maxfail_are_partial_runs_too(run: BenchRun,
 
 def test_partial_counts_are_per_model(pytester: pytest.Pytester, data: Path) -> None:
     write_jsonl(pytester.path / "a.jsonl", PERFECT)
-    result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-output", "out",
-                                "--extractbench-predictions", "good=a.jsonl", "--extractbench-predictions",
-                                "other=a.jsonl", "-k", "good or other-med", "--extractbench-sla", "none")
+    result = pytester.runpytest(
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-predictions",
+        "good=a.jsonl",
+        "--extractbench-predictions",
+        "other=a.jsonl",
+        "-k",
+        "good or other-med",
+        "--extractbench-sla",
+        "none",
+    )
     result.assert_outcomes(passed=6, deselected=2)
-    assert metrics(pytester)["run"]["partial"] == {"scored": 6, "collected": 8, "models": {
-        "good": {"scored": 4, "collected": 4}, "other": {"scored": 2, "collected": 4}}}
+    assert metrics(pytester)["run"]["partial"] == {
+        "scored": 6,
+        "collected": 8,
+        "models": {"good": {"scored": 4, "collected": 4}, "other": {"scored": 2, "collected": 4}},
+    }
     result.stdout.fnmatch_lines(["*other: EQS*on 2 samples", "    the gate saw 2 of 4 samples*"])
     assert result.stdout.str().count("the gate saw") == 2  # once in other's block, once in its verdict; none for good
     summary = (pytester.path / "out" / "summary.md").read_text(encoding="utf-8")
@@ -165,15 +205,19 @@ def _section(result: pytest.RunResult) -> list[str]:
     """The lines of the extractbench summary section, up to pytest's closing line."""
     lines = result.stdout.lines
     start = next(i for i, line in enumerate(lines) if " extractbench " in line and line.startswith("="))
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("=") or lines[i].startswith("FAILED")
-               or lines[i][:1].isdigit())
-    return lines[start + 1:end]
+    end = next(
+        i
+        for i in range(start + 1, len(lines))
+        if lines[i].startswith("=") or lines[i].startswith("FAILED") or lines[i][:1].isdigit()
+    )
+    return lines[start + 1 : end]
 
 
 def test_default_verbosity_prints_progress_lines(run: BenchRun, data: Path) -> None:
     result = run(*ARGS, files={"preds.jsonl": PERFECT})
-    result.stdout.fnmatch_lines(["extractbench 1/4 scored: predictions EQS 1.000 validity 100.0%",
-                                 "extractbench 4/4 scored: *"])
+    result.stdout.fnmatch_lines(
+        ["extractbench 1/4 scored: predictions EQS 1.000 validity 100.0%", "extractbench 4/4 scored: *"]
+    )
 
 
 def test_q_prints_no_progress_lines_but_the_whole_summary(run: BenchRun, data: Path) -> None:
@@ -188,8 +232,10 @@ def test_qq_prints_only_the_verdict(run: BenchRun, data: Path) -> None:
     result = run(*ARGS, "-qq", "-k", "not shop", files={"preds.jsonl": BROKEN})
     assert " scored: " not in result.stdout.str()
     section = _section(result)
-    assert section[0] == "verdict: a partial run: 3 of 4 samples were scored, and the gate judged only those " \
-                         "(the rest of the summary without -qq)."
+    assert (
+        section[0] == "verdict: a partial run: 3 of 4 samples were scored, and the gate judged only those "
+        "(the rest of the summary without -qq)."
+    )
     assert section[1].startswith("  predictions: EQS") and section[2].strip().startswith("the gate saw 3 of 4")
     assert not any(line.startswith(("dataset ", "model ", "reports: ")) for line in section)
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # quiet changes what is printed, never the outcome
@@ -202,13 +248,25 @@ TWO_BROKEN = [p if p["id"] not in ("med-deep", "skip-1") else {"id": p["id"], "o
 
 
 def cached(run: BenchRun, predictions: list, *args: str, out: str = "out") -> pytest.RunResult:
-    return run(*ARGS, "-p", "cacheprovider", "--extractbench-sla", "none", "-v", *args, out=out,
-               files={"preds.jsonl": predictions})
+    return run(
+        *ARGS,
+        "-p",
+        "cacheprovider",
+        "--extractbench-sla",
+        "none",
+        "-v",
+        *args,
+        out=out,
+        files={"preds.jsonl": predictions},
+    )
 
 
 def ran(result: pytest.RunResult) -> list[str]:
-    return [line.split("::")[1].split(" ")[0] for line in result.stdout.lines
-            if line.startswith("data.jsonl::") and (" PASSED" in line or " FAILED" in line)]
+    return [
+        line.split("::")[1].split(" ")[0]
+        for line in result.stdout.lines
+        if line.startswith("data.jsonl::") and (" PASSED" in line or " FAILED" in line)
+    ]
 
 
 @pytest.mark.slow
@@ -254,16 +312,28 @@ def test_sw_stops_at_a_failure_and_resumes_there(run: BenchRun, data: Path) -> N
     assert ran(second) == ["extractbench[predictions-med-deep]"]
     fixed = [p if p["id"] != "med-deep" else PERFECT[1] for p in TWO_BROKEN]
     third = cached(run, fixed, "--sw")
-    assert ran(third) == ["extractbench[predictions-med-deep]", "extractbench[predictions-shop-deep]",
-                          "extractbench[predictions-skip-1]"]
+    assert ran(third) == [
+        "extractbench[predictions-med-deep]",
+        "extractbench[predictions-shop-deep]",
+        "extractbench[predictions-skip-1]",
+    ]
     third.assert_outcomes(passed=2, failed=1, deselected=1)
 
 
 @pytest.mark.slow
 def test_sw_resumes_at_the_failed_sample_when_the_gate_fails_too(run: BenchRun, data: Path) -> None:
     def gated(*args: str) -> pytest.RunResult:
-        return run(*ARGS, "-p", "cacheprovider", "-v", "--sw", "--extractbench-sla", "target", *args,
-                   files={"preds.jsonl": TWO_BROKEN})
+        return run(
+            *ARGS,
+            "-p",
+            "cacheprovider",
+            "-v",
+            "--sw",
+            "--extractbench-sla",
+            "target",
+            *args,
+            files={"preds.jsonl": TWO_BROKEN},
+        )
 
     first = gated()
     first.stdout.fnmatch_lines(["*SLA target: FAILED"])

@@ -8,20 +8,34 @@ import re
 from typing import Any
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import FaultServer
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name", "age"]}
+from pytest_extractbench.core.rundoc import iter_samples
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
 N = 8
 SECRET = "sk-cassette-secret-0123456789"
-HEADLINE = ("extraction_quality_score", "field_f1_partial", "schema_validity_rate", "exact_match_rate",
-            "hallucination_rate", "num_samples")
+HEADLINE = (
+    "extraction_quality_score",
+    "field_f1_partial",
+    "schema_validity_rate",
+    "exact_match_rate",
+    "hallucination_rate",
+    "num_samples",
+)
 
 
 def sample(n: int, text: str | None = None) -> dict[str, Any]:
-    return {"id": f"s{n:02d}", "text": text or f"Record s{n:02d}: P{n} is {n} years old.", "schema": SCHEMA,
-            "expected": {"name": f"P{n}", "age": n}}
+    return {
+        "id": f"s{n:02d}",
+        "text": text or f"Record s{n:02d}: P{n} is {n} years old.",
+        "schema": SCHEMA,
+        "expected": {"name": f"P{n}", "age": n},
+    }
 
 
 def answer(body: dict[str, Any]) -> Any:
@@ -35,8 +49,18 @@ def write_data(pytester: pytest.Pytester, rows: list[dict[str, Any]]) -> None:
 
 
 def bench(pytester: pytest.Pytester, *args: str, out: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                              "--extractbench-output", out, "--extractbench-sla", "none", *args)
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        "none",
+        *args,
+    )
 
 
 def models(pytester: pytest.Pytester, out: str) -> dict[str, Any]:
@@ -54,8 +78,16 @@ def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Faul
     write_data(pytester, [sample(n) for n in range(N)])
     monkeypatch.setenv("EXTRACTBENCH_API_KEY", SECRET)
     with FaultServer(answer=answer, api_key=SECRET) as server:
-        bench(pytester, "--extractbench-base-url", server.url, "--model", "test-model",
-              "--extractbench-record", "cassette", out="live").assert_outcomes(passed=N - 1, failed=1)
+        bench(
+            pytester,
+            "--extractbench-base-url",
+            server.url,
+            "--model",
+            "test-model",
+            "--extractbench-record",
+            "cassette",
+            out="live",
+        ).assert_outcomes(passed=N - 1, failed=1)
     monkeypatch.delenv("EXTRACTBENCH_API_KEY")
     return server
 
@@ -68,8 +100,10 @@ def test_a_cassette_is_sorted_diffable_and_keeps_no_secret(pytester: pytest.Pyte
     header, entries = lines[0], lines[1:]
     assert header["format"] == "extractbench-cassette" and header["answers"] == N and len(header["dataset_hash"]) == 64
     assert [e["sample_id"] for e in entries] == [f"s{n:02d}" for n in range(N)]
-    assert all(line == json.dumps(json.loads(line), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-               for line in text.splitlines())  # canonical lines: a re-recording diffs line by line
+    assert all(
+        line == json.dumps(json.loads(line), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        for line in text.splitlines()
+    )  # canonical lines: a re-recording diffs line by line
     origin = entries[0]["response"]["origin"]
     assert (origin["source"], origin["by"], origin["where"]) == ("asked", "server", recorded.url)
     # recorded again from its own replay: the same keys, sample hashes and answers, in the same order
@@ -77,13 +111,15 @@ def test_a_cassette_is_sorted_diffable_and_keeps_no_secret(pytester: pytest.Pyte
     again = [json.loads(line) for line in (pytester.path / "again" / "cassette.jsonl").read_text().splitlines()]
     assert again[0] == header
     assert [(e["key"], e["sample_hash"], e["response"]["content"]) for e in again[1:]] == [
-        (e["key"], e["sample_hash"], e["response"]["content"]) for e in entries]
+        (e["key"], e["sample_hash"], e["response"]["content"]) for e in entries
+    ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["one-process", "xdist"])
-def test_a_cassette_replays_to_the_recorded_metrics_without_a_server(pytester: pytest.Pytester, recorded: FaultServer,
-                                                                     xdist: tuple[str, ...]) -> None:
+def test_a_cassette_replays_to_the_recorded_metrics_without_a_server(
+    pytester: pytest.Pytester, recorded: FaultServer, xdist: tuple[str, ...]
+) -> None:
     assert not recorded.running
     result = bench(pytester, "--extractbench-replay", "cassette", *xdist, out="replayed")
     result.assert_outcomes(passed=N - 1, failed=1)
@@ -97,8 +133,9 @@ def test_a_cassette_replays_to_the_recorded_metrics_without_a_server(pytester: p
 
 
 @pytest.mark.slow
-def test_the_same_cassette_gives_byte_identical_metrics_with_and_without_xdist(pytester: pytest.Pytester,
-                                                                               recorded: FaultServer) -> None:
+def test_the_same_cassette_gives_byte_identical_metrics_with_and_without_xdist(
+    pytester: pytest.Pytester, recorded: FaultServer
+) -> None:
     bench(pytester, "--extractbench-replay", "cassette", out="one")
     bench(pytester, "--extractbench-replay", "cassette", "-n", "2", out="two")
     assert json.dumps(models(pytester, "one"), sort_keys=True) == json.dumps(models(pytester, "two"), sort_keys=True)
@@ -115,14 +152,19 @@ def test_an_edited_sample_is_a_replay_miss_never_a_request(pytester: pytest.Pyte
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("damage, message", [
-    (lambda lines: lines[:2] + ["{not json"] + lines[3:], "line 3"),
-    (lambda lines: lines[1:], "line 1: not a cassette"),
-    (lambda lines: lines + [lines[1]], f"line {N + 2}: sample 's00' (model 'test-model') is recorded twice"),
-    (lambda lines: lines[:1] + ['{"model": "test-model"}'], "line 2: an entry needs"),
-], ids=["broken-json", "no-header", "twice", "no-key"])
-def test_a_damaged_cassette_stops_the_run_naming_file_and_line(pytester: pytest.Pytester, recorded: FaultServer,
-                                                               damage: Any, message: str) -> None:
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda lines: lines[:2] + ["{not json"] + lines[3:], "line 3"),
+        (lambda lines: lines[1:], "line 1: not a cassette"),
+        (lambda lines: lines + [lines[1]], f"line {N + 2}: sample 's00' (model 'test-model') is recorded twice"),
+        (lambda lines: lines[:1] + ['{"model": "test-model"}'], "line 2: an entry needs"),
+    ],
+    ids=["broken-json", "no-header", "twice", "no-key"],
+)
+def test_a_damaged_cassette_stops_the_run_naming_file_and_line(
+    pytester: pytest.Pytester, recorded: FaultServer, damage: Any, message: str
+) -> None:
     path = pytester.path / "cassette" / "cassette.jsonl"
     path.write_text("\n".join(damage(path.read_text().splitlines())) + "\n", encoding="utf-8")
     result = bench(pytester, "--extractbench-replay", "cassette", out="damaged")

@@ -14,8 +14,11 @@ import pytest
 from benchrun import BenchRun
 from faultserver import FaultServer
 
-SCHEMA = {"type": "object", "required": ["name", "price"],
-          "properties": {"name": {"type": "string"}, "price": {"type": "number"}, "currency": {"type": "string"}}}
+SCHEMA = {
+    "type": "object",
+    "required": ["name", "price"],
+    "properties": {"name": {"type": "string"}, "price": {"type": "number"}, "currency": {"type": "string"}},
+}
 DATA = [{"id": f"s{i}", "text": f"Item {i} costs {i} dollars.", "schema": SCHEMA,
          "expected": {"name": f"item {i}", "price": i, "currency": "USD"}} for i in range(4)]  # fmt: skip
 REPEATS = 4  # run r is asked with seed 42 + r
@@ -48,8 +51,9 @@ def bench(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
 
 def test_repeats_count_passes_and_flaky_fields(pytester: pytest.Pytester, fault_server: FaultServer) -> None:
     fault_server.answer = answer
-    result = bench(pytester, fault_server.url, "--extractbench-require", "pass^k>=0.8",
-                   "--extractbench-require", "pass@k>=0.9")
+    result = bench(
+        pytester, fault_server.url, "--extractbench-require", "pass^k>=0.8", "--extractbench-require", "pass@k>=0.9"
+    )
     assert len(fault_server.requests) == 4 * REPEATS
     m = json.loads((pytester.path / "out" / "metrics.json").read_text())["models"]["test-model"]
     repeats = m["repeats"]
@@ -89,11 +93,25 @@ def test_recorded_runs_answer_it_offline(run: BenchRun) -> None:
     """Predictions rows with "outputs" (one per run) give the same figures without a server: s0 passes 2 of 3
     runs (the second is no JSON), s1 all 3 with its price wrong in the last."""
     gold = [json.dumps(sample["expected"]) for sample in DATA[:2]]
-    rows = [{"id": "s0", "outputs": [gold[0], "no json here", gold[0]]},
-            {"id": "s1", "outputs": [gold[1], gold[1], json.dumps({**DATA[1]["expected"], "price": 99})]}]
-    run("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", "--model", "m",
-        "--extractbench-repeats", "3", "--extractbench-sla", "none", "-k", "s0 or s1",
-        files={"data.jsonl": DATA, "preds.jsonl": rows})
+    rows = [
+        {"id": "s0", "outputs": [gold[0], "no json here", gold[0]]},
+        {"id": "s1", "outputs": [gold[1], gold[1], json.dumps({**DATA[1]["expected"], "price": 99})]},
+    ]
+    run(
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--model",
+        "m",
+        "--extractbench-repeats",
+        "3",
+        "--extractbench-sla",
+        "none",
+        "-k",
+        "s0 or s1",
+        files={"data.jsonl": DATA, "preds.jsonl": rows},
+    )
     m = run.document()["models"]["m"]
     # pass^3 = (C(2,3)/C(3,3) + 1) / 2 = 0.5; pass^2 = (C(2,2)/C(3,2) + 1) / 2 = 2/3; pass@3 = 1
     assert (m["pass_at_k"], m["pass_hat_k"]) == (1.0, 0.5)

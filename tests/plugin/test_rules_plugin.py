@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
+
+from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {
     "type": "object",
@@ -16,29 +17,47 @@ SCHEMA = {
         "born": {"type": "string", "x-eval-compare": "year"},
         "ref": {"type": "string", "x-eval-skip": True},
         "city": {"type": "string"},
-        "items": {"type": "array", "x-eval-align": {"match_by": "key_field", "key": "sku"},
-                  "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}},
+        "items": {
+            "type": "array",
+            "x-eval-align": {"match_by": "key_field", "key": "sku"},
+            "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}},
+        },
     },
     "required": ["name"],
 }
 SAMPLES = [
-    {"id": f"s{i}", "text": f"Ann Lee{i} was born 1980-0{i + 1}-02 in Oslo. Order A-{i}: 2 pcs; B-{i}: 1 pc.",
-     "schema": SCHEMA,
-     "expected": {"name": f"Ann Lee{i}", "born": f"1980-0{i + 1}-02", "ref": f"R{i}",
-                  "items": [{"sku": f"A-{i}", "qty": 2}, {"sku": f"B-{i}", "qty": 1}]}}
+    {
+        "id": f"s{i}",
+        "text": f"Ann Lee{i} was born 1980-0{i + 1}-02 in Oslo. Order A-{i}: 2 pcs; B-{i}: 1 pc.",
+        "schema": SCHEMA,
+        "expected": {
+            "name": f"Ann Lee{i}",
+            "born": f"1980-0{i + 1}-02",
+            "ref": f"R{i}",
+            "items": [{"sku": f"A-{i}", "qty": 2}, {"sku": f"B-{i}", "qty": 1}],
+        },
+    }
     for i in range(4)
 ]
 OUTPUTS = [
-    {"id": f"s{i}", "output": {"name": f"  ANN LEE{i} ", "born": "1980", "ref": "other", "city": "Oslo",
-                               "items": [{"sku": f"B-{i}", "qty": 1}, {"sku": f"A-{i}", "qty": 2}]}}
+    {
+        "id": f"s{i}",
+        "output": {
+            "name": f"  ANN LEE{i} ",
+            "born": "1980",
+            "ref": "other",
+            "city": "Oslo",
+            "items": [{"sku": f"B-{i}", "qty": 1}, {"sku": f"A-{i}", "qty": 2}],
+        },
+    }
     for i in range(4)
 ]
-CONFTEST = '''
+CONFTEST = """
 def pytest_extractbench_comparators(config):
     def year(expected, predicted, params, options):
         return 1.0 if str(expected)[:4] == str(predicted)[:4] else 0.0
     return {"year": year}
-'''
+"""
 
 
 def write(pytester: pytest.Pytester, samples: list, outputs: list) -> None:
@@ -61,8 +80,9 @@ def models(pytester: pytest.Pytester, out: str = "out") -> dict:
 
 
 @pytest.mark.slow
-def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(run: BenchRun,
-                                                                             pytester: pytest.Pytester) -> None:
+def test_rules_hook_comparators_and_diagnostics_agree_with_and_without_xdist(
+    run: BenchRun, pytester: pytest.Pytester
+) -> None:
     pytester.makeconftest(CONFTEST)
     write(pytester, SAMPLES, OUTPUTS)
     isolated(run, "-p", "no:xdist").assert_outcomes(passed=4)
@@ -89,35 +109,58 @@ def test_x_eval_config_errors_are_sample_problems_and_the_run_goes_on(run: Bench
     result = isolated(run, "-p", "no:xdist")  # the "year" comparator is unknown too: no conftest here
     result.assert_outcomes(passed=2)
     out = result.stdout.str()
-    assert ("data.jsonl:line 1, sample 's0', field '$.properties.items.items.properties.qty.x-eval-compare': "
-            "x-eval configuration: unknown comparator 'nmeric' (did you mean 'numeric'?)") in out
-    assert "data.jsonl:line 2, sample 's1', field '$.properties.born.x-eval-compare': x-eval configuration: " \
-           "unknown comparator 'year'" in out
+    assert (
+        "data.jsonl:line 1, sample 's0', field '$.properties.items.items.properties.qty.x-eval-compare': "
+        "x-eval configuration: unknown comparator 'nmeric' (did you mean 'numeric'?)"
+    ) in out
+    assert (
+        "data.jsonl:line 2, sample 's1', field '$.properties.born.x-eval-compare': x-eval configuration: "
+        "unknown comparator 'year'" in out
+    )
     problems = json.loads((pytester.path / "out" / "metrics.json").read_text())["run"]["problems"]
     assert sorted((p["sample_id"], p["field"]) for p in problems) == [
-        ("s0", "$.properties.born.x-eval-compare"), ("s0", "$.properties.items.items.properties.qty.x-eval-compare"),
-        ("s1", "$.properties.born.x-eval-compare")]
+        ("s0", "$.properties.born.x-eval-compare"),
+        ("s0", "$.properties.items.items.properties.qty.x-eval-compare"),
+        ("s1", "$.properties.born.x-eval-compare"),
+    ]
     # scored with the defaults of the broken keys: "1980" vs "1980-01-02" is a partial string match
     assert models(pytester)["predictions"]["field_metrics_by_name"]["born"]["f1_strict"] == 0.0
 
 
 @pytest.mark.slow
-def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(run: BenchRun,
-                                                                             pytester: pytest.Pytester) -> None:
-    schema = {"type": "object", "properties": {
-        "name": {"type": "string", "x-eval-compare": "exact", "x-eval-note": "reviewed"},
-        "tags": {"type": "array", "x-eval-align": {"ordered": False, "match_by": "hungarian"},
-                 "items": {"type": "string", "x-eval-compare": "exact", "x-eval-transform": ["lowercase"]}}}}
-    write(pytester,
-          [{"id": "s0", "text": "Ann: x, y", "schema": schema, "expected": {"name": "Ann", "tags": ["x", "y"]}}],
-          [{"id": "s0", "output": {"name": "Ann", "tags": ["Y", "X", "z"]}}])
+def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(
+    run: BenchRun, pytester: pytest.Pytester
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "x-eval-compare": "exact", "x-eval-note": "reviewed"},
+            "tags": {
+                "type": "array",
+                "x-eval-align": {"ordered": False, "match_by": "hungarian"},
+                "items": {"type": "string", "x-eval-compare": "exact", "x-eval-transform": ["lowercase"]},
+            },
+        },
+    }
+    write(
+        pytester,
+        [{"id": "s0", "text": "Ann: x, y", "schema": schema, "expected": {"name": "Ann", "tags": ["x", "y"]}}],
+        [{"id": "s0", "output": {"name": "Ann", "tags": ["Y", "X", "z"]}}],
+    )
     result = isolated(run, "-p", "no:xdist")
     result.assert_outcomes(passed=1)
-    assert ("data.jsonl:line 1, sample 's0', field '$.properties.name.x-eval-note': x-eval configuration: "
-            "unknown key ignored") in result.stdout.str()
+    assert (
+        "data.jsonl:line 1, sample 's0', field '$.properties.name.x-eval-note': x-eval configuration: "
+        "unknown key ignored"
+    ) in result.stdout.str()
     # the rules apply: x and y pair up whatever their order and case (tags[0], tags[1]); z is spurious
     assert models(pytester)["predictions"]["match_categories"] == {
-        "exact": 3, "partial": 0, "incorrect": 0, "missed": 0, "spurious": 1}
+        "exact": 3,
+        "partial": 0,
+        "incorrect": 0,
+        "missed": 0,
+        "spurious": 1,
+    }
 
 
 @pytest.mark.slow

@@ -36,5 +36,6 @@ def test_records_are_spooled_as_they_arrive_and_written_in_order(pytester: pytes
     for out in ("serial", "streamed"):
         assert (pytester.path / f"{out}.spooled").read_text() == str(scored), out
         assert not (pytester.path / out / "samples.jsonl.spool").exists()
-    assert (pytester.path / "streamed" / "samples.jsonl").read_bytes() == \
-        (pytester.path / "serial" / "samples.jsonl").read_bytes()
+    assert (pytester.path / "streamed" / "samples.jsonl").read_bytes() == (
+        pytester.path / "serial" / "samples.jsonl"
+    ).read_bytes()

@@ -8,8 +8,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import Fault, FaultServer
+
+from pytest_extractbench.core.rundoc import iter_samples
 
 
 def bench(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
@@ -29,8 +30,9 @@ def user_text(body: dict[str, Any]) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stream", [(), ("--extractbench-stream",)], ids=["plain", "streamed"])
-def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytester, fault_server: FaultServer,
-                                                         stream: tuple[str, ...]) -> None:
+def test_toolcall_track_sends_tools_and_scores_tool_calls(
+    pytester: pytest.Pytester, fault_server: FaultServer, stream: tuple[str, ...]
+) -> None:
     # streamed, the tool calls arrive in parts (name, then the arguments in two pieces) and score the same
     def plan(index: int, body: dict[str, Any]) -> Fault | None:
         text = user_text(body)
@@ -41,8 +43,9 @@ def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytes
         return Fault.ok("I would rather not call anything.")
 
     fault_server.plan = plan
-    result = bench(pytester, fault_server.url, "--extractbench-track", "toolcall", "-k", "paris or triangle or poem",
-                   *stream)
+    result = bench(
+        pytester, fault_server.url, "--extractbench-track", "toolcall", "-k", "paris or triangle or poem", *stream
+    )
     result.assert_outcomes(passed=2, failed=1)
     bodies = fault_server.requests
     assert all(b.get("stream") is (True if stream else None) for b in bodies)
@@ -60,9 +63,13 @@ def test_toolcall_track_sends_tools_and_scores_tool_calls(pytester: pytest.Pytes
 
 
 @pytest.mark.slow
-def test_generate_and_repair_use_the_structured_output_mode(pytester: pytest.Pytester, fault_server: FaultServer) -> None:
+def test_generate_and_repair_use_the_structured_output_mode(
+    pytester: pytest.Pytester, fault_server: FaultServer
+) -> None:
     fault_server.answer = lambda body: {"name": "Ada Lovelace", "age": 36}
-    bench(pytester, fault_server.url, "--extractbench-track", "repair", "-k", "person-trailing").assert_outcomes(passed=1)
+    bench(pytester, fault_server.url, "--extractbench-track", "repair", "-k", "person-trailing").assert_outcomes(
+        passed=1
+    )
     (body,) = fault_server.requests
     assert body["response_format"]["type"] == "json_schema"
     assert '{"name": "Ada Lovelace", "age": 36,}' in user_text(body)  # the broken document

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
+
+from pytest_extractbench.core.rundoc import iter_samples
 
 ARGS = ("-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench-predictions", "preds.jsonl")
 
@@ -28,7 +29,10 @@ def samples(pytester: pytest.Pytester) -> list[dict[str, Any]]:
 
 TOOLCALL = [
     {"id": "weather-paris", "output": [{"name": "get_weather", "arguments": {"city": "paris"}}]},
-    {"id": "weather-fahrenheit", "output": '[{"name": "get_weather", "arguments": {"city": "Chicago", "unit": "celsius"}}]'},
+    {
+        "id": "weather-fahrenheit",
+        "output": '[{"name": "get_weather", "arguments": {"city": "Chicago", "unit": "celsius"}}]',
+    },
     {"id": "parallel-weather", "output": [{"get_weather": {"city": "Berlin"}}, {"get_weather": {"city": "Tokyo"}}]},
     {"id": "abstain-poem", "output": "The sea is wide,\nthe sea is deep."},
     {"id": "abstain-capital", "output": [{"name": "send_email", "arguments": {"to": "x@y.z", "subject": "Rome"}}]},
@@ -38,13 +42,15 @@ TOOLCALL = [
 def test_toolcall_track_items_metrics_and_records(run: BenchRun, pytester: pytest.Pytester) -> None:
     result = run(*ARGS, "--extractbench-track", "toolcall", "-k", "weather or abstain", files={"preds.jsonl": TOOLCALL})
     result.assert_outcomes(passed=3, failed=2)
-    result.stdout.fnmatch_lines([
-        "*sample 'weather-fahrenheit' (model 'predictions', track toolcall): 0/1 gold calls matched exactly*",
-        '*expected: *"get_weather": {"city": *"Chicago"*, "unit": *"fahrenheit"*',
-        "*track toolcall (tool calling*bundled-toolcall: 11 samples*",
-        "model predictions: 5 samples, 3 passed",
-        "*abstention          2 samples, accuracy 50.0%; false abstention 0.0%",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*sample 'weather-fahrenheit' (model 'predictions', track toolcall): 0/1 gold calls matched exactly*",
+            '*expected: *"get_weather": {"city": *"Chicago"*, "unit": *"fahrenheit"*',
+            "*track toolcall (tool calling*bundled-toolcall: 11 samples*",
+            "model predictions: 5 samples, 3 passed",
+            "*abstention          2 samples, accuracy 50.0%; false abstention 0.0%",
+        ]
+    )
     found = metrics(pytester)
     assert found["track"] == "toolcall"
     section = found["models"]["predictions"]["toolcall"]
@@ -69,8 +75,14 @@ def test_generate_track(run: BenchRun, pytester: pytest.Pytester) -> None:
         {"id": "product-enum", "output": '{"sku": "ABC-1234", "status": "sold", "price": 3}'},
         {"id": "contact-format", "output": "Here you go: {email: 1}"},
     ]
-    result = run(*ARGS, "--extractbench-track", "generate", "-k", "person or product or contact",
-                 files={"preds.jsonl": predictions})
+    result = run(
+        *ARGS,
+        "--extractbench-track",
+        "generate",
+        "-k",
+        "person or product or contact",
+        files={"preds.jsonl": predictions},
+    )
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*features violated: enum*", "*JSON valid          66.7%   schema compliant 33.3%"])
     section = metrics(pytester)["models"]["predictions"]["generate"]
@@ -88,8 +100,10 @@ def test_repair_track(run: BenchRun, pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*values changed: 1 field(s) differ*", "*port: expected 6379, got 6380*"])
     section = metrics(pytester)["models"]["predictions"]["repair"]
     assert section["exact_match_rate"] == 0.5 and section["json_valid_rate"] == 1.0
-    assert section["by_kind"] == {"python_literals": {"samples": 1, "json_valid_rate": 1.0, "exact_match_rate": 1.0},
-                                  "unquoted_keys": {"samples": 1, "json_valid_rate": 1.0, "exact_match_rate": 0.0}}
+    assert section["by_kind"] == {
+        "python_literals": {"samples": 1, "json_valid_rate": 1.0, "exact_match_rate": 1.0},
+        "unquoted_keys": {"samples": 1, "json_valid_rate": 1.0, "exact_match_rate": 0.0},
+    }
 
 
 def test_repeats_give_consistency_on_a_track(run: BenchRun, pytester: pytest.Pytester) -> None:
@@ -97,8 +111,16 @@ def test_repeats_give_consistency_on_a_track(run: BenchRun, pytester: pytest.Pyt
         [{"get_weather": {"city": "Berlin"}}, {"get_weather": {"city": "Tokyo"}}],
         [{"get_weather": {"city": "Tokyo"}}, {"get_weather": {"city": "Berlin"}}],
         [{"get_weather": {"city": "Tokyo"}}]]}]  # fmt: skip
-    result = run(*ARGS, "--extractbench-track", "toolcall", "-k", "parallel-weather", "--extractbench-repeats", "3",
-                 files={"preds.jsonl": predictions})
+    result = run(
+        *ARGS,
+        "--extractbench-track",
+        "toolcall",
+        "-k",
+        "parallel-weather",
+        "--extractbench-repeats",
+        "3",
+        files={"preds.jsonl": predictions},
+    )
     result.assert_outcomes(passed=1)  # the first run is the one scored
     found = metrics(pytester)["models"]["predictions"]["consistency"]
     assert found["exact_match_consistency"] == pytest.approx(2 / 3)  # call order does not matter
@@ -118,8 +140,9 @@ def test_extraction_repeats_and_calibration_only_when_asked(run: BenchRun, pytes
     predictions = [{"id": "s1", "outputs": ['{"name": "Ann", "age": 42}', '{"name": "Ann", "age": 41}',
                                              '{"name": "Ann", "age": 42}'], "logprobs": logprobs}]  # fmt: skip
     base = ("--extractbench-dataset", "data.jsonl", "--extractbench-sla", "none")
-    run(*ARGS, "--extractbench-track", "extraction", *base,
-        files={"preds.jsonl": predictions}).assert_outcomes(passed=1)
+    run(*ARGS, "--extractbench-track", "extraction", *base, files={"preds.jsonl": predictions}).assert_outcomes(
+        passed=1
+    )
     plain = metrics(pytester)
     assert plain["track"] == "extraction"
     assert "consistency" not in plain["models"]["predictions"]
@@ -127,8 +150,15 @@ def test_extraction_repeats_and_calibration_only_when_asked(run: BenchRun, pytes
     assert calibration["fields"] == 2 and calibration["accuracy"] == 0.5
     # name: confidence e^-0.1 ~ 0.905, right; age: e^-2 ~ 0.135, wrong -> gaps 0.095 and 0.135
     assert calibration["ece"] == pytest.approx(((1 - 0.9048) + 0.1353) / 2, abs=1e-3)
-    result = run(*ARGS, "--extractbench-track", "extraction", *base, "--extractbench-repeats", "3",
-                 files={"preds.jsonl": predictions})
+    result = run(
+        *ARGS,
+        "--extractbench-track",
+        "extraction",
+        *base,
+        "--extractbench-repeats",
+        "3",
+        files={"preds.jsonl": predictions},
+    )
     result.stdout.fnmatch_lines(["*calibration         ECE 0.115*", "*consistency (3 runs)  exact 66.7%*"])
     found = metrics(pytester)["models"]["predictions"]["consistency"]
     assert found["field_level_consistency"] == pytest.approx((1 + 2 / 3) / 2)
@@ -146,8 +176,16 @@ def test_request_hook_fires_once_per_run(run: BenchRun, pytester: pytest.Pyteste
                 f.write(json.dumps(["scored", record.sample_id, record.passed]) + "\\n")
     """)
     predictions = [{"id": "reminder", "outputs": ["a", "b"]}, {"id": "flights", "output": "c"}]
-    run(*ARGS, "--extractbench-track", "toolcall", "-k", "reminder or flights", "--extractbench-repeats", "2",
-        files={"preds.jsonl": predictions})
+    run(
+        *ARGS,
+        "--extractbench-track",
+        "toolcall",
+        "-k",
+        "reminder or flights",
+        "--extractbench-repeats",
+        "2",
+        files={"preds.jsonl": predictions},
+    )
     lines = [json.loads(line) for line in (pytester.path / "requests.log").read_text().splitlines()]
     assert lines == [["predictions", "reminder", "a"], ["predictions", "reminder", "b"], ["scored", "reminder", False],
                      ["predictions", "flights", "c"], ["scored", "flights", False]]  # fmt: skip
@@ -168,8 +206,14 @@ def test_bad_track_dataset_rows_are_reported_and_the_run_goes_on(run: BenchRun, 
          "expected_calls": [{"w": {}}]},
         {"id": "broken", "question": "?", "functions": [{"name": "w"}], "expected_calls": [{"x": {}}]},
     ])  # fmt: skip
-    result = run(*ARGS, "--extractbench-track", "toolcall", "--extractbench-dataset", "tc.jsonl",
-                 files={"preds.jsonl": [{"id": "ok", "output": [{"w": {}}]}]})
+    result = run(
+        *ARGS,
+        "--extractbench-track",
+        "toolcall",
+        "--extractbench-dataset",
+        "tc.jsonl",
+        files={"preds.jsonl": [{"id": "ok", "output": [{"w": {}}]}]},
+    )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*tc.jsonl:line 2, sample 'broken', field 'expected_calls': 'expected_calls': call 0 "
                                  "names 'x', which is not among the functions*"])  # fmt: skip
@@ -187,7 +231,10 @@ def test_a_partial_track_run_says_what_its_metrics_cover(run: BenchRun, pytester
     cover = "the metrics cover 5 of 11 samples (a partial run"
     result.stdout.fnmatch_lines(["model predictions: 5 samples, 3 passed", f"  {cover}*"])
     assert metrics(pytester)["run"]["partial"] == {
-        "scored": 5, "collected": 11, "models": {"predictions": {"scored": 5, "collected": 11}}}
+        "scored": 5,
+        "collected": 11,
+        "models": {"predictions": {"scored": 5, "collected": 11}},
+    }
     assert f"**Partial run**: {cover}" in (pytester.path / "out" / "summary.md").read_text()
     assert f"<th>Partial run</th><td>{cover}" in (pytester.path / "out" / "report.html").read_text()
     # every sample answered and none deselected: no partial wording anywhere

@@ -15,17 +15,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from faultserver import FaultServer
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name", "age"]}
+from pytest_extractbench.core.rundoc import iter_samples
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
 N = 6
 
 
 def sample(n: int) -> dict[str, Any]:
-    return {"id": f"s{n:02d}", "text": f"Record s{n:02d}: P{n} is {n} years old.", "schema": SCHEMA,
-            "expected": {"name": f"P{n}", "age": n}}
+    return {
+        "id": f"s{n:02d}",
+        "text": f"Record s{n:02d}: P{n} is {n} years old.",
+        "schema": SCHEMA,
+        "expected": {"name": f"P{n}", "age": n},
+    }
 
 
 def right(body: dict[str, Any]) -> Any:
@@ -46,9 +54,22 @@ def data(pytester: pytest.Pytester) -> Path:
 
 
 def bench(pytester: pytest.Pytester, url: str, *args: str, out: str = "out") -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                              "--extractbench-output", out, "--extractbench-sla", "none",
-                              "--extractbench-base-url", url, "--model", "test-model", *args)
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        "none",
+        "--extractbench-base-url",
+        url,
+        "--model",
+        "test-model",
+        *args,
+    )
 
 
 def document(pytester: pytest.Pytester, out: str) -> dict[str, Any]:
@@ -116,8 +137,19 @@ class LlamaLike:
 
             def do_GET(self) -> None:
                 if self.path.startswith("/v1/models"):
-                    self._json({"object": "list", "data": [{"id": "test-model", "object": "model",
-                                                            "created": __import__("time").time(), "owned_by": "llamacpp"}]})
+                    self._json(
+                        {
+                            "object": "list",
+                            "data": [
+                                {
+                                    "id": "test-model",
+                                    "object": "model",
+                                    "created": __import__("time").time(),
+                                    "owned_by": "llamacpp",
+                                }
+                            ],
+                        }
+                    )
                 elif self.path.startswith("/props"):
                     self._json({"model_path": owner.model_path, "total_slots": 1})
                 else:
@@ -126,10 +158,22 @@ class LlamaLike:
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 owner.asked += 1
-                self._json({"id": "x", "object": "chat.completion", "created": 0, "model": "test-model",
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": json.dumps(owner.answer)}}],
-                            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}})
+                self._json(
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "test-model",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": json.dumps(owner.answer)},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+                    }
+                )
 
         ThreadingHTTPServer.allow_reuse_address = True
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
@@ -144,8 +188,9 @@ class LlamaLike:
 
 
 @pytest.mark.slow
-def test_a_checkpoint_redeployed_under_the_same_name_and_url_is_asked_again(pytester: pytest.Pytester,
-                                                                             data: Path) -> None:
+def test_a_checkpoint_redeployed_under_the_same_name_and_url_is_asked_again(
+    pytester: pytest.Pytester, data: Path
+) -> None:
     (pytester.path / "data.jsonl").write_text(json.dumps(sample(1)) + "\n", encoding="utf-8")
     first = LlamaLike("/models/v1.gguf", {"name": "P1", "age": 1})
     try:
@@ -222,13 +267,13 @@ def test_a_run_answered_whole_by_the_cache_names_no_server_mode(pytester: pytest
 
 # -- extractors ------------------------------------------------------------------------------------
 
-EXTRACTOR = '''
+EXTRACTOR = """
 import re
 
 def extract(sample):
     n = int(re.search(r"P(\\d+)", sample.text).group(1))
     return {BODY}
-'''
+"""
 
 
 @pytest.mark.slow
@@ -237,10 +282,22 @@ def test_an_edited_extractor_is_asked_again_even_with_the_cache_on(pytester: pyt
     module.write_text(EXTRACTOR.replace("{BODY}", '{"name": f"P{n}", "age": n}'), encoding="utf-8")
 
     def run(out: str) -> pytest.RunResult:
-        return pytester.runpytest_subprocess("-p", "no:randomly", "--extractbench", "--extractbench-dataset",
-                                             "data.jsonl", "--extractbench-output", out, "--extractbench-sla", "none",
-                                             "--extractbench-extractor", "myextract:extract", "--model", "m",
-                                             "--extractbench-cache")
+        return pytester.runpytest_subprocess(
+            "-p",
+            "no:randomly",
+            "--extractbench",
+            "--extractbench-dataset",
+            "data.jsonl",
+            "--extractbench-output",
+            out,
+            "--extractbench-sla",
+            "none",
+            "--extractbench-extractor",
+            "myextract:extract",
+            "--model",
+            "m",
+            "--extractbench-cache",
+        )
 
     run("one").assert_outcomes(passed=N)
     run("same").assert_outcomes(passed=N)  # unchanged code: the cache answers

@@ -11,10 +11,10 @@ import pytest
 from benchrun import BenchRun
 from faultserver import FaultServer
 
+from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.live import verdict_cache
 from pytest_extractbench.scoring import ScoringOptions, score_sample
 from pytest_extractbench.scoring.whole_output import Item, canonical_json, score_whole_outputs
-from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
 SAMPLES = [
@@ -22,16 +22,28 @@ SAMPLES = [
     {"id": "differs", "text": "Bo lives in Rome.", "schema": SCHEMA, "expected": {"name": "Bo", "city": "Rome"}},
     {"id": "garbage", "text": "Cy lives in Lima.", "schema": SCHEMA, "expected": {"name": "Cy", "city": "Lima"}},
 ]
-OUTPUTS = {"same": '{"city": "Oslo", "name": "Ann"}', "differs": '{"name": "Bo", "city": "Paris"}',
-           "garbage": "I could not find anything"}
+OUTPUTS = {
+    "same": '{"city": "Oslo", "name": "Ann"}',
+    "differs": '{"name": "Bo", "city": "Paris"}',
+    "garbage": "I could not find anything",
+}
 
 
 def grading_judge(body: dict[str, Any]) -> Any:
     """A deterministic judge: 7 when the extraction is the gold (canonical JSON compared), else 3."""
     items = [json.loads(line) for line in body["messages"][-1]["content"].splitlines()]
-    return {"grades": [{"id": item["id"], "reasoning": "identical" if item["expected"] == item["extracted"]
-                        else f"the judge saw {item['extracted']}", "score": 7 if item["expected"] == item["extracted"] else 3}
-                       for item in items]}
+    return {
+        "grades": [
+            {
+                "id": item["id"],
+                "reasoning": "identical"
+                if item["expected"] == item["extracted"]
+                else f"the judge saw {item['extracted']}",
+                "score": 7 if item["expected"] == item["extracted"] else 3,
+            }
+            for item in items
+        ]
+    }
 
 
 @pytest.fixture
@@ -39,7 +51,8 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     verdict_cache.clear_memory()  # grades are remembered per process too, and these runs are in-process
     pytester.path.joinpath("data.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SAMPLES))
     pytester.path.joinpath("preds.jsonl").write_text(
-        "".join(json.dumps({"id": k, "output": v}) + "\n" for k, v in OUTPUTS.items()))
+        "".join(json.dumps({"id": k, "output": v}) + "\n" for k, v in OUTPUTS.items())
+    )
     return pytester
 
 
@@ -54,8 +67,9 @@ def scored(run: BenchRun, *args: str, out: str = "out") -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(run: BenchRun, project: pytest.Pytester,
-                                                                         fault_server: FaultServer) -> None:
+def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(
+    run: BenchRun, project: pytest.Pytester, fault_server: FaultServer
+) -> None:
     fault_server.answer = grading_judge
     judge = ("--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url)
     document = scored(run, *judge)
@@ -66,8 +80,10 @@ def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(run: B
     # one request graded both JSON outputs (4 per request); nothing was sent about the garbage
     assert len(fault_server.requests) == 1 and fault_server.requests[0]["model"] == "judge-7b"
     sent = [json.loads(line) for line in fault_server.requests[0]["messages"][-1]["content"].splitlines()]
-    assert [item["extracted"] for item in sent] == [canonical_json({"name": "Bo", "city": "Paris"}),
-                                                    canonical_json({"name": "Ann", "city": "Oslo"})]
+    assert [item["extracted"] for item in sent] == [
+        canonical_json({"name": "Bo", "city": "Paris"}),
+        canonical_json({"name": "Ann", "city": "Oslo"}),
+    ]
     assert document["whole_output_cost"]["judge_requests"] == 1 and document["whole_output_cost"]["judge_errors"] == 0
     rows = {r["sample_id"]: r for r in iter_samples(project.path / "out" / "samples.jsonl")}
     assert rows["same"]["diagnostics"]["judge"] == {"grade": 7, "reasoning": "identical"}
@@ -84,10 +100,12 @@ def test_the_judge_grades_whole_outputs_keeps_its_reasoning_and_is_cached(run: B
     assert len(fault_server.requests) == 1 and again["models"]["predictions"]["judge_score"] == pytest.approx(11 / 21)
 
 
-@pytest.mark.parametrize("reply", ["no grades here", {"grades": [{"id": 1, "reasoning": "x", "score": 9},
-                                                                 {"id": 2, "reasoning": "y"}]}])
-def test_a_judge_that_answers_nonsense_leaves_those_samples_ungraded_and_says_so(run: BenchRun,
-        project: pytest.Pytester, fault_server: FaultServer, reply: Any) -> None:
+@pytest.mark.parametrize(
+    "reply", ["no grades here", {"grades": [{"id": 1, "reasoning": "x", "score": 9}, {"id": 2, "reasoning": "y"}]}]
+)
+def test_a_judge_that_answers_nonsense_leaves_those_samples_ungraded_and_says_so(
+    run: BenchRun, project: pytest.Pytester, fault_server: FaultServer, reply: Any
+) -> None:
     fault_server.answer = lambda body: reply
     document = scored(run, "--extractbench-judge", "judge-7b", "--extractbench-judge-url", fault_server.url)
     # the two JSON outputs have no grade (counted as failures); the garbage output still has its grade 1
@@ -115,9 +133,14 @@ def test_gold_against_itself_has_similarity_one_with_the_bundled_embeddings() ->
     same = score_sample(json.dumps({"tags": ["a", "b"], "city": "Oslo", "name": "Ann"}), gold, options=options)
     other = score_sample('{"name": "Zed", "city": "Tokyo", "tags": []}', gold, options=options)
     broken = score_sample("{not json", gold, options=options)
-    items = [Item(s, gold, out, {}) for s, out in ((same, '{"tags": ["a", "b"], "city": "Oslo", "name": "Ann"}'),
-                                                   (other, '{"name": "Zed", "city": "Tokyo", "tags": []}'),
-                                                   (broken, "{not json"))]
+    items = [
+        Item(s, gold, out, {})
+        for s, out in (
+            (same, '{"tags": ["a", "b"], "city": "Oslo", "name": "Ann"}'),
+            (other, '{"name": "Zed", "city": "Tokyo", "tags": []}'),
+            (broken, "{not json"),
+        )
+    ]
     cost = score_whole_outputs(items, options)
     assert math.isclose(same.extras["semantic_similarity"], 1.0, abs_tol=1e-5)  # key order does not matter
     assert 0.0 < other.extras["semantic_similarity"] < 0.95

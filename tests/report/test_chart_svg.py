@@ -69,22 +69,56 @@ def every_chart(name: str) -> list[svg.Chart]:
         charts.latency_histogram({name: [0.1, 0.2, 0.3, 0.3, 0.5], "b": [0.2, 0.4]}),
         charts.throughput({name: [1.0, 2.0, 2.5, 3.0], "b": [1.5, 4.0]}),
         charts.error_patterns({name: m, "b": m}),
-        charts.heatmap(np.array([[0.5, np.nan], [0.1, 0.9]]), [name, "r"], [name, "c"], "omissions", name, "",
-                       xlabel=name, ylabel=name),  # fmt: skip
-        charts.stacked_counts({name: {"critical": 2, "minor": 1}}, [("critical", "#b71c1c"), ("minor", "#fdd835")],
-                              "severity", name, ""),  # fmt: skip
-        charts.box_by_bin({name: {"simple": [0.1, 0.2, 0.3, 0.4, 0.9], "complex": [1.0]}, "b": {"simple": [0.5]}},
-                          ("simple", "complex")),  # fmt: skip
-        charts.eqs_ranking([{"rank": 1, "model": name, "extraction_quality_score": 0.9, "ci_low": 0.8, "ci_high": 0.95,
-                             "significantly_better_than_next": True},
-                            {"rank": 2, "model": "b", "extraction_quality_score": 0.6}]),  # fmt: skip
-        charts.pareto({name: {"latency_p95_ms": 100.0, "extraction_quality_score": 0.9},
-                       "b": {"latency_p95_ms": 50.0, "extraction_quality_score": 0.7},
-                       "c": {"latency_p95_ms": 200.0, "extraction_quality_score": 0.5}},
-                      [name, "b"], "latency_p95_ms"),  # fmt: skip
-        charts.reliability_diagram({name: {"bins": [{"count": 3, "confidence": 0.2, "accuracy": 0.1},
-                                                    {"count": 0, "confidence": 0.5, "accuracy": 0.0},
-                                                    {"count": 4, "confidence": 0.9, "accuracy": 0.8}]}}),  # fmt: skip
+        charts.heatmap(
+            np.array([[0.5, np.nan], [0.1, 0.9]]),
+            [name, "r"],
+            [name, "c"],
+            "omissions",
+            name,
+            "",
+            xlabel=name,
+            ylabel=name,
+        ),  # fmt: skip
+        charts.stacked_counts(
+            {name: {"critical": 2, "minor": 1}}, [("critical", "#b71c1c"), ("minor", "#fdd835")], "severity", name, ""
+        ),  # fmt: skip
+        charts.box_by_bin(
+            {name: {"simple": [0.1, 0.2, 0.3, 0.4, 0.9], "complex": [1.0]}, "b": {"simple": [0.5]}},
+            ("simple", "complex"),
+        ),  # fmt: skip
+        charts.eqs_ranking(
+            [
+                {
+                    "rank": 1,
+                    "model": name,
+                    "extraction_quality_score": 0.9,
+                    "ci_low": 0.8,
+                    "ci_high": 0.95,
+                    "significantly_better_than_next": True,
+                },
+                {"rank": 2, "model": "b", "extraction_quality_score": 0.6},
+            ]
+        ),  # fmt: skip
+        charts.pareto(
+            {
+                name: {"latency_p95_ms": 100.0, "extraction_quality_score": 0.9},
+                "b": {"latency_p95_ms": 50.0, "extraction_quality_score": 0.7},
+                "c": {"latency_p95_ms": 200.0, "extraction_quality_score": 0.5},
+            },
+            [name, "b"],
+            "latency_p95_ms",
+        ),  # fmt: skip
+        charts.reliability_diagram(
+            {
+                name: {
+                    "bins": [
+                        {"count": 3, "confidence": 0.2, "accuracy": 0.1},
+                        {"count": 0, "confidence": 0.5, "accuracy": 0.0},
+                        {"count": 4, "confidence": 0.9, "accuracy": 0.8},
+                    ]
+                }
+            }
+        ),  # fmt: skip
     ]
 
 
@@ -129,7 +163,7 @@ def test_hostile_names_are_escaped_in_every_chart(name: str) -> None:
             assert any('<script>alert("x")' in t for t in shown), chart.key
         else:  # a short name is shown whole, its controls as visible escapes (a label's width counts them)
             whole = "m\\x1b[31m\\x00\\u202e\\udcff\\ufffe"
-            clipped = whole[:svg.MAX_LABEL - 1] + "…"
+            clipped = whole[: svg.MAX_LABEL - 1] + "…"
             assert any(whole in t or clipped in t for t in shown) or chart.key.startswith("pareto"), chart.key
             assert any(whole[:12] in t for t in shown), chart.key  # the pareto point's label is 20 characters
 

@@ -132,24 +132,29 @@ def test_readings_of_the_summary_charts() -> None:
     assert readings.radar({"m": m}) == "weakest component F1 partial (0.700)."
     assert readings.categories({"m": m}) == "60% of fields exact, most of the rest missed (20%)."
     assert readings.gauge("m", 0.8123, "Good - suitable with human review", 0.75, 0.86) == (
-        "m: EQS 0.812, 95% CI [0.750, 0.860], good.")
+        "m: EQS 0.812, 95% CI [0.750, 0.860], good."
+    )
     assert readings.largest_gap({"a": {"x": 0.9, "y": 0.5}, "b": {"x": 0.8, "y": 0.9}}, [("x", "X"), ("y", "Y")]) == (
-        "Largest difference: Y, b 0.900 vs a 0.500.")
+        "Largest difference: Y, b 0.900 vs a 0.500."
+    )
 
 
 def test_readings_of_per_sample_charts() -> None:
     rising = {"m": [(1.0, 0.1), (2.0, 0.4), (3.0, 0.5), (4.0, 0.9), (5.0, 1.0)]}
     assert readings.correlation(rising, "complexity", "F1") == (
-        "a strong rising relation of F1 to complexity (Spearman rho +1.00, n 5).")
+        "a strong rising relation of F1 to complexity (Spearman rho +1.00, n 5)."
+    )
     flat = {"m": [(1.0, 0.5), (2.0, 0.5), (3.0, 0.5)]}
     assert "no rank correlation defined" in readings.correlation(flat, "x", "y")
     # numpy's linear interpolation: p50 of 1..5 is 3, p95 is 4 + 0.8 * 1
     assert readings.latency({"m": [1.0, 2.0, 3.0, 4.0, 5.0]}) == "p50 3.00 s, p95 4.80 s."
     assert readings.throughput({"m": [10.0, 11.0, 12.0, 13.0, 14.0]}) == "5 responses, 1.00 responses/s on average."
     assert readings.bins({"m": {"simple": [1.0, 0.5, 0.8], "complex": [0.2]}}, ("simple", "medium", "complex")) == (
-        "median F1 simple 0.80 (n 3), complex 0.20 (n 1).")
+        "median F1 simple 0.80 (n 3), complex 0.20 (n 1)."
+    )
     assert readings.medians({"a": [(0.5, 1.0), (1.0, 0.0), (0.0, 0.5)]}, "recall", "precision") == (
-        "median recall 0.500, precision 0.500.")
+        "median recall 0.500, precision 0.500."
+    )
 
 
 def test_readings_of_the_comparison_charts() -> None:
@@ -160,5 +165,6 @@ def test_readings_of_the_comparison_charts() -> None:
     assert readings.win_rates(wins, ["a", "b", "c"]) == "Most one-sided: a beats c on 90% of shared samples."
     matrix = np.array([[0.2, np.nan], [-0.7, 0.4]])
     assert readings.heatmap_top(matrix, ["f1", "latency"], ["depth", "size"], "Strongest", "r {:+.2f}") == (
-        "Strongest: latency, depth (r -0.70).")
+        "Strongest: latency, depth (r -0.70)."
+    )
     assert readings.severity({"m": {"critical": 2, "moderate": 1, "minor": 0}}) == "2 critical of 3 spurious fields."

@@ -49,7 +49,9 @@ def test_report_default_output_and_python_m(runs: tuple[Path, Path]) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert (runs[0] / "report.html").is_file()
-    eqs = json.loads((runs[0] / "metrics.json").read_text(encoding="utf-8"))["models"]["model"]["extraction_quality_score"]
+    eqs = json.loads((runs[0] / "metrics.json").read_text(encoding="utf-8"))["models"]["model"][
+        "extraction_quality_score"
+    ]
     assert round(eqs, 3) == 0.974  # the demo predictions on the bundled dataset
     page = Page((runs[0] / "report.html").read_text(encoding="utf-8"))
     text = " ".join(part.strip() for part in page.text if part.strip())

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from _runs import DATASET, fixture_outputs, make_run
 
+from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.report import exports
 from pytest_extractbench.report.rows import read_run
-from pytest_extractbench.core.rundoc import iter_samples
 
 FORMULAS = ('=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1")
 

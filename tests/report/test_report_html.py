@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from _runs import DATASET, Page, fixture_outputs, gold_outputs, make_run
 
+from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.report import charts, html, viewer
 from pytest_extractbench.report.rows import read_run
-from pytest_extractbench.core.rundoc import iter_samples
 
 SECTIONS = {
     "summary",
@@ -84,6 +84,7 @@ def test_at_a_glance_grades_follow_the_sla_tiers(single) -> None:
 
 def viewer_parts(text: str) -> tuple[dict, str]:
     """The viewer's embedded JSON (parsed) and its inline script, cut out of the page by hand."""
+
     def element(name: str) -> dict:
         found = text.split(f'<script type="application/json" id="{name}" data-encoding="gzip-base64">', 1)[1]
         return viewer.unpack(found.split("</script>", 1)[0])
@@ -102,8 +103,11 @@ def test_the_page_is_self_contained_and_runs_only_its_own_script(single) -> None
     assert directives["script-src"] == f"'sha256-{digest}'"  # that script alone: no 'unsafe-inline', no eval
     scripts = [a for t, a in page.tags if t == "script"]
     # the table's data, the inline viewer, then the rest of the data
-    assert scripts == [{"type": "application/json", "id": "viewer-data", "data-encoding": "gzip-base64"}, {},
-                       {"type": "application/json", "id": "viewer-body", "data-encoding": "gzip-base64"}]
+    assert scripts == [
+        {"type": "application/json", "id": "viewer-data", "data-encoding": "gzip-base64"},
+        {},
+        {"type": "application/json", "id": "viewer-body", "data-encoding": "gzip-base64"},
+    ]
     assert "eval(" not in script and "innerHTML" not in script and "new Function" not in script
     assert page.count("link") == 0 and page.count("iframe") == 0
     assert not re.search(r"(src|href)=\"(https?:)?//", text)  # nothing fetched
@@ -245,11 +249,11 @@ def test_the_accuracy_section_shows_the_eqs_spread_and_the_fields_to_look_at(tmp
     # counted from the per-sample rows, not from metrics.json's summary of them
     eqs = sorted(r["score"]["eqs"] for r in iter_samples(run / "samples.jsonl"))
     perfect = sum(value == 1.0 for value in eqs)
-    table = text[text.index("<caption>Per-sample EQS</caption>"):]
-    table = table[:table.index("</table>")]
+    table = text[text.index("<caption>Per-sample EQS</caption>") :]
+    table = table[: table.index("</table>")]
     assert f"<td>{eqs[0]:.3f}</td>" in table and f"{perfect} (" in table
-    fields = text[text.index("<caption>Fields to look at"):]
-    fields = fields[:fields.index("</table>")]
+    fields = text[text.index("<caption>Fields to look at") :]
+    fields = fields[: fields.index("</table>")]
     assert fields.count("<tr>") - 1 == 15  # header row + at most 15 fields
     # demo.jsonl gets timeline[].event wrong twice: among the fields that lost the most
     assert re.search(r"<code>timeline\[\]\.event</code></td><td>\d+</td><td>0\.\d+</td>", fields)
@@ -259,15 +263,21 @@ def test_the_accuracy_section_shows_the_eqs_spread_and_the_fields_to_look_at(tmp
 def test_the_fields_table_lists_what_the_output_left_out(tmp_path: Path) -> None:
     samples = DATASET.samples[:3]
     dropped = {s.id: next(iter(s.expected)) for s in samples}  # each output leaves out the gold's first key
-    run = make_run(tmp_path, {"m": lambda s: json.dumps({k: v for k, v in s.expected.items() if k != dropped[s.id]})},
-                   samples=samples)
+    run = make_run(
+        tmp_path,
+        {"m": lambda s: json.dumps({k: v for k, v in s.expected.items() if k != dropped[s.id]})},
+        samples=samples,
+    )
     text, _ = render(run)
-    fields = text[text.index("<caption>Fields to look at"):]
-    fields = fields[:fields.index("</table>")]
+    fields = text[text.index("<caption>Fields to look at") :]
+    fields = fields[: fields.index("</table>")]
     for name in set(dropped.values()):
         times = list(dropped.values()).count(name)
         # missed every time: mean 0, all omissions
-        assert f"<code>{name}</code></td><td>{times}</td><td>0.000</td><td>0</td><td>0</td><td>0</td><td>{times}</td><td>0</td>" in fields
+        assert (
+            f"<code>{name}</code></td><td>{times}</td><td>0.000</td><td>0</td><td>0</td><td>0</td><td>{times}</td><td>0</td>"
+            in fields
+        )
 
 
 @pytest.mark.slow

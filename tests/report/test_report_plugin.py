@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
-from pytest_extractbench.core.rundoc import iter_samples
 from benchrun import BenchRun
 
 from _require import import_or_skip
+from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {
     "type": "object",
@@ -98,7 +98,10 @@ def test_no_html_report_option(run: BenchRun, pytester: pytest.Pytester) -> None
     assert (out / "summary.md").is_file() and (out / "samples.csv").is_file()
     # charts: off in every test not marked `charts` (tests/conftest.py)
     assert json.loads((out / "metrics.json").read_text())["run"]["options"]["report"] == {
-        "html": False, "charts": False, "failure_details": 20}
+        "html": False,
+        "charts": False,
+        "failure_details": 20,
+    }
 
 
 @pytest.mark.slow
@@ -113,7 +116,9 @@ def test_charts_option_draws_or_leaves_out_the_charts(run: BenchRun, pytester: p
     # the page keeps everything else: its sections and the sample viewer's rows
     for section in ('id="summary"', 'id="accuracy"', 'id="samples"', "s3"):
         assert section in bare
-    assert json.loads((pytester.path / "bare" / "metrics.json").read_text())["run"]["options"]["report"]["charts"] is False
+    assert (
+        json.loads((pytester.path / "bare" / "metrics.json").read_text())["run"]["options"]["report"]["charts"] is False
+    )
 
 
 def test_junit_xml_properties_per_sample(run: BenchRun, pytester: pytest.Pytester) -> None:

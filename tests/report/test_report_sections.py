@@ -18,9 +18,27 @@ from pytest_extractbench.report.rows import read_run
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
 SAMPLES = [
-    {"id": "a", "text": "Ann lives in Oslo.", "schema": SCHEMA, "expected": {"name": "Ann", "city": "Oslo"}, "topic": "north"},
-    {"id": "b", "text": "Bo lives in Rome.", "schema": SCHEMA, "expected": {"name": "Bo", "city": "Rome"}, "topic": "south"},
-    {"id": "c", "text": "Cy lives in Bergen.", "schema": SCHEMA, "expected": {"name": "Cy", "city": "Bergen"}, "topic": "north"},
+    {
+        "id": "a",
+        "text": "Ann lives in Oslo.",
+        "schema": SCHEMA,
+        "expected": {"name": "Ann", "city": "Oslo"},
+        "topic": "north",
+    },
+    {
+        "id": "b",
+        "text": "Bo lives in Rome.",
+        "schema": SCHEMA,
+        "expected": {"name": "Bo", "city": "Rome"},
+        "topic": "south",
+    },
+    {
+        "id": "c",
+        "text": "Cy lives in Bergen.",
+        "schema": SCHEMA,
+        "expected": {"name": "Cy", "city": "Bergen"},
+        "topic": "north",
+    },
 ]
 
 
@@ -60,7 +78,14 @@ def _html_row(page_text: str, section: str, first_cell: str) -> list[str]:
 def compared(pytester: pytest.Pytester) -> tuple[str, str]:
     """A baseline of perfect outputs, then a run where sample b leaves out its city."""
     gold = {s["id"]: s["expected"] for s in SAMPLES}
-    _run(pytester, "before", "--extractbench-predictions", _files(pytester, gold, "gold.jsonl"), "--extractbench-save", "main")
+    _run(
+        pytester,
+        "before",
+        "--extractbench-predictions",
+        _files(pytester, gold, "gold.jsonl"),
+        "--extractbench-save",
+        "main",
+    )
     worse = dict(gold, b={"name": "Bo"})
     run = _run(pytester, "after", "--extractbench-predictions", _files(pytester, worse, "worse.jsonl"),
                "--extractbench-compare", "main")  # fmt: skip
@@ -174,7 +199,8 @@ def test_the_pairwise_comparison_and_input_problems_reach_summary_md(tmp_path: P
     assert "2 problem(s), 1 error(s):" in problems
     # errors first, each naming file, line, sample and field
     assert problems.index("[error] p.jsonl:line 2: not JSON") < problems.index(
-        "[warning] data.jsonl:line 7 x1 schema: schema is not an object")
+        "[warning] data.jsonl:line 7 x1 schema: schema is not an object"
+    )
 
 
 @pytest.mark.slow

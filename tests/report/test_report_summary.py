@@ -34,8 +34,14 @@ def test_grades(metric: str, value: float | None, expected: str) -> None:
 
 def test_performance_is_found_top_level_or_in_the_performance_section() -> None:
     found = summary.performance(
-        {"latency_p95_ms": 1200.0, "performance": {"latency_ms": {"p50": 300.0}, "reliability": {"success_rate": 0.99},
-                                                   "latency_breakdown": {"server_prompt_ms": {"p95": 80.0}}}}
+        {
+            "latency_p95_ms": 1200.0,
+            "performance": {
+                "latency_ms": {"p50": 300.0},
+                "reliability": {"success_rate": 0.99},
+                "latency_breakdown": {"server_prompt_ms": {"p95": 80.0}},
+            },
+        }
     )
     assert found == {
         "latency_p50_ms": 300.0,
@@ -55,8 +61,9 @@ def test_performance_is_found_top_level_or_in_the_performance_section() -> None:
 
 
 def test_latency_percentiles_read_end_to_end_before_the_answering_attempt() -> None:
-    found = summary.performance({"performance": {"latency_ms": {"p50": 300.0, "p99": 900.0},
-                                                 "end_to_end_ms": {"p50": 1300.0, "p99": None}}})
+    found = summary.performance(
+        {"performance": {"latency_ms": {"p50": 300.0, "p99": 900.0}, "end_to_end_ms": {"p50": 1300.0, "p99": None}}}
+    )
     # end to end where it was measured; a document written before it was (p99 here) keeps its attempt figure
     assert found["latency_p50_ms"] == 1300.0 and found["latency_p99_ms"] == 900.0
 
@@ -102,24 +109,29 @@ def test_progress_prints_at_every_tenth_and_at_the_end() -> None:
         (0.95, 0.01, ["the SLA gate"], "not recommended: fails the SLA gate"),  # a failed gate of the run
     ],
 )
-def test_the_band_never_promises_more_than_the_recommendation(eqs: float, hallucination: float, gates: list,
-                                                             word: str) -> None:
+def test_the_band_never_promises_more_than_the_recommendation(
+    eqs: float, hallucination: float, gates: list, word: str
+) -> None:
     from pytest_extractbench.analysis.bands import eqs_band, recommendation
     from pytest_extractbench.gating.gates import gated_recommendation
 
     advice = gated_recommendation(recommendation(eqs, hallucination), gates)
-    metrics = {"extraction_quality_score": eqs, "hallucination_rate": hallucination, "num_samples": 10,
-               "eqs_band": eqs_band(eqs), "recommendation": advice}
+    metrics = {
+        "extraction_quality_score": eqs,
+        "hallucination_rate": hallucination,
+        "num_samples": 10,
+        "eqs_band": eqs_band(eqs),
+        "recommendation": advice,
+    }
     found = summary.summarize("m", metrics)
     shown = found.verdict_band  # what report.html's executive summary shows beside the recommendation
     assert shown.startswith(eqs_band(eqs).split(" - ")[0]) and word in shown
     assert "suitable" not in shown and "production-ready" not in shown and found.band == eqs_band(eqs)
     assert found.recommendation == metrics["recommendation"]
     # summary.md and the terminal show the same words as report.html
+    from pytest_extractbench.core import rundoc
     from pytest_extractbench.report.exports import summary_md
     from pytest_extractbench.report.terminal import metric_lines
-
-    from pytest_extractbench.core import rundoc
 
     document = rundoc.complete({"run": {"dataset": {"name": "d"}}, "models": {"m": metrics}})
     assert f"({shown})" in summary_md(document)
@@ -131,6 +143,10 @@ def test_a_band_the_recommendation_agrees_with_is_left_as_it_is() -> None:
     from pytest_extractbench.analysis.bands import eqs_band, recommendation
 
     for eqs, hallucination in ((0.95, 0.01), (0.82, 0.03), (0.5, 0.5), (0.72, 0.05)):
-        metrics = {"extraction_quality_score": eqs, "num_samples": 10, "eqs_band": eqs_band(eqs),
-                   "recommendation": recommendation(eqs, hallucination)}
+        metrics = {
+            "extraction_quality_score": eqs,
+            "num_samples": 10,
+            "eqs_band": eqs_band(eqs),
+            "recommendation": recommendation(eqs, hallucination),
+        }
         assert summary.summarize("m", metrics).verdict_band == eqs_band(eqs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from _runs import fixture_outputs, make_run
+
 from pytest_extractbench.core import files, rundoc
 from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.report import outputs

@@ -44,14 +44,13 @@ def test_the_cap_keeps_whole_lines_and_counts_the_ones_it_cut(lines: list[str], 
     assert found, capped[-300:]
     kept = capped[: found.start()]
     kept_lines = kept.split("\n") if kept else []
-    cut = lines[len(kept_lines):]
+    cut = lines[len(kept_lines) :]
     assert lines[: len(kept_lines)] == kept_lines and int(found.group(1)) == len(cut)
     cut_headings = [h.lstrip("#").strip() for h in cut if h.startswith("## ")]
     assert int(found.group(2) or 0) == len(cut_headings)
 
 
-def test_a_summary_past_60_kb_is_cut_and_says_what_was_cut(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_summary_past_60_kb_is_cut_and_says_what_was_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = make_run(tmp_path, {"good": fixture_outputs("demo.jsonl")})
     data = read_run(run)
     one = data.document["models"]["good"]
@@ -67,15 +66,16 @@ def test_a_summary_past_60_kb_is_cut_and_says_what_was_cut(tmp_path: Path,
     kept = capped[: found.start()].split("\n")
     assert whole.split("\n")[: len(kept)] == kept
     assert int(found.group(1)) == len(whole.split("\n")) - len(kept)
-    first_cut = next(line for line in whole.split("\n")[len(kept):] if line.startswith("## "))[3:]
+    first_cut = next(line for line in whole.split("\n")[len(kept) :] if line.startswith("## "))[3:]
     # the sections cut, counted and named from the first to the last model's
     assert found.group(3).startswith(first_cut) and found.group(3).endswith("model-39")
     assert int(found.group(2)) == 40 - int(first_cut.removeprefix("model-"))
     assert capped.startswith("# Model Evaluation Report") and "**Gate" in capped[:2000]  # the verdict leads
 
 
-def test_the_run_appends_summary_md_to_the_job_summary(run: BenchRun, pytester: pytest.Pytester,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_run_appends_summary_md_to_the_job_summary(
+    run: BenchRun, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     job = pytester.path / "step-summary.md"
     job.write_text("earlier step\n", encoding="utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(job))
@@ -87,8 +87,9 @@ def test_the_run_appends_summary_md_to_the_job_summary(run: BenchRun, pytester: 
     assert job.read_text(encoding="utf-8").endswith(summary.rstrip("\n") + "\n\n" + again.rstrip("\n") + "\n")
 
 
-def test_without_the_variable_nothing_is_written_outside_the_run_directory(run: BenchRun,
-                                                                           pytester: pytest.Pytester) -> None:
+def test_without_the_variable_nothing_is_written_outside_the_run_directory(
+    run: BenchRun, pytester: pytest.Pytester
+) -> None:
     run.write_jsonl("data.jsonl", SAMPLES)
     run.write_jsonl("preds.jsonl", PREDICTIONS)
     before = sorted(p.name for p in pytester.path.iterdir())
@@ -103,7 +104,7 @@ def test_a_job_summary_near_githubs_limit_gets_a_line_instead(tmp_path: Path) ->
     job = tmp_path / "job.md"
     job.write_bytes(b"y" * (step_summary.GITHUB_LIMIT - 1_000))
     step_summary.append_step_summary(summary, {"GITHUB_STEP_SUMMARY": str(job)})
-    added = job.read_bytes()[step_summary.GITHUB_LIMIT - 1_000:].decode("utf-8")
+    added = job.read_bytes()[step_summary.GITHUB_LIMIT - 1_000 :].decode("utf-8")
     assert "not added" in added and str(summary) in added and "x" * 100 not in added
     assert job.stat().st_size <= step_summary.GITHUB_LIMIT
     assert step_summary.append_step_summary(summary, {}) is None  # unset: nothing

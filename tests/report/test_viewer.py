@@ -15,10 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.cli import main
+from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.dataset.sources import load_source
 from pytest_extractbench.report import viewer
 from pytest_extractbench.report.rows import read_run
-from pytest_extractbench.core.rundoc import iter_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,8 +38,11 @@ def data_of(*paths: Path) -> dict:
 
 def test_columns_samples_and_the_first_sample_in_full(runs: tuple[Path, Path]) -> None:
     data = data_of(*runs)
-    assert data["columns"] == [{"run": "current", "model": "good"}, {"run": "current", "model": "weak"},
-                               {"run": "baseline", "model": "good"}]
+    assert data["columns"] == [
+        {"run": "current", "model": "good"},
+        {"run": "current", "model": "weak"},
+        {"run": "baseline", "model": "good"},
+    ]
     assert [s[0] for s in data["samples"]] == [s.id for s in DATASET.samples]
     first = DATASET.samples[0]  # appendix-a-1: John Smith, 35, software engineer at TechCorp
     assert data["samples"][0] == [first.id, "people", "simple", "Software engineer profile"]
@@ -48,7 +51,11 @@ def test_columns_samples_and_the_first_sample_in_full(runs: tuple[Path, Path]) -
     assert json.loads(data["strings"][schema]) == first.schema
     S = data["strings"]
     assert {S[fields[i]]: S[fields[i + 1]] for i in range(0, len(fields), 2)} == {
-        "name": "John Smith", "age": "35", "occupation": "software engineer", "company": "TechCorp"}
+        "name": "John Smith",
+        "age": "35",
+        "occupation": "software engineer",
+        "company": "TechCorp",
+    }
     # demo.jsonl answers it exactly; weak.jsonl's answer is cut off: invalid, every field missed
     good, weak, baseline = (data["results"][k][0] for k in range(3))
     assert good[:3] == [1.0, 1, None] and good[3] == fixture_outputs("demo.jsonl")[first.id]
@@ -88,8 +95,16 @@ def test_the_runs_own_baseline_buckets_come_first(runs: tuple[Path, Path], tmp_p
     (moved / "samples.jsonl").write_bytes((runs[0] / "samples.jsonl").read_bytes())
     document = json.loads((runs[0] / "metrics.json").read_text(encoding="utf-8"))
     ids = [s.id for s in DATASET.samples]
-    document["baseline_comparison"] = {"models": {"weak": {"buckets": {
-        "counts": {}, "samples": {"regressed": [ids[3], ids[5]], "fixed": [ids[0]], "removed": ["gone"]}}}}}
+    document["baseline_comparison"] = {
+        "models": {
+            "weak": {
+                "buckets": {
+                    "counts": {},
+                    "samples": {"regressed": [ids[3], ids[5]], "fixed": [ids[0]], "removed": ["gone"]},
+                }
+            }
+        }
+    }
     (moved / "metrics.json").write_text(json.dumps(document), encoding="utf-8")
     data = data_of(moved)
     names = data["bucket_names"]
@@ -97,18 +112,23 @@ def test_the_runs_own_baseline_buckets_come_first(runs: tuple[Path, Path], tmp_p
     weak = data["buckets"][1]
     assert weak["against"] == "the run's baseline"
     assert [names[b] for b in weak["rows"]] == [
-        "regressed" if i in (3, 5) else "fixed" if i == 0 else "unchanged" for i in range(len(ids))]
+        "regressed" if i in (3, 5) else "fixed" if i == 0 else "unchanged" for i in range(len(ids))
+    ]
 
 
 def test_a_dataset_file_that_is_gone_leaves_scores_and_outputs(runs: tuple[Path, Path], tmp_path: Path) -> None:
     moved = tmp_path / "moved"
     moved.mkdir()
     (moved / "metrics.json").write_bytes((runs[1] / "metrics.json").read_bytes())
-    records = [{**r, "meta": {**r["meta"], "source": str(tmp_path / "gone.jsonl")}} for r in iter_samples(runs[1] / "samples.jsonl")]
+    records = [
+        {**r, "meta": {**r["meta"], "source": str(tmp_path / "gone.jsonl")}}
+        for r in iter_samples(runs[1] / "samples.jsonl")
+    ]
     (moved / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     data = data_of(moved)
-    assert data["notes"] == [f"dataset {tmp_path / 'gone.jsonl'}: not readable here, so source text, schema and "
-                             "gold are not shown"]
+    assert data["notes"] == [
+        f"dataset {tmp_path / 'gone.jsonl'}: not readable here, so source text, schema and gold are not shown"
+    ]
     assert all(d[0] is None and d[1] == -1 and d[2] is None for d in data["details"])
     assert len(data["details"][0][3]) == 8  # the gold's four fields still come from the field results
     assert [r[3] for r in data["results"][0]] == [fixture_outputs("weak.jsonl")[s.id] for s in DATASET.samples[:10]]
@@ -164,8 +184,10 @@ def test_view_writes_the_page_and_names_every_run(runs: tuple[Path, Path], tmp_p
     data = viewer.unpack(text.split('id="viewer-data" data-encoding="gzip-base64">', 1)[1].split("</script>", 1)[0])
     assert [c["run"] for c in data["columns"]] == ["current", "current", "baseline"]
     assert [a for t, a in page.tags if t == "script"] == [
-        {"type": "application/json", "id": "viewer-data", "data-encoding": "gzip-base64"}, {},
-        {"type": "application/json", "id": "viewer-body", "data-encoding": "gzip-base64"}]
+        {"type": "application/json", "id": "viewer-data", "data-encoding": "gzip-base64"},
+        {},
+        {"type": "application/json", "id": "viewer-body", "data-encoding": "gzip-base64"},
+    ]
 
 
 def test_the_head_holds_what_the_first_rows_show_and_the_body_the_rest(runs: tuple[Path, Path]) -> None:
@@ -185,8 +207,14 @@ def test_view_opens_the_browser_the_environment_names(runs: tuple[Path, Path], t
     browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {seen}\n', encoding="utf-8")
     browser.chmod(browser.stat().st_mode | stat.S_IXUSR)
     env = {**os.environ, "BROWSER": str(browser), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "pytest_extractbench", "view", str(runs[0])],
-                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_extractbench", "view", str(runs[0])],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     page = runs[0] / "viewer.html"
     assert done.stdout == f"viewer opened in a browser: {page}\n"
@@ -197,13 +225,20 @@ def test_view_opens_the_browser_the_environment_names(runs: tuple[Path, Path], t
 def test_view_without_a_browser_prints_the_path_and_a_bad_run_exits_2(runs, tmp_path: Path, capsys) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY")}
     env["PATH"] = str(tmp_path)  # no browser program to find
-    done = subprocess.run([sys.executable, "-m", "pytest_extractbench", "view", str(runs[1]), "--output",
-                           str(tmp_path / "v.html")], capture_output=True, text=True, timeout=120, check=False,
-                          env={**env, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_extractbench", "view", str(runs[1]), "--output", str(tmp_path / "v.html")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**env, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0 and done.stdout == f"viewer written to {tmp_path / 'v.html'}\n", done.stderr
     assert main(["view", str(tmp_path / "nowhere")]) == 2
-    assert capsys.readouterr().err == (f"extractbench view: {tmp_path / 'nowhere' / 'metrics.json'}: no such file "
-                                       f"(is {tmp_path / 'nowhere'} a run directory?)\n")
+    assert capsys.readouterr().err == (
+        f"extractbench view: {tmp_path / 'nowhere' / 'metrics.json'}: no such file "
+        f"(is {tmp_path / 'nowhere'} a run directory?)\n"
+    )
 
 
 def test_the_dataset_is_read_again_with_the_runs_column_mapping(tmp_path: Path) -> None:
@@ -215,8 +250,9 @@ def test_the_dataset_is_read_again_with_the_runs_column_mapping(tmp_path: Path) 
     run = make_run(tmp_path / "run", {"good": fixture_outputs("demo.jsonl")}, samples=samples)
     unmapped = viewer.viewer_data(viewer.runs_from_dirs([run]))
     assert [d[0] for d in unmapped["details"]] == [None] * 3  # without the mapping no row has a text
-    assert unmapped["notes"] == ["3 of 3 samples are not in the dataset file now: their source text, schema "
-                                 "and gold are not shown"]
+    assert unmapped["notes"] == [
+        "3 of 3 samples are not in the dataset file now: their source text, schema and gold are not shown"
+    ]
     document = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
     document["run"]["options"]["data"] = {"columns": {"text": "document"}}
     (run / "metrics.json").write_text(json.dumps(document), encoding="utf-8")
@@ -224,10 +260,16 @@ def test_the_dataset_is_read_again_with_the_runs_column_mapping(tmp_path: Path) 
     assert [d[0] for d in mapped["details"]] == [r["document"] for r in rows] and mapped["notes"] == []
 
 
-_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
-                       | st.text(min_size=viewer.MAX_VALUE - 2, max_size=viewer.MAX_VALUE + 2),
-                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                       max_leaves=6)
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=20)
+    | st.text(min_size=viewer.MAX_VALUE - 2, max_size=viewer.MAX_VALUE + 2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 @pytest.mark.slow

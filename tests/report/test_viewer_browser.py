@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from _runs import DATASET, fixture_outputs, make_run, replicate_run
 
+from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.dataset.sources import load_source
 from pytest_extractbench.report import html
 from pytest_extractbench.report.rows import read_run
-from pytest_extractbench.core.rundoc import iter_samples
 
 pytestmark = pytest.mark.slow
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the dev extra installs playwright")
@@ -153,8 +153,9 @@ def test_hostile_ids_texts_and_outputs_stay_inert(browser: Any, report: Path) ->
     page.close()
 
 
-def test_ten_thousand_samples_stay_under_the_cap_and_render_one_page_of_rows(browser: Any, run: Path,
-                                                                              tmp_path: Path) -> None:
+def test_ten_thousand_samples_stay_under_the_cap_and_render_one_page_of_rows(
+    browser: Any, run: Path, tmp_path: Path
+) -> None:
     big = replicate_run(run, tmp_path / "big", 10_000)
     report = html.write_report(read_run(big), big / "report.html")
     assert report.stat().st_size <= 10_000_000  # 10,000 samples x 2 models
@@ -214,7 +215,8 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, run: Path) -> tuple[Path,
 
 
 def test_view_sorts_by_the_same_models_delta_filters_buckets_and_steps_without_moving(
-        browser: Any, two_runs: tuple[Path, Path, Path]) -> None:
+    browser: Any, two_runs: tuple[Path, Path, Path]
+) -> None:
     current, baseline, viewer_page = two_runs
     now, then = records(current), records(baseline)
     ids = list(dict.fromkeys(sid for _, sid in now))
@@ -242,6 +244,7 @@ def test_view_sorts_by_the_same_models_delta_filters_buckets_and_steps_without_m
         if not was:
             return "fixed" if is_ else "still_failing"
         return "regressed" if then[(m, s)]["score"]["eqs"] - now[(m, s)]["score"]["eqs"] > 0.05 else "unchanged"
+
     by_gain = sorted(ids, key=lambda s: (-delta[s], ids.index(s)))  # the table's order still
     for m, name in (("weak", "regressed"), ("good", "fixed"), ("weak", "unchanged")):
         page.select_option("#viewer-col", label=f"cur / {m}")

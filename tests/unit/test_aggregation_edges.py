@@ -16,8 +16,9 @@ JUST_PERFECT, JUST_ZERO = 1.0 - EQS_TOLERANCE, EQS_TOLERANCE  # the tolerance's 
 
 
 def record(sample_id: str, output, gold, schema=None, **extra) -> SampleRecord:
-    return SampleRecord(model="m", sample_id=sample_id, score=score_sample(output, gold, schema, sample_id=sample_id),
-                        **extra)
+    return SampleRecord(
+        model="m", sample_id=sample_id, score=score_sample(output, gold, schema, sample_id=sample_id), **extra
+    )
 
 
 def test_perfect_and_zero_flags_at_the_edges_of_their_tolerance() -> None:
@@ -44,20 +45,42 @@ def test_whole_output_scores_are_a_sum_and_a_count_in_the_row() -> None:
 def test_a_row_saved_before_the_new_keys_gets_them_from_its_eqs() -> None:
     # ANLS* too: unmeasured (n 0), so a comparison with such a baseline leaves it out
     assert complete_row({"eqs": JUST_PERFECT}) == {
-        "eqs": JUST_PERFECT, "perfect": 1.0, "zero_score": 0.0, "semantic_similarity_sum": 0.0,
-        "semantic_similarity_n": 0.0, "judge_score_sum": 0.0, "judge_score_n": 0.0, "anls_star": 0.0, "anls_star_n": 0.0}
+        "eqs": JUST_PERFECT,
+        "perfect": 1.0,
+        "zero_score": 0.0,
+        "semantic_similarity_sum": 0.0,
+        "semantic_similarity_n": 0.0,
+        "judge_score_sum": 0.0,
+        "judge_score_n": 0.0,
+        "anls_star": 0.0,
+        "anls_star_n": 0.0,
+    }
     assert (complete_row({"eqs": 0.5})["perfect"], complete_row({"eqs": 0.5})["zero_score"]) == (0.0, 0.0)
     assert complete_row({"eqs": JUST_ZERO})["zero_score"] == 1.0
     assert complete_row({"eqs": 0.5, "perfect": 1.0, "judge_score_n": 1.0}) == {  # what a row has is kept
-        "eqs": 0.5, "perfect": 1.0, "zero_score": 0.0, "semantic_similarity_sum": 0.0, "semantic_similarity_n": 0.0,
-        "judge_score_sum": 0.0, "judge_score_n": 1.0, "anls_star": 0.0, "anls_star_n": 0.0}
+        "eqs": 0.5,
+        "perfect": 1.0,
+        "zero_score": 0.0,
+        "semantic_similarity_sum": 0.0,
+        "semantic_similarity_n": 0.0,
+        "judge_score_sum": 0.0,
+        "judge_score_n": 1.0,
+        "anls_star": 0.0,
+        "anls_star_n": 0.0,
+    }
 
 
 def test_no_valid_output_means_no_exact_valid_output_and_reasons_are_listed() -> None:
-    records = [record("garbage", "not json", {"a": "x"}, SCHEMA),
-               # four schema errors: the reason lists the first three
-               record("typed", {"a": 1, "n": "x", "b": 2}, {"a": "x", "n": 1},
-                      {**SCHEMA, "additionalProperties": False, "required": ["a", "n", "z"]})]
+    records = [
+        record("garbage", "not json", {"a": "x"}, SCHEMA),
+        # four schema errors: the reason lists the first three
+        record(
+            "typed",
+            {"a": 1, "n": "x", "b": 2},
+            {"a": "x", "n": 1},
+            {**SCHEMA, "additionalProperties": False, "required": ["a", "n", "z"]},
+        ),
+    ]
     metrics = model_metrics(records, OPTIONS)
     assert metrics["exact_match_rate_valid"] == 0.0
     reasons = {e["sample_id"]: e["reason"] for e in metrics["invalid_samples"]}
@@ -71,7 +94,9 @@ def test_failed_samples_are_the_ones_that_did_not_pass() -> None:
 
 
 def test_lenient_categories_account_for_the_same_fields() -> None:
-    records = [record("s", {"a": "x", "b": "hello", "c": "zzz", "d": 1}, {"a": "x", "b": "hello world", "c": "q", "e": 2})]
+    records = [
+        record("s", {"a": "x", "b": "hello", "c": "zzz", "d": 1}, {"a": "x", "b": "hello world", "c": "q", "e": 2})
+    ]
     metrics = model_metrics(records, OPTIONS)
     assert sum(metrics["match_categories_lenient"].values()) == sum(metrics["match_categories"].values()) == 5
 
@@ -85,28 +110,45 @@ def test_the_composite_score_spread_counts_compared_fields_only() -> None:
 
 def test_a_bin_s_mean_latency_ignores_values_that_are_not_numbers() -> None:
     bins = {"complexity": {"complexity_bin": "simple"}}
-    records = [record("a", {"a": "x"}, {"a": "x"}, meta=bins, response={"latency_s": 2.0}),
-               record("b", {"a": "x"}, {"a": "x"}, meta=bins, response={"latency_s": True}),
-               record("c", {"a": "x"}, {"a": "x"}, meta=bins, response={"latency_s": "3"})]
+    records = [
+        record("a", {"a": "x"}, {"a": "x"}, meta=bins, response={"latency_s": 2.0}),
+        record("b", {"a": "x"}, {"a": "x"}, meta=bins, response={"latency_s": True}),
+        record("c", {"a": "x"}, {"a": "x"}, meta=bins, response={"latency_s": "3"}),
+    ]
     assert model_metrics(records, OPTIONS)["metrics_by_complexity_bin"]["simple"]["mean_latency_s"] == 2.0
 
 
 def test_gate_verdicts_only_for_gates_that_ran() -> None:
-    check = {"metric": "extraction_quality_score", "label": "eqs", "value": 0.5, "threshold": 0.75,
-             "direction": "min", "passed": False}
+    check = {
+        "metric": "extraction_quality_score",
+        "label": "eqs",
+        "value": 0.5,
+        "threshold": 0.75,
+        "direction": "min",
+        "passed": False,
+    }
     assert gate_verdicts({}) == [] and gate_verdicts({"models": {"m": None}}) == []
     assert gate_verdicts({"models": {"m": {"sla": {"tier": "minimum", "checks": []}}}}) == []  # nothing checked
     assert gate_verdicts({"models": {"m": {"sla": {"tier": "none", "checks": [check]}}}}) == []  # no tier asserted
     assert gate_verdicts({"models": {"m": {"requirements": None}}}) == []
-    required = {**check, "metric": "judge_score", "label": "judge_score", "value": 0.9, "threshold": 0.8,
-                "passed": True}
-    verdicts = gate_verdicts({
-        "models": {"m": {"requirements": {"passed": False, "checks": [check, required]}}},
-        "baseline_comparison": {"checks": [{"model": "m", "failed": False, "message": "eqs within margin"}]},
-    })
+    required = {
+        **check,
+        "metric": "judge_score",
+        "label": "judge_score",
+        "value": 0.9,
+        "threshold": 0.8,
+        "passed": True,
+    }
+    verdicts = gate_verdicts(
+        {
+            "models": {"m": {"requirements": {"passed": False, "checks": [check, required]}}},
+            "baseline_comparison": {"checks": [{"model": "m", "failed": False, "message": "eqs within margin"}]},
+        }
+    )
     assert [(v.gate, v.passed, v.headline) for v in verdicts] == [
         ("required", False, "required thresholds, model 'm': 1 threshold(s) missed"),
-        ("regression", True, "regression against the baseline, model 'm': 1 check(s) passed")]
+        ("regression", True, "regression against the baseline, model 'm': 1 check(s) passed"),
+    ]
     assert verdicts[0].details == ("eqs = 0.500 (needs >= 0.750): missed",)  # the missed one only
     assert verdicts[1].details == ("held: eqs within margin",)
 

@@ -71,8 +71,16 @@ def test_per_key_scores_closest_gold_and_the_list_marker() -> None:
     predicted = {"name": "ACME", "items": [{"sku": "B2", "qty": 1}, {"sku": "A7", "qty": 2}], "extra": "x"}
     found = anls_star_details(gold, predicted)
     # sku: B2/B2 1, A1/A7 1 - 1/2 = 0.5 -> mean 0.75; qty 1 both times; each item: (1 + 1) / 2 and (0.5 + 1) / 2
-    assert found.fields == pytest.approx({"name": 1.0, "items[].sku": 0.75, "items[].qty": 1.0,
-                                          "items": (1 + 1 + 0.5 + 1) / 4, "note": 1.0, "extra": 0.0})
+    assert found.fields == pytest.approx(
+        {
+            "name": 1.0,
+            "items[].sku": 0.75,
+            "items[].qty": 1.0,
+            "items": (1 + 1 + 0.5 + 1) / 4,
+            "note": 1.0,
+            "extra": 0.0,
+        }
+    )
     # name 1, four item leaves 3.5, note 1 (null left out), extra 0 over 1: 5.5 of 7
     assert found.score == pytest.approx(5.5 / 7)
     # the gold as the prediction laid it out: items in its order, the invented key as null, the left-out null gone
@@ -221,8 +229,10 @@ def reference() -> Callable[..., Any]:
 TIES: list[tuple[Any, Any]] = []  # cases where equally good pairings give different scores (shown if any)
 
 
-CASES = st.one_of(_json(alternatives=True).flatmap(lambda gold: st.tuples(st.just(gold), _near(gold))),
-                  st.tuples(_json(alternatives=True), _json(alternatives=False)))
+CASES = st.one_of(
+    _json(alternatives=True).flatmap(lambda gold: st.tuples(st.just(gold), _near(gold))),
+    st.tuples(_json(alternatives=True), _json(alternatives=False)),
+)
 
 
 @given(st.lists(CASES, min_size=8, max_size=8))
@@ -252,7 +262,10 @@ def test_agrees_with_the_reference_package(reference: Callable[..., Any], cases:
 
 # --- through scoring, the catalog and the gates ---
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}}
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+}
 
 
 def test_a_sample_carries_its_anls_star_credited_like_every_accuracy_metric() -> None:
@@ -285,8 +298,10 @@ def test_it_reaches_metrics_json_with_a_ci_and_the_gates_by_its_alias() -> None:
 
     gold = {"name": "Hello World", "tags": ["a", "b"]}
     outputs = ['{"name": "Hello World", "tags": ["a", "b"]}', '{"name": "Hello Wrold", "tags": ["b"]}', "{broken"]
-    records = [SampleRecord(model="m", sample_id=str(i), score=score_sample(o, gold, SCHEMA, sample_id=str(i)))
-               for i, o in enumerate(outputs)]
+    records = [
+        SampleRecord(model="m", sample_id=str(i), score=score_sample(o, gold, SCHEMA, sample_id=str(i)))
+        for i, o in enumerate(outputs)
+    ]
     metrics = model_metrics(records, _options())
     # macro: (1 + (9/11 + 1)/3 + 0) / 3
     assert metrics["anls_star"] == pytest.approx((1 + (9 / 11 + 1) / 3) / 3)

@@ -96,8 +96,10 @@ def test_git_commit_is_recorded_inside_a_checkout(tmp_path: Path) -> None:
     [
         ("{not json", "line 1: not valid JSON"),
         ('{"kind": "something else"}', "not a pytest-extractbench baseline file"),
-        (json.dumps({"kind": BASELINE_KIND, "format_version": 99}),
-         "format_version 99 was written by a newer pytest-extractbench \\(this release reads baseline format 1\\)"),
+        (
+            json.dumps({"kind": BASELINE_KIND, "format_version": 99}),
+            "format_version 99 was written by a newer pytest-extractbench \\(this release reads baseline format 1\\)",
+        ),
         (
             json.dumps(
                 {
@@ -108,8 +110,10 @@ def test_git_commit_is_recorded_inside_a_checkout(tmp_path: Path) -> None:
             ),
             "model 'm', sample 's1' \\(#0\\): row lacks schema_valid",
         ),
-        (json.dumps({"kind": BASELINE_KIND, "format_version": 1, "models": {"m": {}}}),
-         "malformed \\(model 'm' has no list of samples"),
+        (
+            json.dumps({"kind": BASELINE_KIND, "format_version": 1, "models": {"m": {}}}),
+            "malformed \\(model 'm' has no list of samples",
+        ),
     ],
 )
 def test_bad_files_are_rejected_with_the_path_and_the_reason(tmp_path: Path, content: str, message: str) -> None:

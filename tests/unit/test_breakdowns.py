@@ -18,8 +18,9 @@ OBJECT = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type"
 
 def record(sample_id: str, output, expected, schema=None, bin_name: str | None = None) -> SampleRecord:
     meta = {"complexity": {"complexity_bin": bin_name}} if bin_name else {}
-    return SampleRecord(model="m", sample_id=sample_id, meta=meta,
-                        score=score_sample(output, expected, schema, sample_id=sample_id))
+    return SampleRecord(
+        model="m", sample_id=sample_id, meta=meta, score=score_sample(output, expected, schema, sample_id=sample_id)
+    )
 
 
 def test_the_eqs_spread_uses_the_true_median_and_counts_perfect_and_zero_samples() -> None:
@@ -32,8 +33,13 @@ def test_the_eqs_spread_uses_the_true_median_and_counts_perfect_and_zero_samples
     ]
     metrics = model_metrics(records, OPTIONS)
     # sorted EQS 0, 0.15, 1, 1: the median is (0.15 + 1) / 2, not the upper middle value 1
-    assert metrics["eqs_distribution"] == {"min": 0.0, "max": 1.0, "median": pytest.approx(0.575),
-                                           "perfect_samples": 2, "zero_samples": 1}
+    assert metrics["eqs_distribution"] == {
+        "min": 0.0,
+        "max": 1.0,
+        "median": pytest.approx(0.575),
+        "perfect_samples": 2,
+        "zero_samples": 1,
+    }
     assert metrics["perfect_sample_rate"] == pytest.approx(2 / 4)
     assert metrics["zero_score_rate"] == pytest.approx(1 / 4)
     ci = metrics["confidence_intervals"]["perfect_sample_rate"]
@@ -65,8 +71,11 @@ def test_each_field_name_gets_its_occurrences_mean_score_and_outcome_counts() ->
     assert [name for name, _ in weakest_fields({"field_scores_by_name": table})] == ["c", "d", "b"]
     assert [name for name, _ in weakest_fields({"field_scores_by_name": table}, limit=1)] == ["c"]
     # a field missed in 3 of 4 samples (lost 3) comes before one missed in its only sample (lost 1)
-    often = {"often": {"occurrences": 4, "mean_score": 0.25}, "once": {"occurrences": 1, "mean_score": 0.0},
-             "fine": {"occurrences": 9, "mean_score": 1.0}}
+    often = {
+        "often": {"occurrences": 4, "mean_score": 0.25},
+        "once": {"occurrences": 1, "mean_score": 0.0},
+        "fine": {"occurrences": 9, "mean_score": 1.0},
+    }
     assert [name for name, _ in weakest_fields({"field_scores_by_name": often})] == ["often", "once"]
 
 
@@ -125,11 +134,23 @@ _FIELDS = st.builds(
     predicted_type=st.sampled_from([None, "string", "number"]),
     depth=st.integers(0, 3),
     required=st.booleans(),
-    expected=st.none(), predicted=st.none(), type_ok=st.none(), equal=st.just(False), origin=st.just(""),
-    similarity=st.none(), comparator=st.none(), error=st.none(),
+    expected=st.none(),
+    predicted=st.none(),
+    type_ok=st.none(),
+    equal=st.just(False),
+    origin=st.just(""),
+    similarity=st.none(),
+    comparator=st.none(),
+    error=st.none(),
 )
-_RECORDS = st.lists(st.builds(lambda valid, fields: SimpleNamespace(score=SimpleNamespace(valid=valid, fields=fields)),
-                              st.booleans(), st.lists(_FIELDS, max_size=8)), max_size=12)
+_RECORDS = st.lists(
+    st.builds(
+        lambda valid, fields: SimpleNamespace(score=SimpleNamespace(valid=valid, fields=fields)),
+        st.booleans(),
+        st.lists(_FIELDS, max_size=8),
+    ),
+    max_size=12,
+)
 
 
 def _tally_field_by_field(records, options, credited):
@@ -143,8 +164,9 @@ def _tally_field_by_field(records, options, credited):
             slots = [index]
             if credited and not record.score.valid and index < 4:
                 slots = [3]
-            elif field.category == "partial" or (field.category == "incorrect"
-                                                 and field.score >= options.lenient_threshold):
+            elif field.category == "partial" or (
+                field.category == "incorrect" and field.score >= options.lenient_threshold
+            ):
                 slots.append(2)
             for name, group_of in breakdowns.GROUPINGS.items():
                 row = tallies[name].setdefault(group_of(field), [0] * 6)
@@ -166,8 +188,12 @@ def test_type_confusion_counts_each_expected_and_predicted_type_pair_in_sorted_o
 
     from pytest_extractbench.analysis.metrics import type_confusion
 
-    pairs = Counter((f.expected_type, f.predicted_type) for r in records for f in r.score.fields
-                    if f.expected_type is not None and f.predicted_type is not None)
+    pairs = Counter(
+        (f.expected_type, f.predicted_type)
+        for r in records
+        for f in r.score.fields
+        if f.expected_type is not None and f.predicted_type is not None
+    )
     matrix = type_confusion(records)
     assert {(e, p): n for e, row in matrix.items() for p, n in row.items()} == pairs
     assert list(matrix) == sorted(matrix) and all(list(row) == sorted(row) for row in matrix.values())

@@ -20,9 +20,11 @@ from pytest_extractbench.gating.buckets import (
 
 def snap(eqs: float, passed: bool, **fields: str) -> SampleSnapshot:
     """A scored sample: its EQS, whether its item passed, and each field's category."""
-    return SampleSnapshot({"eqs": eqs, "schema_valid": float(passed)},
-                          tuple((path.replace("__", "."), category, 1.0) for path, category in fields.items()),
-                          passed=passed)
+    return SampleSnapshot(
+        {"eqs": eqs, "schema_valid": float(passed)},
+        tuple((path.replace("__", "."), category, 1.0) for path, category in fields.items()),
+        passed=passed,
+    )
 
 
 BASELINE = {
@@ -49,8 +51,15 @@ CURRENT = {
 
 def test_known_pairs_land_in_their_buckets() -> None:
     buckets = bucket_samples(CURRENT, BASELINE, changed={"edited"}, delta=0.05)
-    assert buckets.counts() == {"regressed": 2, "fixed": 1, "still_failing": 1, "unchanged": 2, "new": 1,
-                                "removed": 1, "changed": 1}
+    assert buckets.counts() == {
+        "regressed": 2,
+        "fixed": 1,
+        "still_failing": 1,
+        "unchanged": 2,
+        "new": 1,
+        "removed": 1,
+        "changed": 1,
+    }
     assert buckets.ids("regressed") == ["dropped", "lost"] and buckets.ids("unchanged") == ["gained", "wobble"]
     # worst first: pass -> fail before a drop of a passing sample
     assert [s.sample_id for s in buckets.worst()] == ["lost", "dropped"]
@@ -62,8 +71,13 @@ def test_field_flips_are_counted_per_transition_and_per_field() -> None:
     buckets = bucket_samples(CURRENT, BASELINE, changed={"edited"})
     assert buckets.samples["lost"].flips == (FieldFlip("age", "exact", "missed"),)
     assert [str(f) for f in buckets.samples["dropped"].flips] == ["age: exact -> incorrect", "extra: - -> spurious"]
-    assert buckets.flip_counts() == {"missed -> exact": 2, "exact -> incorrect": 1, "exact -> missed": 1,
-                                     "- -> spurious": 1, "partial -> exact": 1}
+    assert buckets.flip_counts() == {
+        "missed -> exact": 2,
+        "exact -> incorrect": 1,
+        "exact -> missed": 1,
+        "- -> spurious": 1,
+        "partial -> exact": 1,
+    }
     fields = buckets.field_counts()
     assert fields["age"] == {"worse": 2, "better": 1} and fields["name"] == {"worse": 0, "better": 2}
     assert list(fields)[0] == "age"  # the most worsened field first
@@ -94,14 +108,22 @@ def test_buckets_serialise_every_count_ids_and_regressions() -> None:
 
 
 categories = st.sampled_from(["exact", "partial", "incorrect", "missed", "spurious"])
-sample = st.builds(lambda eqs, ok, f: SampleSnapshot({"eqs": eqs, "schema_valid": float(ok)},
-                                                     tuple((p, c, 1.0) for p, c in f.items()), passed=ok),
-                   st.floats(0, 1), st.booleans(), st.dictionaries(st.sampled_from("abcd"), categories, max_size=4))
+sample = st.builds(
+    lambda eqs, ok, f: SampleSnapshot(
+        {"eqs": eqs, "schema_valid": float(ok)}, tuple((p, c, 1.0) for p, c in f.items()), passed=ok
+    ),
+    st.floats(0, 1),
+    st.booleans(),
+    st.dictionaries(st.sampled_from("abcd"), categories, max_size=4),
+)
 
 
-@given(st.dictionaries(st.sampled_from("stuvwxyz"), sample, max_size=8),
-       st.dictionaries(st.sampled_from("stuvwxyz"), sample, max_size=8),
-       st.sets(st.sampled_from("stuvwxyz")), st.floats(0, 1))
+@given(
+    st.dictionaries(st.sampled_from("stuvwxyz"), sample, max_size=8),
+    st.dictionaries(st.sampled_from("stuvwxyz"), sample, max_size=8),
+    st.sets(st.sampled_from("stuvwxyz")),
+    st.floats(0, 1),
+)
 def test_every_sample_is_in_exactly_one_bucket(current: dict, baseline: dict, changed: set, delta: float) -> None:
     buckets = bucket_samples(current, baseline, changed=changed, delta=delta)
     counts = buckets.counts()

@@ -32,8 +32,10 @@ def test_arrays_enums_formats_and_max_length() -> None:
 
 
 def test_refs_are_followed_and_recursion_stops() -> None:
-    schema = {"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
-              "$ref": "#/$defs/node"}
+    schema = {
+        "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
+        "$ref": "#/$defs/node",
+    }
     assert 0 < estimate_tokens(schema) < 10_000
     assert max_tokens_for_schema(schema) <= MAX_BUDGET
 
@@ -58,7 +60,8 @@ _schemas = st.recursive(
     st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "boolean"}, {}, {"enum": [1, "x"]}]),
     lambda inner: st.one_of(
         st.dictionaries(st.text(min_size=1, max_size=12), inner, max_size=6).map(
-            lambda props: {"type": "object", "properties": props}),
+            lambda props: {"type": "object", "properties": props}
+        ),
         inner.map(lambda items: {"type": "array", "items": items}),
         st.lists(inner, min_size=1, max_size=3).map(lambda options: {"anyOf": options}),
     ),

@@ -22,8 +22,9 @@ FAKE = catalog.Metric(
     glance=True, terminal_row=99, sla=(0.5, 0.4, 0.3), gate_label="json_only", key_chart=99,
 )  # fmt: skip
 # one more samples.csv column: a per-sample value the records already hold (score.recall.strict)
-SAMPLE_FAKE = catalog.Metric("recall_strict_sample", "Recall (strict)", "recall strict", per_sample="recall_strict",
-                             csv=False, sample_column=99)
+SAMPLE_FAKE = catalog.Metric(
+    "recall_strict_sample", "Recall (strict)", "recall strict", per_sample="recall_strict", csv=False, sample_column=99
+)
 
 
 @pytest.fixture
@@ -101,20 +102,34 @@ def _two_model_run(path: Path) -> Path:
     records = []
     for model, wrong in (("good", False), ("typeless", True)):
         for sample in samples:
-            output = json.dumps({k: (str(v) if wrong and isinstance(v, int) else v) for k, v in sample.expected.items()})
+            output = json.dumps(
+                {k: (str(v) if wrong and isinstance(v, int) else v) for k, v in sample.expected.items()}
+            )
             score = score_sample(output, sample.expected, sample.schema, options=options, sample_id=sample.id)
-            records.append(SampleRecord(model=model, sample_id=sample.id, score=score, meta=dict(sample.meta),
-                                        response={"content": output}, passed=score.valid))
+            records.append(
+                SampleRecord(
+                    model=model,
+                    sample_id=sample.id,
+                    score=score,
+                    meta=dict(sample.meta),
+                    response={"content": output},
+                    passed=score.valid,
+                )
+            )
     metrics = metrics_by_model(records, options)
-    document = {"run": {"options": {"scoring": options.to_dict()}, "models": list(metrics), "problems": []},
-                "models": metrics, **run_level_metrics(metrics, records, options)}
+    document = {
+        "run": {"options": {"scoring": options.to_dict()}, "models": list(metrics), "problems": []},
+        "models": metrics,
+        **run_level_metrics(metrics, records, options),
+    }
     rundoc.write_metrics(path, document)
     rundoc.write_samples(path / files.SAMPLES_FILE, (r.to_dict() for r in records))
     return path
 
 
 def test_a_new_catalog_entry_reaches_the_report_tables_charts_comparisons_and_samples_csv(
-        with_fake: None, tmp_path: Path) -> None:
+    with_fake: None, tmp_path: Path
+) -> None:
     from pytest_extractbench.report import html, html_charts
     from pytest_extractbench.report.rows import read_run, sample_row
 
@@ -184,7 +199,10 @@ def test_anls_star_reaches_every_output_like_the_other_headline_metrics(tmp_path
     table = list(csv.DictReader(io.StringIO(exports.metrics_csv(models))))
     assert float(table[0]["anls_star"]) == 1.0 and "anls_star_ci_low" in table[0]
     assert r"| ANLS\* | 1.000 \[95% CI: 1.000, 1.000\] | A+ |" in exports.summary_md(run.document)  # Markdown-escaped
-    assert any(line.startswith("  ANLS*") for line in terminal.metric_lines(models["good"], models["good"]["confidence_intervals"]))
+    assert any(
+        line.startswith("  ANLS*")
+        for line in terminal.metric_lines(models["good"], models["good"]["confidence_intervals"])
+    )
     assert any("ANLS* " in line for line in terminal.comparison_lines(run.document["comparison"]))
     assert "anls_star" in html.build_context(run)["primary_metrics"]
     assert "ANLS*" in html.write_report(run, tmp_path / "report.html").read_text(encoding="utf-8")

@@ -49,8 +49,11 @@ def test_a_rate_over_nothing_counted_is_zero_and_never_divides_by_zero() -> None
     ],
 )
 def test_micro_precision_recall_f1_by_hand(tp, predicted, expected, prf) -> None:
-    sums = {"tp_partial": np.array([tp], dtype=float), "predicted": np.array([predicted], dtype=float),
-            "expected": np.array([expected], dtype=float)}
+    sums = {
+        "tp_partial": np.array([tp], dtype=float),
+        "predicted": np.array([predicted], dtype=float),
+        "expected": np.array([expected], dtype=float),
+    }
     got = tuple(values(quietly(catalog.micro_prf(part, "partial"), sums))[0] for part in (0, 1, 2))
     assert got == prf
 
@@ -67,8 +70,11 @@ def test_micro_precision_recall_f1_by_hand(tp, predicted, expected, prf) -> None
     ],
 )
 def test_type_accuracy_by_hand(type_correct, typed, schema_valid, accuracy) -> None:
-    sums = {"type_correct": np.array([type_correct], dtype=float), "typed": np.array([typed], dtype=float),
-            "schema_valid": np.array([schema_valid], dtype=float)}
+    sums = {
+        "type_correct": np.array([type_correct], dtype=float),
+        "typed": np.array([typed], dtype=float),
+        "schema_valid": np.array([schema_valid], dtype=float),
+    }
     assert values(quietly(catalog._type_accuracy, sums)) == [accuracy]
 
 
@@ -118,8 +124,14 @@ def test_terminal_lines_and_the_strengths_order() -> None:
         ["type_accuracy"],
     ]
     assert [m.name for m in catalog.ranked("strength_rank")] == [
-        "field_precision_partial", "field_recall_partial", "schema_validity_rate", "hallucination_rate",
-        "type_accuracy", "exact_match_rate", "field_f1_partial", "latency_p95_ms",
+        "field_precision_partial",
+        "field_recall_partial",
+        "schema_validity_rate",
+        "hallucination_rate",
+        "type_accuracy",
+        "exact_match_rate",
+        "field_f1_partial",
+        "latency_p95_ms",
     ]
 
 

@@ -221,15 +221,18 @@ LLAMA_MESSAGE = "request (40123 tokens) exceeds the available context size (3276
     # a proxy that says only the code
     (Fault.error_body(413, {"error": {"message": "too long", "code": "context_length_exceeded"}}), None, None),
 ], ids=["llama-server", "llama-server-message", "vllm", "vllm-max-tokens", "openai", "code-only"])  # fmt: skip
-def test_a_prompt_beyond_the_context_is_context_exceeded(fault_server: FaultServer, fault: Fault,
-                                                         tokens: int | None, limit: int | None) -> None:
+def test_a_prompt_beyond_the_context_is_context_exceeded(
+    fault_server: FaultServer, fault: Fault, tokens: int | None, limit: int | None
+) -> None:
     fault_server.default = fault
     response = extract(config(fault_server))
     assert response.error_class == "context_exceeded"
     assert response.context == {"prompt_tokens": tokens, "limit": limit}
     assert response.attempts == 1 == len(fault_server.requests)  # not retried: it cannot fit on a retry either
     if tokens is not None:
-        assert response.error.startswith(f"the prompt ({tokens} tokens) does not fit the model's context ({limit} tokens)")
+        assert response.error.startswith(
+            f"the prompt ({tokens} tokens) does not fit the model's context ({limit} tokens)"
+        )
     assert f"HTTP {fault.status_code}:" in response.error  # the server's own words are kept
 
 
@@ -333,9 +336,7 @@ def test_concurrent_requests_are_all_accounted_for(fault_server: FaultServer) ->
     assert all(r.ok for r in responses if r.error_class is None)
     assert sum(r.attempts for r in responses) == len(fault_server.requests)
     assert sum(r.ok for r in responses) == fault_server.counts["ok"]
-    assert sum(r.attempts - 1 for r in responses) == sum(
-        fault_server.counts[k] for k in ("http500", "drop", "http429")
-    )
+    assert sum(r.attempts - 1 for r in responses) == sum(fault_server.counts[k] for k in ("http500", "drop", "http429"))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -131,32 +131,40 @@ def test_a_numeric_string_for_a_number_field_is_exact_but_a_type_error_in_a_samp
 # -- booleans keep their identity in every array comparator ----------------------------------------------------
 
 
-@pytest.mark.parametrize(("expected", "predicted", "score", "equal"), [
-    ([True], [False], 0.0, False),
-    ([True], [True], 1.0, True),
-    ([True], [1], 0.0, False),
-    ([False], [0], 0.0, False),
-    ([True], ["true"], 1.0, True),  # read as the boolean it spells, as a scalar field would be
-    ([True], ["1"], 0.0, False),
-    ([True, False], [False, True], 1.0, False),  # same set, but order matters by default
-    ([True, 1], [True], 0.5, False),  # two distinct keys, one shared
-    ([1.0, 2], [1, 2.0], 1.0, True),  # 1.0 and 1 are one number
-])
-def test_booleans_are_their_own_elements_in_a_scalar_array(expected: list, predicted: list, score: float,
-                                                          equal: bool) -> None:
+@pytest.mark.parametrize(
+    ("expected", "predicted", "score", "equal"),
+    [
+        ([True], [False], 0.0, False),
+        ([True], [True], 1.0, True),
+        ([True], [1], 0.0, False),
+        ([False], [0], 0.0, False),
+        ([True], ["true"], 1.0, True),  # read as the boolean it spells, as a scalar field would be
+        ([True], ["1"], 0.0, False),
+        ([True, False], [False, True], 1.0, False),  # same set, but order matters by default
+        ([True, 1], [True], 0.5, False),  # two distinct keys, one shared
+        ([1.0, 2], [1, 2.0], 1.0, True),  # 1.0 and 1 are one number
+    ],
+)
+def test_booleans_are_their_own_elements_in_a_scalar_array(
+    expected: list, predicted: list, score: float, equal: bool
+) -> None:
     assert jaccard(expected, predicted, OPTIONS) == (score, equal, None)
     assert compare_partial(expected, predicted, {}, OPTIONS) == (score, equal, None)
 
 
-@pytest.mark.parametrize(("expected", "predicted", "values", "score"), [
-    (True, False, [True, False], 1.0),  # a flat list accepts any listed value...
-    (True, 1, [True, False], 0.0),  # ...but 1 is not true
-    (True, False, [[True, "yes"], [False, "no"]], 0.0),  # groups: true and false are in different ones
-    (True, "yes", [[True, "yes"], [False, "no"]], 1.0),
-    (1, True, [[1, "one"]], 0.0),
-])
-def test_booleans_are_their_own_values_in_oneof(expected: object, predicted: object, values: list,
-                                                score: float) -> None:
+@pytest.mark.parametrize(
+    ("expected", "predicted", "values", "score"),
+    [
+        (True, False, [True, False], 1.0),  # a flat list accepts any listed value...
+        (True, 1, [True, False], 0.0),  # ...but 1 is not true
+        (True, False, [[True, "yes"], [False, "no"]], 0.0),  # groups: true and false are in different ones
+        (True, "yes", [[True, "yes"], [False, "no"]], 1.0),
+        (1, True, [[1, "one"]], 0.0),
+    ],
+)
+def test_booleans_are_their_own_values_in_oneof(
+    expected: object, predicted: object, values: list, score: float
+) -> None:
     result = compare_oneof(expected, predicted, {"values": values}, OPTIONS)
     assert result.score == score
     assert result.equal is False
@@ -184,16 +192,22 @@ def failing_judges() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("failing_judges")
-@pytest.mark.parametrize(("comparator", "reason"), [
-    ("test-down-judge", "ConnectionError: judge server down"),
-    ("test-short-judge", "returned 1 results for 2 fields"),
-])
+@pytest.mark.parametrize(
+    ("comparator", "reason"),
+    [
+        ("test-down-judge", "ConnectionError: judge server down"),
+        ("test-short-judge", "returned 1 results for 2 fields"),
+    ],
+)
 def test_every_field_of_a_failed_batch_is_an_error_never_equal(comparator: str, reason: str) -> None:
-    schema = {"type": "object", "properties": {
-        "a": {"type": "string", "x-eval-compare": comparator},
-        "b": {"type": "string", "x-eval-compare": comparator},
-        "c": {"type": "string"},
-    }}
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "x-eval-compare": comparator},
+            "b": {"type": "string", "x-eval-compare": comparator},
+            "c": {"type": "string"},
+        },
+    }
     score = score_sample({"a": "x", "b": "y", "c": "same"}, {"a": "X1", "b": "Y1", "c": "same"}, schema)
     by_path = {f.path: f for f in score.fields}
     for path in ("a", "b"):
@@ -224,18 +238,44 @@ def test_a_working_batch_comparator_decides_equal_from_its_score() -> None:
 
 # Written by hand: a new metric cannot ship without a line here saying which way is better.
 LOWER_IS_BETTER = {
-    "hallucination_rate", "field_omission_rate", "zero_score_rate",
-    "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "time_to_first_token_p95_ms",
-    "server_prompt_p95_ms", "server_generation_p95_ms", "network_queue_p95_ms", "client_wait_p95_ms",
-    "attempt_latency_p95_ms", "attempt_timeout_rate",
+    "hallucination_rate",
+    "field_omission_rate",
+    "zero_score_rate",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "time_to_first_token_p95_ms",
+    "server_prompt_p95_ms",
+    "server_generation_p95_ms",
+    "network_queue_p95_ms",
+    "client_wait_p95_ms",
+    "attempt_latency_p95_ms",
+    "attempt_timeout_rate",
 }
 HIGHER_IS_BETTER = {
-    "extraction_quality_score", "schema_validity_rate", "json_valid_rate",
-    "field_f1_partial", "field_f1_strict", "field_f1_lenient", "anls_star",
-    "field_precision_partial", "field_recall_partial", "field_precision_strict", "field_recall_strict",
-    "field_precision_lenient", "field_recall_lenient", "exact_match_rate", "exact_match_rate_valid",
-    "type_accuracy", "perfect_sample_rate", "semantic_similarity", "judge_score", "throughput_rps", "success_rate",
-    "pass_at_k", "pass_hat_k",
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "json_valid_rate",
+    "field_f1_partial",
+    "field_f1_strict",
+    "field_f1_lenient",
+    "anls_star",
+    "field_precision_partial",
+    "field_recall_partial",
+    "field_precision_strict",
+    "field_recall_strict",
+    "field_precision_lenient",
+    "field_recall_lenient",
+    "exact_match_rate",
+    "exact_match_rate_valid",
+    "type_accuracy",
+    "perfect_sample_rate",
+    "semantic_similarity",
+    "judge_score",
+    "throughput_rps",
+    "success_rate",
+    "pass_at_k",
+    "pass_hat_k",
 }
 
 
@@ -282,8 +322,14 @@ def test_the_t_test_flags_and_means_by_hand() -> None:
 
     p = 2 * student.sf(t, df=3)
     assert 0.01 < p < 0.05
-    report = significance_report(a, b, difference=Interval(2.25, 1.0, 3.0, 0.95, 'percentile', 1000, 4), test=PairedTest(t, p),
-                                 alpha=0.05, test_name="paired ttest")
+    report = significance_report(
+        a,
+        b,
+        difference=Interval(2.25, 1.0, 3.0, 0.95, "percentile", 1000, 4),
+        test=PairedTest(t, p),
+        alpha=0.05,
+        test_name="paired ttest",
+    )
     assert report["mean_a"] == 2.5
     assert report["mean_b"] == 0.25
     assert report["n"] == 4
@@ -294,16 +340,33 @@ def test_the_t_test_flags_and_means_by_hand() -> None:
     assert report["significantly_different"] is True
     assert report["test"] == "paired ttest"
     assert report["permutation_test"] is None
-    strict = significance_report(a, b, difference=Interval(2.25, 1.0, 3.0, 0.95, 'percentile', 1000, 4), test=PairedTest(t, p),
-                                 alpha=0.01, test_name="paired ttest")
+    strict = significance_report(
+        a,
+        b,
+        difference=Interval(2.25, 1.0, 3.0, 0.95, "percentile", 1000, 4),
+        test=PairedTest(t, p),
+        alpha=0.01,
+        test_name="paired ttest",
+    )
     assert strict["significantly_different"] is False
 
 
 def test_identical_samples_give_no_t_test_significance() -> None:
     a = [0.5, 0.7, 0.9]
-    report = significance_report(a, a, difference=Interval(0.0, 0.0, 0.0, 0.95, 'percentile', 1000, 3), test=PairedTest(0.0, 1.0),
-                                 alpha=0.05, test_name="paired ttest")
-    assert report["t_test"] == {"t_statistic": 0.0, "p_value": 1.0, "significant_at_0.05": False,
-                                "significant_at_0.01": False, "note": "all differences are zero"}
+    report = significance_report(
+        a,
+        a,
+        difference=Interval(0.0, 0.0, 0.0, 0.95, "percentile", 1000, 3),
+        test=PairedTest(0.0, 1.0),
+        alpha=0.05,
+        test_name="paired ttest",
+    )
+    assert report["t_test"] == {
+        "t_statistic": 0.0,
+        "p_value": 1.0,
+        "significant_at_0.05": False,
+        "significant_at_0.01": False,
+        "note": "all differences are zero",
+    }
     assert report["mean_a"] == report["mean_b"] == pytest.approx(0.7)
     assert report["significantly_different"] is False

@@ -23,7 +23,9 @@ def read(tmp_path: Path, text: str):
 
 def test_spec_keys_become_option_values(tmp_path: Path) -> None:
     (tmp_path / "user.txt").write_text("Text: {text}")
-    found = read(tmp_path, """
+    found = read(
+        tmp_path,
+        """
 model:
   model_name: [small, large]
 dataset:
@@ -45,23 +47,33 @@ output:
 options:
   resamples: 2000
   stats-seed: 3
-""")
+""",
+    )
     assert found.problems == []
     values = dict(found.values)
     # prompts are options of the live pipeline (recorded as pending where that is not merged yet)
     prompts = {name: Path(values.pop(name, None) or found.pending[name]) for name in ("system_prompt", "user_prompt")}
     assert values == {
-        "model": (("small",), ("large",)), "dataset": "data.jsonl",
-        "columns": (("text", "document"), ("expected", "gold")), "sample": 20, "seed": 7,
-        "invalid_samples": "fail", "float_epsilon": 0.001, "case_sensitive": True,
-        "eqs_weights": EqsWeights(0.25, 0.25, 0.25, 0.25), "sla": "target", "output": Path("results"),
-        "resamples": 2000, "stats_seed": 3,
+        "model": (("small",), ("large",)),
+        "dataset": "data.jsonl",
+        "columns": (("text", "document"), ("expected", "gold")),
+        "sample": 20,
+        "seed": 7,
+        "invalid_samples": "fail",
+        "float_epsilon": 0.001,
+        "case_sensitive": True,
+        "eqs_weights": EqsWeights(0.25, 0.25, 0.25, 0.25),
+        "sla": "target",
+        "output": Path("results"),
+        "resamples": 2000,
+        "stats_seed": 3,
     }
     assert found.sources["sla"] == "metrics.sla" and found.sources["stats_seed"] == "options.stats-seed"
     # inline text is written to a content-addressed file; a file is checked and passed on
     assert prompts["system_prompt"].parent == tmp_path / "prompts"
     assert prompts["system_prompt"].read_text() == "Be precise.\n"
     assert prompts["user_prompt"] == tmp_path / "user.txt"
+
 
 def test_dataset_name_and_split_make_an_hf_spec(tmp_path: Path) -> None:
     found = read(tmp_path, "dataset: {name: paraloq/json_data_extraction, split: train}\n")
@@ -71,7 +83,9 @@ def test_dataset_name_and_split_make_an_hf_spec(tmp_path: Path) -> None:
 
 
 def test_every_problem_is_reported_with_its_key_path(tmp_path: Path) -> None:
-    found = read(tmp_path, """
+    found = read(
+        tmp_path,
+        """
 model:
   api_key: sk-live-123
   temperatur: 0.5
@@ -89,7 +103,8 @@ output:
 extra: 1
 options:
   resampels: 10
-""")
+""",
+    )
     assert found.problems == [
         "extra: unknown section",
         "model.api_key: secrets do not belong in a config file; leave it null and set EXTRACTBENCH_API_KEY "
@@ -107,33 +122,42 @@ options:
     assert "sk-live-123" not in " ".join(found.problems)
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("model: [1, 2]\n", "model: must be a mapping, got a list"),
-    ("- a\n- b\n", "the top level must be a mapping of sections"),
-    ("model:\n  model_name: a\n   bad: indent\n", "line 3, column 7: not valid YAML"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("model: [1, 2]\n", "model: must be a mapping, got a list"),
+        ("- a\n- b\n", "the top level must be a mapping of sections"),
+        ("model:\n  model_name: a\n   bad: indent\n", "line 3, column 7: not valid YAML"),
+    ],
+)
 def test_malformed_files(tmp_path: Path, text: str, problem: str) -> None:
     assert read(tmp_path, text).problems[0].startswith(problem)
 
 
 def test_keys_without_an_option_take_only_what_the_plugin_does(tmp_path: Path) -> None:
-    found = read(tmp_path, "performance: {batch_size: 1, num_workers: 1, cache_dir: null}\n"
-                           "metrics: {aggregation: {f1_type: micro}}\noutput: {save_predictions: true}\n")
+    found = read(
+        tmp_path,
+        "performance: {batch_size: 1, num_workers: 1, cache_dir: null}\n"
+        "metrics: {aggregation: {f1_type: micro}}\noutput: {save_predictions: true}\n",
+    )
     assert found.problems == [] and found.values == {}
-    found = read(tmp_path, "performance: {batch_size: 4, num_workers: 2, cache_dir: /tmp/c}\n"
-                           "metrics: {enabled: [field_f1], aggregation: {f1_type: macro}}\n"
-                           "output: {save_per_sample: false}\n")
+    found = read(
+        tmp_path,
+        "performance: {batch_size: 4, num_workers: 2, cache_dir: /tmp/c}\n"
+        "metrics: {enabled: [field_f1], aggregation: {f1_type: macro}}\n"
+        "output: {save_per_sample: false}\n",
+    )
     assert found.problems == [
         "performance.batch_size: 4 cannot be applied: each sample is one request; requests run concurrently "
         "(performance.concurrency); only 1 (or null) is accepted",
         "performance.num_workers: 2 cannot be applied: worker processes come from pytest-xdist: run pytest -n N; "
         "only 1 (or null) is accepted",
-        "performance.cache_dir: \"/tmp/c\" cannot be applied: reused answers are kept in .extractbench/cache/ under "
+        'performance.cache_dir: "/tmp/c" cannot be applied: reused answers are kept in .extractbench/cache/ under '
         "the directory pytest runs from (performance.enable_caching turns the cache on); only null is accepted",
-        "metrics.enabled: [\"field_f1\"] cannot be applied: every metric is always computed; remove the key; only "
+        'metrics.enabled: ["field_f1"] cannot be applied: every metric is always computed; remove the key; only '
         "null is accepted",
-        "metrics.aggregation.f1_type: \"macro\" cannot be applied: the headline F1 is micro-averaged; macro and "
-        "weighted F1 are reported beside it in metrics.json; only \"micro\" (or null) is accepted",
+        'metrics.aggregation.f1_type: "macro" cannot be applied: the headline F1 is micro-averaged; macro and '
+        'weighted F1 are reported beside it in metrics.json; only "micro" (or null) is accepted',
         "output.save_per_sample: false cannot be applied: samples.jsonl is always written; only true (or null) is "
         "accepted",
     ]
@@ -141,23 +165,40 @@ def test_keys_without_an_option_take_only_what_the_plugin_does(tmp_path: Path) -
 
 def test_the_key_table_names_agreed_options() -> None:
     # Options another issue adds (live pipeline, performance) are listed by their agreed names.
-    agreed = {"base_url", "structured_output", "concurrency", "temperature", "max_tokens", "decoding_seed", "timeout",
-              "retries", "system_prompt", "user_prompt", "no_cache", "slots", "price_input", "price_output",
-              "no_html_report"}
+    agreed = {
+        "base_url",
+        "structured_output",
+        "concurrency",
+        "temperature",
+        "max_tokens",
+        "decoding_seed",
+        "timeout",
+        "retries",
+        "system_prompt",
+        "user_prompt",
+        "no_cache",
+        "slots",
+        "price_input",
+        "price_output",
+        "no_html_report",
+    }
     mapped = set(KEY_PATHS.values())
     assert mapped - agreed <= set(OPTIONS_BY_NAME), mapped - agreed - set(OPTIONS_BY_NAME)
     assert not set(KEY_PATHS) & set(FIXED)
 
 
-@pytest.mark.parametrize(("value", "name", "expected"), [
-    ("http://user:pw@host:8000/v1", "base_url", "http://***@host:8000/v1"),
-    ("https://h/v1?api_key=abc&x=1", "base_url", "https://h/v1?api_key=***&x=1"),
-    ("sk-123", "judge_api_key", "***"),
-    (["http://a:b@h1", "http://h2"], "base_url", ["http://***@h1", "http://h2"]),
-    ({"token": "t", "url": "http://u:p@h"}, "x", {"token": "***", "url": "http://***@h"}),
-    (None, "api_key", None),
-    ("plain", "model", "plain"),
-])
+@pytest.mark.parametrize(
+    ("value", "name", "expected"),
+    [
+        ("http://user:pw@host:8000/v1", "base_url", "http://***@host:8000/v1"),
+        ("https://h/v1?api_key=abc&x=1", "base_url", "https://h/v1?api_key=***&x=1"),
+        ("sk-123", "judge_api_key", "***"),
+        (["http://a:b@h1", "http://h2"], "base_url", ["http://***@h1", "http://h2"]),
+        ({"token": "t", "url": "http://u:p@h"}, "x", {"token": "***", "url": "http://***@h"}),
+        (None, "api_key", None),
+        ("plain", "model", "plain"),
+    ],
+)
 def test_redact(value: object, name: str, expected: object) -> None:
     assert redact(value, name) == expected
 
@@ -177,8 +218,13 @@ def test_validate_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_data_options_record() -> None:
     assert DataOptions(columns=(("text", "doc"),), sample=5).as_dict() == {
-        "columns": {"text": "doc"}, "sample": 5, "seed": 42, "invalid_samples": "warn", "cache_dir": None,
-        "input": "text"}
+        "columns": {"text": "doc"},
+        "sample": 5,
+        "seed": 42,
+        "invalid_samples": "warn",
+        "cache_dir": None,
+        "input": "text",
+    }
 
 
 def test_dataset_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -82,7 +82,9 @@ def logprobs(*pairs: tuple[str, float]) -> dict:
 
 
 def test_token_offsets_and_value_spans() -> None:
-    text, tokens = token_offsets(logprobs(('{"', -0.1), ("a", 0.0), ('":', 0.0), (' "', 0.0), ("xy", -0.5), ('"}', 0.0)))
+    text, tokens = token_offsets(
+        logprobs(('{"', -0.1), ("a", 0.0), ('":', 0.0), (' "', 0.0), ("xy", -0.5), ('"}', 0.0))
+    )
     assert text == '{"a": "xy"}'
     assert tokens[4] == (7, 9, -0.5)
     spans = value_spans('```json\n{"a": "xy", "b": {"c": [1, 2.5e1]}, "t": [true, null]}\n```')

@@ -157,8 +157,9 @@ def test_no_prompt_keeps_the_default_within_a_small_trained_context() -> None:
     trained=st.one_of(st.none(), st.integers(512, 131072)),
     memory=st.one_of(st.none(), st.integers(2**20, 2**36)),
 )
-def test_every_prompt_that_can_fit_does(prompts: dict[str, int], budget: int, slots: int, trained: int | None,
-                                        memory: int | None) -> None:
+def test_every_prompt_that_can_fit_does(
+    prompts: dict[str, int], budget: int, slots: int, trained: int | None, memory: int | None
+) -> None:
     found = plan_context(prompt_tokens=prompts, output_budget=budget, slots=slots, trained=trained,
                          kv_bytes_per_token=18432, memory_bytes=memory)  # fmt: skip
     if trained is not None:

@@ -80,14 +80,26 @@ def _features(schema: dict, gold) -> set[str]:
 
 def test_bundled_dataset_covers_every_feature(bundled) -> None:
     coverage = Counter(f for s in bundled.samples for f in _features(s.schema, s.expected))
-    for feature in ("nested_object", "array_of_objects", "array_of_scalars", "enum", "integer", "float", "boolean",
-                    "null", "required", "optional"):
+    for feature in (
+        "nested_object",
+        "array_of_objects",
+        "array_of_scalars",
+        "enum",
+        "integer",
+        "float",
+        "boolean",
+        "null",
+        "required",
+        "optional",
+    ):
         assert coverage[feature] >= 3, (feature, coverage)
 
 
 def test_json_files_load_as_lists_or_wrapped(tmp_path: Path) -> None:
-    rows = [{"id": "a", "text": "t", "schema": {"type": "object"}, "expected_output": {"x": 1}},
-            {"text": "u", "schema": {"type": "object"}, "expected": {}}]
+    rows = [
+        {"id": "a", "text": "t", "schema": {"type": "object"}, "expected_output": {"x": 1}},
+        {"text": "u", "schema": {"type": "object"}, "expected": {}},
+    ]
     (tmp_path / "list.json").write_text(json.dumps(rows))
     (tmp_path / "wrapped.json").write_text(json.dumps({"samples": rows}))
     for name in ("list.json", "wrapped.json"):
@@ -104,11 +116,16 @@ def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_schema_and_gold_may_be_json_strings_and_bad_strings_are_reported(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"id": "ok", "text": "t", "schema": json.dumps({"type": "object"}), "item": json.dumps({"a": 1})},
-        {"id": "broken", "text": "t", "schema": "{not json", "item": "{}"},
-        ["not", "an", "object"],
-    ]))
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"id": "ok", "text": "t", "schema": json.dumps({"type": "object"}), "item": json.dumps({"a": 1})},
+                {"id": "broken", "text": "t", "schema": "{not json", "item": "{}"},
+                ["not", "an", "object"],
+            ]
+        )
+    )
     dataset = load_dataset(str(path))
     assert [s.id for s in dataset.samples] == ["ok"]
     assert [str(p) for p in dataset.problems] == [

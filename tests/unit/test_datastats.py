@@ -9,8 +9,10 @@ from pytest_extractbench.dataset.samples import Sample
 from pytest_extractbench.dataset.statistics import dataset_statistics, gold_field_count, statistics_lines
 
 FLAT = {"type": "object", "properties": {"a": {"type": "string"}}}
-NESTED = {"type": "object", "properties": {"p": {"type": "object", "properties": {"q": {"type": "string"},
-                                                                                   "r": {"type": "integer"}}}}}
+NESTED = {
+    "type": "object",
+    "properties": {"p": {"type": "object", "properties": {"q": {"type": "string"}, "r": {"type": "integer"}}}},
+}
 
 
 def sample(sid: str, text: str, schema: dict, expected: object, topic: str | None) -> Sample:
@@ -31,8 +33,14 @@ def test_statistics_by_hand() -> None:
     assert stats["by_topic"] == {"news": 2, "(none)": 1}
     assert stats["depth_histogram"] == {"1": 2, "2": 1}
     assert stats["by_complexity_bin"] == {"simple": 2, "medium": 1, "complex": 0}  # depth 2 -> 0.33
-    assert stats["text_length_chars"] == {"count": 3, "mean": round(25 / 3, 4), "median": 7.0, "min": 5.0,
-                                          "p95": pytest.approx(12.4), "max": 13.0}  # 7 + 0.9 * (13 - 7)
+    assert stats["text_length_chars"] == {
+        "count": 3,
+        "mean": round(25 / 3, 4),
+        "median": 7.0,
+        "min": 5.0,
+        "p95": pytest.approx(12.4),
+        "max": 13.0,
+    }  # 7 + 0.9 * (13 - 7)
     assert stats["text_length_words"]["max"] == 3.0
     assert stats["gold_fields"]["min"] == 0.0 and stats["gold_fields"]["max"] == 2.0
     assert stats["features"]["total_fields"]["max"] == 3.0  # p, p.q, p.r

@@ -42,8 +42,14 @@ GOLD = {"name": "Ann Lee", "age": 41, "address": {"street": "5 Elm Road", "zip":
 
 def record(output: dict, *, gold=GOLD, text=TEXT, sample_id="s1", meta=None, response=None) -> SampleRecord:
     score = score_sample(json.dumps(output), gold, SCHEMA, options=OPTIONS, sample_id=sample_id)
-    return SampleRecord(model="m", sample_id=sample_id, score=score, meta=meta or {}, response=response or {},
-                        diagnostics=sample_diagnostics(score, text, gold, json.dumps(output)))
+    return SampleRecord(
+        model="m",
+        sample_id=sample_id,
+        score=score,
+        meta=meta or {},
+        response=response or {},
+        diagnostics=sample_diagnostics(score, text, gold, json.dumps(output)),
+    )
 
 
 def test_field_names_drop_indexes() -> None:
@@ -58,7 +64,9 @@ def test_occurs_in_uses_word_boundaries_and_number_forms() -> None:
 
 def test_hallucination_types_and_severity() -> None:
     output = {
-        "name": "Ann Lee", "age": 41, "address": {"street": "5 Elm Road", "zip": "0150"},
+        "name": "Ann Lee",
+        "age": 41,
+        "address": {"street": "5 Elm Road", "zip": "0150"},
         "items": [{"sku": "A-1"}, {"sku": "B-2"}],  # B-2: an extra element -> type 4
         "city": "Oslo",  # declared field, gold has none, value is in the text -> type 3
         "phone": "555-9999",  # declared field, value not in the text -> type 2
@@ -67,9 +75,16 @@ def test_hallucination_types_and_severity() -> None:
     rec = record(output)
     assert sorted(rec.diagnostics["hallucination_types"]) == [1, 2, 3, 4]
     out = hallucination_section([rec], OPTIONS)["hallucination_analysis"]
-    assert out == {"total": 4, "by_type": {"type_1_fabricated": 1, "type_2_fabricated_value": 1,
-                                           "type_3_misplaced": 1, "type_4_excess_elements": 1},
-                   "severity": {"critical": 2, "moderate": 1, "minor": 1}}
+    assert out == {
+        "total": 4,
+        "by_type": {
+            "type_1_fabricated": 1,
+            "type_2_fabricated_value": 1,
+            "type_3_misplaced": 1,
+            "type_4_excess_elements": 1,
+        },
+        "severity": {"critical": 2, "moderate": 1, "minor": 1},
+    }
     # the total is the spurious count behind hallucination_rate
     assert out["total"] == rec.score.observed.spurious
 
@@ -109,22 +124,34 @@ def test_every_error_category_on_one_sample() -> None:
     }
     assert patterns["type_errors"] == {"wrong_type": 0, "type_coercion_failed": 1}
     # zip and note are both undeclared at the top level: two extra fields
-    assert patterns["structure_errors"] == {"wrong_nesting": 1, "array_vs_object": 1, "scalar_vs_container": 0,
-                                            "missing_required_field": 0, "extra_field": 2}
+    assert patterns["structure_errors"] == {
+        "wrong_nesting": 1,
+        "array_vs_object": 1,
+        "scalar_vs_container": 0,
+        "missing_required_field": 0,
+        "extra_field": 2,
+    }
     assert patterns["boundary_errors"] == {"incomplete_extraction": 1, "over_extraction": 1}
     assert got["comparator_errors"]["total"] == 0
 
 
 def test_top_field_errors_rank_by_frequency() -> None:
     records = [record({"name": "Ann Lee", "age": age}, sample_id=f"s{i}") for i, age in enumerate((10, 20, 41))]
-    records.append(record({"name": "Bob", "age": 41, "address": {"street": "5 Elm Road", "zip": "0150"},
-                           "items": [{"sku": "A-1"}]}, sample_id="s9"))
+    records.append(
+        record(
+            {"name": "Bob", "age": 41, "address": {"street": "5 Elm Road", "zip": "0150"}, "items": [{"sku": "A-1"}]},
+            sample_id="s9",
+        )
+    )
     top = error_pattern_section(records, OPTIONS)["top_field_errors"]
     # address.street, address.zip, items[].sku missed 3 times each; age wrong twice (1 - 31/41 and 1 - 21/41
     # are below 0.5; 41 is right); "Bob" for "Ann Lee" once
     assert [(t["field"], t["error"], t["count"]) for t in top] == [
-        ("address.street", "missing_value", 3), ("address.zip", "missing_value", 3), ("items[].sku", "missing_value", 3),
-        ("age", "wrong_value", 2), ("name", "wrong_value", 1),
+        ("address.street", "missing_value", 3),
+        ("address.zip", "missing_value", 3),
+        ("items[].sku", "missing_value", 3),
+        ("age", "wrong_value", 2),
+        ("name", "wrong_value", 1),
     ]
     assert top[0]["example"] == {"sample_id": "s0", "expected": "5 Elm Road", "predicted": None}
 
@@ -138,7 +165,11 @@ def test_breakdowns_and_omissions_by_type_depth_name_required() -> None:
     assert by_depth["0"]["precision_strict"] == pytest.approx(2 / 3) and by_depth["0"]["recall_strict"] == 1.0
     # depth 1 (inside address and inside an items element): street exact, zip and sku missed -> P = 1, R = 1/3
     assert by_depth["1"]["precision_strict"] == 1.0 and by_depth["1"]["recall_strict"] == pytest.approx(1 / 3)
-    assert out["field_metrics_by_type"]["number"] == {**out["field_metrics_by_type"]["number"], "support": 1, "recall_partial": 1.0}
+    assert out["field_metrics_by_type"]["number"] == {
+        **out["field_metrics_by_type"]["number"],
+        "support": 1,
+        "recall_partial": 1.0,
+    }
     # strings: name, street exact, zip, sku missed, city spurious -> P = 2/3, R = 2/4
     assert out["field_metrics_by_type"]["string"]["precision_partial"] == pytest.approx(2 / 3)
     assert out["field_metrics_by_type"]["string"]["recall_partial"] == 0.5
@@ -158,7 +189,9 @@ def test_invalid_outputs_earn_no_credit_in_breakdowns() -> None:
 
 
 def test_string_similarity_distribution() -> None:
-    rec = record({"name": "Ann", "age": 41, "address": {"street": "5 Elm Road", "zip": "0150"}, "items": [{"sku": "A-1"}]})
+    rec = record(
+        {"name": "Ann", "age": 41, "address": {"street": "5 Elm Road", "zip": "0150"}, "items": [{"sku": "A-1"}]}
+    )
     sim = string_similarity_section([rec], OPTIONS)["string_similarity"]
     tokens = sim["token_overlap_f1"]
     # 4 string pairs: 3 identical (1.0) and "ann" vs "ann lee": token F1 = 2*1/(1+2) = 0.667
@@ -172,7 +205,8 @@ def test_pearson_matches_the_formula_and_never_returns_nan() -> None:
     x, y = [1, 2, 3, 4], [2, 4, 5, 9]
     mx, my = sum(x) / 4, sum(y) / 4
     r = sum((a - mx) * (b - my) for a, b in zip(x, y)) / math.sqrt(
-        sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y))
+        sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y)
+    )
     assert pearson(x, y)["r"] == pytest.approx(r)
     assert pearson([1, 1, 1], [1, 2, 3]) == {"r": None, "p_value": None, "n": 3, "note": "constant input"}
     assert pearson([1, 2], [1, 2])["note"] == "fewer than 3 samples"
@@ -180,9 +214,12 @@ def test_pearson_matches_the_formula_and_never_returns_nan() -> None:
 
 def test_complexity_correlation_handles_missing_latency() -> None:
     records = [
-        record({"name": "Ann Lee", "age": 41}, sample_id=f"s{i}", meta={"complexity": {"total_fields": i, "has_arrays": True,
-                                                                                          "complexity_bin": "simple"}},
-               response={"latency_s": 0.5 + i} if i < 3 else {})
+        record(
+            {"name": "Ann Lee", "age": 41},
+            sample_id=f"s{i}",
+            meta={"complexity": {"total_fields": i, "has_arrays": True, "complexity_bin": "simple"}},
+            response={"latency_s": 0.5 + i} if i < 3 else {},
+        )
         for i in range(4)
     ]
     out = complexity_correlation_section(records, OPTIONS)["complexity_correlation"]
@@ -195,8 +232,18 @@ def test_complexity_correlation_handles_missing_latency() -> None:
 
 def test_model_metrics_carry_every_diagnostic_key() -> None:
     metrics = model_metrics([record({"name": "Ann Lee", "age": 41})], OPTIONS)
-    for key in ("hallucination_analysis", "error_patterns", "top_field_errors", "comparator_errors",
-                "field_metrics_by_type", "field_metrics_by_depth", "field_metrics_by_name", "field_metrics_by_required",
-                "omission_analysis", "string_similarity", "complexity_correlation"):
+    for key in (
+        "hallucination_analysis",
+        "error_patterns",
+        "top_field_errors",
+        "comparator_errors",
+        "field_metrics_by_type",
+        "field_metrics_by_depth",
+        "field_metrics_by_name",
+        "field_metrics_by_required",
+        "omission_analysis",
+        "string_similarity",
+        "complexity_correlation",
+    ):
         assert key in metrics
     json.dumps(metrics, allow_nan=False)

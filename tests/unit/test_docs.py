@@ -22,8 +22,10 @@ def anchors(markdown: str) -> set[str]:
 
 
 def test_links_into_the_docs_land_on_headings():
-    targets = {"README.md": anchors(README.read_text(encoding="utf-8")),
-               "docs/metrics.md": anchors(METRICS_DOC.read_text(encoding="utf-8"))}
+    targets = {
+        "README.md": anchors(README.read_text(encoding="utf-8")),
+        "docs/metrics.md": anchors(METRICS_DOC.read_text(encoding="utf-8")),
+    }
     broken = []
     for source in (README, METRICS_DOC):
         text = source.read_text(encoding="utf-8")

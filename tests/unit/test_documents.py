@@ -54,8 +54,9 @@ def test_a_pdf_becomes_page_text_with_the_page_breaks_and_its_page_count_in_the_
     dataset = _load(tmp_path, [_row("inv", "docs/inv.pdf")])
     assert dataset.problems == []
     [sample] = dataset.samples
-    assert sample.text == (f"{page_header(1, 2)}\nInvoice INV-7\nFrom: Acme (Berlin)\n\n"
-                           f"{page_header(2, 2)}\nTotal: 12.50 EUR")
+    assert sample.text == (
+        f"{page_header(1, 2)}\nInvoice INV-7\nFrom: Acme (Berlin)\n\n{page_header(2, 2)}\nTotal: 12.50 EUR"
+    )
     assert sample.meta["document"]["pages"] == 2 and sample.meta["document"]["kind"] == "pdf"
     assert sample.document is not None and sample.document.name == "docs/inv.pdf"
 
@@ -88,8 +89,10 @@ def test_the_document_joins_the_sample_identity_even_beside_given_text(tmp_path:
 
 def test_bytes_and_huggingface_image_columns_are_documents(tmp_path: Path) -> None:
     reader = DocumentReader(input_mode="image")
-    rows = [("row 1", _row("raw", make_pdf(INVOICE))),
-            ("row 2", _row("hf", {"bytes": _png(40, 30), "path": "scan.png"}, text="Invoice INV-7"))]
+    rows = [
+        ("row 1", _row("raw", make_pdf(INVOICE))),
+        ("row 2", _row("hf", {"bytes": _png(40, 30), "path": "scan.png"}, text="Invoice INV-7")),
+    ]
     dataset = parse_rows("mem", "mem", rows, documents=reader)
     assert dataset.problems == []
     raw, hf = dataset.samples
@@ -100,8 +103,14 @@ def test_bytes_and_huggingface_image_columns_are_documents(tmp_path: Path) -> No
 def test_a_parquet_binary_column_holds_the_pdf(tmp_path: Path) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    table = pa.table({"id": ["inv"], "document": pa.array([make_pdf(INVOICE)], pa.binary()),
-                      "schema": [json.dumps(SCHEMA)], "expected": [json.dumps(GOLD)]})
+    table = pa.table(
+        {
+            "id": ["inv"],
+            "document": pa.array([make_pdf(INVOICE)], pa.binary()),
+            "schema": [json.dumps(SCHEMA)],
+            "expected": [json.dumps(GOLD)],
+        }
+    )
     pq.write_table(table, tmp_path / "data.parquet")
     dataset = load_source(str(tmp_path / "data.parquet"))
     assert dataset.problems == [] and dataset.samples[0].meta["document"]["pages"] == 2
@@ -111,17 +120,36 @@ def test_a_parquet_binary_column_holds_the_pdf(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_huggingface_image_column_through_datasets(tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
-    features = datasets.Features({"id": datasets.Value("string"), "document": datasets.Image(),
-                                  "text": datasets.Value("string"), "schema": datasets.Value("string"),
-                                  "expected": datasets.Value("string")})
-    datasets.Dataset.from_dict({"id": ["scan"], "document": [{"bytes": _png(40, 30), "path": "scan.png"}],
-                                "text": ["Invoice INV-7"], "schema": [json.dumps(SCHEMA)],
-                                "expected": [json.dumps(GOLD)]}, features=features).to_parquet(tmp_path / "d.parquet")
+    features = datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "document": datasets.Image(),
+            "text": datasets.Value("string"),
+            "schema": datasets.Value("string"),
+            "expected": datasets.Value("string"),
+        }
+    )
+    datasets.Dataset.from_dict(
+        {
+            "id": ["scan"],
+            "document": [{"bytes": _png(40, 30), "path": "scan.png"}],
+            "text": ["Invoice INV-7"],
+            "schema": [json.dumps(SCHEMA)],
+            "expected": [json.dumps(GOLD)],
+        },
+        features=features,
+    ).to_parquet(tmp_path / "d.parquet")
     dataset = load_source(f"hf:{tmp_path / 'd.parquet'}", documents=DocumentReader(input_mode="image"))
     assert dataset.problems == []
     assert dataset.samples[0].meta["document"] | {"sha256": "-"} == {
-        "name": "scan.png", "kind": "image", "pages": 1, "bytes": len(_png(40, 30)), "sha256": "-", "width": 40,
-        "height": 30}
+        "name": "scan.png",
+        "kind": "image",
+        "pages": 1,
+        "bytes": len(_png(40, 30)),
+        "sha256": "-",
+        "width": 40,
+        "height": 30,
+    }
 
 
 def test_an_image_without_text_is_a_problem_in_text_mode_only(tmp_path: Path) -> None:
@@ -188,7 +216,7 @@ def test_a_file_past_the_byte_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_an_image_past_the_pixel_limit(tmp_path: Path) -> None:
-    side = int(documents.MAX_IMAGE_PIXELS ** 0.5) + 100  # bilevel: a few kilobytes of PNG, 40+ million pixels
+    side = int(documents.MAX_IMAGE_PIXELS**0.5) + 100  # bilevel: a few kilobytes of PNG, 40+ million pixels
     text = _problem(tmp_path, "huge.png", mode="image", write={"huge.png": _png(side, side, "1")})
     assert f"'huge.png' is a {side} x {side} image, more than the 40,000,000 pixels" in text
 
@@ -246,15 +274,21 @@ def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     reader = DocumentReader(base_dir=tmp_path)
     name = b"caf\xe9.pdf".decode("utf-8", "surrogateescape")
     (tmp_path / os.fsencode(name).decode("latin-1")).write_bytes(make_pdf(INVOICE))
-    dataset = parse_rows("mem", "mem", [("row 1", _row("bad", name)), ("row 2", _row("good", make_pdf(INVOICE)))],
-                         documents=reader)
+    dataset = parse_rows(
+        "mem", "mem", [("row 1", _row("bad", name)), ("row 2", _row("good", make_pdf(INVOICE)))], documents=reader
+    )
     assert [s.id for s in dataset.samples] == ["good"]
-    assert str(dataset.problems[0]) == ("mem:row 1, sample 'bad', field 'document': document 'caf\\udce9.pdf': "
-                                        "the file name is not valid UTF-8")
+    assert str(dataset.problems[0]) == (
+        "mem:row 1, sample 'bad', field 'document': document 'caf\\udce9.pdf': the file name is not valid UTF-8"
+    )
     # from a JSONL file (a "\udce9" escape) the same: a problem, and the rest loads
     path = tmp_path / "data.jsonl"
-    path.write_text('{"id": "x", "document": "caf\\udce9.pdf", "schema": {}, "expected": {}}\n'
-                    + json.dumps(_row("good", "good.pdf")) + "\n", encoding="utf-8")
+    path.write_text(
+        '{"id": "x", "document": "caf\\udce9.pdf", "schema": {}, "expected": {}}\n'
+        + json.dumps(_row("good", "good.pdf"))
+        + "\n",
+        encoding="utf-8",
+    )
     (tmp_path / "good.pdf").write_bytes(make_pdf(INVOICE))
     loaded = load_source(str(path))
     assert [s.id for s in loaded.samples] == ["good"]
@@ -266,8 +300,9 @@ def test_without_the_extra_the_message_says_what_to_install(tmp_path: Path, monk
     (tmp_path / "a.pdf").write_bytes(make_pdf(INVOICE))
     dataset = _load(tmp_path, [_row("a", "a.pdf"), {"id": "t", "text": "INV-7", "schema": SCHEMA, "expected": GOLD}])
     assert [s.id for s in dataset.samples] == ["t"]  # rows without a PDF still load
-    assert str(dataset.problems[0]).endswith("document 'a.pdf' (a PDF) needs pypdfium2, an optional extra: "
-                                             "pip install 'pytest-extractbench[pdf]'")
+    assert str(dataset.problems[0]).endswith(
+        "document 'a.pdf' (a PDF) needs pypdfium2, an optional extra: pip install 'pytest-extractbench[pdf]'"
+    )
 
 
 # -- images in requests: token accounting -----------------------------------------------------------------------
@@ -278,8 +313,10 @@ def test_image_parts_count_patch_tokens_not_their_base64_bytes() -> None:
     url = documents.data_url("image/png", png)
     expected = -(-1600 // IMAGE_TOKEN_SIDE) * -(-1000 // IMAGE_TOKEN_SIDE) + 4
     assert image_tokens(url) == expected
-    message = {"role": "user", "content": [{"type": "text", "text": "abc"}, {"type": "image_url",
-                                                                           "image_url": {"url": url}}]}
+    message = {
+        "role": "user",
+        "content": [{"type": "text", "text": "abc"}, {"type": "image_url", "image_url": {"url": url}}],
+    }
     text_only = prompt_token_bound([{"role": "user", "content": "abc"}])
     assert prompt_token_bound([message]) - text_only == expected + len(json.dumps({"type": "text", "text": "abc"})) - 3
     jpeg = io.BytesIO()

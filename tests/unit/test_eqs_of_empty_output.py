@@ -10,7 +10,7 @@ OBJECT = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type"
 GOLD = {"a": "x", "b": 2}
 
 
-@pytest.mark.parametrize("output", ["not json", "{\"a\": ", ""])
+@pytest.mark.parametrize("output", ["not json", '{"a": ', ""])
 def test_output_that_is_not_json_earns_nothing(output: str) -> None:
     assert score_sample(output, GOLD, OBJECT).eqs == 0.0
 

@@ -58,14 +58,17 @@ def test_every_exception_is_in_the_documented_tree() -> None:
     assert not missing
 
 
-@pytest.mark.parametrize(("module", "name", "builtin"), [
-    ("pytest_extractbench.core.jsonio", "JsonInputError", ValueError),
-    ("pytest_extractbench.core.userfiles", "NotAFile", OSError),
-    ("pytest_extractbench.live.backends.llama_models", "ModelNotFoundError", LookupError),
-    ("pytest_extractbench.live.judge", "JudgeError", RuntimeError),
-    ("pytest_extractbench.scoring.rules", "EvalSchemaWarning", UserWarning),
-    ("pytest_extractbench.core.rundir", "RunDirError", UsageProblem),
-])
+@pytest.mark.parametrize(
+    ("module", "name", "builtin"),
+    [
+        ("pytest_extractbench.core.jsonio", "JsonInputError", ValueError),
+        ("pytest_extractbench.core.userfiles", "NotAFile", OSError),
+        ("pytest_extractbench.live.backends.llama_models", "ModelNotFoundError", LookupError),
+        ("pytest_extractbench.live.judge", "JudgeError", RuntimeError),
+        ("pytest_extractbench.scoring.rules", "EvalSchemaWarning", UserWarning),
+        ("pytest_extractbench.core.rundir", "RunDirError", UsageProblem),
+    ],
+)
 def test_callers_that_catch_the_builtin_base_still_do(module: str, name: str, builtin: type[BaseException]) -> None:
     cls = getattr(importlib.import_module(module), name)
     assert issubclass(cls, builtin) and issubclass(cls, ExtractbenchError)

@@ -19,8 +19,14 @@ def test_infer_schema_merges_types_and_marks_fields_every_instance_has_as_requir
             "method": {"type": "string"},
             "temperature": {"type": "number"},  # 300 and 450.5
             "lab_id": {"type": ["null", "string"]},
-            "layers": {"type": "array", "items": {"type": "object", "properties": {
-                "name": {"type": "string"}, "nm": {"type": "integer"}}, "required": ["name", "nm"]}},
+            "layers": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "nm": {"type": "integer"}},
+                    "required": ["name", "nm"],
+                },
+            },
             "tags": {"type": "array", "items": {"type": "string"}},
         },
         "required": ["method", "temperature", "lab_id"],
@@ -32,8 +38,13 @@ def test_infer_schema_merges_types_and_marks_fields_every_instance_has_as_requir
 
 def test_resolve_schema_follows_refs_and_folds_combinators_keeping_x_eval_keys() -> None:
     schema = {
-        "$defs": {"layer": {"type": "object", "properties": {"nm": {"type": "integer", "x-eval-compare": "numeric"}},
-                            "required": ["nm"]}},
+        "$defs": {
+            "layer": {
+                "type": "object",
+                "properties": {"nm": {"type": "integer", "x-eval-compare": "numeric"}},
+                "required": ["nm"],
+            }
+        },
         "type": "object",
         "properties": {
             "layers": {"type": "array", "items": {"$ref": "#/$defs/layer"}, "x-eval-align": "hungarian"},
@@ -45,9 +56,15 @@ def test_resolve_schema_follows_refs_and_folds_combinators_keeping_x_eval_keys()
     assert resolve_schema(schema) == {
         "type": "object",
         "properties": {
-            "layers": {"type": "array", "x-eval-align": "hungarian", "items": {
-                "type": "object", "properties": {"nm": {"type": "integer", "x-eval-compare": "numeric"}},
-                "required": ["nm"]}},
+            "layers": {
+                "type": "array",
+                "x-eval-align": "hungarian",
+                "items": {
+                    "type": "object",
+                    "properties": {"nm": {"type": "integer", "x-eval-compare": "numeric"}},
+                    "required": ["nm"],
+                },
+            },
             "name": {"type": "string", "x-eval-transform": ["strip"]},
             "size": {"type": ["null", "integer"]},
             "kind": {"type": "string"},
@@ -73,8 +90,11 @@ def test_annotate_defaults_writes_the_default_comparator_and_keeps_user_keys() -
 def test_validate_gold_reports_extra_fields_type_errors_and_config_errors() -> None:
     schema = infer_schema(GOLD[:1])
     schema["properties"]["method"]["x-eval-compare"] = "nope"
-    problems = validate_gold([GOLD[0], {"method": 1, "temperature": 2.5, "lab_id": "B", "layers": [{"nm": "5"}],
-                                        "extra": True}], schema, missing=True)
+    problems = validate_gold(
+        [GOLD[0], {"method": 1, "temperature": 2.5, "lab_id": "B", "layers": [{"nm": "5"}], "extra": True}],
+        schema,
+        missing=True,
+    )
     found = {(p.index, p.path, p.kind) for p in problems}
     assert found == {
         (-1, "$.properties.method.x-eval-compare", "config_error"),
@@ -93,4 +113,5 @@ def test_validate_gold_lists_ignored_x_eval_keys_as_warnings() -> None:
     schema["properties"]["method"]["x-eval-reviewer"] = "ann"
     problems = validate_gold(GOLD[:1], schema)
     assert [(p.path, p.kind, p.severity) for p in problems] == [
-        ("$.properties.method.x-eval-reviewer", "config_error", "warning")]
+        ("$.properties.method.x-eval-reviewer", "config_error", "warning")
+    ]

@@ -22,8 +22,12 @@ BACKOFF_S = 0.2  # with jitter 0: the delay before the first retry exactly
 
 
 def config(server: FaultServer, **overrides: Any) -> ClientConfig:
-    values: dict[str, Any] = {"timeout_s": TIMEOUT_S, "backoff_base_s": BACKOFF_S, "backoff_max_s": BACKOFF_S,
-                              "jitter": 0.0}
+    values: dict[str, Any] = {
+        "timeout_s": TIMEOUT_S,
+        "backoff_base_s": BACKOFF_S,
+        "backoff_max_s": BACKOFF_S,
+        "jitter": 0.0,
+    }
     values.update(overrides)
     return ClientConfig(server.url, **values)
 
@@ -94,15 +98,26 @@ def test_a_request_error_is_one_logged_attempt(fault_server: FaultServer) -> Non
 
 
 def test_the_attempt_log_survives_the_journal_and_odd_entries_are_dropped() -> None:
-    log = [{"start_s": 0.0, "latency_s": 1.5, "outcome": "timeout", "error": "timed out"},
-           {"start_s": 2.0, "latency_s": 0.5, "outcome": "ok"}]
+    log = [
+        {"start_s": 0.0, "latency_s": 1.5, "outcome": "timeout", "error": "timed out"},
+        {"start_s": 2.0, "latency_s": 0.5, "outcome": "ok"},
+    ]
     stored = ModelResponse(content="{}", attempts=2, latency_s=0.5, end_to_end_s=2.5, attempt_log=log).as_dict()
     back = response_from_dict(stored)
     assert back.attempt_log == log and back.end_to_end_s == 2.5
-    odd = response_from_dict({**stored, "end_to_end_s": float("nan"),
-                              "attempt_log": [log[0], "x", {"outcome": "ok", "start_s": -1, "latency_s": 1},
-                                              {"outcome": 3, "start_s": 0, "latency_s": 1},
-                                              {"outcome": "ok", "start_s": 0, "latency_s": float("inf")}]})
+    odd = response_from_dict(
+        {
+            **stored,
+            "end_to_end_s": float("nan"),
+            "attempt_log": [
+                log[0],
+                "x",
+                {"outcome": "ok", "start_s": -1, "latency_s": 1},
+                {"outcome": 3, "start_s": 0, "latency_s": 1},
+                {"outcome": "ok", "start_s": 0, "latency_s": float("inf")},
+            ],
+        }
+    )
     assert odd.attempt_log == [log[0]] and odd.end_to_end_s is None
 
 
@@ -121,9 +136,16 @@ def rec(sample_id: str, *log: dict[str, Any], error_class: str | None = None, **
     end = log[-1]["start_s"] + log[-1]["latency_s"] if log else None
     last_ok = log and log[-1]["outcome"] == "ok"
     values: dict[str, Any] = {"latency_s": log[-1]["latency_s"] if last_ok else None, **fields}
-    response = ModelResponse(content=None if error_class else '{"a": "x"}', error_class=error_class,
-                             attempts=len(log) or 1, end_to_end_s=end, attempt_log=list(log) or None,
-                             started_at=100.0, finished_at=100.0 + (end or 1.0), **values)
+    response = ModelResponse(
+        content=None if error_class else '{"a": "x"}',
+        error_class=error_class,
+        attempts=len(log) or 1,
+        end_to_end_s=end,
+        attempt_log=list(log) or None,
+        started_at=100.0,
+        finished_at=100.0 + (end or 1.0),
+        **values,
+    )
     return SampleRecord("m", sample_id, FAILED if error_class else VALID, response=response.as_dict())
 
 
@@ -159,5 +181,8 @@ def test_latency_reads_end_to_end_and_the_answering_attempt_separately() -> None
     assert perf["attempt_latency_ms"]["count"] == 11 and perf["attempt_latency_ms"]["max"] == 600_000
     assert perf["sla_compliance"]["p95_under_2s"] is False
     assert [(r["sample_id"], r["attempts"], r["outcomes"]) for r in perf["retried_samples"]] == [
-        ("timed-out-once", 2, ["timeout", "ok"]), ("errored-once", 2, ["server_error", "ok"]),
-        ("twice-timed-out", 3, ["timeout", "timeout", "ok"]), ("gave-up", 2, ["timeout", "timeout"])]
+        ("timed-out-once", 2, ["timeout", "ok"]),
+        ("errored-once", 2, ["server_error", "ok"]),
+        ("twice-timed-out", 3, ["timeout", "timeout", "ok"]),
+        ("gave-up", 2, ["timeout", "timeout"]),
+    ]

@@ -44,14 +44,19 @@ def test_an_identical_array_matches_whatever_its_whole_comparator_says() -> None
 def test_element_similarity_is_the_mean_field_score(floor, paired) -> None:
     # sku A = A scores 1, qty 9 vs 1 scores 0: the elements' similarity is (1 + 0) / 2 = 0.5, under a 0.6 floor
     # (the pair stays unmatched: gold missed, prediction spurious) and over a 0.4 one (paired)
-    schema = obj(items={"type": "array", "items": ITEM, "x-eval-align": {"match_by": "hungarian", "min_similarity": floor}})
+    schema = obj(
+        items={"type": "array", "items": ITEM, "x-eval-align": {"match_by": "hungarian", "min_similarity": floor}}
+    )
     got = walk({"items": [{"sku": "A", "qty": 9}]}, {"items": [{"sku": "A", "qty": 1}]}, schema)
     if paired:
         assert got == [("items[0].sku", "exact", 1.0, 1), ("items[0].qty", "incorrect", 0.0, 1)]
     else:
         assert [(path, category) for path, category, *_ in got] == [
-            ("items[0].sku", "missed"), ("items[0].qty", "missed"), ("items[1].sku", "spurious"),
-            ("items[1].qty", "spurious")]
+            ("items[0].sku", "missed"),
+            ("items[0].qty", "missed"),
+            ("items[1].sku", "spurious"),
+            ("items[1].qty", "spurious"),
+        ]
 
 
 def test_a_failing_transform_is_an_error_only_when_both_sides_are_there() -> None:
@@ -77,7 +82,9 @@ def test_a_transformed_array_is_compared_as_an_array_and_against_a_scalar_as_a_m
 def test_identical_empty_strings_are_absent_unless_asked_otherwise() -> None:
     assert walk({"a": "", "b": "x"}, {"a": "", "b": "x"}) == [("b", "exact", 1.0, 0)]
     assert walk({"a": "", "b": "x"}, {"a": "", "b": "x"}, empty_equals_absent=False) == [
-        ("a", "exact", 1.0, 0), ("b", "exact", 1.0, 0)]
+        ("a", "exact", 1.0, 0),
+        ("b", "exact", 1.0, 0),
+    ]
 
 
 def test_true_is_not_the_number_one_inside_objects_python_calls_equal() -> None:
@@ -89,7 +96,9 @@ def test_true_is_not_the_number_one_inside_objects_python_calls_equal() -> None:
 def test_keys_without_a_rule_beside_a_ruled_key_are_walked_plainly() -> None:
     schema = obj(a={"x-eval-compare": "exact"})
     assert walk({"a": "x", "extra": "y"}, {"a": "x", "extra": "y"}, schema) == [
-        ("a", "exact", 1.0, 0), ("extra", "exact", 1.0, 0)]
+        ("a", "exact", 1.0, 0),
+        ("extra", "exact", 1.0, 0),
+    ]
 
 
 def test_identical_numbers_and_scalar_arrays_inside_an_object() -> None:
@@ -125,11 +134,14 @@ def test_a_failed_batch_comparator_leaves_an_error_scoring_zero_at_the_root_path
 def test_identical_booleans_inside_an_object_stay_booleans() -> None:
     score = score_sample(json.dumps({"b": True}), {"b": True})
     assert [(f.path, f.category, f.expected_type, f.predicted_type) for f in score.fields] == [
-        ("b", "exact", "boolean", "boolean")]
+        ("b", "exact", "boolean", "boolean")
+    ]
 
 
 def hungarian(item: dict, floor: float) -> dict:
-    return obj(items={"type": "array", "items": item, "x-eval-align": {"match_by": "hungarian", "min_similarity": floor}})
+    return obj(
+        items={"type": "array", "items": item, "x-eval-align": {"match_by": "hungarian", "min_similarity": floor}}
+    )
 
 
 def test_an_element_pair_without_fields_is_fully_similar() -> None:
@@ -146,8 +158,10 @@ def test_error_fields_do_not_count_in_element_similarity() -> None:
 
     register_comparator("test_broken_element", broken, overwrite=True)
     try:
-        item = {"type": "object", "properties": {"c": {"type": "string", "x-eval-compare": "test_broken_element"},
-                                                 "a": {"type": "string"}}}
+        item = {
+            "type": "object",
+            "properties": {"c": {"type": "string", "x-eval-compare": "test_broken_element"}, "a": {"type": "string"}},
+        }
         # only an error field: similarity 0, under the 0.5 floor: not paired
         got = walk({"items": [{"c": "y"}]}, {"items": [{"c": "x"}]}, hungarian(item, 0.5))
         assert [(p, c) for p, c, *_ in got] == [("items[0].c", "missed"), ("items[1].c", "spurious")]
@@ -176,8 +190,14 @@ def test_identical_aligned_arrays_still_run_their_transforms() -> None:
     # a transform that turns "N/A" into null: in two identical aligned arrays, element 0 is absent on both sides
     register_transform("test_na_element", lambda value, params: None if value == "N/A" else value, overwrite=True)
     try:
-        schema = obj(tags={"type": "array", "items": {"type": "string"}, "x-eval-align": "hungarian",
-                           "x-eval-transform": ["test_na_element"]})
+        schema = obj(
+            tags={
+                "type": "array",
+                "items": {"type": "string"},
+                "x-eval-align": "hungarian",
+                "x-eval-transform": ["test_na_element"],
+            }
+        )
         assert walk({"tags": ["N/A", "x"]}, {"tags": ["N/A", "x"]}, schema) == [("tags[1]", "exact", 1.0, 0)]
     finally:
         TRANSFORMS.remove("test_na_element")
@@ -205,8 +225,10 @@ def test_a_null_element_is_an_element_where_a_lone_null_is_absent(schema: dict) 
     assert walk({"t": [None]}, {"t": [None]}, schema) == [("t[0]", "exact", 1.0, 0)]
     assert walk({"t": ["a"]}, {"t": ["a", None]}, schema) == [("t[0]", "exact", 1.0, 0), ("t[1]", "missed", 0.0, 0)]
     assert walk({"t": ["a", None]}, {"t": ["a"]}, schema) == [("t[0]", "exact", 1.0, 0), ("t[1]", "spurious", 0.0, 0)]
-    assert walk({"t": ["a", "b"]}, {"t": ["a", None]}, schema) == [("t[0]", "exact", 1.0, 0),
-                                                                   ("t[1]", "incorrect", 0.0, 0)]
+    assert walk({"t": ["a", "b"]}, {"t": ["a", None]}, schema) == [
+        ("t[0]", "exact", 1.0, 0),
+        ("t[1]", "incorrect", 0.0, 0),
+    ]
     # a lone null is still absent
     assert walk({"t": None}, {"t": None}, schema) == [] and walk({"t": None}, {}, schema) == []
 
@@ -217,4 +239,7 @@ def test_a_null_element_of_an_array_of_objects_is_an_element_too() -> None:
     assert walk(gold, gold, schema) == [("t[0].sku", "exact", 1.0, 1), ("t[1]", "exact", 1.0, 0)]
     # the gold's null element against an object: the null is missed, the object's leaves spurious
     assert walk({"t": [{"sku": "A"}, {"sku": "B"}]}, gold, schema) == [
-        ("t[0].sku", "exact", 1.0, 1), ("t[1]", "missed", 0.0, 0), ("t[1].sku", "spurious", 0.0, 1)]
+        ("t[0].sku", "exact", 1.0, 1),
+        ("t[1]", "missed", 0.0, 0),
+        ("t[1].sku", "spurious", 0.0, 1),
+    ]

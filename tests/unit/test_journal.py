@@ -125,8 +125,9 @@ def test_default_concurrency(options: LiveOptions, workers: int, expected: int) 
         (LiveOptions(concurrency=8), 1, 2, 8),  # asked for explicitly: kept
     ],
 )
-def test_route_concurrency_follows_the_slots_the_server_got(options: LiveOptions, workers: int,
-                                                            server_slots: int | None, expected: int) -> None:
+def test_route_concurrency_follows_the_slots_the_server_got(
+    options: LiveOptions, workers: int, server_slots: int | None, expected: int
+) -> None:
     from pytest_extractbench.live.endpoints import Route
     from pytest_extractbench.live.pipeline import route_concurrency
 

@@ -49,9 +49,10 @@ def test_breakage_that_does_not_apply_or_is_unknown() -> None:
 
 
 json_values = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8)),
-    lambda children: st.one_of(st.lists(children, max_size=4),
-                               st.dictionaries(st.text(max_size=6), children, max_size=4)),  # fmt: skip
+    st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.text(max_size=8)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),  # fmt: skip
     max_leaves=12,
 )
 
@@ -72,8 +73,11 @@ SCHEMA = {
     "properties": {
         "status": {"type": "string", "enum": ["a", "b"]},
         "email": {"type": "string", "format": "email"},
-        "owner": {"type": "object", "properties": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}},
-                  "required": ["zip"]},
+        "owner": {
+            "type": "object",
+            "properties": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}},
+            "required": ["zip"],
+        },
         "items": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 2},
     },
     "required": ["status", "email"],

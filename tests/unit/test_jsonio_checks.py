@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from pytest_extractbench.core import jsonio
 
 VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=3)
-    | st.floats(allow_nan=True, allow_infinity=True),
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3) | st.floats(allow_nan=True, allow_infinity=True),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
     max_leaves=25,
 )

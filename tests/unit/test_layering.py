@@ -19,8 +19,18 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_extractbench"
 LAYERS = {
-    "core": 0, "scoring": 1, "dataset": 2, "live": 3, "analysis": 3, "gating": 4, "tracks": 5, "report": 6,
-    "config": 7, "run": 8, "plugin": 9, "": 10,
+    "core": 0,
+    "scoring": 1,
+    "dataset": 2,
+    "live": 3,
+    "analysis": 3,
+    "gating": 4,
+    "tracks": 5,
+    "report": 6,
+    "config": 7,
+    "run": 8,
+    "plugin": 9,
+    "": 10,
 }
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 320
@@ -68,8 +78,14 @@ def imports(module: str, path: Path) -> Iterator[tuple[int, str, bool]]:
                 target = node.module or ""
             for alias in node.names:  # `from . import x` imports the module x
                 name = f"{target}.{alias.name}"
-                yield node.lineno, name if (PACKAGE.parent / (name.replace(".", "/") + ".py")).exists() or (
-                    PACKAGE.parent / name.replace(".", "/")).is_dir() else target, id(node) in top_level
+                yield (
+                    node.lineno,
+                    name
+                    if (PACKAGE.parent / (name.replace(".", "/") + ".py")).exists()
+                    or (PACKAGE.parent / name.replace(".", "/")).is_dir()
+                    else target,
+                    id(node) in top_level,
+                )
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name, id(node) in top_level
@@ -90,8 +106,10 @@ def test_every_package_imports_only_from_lower_layers() -> None:
             if there == here:
                 continue
             if LAYERS[there] >= LAYERS[here]:
-                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {here or 'top level'} (layer {LAYERS[here]}) "
-                             f"imports {target} ({there or 'top level'}, layer {LAYERS[there]})")
+                wrong.append(
+                    f"{path.relative_to(PACKAGE.parent)}:{line}: {here or 'top level'} (layer {LAYERS[here]}) "
+                    f"imports {target} ({there or 'top level'}, layer {LAYERS[there]})"
+                )
     assert not wrong, "imports from a higher or the same layer:\n" + "\n".join(wrong)
 
 
@@ -107,8 +125,10 @@ def test_only_the_plugin_and_the_cli_import_pytest() -> None:
 @pytest.mark.slow
 def test_the_import_graph_has_no_cycle() -> None:
     """Imports inside functions count too: a cycle broken only by a lazy import is still a tangle."""
-    graph = {module: {target for _, target, _ in imports(module, path) if target in ALL and target != module}
-             for module, path in ALL.items()}
+    graph = {
+        module: {target for _, target, _ in imports(module, path) if target in ALL and target != module}
+        for module, path in ALL.items()
+    }
     state: dict[str, int] = {}
     stack: list[str] = []
     cycles: list[str] = []
@@ -118,7 +138,7 @@ def test_the_import_graph_has_no_cycle() -> None:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt)
         stack.pop()
@@ -139,8 +159,11 @@ def test_modules_and_classes_stay_readable(limit: int) -> None:
         if len(source.splitlines()) > limit and name not in LONG_MODULES:
             long_modules.append(f"{name}: {len(source.splitlines())} lines")
         for node in ast.walk(ast.parse(source)):
-            if (isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES
-                    and f"{name}:{node.name}" not in LONG_CLASSES):
+            if (
+                isinstance(node, ast.ClassDef)
+                and node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES
+                and f"{name}:{node.name}" not in LONG_CLASSES
+            ):
                 long_classes.append(f"{name}:{node.name}: {node.end_lineno - node.lineno + 1} lines")
     assert not long_modules and not long_classes, "\n".join(long_modules + long_classes)
 

@@ -55,13 +55,18 @@ def test_near_elements_never_make_a_list_exact() -> None:
     assert lifted.equal is False and lifted.score == math.nextafter(options.exact_threshold, 0.0)
 
 
-WORDS = st.lists(st.sampled_from(["Acme Inc.", "Acme, Inc.", "Acme Inc", "Beta LLC", "Beta L.L.C.", "Gamma", "gamma",
-                                  "Delta GmbH", "Delta"]), max_size=6)
+WORDS = st.lists(
+    st.sampled_from(
+        ["Acme Inc.", "Acme, Inc.", "Acme Inc", "Beta LLC", "Beta L.L.C.", "Gamma", "gamma", "Delta GmbH", "Delta"]
+    ),
+    max_size=6,
+)
 
 
 @given(WORDS, WORDS, st.floats(0.05, 1.0))
-def test_similarity_only_adds_credit_and_never_changes_equality(gold: list[str], output: list[str],
-                                                                threshold: float) -> None:
+def test_similarity_only_adds_credit_and_never_changes_equality(
+    gold: list[str], output: list[str], threshold: float
+) -> None:
     plain = jaccard(gold, output, ScoringOptions())
     similar = jaccard(gold, output, ScoringOptions(list_similarity=threshold))
     assert similar.equal == plain.equal
@@ -88,8 +93,13 @@ def test_each_element_is_paired_exactly_by_similarity_missed_or_spurious() -> No
         ElementPair("spurious", None, "Omega"),
     ]
     # without the option nothing pairs by similarity
-    assert [p.kind for p in list_element_pairs(gold, output, ScoringOptions())] == ["missed", "exact", "missed",
-                                                                                     "spurious", "spurious"]
+    assert [p.kind for p in list_element_pairs(gold, output, ScoringOptions())] == [
+        "missed",
+        "exact",
+        "missed",
+        "spurious",
+        "spurious",
+    ]
 
 
 def test_the_terminal_field_diff_lists_the_elements_escaped() -> None:
@@ -98,7 +108,9 @@ def test_the_terminal_field_diff_lists_the_elements_escaped() -> None:
 
     gold = {"tags": ["Newgistics, Inc.", "Zeta"]}
     output = {"tags": ["Newgistics Inc.", "Om\x1b[31mega"]}
-    record = SampleRecord(model="m", sample_id="s", score=score_sample(output, gold, None, options=SIMILAR), passed=False)
+    record = SampleRecord(
+        model="m", sample_id="s", score=score_sample(output, gold, None, options=SIMILAR), passed=False
+    )
     text = failure_text(record)
     lines = text.splitlines()
     similar = next(line for line in lines if "similar" in line)

@@ -88,8 +88,9 @@ def test_endpoints_start_check_and_stop_a_registered_backend(fault_backend: str,
     assert first.server is None and second.server is None
 
 
-def test_a_backend_that_cannot_start_is_a_usage_problem_and_stops_the_others(fault_backend: str,
-                                                                              tmp_path: Path) -> None:
+def test_a_backend_that_cannot_start_is_a_usage_problem_and_stops_the_others(
+    fault_backend: str, tmp_path: Path
+) -> None:
     endpoints = Endpoints(LiveOptions(), ["a", "broken"], backend=fault_backend)
     with pytest.raises(UsageProblem, match="extractbench: cannot serve 'broken'"):
         endpoints.start(tmp_path)
@@ -213,8 +214,13 @@ def test_an_http_client_and_a_factory_together_are_refused() -> None:
         (503, {}, "loading", "server_error", True),
         (400, {}, "bad schema", "request_error", False),
         (404, {}, "no such route", "request_error", False),
-        (400, {"type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096},
-         "request (5000 tokens) exceeds the available context size (4096 tokens)", "context_exceeded", False),
+        (
+            400,
+            {"type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096},
+            "request (5000 tokens) exceeds the available context size (4096 tokens)",
+            "context_exceeded",
+            False,
+        ),
     ],
 )
 def test_statuses_map_to_error_classes(status: int, body: Any, message: str, expected: str, retried: bool) -> None:

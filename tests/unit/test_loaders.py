@@ -25,30 +25,54 @@ ROOT = Path(__file__).resolve().parents[2]
 
 INVOICE = {
     "type": "object",
-    "$defs": {"money": {"type": "object", "properties": {"amount": {"type": "number"},
-                                                          "currency": {"enum": ["EUR", "USD"]}},
-                        "required": ["amount", "currency"]}},
+    "$defs": {
+        "money": {
+            "type": "object",
+            "properties": {"amount": {"type": "number"}, "currency": {"enum": ["EUR", "USD"]}},
+            "required": ["amount", "currency"],
+        }
+    },
     "properties": {
         "number": {"type": "string"},
         "issued": {"type": "string", "format": "date"},
         "total": {"$ref": "#/$defs/money"},
-        "payer": {"oneOf": [{"type": "object", "properties": {"company": {"type": "string"}}, "required": ["company"]},
-                            {"type": "object", "properties": {"person": {"type": "string"}}, "required": ["person"]}]},
-        "lines": {"type": "array", "items": {"allOf": [{"type": "object", "properties": {"sku": {"type": "string"}}},
-                                                       {"required": ["sku"]}]}},
+        "payer": {
+            "oneOf": [
+                {"type": "object", "properties": {"company": {"type": "string"}}, "required": ["company"]},
+                {"type": "object", "properties": {"person": {"type": "string"}}, "required": ["person"]},
+            ]
+        },
+        "lines": {
+            "type": "array",
+            "items": {"allOf": [{"type": "object", "properties": {"sku": {"type": "string"}}}, {"required": ["sku"]}]},
+        },
         "status": {"anyOf": [{"enum": ["paid", "open"]}, {"type": "null"}]},
     },
     "required": ["number", "total"],
 }
-GOLD = {"number": "A-1", "issued": "2024-03-01", "total": {"amount": 12.5, "currency": "EUR"},
-        "payer": {"company": "ACME"}, "lines": [{"sku": "X1"}], "status": "paid"}
+GOLD = {
+    "number": "A-1",
+    "issued": "2024-03-01",
+    "total": {"amount": 12.5, "currency": "EUR"},
+    "payer": {"company": "ACME"},
+    "lines": [{"sku": "X1"}],
+    "status": "paid",
+}
 
 
 def paraloq_rows(n: int) -> list[dict]:
     """Rows in paraloq/json_data_extraction's format: JSON in string columns, no id column."""
-    return [{"title": f"Invoice {i}", "topic": ["finance", "business"][i % 2], "schema": json.dumps(INVOICE),
-             "item": json.dumps({**GOLD, "number": f"A-{i}"}), "text": f"Invoice A-{i} of 2024-03-01, EUR 12.50.",
-             "medium": "invoice"} for i in range(n)]
+    return [
+        {
+            "title": f"Invoice {i}",
+            "topic": ["finance", "business"][i % 2],
+            "schema": json.dumps(INVOICE),
+            "item": json.dumps({**GOLD, "number": f"A-{i}"}),
+            "text": f"Invoice A-{i} of 2024-03-01, EUR 12.50.",
+            "medium": "invoice",
+        }
+        for i in range(n)
+    ]
 
 
 def write_parquet(path: Path, rows: list[dict]) -> Path:
@@ -73,7 +97,10 @@ def test_paraloq_parquet_round_trip_through_datasets(tmp_path: Path) -> None:
             assert sample.schema == json.loads(row["schema"])
             assert sample.expected == json.loads(row["item"])
             assert (sample.meta["topic"], sample.meta["title"], sample.meta["medium"]) == (
-                row["topic"], row["title"], row["medium"])
+                row["topic"],
+                row["title"],
+                row["medium"],
+            )
             assert sample.meta["complexity"]["max_nesting_depth"] == 2
     assert through_datasets.source == f"hf:{path}"
 
@@ -93,11 +120,17 @@ def test_hf_local_folder_with_splits(tmp_path: Path) -> None:
         load_source(f"hf:{folder}:validation", cache_dir=tmp_path / "cache")
 
 
-@pytest.mark.parametrize("missing, spec", [
-    ("pyarrow.parquet", "data.parquet"), ("datasets", "hf:data.parquet"), ("datasets", "hf:org/name"),
-])
+@pytest.mark.parametrize(
+    "missing, spec",
+    [
+        ("pyarrow.parquet", "data.parquet"),
+        ("datasets", "hf:data.parquet"),
+        ("datasets", "hf:org/name"),
+    ],
+)
 def test_without_the_hf_extra_the_message_names_the_install_command(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str, spec: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str, spec: str
+) -> None:
     write_parquet(tmp_path / "data.parquet", [{"id": "a", "text": "t", "schema": "{}", "expected": "{}"}])
     monkeypatch.setitem(sys.modules, missing, None)  # what `import` meets when the package is not installed
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never the network, whatever happens
@@ -139,20 +172,31 @@ def test_parquet_rows_with_bad_cells_are_problems_with_row_numbers(tmp_path: Pat
 
 def test_columns_map_other_field_names(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"key": "k1", "document": "t", "spec": INVOICE, "gold": GOLD, "category": "finance"},
-        {"key": "k2", "spec": INVOICE, "gold": GOLD},
-    ]))
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"key": "k1", "document": "t", "spec": INVOICE, "gold": GOLD, "category": "finance"},
+                {"key": "k2", "spec": INVOICE, "gold": GOLD},
+            ]
+        )
+    )
     columns = dict(parse_columns("id=key, text=document,schema=spec,expected=gold,topic=category"))
     dataset = load_dataset(str(path), columns=columns)
     assert [(s.id, s.topic) for s in dataset.samples] == [("k1", "finance")]
     assert [str(p) for p in dataset.problems] == [
-        f"{path}:line 2, sample 'k2', field 'document': missing 'document' (a string)"]
+        f"{path}:line 2, sample 'k2', field 'document': missing 'document' (a string)"
+    ]
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("text", "expected OURS=THEIRS"), ("txt=doc", "unknown field 'txt'"), ("text=a,text=b", "mapped twice"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("text", "expected OURS=THEIRS"),
+        ("txt=doc", "unknown field 'txt'"),
+        ("text=a,text=b", "mapped twice"),
+    ],
+)
 def test_bad_column_mappings_are_rejected(value: str, message: str) -> None:
     import argparse
 
@@ -171,8 +215,9 @@ def test_benchson_folder(tmp_path: Path) -> None:
     (folder / "train" / "t1.json").write_text(json.dumps({"data": "train text", "ground_truth": GOLD}))
     (folder / "test" / "a.json").write_text(json.dumps({"data": "Invoice A-1", "ground_truth": GOLD}))
     own = {"type": "object", "properties": {"n": {"type": "integer"}}}
-    (folder / "test" / "b.json").write_text(json.dumps({"data": {"text": "n is 3", "schema": own},
-                                                         "ground_truth": {"n": 3}}))
+    (folder / "test" / "b.json").write_text(
+        json.dumps({"data": {"text": "n is 3", "schema": own}, "ground_truth": {"n": 3}})
+    )
     (folder / "test" / "c.json").write_text('{"data": "x",\n "ground_truth": }')
     (folder / "test" / "d.json").write_text(json.dumps({"data": "no gold"}))
     dataset = load_source(str(folder))
@@ -196,32 +241,51 @@ def test_folder_without_test_is_a_clear_error(tmp_path: Path) -> None:
 # -- validation (spec 2.2) ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("gold", "where"), [
-    ({**GOLD, "issued": "March 1st"}, '$.issued: "March 1st" is not a "date"'),  # format
-    ({**GOLD, "total": {"amount": 1, "currency": "GBP"}}, '$.total.currency: "GBP" is not one of "EUR" or "USD"'),  # $ref + enum
-    ({**GOLD, "payer": {"company": "A", "person": "B"}},
-     '$.payer: {"company":"A","person":"B"} is valid under more than one of the schemas listed in the \'oneOf\''),
-    ({**GOLD, "lines": [{"qty": 1}]}, '$.lines[0]: "sku" is a required property'),  # allOf
-    ({**GOLD, "status": "void"}, '$.status: "void" is not valid under any of the schemas listed in the \'anyOf\''),
-])
+@pytest.mark.parametrize(
+    ("gold", "where"),
+    [
+        ({**GOLD, "issued": "March 1st"}, '$.issued: "March 1st" is not a "date"'),  # format
+        (
+            {**GOLD, "total": {"amount": 1, "currency": "GBP"}},
+            '$.total.currency: "GBP" is not one of "EUR" or "USD"',
+        ),  # $ref + enum
+        (
+            {**GOLD, "payer": {"company": "A", "person": "B"}},
+            '$.payer: {"company":"A","person":"B"} is valid under more than one of the schemas listed in the \'oneOf\'',
+        ),
+        ({**GOLD, "lines": [{"qty": 1}]}, '$.lines[0]: "sku" is a required property'),  # allOf
+        ({**GOLD, "status": "void"}, "$.status: \"void\" is not valid under any of the schemas listed in the 'anyOf'"),
+    ],
+)
 def test_gold_is_validated_against_its_schema(tmp_path: Path, gold: dict, where: str) -> None:
     path = tmp_path / "d.jsonl"
-    path.write_text(json.dumps({"id": "good", "text": "t", "schema": INVOICE, "expected": GOLD}) + "\n"
-                    + json.dumps({"id": "bad", "text": "t", "schema": INVOICE, "expected": gold}) + "\n")
+    path.write_text(
+        json.dumps({"id": "good", "text": "t", "schema": INVOICE, "expected": GOLD})
+        + "\n"
+        + json.dumps({"id": "bad", "text": "t", "schema": INVOICE, "expected": gold})
+        + "\n"
+    )
     dataset = load_source(str(path))
     assert [s.id for s in dataset.samples] == ["good"]
     (problem,) = dataset.problems
-    assert (problem.location, problem.sample_id, problem.field, problem.severity) == ("line 2", "bad", "expected", "error")
+    assert (problem.location, problem.sample_id, problem.field, problem.severity) == (
+        "line 2",
+        "bad",
+        "expected",
+        "error",
+    )
     assert problem.message.startswith(f"gold violates its own schema at {where}"), problem.message
 
 
 def test_invalid_schemas_are_reported(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
-    path.write_text(json.dumps({"id": "s", "text": "t", "schema": {"type": "object", "required": "name"},
-                                "expected": {}}) + "\n")
+    path.write_text(
+        json.dumps({"id": "s", "text": "t", "schema": {"type": "object", "required": "name"}, "expected": {}}) + "\n"
+    )
     (problem,) = load_source(str(path)).problems
-    assert str(problem) == (f"{path}:line 1, sample 's', field 'schema': not a valid JSON Schema: "
-                            "$.required: 'name' is not of type 'array'")
+    assert str(problem) == (
+        f"{path}:line 1, sample 's', field 'schema': not a valid JSON Schema: $.required: 'name' is not of type 'array'"
+    )
 
 
 # -- sampling ----------------------------------------------------------------------------------------------
@@ -241,8 +305,10 @@ def test_subsample_is_seeded_order_preserving_and_order_independent() -> None:
 
 @pytest.mark.slow
 def test_subsample_is_the_same_in_another_interpreter() -> None:
-    code = ("from pytest_extractbench.dataset import load_dataset, subsample\n"
-            "print(','.join(s.id for s in subsample(load_dataset().samples, 7, 3)))")
+    code = (
+        "from pytest_extractbench.dataset import load_dataset, subsample\n"
+        "print(','.join(s.id for s in subsample(load_dataset().samples, 7, 3)))"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "123"}
     other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert other.stdout.strip() == ",".join(s.id for s in subsample(load_dataset().samples, 7, 3))
@@ -278,13 +344,16 @@ def empty_hub() -> Iterator[str]:
 
 def _load_in_subprocess(spec: str, tmp_path: Path, **env: str) -> tuple[str, float]:
     # huggingface_hub reads HF_ENDPOINT / HF_HUB_OFFLINE at import: a fresh interpreter per case.
-    code = ("from pytest_extractbench.dataset.sources import load_source\n"
-            f"try:\n    load_source({spec!r})\nexcept Exception as exc:\n    print(type(exc).__name__, exc)")
+    code = (
+        "from pytest_extractbench.dataset.sources import load_source\n"
+        f"try:\n    load_source({spec!r})\nexcept Exception as exc:\n    print(type(exc).__name__, exc)"
+    )
     full = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HOME": str(tmp_path / "hf"), **env}
     full.pop("HF_HUB_OFFLINE", None) if "HF_HUB_OFFLINE" not in env else None
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=120,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=120, check=False
+    )
     return done.stdout + done.stderr, time.perf_counter() - started
 
 
@@ -296,17 +365,22 @@ def _closed_port() -> int:
 
 @pytest.mark.slow
 def test_an_unreachable_hub_is_a_clear_error(tmp_path: Path) -> None:
-    output, _ = _load_in_subprocess("hf:paraloq/json_data_extraction", tmp_path,
-                                    HF_ENDPOINT=f"http://127.0.0.1:{_closed_port()}")
-    assert output.startswith("DatasetSourceError dataset 'hf:paraloq/json_data_extraction': the HuggingFace Hub"), output
+    output, _ = _load_in_subprocess(
+        "hf:paraloq/json_data_extraction", tmp_path, HF_ENDPOINT=f"http://127.0.0.1:{_closed_port()}"
+    )
+    assert output.startswith("DatasetSourceError dataset 'hf:paraloq/json_data_extraction': the HuggingFace Hub"), (
+        output
+    )
     assert "is unreachable" in output and "hf:PATH" in output
 
 
 @pytest.mark.slow
 def test_an_unknown_dataset_is_a_clear_error(tmp_path: Path, empty_hub: str) -> None:
     output, _ = _load_in_subprocess("hf:someone/no-such-dataset", tmp_path, HF_ENDPOINT=empty_hub)
-    assert output.startswith("DatasetSourceError dataset 'hf:someone/no-such-dataset': 'someone/no-such-dataset': "
-                             "it is neither a local path nor a dataset on the HuggingFace Hub"), output
+    assert output.startswith(
+        "DatasetSourceError dataset 'hf:someone/no-such-dataset': 'someone/no-such-dataset': "
+        "it is neither a local path nor a dataset on the HuggingFace Hub"
+    ), output
 
 
 @pytest.mark.slow

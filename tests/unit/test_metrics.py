@@ -20,7 +20,9 @@ OPTIONS = ScoringOptions()
 
 
 def record(sample_id: str, output, expected, schema=None, model: str = "m") -> SampleRecord:
-    return SampleRecord(model=model, sample_id=sample_id, score=score_sample(output, expected, schema, sample_id=sample_id))
+    return SampleRecord(
+        model=model, sample_id=sample_id, score=score_sample(output, expected, schema, sample_id=sample_id)
+    )
 
 
 def test_micro_macro_and_weighted_differ_as_the_spec_defines() -> None:

@@ -42,15 +42,17 @@ def test_nothing_in_the_package_changes_the_import_machinery() -> None:
 
 @pytest.mark.slow
 def test_importing_the_package_leaves_the_interpreter_as_it_was_and_old_names_are_gone() -> None:
-    code = ("import gc, sys\n"
-            "before = (list(sys.meta_path), list(sys.path_hooks), gc.get_freeze_count(), gc.get_threshold())\n"
-            "import pytest_extractbench, pytest_extractbench.plugin, pytest_extractbench.scoring\n"
-            "from pytest_extractbench import score_sample, evaluate\n"
-            "assert (list(sys.meta_path), list(sys.path_hooks), gc.get_freeze_count(), gc.get_threshold()) == before\n"
-            "try:\n"
-            "    import pytest_extractbench.metrics\n"
-            "except ModuleNotFoundError:\n"
-            "    print('gone')\n")
+    code = (
+        "import gc, sys\n"
+        "before = (list(sys.meta_path), list(sys.path_hooks), gc.get_freeze_count(), gc.get_threshold())\n"
+        "import pytest_extractbench, pytest_extractbench.plugin, pytest_extractbench.scoring\n"
+        "from pytest_extractbench import score_sample, evaluate\n"
+        "assert (list(sys.meta_path), list(sys.path_hooks), gc.get_freeze_count(), gc.get_threshold()) == before\n"
+        "try:\n"
+        "    import pytest_extractbench.metrics\n"
+        "except ModuleNotFoundError:\n"
+        "    print('gone')\n"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "gone"
 
@@ -60,9 +62,15 @@ def test_a_run_gives_back_the_gc_and_the_environment(run: BenchRun) -> None:
     samples = [{"id": f"s{i}", "text": f"P{i}", "schema": schema, "expected": {"name": f"P{i}"}} for i in range(3)]
     before = (gc.isenabled(), gc.get_freeze_count(), gc.get_threshold(), list(sys.meta_path))
     environ = dict(os.environ)
-    result = run("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-                 "--extractbench-sla", "none", files={"data.jsonl": samples, "preds.jsonl": [
-                     {"id": s["id"], "output": s["expected"]} for s in samples]})
+    result = run(
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-sla",
+        "none",
+        files={"data.jsonl": samples, "preds.jsonl": [{"id": s["id"], "output": s["expected"]} for s in samples]},
+    )
     result.assert_outcomes(passed=3)
     assert (gc.isenabled(), gc.get_freeze_count(), gc.get_threshold(), list(sys.meta_path)) == before
     changed = {name for name in {*environ, *os.environ} if environ.get(name) != os.environ.get(name)}
@@ -80,9 +88,15 @@ def test_a_run_leaves_objects_frozen_by_the_user_frozen(run: BenchRun) -> None:
     try:
         assert not any(obj is marker for obj in gc.get_objects())
         frozen = gc.get_freeze_count()
-        result = run("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-                     "--extractbench-sla", "none", files={"data.jsonl": samples, "preds.jsonl": [
-                         {"id": "s0", "output": {"name": "P0"}}]})
+        result = run(
+            "--extractbench-dataset",
+            "data.jsonl",
+            "--extractbench-predictions",
+            "preds.jsonl",
+            "--extractbench-sla",
+            "none",
+            files={"data.jsonl": samples, "preds.jsonl": [{"id": "s0", "output": {"name": "P0"}}]},
+        )
         result.assert_outcomes(passed=1)
         assert 0 < gc.get_freeze_count() <= frozen  # frozen objects that died left; none was added
         assert not any(obj is marker for obj in gc.get_objects())  # still frozen: the run never thawed it

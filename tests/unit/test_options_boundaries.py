@@ -14,7 +14,11 @@ def test_the_defaults_are_the_specs() -> None:
     # spec 4.0.1: EQS = 0.15 validity + 0.50 F1 (partial) + 0.20 type accuracy + 0.15 (1 - hallucination)
     weights = EqsWeights()
     assert (weights.validity, weights.f1_partial, weights.type_accuracy, weights.no_hallucination) == (
-        0.15, 0.50, 0.20, 0.15)
+        0.15,
+        0.50,
+        0.20,
+        0.15,
+    )
     # spec 4.1.2/4.1.3: exact >= 0.95, partial >= 0.5, lenient >= 0.3; composite 0.5 token F1 + 0.3 Levenshtein
     # + 0.2 containment; numbers equal within 1e-6
     options = ScoringOptions()
@@ -25,7 +29,12 @@ def test_the_defaults_are_the_specs() -> None:
     # spec 4.5.6: 10,000 resamples, 95% intervals, tests at alpha 0.05; seed 001's gap rule at 0.15 EQS
     stats = StatsOptions()
     assert (stats.resamples, stats.confidence, stats.seed, stats.alpha, stats.gap_threshold) == (
-        10_000, 0.95, 0, 0.05, 0.15)
+        10_000,
+        0.95,
+        0,
+        0.05,
+        0.15,
+    )
 
 
 def test_eqs_weights_may_be_zero_not_negative_and_must_sum_to_one() -> None:
@@ -90,4 +99,5 @@ def test_from_dict_of_a_partial_dict_keeps_the_other_defaults() -> None:
     assert ScoringOptions.from_dict({}) == ScoringOptions()
     assert ScoringOptions.from_dict({"statistics": {"alpha": 0.01}}).statistics == StatsOptions(alpha=0.01)
     assert ScoringOptions.from_dict({"eqs_weights": {"validity": 0.25, "no_hallucination": 0.05}}).eqs_weights == (
-        EqsWeights(validity=0.25, no_hallucination=0.05))
+        EqsWeights(validity=0.25, no_hallucination=0.05)
+    )

@@ -29,8 +29,9 @@ def hashes(found: list[Sample]) -> dict[str, str]:
 
 
 def snapshots(found: list[Sample], answers: dict[str, dict]) -> baselines.Snapshots:
-    records = [SampleRecord(model="m", sample_id=s.id, score=score_sample(answers[s.id], s.expected, s.schema))
-               for s in found]
+    records = [
+        SampleRecord(model="m", sample_id=s.id, score=score_sample(answers[s.id], s.expected, s.schema)) for s in found
+    ]
     return baselines.snapshot_records(records, hashes(found))
 
 
@@ -44,14 +45,20 @@ def test_counts_unchanged_changed_added_removed() -> None:
     now = [before[0], before[1], edited, before[3], Sample("s9", "P9 is 9.", SCHEMA, {"name": "P9", "age": 9})]
     pairing = pair_samples(hashes(before), hashes(now))
     assert (pairing.unchanged, pairing.changed, pairing.added, pairing.removed) == (
-        ("s0", "s1", "s3"), ("s2",), ("s9",), ("s4",))
+        ("s0", "s1", "s3"),
+        ("s2",),
+        ("s9",),
+        ("s4",),
+    )
     assert pairing.baseline_total == 5 and pairing.unchanged_fraction == pytest.approx(3 / 5)
     assert pairing.as_dict()["changed_samples"] == ["s2"]
     assert "3 unchanged, 1 changed, 1 added, 1 removed of the baseline's 5 samples" in pairing.describe()
 
 
-@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2)), max_size=12),
-       st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2)), max_size=12))
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2)), max_size=12),
+    st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2)), max_size=12),
+)
 def test_every_sample_lands_in_exactly_one_count(before: list, after: list) -> None:
     old, new = {f"s{i}": f"h{h}" for i, h in before}, {f"s{i}": f"h{h}" for i, h in after}
     pairing = pair_samples(old, new)
@@ -61,10 +68,13 @@ def test_every_sample_lands_in_exactly_one_count(before: list, after: list) -> N
     assert pairing.baseline_total == len(old)
 
 
-@pytest.mark.parametrize(("unchanged", "minimum", "refused"), [(2, 0.5, False), (1, 0.5, True), (1, 0.25, False),
-                                                               (4, 1.0, False), (3, 1.0, True)])
-def test_a_regression_check_needs_the_threshold_of_unchanged_samples(unchanged: int, minimum: float,
-                                                                     refused: bool) -> None:
+@pytest.mark.parametrize(
+    ("unchanged", "minimum", "refused"),
+    [(2, 0.5, False), (1, 0.5, True), (1, 0.25, False), (4, 1.0, False), (3, 1.0, True)],
+)
+def test_a_regression_check_needs_the_threshold_of_unchanged_samples(
+    unchanged: int, minimum: float, refused: bool
+) -> None:
     before = samples(4)
     now = before[:unchanged] + [Sample(s.id, s.text + " edited", SCHEMA, s.expected) for s in before[unchanged:]]
     why = too_few_unchanged(pair_samples(hashes(before), hashes(now)), minimum)
@@ -103,7 +113,9 @@ def test_a_comparison_leaves_the_edited_sample_out_and_decides_on_the_rest() -> 
 def test_an_old_baseline_file_loads_and_is_compared_by_id(tmp_path: Path) -> None:
     found = samples(4)
     snaps = snapshots(found, {s.id: s.expected for s in found})
-    old = {model: {i: baselines.SampleSnapshot(s.row, s.fields) for i, s in per.items()} for model, per in snaps.items()}
+    old = {
+        model: {i: baselines.SampleSnapshot(s.row, s.fields) for i, s in per.items()} for model, per in snaps.items()
+    }
     path = baselines.save(baselines.build("old", old, {}, {}, {}), tmp_path)
     assert "sample_hash" not in path.read_text()
     loaded = baselines.load(path)

@@ -86,8 +86,12 @@ def test_latency_leaves_out_failed_and_cached_requests() -> None:
 
 def test_latency_correlation_signs() -> None:
     records = [
-        rec(f"s{i}", latency_s=0.1 * i, usage={"prompt_tokens": 100 * i, "completion_tokens": 50 - i},
-            meta={"text_chars": 1000 + 10 * i, "complexity": {"total_fields": 4, "max_nesting_depth": 1}})
+        rec(
+            f"s{i}",
+            latency_s=0.1 * i,
+            usage={"prompt_tokens": 100 * i, "completion_tokens": 50 - i},
+            meta={"text_chars": 1000 + 10 * i, "complexity": {"total_fields": 4, "max_nesting_depth": 1}},
+        )
         for i in range(1, 8)
     ]
     corr = performance_metrics(records)["latency_correlation"]
@@ -209,7 +213,7 @@ def test_rates_of_a_known_error_mix() -> None:
         rec("p", "parse_failure", latency_s=1),
         rec("s", "schema_failure", latency_s=1),
         rec("t", error_class="timeout", latency_s=60, attempts=4),
-        rec("x", error_class="truncated", finish_reason="length", latency_s=2, content="{\"a\": \"x"),
+        rec("x", error_class="truncated", finish_reason="length", latency_s=2, content='{"a": "x'),
     ]
     rel = reliability(records)
     assert rel["total_requests"] == 10
@@ -258,7 +262,8 @@ def test_the_gate_fails_on_p95_latency_and_success_rate() -> None:
 KINDS = st.sampled_from(["valid", "parse_failure", "schema_failure", *ERROR_CLASSES])
 RESPONSES = st.lists(
     st.tuples(KINDS, st.floats(0.001, 120.0), st.integers(1, 5), st.booleans(), st.integers(0, 4000)),
-    min_size=0, max_size=30,
+    min_size=0,
+    max_size=30,
 )
 
 
@@ -266,8 +271,14 @@ def build(rows: list) -> list[SampleRecord]:
     records = []
     for n, (kind, latency, attempts, cached, tokens) in enumerate(rows):
         usage = {"prompt_tokens": tokens, "completion_tokens": tokens // 3}
-        common = dict(latency_s=latency, attempts=attempts, cached=cached, usage=usage,
-                      started_at=1000.0 + n, finished_at=1000.0 + n + latency)
+        common = dict(
+            latency_s=latency,
+            attempts=attempts,
+            cached=cached,
+            usage=usage,
+            started_at=1000.0 + n,
+            finished_at=1000.0 + n + latency,
+        )
         if kind in ERROR_CLASSES:
             records.append(rec(f"s{n}", error_class=kind, **common))
         else:
@@ -286,8 +297,15 @@ def test_invariants(rows: list) -> None:
     else:
         assert perf["measured"] is False and lat["p95"] is None
     rel = perf["reliability"]
-    for key in ("success_rate", "parse_failure_rate", "schema_failure_rate", "timeout_rate", "retry_rate",
-                "truncation_rate", "reliability_score"):
+    for key in (
+        "success_rate",
+        "parse_failure_rate",
+        "schema_failure_rate",
+        "timeout_rate",
+        "retry_rate",
+        "truncation_rate",
+        "reliability_score",
+    ):
         assert rel[key] is None if not records else 0.0 <= rel[key] <= 1.0
     outcomes = rel["outcome_counts"]
     assert sum(outcomes.values()) == rel["total_requests"] == len(records)

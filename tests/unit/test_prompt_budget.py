@@ -7,7 +7,8 @@ import asyncio
 import random
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_extractbench.live.schedule import LONG_PROMPT_TOKENS, PromptBudget, PromptSpeed, prompt_chars
 
@@ -54,14 +55,18 @@ def test_without_a_token_budget_it_is_a_first_come_first_served_count_limit() ->
     assert tracker.budget.stats.held == 0 and tracker.budget.stats.passed == 0
 
 
-@given(st.lists(st.tuples(st.integers(1, 60_000), st.integers(0, 3)), min_size=1, max_size=12),
-       st.integers(1, 4), st.integers(1_000, 40_000))
+@given(
+    st.lists(st.tuples(st.integers(1, 60_000), st.integers(0, 3)), min_size=1, max_size=12),
+    st.integers(1, 4),
+    st.integers(1_000, 40_000),
+)
 def test_tokens_in_flight_stay_within_the_budget_unless_one_prompt_runs_alone(
         requests: list[tuple[int, int]], limit: int, capacity: int) -> None:  # fmt: skip
     async def main() -> Tracker:
         tracker = Tracker(PromptBudget(limit=limit, timeout_s=5, tokens=capacity))
-        await asyncio.gather(*(tracker.run(f"r{i}", chars, hold / 1000, delay_s=i / 10_000)
-                               for i, (chars, hold) in enumerate(requests)))
+        await asyncio.gather(
+            *(tracker.run(f"r{i}", chars, hold / 1000, delay_s=i / 10_000) for i, (chars, hold) in enumerate(requests))
+        )
         return tracker
 
     tracker = run(main())
@@ -77,8 +82,10 @@ def test_before_a_speed_is_known_long_prompts_go_one_at_a_time_and_short_ones_be
     async def main() -> Tracker:
         tracker = Tracker(PromptBudget(limit=4, timeout_s=10))
         await asyncio.gather(
-            tracker.run("long1", long_chars, 0.05), tracker.run("long2", long_chars, 0.05, delay_s=0.001),
-            tracker.run("short1", 300, 0.01, delay_s=0.002), tracker.run("short2", 300, 0.01, delay_s=0.003),
+            tracker.run("long1", long_chars, 0.05),
+            tracker.run("long2", long_chars, 0.05, delay_s=0.001),
+            tracker.run("short1", 300, 0.01, delay_s=0.002),
+            tracker.run("short2", 300, 0.01, delay_s=0.003),
         )
         return tracker
 
@@ -148,9 +155,13 @@ def test_a_cancelled_request_gives_its_room_back_whether_it_waited_or_ran() -> N
 
 
 def test_prompt_characters_count_text_parts() -> None:
-    messages = [{"role": "system", "content": "abc"},
-                {"role": "user", "content": [{"type": "text", "text": "de"},
-                                             {"type": "image_url", "image_url": {"url": "data:..."}}]}]
+    messages = [
+        {"role": "system", "content": "abc"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "de"}, {"type": "image_url", "image_url": {"url": "data:..."}}],
+        },
+    ]
     assert prompt_chars(messages) == 5
 
 
@@ -159,8 +170,12 @@ def test_random_arrivals_all_finish_and_respect_the_count() -> None:
 
     async def main() -> Tracker:
         tracker = Tracker(PromptBudget(limit=3, timeout_s=0.5, tokens=5_000))
-        await asyncio.gather(*(tracker.run(f"r{i}", rng.randrange(1, 30_000), rng.random() / 100,
-                                           delay_s=rng.random() / 50) for i in range(60)))
+        await asyncio.gather(
+            *(
+                tracker.run(f"r{i}", rng.randrange(1, 30_000), rng.random() / 100, delay_s=rng.random() / 50)
+                for i in range(60)
+            )
+        )
         return tracker
 
     tracker = run(main())

@@ -21,7 +21,7 @@ pytest.importorskip("mypy", reason="mypy is in the dev extra")
 
 def readme_blocks() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Use from Python"):]
+    section = text[text.index("### Use from Python") :]
     section = section[: section.index("\n### ", 5)]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
@@ -33,9 +33,23 @@ def mypy(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
     script.write_text(code, encoding="utf-8")
     env = {**os.environ, "MYPYPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-error-summary",
-         "--cache-dir", str(tmp_path / ".mypy_cache"), "--python-version", "3.10", str(script)],
-        capture_output=True, text=True, env=env, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--no-error-summary",
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            "--python-version",
+            "3.10",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
 
 
@@ -43,9 +57,12 @@ def test_the_type_checking_imports_are_the_lazy_exports() -> None:
     """Each public name is imported for type checkers from the module it loads from at run time."""
     tree = ast.parse((ROOT / "pytest_extractbench" / "__init__.py").read_text(encoding="utf-8"))
     guarded = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
-    typed = {("pytest_extractbench." + node.module, alias.name)
-             for node in guarded.body if isinstance(node, ast.ImportFrom) and node.module
-             for alias in node.names}
+    typed = {
+        ("pytest_extractbench." + node.module, alias.name)
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
     lazy = {(module, name) for module, names in pytest_extractbench._EXPORTS.items() for name in names}
     assert typed == lazy
     assert {name for _, name in typed} == set(pytest_extractbench.__all__)
@@ -64,12 +81,14 @@ def test_the_readme_python_examples_pass_mypy_strict(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_misused_api_is_caught(tmp_path: Path) -> None:
     """Not ``object`` (which would refuse every call) and not ``Any`` (which would accept every one)."""
-    code = ("from pytest_extractbench import evaluate, score_sample\n"
-            "evaluate('bundled', sla='gold')\n"
-            "evaluate('bundled', samples=3)\n"
-            "evaluate('bundled', sample=[3])\n"
-            "score_sample('{}')\n"
-            "evaluate('bundled').metric(3)\n")
+    code = (
+        "from pytest_extractbench import evaluate, score_sample\n"
+        "evaluate('bundled', sla='gold')\n"
+        "evaluate('bundled', samples=3)\n"
+        "evaluate('bundled', sample=[3])\n"
+        "score_sample('{}')\n"
+        "evaluate('bundled').metric(3)\n"
+    )
     checked = mypy(tmp_path, code)
     errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
     assert [int(line.split(":")[1]) for line in errors] == [2, 3, 4, 5, 6], checked.stdout

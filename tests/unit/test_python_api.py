@@ -16,13 +16,20 @@ from pytest_extractbench.core.rundoc import iter_samples
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "predictions" / "demo.jsonl"
 WEAK = ROOT / "fixtures" / "predictions" / "weak.jsonl"
-HEADLINE = ("extraction_quality_score", "schema_validity_rate", "field_f1_partial", "field_f1_strict",
-            "hallucination_rate", "type_accuracy", "exact_match_rate")
+HEADLINE = (
+    "extraction_quality_score",
+    "schema_validity_rate",
+    "field_f1_partial",
+    "field_f1_strict",
+    "hallucination_rate",
+    "type_accuracy",
+    "exact_match_rate",
+)
 
 
 def readme_blocks() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Use from Python"):]
+    section = text[text.index("### Use from Python") :]
     section = section[: section.index("\n### ", 5)]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
@@ -34,8 +41,9 @@ def pytest_run(pytester: pytest.Pytester, *args: str) -> dict:
 
 
 @pytest.mark.slow
-def test_the_readme_code_runs_and_says_what_pytest_says(pytester: pytest.Pytester,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_readme_code_runs_and_says_what_pytest_says(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shutil.copytree(ROOT / "fixtures", pytester.path / "fixtures")
     monkeypatch.chdir(pytester.path)
     namespace: dict = {}
@@ -66,10 +74,16 @@ def test_the_readme_code_runs_and_says_what_pytest_says(pytester: pytest.Pyteste
 
 @pytest.mark.slow
 def test_evaluate_matches_pytest_sample_by_sample(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    document = pytest_run(pytester, "--extractbench-predictions", f"demo={DEMO}", "--extractbench-predictions",
-                          f"weak={WEAK}", "--extractbench-sla", "target")
-    result = evaluate(predictions={"demo": DEMO, "weak": WEAK}, sla="target", output=tmp_path / "run",
-                      rootdir=tmp_path)
+    document = pytest_run(
+        pytester,
+        "--extractbench-predictions",
+        f"demo={DEMO}",
+        "--extractbench-predictions",
+        f"weak={WEAK}",
+        "--extractbench-sla",
+        "target",
+    )
+    result = evaluate(predictions={"demo": DEMO, "weak": WEAK}, sla="target", output=tmp_path / "run", rootdir=tmp_path)
     assert result.models == ["demo", "weak"]
     for model in ("demo", "weak"):
         for name in HEADLINE:
@@ -78,9 +92,11 @@ def test_evaluate_matches_pytest_sample_by_sample(pytester: pytest.Pytester, tmp
     by_pytest = list(iter_samples(pytester.path / "out" / "samples.jsonl"))
     by_python = list(iter_samples(tmp_path / "run" / "samples.jsonl"))
     assert [(r["model"], r["sample_id"], r["score"]["eqs"], r["passed"]) for r in by_pytest] == [
-        (r["model"], r["sample_id"], r["score"]["eqs"], r["passed"]) for r in by_python]
-    assert result.gate_passed == (document["models"]["demo"]["sla"]["passed"]
-                                  and document["models"]["weak"]["sla"]["passed"])
+        (r["model"], r["sample_id"], r["score"]["eqs"], r["passed"]) for r in by_python
+    ]
+    assert result.gate_passed == (
+        document["models"]["demo"]["sla"]["passed"] and document["models"]["weak"]["sla"]["passed"]
+    )
 
 
 @pytest.mark.slow
@@ -129,7 +145,7 @@ def test_bad_options_raise_usage_problems_naming_them(tmp_path: Path) -> None:
 
 
 def test_a_plugin_source_receives_the_run_context(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest('''
+    pytester.makeconftest("""
         import json
         from pytest_extractbench import ModelResponse
 
@@ -152,7 +168,7 @@ def test_a_plugin_source_receives_the_run_context(pytester: pytest.Pytester) -> 
             source = GoldSource(context)
             (context.run_dir.parent / "seen.json").write_text(json.dumps([source.models, len(source.ids)]))
             return source
-    ''')
+    """)
     document = pytest_run(pytester, "--model", "oracle", "--extractbench-sla", "none", "--extractbench-sample", "5")
     assert json.loads((pytester.path / "seen.json").read_text()) == [["oracle"], 5]
     assert document["models"]["oracle"]["extraction_quality_score"] == 1.0
@@ -160,8 +176,9 @@ def test_a_plugin_source_receives_the_run_context(pytester: pytest.Pytester) -> 
 
 @pytest.mark.slow
 def test_load_run_rebuilds_records_with_the_run_s_own_scoring_options(tmp_path: Path) -> None:
-    result = evaluate(predictions=WEAK, output=tmp_path / "run", rootdir=tmp_path, sla="none",
-                      eqs_weights="0.4,0.3,0.2,0.1")
+    result = evaluate(
+        predictions=WEAK, output=tmp_path / "run", rootdir=tmp_path, sla="none", eqs_weights="0.4,0.3,0.2,0.1"
+    )
     loaded = load_run(tmp_path / "run")
     assert [r.score.eqs for r in loaded.records] == pytest.approx([r.score.eqs for r in result.records])
     default = evaluate(predictions=WEAK, output=tmp_path / "default", rootdir=tmp_path, sla="none")
@@ -173,8 +190,13 @@ def test_to_pandas_rows_and_levels(tmp_path: Path) -> None:
     from pytest_extractbench.core.files import write_jsonl
 
     dataset, predictions = tmp_path / "d.jsonl", tmp_path / "p.jsonl"
-    write_jsonl(dataset, [{"id": "a", "text": "t", "schema": {"type": "object"}, "expected": {"x": 1, "y": "k"}},
-                          {"id": "b", "text": "t", "schema": {"type": "object"}, "expected": {"x": 2}}])
+    write_jsonl(
+        dataset,
+        [
+            {"id": "a", "text": "t", "schema": {"type": "object"}, "expected": {"x": 1, "y": "k"}},
+            {"id": "b", "text": "t", "schema": {"type": "object"}, "expected": {"x": 2}},
+        ],
+    )
     write_jsonl(predictions, [{"id": "a", "output": {"x": 1}}, {"id": "b", "output": {"x": 2}}])
     result = evaluate(str(dataset), predictions=str(predictions), output=tmp_path / "run", rootdir=tmp_path, sla="none")
     frame = result.to_pandas()
@@ -183,7 +205,10 @@ def test_to_pandas_rows_and_levels(tmp_path: Path) -> None:
     fields = result.to_pandas(level="field")
     # a: x exact, y missed; b: x exact
     assert sorted(zip(fields.sample_id, fields.path, fields.category)) == [
-        ("a", "x", "exact"), ("a", "y", "missed"), ("b", "x", "exact")]
+        ("a", "x", "exact"),
+        ("a", "y", "missed"),
+        ("b", "x", "exact"),
+    ]
     assert fields.loc[fields.path == "y", "expected"].tolist() == ["k"]
     with pytest.raises(ValueError, match="level must be 'sample' or 'field'"):
         result.to_pandas(level="cell")
@@ -206,10 +231,18 @@ def test_evaluate_stops_a_regression_check_against_a_baseline_of_other_samples(t
         return tmp_path / name
 
     preds = write("p.jsonl", [{"id": r["id"], "output": r["expected"]} for r in rows])
-    evaluate(write("d.jsonl", rows), predictions=preds, output=tmp_path / "o1", save="main", sla="none",
-             rootdir=tmp_path)
+    evaluate(
+        write("d.jsonl", rows), predictions=preds, output=tmp_path / "o1", save="main", sla="none", rootdir=tmp_path
+    )
     write("d.jsonl", [r if r["id"] == "s0" else dict(r, text=r["text"] + " edited") for r in rows])
     with pytest.raises(UsageProblem, match=r"only 1 of the baseline's 4 samples are unchanged .*3 changed"):
-        evaluate(tmp_path / "d.jsonl", predictions=preds, output=tmp_path / "o2", compare="main",
-                 compare_fail=["eqs:-0.02"], sla="none", rootdir=tmp_path)
+        evaluate(
+            tmp_path / "d.jsonl",
+            predictions=preds,
+            output=tmp_path / "o2",
+            compare="main",
+            compare_fail=["eqs:-0.02"],
+            sla="none",
+            rootdir=tmp_path,
+        )
     assert not (tmp_path / "o2" / "metrics.json").exists()

@@ -28,8 +28,10 @@ from pytest_extractbench.core.files import write_jsonl
 from pytest_extractbench.run.context import RunEvents
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
-ROWS = [{"id": "a", "text": "Ann Lee, 41", "schema": SCHEMA, "expected": {"name": "Ann Lee", "age": 41}},
-        {"id": "b", "text": "Bo Chen, 29", "schema": SCHEMA, "expected": {"name": "Bo Chen", "age": 29}}]
+ROWS = [
+    {"id": "a", "text": "Ann Lee, 41", "schema": SCHEMA, "expected": {"name": "Ann Lee", "age": 41}},
+    {"id": "b", "text": "Bo Chen, 29", "schema": SCHEMA, "expected": {"name": "Bo Chen", "age": 29}},
+]
 ANSWERS = [{"id": "a", "output": {"name": "Ann Lee", "age": 41}}, {"id": "b", "output": {"name": "Bo"}}]
 # by hand, with the default EQS weights (validity .15, F1 partial .5, type accuracy .2, no hallucination .15):
 # a is all right (1.0); b is valid, "Bo" is too far from "Bo Chen" to count and age is missed (F1 0), the one
@@ -95,8 +97,9 @@ def test_predictions_in_memory_by_model_and_mixed_with_files(tmp_path: Path) -> 
     duplicated = run(tmp_path, "dup", ROWS, predictions=[*ANSWERS, {"id": "b", "output": {"name": "Bo Chen"}}])
     assert eqs_by_sample(duplicated) == pytest.approx(HAND_EQS)  # the first row of an id wins, as in a file
     problems = duplicated.document["run"]["problems"]
-    assert any(p["source"] == "<rows>" and p["location"] == "row 3" and "duplicate id" in p["message"]
-               for p in problems), problems
+    assert any(
+        p["source"] == "<rows>" and p["location"] == "row 3" and "duplicate id" in p["message"] for p in problems
+    ), problems
     saved = run(tmp_path, "saved", ROWS, save="rows")  # a baseline of in-memory answers hashes no file
     assert saved.saved_baseline is not None and saved.saved_baseline.is_file()
     with pytest.raises(UsageProblem, match="predictions=.*expected a path, rows"):
@@ -147,8 +150,14 @@ def test_progress_is_called_after_each_scored_sample_and_events_still_arrive(tmp
         def sample_scored(self, record: Any) -> None:
             scored.append(record.sample_id)
 
-    result = run(tmp_path, "progress", ROWS, predictions={"x": ANSWERS, "y": ANSWERS}, events=Events(),
-                 progress=lambda done, total, record: calls.append((done, total, record.model, record.sample_id)))
+    result = run(
+        tmp_path,
+        "progress",
+        ROWS,
+        predictions={"x": ANSWERS, "y": ANSWERS},
+        events=Events(),
+        progress=lambda done, total, record: calls.append((done, total, record.model, record.sample_id)),
+    )
     assert calls == [(1, 4, "x", "a"), (2, 4, "x", "b"), (3, 4, "y", "a"), (4, 4, "y", "b")]
     assert scored == [r.sample_id for r in result.records] == ["a", "b", "a", "b"]
     with pytest.raises(UsageProblem, match="progress="):
@@ -165,8 +174,14 @@ def test_an_extractor_without_a_name_needs_model(tmp_path: Path) -> None:
         with pytest.raises(UsageProblem, match="needs model='NAME'"):
             evaluate(ROWS, extractor=nameless, rootdir=tmp_path, output=tmp_path / "never")
         assert not (tmp_path / "never").exists()  # refused before anything is written
-    named = evaluate(ROWS, extractor=lambda sample: gold[sample.id], model="lookup", output=tmp_path / "lambda",
-                     rootdir=tmp_path, sla="none")
+    named = evaluate(
+        ROWS,
+        extractor=lambda sample: gold[sample.id],
+        model="lookup",
+        output=tmp_path / "lambda",
+        rootdir=tmp_path,
+        sla="none",
+    )
     assert named.models == ["lookup"] and named.metric("eqs") == 1.0
 
     class Extractor:

@@ -20,7 +20,15 @@ def test_ci_runs_the_readme_test_command() -> None:
     # CI adds only how the suite runs (workers, the durations report, a lane's arguments), never what it selects
     (ci_command,) = [line for line in ci_lines if line.startswith(test_command + " ")]
     assert ci_command.removeprefix(test_command + " ").split() == [
-        "-n", "2", "--dist", "loadgroup", "--durations=30", '"$@"', "||", "status=$?"]
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "--durations=30",
+        '"$@"',
+        "||",
+        "status=$?",
+    ]
 
 
 def all_readme_commands() -> list[str]:
@@ -49,7 +57,11 @@ def test_the_main_command_points_at_files_that_exist() -> None:
     assert main_command in commands
     checked = set().union(*(repo_paths_in(command) for command in commands))
     # the commands that name repository files: the demo predictions, the weak ones, the cmake include
-    assert {"fixtures/predictions/demo.jsonl", "fixtures/predictions/weak.jsonl", "ci/llama-server-only.cmake"} <= checked
+    assert {
+        "fixtures/predictions/demo.jsonl",
+        "fixtures/predictions/weak.jsonl",
+        "ci/llama-server-only.cmake",
+    } <= checked
     missing = sorted(path for path in checked if not (ROOT / path).exists())
     assert not missing, f"README commands name files that do not exist: {missing}"
 

@@ -19,7 +19,8 @@ REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
 def test_the_committed_reference_is_what_the_table_and_catalog_write(page: str) -> None:
     committed = (REFERENCE / page).read_text(encoding="utf-8")
     assert committed == reference.PAGES[page](), (
-        f"docs/reference/{page} is stale: run `python -m pytest_extractbench.config.reference docs/reference`")
+        f"docs/reference/{page} is stale: run `python -m pytest_extractbench.config.reference docs/reference`"
+    )
 
 
 def _table_rows(text: str) -> list[list[str]]:
@@ -74,7 +75,8 @@ def test_every_option_of_every_subcommand_has_help(name: str) -> None:
         if isinstance(action, argparse._HelpAction):
             continue
         assert action.help and action.help is not argparse.SUPPRESS and action.help.strip(), (
-            f"extractbench {name}: {action.option_strings or action.dest} has no help text")
+            f"extractbench {name}: {action.option_strings or action.dest} has no help text"
+        )
 
 
 def test_run_help_shows_each_plugin_option_with_its_help_text() -> None:

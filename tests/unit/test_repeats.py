@@ -68,16 +68,17 @@ def test_a_run_without_repeats_has_no_section() -> None:
     assert repeats_section({"a": sample_repeats([True], [{"name": "exact"}])}) == {}
 
 
-@pytest.mark.parametrize("text, metric", [("pass^k>=0.8", "pass_hat_k"), ("pass@k >= 90%", "pass_at_k"),
-                                          ("pass_hat_k>=0.5", "pass_hat_k")])
+@pytest.mark.parametrize(
+    "text, metric", [("pass^k>=0.8", "pass_hat_k"), ("pass@k >= 90%", "pass_at_k"), ("pass_hat_k>=0.5", "pass_hat_k")]
+)
 def test_gates_name_them_as_written(text: str, metric: str) -> None:
     requirement = parse_requirement(text)
     assert requirement.metric == metric and requirement.direction == "min"
-    held, = evaluate_requirements({metric: 0.95}, [requirement])
-    missed, = evaluate_requirements({metric: 0.4}, [requirement])
+    (held,) = evaluate_requirements({metric: 0.95}, [requirement])
+    (missed,) = evaluate_requirements({metric: 0.4}, [requirement])
     assert held.passed and not missed.passed
 
 
 def test_a_gate_on_pass_hat_k_without_repeats_is_not_let_pass() -> None:
-    check, = evaluate_requirements({"extraction_quality_score": 1.0}, [parse_requirement("pass^k>=0.8")])
+    (check,) = evaluate_requirements({"extraction_quality_score": 1.0}, [parse_requirement("pass^k>=0.8")])
     assert not check.passed and check.outcome == UNMEASURED and "--extractbench-repeats" in check.reason

@@ -93,9 +93,12 @@ def test_an_unknown_or_missing_version_is_refused(tmp_path: Path, kind: str, gar
 
 
 def test_garbage_instead_of_a_document_is_one_error_naming_the_file(tmp_path: Path) -> None:
-    for text, words in [("{not json", "line 1: not valid JSON"), ("[1, 2]", "a list, not an object"),
-                        ('{"format_version": 2}', "no 'models' object"),
-                        ('{"models": {"m": 3}, "format_version": 2}', "models.m is not an object")]:
+    for text, words in [
+        ("{not json", "line 1: not valid JSON"),
+        ("[1, 2]", "a list, not an object"),
+        ('{"format_version": 2}', "no 'models' object"),
+        ('{"models": {"m": 3}, "format_version": 2}', "models.m is not an object"),
+    ]:
         (tmp_path / "metrics.json").write_text(text, encoding="utf-8")
         with pytest.raises(RunDocError, match=f"metrics.json: {words}"):
             rundoc.read_metrics(tmp_path)
@@ -132,12 +135,25 @@ def test_the_defaults_are_the_value_types_defaults() -> None:
     assert {k: track[k] for k in rundoc.TRACK_RECORD_DEFAULTS} == rundoc.TRACK_RECORD_DEFAULTS
 
 
-def _full_record(output: Any, response: dict[str, Any], passed: bool, failure: str | None, meta: dict[str, Any],
-                 diagnostics: dict[str, Any], error: str | None) -> dict[str, Any]:
+def _full_record(
+    output: Any,
+    response: dict[str, Any],
+    passed: bool,
+    failure: str | None,
+    meta: dict[str, Any],
+    diagnostics: dict[str, Any],
+    error: str | None,
+) -> dict[str, Any]:
     gold = {"name": "Ann", "age": 41, "tags": ["a", "b"], "address": {"city": "Oslo"}}
-    schema = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
-                                                "tags": {"type": "array", "items": {"type": "string"}},
-                                                "address": {"type": "object"}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "address": {"type": "object"},
+        },
+    }
     score = score_sample(output, gold, schema, sample_id="s-1")
     return SampleRecord("model", "s-1", score, meta, response, passed, failure, diagnostics, error).to_dict()
 
@@ -146,9 +162,17 @@ def test_a_record_in_full_form_and_compact_form_reads_the_same(tmp_path: Path) -
     """An old (full-form) samples.jsonl still loads, and the compact one reads back to the same records."""
     records = [
         _full_record('{"name": "Ann", "age": 41}', ModelResponse(content="x").as_dict(), True, None, {}, {}, None),
-        _full_record("{oops", ModelResponse(error_class="timeout", error="slow", attempts=3, latency_s=1.5,
-                                            usage={"prompt_tokens": 3}).as_dict(), False, "no output", {"t": 1},
-                     {"hallucination_types": []}, "boom"),
+        _full_record(
+            "{oops",
+            ModelResponse(
+                error_class="timeout", error="slow", attempts=3, latency_s=1.5, usage={"prompt_tokens": 3}
+            ).as_dict(),
+            False,
+            "no output",
+            {"t": 1},
+            {"hallucination_types": []},
+            "boom",
+        ),
     ]
     files.write_jsonl(tmp_path / "full.jsonl", records)  # what format 1 wrote
     rundoc.write_samples(tmp_path / "compact.jsonl", records)
@@ -174,8 +198,18 @@ def test_an_old_full_form_run_directory_loads(tmp_path: Path) -> None:
 
 
 def test_a_track_record_round_trips(tmp_path: Path) -> None:
-    full = TrackRecord("m", "a", "repair", {"passed": False, "failure": "x"}, {"k": 1},
-                       ModelResponse(content="{}").as_dict(), False, "x", None, ["line"]).to_dict()
+    full = TrackRecord(
+        "m",
+        "a",
+        "repair",
+        {"passed": False, "failure": "x"},
+        {"k": 1},
+        ModelResponse(content="{}").as_dict(),
+        False,
+        "x",
+        None,
+        ["line"],
+    ).to_dict()
     bare = TrackRecord("m", "b", "repair", {}).to_dict()
     bare["response"] = ModelResponse().as_dict()
     for record in (full, bare):
@@ -183,16 +217,25 @@ def test_a_track_record_round_trips(tmp_path: Path) -> None:
 
 
 try:
-    from hypothesis import given, strategies as st
+    from hypothesis import given
+    from hypothesis import strategies as st
 except ImportError:  # hypothesis is a dev dependency
     given = None
 
 if given is not None:
     TEXT = st.text(max_size=8)
     SCALAR = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False) | TEXT
-    OUTPUTS = st.sampled_from([None, "{oops", "[]", '{"name": "Ann"}', '{"name": "Ann", "age": "41"}',
-                               '{"name": "Ann", "age": 41, "tags": ["a", "b"], "address": {"city": "Oslo"}}',
-                               '{"name": 1, "extra": 2, "tags": "a"}'])
+    OUTPUTS = st.sampled_from(
+        [
+            None,
+            "{oops",
+            "[]",
+            '{"name": "Ann"}',
+            '{"name": "Ann", "age": "41"}',
+            '{"name": "Ann", "age": 41, "tags": ["a", "b"], "address": {"city": "Oslo"}}',
+            '{"name": 1, "extra": 2, "tags": "a"}',
+        ]
+    )
     RESPONSE = st.builds(
         ModelResponse, content=OUTPUTS, error_class=st.none() | st.sampled_from(["timeout", "missing"]),
         error=st.none() | TEXT, latency_s=st.none() | st.floats(0, 10), usage=st.dictionaries(TEXT, st.integers(0, 9)),
@@ -202,10 +245,17 @@ if given is not None:
         origin=st.none() | st.just({"source": "replay"}),
     )  # fmt: skip
 
-    @given(RESPONSE, st.booleans(), st.none() | TEXT, st.dictionaries(TEXT, SCALAR, max_size=3),
-           st.dictionaries(TEXT, SCALAR | st.lists(SCALAR, max_size=2), max_size=3), st.none() | TEXT)
-    def test_any_record_compact_then_read_is_the_full_record(response: ModelResponse, passed: bool, failure: Any,
-                                                             meta: dict, diagnostics: dict, error: Any) -> None:
+    @given(
+        RESPONSE,
+        st.booleans(),
+        st.none() | TEXT,
+        st.dictionaries(TEXT, SCALAR, max_size=3),
+        st.dictionaries(TEXT, SCALAR | st.lists(SCALAR, max_size=2), max_size=3),
+        st.none() | TEXT,
+    )
+    def test_any_record_compact_then_read_is_the_full_record(
+        response: ModelResponse, passed: bool, failure: Any, meta: dict, diagnostics: dict, error: Any
+    ) -> None:
         full = _full_record(response.content, response.as_dict(), passed, failure, meta, diagnostics, error)
         line = files.jsonl_line(rundoc.compact(full))  # what write_samples writes
         assert rundoc.expand(json.loads(line)) == json.loads(files.jsonl_line(full))
@@ -227,10 +277,19 @@ def _types(value: Any) -> Any:
 
 
 def test_evaluate_and_load_run_give_the_same_types_and_values(tmp_path: Path) -> None:
-    evaluate("bundled", predictions={"m": str(DEMO)}, output=tmp_path / "base", save="main", sla="none",
-             rootdir=tmp_path)
-    made = evaluate("bundled", predictions={"m": str(WEAK)}, output=tmp_path / "run", compare="main",
-                    compare_fail=["eqs:-0.02"], sla="target", require=["eqs>=0.99"], rootdir=tmp_path)
+    evaluate(
+        "bundled", predictions={"m": str(DEMO)}, output=tmp_path / "base", save="main", sla="none", rootdir=tmp_path
+    )
+    made = evaluate(
+        "bundled",
+        predictions={"m": str(WEAK)},
+        output=tmp_path / "run",
+        compare="main",
+        compare_fail=["eqs:-0.02"],
+        sla="target",
+        require=["eqs>=0.99"],
+        rootdir=tmp_path,
+    )
     read = load_run(tmp_path / "run")
     assert made.regressions and all(type(check) is CheckResult for check in made.regressions)
     assert read.regressions == made.regressions
@@ -238,13 +297,17 @@ def test_evaluate_and_load_run_give_the_same_types_and_values(tmp_path: Path) ->
     assert read.metrics == made.metrics and _types(read.metrics) == _types(made.metrics)
     assert read.run_level == made.run_level and _types(read.run_level) == _types(made.run_level)
     assert read.checks == made.checks and read.requirements == made.requirements and made.requirements
-    assert (read.gate_passed, read.sla_passed, read.requirements_passed) == \
-        (made.gate_passed, made.sla_passed, made.requirements_passed) == (False, False, False)
+    assert (
+        (read.gate_passed, read.sla_passed, read.requirements_passed)
+        == (made.gate_passed, made.sla_passed, made.requirements_passed)
+        == (False, False, False)
+    )
 
 
 def test_a_baseline_saved_is_read_back_by_the_one_reader(tmp_path: Path) -> None:
-    evaluate("bundled", predictions={"m": str(DEMO)}, output=tmp_path / "base", save="main", sla="none",
-             rootdir=tmp_path)
+    evaluate(
+        "bundled", predictions={"m": str(DEMO)}, output=tmp_path / "base", save="main", sla="none", rootdir=tmp_path
+    )
     path = baselines.resolve("main", baselines.baseline_dir(tmp_path), base_dir=tmp_path)
     document = rundoc.read_baseline(path)
     assert document["format_version"] == rundoc.FORMAT_VERSION[rundoc.BASELINE]

@@ -155,8 +155,11 @@ def test_array_of_objects_aligned_in_order() -> None:
         "properties": {
             "items": {
                 "type": "array",
-                "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
-                          "required": ["sku"]},
+                "items": {
+                    "type": "object",
+                    "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
+                    "required": ["sku"],
+                },
             }
         },
     }
@@ -254,7 +257,10 @@ def test_structure_mismatch_keeps_gold_fields_and_flags_the_type() -> None:
     assert fields["contact.email"].category == "missed" and fields["contact.email"].origin == "structure"
     contact = fields["contact"]
     assert (contact.category, contact.expected_type, contact.predicted_type, contact.type_ok) == (
-        "spurious", "object", "string", False
+        "spurious",
+        "object",
+        "string",
+        False,
     )
     assert score.observed.expected == 6  # gold leaves never depend on the prediction
 
@@ -298,30 +304,43 @@ def test_as_dict_round_trip() -> None:
 
 # -- exactness rules: the spec's composite (default) and --extractbench-exact-within -------------------------
 
-NEAR_SCHEMA = {"type": "object", "properties": {
-    "total": {"type": "number"}, "budget": {"type": "number"}, "name": {"type": "string"},
-    "code": {"type": ["integer", "string"]},  # the output stays schema-valid with "12" for 12
-}}
+NEAR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "total": {"type": "number"},
+        "budget": {"type": "number"},
+        "name": {"type": "string"},
+        "code": {"type": ["integer", "string"]},  # the output stays schema-valid with "12" for 12
+    },
+}
 NEAR_GOLD = {"total": 100, "budget": 1_000_000, "name": "Ann Lee", "code": 12}
 # 104 vs 100: number similarity 1 - 4/100 = 0.96; 950,000 vs 1,000,000: 1 - 50,000/1,000,000 = 0.95;
 # "ann lee": equal after case folding; "12" vs 12: equal after coercion, but a string where the gold is an integer
 NEAR_OUTPUT = {"total": 104, "budget": 950_000, "name": "ann lee", "code": "12"}
 
 
-@pytest.mark.parametrize("options, categories, f1", [
-    # the spec's rule: every composite score >= 0.95 is exact, so all four count in strict F1
-    (ScoringOptions(), ["exact", "exact", "exact", "exact"], (1.0, 1.0, 1.0)),
-    # within 1%: 104 and 950,000 are near misses (partial by their 0.96 / 0.95 score), "12" is the wrong type
-    # (partial by its 1.0 score): strict TP 1 -> P = R = 1/4; partial TP 1 + 0.5 x 3 = 2.5 -> 0.625;
-    # lenient TP 1 + 3 (scores >= 0.3) = 4 -> 1.0
-    (ScoringOptions(exact_within=0.01), ["partial", "partial", "exact", "partial"], (0.25, 0.625, 1.0)),
-    # within 5%: both numbers are exact now (4% and 5% off); "12" still is not: strict 3/4, partial 3.5/4
-    (ScoringOptions(exact_within=0.05), ["exact", "exact", "exact", "partial"], (0.75, 0.875, 1.0)),
-    # lenient types accept the lossless "12": exact again; the numbers stay near misses: strict 2/4, partial 3/4
-    (ScoringOptions(exact_within=0.01, strict_types=False), ["partial", "partial", "exact", "exact"], (0.5, 0.75, 1.0)),
-])
-def test_near_miss_numbers_and_wrong_types(options: ScoringOptions, categories: list[str],
-                                           f1: tuple[float, float, float]) -> None:
+@pytest.mark.parametrize(
+    "options, categories, f1",
+    [
+        # the spec's rule: every composite score >= 0.95 is exact, so all four count in strict F1
+        (ScoringOptions(), ["exact", "exact", "exact", "exact"], (1.0, 1.0, 1.0)),
+        # within 1%: 104 and 950,000 are near misses (partial by their 0.96 / 0.95 score), "12" is the wrong type
+        # (partial by its 1.0 score): strict TP 1 -> P = R = 1/4; partial TP 1 + 0.5 x 3 = 2.5 -> 0.625;
+        # lenient TP 1 + 3 (scores >= 0.3) = 4 -> 1.0
+        (ScoringOptions(exact_within=0.01), ["partial", "partial", "exact", "partial"], (0.25, 0.625, 1.0)),
+        # within 5%: both numbers are exact now (4% and 5% off); "12" still is not: strict 3/4, partial 3.5/4
+        (ScoringOptions(exact_within=0.05), ["exact", "exact", "exact", "partial"], (0.75, 0.875, 1.0)),
+        # lenient types accept the lossless "12": exact again; the numbers stay near misses: strict 2/4, partial 3/4
+        (
+            ScoringOptions(exact_within=0.01, strict_types=False),
+            ["partial", "partial", "exact", "exact"],
+            (0.5, 0.75, 1.0),
+        ),
+    ],
+)
+def test_near_miss_numbers_and_wrong_types(
+    options: ScoringOptions, categories: list[str], f1: tuple[float, float, float]
+) -> None:
     score = score_sample(json.dumps(NEAR_OUTPUT), NEAR_GOLD, NEAR_SCHEMA, options=options)
     assert score.valid
     by_path = {f.path: f.category for f in score.fields}

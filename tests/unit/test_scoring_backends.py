@@ -14,8 +14,13 @@ from pytest_extractbench.scoring import ERROR, ScoringOptions, score_sample
 from pytest_extractbench.scoring.backends import NoBackendsError, current_backends, use_backends
 from pytest_extractbench.scoring.whole_output import JUDGE, SIMILARITY, Item, score_whole_outputs
 
-SCHEMA = {"type": "object", "properties": {"city": {"type": "string", "x-eval-compare": "semantic"},
-                                           "note": {"type": "string", "x-eval-compare": "semantic"}}}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "x-eval-compare": "semantic"},
+        "note": {"type": "string", "x-eval-compare": "semantic"},
+    },
+}
 GOLD = {"city": "New York City", "note": "fever"}
 
 
@@ -31,8 +36,7 @@ class RecordedJudge:
     def grade(self, items: Sequence[tuple[str, Any, Any]]) -> list[Any]:
         self.calls += 1
         self.asked.extend(items)
-        return [self.grades.get(predicted, ValueError(f"no grade for {predicted!r}"))
-                for _, _, predicted in items]
+        return [self.grades.get(predicted, ValueError(f"no grade for {predicted!r}")) for _, _, predicted in items]
 
     def grade_outputs(self, items: Sequence[tuple[str, str]], *, batch: int = 4) -> list[Any]:
         self.calls += 1
@@ -110,9 +114,11 @@ def test_without_backends_a_semantic_field_is_an_error_that_says_what_to_install
 
 
 def test_the_package_s_score_sample_comes_with_the_live_clients() -> None:
-    code = ("import sys\n"
-            "from pytest_extractbench.scoring.backends import current_backends\n"
-            "from pytest_extractbench import score_sample\n"
-            "print(type(current_backends()).__module__, 'openai' in sys.modules)")
+    code = (
+        "import sys\n"
+        "from pytest_extractbench.scoring.backends import current_backends\n"
+        "from pytest_extractbench import score_sample\n"
+        "print(type(current_backends()).__module__, 'openai' in sys.modules)"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["pytest_extractbench.live.scoring_backends", "False"]

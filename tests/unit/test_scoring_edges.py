@@ -43,8 +43,10 @@ def test_strings_equal_after_normalization_are_exact_with_full_similarity() -> N
     assert compare_scalars("35", 35, OPTIONS) == (1.0, True, (1.0, 1.0, 1.0))  # coerced to text first
 
 
-@pytest.mark.parametrize(("expected", "predicted", "same"), [(True, "yes", True), (False, "No", True),
-                                                             (True, "no", False), (True, "maybe", False)])
+@pytest.mark.parametrize(
+    ("expected", "predicted", "same"),
+    [(True, "yes", True), (False, "No", True), (True, "no", False), (True, "maybe", False)],
+)
 def test_booleans_read_yes_and_no(expected: bool, predicted: str, same: bool) -> None:
     assert compare_scalars(expected, predicted, OPTIONS) == ((1.0, True, None) if same else (0.0, False, None))
 
@@ -54,11 +56,20 @@ def test_other_values_are_equal_or_not() -> None:
     assert compare_scalars({"a": 1}, [1], OPTIONS) == (0.0, False, None)
 
 
-@pytest.mark.parametrize(("expected_type", "predicted", "agrees"), [
-    ("boolean", "yes", True), ("boolean", "maybe", False), ("string", 5, True), ("string", False, True),
-    ("string", None, False), ("number", "5.5", True), ("number", "five", False), ("object", 5, False),
-    ("array", "x", False),
-])
+@pytest.mark.parametrize(
+    ("expected_type", "predicted", "agrees"),
+    [
+        ("boolean", "yes", True),
+        ("boolean", "maybe", False),
+        ("string", 5, True),
+        ("string", False, True),
+        ("string", None, False),
+        ("number", "5.5", True),
+        ("number", "five", False),
+        ("object", 5, False),
+        ("array", "x", False),
+    ],
+)
 def test_lenient_types_accept_only_lossless_coercions(expected_type: str, predicted: object, agrees: bool) -> None:
     assert types_agree(expected_type, predicted, LENIENT_TYPES) is agrees
     assert types_agree(expected_type, predicted, OPTIONS) is False  # strict: the JSON types differ
@@ -66,8 +77,11 @@ def test_lenient_types_accept_only_lossless_coercions(expected_type: str, predic
 
 def test_true_positives_per_mode() -> None:
     counts = FieldCounts(exact=2, partial=1, partial_lenient=3)
-    assert (counts.true_positives("strict"), counts.true_positives("partial"), counts.true_positives("lenient")) == \
-        (2.0, 2.5, 5.0)
+    assert (counts.true_positives("strict"), counts.true_positives("partial"), counts.true_positives("lenient")) == (
+        2.0,
+        2.5,
+        5.0,
+    )
 
 
 def test_nothing_expected_but_something_predicted_is_zero_recall() -> None:
@@ -78,8 +92,11 @@ def test_nothing_expected_but_something_predicted_is_zero_recall() -> None:
 
 def test_the_lenient_threshold_is_inclusive() -> None:
     threshold = OPTIONS.lenient_threshold  # 0.3
-    fields = [FieldResult("at", INCORRECT, threshold), FieldResult("below", INCORRECT, threshold - 0.01),
-              FieldResult("zero", INCORRECT, 0.0)]
+    fields = [
+        FieldResult("at", INCORRECT, threshold),
+        FieldResult("below", INCORRECT, threshold - 0.01),
+        FieldResult("zero", INCORRECT, 0.0),
+    ]
     assert count_fields(fields, OPTIONS).partial_lenient == 1
 
 
@@ -89,8 +106,12 @@ def test_invalid_output_earns_no_credit_though_its_fields_are_diagnosed() -> Non
     score = score_sample({"a": "the quick brown fox jumps", "n": "5", "b": "x"}, gold, schema)
     assert not score.schema_valid  # "5" is a string
     assert score.observed.exact >= 1 and score.observed.partial == 1  # what the fields were
-    assert (score.counts.exact, score.counts.partial, score.counts.partial_lenient, score.counts.type_correct) == \
-        (0, 0, 0, 0)  # what they earn
+    assert (score.counts.exact, score.counts.partial, score.counts.partial_lenient, score.counts.type_correct) == (
+        0,
+        0,
+        0,
+        0,
+    )  # what they earn
     for mode in ("strict", "partial", "lenient"):
         assert (score.precision[mode], score.recall[mode], score.f1[mode]) == (0.0, 0.0, 0.0)
 
@@ -102,8 +123,11 @@ def test_nothing_expected_means_nothing_omitted() -> None:
 
 def test_failing_fields_are_the_non_exact_ones_in_path_order() -> None:
     score = score_sample({"a": "x", "b": "wrong", "d": 1}, {"a": "x", "b": "y", "c": "z"})
-    assert [(f.path, f.category) for f in score.failing_fields()] == [("b", "incorrect"), ("c", "missed"),
-                                                                      ("d", "spurious")]
+    assert [(f.path, f.category) for f in score.failing_fields()] == [
+        ("b", "incorrect"),
+        ("c", "missed"),
+        ("d", "spurious"),
+    ]
 
 
 def test_field_results_keep_what_differs_from_the_defaults_only() -> None:

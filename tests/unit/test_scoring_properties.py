@@ -171,7 +171,7 @@ def test_annotated_defaults_score_like_no_annotation(gold: dict, choice: int, op
 
 # -- numeric tolerances and type-aware keys ------------------------------------------------------------------
 
-numbers = st.one_of(st.integers(-10**6, 10**6), st.floats(-1e6, 1e6, allow_nan=False, width=32))
+numbers = st.one_of(st.integers(-(10**6), 10**6), st.floats(-1e6, 1e6, allow_nan=False, width=32))
 tolerances = st.floats(0, 10, allow_nan=False, width=32)
 
 

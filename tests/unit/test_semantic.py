@@ -35,8 +35,14 @@ def test_local_embeddings_pass_paraphrases_and_fail_unrelated_text(semantic_cach
     score = score_sample(json.dumps(OUTPUT), GOLD, SCHEMA, options=options)
     got = {f.path: f for f in score.fields}
     embedder = get_embedder("local")
-    city, summary, fruit = cosine_similarities(embedder, [("New York City", "NYC"), ("The patient has a fever.",
-                                                          "Patient is febrile."), ("banana bread", "Car insurance quote")])
+    city, summary, fruit = cosine_similarities(
+        embedder,
+        [
+            ("New York City", "NYC"),
+            ("The patient has a fever.", "Patient is febrile."),
+            ("banana bread", "Car insurance quote"),
+        ],
+    )
     assert city >= 0.85 > fruit  # the model's own verdicts, the 0.85 threshold of seed 001
     assert got["city"].score == 1.0 and got["city"].category == "exact" and not got["city"].equal
     # below the threshold the cosine itself is the score: partial or incorrect by the usual bands

@@ -23,10 +23,12 @@ def test_gate_verdicts_name_the_missed_threshold_and_a_failed_gate_blocks_the_re
     first = checks[0]
     step = -0.001 if first.direction == "min" else 0.001
     failing = evaluate_sla({**thresholds, first.metric: thresholds[first.metric] + step}, "minimum")
-    document = {"models": {
-        "good": {"sla": {"tier": "minimum", "checks": [c.as_dict() for c in checks]}},
-        "bad": {"sla": {"tier": "minimum", "checks": [c.as_dict() for c in failing]}},
-    }}
+    document = {
+        "models": {
+            "good": {"sla": {"tier": "minimum", "checks": [c.as_dict() for c in checks]}},
+            "bad": {"sla": {"tier": "minimum", "checks": [c.as_dict() for c in failing]}},
+        }
+    }
     good, bad = gate_verdicts(document)
     assert (good.model, good.gate, good.passed) == ("good", "sla-minimum", True)
     assert good.headline == "SLA tier 'minimum', model 'good': every threshold held"

@@ -94,12 +94,18 @@ def test_a_server_the_plugin_did_not_start_is_not_watched(fault_server: FaultSer
     assert "slot_wait_s" not in response.attempt_log[1]
 
 
-@pytest.mark.parametrize(("answer", "idle"), [
-    ([{"id": 0, "is_processing": True}, {"id": 1, "is_processing": False}], 1),
-    ([{"id": 0, "state": 0}, {"id": 1, "state": 1}, {"id": 2, "state": 0}], 2),  # older llama-server
-    ([{"id": 0, "is_processing": True}], 0),
-    ([], None), ({"error": "slots endpoint disabled"}, None), ([{"id": 0}], None), ([{"state": True}], None),
-])
+@pytest.mark.parametrize(
+    ("answer", "idle"),
+    [
+        ([{"id": 0, "is_processing": True}, {"id": 1, "is_processing": False}], 1),
+        ([{"id": 0, "state": 0}, {"id": 1, "state": 1}, {"id": 2, "state": 0}], 2),  # older llama-server
+        ([{"id": 0, "is_processing": True}], 0),
+        ([], None),
+        ({"error": "slots endpoint disabled"}, None),
+        ([{"id": 0}], None),
+        ([{"state": True}], None),
+    ],
+)
 def test_idle_slots_are_read_from_either_form_of_the_slot_list(answer: Any, idle: int | None) -> None:
     assert idle_slots(answer) == idle
 
@@ -131,8 +137,9 @@ def test_only_the_servers_the_plugin_started_get_a_slot_watch(tmp_path: Any) -> 
     from pytest_extractbench.live.pipeline import LiveSource
 
     def source(live: LiveOptions, routes: dict[str, Route]) -> LiveSource:
-        made = LiveSource(live, lambda: routes, run_dir=tmp_path, cache_dir=None, concurrency=4, api_key=None,
-                          templates=None)
+        made = LiveSource(
+            live, lambda: routes, run_dir=tmp_path, cache_dir=None, concurrency=4, api_key=None, templates=None
+        )
         made._before_submit()
         return made
 
@@ -140,8 +147,10 @@ def test_only_the_servers_the_plugin_started_get_a_slot_watch(tmp_path: Any) -> 
     embedded = source(LiveOptions(slots=3), started)
     assert embedded.live.embedded
     # memory lowered a's slots to 2; b runs the 3 asked for; a URL the plugin did not start has none
-    assert [embedded._embedded_slots(u) for u in ("http://127.0.0.1:9001/v1", "http://127.0.0.1:9002/v1",
-                                                  "http://127.0.0.1:9003/v1")] == [2, 3, None]
+    assert [
+        embedded._embedded_slots(u)
+        for u in ("http://127.0.0.1:9001/v1", "http://127.0.0.1:9002/v1", "http://127.0.0.1:9003/v1")
+    ] == [2, 3, None]
     assert embedded._client("http://127.0.0.1:9001/v1").slot_watch.slots == 2
     given = source(LiveOptions(base_urls=("http://127.0.0.1:9001/v1",)), started)
     assert given._embedded_slots("http://127.0.0.1:9001/v1") is None

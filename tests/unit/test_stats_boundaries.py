@@ -59,8 +59,16 @@ def test_percentile_interval_bounds_by_hand():
 
 @pytest.mark.parametrize(
     ("d", "band"),
-    [(0.19, "negligible"), (0.2, "small"), (0.49, "small"), (0.5, "medium"), (-0.5, "medium"),
-     (0.79, "medium"), (0.8, "large"), (-0.8, "large")],
+    [
+        (0.19, "negligible"),
+        (0.2, "small"),
+        (0.49, "small"),
+        (0.5, "medium"),
+        (-0.5, "medium"),
+        (0.79, "medium"),
+        (0.8, "large"),
+        (-0.8, "large"),
+    ],
 )
 def test_cohens_bands_at_their_exact_boundaries(d, band):
     assert interpret_cohens_d(d) == band
@@ -237,8 +245,11 @@ def test_the_t_test_flags_at_005_and_001(a, at_005, at_001):
 def test_the_permutation_details_are_reported_only_when_it_decides():
     report = _report([1.0, 1.0, 1.0], [0.0, 0.0, 0.0])
     assert report["test"] == "paired permutation"
-    assert report["permutation_test"] == {"statistic": 1.0, "p_value": pytest.approx(0.25),
-                                          "note": "exact (all 2^n swaps)"}
+    assert report["permutation_test"] == {
+        "statistic": 1.0,
+        "p_value": pytest.approx(0.25),
+        "note": "exact (all 2^n swaps)",
+    }
     assert _report([1.0, 1.0, 1.0], [0.0, 0.0, 0.0], test_name="t-test")["permutation_test"] is None
 
 

@@ -14,29 +14,49 @@ from pytest_extractbench import SampleRecord, score_sample
 from pytest_extractbench.core import rundoc
 from pytest_extractbench.run.spool import RecordSpool
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "number"},
-                                           "tags": {"type": "array", "items": {"type": "string"}}},
-          "required": ["name"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "n": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["name"],
+}
 GOLD = {"name": "Ada", "n": 3, "tags": ["x", "y"]}
-VALUES = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=6),
-                   st.lists(st.text(max_size=3), max_size=3))
+VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=6), st.lists(st.text(max_size=3), max_size=3)
+)
 OUTPUTS = st.one_of(
     st.fixed_dictionaries({}, optional={"name": VALUES, "n": VALUES, "tags": VALUES, "extra": VALUES}).map(json.dumps),
     st.text(max_size=20),  # unparseable or wrong-typed output
 )
-RECORDS = st.lists(st.tuples(st.sampled_from(["m-a", "m-b", "m\u202ec"]), st.text(min_size=1, max_size=4), OUTPUTS,
-                             st.floats(0, 5)), min_size=0, max_size=300)
-PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                                         HealthCheck.data_too_large])
+RECORDS = st.lists(
+    st.tuples(st.sampled_from(["m-a", "m-b", "m\u202ec"]), st.text(min_size=1, max_size=4), OUTPUTS, st.floats(0, 5)),
+    min_size=0,
+    max_size=300,
+)
+PROPERTY = settings(
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def records(rows: list[tuple[str, str, str, float]]) -> list[SampleRecord]:
     made = []
     for model, sample_id, output, latency in rows:
         score = score_sample(output, GOLD, SCHEMA, sample_id=sample_id)
-        made.append(SampleRecord(model=model, sample_id=sample_id, score=score, passed=score.valid,
-                                 failure=None if score.valid else "invalid",
-                                 response={"content": output, "latency_s": latency}, meta={"topic": "t"}))
+        made.append(
+            SampleRecord(
+                model=model,
+                sample_id=sample_id,
+                score=score,
+                passed=score.valid,
+                failure=None if score.valid else "invalid",
+                response={"content": output, "latency_s": latency},
+                meta={"topic": "t"},
+            )
+        )
     return made
 
 

@@ -160,7 +160,7 @@ def test_to_json_schema_translates_bfcl_dialect() -> None:
     "content",
     [
         [{"name": "math_area", "arguments": {"base": 2}}],
-        [{"type": "function", "function": {"name": "math_area", "arguments": "{\"base\": 2}"}}],
+        [{"type": "function", "function": {"name": "math_area", "arguments": '{"base": 2}'}}],
         '[{"math.area": {"base": 2}}]',
         '```json\n{"tool_calls": [{"name": "math_area", "arguments": {"base": 2}}]}\n```',
         {"name": "math.area", "parameters": {"base": 2}},
@@ -196,7 +196,9 @@ def test_request_uses_the_tools_api_with_safe_names() -> None:
     messages, fields = track.build_request(sample)
     assert messages == [{"role": "user", "content": "Find the area of a triangle with a base of 10 and a height of 5."}]
     tool = fields["tools"][0]
-    assert tool["type"] == "function" and tool["function"]["name"] == "math_triangle_area" == safe_name("math.triangle_area")
+    assert tool["type"] == "function" and tool["function"]["name"] == "math_triangle_area" == safe_name(
+        "math.triangle_area"
+    )
     assert tool["function"]["parameters"]["type"] == "object"
 
 
@@ -278,9 +280,12 @@ def test_bfcl_files_load_and_their_gold_scores_perfectly(name: str) -> None:
 
 def test_bfcl_format_with_upstream_keys_and_a_bad_row(tmp_path: Path) -> None:
     rows = [
-        {"id": "simple_0", "question": [[{"role": "user", "content": "Area of base 10 height 5?"}]],
-         "function": [{"name": "area", "parameters": {"type": "dict", "properties": {"b": {"type": "integer"}}}}],
-         "ground_truth": [{"area": {"b": [10]}}]},
+        {
+            "id": "simple_0",
+            "question": [[{"role": "user", "content": "Area of base 10 height 5?"}]],
+            "function": [{"name": "area", "parameters": {"type": "dict", "properties": {"b": {"type": "integer"}}}}],
+            "ground_truth": [{"area": {"b": [10]}}],
+        },
         {"id": "bad", "question": "x", "functions": [{"name": "f"}], "expected_calls": [{"g": {}}]},
     ]
     path = tmp_path / "bfcl.jsonl"

@@ -24,7 +24,10 @@ def test_missed_thresholds_are_listed_with_a_reason_and_exit_1_is_explained() ->
     lines = verdict_lines(metrics, {"tiny": evaluate_sla(metrics["tiny"], "minimum")}, "minimum")
     text = "\n".join(lines)
     assert lines[0].startswith("verdict: the benchmark worked")
-    assert "tiny: EQS 0.612 (Moderate), schema validity 98.0% on 52 samples; 50 of 52 requests answered (2 timeout)" in text
+    assert (
+        "tiny: EQS 0.612 (Moderate), schema validity 98.0% on 52 samples; 50 of 52 requests answered (2 timeout)"
+        in text
+    )
     assert "missed 2 threshold(s) of the 'minimum' SLA tier" in text
     assert "eqs 0.612 (needs >= 0.75): missed: its extracted fields are often wrong or missing" in text
     assert "p95_latency_ms 8.4 s (needs <= 5 s): missed: answers take too long on this hardware" in text

@@ -16,10 +16,13 @@ from pytest_extractbench import FieldResult, ScoringOptions, score_sample
 from pytest_extractbench.analysis.diagnostics import _bounded_find, structure_mismatches
 from pytest_extractbench.scoring import FieldWalker, emit
 
-SCHEMA = {"type": "object", "properties": {
-    "customer": {"type": "object", "properties": {"city": {"type": "string"}}},
-    "items": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}}}},
-}}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "customer": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "items": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}}}},
+    },
+}
 GOLD = {"customer": {"city": "Oslo"}, "items": [{"sku": "A"}, {"sku": "B"}]}
 
 
@@ -69,6 +72,7 @@ def test_every_field_result_of_the_walk_is_whole(gold: dict, choice: int, option
 
 def _reference_shapes(expected: Any, predicted: Any) -> dict[str, int]:
     """structure_mismatches as first written: a set of shape names per path."""
+
     def kinds(value: Any, path: str, out: dict[str, set[str]]) -> None:
         if isinstance(value, dict):
             out.setdefault(path, set()).add("object")
@@ -114,10 +118,19 @@ def test_the_bounded_find_agrees_with_the_word_boundary_regex(text: str, needle:
     assert _bounded_find(text, needle) is expected
 
 
-@pytest.mark.parametrize("text, needle, found", [
-    ("a-b a-bc", "a-b", True), ("xa-b a-bc", "a-b", False), ("a-b_", "a-b", False), ("é a-b", "a-b", True),
-    ("éa-b", "a-b", False), ("(a b)", "a b", True), ("a b", "a b", True), ("1,234.", "1,234", True),
-])
+@pytest.mark.parametrize(
+    "text, needle, found",
+    [
+        ("a-b a-bc", "a-b", True),
+        ("xa-b a-bc", "a-b", False),
+        ("a-b_", "a-b", False),
+        ("é a-b", "a-b", True),
+        ("éa-b", "a-b", False),
+        ("(a b)", "a b", True),
+        ("a b", "a b", True),
+        ("1,234.", "1,234", True),
+    ],
+)
 def test_the_bounded_find_by_hand(text: str, needle: str, found: bool) -> None:
     assert _bounded_find(text, needle) is found
 

