@@ -10,13 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 import llmgroup
 import pytest
-import scipy.optimize  # noqa: E402,F401
-import scipy.stats  # noqa: E402,F401
 
-# pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be
-# loaded twice in one process: loading the run machinery here keeps every in-process benchmark run working,
-# and so does loading the scipy modules the package imports only where they are used (statistics, assignments).
-import pytest_extractbench.run.api  # noqa: E402,F401
+# pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be loaded
+# twice in one process; a second copy of the OpenAI client would raise exceptions whose classes the first copy's
+# classifier misses. So the run machinery, the client, and the scipy modules the package imports only where they
+# are used (statistics, assignments) are loaded here, once, before any in-process run.
+import openai  # noqa: F401
+import scipy.optimize  # noqa: F401
+import scipy.stats  # noqa: F401
+
+import pytest_extractbench.live.client  # noqa: F401
+import pytest_extractbench.run.api  # noqa: F401
 
 if TYPE_CHECKING:
     from benchrun import BenchRun
