@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import llmgroup
-import pytest
 
 # pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be loaded
 # twice in one process; a second copy of the OpenAI client would raise exceptions whose classes the first copy's
 # classifier misses. So the run machinery, the client, and the scipy modules the package imports only where they
 # are used (statistics, assignments) are loaded here, once, before any in-process run.
 import openai  # noqa: F401
+import pytest
 import scipy.optimize  # noqa: F401
 import scipy.stats  # noqa: F401
 
