@@ -4,23 +4,37 @@ the pytester runs, the semantic cache and the fault server."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import site
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import _pytest.pytester as _pytester
 import llmgroup
-
-# pytester's in-process runs forget the modules first imported inside them, and numpy's C core cannot be loaded
-# twice in one process; a second copy of the OpenAI client would raise exceptions whose classes the first copy's
-# classifier misses. So the run machinery, the client, and the scipy modules the package imports only where they
-# are used (statistics, assignments) are loaded here, once, before any in-process run.
-import openai  # noqa: F401
 import pytest
-import scipy.optimize  # noqa: F401
-import scipy.stats  # noqa: F401
 
-import pytest_extractbench.live.client  # noqa: F401
-import pytest_extractbench.run.api  # noqa: F401
+import pytest_extractbench.run.api  # noqa: F401  (loaded once, before any in-process run: see below)
+
+# pytester's in-process runs forget the modules first imported inside them. For installed libraries that breaks
+# later tests of the same process: numpy's C core cannot be loaded twice, and an HTTP stack imported at a run's
+# first request (httpcore, h11, anyio's backend) comes back as a second copy whose exceptions the first copy's
+# handlers miss (a dropped connection then read as a bad response). So installed libraries stay loaded across
+# in-process runs; the package and the tests' own modules are still forgotten, as pytester intends.
+_SITE_DIRS = tuple(str(Path(p)) for p in {*site.getsitepackages(), site.getusersitepackages()} if p)
+
+
+def _installed(name: str) -> bool:
+    where = getattr(sys.modules.get(name), "__file__", None) or ""
+    return where.startswith(_SITE_DIRS) and not name.startswith("pytest_extractbench")
+
+
+class _KeepInstalled(_pytester.SysModulesSnapshot):
+    def __init__(self, preserve: Callable[[str], bool] | None = None) -> None:
+        super().__init__(preserve=lambda name: _installed(name) or bool(preserve and preserve(name)))
+
+
+_pytester.SysModulesSnapshot = _KeepInstalled  # type: ignore[misc]
 
 if TYPE_CHECKING:
     from benchrun import BenchRun
