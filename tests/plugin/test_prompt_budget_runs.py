@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchrun import BenchRun
 from promptserver import PromptSpeedServer
 
 pytestmark = pytest.mark.slow  # two runs against a server that takes its time, as a CPU does
@@ -29,44 +30,26 @@ def rows() -> list[dict[str, Any]]:
     ]
 
 
-def bench(pytester: pytest.Pytester, url: str, *args: str, out: str = "out") -> dict[str, Any]:
-    (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows()), encoding="utf-8")
-    result = pytester.runpytest(
-        "-p",
-        "no:randomly",
-        "--extractbench",
-        "--extractbench-dataset",
-        "data.jsonl",
-        "--extractbench-output",
-        out,
-        "--extractbench-sla",
-        "none",
-        "--extractbench-base-url",
-        url,
-        "--model",
-        "test-model",
-        "--extractbench-timeout",
-        "1.5",
-        "--extractbench-retries",
-        "0",
-        "--extractbench-concurrency",
-        "4",
-        *args,
-    )
+def bench(run: BenchRun, url: str, *args: str, out: str = "out") -> dict[str, Any]:
+    options = {"dataset": "data.jsonl", "sla": "none", "base-url": url, "timeout": "1.5", "retries": "0"}
+    argv = [arg for name, value in options.items() for arg in (f"--extractbench-{name}", value)]
+    result = run(*argv, "--model", "test-model", "--extractbench-concurrency", "4", *args, out=out,
+                 files={"data.jsonl": rows()})  # fmt: skip
+    pytester = run.pytester
     document = json.loads((Path(pytester.path) / out / "metrics.json").read_text(encoding="utf-8"))
     answers = [json.loads(line) for line in (Path(pytester.path) / out / "responses.jsonl").read_text().splitlines()]
     return {"result": result, "document": document, "answers": {a["sample_id"]: a["response"] for a in answers}}
 
 
-def test_long_prompts_time_out_together_and_finish_one_at_a_time(pytester: pytest.Pytester) -> None:
+def test_long_prompts_time_out_together_and_finish_one_at_a_time(run: BenchRun) -> None:
     with PromptSpeedServer(tokens_per_s=4_000) as server:
-        off = bench(pytester, server.url, "--extractbench-prompt-budget", "off")
+        off = bench(run, server.url, "--extractbench-prompt-budget", "off")
     timed_out = sorted(sid for sid, r in off["answers"].items() if r["error_class"] == "timeout")
     assert timed_out == ["long0", "long1"], off["answers"]  # read together, each at half speed: 2 s > 1.5 s
     assert server.peak_tokens >= 2 * LONG_CHARS / 4
 
     with PromptSpeedServer(tokens_per_s=4_000) as server:
-        auto = bench(pytester, server.url, out="auto")
+        auto = bench(run, server.url, out="auto")
     assert all(r["error_class"] is None for r in auto["answers"].values()), auto["answers"]
     assert server.abandoned == 0 and server.finished == 6
     assert server.peak_tokens < 2 * LONG_CHARS / 4  # never both long prompts at once
@@ -83,10 +66,10 @@ def test_long_prompts_time_out_together_and_finish_one_at_a_time(pytester: pytes
     assert waited > 0.5
 
 
-def test_a_fixed_budget_is_reported_and_short_prompts_still_run_together(pytester: pytest.Pytester) -> None:
+def test_a_fixed_budget_is_reported_and_short_prompts_still_run_together(run: BenchRun) -> None:
     with PromptSpeedServer(tokens_per_s=4_000) as server:
-        run = bench(pytester, server.url, "--extractbench-prompt-budget", "100000")
-    assert run["document"]["run"]["live"]["prompt_budget"]["setting"] == 100000
-    model = run["document"]["run"]["live"]["prompt_budget"]["by_model"]["test-model"]
+        found = bench(run, server.url, "--extractbench-prompt-budget", "100000")
+    assert found["document"]["run"]["live"]["prompt_budget"]["setting"] == 100000
+    model = found["document"]["run"]["live"]["prompt_budget"]["by_model"]["test-model"]
     assert model["tokens_in_flight_limit"] == 100000 and model["held"] == 0
     assert server.peak_tokens >= 2 * LONG_CHARS / 4  # room for both: read together (and too slowly)
