@@ -26,6 +26,15 @@ _SHORTEST_SECRET = 4  # a one-letter "key" would mask every such letter of every
 _HINTS = ("key", "token", "auth", "secret", "pass", "cookie", "bearer", "basic", "sk-", "pk-", "rk-", "://")
 
 _PATTERNS = (
+    # an auth scheme followed by its token: "Bearer abc1...", "Basic dXNlcjpwYXNz" (a token has a digit or a
+    # symbol, so prose such as "Basic authentication failed" stays readable; no word boundary first, so a scheme
+    # glued to the text before it, "...xBearer abc1...", is still found). Before the header pattern: a header value
+    # that runs into a second scheme ("Authorization: Bearer abc1|Bearer abc1") would swallow that scheme's name
+    # and leave its token.
+    (
+        re.compile(r"(?i)(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
+        rf"\1 {MASK}",
+    ),
     # a header or setting named like a credential, whatever its value looks like
     (
         re.compile(
@@ -34,13 +43,6 @@ _PATTERNS = (
             r"(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"'\\,;&}\]]+"
         ),
         rf"\1\2{MASK}",
-    ),
-    # an auth scheme followed by its token: "Bearer abc1...", "Basic dXNlcjpwYXNz" (a token has a digit
-    # or a symbol, so prose such as "Basic authentication failed" stays readable; no word boundary first, so a
-    # scheme glued to the text before it, "...xBearer abc1...", is still found)
-    (
-        re.compile(r"(?i)(bearer|basic|token)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"),
-        rf"\1 {MASK}",
     ),
     # OpenAI-style keys and other common key prefixes
     (re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}"), rf"\1-{MASK}"),
