@@ -40,6 +40,7 @@ class RecordSpool:
             if self._handle is None:
                 self._handle = self.path.open("wb")
             self._handle.write(line)
+            self._handle.flush()  # on disk as it arrives: a run stopped now keeps every line scored so far
         except (ValueError, OSError):
             self.discard()
             return
