@@ -117,7 +117,7 @@ class PromptBudget:
         self.mode: int | str | None = None if tokens == "off" else tokens
         self.speed = speed or PromptSpeed()
         self.stats = BudgetStats()
-        self._queue: list[_Waiter] = []
+        self._queue: deque[_Waiter] = deque()  # waiting, in arrival order (a cancelled one removes itself)
         self._count = 0
         self._tokens = 0.0
         self._long = 0  # prompts of LONG_PROMPT_TOKENS or more in flight (used before a speed is known)
@@ -173,7 +173,7 @@ class PromptBudget:
         return True
 
     def _start(self, waiter: _Waiter) -> None:
-        self._queue.remove(waiter)
+        """``waiter``, already out of the queue, is admitted."""
         self._count += 1
         self._tokens += waiter.tokens
         self._long += waiter.tokens >= LONG_PROMPT_TOKENS
@@ -187,20 +187,20 @@ class PromptBudget:
 
     def _dispatch(self) -> None:
         """Admit the head while it fits; then, unless it has waited half a timeout, later ones that fit."""
-        self._queue = [w for w in self._queue if not w.ready.done()]
         while self._queue and self._fits(self._queue[0].tokens):
-            self._start(self._queue[0])
+            self._start(self._queue.popleft())
         if not self._queue or self._count >= self.limit:
             return
         head = self._queue[0]
         head.held = True
         if asyncio.get_running_loop().time() - head.since >= self.timeout_s * TIMEOUT_SHARE:
             return  # the head has been passed long enough: the rest wait behind it
-        for waiter in list(self._queue[1:]):
+        for waiter in list(self._queue)[1:]:
             if self._count >= self.limit:
                 break
             if self._fits(waiter.tokens):
                 self.stats.passed += 1
+                self._queue.remove(waiter)
                 self._start(waiter)
             else:
                 waiter.held = True
