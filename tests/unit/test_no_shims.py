@@ -4,6 +4,7 @@ the user's interpreter as it was (import machinery, the GC's frozen generation, 
 from __future__ import annotations
 
 import ast
+import functools
 import gc
 import os
 import subprocess
@@ -18,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pytest_extractbench"
 LAZY_NAMESPACE = PACKAGE / "__init__.py"
 
 
+@functools.cache  # parsed once for the tests that read it (~1.5 s a parse of the package)
 def _trees() -> list[tuple[Path, ast.Module]]:
     return [(path, ast.parse(path.read_text(encoding="utf-8"))) for path in sorted(PACKAGE.rglob("*.py"))]
 

@@ -30,6 +30,7 @@ GOLD = {"city": "New York City", "summary": "The patient has a fever.", "fruit":
 OUTPUT = {"city": "NYC", "summary": "Patient is febrile.", "fruit": "Car insurance quote", "count": 3.0}
 
 
+@pytest.mark.slow  # loads sentence-transformers and its model: ~15 s
 def test_local_embeddings_pass_paraphrases_and_fail_unrelated_text(semantic_cache_dir) -> None:
     options = ScoringOptions(semantic="local")
     score = score_sample(json.dumps(OUTPUT), GOLD, SCHEMA, options=options)
