@@ -321,6 +321,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                "tokens or more go one at a time), off (the request count alone limits), or a number.",
                parse_prompt_budget, "auto", "auto|off|TOKENS",
                target="live.prompt_budget", yaml=("performance.prompt_budget",)),
+    OptionSpec("heartbeat", "When no item has finished for SECONDS, print what is in flight: requests sent and "
+               "waiting, the oldest one's age, and what the embedded servers' slots are doing (0: never).",
+               parse_non_negative, 60.0, "SECONDS",
+               target="live.heartbeat_s", yaml=("output.heartbeat",)),
     # --- reports ---
     OptionSpec("no_html_report", "Do not write report.html into the run directory (summary.md and the CSV files "
                "are still written).", parse_bool, False, flag=True,

@@ -202,6 +202,7 @@ class ExtractorSource(AheadSource):
             if self.is_async:
                 self._heartbeat()
         async with self._limit:
+            self.in_flight.sent(id(request))
             started, clock = time.time(), time.perf_counter()
             response = await self._call(request.sample.view())
             if response.latency_s is None:

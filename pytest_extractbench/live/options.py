@@ -64,6 +64,7 @@ class LiveOptions:
     context: int | None = None  # tokens per embedded slot; None: sized to the prompts (context.py)
     prompt_budget: int | str = "auto"  # prompt tokens in flight per model: "auto", "off" or a number (schedule.py)
     extractor: str | None = None  # MODULE:FUNCTION answering instead of a server (live/extractor.py)
+    heartbeat_s: float = 60.0  # no item finished for this long: say what is in flight (live/inflight.py); 0: never
 
     @property
     def embedded(self) -> bool:

@@ -25,6 +25,7 @@ from ..dataset.documents import DocumentError
 from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
 from .errors import RETRIED, client_error
+from .inflight import InFlight
 from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
 from .options import LiveOptions
 from .schedule import PromptBudget, prompt_chars
@@ -111,6 +112,7 @@ class AheadSource:
         self._thread: threading.Thread | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.counts = {"requested": 0, "resumed": 0, "cached": 0}
+        self.in_flight = InFlight()  # read by the quiet-run line from the main thread
 
     # -- what a subclass provides -------------------------------------------------------------
 
@@ -235,12 +237,15 @@ class AheadSource:
 
     async def _fetch(self, request: Any) -> None:
         try:
+            self.in_flight.waiting(id(request))
             try:
                 response = await self._answer(request)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a defect, not a server fault: still an outcome
                 response = client_error("could not get the answer", exc)
+            finally:
+                self.in_flight.done(id(request))
             by, where = self._asked_of(request)
             response.origin = asked(by, where, response.finished_at)
             # journaled before anyone scores it; an answer the journal cannot write is recorded as an error
@@ -393,6 +398,7 @@ class LiveSource(AheadSource):
         budget, chars = self._limit(route), prompt_chars(request.messages)
         # waited: for a free request slot and room in the prompt budget, before any attempt's clock starts
         async with budget.admit(chars) as waited:
+            self.in_flight.sent(id(request))
             response = await self._ask(request, route)
         budget.speed.observe(chars, response.timings)
         response.wait_s = waited

@@ -69,6 +69,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(details, "extractbench-failure-details")
         # --- reports: live progress line, pytest-html columns/summary (only when it is installed)
         config.pluginmanager.register(_ProgressLine(config), "extractbench-progress")
+        if bench.live and settings.live.heartbeat_s > 0 and config.get_verbosity() >= 0:
+            from .quiet import QuietRunWatch
+
+            watch = QuietRunWatch(config, bench, settings.live.heartbeat_s)
+            config.pluginmanager.register(watch, "extractbench-quiet-run")
         if config.pluginmanager.hasplugin("html"):
             config.pluginmanager.register(pytest_html_glue.PytestHtmlHooks(bench), "extractbench-pytest-html")
     if config.pluginmanager.hasplugin("xdist"):

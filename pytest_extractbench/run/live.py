@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..dataset.responses import OutputSource
     from ..live.cassette import CassetteSource
     from ..live.endpoints import Endpoints
-    from ..live.pipeline import LiveSource, ReplaySource
+    from ..live.pipeline import AheadSource, LiveSource, ReplaySource
     from .context import RunContext
 
 
@@ -30,6 +30,7 @@ class LiveSetup:
         self._templates: Any = None
         self._facts: dict[str, Any] | None = None
         self._live_source: LiveSource | None = None  # kept after it is closed: what its prompt budgets did
+        self._ahead: AheadSource | None = None  # this process's requests, for the quiet-run line
 
     @property
     def active(self) -> bool:
@@ -135,7 +136,7 @@ class LiveSetup:
         if context.has_extractor:
             from ..live.extractor import ExtractorSource
 
-            return ExtractorSource(
+            self._ahead = ExtractorSource(
                 context.answering_extractor(),
                 run_dir=context.run_dir,
                 cache_dir=cache_dir,
@@ -143,6 +144,7 @@ class LiveSetup:
                 concurrency=live.default_concurrency(self.workers()),
                 timeout_s=live.timeout_s,
             )
+            return self._ahead
         from ..live.client import api_key_from_env
         from ..live.endpoints import ENDPOINTS_KEY, Endpoints
         from ..live.pipeline import LiveSource
@@ -173,6 +175,7 @@ class LiveSetup:
             templates=self.templates(),
             **extra,
         )
+        self._ahead = self._live_source
         return self._live_source
 
     def _routes(self) -> dict[str, Any]:
@@ -180,6 +183,16 @@ class LiveSetup:
             self.start()
         assert self.endpoints is not None
         return self.endpoints.routes
+
+    def quiet_line(self, quiet_s: float, done: int, total: int) -> str:
+        """What is in flight when no item has finished for ``quiet_s`` seconds (live/inflight.py): this process's
+        requests (none under xdist's controller: its workers send them) and the embedded servers' slots."""
+        from ..live.inflight import quiet_line, read_slots, slot_activity
+        from ..live.slots import slots_url
+
+        snapshot = self._ahead.in_flight.snapshot() if self._ahead is not None else None
+        embedded = self.server_urls() if self.settings.live.embedded else []
+        return quiet_line(quiet_s, done, total, snapshot, [slot_activity(read_slots(slots_url(u))) for u in embedded])
 
     def server_urls(self) -> list[str]:
         return [url for route in (self.endpoints.routes.values() if self.endpoints else ()) for url in route.urls]

@@ -151,6 +151,10 @@ EFFECT_TESTS: dict[str, list[str]] = {
     "cache": ["tests/plugin/test_trust_across_runs.py::test_two_servers_serving_the_same_model_name_are_both_asked"],
     "slots": [f"{BEHAVIOUR}::test_slots_and_context_size_the_embedded_server"],
     "context": [f"{BEHAVIOUR}::test_slots_and_context_size_the_embedded_server"],
+    "heartbeat": [
+        "tests/plugin/test_quiet_run.py::test_a_slow_server_gets_a_line_while_its_requests_are_out",
+        "tests/plugin/test_quiet_run.py::test_no_line_when_the_option_is_0_or_pytest_is_quiet",
+    ],
     "prompt_budget": [
         "tests/plugin/test_prompt_budget_runs.py::test_long_prompts_time_out_together_and_finish_one_at_a_time",
         "tests/plugin/test_prompt_budget_runs.py::test_a_fixed_budget_is_reported_and_short_prompts_still_run_together",

@@ -81,6 +81,7 @@ def _reference_settings(values: dict[str, Any], rootdir: Path) -> Settings:
         context=values["context"],
         prompt_budget=values["prompt_budget"],
         extractor=values["extractor"],
+        heartbeat_s=values["heartbeat"],
     )
     return Settings(
         enabled=True,
@@ -155,6 +156,7 @@ OLD_KEY_PATHS = {
     "output.generate_report": "no_html_report",
     "output.charts": "charts",
     "output.failure_details": "failure_details",
+    "output.heartbeat": "heartbeat",
     "metrics.field_matching.exact_within": "exact_within",
     "metrics.field_matching.list_similarity": "list_similarity",
     "metrics.field_matching.normalisers": "normalise",
@@ -236,6 +238,7 @@ def _given_text(tmp_path: Path) -> dict[str, str]:
         "slots": "2",
         "context": "8192",
         "prompt_budget": "off",
+        "heartbeat": "300",
         "no_html_report": "true",
         "charts": "off",
         "failure_details": "3",
