@@ -87,11 +87,31 @@ def route_concurrency(concurrency: int, live: LiveOptions, route: Route) -> int:
 class _Request:
     model: str
     sample_id: str
-    messages: list[dict[str, Any]]
+    held: list[dict[str, Any]] | None  # the messages, or None while ``rebuild`` makes them at send time
     schema: dict[str, Any]
     key: str
     future: Future[ModelResponse]
     url: str = ""  # the replica that answered
+    rebuild: Callable[[], list[dict[str, Any]]] | None = None
+    chars: int = 0  # prompt characters, for the prompt budget
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        if self.held is not None:
+            return self.held
+        assert self.rebuild is not None
+        return self.rebuild()
+
+
+def held_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """What a queued request keeps: its messages, unless they carry images. Every request of a run is queued at
+    once, and page images are a megabyte or more each in base64: those are built again when the request goes out
+    (the renders are cached by the document's hash), so only the requests in flight hold them."""
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "image_url" for p in content):
+            return None
+    return messages
 
 
 class AheadSource:
@@ -319,8 +339,20 @@ class LiveSource(AheadSource):
             self._unaskable(pair, exc)
             return None
         key = cache_key(model, messages, sample.schema, self._params, self.server_identity(model))
+        held, chars, templates = held_messages(messages), prompt_chars(messages), self.templates
         return self._admit_pair(
-            pair, key, lambda future: _Request(model, sample.id, messages, sample.schema, key, future)
+            pair,
+            key,
+            lambda future: _Request(
+                model,
+                sample.id,
+                held,
+                sample.schema,
+                key,
+                future,
+                rebuild=lambda: sample_messages(sample, templates),
+                chars=chars,
+            ),  # fmt: skip
         )
 
     def _before_submit(self) -> None:
@@ -395,7 +427,7 @@ class LiveSource(AheadSource):
     async def _answer(self, request: _Request) -> ModelResponse:
         assert self.routes is not None
         route = self.routes[request.model]
-        budget, chars = self._limit(route), prompt_chars(request.messages)
+        budget, chars = self._limit(route), request.chars
         # waited: for a free request slot and room in the prompt budget, before any attempt's clock starts
         async with budget.admit(chars) as waited:
             self.in_flight.sent(id(request))

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ..dataset.documents import DocumentError
 from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
-from ..live.pipeline import LiveSource, _Request
+from ..live.pipeline import LiveSource, _Request, held_messages
+from ..live.schedule import prompt_chars
 from .base import Track
 
 if TYPE_CHECKING:
@@ -110,10 +111,21 @@ class TrackLiveSource(LiveSource):
             {**self._params, "run": run},
             self.server_identity(model),
         )
+        held, chars = held_messages(messages), prompt_chars(messages)
         return self._admit_pair(
             pair,
             key,
-            lambda future: _TrackRequest(model, pair[1], messages, sample.schema or {}, key, future, fields=fields),
+            lambda future: _TrackRequest(
+                model,
+                pair[1],
+                held,
+                sample.schema or {},
+                key,
+                future,
+                rebuild=lambda: self.request(sample, run)[0],
+                chars=chars,
+                fields=fields,
+            ),  # fmt: skip
         )
 
     async def _send(self, client: ExtractionClient, served_model: str, request: _Request) -> ModelResponse:

@@ -323,3 +323,36 @@ def test_image_parts_count_patch_tokens_not_their_base64_bytes() -> None:
     Image.new("RGB", (300, 200)).save(jpeg, format="JPEG")
     assert image_tokens("data:image/jpeg;base64," + base64.b64encode(jpeg.getvalue()).decode()) == 11 * 8 + 4
     assert image_tokens("https://example.com/page.png") == IMAGE_TOKENS_UNKNOWN
+
+
+def test_queued_image_requests_hold_no_image_until_they_go_out(tmp_path: Path) -> None:
+    """Every request of a run is queued at once: one that carries page images builds them again when it is sent,
+    so a queue of thousands holds none; text requests keep their messages."""
+    from pytest_extractbench.live.endpoints import Route
+    from pytest_extractbench.live.options import LiveOptions
+    from pytest_extractbench.live.pipeline import LiveSource, load_templates
+    from pytest_extractbench.live.prompts import sample_messages
+    from pytest_extractbench.live.schedule import prompt_chars
+
+    (tmp_path / "scan.png").write_bytes(_png(400, 300))
+    rows = [_row(f"scan{i}", "scan.png", text="Invoice INV-7") for i in range(3)]
+    rows.append({"id": "plain", "text": "Invoice INV-7", "schema": SCHEMA, "expected": GOLD})
+    dataset = _load(tmp_path, rows, mode="image", cache=tmp_path / "cache")
+    assert dataset.problems == []
+    live = LiveOptions(base_urls=("http://127.0.0.1:9/v1",))
+    templates = load_templates(live, tmp_path, "image")
+    source = LiveSource(live, lambda: {"m": Route(live.base_urls, "m")}, run_dir=tmp_path / "run", cache_dir=None,
+                        concurrency=1, api_key=None, templates=templates)  # fmt: skip
+    try:
+        requests = {sample.id: (source._admit("m", sample), sample) for sample in dataset.samples}
+    finally:
+        source.close()
+    for sample_id, (request, sample) in requests.items():
+        assert request is not None
+        built = sample_messages(sample, templates)
+        assert request.messages == built and request.chars == prompt_chars(built)
+        if sample_id == "plain":
+            assert request.held == built  # nothing to rebuild
+        else:
+            assert request.held is None
+            assert request.messages[-1]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
