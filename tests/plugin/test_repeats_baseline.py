@@ -122,6 +122,7 @@ def test_repair_track_counts_passes_over_repeats(run: BenchRun, fault_server: Fa
                  "--extractbench-track", "repair", "--extractbench-dataset", "repair.jsonl",
                  "--extractbench-repeats", "4", "--extractbench-temperature", "0.7",
                  "--extractbench-require", "pass^k>=0.6", "--extractbench-require", "pass@k>=0.9",
+                 "--extractbench-require", "json_valid_rate>=0.9",
                  files={"repair.jsonl": REPAIR})  # fmt: skip
     assert len(fault_server.requests) == 4 * 4
     result.assert_outcomes(passed=4)  # run 0 decides each item, and is right everywhere
@@ -134,6 +135,7 @@ def test_repair_track_counts_passes_over_repeats(run: BenchRun, fault_server: Fa
     assert [(s["sample_id"], s["passed"]) for s in m["repeats"]["flaky_sample_list"]] == [("r0", 2), ("r1", 3)]
     checks = {c["metric"]: c for c in m["requirements"]["checks"]}
     assert (checks["pass_hat_k"]["outcome"], checks["pass_at_k"]["outcome"]) == ("missed", "held")
+    assert (checks["json_valid_rate"]["value"], checks["json_valid_rate"]["outcome"]) == (1.0, "held")  # its own
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
     assert "repeats (4 runs)    pass@4 100.0%   pass^4 50.0%   flaky samples 2" in out
