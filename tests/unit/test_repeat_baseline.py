@@ -19,7 +19,7 @@ from pytest_extractbench.core import rundoc
 from pytest_extractbench.gating import baseline as baselines
 from pytest_extractbench.gating.baseline import SampleSnapshot
 from pytest_extractbench.gating.outcomes import HELD, MISSED, UNMEASURED
-from pytest_extractbench.gating.regression import compare_run, parse_compare_fail
+from pytest_extractbench.gating.regression import Scope, compare_run, parse_compare_fail
 from pytest_extractbench.gating.repeated import compare_repeats
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}}
@@ -91,6 +91,17 @@ def test_a_significant_drop_in_pass_hat_k_fails_the_gate(tmp_path: Path) -> None
     assert hat.message.startswith("REGRESSION model 'm': pass_hat_k 1.000 -> 0.200")
     assert (at.outcome, at.failed) == (HELD, False)
     assert result.failures == [hat]
+
+
+def test_a_subsets_check_compares_only_its_samples(tmp_path: Path) -> None:
+    # s0-s3 lose every pass^3 (1 -> 0); s4-s11 are unchanged: the subset of s4-s11 holds, the whole run does not
+    base = saved(tmp_path, [(3, 3)] * 12)
+    steady = Scope("steady", frozenset(f"s{i}" for i in range(4, 12)), (HAT,))
+    result = compare_run(current([(3, 1)] * 4 + [(3, 3)] * 8), base, FAST, checks=[HAT], scopes={"m": [steady]})
+    whole, scoped = result.checks
+    assert (whole.scope, whole.delta.delta if whole.delta else None) == (None, pytest.approx(-4 / 12))
+    assert (scoped.scope, scoped.outcome, scoped.delta.n if scoped.delta else None) == ("steady", HELD, 8)
+    assert scoped.delta is not None and scoped.delta.delta == 0
 
 
 def test_a_baseline_saved_before_counts_is_not_measured(tmp_path: Path) -> None:
