@@ -67,7 +67,7 @@ def compare_repeats(
     rng: np.random.Generator,
 ) -> RepeatComparison:
     """The paired pass@k and pass^k deltas on the ``shared`` samples both runs repeated (``keeps_repeats``: the
-    baseline's format holds counts). Empty, with no reason, when neither run repeated anything."""
+    baseline's format holds counts). Empty, with no reason, when this run repeated nothing."""
     now = [i for i in shared if current[i].repeats is not None]
     both = [i for i in now if baseline[i].repeats is not None]
     if not now:  # this run repeated nothing: nothing to compare (a check on pass@k says why: CHECK_WITHOUT)
