@@ -231,7 +231,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
                str, None, "NAME|PATH",
                target="compare"),
     OptionSpec("compare_fail", "Fail the session when METRIC is worse than the baseline by more than MARGIN and "
-               "the paired test is significant, e.g. eqs:-0.02 or field_f1_partial:-2% (repeatable).",
+               "the paired test is significant, e.g. eqs:-0.02, field_f1_partial:-2% or pass^k:-0.05 (pass counts "
+               "over --extractbench-repeats, against a baseline saved with them) (repeatable).",
                parse_compare_fail, (), "EXPR", multiple=True,
                target="compare_fail", shape=tuple),
     OptionSpec("baseline_min_unchanged", "A regression check (--extractbench-compare-fail) stops with a usage "
@@ -244,7 +245,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
                target="sample_regression_delta"),
     OptionSpec("require", "Fail the session when a model's METRIC misses this threshold: METRIC>=VALUE or "
                "METRIC<=VALUE, any metric of the catalog, e.g. judge_score>=0.8, time_to_first_token_p95_ms<=800 or "
-               "pass^k>=0.8 (with --extractbench-repeats) (repeatable).", parse_requirement, (), "EXPR", multiple=True,
+               "pass^k>=0.8 (with --extractbench-repeats; on every track) (repeatable).", parse_requirement, (), "EXPR", multiple=True,
                target="require", yaml=("metrics.require",), shape=tuple),
     OptionSpec("unmeasured", "A threshold that could not be measured (its judge, embeddings or server failed): "
                "'fail' the gate (default) or only 'warn'.", parse_unmeasured, "fail", "POLICY",
@@ -341,7 +342,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("track", "Benchmark track: extraction (default), toolcall, generate (create by schema) or repair "
                "(fix broken JSON).", parse_track, "extraction", "TRACK",
                target="tracks.track"),
-    OptionSpec("repeats", "Ask each sample N times (use a temperature > 0) and report consistency across the runs.",
+    OptionSpec("repeats", "Ask each sample N times (use a temperature > 0) and report, on every track, how many runs "
+               "of each sample passed, pass@k and pass^k, and consistency across the runs.",
                parse_repeats, 1, "N",
                target="tracks.repeats"),
     OptionSpec("otel", "Export requests, scored samples and the run to OpenTelemetry: global (the configured "

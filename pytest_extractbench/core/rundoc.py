@@ -30,10 +30,12 @@ if TYPE_CHECKING:  # the annotations are strings (Python 3.10 has no NotRequired
 
 # -- format versions ---------------------------------------------------------------------------------------
 # One version per file kind, and the versions this release still reads. A run directory's metrics.json
-# carries the version of the directory: 2 writes samples.jsonl compact (both forms read the same).
+# carries the version of the directory: 2 writes samples.jsonl compact (both forms read the same). A baseline of
+# format 2 keeps each repeated sample's pass count (``repeats``); one of format 1 was saved before it did, so its
+# pass@k is unknown rather than absent.
 RUN, BASELINE, CASSETTE = "run", "baseline", "cassette"
-FORMAT_VERSION: dict[str, int] = {RUN: 2, BASELINE: 1, CASSETTE: 1}
-READS: dict[str, tuple[int, ...]] = {RUN: (1, 2), BASELINE: (1,), CASSETTE: (1,)}
+FORMAT_VERSION: dict[str, int] = {RUN: 2, BASELINE: 2, CASSETTE: 1}
+READS: dict[str, tuple[int, ...]] = {RUN: (1, 2), BASELINE: (1, 2), CASSETTE: (1,)}
 _AGAIN = {RUN: "run it again with this release", BASELINE: "save the baseline again", CASSETTE: "record it again"}
 
 BASELINE_KIND = "pytest-extractbench baseline"
@@ -378,6 +380,7 @@ class BaselineSample(TypedDict):
     fields: list[list[Any]]
     sample_hash: NotRequired[str]  # not in baselines saved before content hashes
     passed: NotRequired[bool]  # not in baselines saved before it was kept
+    repeats: NotRequired[dict[str, int]]  # {"runs": n, "passed": c}: format 2, samples run more than once
 
 
 class BaselineModel(TypedDict):

@@ -93,9 +93,10 @@ class TrackRecord:
     failure: str | None = None
     consistency: dict[str, Any] | None = None  # with --extractbench-repeats N > 1
     details: list[str] = field(default_factory=list)  # lines shown under a failing item
+    repeats: dict[str, Any] | None = None  # which runs passed, with --extractbench-repeats N > 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "model": self.model,
             "sample_id": self.sample_id,
             "track": self.track,
@@ -107,6 +108,9 @@ class TrackRecord:
             "consistency": self.consistency,
             "details": self.details,
         }
+        if self.repeats is not None:
+            out["repeats"] = self.repeats
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrackRecord:
@@ -121,6 +125,7 @@ class TrackRecord:
             failure=data.get("failure"),
             consistency=data.get("consistency"),
             details=list(data.get("details") or []),
+            repeats=data.get("repeats"),
         )
 
     @property

@@ -4,8 +4,8 @@
 (numbered, so saving a name again keeps the history); ``--extractbench-compare``
 takes ``NAME`` (its newest file), ``NNNN`` (that file) or a path. A baseline holds,
 per model and sample, the row of per-sample quantities every resampled metric is
-rebuilt from (:mod:`.resampled`), the category and score of each field and the sample's content hash
-(:mod:`..dataset.identity`), so a later run is compared sample by sample, on samples whose content is
+rebuilt from (:mod:`.resampled`), the category and score of each field, the sample's content hash
+(:mod:`..dataset.identity`) and, for a sample run several times, how many of its runs passed (pass@k), so a later run is compared sample by sample, on samples whose content is
 unchanged, without re-scoring anything.
 """
 
@@ -55,11 +55,14 @@ class SampleSnapshot:
     fields: tuple[tuple[str, str, float], ...] = ()  # (path, category, score) of every field
     sample_hash: str | None = None  # content hash of the sample scored; None in baselines saved before hashes
     passed: bool | None = None  # whether its item passed; None in baselines saved before it was kept
+    repeats: tuple[int, int] | None = None  # (runs, passing runs) of a sample run more than once, for pass@k
 
     @classmethod
-    def from_score(cls, score: Any, sample_hash: str | None = None, passed: bool | None = None) -> SampleSnapshot:
+    def from_score(
+        cls, score: Any, sample_hash: str | None = None, passed: bool | None = None, repeats: Any = None
+    ) -> SampleSnapshot:
         fields = tuple((f.path, f.category, round(float(f.score), 6)) for f in score.fields)
-        return cls(sample_row(score), fields, sample_hash, passed)
+        return cls(sample_row(score), fields, sample_hash, passed, repeat_counts(repeats))
 
     def as_dict(self, sample_id: str) -> dict[str, Any]:
         out: dict[str, Any] = {"sample_id": sample_id, "row": dict(self.row), "fields": [list(f) for f in self.fields]}
@@ -67,7 +70,20 @@ class SampleSnapshot:
             out["sample_hash"] = self.sample_hash
         if self.passed is not None:
             out["passed"] = self.passed
+        if self.repeats is not None:
+            out["repeats"] = {"runs": self.repeats[0], "passed": self.repeats[1]}
         return out
+
+
+def repeat_counts(found: Any) -> tuple[int, int] | None:
+    """(runs, passing runs) from a record's or a baseline's ``repeats`` entry; None unless it ran more than once
+    with a pass count that fits (a hand-edited file must not give pass@k a count it cannot have)."""
+    if not isinstance(found, Mapping):
+        return None
+    runs, passed = found.get("runs"), found.get("passed")
+    if not isinstance(runs, int) or not isinstance(passed, int) or isinstance(runs, bool) or isinstance(passed, bool):
+        return None
+    return (runs, passed) if runs > 1 and 0 <= passed <= runs else None
 
 
 Snapshots = dict[str, dict[str, SampleSnapshot]]  # model -> sample id -> snapshot
@@ -78,8 +94,9 @@ def snapshot_records(records: Iterable[Any], hashes: Mapping[str, str] | None = 
     out: Snapshots = {}
     for record in records:
         found = (hashes or {}).get(record.sample_id)
+        repeats = (getattr(record, "diagnostics", None) or {}).get("repeats")
         out.setdefault(record.model, {})[record.sample_id] = SampleSnapshot.from_score(
-            record.score, found, getattr(record, "passed", None)
+            record.score, found, getattr(record, "passed", None), repeats
         )
     return out
 
@@ -94,6 +111,12 @@ class Baseline:
     provenance: dict[str, Any]
     models: Snapshots
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    format_version: int = rundoc.FORMAT_VERSION[rundoc.BASELINE]
+
+    @property
+    def keeps_repeats(self) -> bool:
+        """Whether the file could hold pass counts over repeats (format 2 on); an older one never says."""
+        return self.format_version >= 2
 
     def describe(self) -> str:
         """``'main' (0003_main.json, 2026-05-01T10:00:00+00:00, commit abc1234)``."""
@@ -271,6 +294,7 @@ def load(path: Path) -> Baseline:
                     tuple((str(p), str(c), float(s)) for p, c, s in sample.get("fields", ())),
                     found if isinstance(found, str) else None,
                     passed if isinstance(passed, bool) else None,
+                    repeat_counts(sample.get("repeats")),
                 )
             models[model] = samples
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -287,4 +311,5 @@ def load(path: Path) -> Baseline:
         provenance=dict(data.get("provenance") or {}),
         models=models,
         metrics=metrics,
+        format_version=int(data["format_version"]),
     )

@@ -28,6 +28,7 @@ from .baseline import Baseline, SampleSnapshot, Snapshots
 from .buckets import DEFAULT_DELTA, Buckets, bucket_samples
 from .outcomes import HELD, MISSED, UNMEASURED
 from .pairing import Pairing, pair_samples
+from .repeated import CHECK_WITHOUT, REPEATED, RepeatComparison, compare_repeats, repeated_metric
 
 IMPROVED, NEUTRAL, REGRESSED = "improved", "neutral", "regressed"
 NOT_COMPARABLE = "not comparable"
@@ -64,7 +65,10 @@ def parse_compare_fail(value: str) -> CompareFailCheck:
     try:
         metric = resolve_metric(name)
     except KeyError as exc:
-        raise argparse.ArgumentTypeError(f"{value!r}: {exc.args[0]}") from None
+        found = repeated_metric(name)  # pass@k, pass^k: per-sample pass counts, compared at one k
+        if found is None:
+            raise argparse.ArgumentTypeError(f"{value!r}: {exc.args[0]}, pass@k, pass^k") from None
+        metric = found
     match = _MARGIN.match(margin_text.strip())
     if not match:
         raise argparse.ArgumentTypeError(
@@ -308,6 +312,7 @@ class ModelComparison:
     changed: list[str] = field(default_factory=list)  # scored by both, content changed since: not compared
     hashed: bool = True  # False: the baseline has no content hashes, so samples are paired by id alone
     buckets: Buckets | None = None  # every sample either run scored: regressed, fixed, ... (:mod:`.buckets`)
+    repeats: RepeatComparison | None = None  # pass@k and pass^k over repeats (:mod:`.repeated`)
 
     @property
     def failed(self) -> list[CheckResult]:
@@ -339,6 +344,7 @@ class ModelComparison:
             "per_field_deltas": self.fields,
             "checks": [c.as_dict() for c in self.checks],
             **({"buckets": self.buckets.as_dict()} if self.buckets is not None else {}),
+            **({"repeats": self.repeats.as_dict()} if self.repeats is not None and self.repeats.note("") else {}),
         }
 
 
@@ -361,16 +367,18 @@ def compare_model(
     changed: Collection[str] = (),
     hashed: bool = True,
     bucket_delta: float = DEFAULT_DELTA,
+    keeps_repeats: bool = True,
 ) -> ModelComparison:
     """Deltas current - baseline on the samples both scored whose content is unchanged (``changed``: ids whose
-    content hash differs, left out), the verdict, and every check's result."""
+    content hash differs, left out), the verdict, and every check's result. pass@k and pass^k are compared on the
+    shared samples both runs repeated (``keeps_repeats``: the baseline's format holds pass counts)."""
     baseline_model = baseline_model or model
     both = set(current) & set(baseline)
     edited = sorted(both & set(changed))
     shared = sorted(both - set(edited))
     only_current = sorted(set(current) - set(baseline))
     only_baseline = sorted(set(baseline) - set(current))
-    names = list(dict.fromkeys([*catalog.names("headline"), *(c.metric for c in checks)]))
+    names = list(dict.fromkeys([*catalog.names("headline"), *(c.metric for c in checks if c.metric not in REPEATED)]))
     deltas: dict[str, MetricDelta] = {}
     fields: dict[str, dict[str, Any]] = {}
     if shared:
@@ -382,17 +390,22 @@ def compare_model(
             rng=_rng(options, model, baseline_model),
         )  # fmt: skip
         fields = field_deltas([current[i] for i in shared], [baseline[i] for i in shared])
+    repeats = compare_repeats(current, baseline, shared, options, keeps_repeats=keeps_repeats,
+                              rng=_rng(options, model, baseline_model, "repeats"))  # fmt: skip
+    deltas.update(repeats.deltas)
     eqs = deltas.get("extraction_quality_score")
     result = ModelComparison(
         model, baseline_model, shared, only_current, only_baseline, deltas, fields,
         verdict(eqs.delta, thresholds) if eqs else NEUTRAL, changed=edited, hashed=hashed,
-        buckets=bucket_samples(current, baseline, changed=edited, delta=bucket_delta),
+        buckets=bucket_samples(current, baseline, changed=edited, delta=bucket_delta), repeats=repeats,
     )  # fmt: skip
     # a checked metric one side did not measure (the judge failed, or was not asked this time) cannot be compared
     absent = {}
     if shared:
         for check in checks:
-            if check.metric not in deltas:
+            if check.metric in REPEATED and check.metric not in deltas:
+                absent[check.metric] = repeats.why or CHECK_WITHOUT
+            elif check.metric not in deltas:
                 now = bool(measured([current[i].row for i in shared], [check.metric]))
                 side = "the baseline" if now else "this run"
                 absent[check.metric] = f"{side} has no {check.metric} for the shared samples"
@@ -405,9 +418,13 @@ def compare_model(
                 [current[i].row for i in ids],
                 [baseline[i].row for i in ids],
                 options,
-                list(dict.fromkeys(c.metric for c in scope.checks)),
+                list(dict.fromkeys(c.metric for c in scope.checks if c.metric not in REPEATED)),
                 rng=_rng(options, model, baseline_model, scope.label),
             )
+            if any(c.metric in REPEATED for c in scope.checks):
+                found = compare_repeats(current, baseline, ids, options, keeps_repeats=keeps_repeats,
+                                        rng=_rng(options, model, baseline_model, scope.label, "repeats"))  # fmt: skip
+                scoped.update(found.deltas)
         result.checks.extend(_run_checks(model, scope.label, scope.checks, scoped, options, absent, policy))
     return result
 
@@ -528,7 +545,10 @@ def compare_run(
             model, current[model], baseline.models[counterpart], options, baseline_model=counterpart,
             checks=checks, scopes=(scopes or {}).get(model, ()), thresholds=thresholds, policy=policy,
             changed=changed, hashed=pairing is None or pairing.checked, bucket_delta=bucket_delta,
+            keeps_repeats=baseline.keeps_repeats,
         )  # fmt: skip
+        if comparison.repeats is not None and (note := comparison.repeats.note(model)):
+            notes.append(note)
         if comparison.only_current or comparison.only_baseline or comparison.changed:
             edited = f", {len(comparison.changed)} changed since (not compared)" if comparison.changed else ""
             notes.append(

@@ -120,4 +120,22 @@ def model_section(track: str, metrics: Mapping[str, Any]) -> Section | None:
         if len(failed) > MAX_LISTED:
             rows.append((f"… and {len(failed) - MAX_LISTED} more",))
         section.tables.append(Table("Failed samples", ("Sample",), rows))
+    _repeats(section, metrics)
     return section
+
+
+def _repeats(section: Section, metrics: Mapping[str, Any]) -> None:
+    """pass@k and pass^k over ``--extractbench-repeats`` runs, and the samples that passed only some runs."""
+    repeats = metrics.get("repeats")
+    if not isinstance(repeats, Mapping) or not repeats.get("samples"):
+        return
+    k = repeats.get("runs")
+    section.figures.append((f"Repeats ({k} runs)", f"pass@{k} (some run passes) {pct(metrics.get('pass_at_k'))}, "
+                            f"pass^{k} (every run passes) {pct(metrics.get('pass_hat_k'))}; "
+                            f"{repeats.get('flaky_samples', 0)} of {repeats['samples']} samples flaky"))  # fmt: skip
+    flaky = [s for s in repeats.get("flaky_sample_list") or [] if isinstance(s, Mapping)]
+    if flaky:
+        rows: list[tuple[str, ...]] = [
+            (str(s.get("sample_id")), f"{s.get('passed')} of {s.get('runs')}") for s in flaky
+        ]
+        section.tables.append(Table("Flaky samples (pass in some runs only)", ("Sample", "Runs passed"), rows))

@@ -75,6 +75,8 @@ def finish_run(
     result.metrics = metrics = track.aggregate_records(records, settings)
     info = run_info(context, records, list(metrics), list(unscored), pytest_version)
     if not track.gated:
+        if settings.require:
+            _track_requirements(result, track.name, settings)
         _document(result, {"track": track.name, "run": info, "models": metrics})
         _write(context, result, None if keep_records else records, spool)
         context.events.run_finished(metrics)
@@ -107,6 +109,17 @@ def finish_run(
     _write(context, result, None if keep_records else records, spool)
     context.events.run_finished(metrics)
     return result
+
+
+def _track_requirements(result: RunResult, track: str, settings: Any) -> None:
+    """``--extractbench-require`` on a toolcall, generate or repair run: checked against the track's own figures
+    (``json_valid_rate``...) and pass@k / pass^k over repeats; one it does not measure could not be measured."""
+    for model, section in result.metrics.items():
+        figures = {**(section.get(track) or {}), **section}
+        result.requirements[model] = required = evaluate_requirements(
+            figures, settings.require, None, settings.unmeasured
+        )
+        section["requirements"] = {"passed": sla_passed(required), "checks": [c.as_dict() for c in required]}
 
 
 def _document(result: RunResult, document: dict[str, Any]) -> None:

@@ -91,6 +91,11 @@ def _track_lines(context: RunContext, result: RunResult | None, unscored: list[s
             lines.append(f"  {seen}")
         lines.extend(track.summary_lines(metrics[track.name]))
         lines.extend(terminal.calibration_consistency_lines(metrics))
+        required = result.requirements.get(model)
+        if required:
+            held = all(check.passed is not False for check in required)
+            lines.append(f"  required thresholds: {'passed' if held else 'FAILED'}: "
+                         + "; ".join(terminal.safe(check.describe()) for check in required))  # fmt: skip
     lines.extend(_unscored_lines(unscored))
     lines.extend(terminal.problem_lines(context.problems))
     lines.extend(write_error_lines(context, result))

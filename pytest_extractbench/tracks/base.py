@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.consistency import aggregate_consistency, consistency
+from ..analysis.repeats import repeats_section, sample_repeats
 from ..core.jsonio import JsonInputError
 from ..dataset.records import TrackRecord, records_by_model
 from ..dataset.responses import ModelResponse
@@ -188,16 +189,20 @@ class Track:
         return prediction
 
     def score_item(self, model: str, sample: Any, responses: list[ModelResponse], settings: Any) -> Any:
-        """The record of one (model, sample): the first run scored, consistency over all of them.
+        """The record of one (model, sample): the first run decides the item; every run is scored for its pass
+        count (pass@k, pass^k), and compared for consistency.
 
         Any failure or overrun while scoring is the sample's ``scoring_error``, never a lost sample."""
-        found = None
+        found = repeats = None
         try:
             with budget.time_budget(budget.ITEM_BUDGET_S):
                 predictions = [self.read_response(sample, r) for r in responses]
                 result = self.score(sample, predictions[0], settings.scoring)
                 if len(predictions) > 1:
                     found = consistency([self.consistency_value(p) for p in predictions], parsed=self.compare_parsed)
+                    later = [bool(self.score(sample, p, settings.scoring)["passed"]) for p in predictions[1:]]
+                    # a track's answer has no field categories to flip: pass counts only
+                    repeats = sample_repeats([bool(result["passed"]), *later], [None] * len(predictions))
         except (Exception, budget.ScoringTimeout) as exc:  # noqa: BLE001 - see the docstring
             result = self._scoring_error(sample, budget.failure_reason(exc), settings)
         return TrackRecord(
@@ -210,6 +215,7 @@ class Track:
             passed=bool(result["passed"]),
             failure=result["failure"],
             consistency=found,
+            repeats=repeats,
             details=self.failure_lines(result) + self.expected_lines(sample) if not result["passed"] else [],
         )
 
@@ -244,6 +250,11 @@ class Track:
             runs = [r.consistency for r in found if r.consistency]
             if runs:
                 section["consistency"] = aggregate_consistency(runs)
+            repeated = {r.sample_id: r.repeats for r in found if r.repeats}
+            if repeated:  # pass@k, pass^k and their CIs, as the extraction track reports them
+                statistics = settings.scoring.statistics
+                section.update(repeats_section(repeated, confidence=statistics.confidence,
+                                               resamples=statistics.resamples, seed=statistics.seed))  # fmt: skip
             out[model] = section
         return out
 

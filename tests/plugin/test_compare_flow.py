@@ -89,7 +89,7 @@ def test_save_then_compare_an_unchanged_run(pytester: pytest.Pytester, demo: str
     path = pytester.path / ".extractbench" / "baselines" / "0001_main.json"
     saved.stdout.fnmatch_lines([f"baseline 'main' saved to {path}"])
     stored = json.loads(path.read_text())
-    assert stored["format_version"] == 1 and stored["name"] == "main"
+    assert stored["format_version"] == 2 and stored["name"] == "main"
     info = stored["provenance"]
     assert info["models"] == ["predictions"] and info["dataset"]["num_samples"] == 52
     assert len(info["dataset"]["hash"]) == 64 and info["prompt_hash"] is None and "package_version" in info

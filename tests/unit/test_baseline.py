@@ -98,7 +98,7 @@ def test_git_commit_is_recorded_inside_a_checkout(tmp_path: Path) -> None:
         ('{"kind": "something else"}', "not a pytest-extractbench baseline file"),
         (
             json.dumps({"kind": BASELINE_KIND, "format_version": 99}),
-            "format_version 99 was written by a newer pytest-extractbench \\(this release reads baseline format 1\\)",
+            "format_version 99 was written by a newer pytest-extractbench \\(this release reads baseline format 1, 2\\)",
         ),
         (
             json.dumps(
