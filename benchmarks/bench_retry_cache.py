@@ -74,7 +74,9 @@ def main() -> None:
     print(f"{'run':<8} {'attempts':>8} {'outcome':>8} {'read':>6} {'cached':>6} {'prompt s':>9} {'end-to-end s':>12} "
           f"{'wall s':>7}")  # fmt: skip
     for name, attempts, outcome, read, cached, prompt_s, e2e, wall in rows:
-        print(f"{name:<8} {attempts!s:>8} {outcome:>8} {read:>6} {cached:>6} {prompt_s:>9.1f} {e2e:>12.1f} {wall:>7.1f}")
+        print(
+            f"{name:<8} {attempts!s:>8} {outcome:>8} {read:>6} {cached:>6} {prompt_s:>9.1f} {e2e:>12.1f} {wall:>7.1f}"
+        )
     print(f"a retry reading the whole prompt again: about {timeout_s + cold_prompt_s:.1f} s end to end")
 
 
