@@ -11,8 +11,8 @@ from ..analysis.stats import format_p
 from ..core import textsafe
 from ..core.textsafe import json_line
 from ..gating.sla import GateCheck
-from ..scoring.compare import list_element_pairs
-from ..scoring.result import EXACT, MISSED, SPURIOUS
+from ..scoring.compare import similarity_paired_elements
+from ..scoring.result import EXACT
 from . import summary
 from .run_sections import MAX_GROUPS
 
@@ -76,13 +76,9 @@ MAX_ELEMENTS = 12  # element lines under one list field
 def element_lines(field: Any, options: Any, width: int) -> list[str]:
     """Under an array of scalars whose elements pair by similarity (``--extractbench-list-similarity``): each
     element, paired exactly, by similarity (with it), missed or spurious."""
-    if getattr(options, "list_similarity", None) is None or field.category in (MISSED, SPURIOUS):
+    pairs = similarity_paired_elements(field.expected, field.predicted, field.category, options)
+    if pairs is None:
         return []
-    if not (isinstance(field.expected, list) and isinstance(field.predicted, list)):
-        return []
-    if any(isinstance(v, (dict, list)) for v in (*field.expected, *field.predicted)):
-        return []
-    pairs = list_element_pairs(field.expected, field.predicted, options)
     lines = [
         f"  {'':<{width}}    {pair.kind:<8}  {safe(clip(pair.expected)) if pair.kind != 'spurious' else '':<{VALUE_WIDTH}}"
         f"  {safe(clip(pair.predicted)) if pair.kind != 'missed' else '':<{VALUE_WIDTH}}"

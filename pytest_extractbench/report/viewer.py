@@ -29,9 +29,13 @@ from ..dataset.samples import Sample
 from ..dataset.sources import load_source
 from ..gating.baseline import SampleSnapshot
 from ..gating.buckets import BUCKETS, UNCHANGED, bucket_samples
+from ..scoring.compare import similarity_paired_elements
+from ..scoring.options import ScoringOptions
 from .rows import RunData
 
 CATEGORIES = ("exact", "partial", "incorrect", "missed", "spurious")
+ELEMENT_KINDS = ("exact", "similar", "missed", "spurious")  # an element of a similarity-paired list
+MAX_ELEMENTS = 50  # elements listed under one field; the rest are counted
 _CATEGORY_INDEX = {name: index for index, name in enumerate(CATEGORIES)}
 MAX_TEXT = 20_000  # characters of source text, output, schema and gold per sample
 MAX_VALUE = 300  # characters of one field value
@@ -145,6 +149,7 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
     for item in runs:
         by_model: dict[str, int] = {}
         columns_used = _columns(item)
+        pairing = _list_pairing(item)
         for record in item.run.records():
             model = record["model"]
             if model not in by_model:
@@ -171,7 +176,7 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
                     ]
                 )
                 gold_fields.append({})
-            results[by_model[model]][row] = _result(record, strings, gold_fields[row])
+            results[by_model[model]][row] = _result(record, strings, gold_fields[row], pairing)
     dataset: dict[str, Sample] = {}
     notes: list[str] = []
     if with_dataset and samples:
@@ -194,6 +199,7 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
     return {
         "columns": columns,
         "categories": list(CATEGORIES),
+        "element_kinds": list(ELEMENT_KINDS),
         "bucket_names": list(BUCKETS),
         "buckets": _buckets(
             runs[0].run.document if runs else {}, columns, models, first_run, results, order, strings.items
@@ -281,12 +287,43 @@ _NO_SCORE: Mapping[str, Any] = {
 }
 
 
-def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) -> list[Any]:
-    """``[eqs, valid, failure, output, problems, fields, unusable, passed]``; fields flat as (path, category, score,
-    predicted), predicted -1 when it equals the gold; ``unusable``: why no value could be read from the output (it
-    did not parse, or there was none), else None, and then not among the problems (shown once)."""
+def _list_pairing(item: ViewerRun) -> ScoringOptions | None:
+    """The run's scoring options when its lists of scalars pair by similarity (their elements are shown), else
+    None."""
+    recorded = item.run.document["run"]["options"].get("scoring")
+    try:
+        options = ScoringOptions.from_dict(recorded) if isinstance(recorded, Mapping) else None
+    except (TypeError, ValueError):  # written by another release: the fields are still shown
+        return None
+    return options if options is not None and options.list_similarity is not None else None
+
+
+def _elements(path: int, f: Mapping[str, Any], pairing: ScoringOptions, strings: _Strings) -> list[Any]:
+    """A similarity-paired list field's elements, flat as (path, kind, expected, predicted, similarity); -1 for
+    the side an element lacks, similarity -1 for pairs not made by similarity."""
+    pairs = similarity_paired_elements(f.get("expected"), f.get("predicted"), str(f["category"]), pairing)
+    out: list[Any] = []
+    for pair in (pairs or [])[:MAX_ELEMENTS]:
+        out += (
+            path,
+            ELEMENT_KINDS.index(pair.kind),
+            strings.value(pair.expected) if pair.kind != "spurious" else -1,
+            strings.value(pair.predicted) if pair.kind != "missed" else -1,
+            round(pair.similarity, 3) if pair.kind == "similar" and pair.similarity is not None else -1,
+        )
+    return out
+
+
+def _result(
+    record: Mapping[str, Any], strings: _Strings, gold: dict[int, int], pairing: ScoringOptions | None = None
+) -> list[Any]:
+    """``[eqs, valid, failure, output, problems, fields, unusable, passed, elements]``; fields flat as (path,
+    category, score, predicted), predicted -1 when it equals the gold; ``unusable``: why no value could be read from
+    the output (it did not parse, or there was none), else None, and then not among the problems (shown once);
+    ``elements``: the elements of similarity-paired lists (:func:`_elements`), when the run pairs them."""
     score = record.get("score") or _NO_SCORE  # a track's record has none
     fields: list[Any] = []
+    elements: list[Any] = []
     value = strings.value
     for f in score["fields"]:
         get = f.get  # tens of fields per sample, hundreds of thousands per run; the keys at defaults are left out
@@ -297,6 +334,8 @@ def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) 
             gold.setdefault(path, value(expected))
         predicted = -1 if category == "exact" else value(get("predicted"))
         fields += (path, _CATEGORY_INDEX.get(category, -1), round(float(f["score"] or 0.0), 3), predicted)
+        if pairing is not None and category != "exact" and type(expected) is list:
+            elements += _elements(path, f, pairing, strings)
     content = record["response"]["content"]
     problems = [clip(str(p), 400) for p in score["validation_errors"][:5] if p]
     unusable = score["parse_error"] or (None if content is not None else str(record["failure"] or "no output"))
@@ -310,6 +349,7 @@ def _result(record: Mapping[str, Any], strings: _Strings, gold: dict[int, int]) 
         fields,
         None if not unusable else clip(str(unusable), 400),
         (1 if score["schema_valid"] else 0) if passed is None else (1 if passed else 0),
+        elements,
     ]
 
 

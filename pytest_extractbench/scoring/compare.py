@@ -13,6 +13,7 @@ from Levenshtein import distance as levenshtein_distance
 
 from . import registry
 from .options import ScoringOptions
+from .result import MISSED, SPURIOUS
 from .schema import json_type
 from .transforms import TRANSFORMS
 
@@ -217,6 +218,21 @@ def list_element_pairs(expected: list[Any], predicted: list[Any], options: Scori
         if index not in paired_predicted
     )
     return out
+
+
+def similarity_paired_elements(
+    expected: Any, predicted: Any, category: str, options: ScoringOptions | None
+) -> list[ElementPair] | None:
+    """The elements of an array of scalars whose unequal elements pair by similarity
+    (``--extractbench-list-similarity``), as a field diff lists them; None for any other field (the option off,
+    a missed or spurious field, arrays holding objects or arrays)."""
+    if options is None or options.list_similarity is None or category in (MISSED, SPURIOUS):
+        return None
+    if not (isinstance(expected, list) and isinstance(predicted, list)):
+        return None
+    if any(isinstance(v, (dict, list)) for v in (*expected, *predicted)):
+        return None
+    return list_element_pairs(expected, predicted, options)
 
 
 def _as_number(value: Any) -> float | None:

@@ -35,8 +35,9 @@ def make_run(
     timed: bool = False,
     samples: list | None = None,
     extra: Callable[[str, dict], None] | None = None,
+    options: ScoringOptions = OPTIONS,
 ) -> Path:
-    """A run directory with one model per entry of ``outputs`` (sample id -> raw output)."""
+    """A run directory with one model per entry of ``outputs`` (sample id -> raw output), scored with ``options``."""
     samples = DATASET.samples if samples is None else samples
     records = []
     for m, (model, predictions) in enumerate(outputs.items()):
@@ -49,7 +50,7 @@ def make_run(
                     started_at=1000.0 + i * 0.1,
                     finished_at=1000.3 + i * 0.1 + 0.01 * (i % 5),
                 )
-            score = score_sample(output, sample.expected, sample.schema, options=OPTIONS, sample_id=sample.id)
+            score = score_sample(output, sample.expected, sample.schema, options=options, sample_id=sample.id)
             records.append(
                 SampleRecord(
                     model=model,
@@ -61,7 +62,7 @@ def make_run(
                     failure=None if score.valid else "invalid",
                 )
             )
-    metrics = metrics_by_model(records, OPTIONS)
+    metrics = metrics_by_model(records, options)
     if extra:
         for model, entry in metrics.items():
             extra(model, entry)
@@ -73,11 +74,11 @@ def make_run(
             "duration_s": 60.0,
             "dataset": {"name": "bundled", "source": "bundled", "num_samples": len(samples), "num_skipped": 0},
             "models": list(metrics),
-            "options": {"scoring": OPTIONS.to_dict(), "sla": "minimum"},
+            "options": {"scoring": options.to_dict(), "sla": "minimum"},
             "problems": [],
         },
         "models": metrics,
-        **run_level_metrics(metrics, records, OPTIONS),
+        **run_level_metrics(metrics, records, options),
     }
     path.mkdir(parents=True, exist_ok=True)
     files.write_json(path / files.METRICS_FILE, document)

@@ -305,3 +305,39 @@ def test_large_data_is_packed_in_pieces_that_join(monkeypatch) -> None:
     pieces = list(viewer.EmbeddedJson(data).parts())
     assert len(pieces) > 1 and all(len(p) % 4 == 0 and "=" not in p for p in pieces[:-1])
     assert viewer.unpack("".join(pieces)) == data
+
+
+def test_a_similarity_paired_list_carries_its_elements_for_the_field_diff(tmp_path: Path) -> None:
+    """With --extractbench-list-similarity, a list field's elements reach the viewer: kind, both sides, the
+    similarity of a pair made by it; without the option, none."""
+    from pytest_extractbench import ScoringOptions, StatsOptions
+    from pytest_extractbench.dataset.samples import Sample
+    from pytest_extractbench.report.viewer import ELEMENT_KINDS
+
+    schema = {"type": "object", "properties": {"parties": {"type": "array", "items": {"type": "string"}}}}
+    gold = {"parties": ["Newgistics, Inc.", "Acme Holdings LLC", "Zeta"]}
+    output = json.dumps({"parties": ["Omega", "Newgistics Inc.", "ACME HOLDINGS LLC"]})
+    samples = [Sample(id="nda", text="...", schema=schema, expected=gold)]
+    similar = ScoringOptions(list_similarity=0.8, statistics=StatsOptions(resamples=100))
+    with_pairs = make_run(tmp_path / "on", {"m": lambda s: output}, samples=samples, options=similar)
+    without = make_run(
+        tmp_path / "off", {"m": lambda s: output}, samples=samples, options=similar.replace(list_similarity=None)
+    )
+
+    def elements(run: Path) -> list[tuple[str, str, str | None, str | None, float]]:
+        data = viewer.viewer_data(viewer.runs_from_dirs([run]), with_dataset=False)
+        strings = data["strings"]
+        flat = data["results"][0][0][8]
+        return [
+            (strings[flat[j]], ELEMENT_KINDS[flat[j + 1]], strings[flat[j + 2]] if flat[j + 2] >= 0 else None,
+             strings[flat[j + 3]] if flat[j + 3] >= 0 else None, flat[j + 4])
+            for j in range(0, len(flat), 5)
+        ]  # fmt: skip
+
+    assert elements(with_pairs) == [
+        ("parties", "similar", "Newgistics, Inc.", "Newgistics Inc.", round(15 / 16, 3)),
+        ("parties", "exact", "Acme Holdings LLC", "ACME HOLDINGS LLC", -1),
+        ("parties", "missed", "Zeta", None, -1),
+        ("parties", "spurious", None, "Omega", -1),
+    ]
+    assert elements(without) == []

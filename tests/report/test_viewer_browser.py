@@ -299,3 +299,29 @@ def test_view_sorts_by_the_same_models_delta_filters_buckets_and_steps_without_m
     assert len(set(shown)) > 1
     assert tab.dialogs == [] and tab.errors == []
     page.close()
+
+
+def test_a_similarity_paired_lists_elements_show_under_its_cell_inert(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from pytest_extractbench import ScoringOptions, StatsOptions
+    from pytest_extractbench.dataset.samples import Sample
+
+    schema = {"type": "object", "properties": {"parties": {"type": "array", "items": {"type": "string"}}}}
+    gold = {"parties": ["Newgistics, Inc.", "Zeta"]}
+    output = json.dumps({"parties": ["Newgistics Inc.", PAYLOAD]})
+    base = tmp_path_factory.mktemp("elements")
+    options = ScoringOptions(list_similarity=0.8, statistics=StatsOptions(resamples=100))
+    run = make_run(base / "run", {"m": lambda s: output}, samples=[Sample(id="nda", text="...", schema=schema,
+                   expected=gold)], options=options)  # fmt: skip
+    report = html.write_report(read_run(run), run / "report.html")
+    tab = Tab(browser, report.as_uri())
+    page = tab.page
+    page.locator("#viewer-table tbody tr", has_text="nda").first.click()
+    items = page.locator("#viewer-detail .viewer-diff ul.elements li")
+    assert [items.nth(i).get_attribute("data-kind") for i in range(items.count())] == ["similar", "missed", "spurious"]
+    assert items.nth(0).text_content() == "similar 0.94Newgistics, Inc. ~ Newgistics Inc."
+    assert items.nth(1).text_content() == "missedZeta" and items.nth(2).text_content() == "spurious" + PAYLOAD
+    assert page.locator("#viewer-detail img, #viewer-detail svg").count() == 0  # the payload stayed text
+    assert tab.dialogs == [] and tab.errors == []
+    page.close()

@@ -475,6 +475,22 @@
     for (; y < m; y++) out.push(["+", b[y]]);
     return out;
   }
+  // a similarity-paired list's elements under its cell: paired exactly, by similarity (with it), missed, spurious
+  function elementList(elements, p) {
+    if (!elements || !elements.length) return null;
+    var list = el("ul", "elements");
+    for (var j = 0; j < elements.length; j += 5) {
+      if (elements[j] !== p) continue;
+      var kind = D.element_kinds[elements[j + 1]], e = elements[j + 2], q = elements[j + 3];
+      var text = kind === "missed" ? S[e] : kind === "spurious" ? S[q] : kind === "exact" ? S[q] : S[e] + " ~ " + S[q];
+      var item = el("li", "el-" + kind, text);
+      item.dataset.kind = kind;
+      item.insertBefore(el("span", "tag", kind + (elements[j + 4] >= 0 ? " " + elements[j + 4].toFixed(2) : "")),
+        item.firstChild);
+      list.appendChild(item);
+    }
+    return list.childNodes.length ? list : null;
+  }
   function diffTable(i) {
     var gold = {}, g = details[i][3], paths = {}, byCol = [];
     for (var j = 0; j < g.length; j += 2) { gold[g[j]] = g[j + 1]; paths[g[j]] = 0; }
@@ -517,6 +533,7 @@
         var td = el("td", "val cat-" + category, f[2] < 0 ? (p in gold ? S[gold[p]] : "") : S[f[2]]);
         td.dataset.category = category;
         add(td, el("span", "tag", category + (category === "exact" ? "" : " " + f[1].toFixed(2))));
+        add(td, elementList(r[8], p));
         tr.appendChild(td);
       });
       tb.appendChild(tr);
