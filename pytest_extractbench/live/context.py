@@ -205,6 +205,17 @@ IMAGE_TOKENS_UNKNOWN = (1600 // IMAGE_TOKEN_SIDE + 1) ** 2
 _IMAGE_MARKERS = 4  # begin/end-of-image and separator tokens around the patches
 
 
+def prompt_image_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The tokens of a chat prompt's image parts (:func:`image_tokens` each); 0 for a text prompt."""
+    return sum(
+        image_tokens(str((part.get("image_url") or {}).get("url", "")))
+        for message in messages
+        if isinstance(content := message.get("content"), list)
+        for part in content
+        if isinstance(part, Mapping) and part.get("type") == "image_url"
+    )
+
+
 def image_tokens(url: str) -> int:
     """Tokens an image part is counted as: one per 28 x 28 pixels (see :data:`IMAGE_TOKEN_SIDE`), from the size in a
     ``data:`` URL's PNG, GIF or JPEG header; :data:`IMAGE_TOKENS_UNKNOWN` when it cannot be read (a remote URL)."""

@@ -93,7 +93,8 @@ class _Request:
     future: Future[ModelResponse]
     url: str = ""  # the replica that answered
     rebuild: Callable[[], list[dict[str, Any]]] | None = None
-    chars: int = 0  # prompt characters, for the prompt budget
+    chars: int = 0  # prompt text characters, for the prompt budget
+    image_tokens: int = 0  # and its images' tokens (estimated from their sizes)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -101,6 +102,13 @@ class _Request:
             return self.held
         assert self.rebuild is not None
         return self.rebuild()
+
+
+def prompt_size(messages: list[dict[str, Any]]) -> tuple[int, int]:
+    """What the prompt budget weighs a request by: its text's characters and its images' estimated tokens."""
+    from .context import prompt_image_tokens
+
+    return prompt_chars(messages), prompt_image_tokens(messages)
 
 
 def held_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -339,7 +347,7 @@ class LiveSource(AheadSource):
             self._unaskable(pair, exc)
             return None
         key = cache_key(model, messages, sample.schema, self._params, self.server_identity(model))
-        held, chars, templates = held_messages(messages), prompt_chars(messages), self.templates
+        held, (chars, image_tokens), templates = held_messages(messages), prompt_size(messages), self.templates
         return self._admit_pair(
             pair,
             key,
@@ -352,7 +360,8 @@ class LiveSource(AheadSource):
                 future,
                 rebuild=lambda: sample_messages(sample, templates),
                 chars=chars,
-            ),  # fmt: skip
+                image_tokens=image_tokens,
+            ),
         )
 
     def _before_submit(self) -> None:
@@ -427,12 +436,12 @@ class LiveSource(AheadSource):
     async def _answer(self, request: _Request) -> ModelResponse:
         assert self.routes is not None
         route = self.routes[request.model]
-        budget, chars = self._limit(route), request.chars
+        budget = self._limit(route)
         # waited: for a free request slot and room in the prompt budget, before any attempt's clock starts
-        async with budget.admit(chars) as waited:
+        async with budget.admit(request.chars, request.image_tokens) as waited:
             self.in_flight.sent(id(request))
             response = await self._ask(request, route)
-        budget.speed.observe(chars, response.timings)
+        budget.speed.observe(request.chars, response.timings, request.image_tokens)
         response.wait_s = waited
         return response
 

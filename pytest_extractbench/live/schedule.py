@@ -62,15 +62,17 @@ class PromptSpeed:
         self._speeds: deque[float] = deque(maxlen=_WINDOW)
         self._ratios: deque[float] = deque(maxlen=_WINDOW)
 
-    def observe(self, chars: int, timings: Mapping[str, float] | None) -> None:
-        """One answer: ``chars`` of prompt, and the server's ``timings`` (None when it reports none)."""
+    def observe(self, chars: int, timings: Mapping[str, float] | None, image_tokens: int = 0) -> None:
+        """One answer: ``chars`` of prompt text beside ``image_tokens`` (estimated: context.image_tokens), and the
+        server's ``timings`` (None when it reports none). The characters per token are the text's alone."""
         if not timings:
             return
         read, cached, ms = timings.get("prompt_n"), timings.get("cache_n", 0.0), timings.get("prompt_ms")
         if read is None or ms is None:
             return
-        if read + cached >= _MIN_MEASURED_TOKENS and chars > 0:
-            self._ratios.append(chars / (read + cached))
+        text_tokens = read + cached - image_tokens
+        if text_tokens >= _MIN_MEASURED_TOKENS and chars > 0:
+            self._ratios.append(chars / text_tokens)
         if read >= _MIN_MEASURED_TOKENS and ms > 0:
             # read while sharing the server with others: lower than alone, so the budget errs small
             self._speeds.append(read * 1000.0 / ms)
@@ -132,15 +134,17 @@ class PromptBudget:
         speed = self.speed.tokens_per_s
         return None if speed is None else speed * self.timeout_s * TIMEOUT_SHARE
 
-    def estimate(self, chars: int) -> float:
-        """A prompt's tokens, estimated from its characters."""
-        return chars / self.speed.chars_per_token
+    def estimate(self, chars: int, image_tokens: int = 0) -> float:
+        """A prompt's tokens, estimated from its text's characters, plus its images' tokens."""
+        return chars / self.speed.chars_per_token + image_tokens
 
     @contextlib.asynccontextmanager
-    async def admit(self, chars: int) -> AsyncIterator[float]:
-        """Wait for room for a prompt of ``chars`` characters; yields the seconds waited."""
+    async def admit(self, chars: int, image_tokens: int = 0) -> AsyncIterator[float]:
+        """Wait for room for a prompt of ``chars`` characters of text and ``image_tokens`` of images; yields the
+        seconds waited."""
         loop = asyncio.get_running_loop()
-        waiter = _Waiter(self.estimate(chars) if self.mode is not None else 0.0, loop.time(), loop.create_future())
+        tokens = self.estimate(chars, image_tokens) if self.mode is not None else 0.0
+        waiter = _Waiter(tokens, loop.time(), loop.create_future())
         self._queue.append(waiter)
         self._dispatch()
         try:

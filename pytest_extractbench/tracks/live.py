@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..dataset.documents import DocumentError
 from ..dataset.responses import ModelResponse
 from ..dataset.samples import Sample
-from ..live.pipeline import LiveSource, _Request, held_messages
-from ..live.schedule import prompt_chars
+from ..live.pipeline import LiveSource, _Request, held_messages, prompt_size
 from .base import Track
 
 if TYPE_CHECKING:
@@ -111,7 +110,7 @@ class TrackLiveSource(LiveSource):
             {**self._params, "run": run},
             self.server_identity(model),
         )
-        held, chars = held_messages(messages), prompt_chars(messages)
+        held, (chars, image_tokens) = held_messages(messages), prompt_size(messages)
         return self._admit_pair(
             pair,
             key,
@@ -124,8 +123,9 @@ class TrackLiveSource(LiveSource):
                 future,
                 rebuild=lambda: self.request(sample, run)[0],
                 chars=chars,
+                image_tokens=image_tokens,
                 fields=fields,
-            ),  # fmt: skip
+            ),
         )
 
     async def _send(self, client: ExtractionClient, served_model: str, request: _Request) -> ModelResponse:

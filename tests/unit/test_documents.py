@@ -352,7 +352,9 @@ def test_queued_image_requests_hold_no_image_until_they_go_out(tmp_path: Path) -
         built = sample_messages(sample, templates)
         assert request.messages == built and request.chars == prompt_chars(built)
         if sample_id == "plain":
-            assert request.held == built  # nothing to rebuild
+            assert request.held == built and request.image_tokens == 0  # nothing to rebuild
         else:
             assert request.held is None
+            # the prompt budget weighs the page: 400 x 300 pixels in 28-pixel patches, and its markers
+            assert request.image_tokens == image_tokens(built[-1]["content"][1]["image_url"]["url"]) == 15 * 11 + 4
             assert request.messages[-1]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")

@@ -130,6 +130,19 @@ def test_the_speed_and_the_characters_per_token_come_from_the_servers_timings() 
     assert PromptBudget(limit=4, timeout_s=600, tokens="off").capacity is None
 
 
+def test_images_weigh_their_tokens_and_leave_the_text_ratio_alone() -> None:
+    speed = PromptSpeed()
+    # 4,000 characters of text beside a 1,000-token page image: 2,000 tokens read, 1,000 of them text
+    speed.observe(4_000, {"prompt_n": 2_000.0, "prompt_ms": 20_000.0}, image_tokens=1_000)
+    assert speed.chars_per_token == pytest.approx(4.0)  # not 2.0: the image's tokens are not text
+    assert speed.tokens_per_s == pytest.approx(100.0)  # the server read image and text alike
+    speed.observe(10_000, {"prompt_n": 1_000.0, "prompt_ms": 1_000.0}, image_tokens=990)  # 10 text tokens: no ratio
+    assert speed.chars_per_token == pytest.approx(4.0)
+    budget = PromptBudget(limit=4, timeout_s=600, speed=speed)
+    assert budget.estimate(8_000, image_tokens=1_500) == pytest.approx(2_000 + 1_500)
+    assert budget.estimate(8_000) == pytest.approx(2_000)
+
+
 def test_a_cancelled_request_gives_its_room_back_whether_it_waited_or_ran() -> None:
     async def main() -> tuple[PromptBudget, list[str]]:
         budget = PromptBudget(limit=1, timeout_s=10, tokens="off")
