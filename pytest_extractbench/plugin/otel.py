@@ -121,6 +121,7 @@ class OtelExporter:
             "extractbench.run_id": self.run_id,
             "extractbench.sample_id": sample_id,
             "extractbench.latency_s": response.latency_s,
+            "extractbench.end_to_end_s": response.end_to_end_s,
             "extractbench.finish_reason": response.finish_reason,
             "extractbench.attempts": response.attempts,
             "extractbench.cached": response.cached,
@@ -131,14 +132,37 @@ class OtelExporter:
         span = self.tracer.start_span("extractbench.request", attributes=attributes, start_time=start)
         if response.error_class:
             span.set_status(Status(StatusCode.ERROR, f"{response.error_class}: {response.error or ''}"[:200]))
+        if start is not None and len(response.attempt_log or ()) > 1:
+            self._attempt_spans(span, response)
         span.end(end_time=_ns(response.finished_at) if start is not None else None)
         labels = {"gen_ai.request.model": model, "extractbench.error_class": response.error_class or "none"}
         self.requests.add(1, labels)
-        if response.latency_s is not None:
-            self.duration.record(response.latency_s, {"gen_ai.request.model": model})
+        # first attempt to final answer, as the SLA reads it; the answering attempt's alone when it was the only one
+        took = response.end_to_end_s if response.end_to_end_s is not None else response.latency_s
+        if took is not None:
+            self.duration.record(took, {"gen_ai.request.model": model})
         for kind, key in (("input", "prompt_tokens"), ("output", "completion_tokens")):
             if usage.get(key):
                 self.tokens.add(int(usage[key]), {"gen_ai.request.model": model, "gen_ai.token.type": kind})
+
+    def _attempt_spans(self, parent: Any, response: Any) -> None:
+        """One child span per attempt of a retried request, at its own start and latency, with its outcome."""
+        from opentelemetry.trace import Status, StatusCode, set_span_in_context
+
+        context = set_span_in_context(parent)
+        for number, attempt in enumerate(response.attempt_log, 1):
+            start_s, latency_s = attempt.get("start_s"), attempt.get("latency_s")
+            if not isinstance(start_s, (int, float)) or not isinstance(latency_s, (int, float)):
+                continue
+            begin = response.started_at + start_s
+            outcome = attempt.get("outcome") or "ok"
+            child = self.tracer.start_span("extractbench.attempt", context=context, start_time=_ns(begin),
+                                           attributes=_attributes({"extractbench.attempt": number,
+                                                                   "extractbench.outcome": outcome,
+                                                                   "extractbench.slot_wait_s": attempt.get("slot_wait_s")}))  # fmt: skip
+            if outcome != "ok":
+                child.set_status(Status(StatusCode.ERROR, f"{outcome}: {attempt.get('error') or ''}"[:200]))
+            child.end(end_time=_ns(begin + latency_s))
 
     def pytest_extractbench_sample_scored(self, config: pytest.Config, record: Any) -> None:
         track = getattr(record, "track", "extraction")

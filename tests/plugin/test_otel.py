@@ -109,6 +109,41 @@ def test_request_span_uses_the_request_timestamps(pytester: pytest.Pytester, spa
     assert duration.count == 1 and duration.sum == 1.5
 
 
+def test_a_retried_request_has_a_span_per_attempt_and_its_duration_is_end_to_end(
+    spans: InMemorySpanExporter,
+) -> None:
+    from pytest_extractbench.dataset.responses import ModelResponse
+    from pytest_extractbench.plugin.otel import OtelExporter
+
+    exporter = OtelExporter("global", run_id="r1")
+    log = [
+        {"start_s": 0.0, "latency_s": 1.0, "outcome": "timeout", "error": "no answer in 1 s"},
+        {"start_s": 1.5, "latency_s": 0.5, "outcome": "ok", "slot_wait_s": 0.25},
+    ]
+    response = ModelResponse(content="{}", latency_s=0.5, attempts=2, started_at=100.0, finished_at=102.0,
+                             end_to_end_s=2.0, attempt_log=log)  # fmt: skip
+    exporter.pytest_extractbench_request_done(config=None, model="m3", sample_id="x", response=response)  # type: ignore[arg-type]
+    finished = spans.get_finished_spans()
+    (request,) = [s for s in finished if s.name == "extractbench.request"]
+    attempts = sorted((s for s in finished if s.name == "extractbench.attempt"), key=lambda s: s.start_time)
+    assert [(a.start_time, a.end_time) for a in attempts] == [
+        (100_000_000_000, 101_000_000_000),
+        (101_500_000_000, 102_000_000_000),
+    ]
+    assert all(a.parent is not None and a.parent.span_id == request.context.span_id for a in attempts)
+    assert [a.attributes["extractbench.outcome"] for a in attempts] == ["timeout", "ok"]
+    assert (
+        attempts[0].status.status_code == trace.StatusCode.ERROR
+        and "no answer in 1 s" in attempts[0].status.description
+    )
+    assert attempts[1].attributes["extractbench.slot_wait_s"] == 0.25
+    assert (
+        request.attributes["extractbench.end_to_end_s"] == 2.0 and request.attributes["extractbench.latency_s"] == 0.5
+    )
+    (duration,) = [p for p in _points("extractbench.request.duration") if p.attributes["gen_ai.request.model"] == "m3"]
+    assert duration.count == 1 and duration.sum == 2.0  # first attempt to answer, not the last attempt's 0.5 s
+
+
 def test_unknown_exporter_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--extractbench", "--extractbench-otel", "zipkin")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
