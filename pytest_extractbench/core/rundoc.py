@@ -1,5 +1,5 @@
-"""The run document: what metrics.json, a samples.jsonl record, a baseline and a cassette hold, their format
-versions, the one reader (it checks the version) and the one writer (atomic).
+"""The run document: what metrics.json, a samples.jsonl record, a baseline, a cassette and a journal line hold,
+their format versions, the one reader (it checks the version) and the one writer (atomic).
 
 Every file a run keeps is read here and nowhere else, and every failure to read one is a :class:`RunDocError`
 naming the file (and, for a version, the version found and the versions this release reads). The models are
@@ -31,10 +31,17 @@ if TYPE_CHECKING:  # the annotations are strings (Python 3.10 has no NotRequired
 # -- format versions ---------------------------------------------------------------------------------------
 # One version per file kind, and the versions this release still reads. A run directory's metrics.json
 # carries the version of the directory: 2 writes samples.jsonl compact (both forms read the same).
-RUN, BASELINE, CASSETTE = "run", "baseline", "cassette"
-FORMAT_VERSION: dict[str, int] = {RUN: 2, BASELINE: 1, CASSETTE: 1}
-READS: dict[str, tuple[int, ...]] = {RUN: (1, 2), BASELINE: (1,), CASSETTE: (1,)}
-_AGAIN = {RUN: "run it again with this release", BASELINE: "save the baseline again", CASSETTE: "record it again"}
+# A journal line carries its own version (xdist workers and resumed runs append to one file); a line without one
+# was written before lines had it, in the same form, and reads as 1.
+RUN, BASELINE, CASSETTE, JOURNAL = "run", "baseline", "cassette", "journal"
+FORMAT_VERSION: dict[str, int] = {RUN: 2, BASELINE: 1, CASSETTE: 1, JOURNAL: 1}
+READS: dict[str, tuple[int, ...]] = {RUN: (1, 2), BASELINE: (1,), CASSETTE: (1,), JOURNAL: (1,)}
+_AGAIN = {
+    RUN: "run it again with this release",
+    BASELINE: "save the baseline again",
+    CASSETTE: "record it again",
+    JOURNAL: "run it afresh instead of resuming or replaying it",
+}
 
 BASELINE_KIND = "pytest-extractbench baseline"
 CASSETTE_FORMAT = "extractbench-cassette"
@@ -489,6 +496,62 @@ def _cassette_line(data: Mapping[str, Any]) -> bytes:
     import json
 
     return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+
+
+# -- responses.jsonl (the journal) ------------------------------------------------------------------------------
+
+
+class JournalEntry(TypedDict):
+    """One line of a run's responses.jsonl: who was asked about what, the request's cache key, the answer."""
+
+    format_version: NotRequired[int]  # absent in journals written before lines carried it
+    model: str
+    sample_id: str
+    key: str | None
+    response: dict[str, Any]  # ModelResponse.as_dict(); live/journal.py reads it back with its types checked
+
+
+def journal_line(model: str, sample_id: str, key: str, response: Mapping[str, Any]) -> bytes:
+    """One journal line, newline included, stamped with this release's journal format (one write appends it)."""
+    import json
+
+    entry = {"format_version": FORMAT_VERSION[JOURNAL], "model": model, "sample_id": sample_id, "key": key}
+    entry["response"] = response
+    return (json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+
+
+def iter_journal(path: Path) -> Iterator[JournalEntry]:
+    """The entries of a journal in order (none when the file is absent).
+
+    Skipped: a line cut short (a run killed or a disk full mid-write; a resumed run ends it and appends after it)
+    and a line past the input limits (a hostile answer: its sample is asked again, or reported missing on replay).
+    Any other line that is not an entry (not JSON, not UTF-8, not of this shape, a format this release does not
+    read) is a :class:`RunDocError` naming the file and line: resuming past it would silently ask again, or score
+    as missing, answers the file holds. A journal an editor saved as UTF-16 is read."""
+    if not path.is_file():
+        return
+    for number, value in jsonio.iter_jsonl(path, utf16=True):
+        where = f"{path}:{number}"
+        if isinstance(value, jsonio.JsonInputError):
+            if value.truncated or jsonio.over_limits(value):
+                continue
+            raise RunDocError(f"{where}: not a journal line: {value}")
+        if isinstance(value, dict) and "format_version" in value:
+            check_version(JOURNAL, value["format_version"], where)
+        if not (
+            isinstance(value, dict)
+            and isinstance(value.get("model"), str)
+            and isinstance(value.get("sample_id"), str)
+            and isinstance(value.get("key"), (str, type(None)))
+            and isinstance(value.get("response"), dict)
+        ):
+            what = f"a {type(value).__name__}" if not isinstance(value, dict) else "an object"
+            raise RunDocError(
+                f"{where}: not a journal line: {what}, not one with string model, sample_id and key and an object "
+                f"response (this release reads journal format {', '.join(map(str, READS[JOURNAL]))})"
+            )
+        value.setdefault("key", None)
+        yield value  # type: ignore[misc]
 
 
 # -- shared ------------------------------------------------------------------------------------------------------
