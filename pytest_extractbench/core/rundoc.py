@@ -85,27 +85,66 @@ def check_version(kind: str, found: Any, where: str) -> int:
 # -- metrics.json --------------------------------------------------------------------------------------------
 
 
+class DatasetInfo(TypedDict, total=False):
+    """metrics.json ``run.dataset``: what was evaluated (the ``dataset`` section beside ``run`` has its statistics)."""
+
+    name: Required[str | None]  # None only in a document that did not say
+    source: str
+    num_samples: int
+    num_skipped: int
+    content_hash: str
+    sample_hashes: dict[str, str]
+
+
+class ProblemDict(TypedDict):
+    """One entry of metrics.json ``run.problems``: ``DatasetProblem.as_dict()`` (dataset/samples.py)."""
+
+    source: str | None
+    location: str | None
+    sample_id: str | None
+    field: str | None
+    severity: str  # "error" or "warning"
+    message: str
+
+
+PROBLEM_DEFAULTS: dict[str, Any] = {
+    "source": None,
+    "location": None,
+    "sample_id": None,
+    "field": None,
+    "severity": "warning",
+    "message": "",
+}
+
+
 class RunInfo(TypedDict, total=False):
     """metrics.json ``run``: when, what, with which options and versions, what went wrong on the way."""
 
-    started_at: str
+    started_at: Required[str | None]  # None only in a document that did not say
     finished_at: str
     duration_s: float
-    dataset: Required[dict[str, Any]]
+    dataset: Required[DatasetInfo]
     num_records: int
     models: list[str]
     workers: int
     options: Required[dict[str, Any]]
     versions: dict[str, str | None]
     platform: str
-    problems: Required[list[dict[str, Any]]]
+    problems: Required[list[ProblemDict]]
     unscored_items: list[str]
-    live: dict[str, Any] | None
+    live: Required[dict[str, Any] | None]  # None: offline
     config: Any
     partial: dict[str, Any]  # only in a partial run
 
 
-RUN_DEFAULTS: dict[str, Any] = {"dataset": {}, "options": {}, "problems": []}
+# What a document made by this package always has and a hand-made or foreign one may lack.
+RUN_DEFAULTS: dict[str, Any] = {"dataset": {}, "options": {}, "problems": [], "started_at": None, "live": None}
+DATASET_DEFAULTS: dict[str, Any] = {"name": None}
+
+
+def _problem(found: Any) -> dict[str, Any]:
+    return _fill(found, PROBLEM_DEFAULTS) if isinstance(found, Mapping) else {**PROBLEM_DEFAULTS, "message": str(found)}
+
 
 # A model's section is the catalog's metrics plus sections (sla, performance, ...): its keys are the catalog's
 # to decide (analysis/catalog.py), so it stays a plain mapping.
@@ -132,11 +171,14 @@ DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the r
 
 def complete(data: Mapping[str, Any]) -> MetricsDocument:
     """A metrics document with every guaranteed key (``format_version``, ``track``, ``run`` and its ``dataset``,
-    ``options`` and ``problems``, ``models``), the defaults filling what ``data`` lacks; no version check (for
-    documents made in memory: a run's own, a merge of runs)."""
+    ``options``, ``problems`` (each with every key), ``started_at`` and ``live``, ``models``), the defaults filling
+    what ``data`` lacks; no version check (for documents made in memory: a run's own, a merge of runs)."""
     out = dict(data)
     run = out.get("run")
-    out["run"] = _fill(run if isinstance(run, dict) else {}, RUN_DEFAULTS)
+    out["run"] = run = _fill(run if isinstance(run, dict) else {}, RUN_DEFAULTS)
+    run["dataset"] = _fill(run["dataset"] if isinstance(run["dataset"], dict) else {}, DATASET_DEFAULTS)
+    problems = run["problems"]
+    run["problems"] = [_problem(p) for p in problems] if isinstance(problems, list) else []
     out["track"] = out.get("track") or "extraction"
     out.setdefault("format_version", FORMAT_VERSION[RUN])
     if not isinstance(out.get("models"), dict):

@@ -303,18 +303,17 @@ def pairwise_view(document: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def problems_view(document: rundoc.MetricsDocument) -> dict[str, Any] | None:
     """The dataset and predictions problems of the run, errors first."""
-    found = document["run"]["problems"]
-    if not found:
+    items = sorted(document["run"]["problems"], key=lambda p: p["severity"] != "error")  # each with every key
+    if not items:
         return None
-    items = [p if isinstance(p, Mapping) else {"message": str(p)} for p in found]
-    items.sort(key=lambda p: p.get("severity") != "error")
     shown = []
     for p in items[:MAX_PROBLEMS]:
-        where = ":".join(str(p[k]) for k in ("source", "location") if p.get(k) not in (None, ""))
-        what = " ".join(str(p[k]) for k in ("sample_id", "field") if p.get(k) not in (None, ""))
-        shown.append({"severity": p.get("severity") or "warning", "where": where, "what": what,
-                      "message": str(p.get("message", ""))})  # fmt: skip
-    return {"total": len(items), "errors": sum(p.get("severity") == "error" for p in items), "shown": shown}
+        where = ":".join(str(part) for part in (p["source"], p["location"]) if part not in (None, ""))
+        what = " ".join(str(part) for part in (p["sample_id"], p["field"]) if part not in (None, ""))
+        shown.append(
+            {"severity": p["severity"] or "warning", "where": where, "what": what, "message": str(p["message"])}
+        )
+    return {"total": len(items), "errors": sum(p["severity"] == "error" for p in items), "shown": shown}
 
 
 # -- Markdown ------------------------------------------------------------------------------------

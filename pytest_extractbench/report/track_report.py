@@ -54,8 +54,8 @@ def track_summary_md(document: rundoc.MetricsDocument) -> str:
     names = ", ".join(_md(m) for m in document["models"]) or "no model"
     lines = [f"# {_md(document['track'].capitalize())} Track Report: {names}", ""]
     lines += [
-        f"- **Evaluation Date**: {_md(str(run.get('started_at', ''))[:10] or '-')}",
-        f"- **Dataset**: {_md(run['dataset'].get('name', '-'))}",
+        f"- **Evaluation Date**: {_md((run['started_at'] or '')[:10] or '-')}",
+        f"- **Dataset**: {_md(run['dataset']['name'] or '-')}",
         "",
     ]
     if not found:
