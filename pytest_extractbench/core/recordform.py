@@ -37,11 +37,26 @@ class ResponseDict(TypedDict):
 
 # ModelResponse's defaults (tests/unit/test_rundoc.py holds them equal); ``origin`` is absent, not None, by default.
 RESPONSE_DEFAULTS: dict[str, Any] = {
-    "content": None, "error_class": None, "error": None, "latency_s": None, "usage": {}, "finish_reason": None,
-    "attempts": 0, "cached": False, "started_at": None, "finished_at": None, "tool_calls": None, "logprobs": None,
-    "choices": None, "context": None, "timings": None, "wait_s": None, "first_token_s": None, "end_to_end_s": None,
+    "content": None,
+    "error_class": None,
+    "error": None,
+    "latency_s": None,
+    "usage": {},
+    "finish_reason": None,
+    "attempts": 0,
+    "cached": False,
+    "started_at": None,
+    "finished_at": None,
+    "tool_calls": None,
+    "logprobs": None,
+    "choices": None,
+    "context": None,
+    "timings": None,
+    "wait_s": None,
+    "first_token_s": None,
+    "end_to_end_s": None,
     "attempt_log": None,
-}  # fmt: skip
+}
 
 
 COUNT_KEYS = ("exact", "partial", "partial_lenient", "incorrect", "missed", "spurious", "typed", "type_correct")

@@ -201,8 +201,11 @@ def _extras(metrics_by_model: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     """Per model, the subsets/groups, calibration and consistency it has (models with none left out)."""
     out = []
     for name, metrics in metrics_by_model.items():
-        found = {"groups": sections.groups_view(metrics), "calibration": sections.calibration_view(metrics),
-                 "consistency": sections.consistency_view(metrics)}  # fmt: skip
+        found = {
+            "groups": sections.groups_view(metrics),
+            "calibration": sections.calibration_view(metrics),
+            "consistency": sections.consistency_view(metrics),
+        }
         if any(found.values()):
             out.append({"model": name, **found})
     return out

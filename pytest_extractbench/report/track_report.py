@@ -41,8 +41,12 @@ def section_md(section: Section) -> list[str]:
     for table in section.tables:
         if not table.rows:
             continue
-        lines += ["", f"### {_md(table.caption)}", "| " + " | ".join(_md(h) for h in table.header) + " |",
-                  "|" + "---|" * len(table.header)]  # fmt: skip
+        lines += [
+            "",
+            f"### {_md(table.caption)}",
+            "| " + " | ".join(_md(h) for h in table.header) + " |",
+            "|" + "---|" * len(table.header),
+        ]
         lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in table.rows]
     return lines
 
