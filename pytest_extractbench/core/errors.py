@@ -7,8 +7,8 @@ spellings work. The tree, by layer::
     ExtractbenchError
     ├── UsageProblem               the run cannot start or go on as asked: an option, a file, no model
     │   └── RunDirError            a run directory that cannot be made or locked (core/rundir.py)
-    │       └── RunDocError        a run document (metrics.json, samples.jsonl, a baseline, a cassette) that cannot
-    │           │                  be read, or of a format version this release does not read (core/rundoc.py)
+    │       └── RunDocError        a run document (metrics.json, samples.jsonl, a baseline, a cassette, a
+    │           │                  journal) that cannot be read, or of a format version this release does not read (core/rundoc.py)
     │           └── BaselineError  no stored baseline by the name or number asked for (gating/baseline.py)
     ├── ExtractbenchWarning        (UserWarning) a dataset or predictions problem that did not stop the run
     ├── JsonInputError             (ValueError) a JSON or JSONL input past its limits or not JSON (core/jsonio.py)

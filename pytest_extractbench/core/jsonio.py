@@ -66,6 +66,7 @@ class JsonInputError(ExtractbenchError, ValueError):
         self.column = column
         self.path = path  # "$.expected.total", when the value was parsed
         self.sample_id = sample_id  # the row's "id", when it can be told
+        self.truncated = False  # a JSONL line that stops before its JSON does (a write cut short), see cut_short()
 
     def __str__(self) -> str:
         where = f" (column {self.column})" if self.column else ""
@@ -289,14 +290,53 @@ def iter_jsonl(
                 line.decode("utf-8")
             except UnicodeDecodeError as exc:
                 error = _encoding_error(line, exc)
-                error.line, error.sample_id = number, guess_id(line)
+                error.line, error.sample_id, error.truncated = number, guess_id(line), cut_short(line)
                 yield number, error
                 continue
             try:
                 yield number, loads(line, max_depth=max_depth, allow_nonfinite=allow_nonfinite)
             except JsonInputError as exc:
                 exc.line, exc.sample_id = number, guess_id(line)
+                exc.truncated = exc.message.startswith("not valid JSON") and cut_short(line)
                 yield number, exc
+
+
+# What may follow the last whole token of a JSON text cut short: part of a literal or a number, part of an escape.
+_PARTIAL_TOKEN = re.compile(r"t(r(u)?)?|f(a(l(s)?)?)?|n(u(l)?)?|-?(0|[1-9]\d*)?(\.\d*)?([eE][+-]?\d*)?")
+_PARTIAL_ESCAPE = re.compile(r"\\?u[0-9a-fA-F]{0,4}|\\")  # the scanner points at the "u" or the backslash
+OVER_LIMITS = ("line longer than", "nested too deeply", "a number is too large")
+"""How the messages of a text refused for its size, not its form, begin (:func:`over_limits`)."""
+
+
+def over_limits(error: JsonInputError) -> bool:
+    """Whether ``error`` refuses a text for its size (line length, nesting, digits), not for being malformed."""
+    return error.message.startswith(OVER_LIMITS)
+
+
+def cut_short(line: bytes) -> bool:
+    """Whether ``line`` is the start of a JSON text that stops early (a write cut by a kill or a full disk),
+    as opposed to a text that is malformed where it stands; a whole JSON text is not cut short."""
+    data = line.rstrip(b"\r\n")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.end != len(data) or exc.reason != "unexpected end of data":
+            return False  # an undecodable byte inside the line, not a character cut at its end
+        try:
+            text = data[: exc.start].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Unterminated string"):
+            return True  # a string that never closes: a JSONL line holds no raw newline
+        rest = text[exc.pos :]
+        pattern = _PARTIAL_ESCAPE if exc.msg.startswith("Invalid \\u") else _PARTIAL_TOKEN
+        return pattern.fullmatch(rest) is not None
+    except (RecursionError, ValueError):
+        return False
+    return False
 
 
 def _transcoded(handle: BinaryIO, encoding: str, limit: int) -> Iterator[bytes | JsonInputError | None]:

@@ -1,5 +1,5 @@
-"""The run document: what metrics.json, a samples.jsonl record, a baseline and a cassette hold, their format
-versions, the one reader (it checks the version) and the one writer (atomic).
+"""The run document: what metrics.json, a samples.jsonl record, a baseline, a cassette and a journal line hold,
+their format versions, the one reader (it checks the version) and the one writer (atomic).
 
 Every file a run keeps is read here and nowhere else, and every failure to read one is a :class:`RunDocError`
 naming the file (and, for a version, the version found and the versions this release reads). The models are
@@ -10,8 +10,8 @@ rely on are ``Required``; the reader fills the rest of a guaranteed key set from
 ``record["response"]["latency_s"]`` needs no ``.get``.
 
 samples.jsonl is written compact: a record leaves out every key whose value is its default (the tables
-``*_DEFAULTS`` beside each model), and :func:`iter_samples` puts them back, so a file in the full form (what
-releases before format 2 wrote) and a compact one read the same.
+``*_DEFAULTS`` beside each model, in :mod:`.recordform`), and :func:`iter_samples` puts them back, so a file in
+the full form (what releases before format 2 wrote) and a compact one read the same.
 """
 
 from __future__ import annotations
@@ -23,7 +23,74 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import jsonio
 from .files import METRICS_FILE, SAMPLES_FILE, atomic, write_json, write_jsonl
+from .recordform import (
+    COUNT_KEYS,
+    RECORD_DEFAULTS,
+    RESPONSE_DEFAULTS,
+    SCORE_DEFAULTS,
+    TRACK_RECORD_DEFAULTS,
+    Record,
+    ResponseDict,
+    SampleRecordDict,
+    ScoreDict,
+    TrackRecordDict,
+    _fill,
+    compact,
+    expand,
+)
 from .rundir import RunDirError
+
+__all__ = [  # the run document's models, versions, readers and writers (the record models from .recordform)
+    "BASELINE",
+    "BASELINE_KIND",
+    "BaselineDocument",
+    "BaselineModel",
+    "BaselineSample",
+    "CASSETTE",
+    "CASSETTE_FORMAT",
+    "COUNT_KEYS",
+    "CassetteEntry",
+    "CassetteHeader",
+    "DATASET_DEFAULTS",
+    "DOCUMENT_KEYS",
+    "DatasetInfo",
+    "FORMAT_VERSION",
+    "JOURNAL",
+    "JournalEntry",
+    "MetricsDocument",
+    "ModelMetrics",
+    "PROBLEM_DEFAULTS",
+    "ProblemDict",
+    "READS",
+    "RECORD_DEFAULTS",
+    "RESPONSE_DEFAULTS",
+    "RUN",
+    "RUN_DEFAULTS",
+    "Record",
+    "ResponseDict",
+    "RunDocError",
+    "RunInfo",
+    "SCORE_DEFAULTS",
+    "SampleRecordDict",
+    "ScoreDict",
+    "TRACK_RECORD_DEFAULTS",
+    "TrackRecordDict",
+    "check_version",
+    "compact",
+    "complete",
+    "expand",
+    "iter_journal",
+    "iter_samples",
+    "journal_line",
+    "read_baseline",
+    "read_cassette",
+    "read_metrics",
+    "read_run",
+    "write_baseline",
+    "write_cassette",
+    "write_metrics",
+    "write_samples",
+]
 
 if TYPE_CHECKING:  # the annotations are strings (Python 3.10 has no NotRequired)
     from typing_extensions import NotRequired, Required
@@ -32,11 +99,17 @@ if TYPE_CHECKING:  # the annotations are strings (Python 3.10 has no NotRequired
 # One version per file kind, and the versions this release still reads. A run directory's metrics.json
 # carries the version of the directory: 2 writes samples.jsonl compact (both forms read the same). A baseline of
 # format 2 keeps each repeated sample's pass count (``repeats``); one of format 1 was saved before it did, so its
-# pass@k is unknown rather than absent.
-RUN, BASELINE, CASSETTE = "run", "baseline", "cassette"
-FORMAT_VERSION: dict[str, int] = {RUN: 2, BASELINE: 2, CASSETTE: 1}
-READS: dict[str, tuple[int, ...]] = {RUN: (1, 2), BASELINE: (1, 2), CASSETTE: (1,)}
-_AGAIN = {RUN: "run it again with this release", BASELINE: "save the baseline again", CASSETTE: "record it again"}
+# pass@k is unknown rather than absent. A journal line carries its own version (xdist workers and resumed runs
+# append to one file); a line without one was written before lines had it, in the same form, and reads as 1.
+RUN, BASELINE, CASSETTE, JOURNAL = "run", "baseline", "cassette", "journal"
+FORMAT_VERSION: dict[str, int] = {RUN: 2, BASELINE: 2, CASSETTE: 1, JOURNAL: 1}
+READS: dict[str, tuple[int, ...]] = {RUN: (1, 2), BASELINE: (1, 2), CASSETTE: (1,), JOURNAL: (1,)}
+_AGAIN = {
+    RUN: "run it again with this release",
+    BASELINE: "save the baseline again",
+    CASSETTE: "record it again",
+    JOURNAL: "run it afresh instead of resuming or replaying it",
+}
 
 BASELINE_KIND = "pytest-extractbench baseline"
 CASSETTE_FORMAT = "extractbench-cassette"
@@ -80,27 +153,66 @@ def check_version(kind: str, found: Any, where: str) -> int:
 # -- metrics.json --------------------------------------------------------------------------------------------
 
 
+class DatasetInfo(TypedDict, total=False):
+    """metrics.json ``run.dataset``: what was evaluated (the ``dataset`` section beside ``run`` has its statistics)."""
+
+    name: Required[str | None]  # None only in a document that did not say
+    source: str
+    num_samples: int
+    num_skipped: int
+    content_hash: str
+    sample_hashes: dict[str, str]
+
+
+class ProblemDict(TypedDict):
+    """One entry of metrics.json ``run.problems``: ``DatasetProblem.as_dict()`` (dataset/samples.py)."""
+
+    source: str | None
+    location: str | None
+    sample_id: str | None
+    field: str | None
+    severity: str  # "error" or "warning"
+    message: str
+
+
+PROBLEM_DEFAULTS: dict[str, Any] = {
+    "source": None,
+    "location": None,
+    "sample_id": None,
+    "field": None,
+    "severity": "warning",
+    "message": "",
+}
+
+
 class RunInfo(TypedDict, total=False):
     """metrics.json ``run``: when, what, with which options and versions, what went wrong on the way."""
 
-    started_at: str
+    started_at: Required[str | None]  # None only in a document that did not say
     finished_at: str
     duration_s: float
-    dataset: Required[dict[str, Any]]
+    dataset: Required[DatasetInfo]
     num_records: int
     models: list[str]
     workers: int
     options: Required[dict[str, Any]]
     versions: dict[str, str | None]
     platform: str
-    problems: Required[list[dict[str, Any]]]
+    problems: Required[list[ProblemDict]]
     unscored_items: list[str]
-    live: dict[str, Any] | None
+    live: Required[dict[str, Any] | None]  # None: offline
     config: Any
     partial: dict[str, Any]  # only in a partial run
 
 
-RUN_DEFAULTS: dict[str, Any] = {"dataset": {}, "options": {}, "problems": []}
+# What a document made by this package always has and a hand-made or foreign one may lack.
+RUN_DEFAULTS: dict[str, Any] = {"dataset": {}, "options": {}, "problems": [], "started_at": None, "live": None}
+DATASET_DEFAULTS: dict[str, Any] = {"name": None}
+
+
+def _problem(found: Any) -> dict[str, Any]:
+    return _fill(found, PROBLEM_DEFAULTS) if isinstance(found, Mapping) else {**PROBLEM_DEFAULTS, "message": str(found)}
+
 
 # A model's section is the catalog's metrics plus sections (sla, performance, ...): its keys are the catalog's
 # to decide (analysis/catalog.py), so it stays a plain mapping.
@@ -127,11 +239,14 @@ DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the r
 
 def complete(data: Mapping[str, Any]) -> MetricsDocument:
     """A metrics document with every guaranteed key (``format_version``, ``track``, ``run`` and its ``dataset``,
-    ``options`` and ``problems``, ``models``), the defaults filling what ``data`` lacks; no version check (for
-    documents made in memory: a run's own, a merge of runs)."""
+    ``options``, ``problems`` (each with every key), ``started_at`` and ``live``, ``models``), the defaults filling
+    what ``data`` lacks; no version check (for documents made in memory: a run's own, a merge of runs)."""
     out = dict(data)
     run = out.get("run")
-    out["run"] = _fill(run if isinstance(run, dict) else {}, RUN_DEFAULTS)
+    out["run"] = run = _fill(run if isinstance(run, dict) else {}, RUN_DEFAULTS)
+    run["dataset"] = _fill(run["dataset"] if isinstance(run["dataset"], dict) else {}, DATASET_DEFAULTS)
+    problems = run["problems"]
+    run["problems"] = [_problem(p) for p in problems] if isinstance(problems, list) else []
     out["track"] = out.get("track") or "extraction"
     out.setdefault("format_version", FORMAT_VERSION[RUN])
     if not isinstance(out.get("models"), dict):
@@ -163,177 +278,6 @@ def write_metrics(run_dir: Path, document: Mapping[str, Any]) -> None:
 
 
 # -- samples.jsonl -------------------------------------------------------------------------------------------
-
-
-class ResponseDict(TypedDict):
-    """A record's ``response``: ``ModelResponse.as_dict()`` (dataset/responses.py)."""
-
-    content: Any
-    error_class: str | None
-    error: str | None
-    latency_s: float | None
-    usage: dict[str, int]
-    finish_reason: str | None
-    attempts: int
-    cached: bool
-    started_at: float | None
-    finished_at: float | None
-    tool_calls: list[dict[str, Any]] | None
-    logprobs: list[dict[str, Any]] | None
-    choices: list[dict[str, Any]] | None
-    context: dict[str, int | None] | None
-    timings: dict[str, float] | None
-    wait_s: float | None
-    first_token_s: float | None
-    end_to_end_s: float | None
-    attempt_log: list[dict[str, Any]] | None
-    origin: NotRequired[dict[str, str]]  # live answers only
-
-
-# ModelResponse's defaults (tests/unit/test_rundoc.py holds them equal); ``origin`` is absent, not None, by default.
-RESPONSE_DEFAULTS: dict[str, Any] = {
-    "content": None, "error_class": None, "error": None, "latency_s": None, "usage": {}, "finish_reason": None,
-    "attempts": 0, "cached": False, "started_at": None, "finished_at": None, "tool_calls": None, "logprobs": None,
-    "choices": None, "context": None, "timings": None, "wait_s": None, "first_token_s": None, "end_to_end_s": None,
-    "attempt_log": None,
-}  # fmt: skip
-
-
-COUNT_KEYS = ("exact", "partial", "partial_lenient", "incorrect", "missed", "spurious", "typed", "type_correct")
-
-
-class ScoreDict(TypedDict):
-    """A record's ``score``: ``SampleScore.as_dict()`` (scoring/result.py); a field entry already leaves out the
-    keys at FieldResult's defaults."""
-
-    sample_id: str  # default: the record's
-    json_valid: bool
-    schema_valid: bool
-    parse_error: str | None
-    validation_errors: list[str]
-    eqs: float
-    exact_match: bool
-    precision: dict[str, float]
-    recall: dict[str, float]
-    f1: dict[str, float]
-    type_accuracy: float
-    hallucination_rate: float
-    omission_rate: float
-    counts: dict[str, int]  # COUNT_KEYS, each 0 by default
-    observed: dict[str, int]
-    fields: list[dict[str, Any]]
-    extras: NotRequired[dict[str, float]]
-
-
-SCORE_DEFAULTS: dict[str, Any] = {"parse_error": None, "validation_errors": [], "fields": []}
-
-
-class SampleRecordDict(TypedDict):
-    """One line of samples.jsonl for the extraction track: ``SampleRecord.to_dict()`` (dataset/records.py)."""
-
-    model: str
-    sample_id: str
-    passed: bool
-    failure: str | None
-    scoring_error: str | None
-    meta: dict[str, Any]
-    response: ResponseDict
-    score: ScoreDict
-    diagnostics: dict[str, Any]
-
-
-class TrackRecordDict(TypedDict):
-    """One line of samples.jsonl for a toolcall, generate or repair run: ``TrackRecord.to_dict()``."""
-
-    model: str
-    sample_id: str
-    track: str
-    passed: bool
-    failure: str | None
-    meta: dict[str, Any]
-    response: ResponseDict
-    result: dict[str, Any]
-    consistency: dict[str, Any] | None
-    details: list[str]
-
-
-Record = SampleRecordDict | TrackRecordDict
-
-RECORD_DEFAULTS: dict[str, Any] = {
-    "passed": True,
-    "failure": None,
-    "scoring_error": None,
-    "meta": {},
-    "diagnostics": {},
-}
-TRACK_RECORD_DEFAULTS: dict[str, Any] = {
-    "passed": True,
-    "failure": None,
-    "meta": {},
-    "result": {},
-    "consistency": None,
-    "details": [],
-}
-
-
-def _is_default(value: Any, default: Any) -> bool:
-    # the type must match too: 0 == False and 1 == True, but `"attempts": false` is not the default 0
-    return value is default or (type(value) is type(default) and value == default)
-
-
-def _drop(data: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if k not in defaults or not _is_default(v, defaults[k])}
-
-
-def _fill(data: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """``data`` with the defaults it lacks (containers copied: a reader may change its record)."""
-    out = dict(data)
-    for key, value in defaults.items():
-        if key not in out:
-            out[key] = value.copy() if type(value) in (dict, list) else value
-    return out
-
-
-def compact(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A record's samples.jsonl form: every key at its default left out (:func:`expand` restores them)."""
-    track = "track" in record
-    out = _drop(record, TRACK_RECORD_DEFAULTS if track else RECORD_DEFAULTS)
-    response = out.get("response")
-    if isinstance(response, dict):
-        response = _drop(response, RESPONSE_DEFAULTS)
-        if response:
-            out["response"] = response
-        else:
-            del out["response"]
-    score = out.get("score")
-    if not track and isinstance(score, dict):
-        score = _drop(score, SCORE_DEFAULTS)
-        if score.get("sample_id") == record.get("sample_id"):
-            del score["sample_id"]
-        for key in ("counts", "observed"):
-            if isinstance(score.get(key), dict):
-                score[key] = {k: v for k, v in score[key].items() if not (k in COUNT_KEYS and _is_default(v, 0))}
-        out["score"] = score
-    return out
-
-
-def expand(record: dict[str, Any]) -> Record:
-    """A record in its full form, whichever form it was written in (the inverse of :func:`compact`)."""
-    track = "track" in record
-    out = _fill(record, TRACK_RECORD_DEFAULTS if track else RECORD_DEFAULTS)
-    response = out.get("response")
-    out["response"] = _fill(response if isinstance(response, dict) else {}, RESPONSE_DEFAULTS)
-    score = out.get("score")
-    if not track and isinstance(score, dict):
-        score = _fill(score, SCORE_DEFAULTS)
-        if "sample_id" not in score:
-            score["sample_id"] = out.get("sample_id")
-        for key in ("counts", "observed"):
-            found = score.get(key)
-            if isinstance(found, dict):
-                score[key] = {**dict.fromkeys(COUNT_KEYS, 0), **found}
-        out["score"] = score
-    return out  # type: ignore[return-value]
 
 
 def iter_samples(path: Path) -> Iterator[Record]:
@@ -492,6 +436,62 @@ def _cassette_line(data: Mapping[str, Any]) -> bytes:
     import json
 
     return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+
+
+# -- responses.jsonl (the journal) ------------------------------------------------------------------------------
+
+
+class JournalEntry(TypedDict):
+    """One line of a run's responses.jsonl: who was asked about what, the request's cache key, the answer."""
+
+    format_version: NotRequired[int]  # absent in journals written before lines carried it
+    model: str
+    sample_id: str
+    key: str | None
+    response: dict[str, Any]  # ModelResponse.as_dict(); live/journal.py reads it back with its types checked
+
+
+def journal_line(model: str, sample_id: str, key: str, response: Mapping[str, Any]) -> bytes:
+    """One journal line, newline included, stamped with this release's journal format (one write appends it)."""
+    import json
+
+    entry = {"format_version": FORMAT_VERSION[JOURNAL], "model": model, "sample_id": sample_id, "key": key}
+    entry["response"] = response
+    return (json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+
+
+def iter_journal(path: Path) -> Iterator[JournalEntry]:
+    """The entries of a journal in order (none when the file is absent).
+
+    Skipped: a line cut short (a run killed or a disk full mid-write; a resumed run ends it and appends after it)
+    and a line past the input limits (a hostile answer: its sample is asked again, or reported missing on replay).
+    Any other line that is not an entry (not JSON, not UTF-8, not of this shape, a format this release does not
+    read) is a :class:`RunDocError` naming the file and line: resuming past it would silently ask again, or score
+    as missing, answers the file holds. A journal an editor saved as UTF-16 is read."""
+    if not path.is_file():
+        return
+    for number, value in jsonio.iter_jsonl(path, utf16=True):
+        where = f"{path}:{number}"
+        if isinstance(value, jsonio.JsonInputError):
+            if value.truncated or jsonio.over_limits(value):
+                continue
+            raise RunDocError(f"{where}: not a journal line: {value}")
+        if isinstance(value, dict) and "format_version" in value:
+            check_version(JOURNAL, value["format_version"], where)
+        if not (
+            isinstance(value, dict)
+            and isinstance(value.get("model"), str)
+            and isinstance(value.get("sample_id"), str)
+            and isinstance(value.get("key"), (str, type(None)))
+            and isinstance(value.get("response"), dict)
+        ):
+            what = f"a {type(value).__name__}" if not isinstance(value, dict) else "an object"
+            raise RunDocError(
+                f"{where}: not a journal line: {what}, not one with string model, sample_id and key and an object "
+                f"response (this release reads journal format {', '.join(map(str, READS[JOURNAL]))})"
+            )
+        value.setdefault("key", None)
+        yield value  # type: ignore[misc]
 
 
 # -- shared ------------------------------------------------------------------------------------------------------

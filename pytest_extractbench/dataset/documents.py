@@ -28,9 +28,16 @@ from ..core import files, userfiles
 from ..core.errors import ExtractbenchError
 
 __all__ = [
-    "INPUT_MODES", "MAX_DOCUMENT_BYTES", "MAX_IMAGE_PIXELS", "MAX_PAGES", "Document", "DocumentError",
-    "DocumentReader", "data_url", "page_header",
-]  # fmt: skip
+    "INPUT_MODES",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_IMAGE_PIXELS",
+    "MAX_PAGES",
+    "Document",
+    "DocumentError",
+    "DocumentReader",
+    "data_url",
+    "page_header",
+]
 
 INPUT_MODES = ("text", "image", "both")
 MAX_PAGES = 100
@@ -44,8 +51,12 @@ RENDER_MAX_SIDE = 1600  # pixels of a rendered page's longer side: legible print
 PDF_EXTRA = "pip install 'pytest-extractbench[pdf]'"
 VISION_EXTRA = "pip install 'pytest-extractbench[vision]'"
 _CACHE_VERSION = 1
-_IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
-                (b"GIF89a", "image/gif"))  # fmt: skip
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
 
 
 class DocumentError(ExtractbenchError, ValueError):
@@ -115,8 +126,13 @@ class Document:
 
     def as_meta(self) -> dict[str, Any]:
         """What a sample's metadata (and so its record) says of the document."""
-        meta: dict[str, Any] = {"name": self.name, "kind": self.kind, "pages": self.pages, "bytes": self.size,
-                                "sha256": self.sha256}  # fmt: skip
+        meta: dict[str, Any] = {
+            "name": self.name,
+            "kind": self.kind,
+            "pages": self.pages,
+            "bytes": self.size,
+            "sha256": self.sha256,
+        }
         if self.width is not None:
             meta.update(width=self.width, height=self.height)
         return meta

@@ -9,7 +9,12 @@ samples, so validation and problem reports are the same whatever the source. Spe
   ``{"data": ..., "ground_truth": ...}`` (the schema is the instance's ``schema`` or ``DIR/schema.json``);
 - ``hf:OWNER/NAME[:SPLIT]``: a dataset on the HuggingFace Hub, loaded with ``datasets``;
 - ``hf:PATH[:SPLIT]``: a local file or folder loaded with ``datasets`` (Parquet/JSON/CSV files or a
-  saved dataset repository), for machines without the Hub.
+  saved dataset repository), for machines without the Hub;
+- ``[hf:]DIR[:SPLIT]`` written by ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk``: read back with
+  ``datasets.load_from_disk``.
+
+A ``DatasetDict`` (no split named) is every split, each row's location naming its split; splits that share
+sample ids are refused in one message naming them and how to pick one, not reported row by row as duplicates.
 """
 
 from __future__ import annotations
@@ -105,6 +110,8 @@ def load_source(
     if spec.startswith(HF_PREFIX):
         return _load_hf(spec, base_dir=base_dir, columns=columns, cache_dir=cache_dir, documents=reader)
     path = _resolve(spec, base_dir)
+    if path.is_dir() and is_saved_to_disk(path):
+        return _load_hf_local(spec, path, None, columns, cache_dir, replace(reader, base_dir=path))
     if path.is_dir():
         return parse_rows(
             path.name, spec, iter_benchson(path, spec), columns=columns, documents=replace(reader, base_dir=path)
@@ -264,7 +271,8 @@ def _load_hf(
         else:
             why = "it could not be downloaded"
         raise DatasetSourceError(f"dataset {spec!r}: {name!r}: {why}: {type(exc).__name__}: {exc}") from None
-    return parse_rows(name, spec, iter_hf_rows(loaded), columns=columns, documents=replace(documents, base_dir=None))
+    rows = iter_hf_rows(loaded, f"dataset {spec!r}", _spec_pick(spec, split), columns)
+    return parse_rows(name, spec, rows, columns=columns, documents=replace(documents, base_dir=None))
 
 
 def _load_hf_local(
@@ -279,7 +287,11 @@ def _load_hf_local(
     datasets = _optional("datasets", f"dataset {spec!r}")
 
     try:
-        if path.is_file():
+        if is_saved_to_disk(path):
+            loaded = datasets.load_from_disk(str(path))
+            if split is not None:
+                loaded = _pick_split(spec, path.name, loaded, split)
+        elif path.is_file():
             builder = _DATASETS_BUILDERS.get(path.suffix.lower())
             if builder is None:
                 raise DatasetSourceError(f"dataset {spec!r}: datasets cannot read {path.suffix or 'this'} files")
@@ -293,13 +305,44 @@ def _load_hf_local(
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds; the user needs the words
         reason = f"{type(exc).__name__}: {exc}"
         raise DatasetSourceError(f"dataset {spec!r}: datasets could not load {path}: {reason}") from None
-    return parse_rows(path.name, spec, iter_hf_rows(loaded), columns=columns, documents=documents)
+    rows = iter_hf_rows(loaded, f"dataset {spec!r}", _spec_pick(spec, split), columns)
+    return parse_rows(path.name, spec, rows, columns=columns, documents=documents)
 
 
-def iter_hf_rows(loaded: Any) -> Iterator[tuple[str, Any]]:
-    """Rows of a ``Dataset``, or of every split of a ``DatasetDict`` (locations name the split)."""
+SAVED_MARKERS = ("dataset_dict.json", "state.json")  # what save_to_disk writes beside the data
+
+
+def is_saved_to_disk(path: Path) -> bool:
+    """A folder written by ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk``."""
+    return path.is_dir() and any((path / marker).is_file() for marker in SAVED_MARKERS)
+
+
+def _pick_split(spec: str, name: str, loaded: Any, split: str) -> Any:
+    if not isinstance(loaded, dict):
+        raise DatasetSourceError(f"dataset {spec!r}: {name} holds one dataset, not splits; name no split")
+    if split not in loaded:
+        raise DatasetSourceError(f"dataset {spec!r}: no split {split!r} in {name}; its splits: {', '.join(loaded)}")
+    return loaded[split]
+
+
+def _spec_pick(spec: str, split: str | None) -> str:
+    """How a command line names one split of ``spec`` (for the shared-ids message)."""
+    base = spec if spec.startswith(HF_PREFIX) else HF_PREFIX + spec
+    base = base[: -len(split) - 1] if split and base.endswith(f":{split}") else base
+    return f"--extractbench-dataset {base}:SPLIT"
+
+
+def iter_hf_rows(
+    loaded: Any, where: str = "the dataset", pick: str = "one split", columns: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, Any]]:
+    """Rows of a ``Dataset``, or of every split of a ``DatasetDict`` (locations name the split).
+
+    Splits that share sample ids (ids restarting in each split, or one set of samples split twice) are one
+    :class:`DatasetSourceError` naming ``where``, the splits and ``pick`` (how to name one), raised before any
+    row: row by row they would be as many "duplicate id" problems and a benchmark of whichever split came first."""
     if isinstance(loaded, dict):  # a DatasetDict
         splits = list(loaded.keys())
+        _check_split_ids(loaded, where, pick, (columns or {}).get("id", "id"))
         for split in splits:
             for number, row in enumerate(loaded[split].to_list(), start=1):
                 if len(splits) > 1 and "id" not in row:
@@ -308,6 +351,21 @@ def iter_hf_rows(loaded: Any) -> Iterator[tuple[str, Any]]:
         return
     for number, row in enumerate(loaded.to_list(), start=1):
         yield f"row {number}", row
+
+
+def _check_split_ids(loaded: Mapping[str, Any], where: str, pick: str, id_column: str) -> None:
+    seen: dict[str, str] = {}
+    for split, part in loaded.items():
+        if id_column not in (getattr(part, "column_names", None) or ()):
+            continue
+        for value in part[id_column]:
+            first = seen.setdefault(str(value), split)
+            if first != split:
+                raise DatasetSourceError(
+                    f"{where}: splits {first!r} and {split!r} share sample ids (such as {jsonio.clip(str(value))!r}), "
+                    f"so they cannot be benchmarked as one dataset (its splits: {', '.join(map(str, loaded))}); "
+                    f"pick one: {pick}"
+                )
 
 
 def _hub_offline() -> bool:

@@ -1,12 +1,14 @@
 """Nothing is lost (DESIGN decision 4): the run's response journal and the cross-run response cache.
 
 The journal is ``responses.jsonl`` in the run directory, one line per response:
-``{"model", "sample_id", "key", "response"}``, where ``response`` is ``ModelResponse.as_dict()``
-and ``key`` the request's cache key. Each line is written with one ``os.write`` on an
+``{"format_version", "model", "sample_id", "key", "response"}`` (``core.rundoc.JournalEntry``, which
+reads and writes the lines), where ``response`` is ``ModelResponse.as_dict()`` and ``key`` the
+request's cache key. Each line is written with one ``os.write`` on an
 ``O_APPEND`` descriptor the moment the response arrives, so it reaches the kernel at once (a
 killed process loses nothing it had received) and xdist workers can share the file: the kernel
 appends each write whole at the end of the file. It is fsynced once, at close (cheap; survives a
-process crash, and a power loss up to the last close). A reader skips a torn last line.
+process crash, and a power loss up to the last close). A reader skips a line cut short; any other
+line that is not an entry stops resume and replay with its file and line named.
 
 The cache holds one JSON file per key under ``.extractbench/cache/responses/`` written through a
 temp file and an atomic rename, so concurrent writers (workers, parallel CI jobs) never expose a
@@ -29,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..core import jsonio, textsafe
+from ..core import jsonio, rundoc, textsafe
 from ..core.files import os_reason
 from ..core.textsafe import clip
 from ..dataset.responses import ModelResponse, clean_timings, clean_usage
@@ -174,8 +176,7 @@ class Journal:
         """Write the line now: one write() call, so lines from several processes never interleave."""
         if self._fd is None:
             return
-        line = _dumps({"model": model, "sample_id": sample_id, "key": key, "response": response.as_dict()}) + "\n"
-        data = line.encode("utf-8")
+        data = rundoc.journal_line(model, sample_id, key, response.as_dict())
         try:
             with _locked(self._fd):
                 written = os.write(self._fd, data)
@@ -196,28 +197,21 @@ class Journal:
             self._fd = None
 
 
-def read_journal(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """The journal's entries in order; unreadable (torn, hostile) lines are skipped."""
-    path = run_dir / JOURNAL_FILE
-    if not path.is_file():
-        return
-    # jsonio's limits (line size, nesting, number size, encoding) make a hostile or torn line one
-    # more skipped line: its sample is asked again (resume) or reported missing (replay).
-    # a journal saved again by an editor as UTF-16 is still this run's answers: read, not dropped whole
-    for _, entry in jsonio.iter_jsonl(path, utf16=True):
-        if isinstance(entry, dict) and isinstance(entry.get("response"), dict) and "model" in entry:
-            yield entry
+def read_journal(run_dir: Path) -> Iterator[rundoc.JournalEntry]:
+    """The journal's entries in order (:func:`..core.rundoc.iter_journal`: a line cut short or past the input
+    limits is skipped, any other bad line is a ``RunDocError`` naming the file and line)."""
+    return rundoc.iter_journal(run_dir / JOURNAL_FILE)
 
 
 def latest_responses(run_dir: Path) -> dict[tuple[str, str], tuple[str | None, ModelResponse]]:
     """(model, sample id) -> (key, response): the last reusable response, else the last one."""
     found: dict[tuple[str, str], tuple[str | None, ModelResponse]] = {}
     for entry in read_journal(run_dir):
-        pair = (str(entry["model"]), str(entry.get("sample_id")))
+        pair = (entry["model"], entry["sample_id"])
         response = response_from_dict(entry["response"])
         previous = found.get(pair)
         if previous is None or is_reusable(response) or not is_reusable(previous[1]):
-            found[pair] = (entry.get("key"), response)
+            found[pair] = (entry["key"], response)
     return found
 
 
@@ -226,7 +220,7 @@ def reusable_by_key(run_dir: Path) -> dict[str, ModelResponse]:
     return {
         entry["key"]: response
         for entry in read_journal(run_dir)
-        if entry.get("key") and is_reusable(response := response_from_dict(entry["response"]))
+        if entry["key"] and is_reusable(response := response_from_dict(entry["response"]))
     }
 
 

@@ -77,8 +77,10 @@ def correlation(points: Mapping[str, Sequence[tuple[float, float]]], xname: str,
         rho = float(spearmanr(arr[:, 0], arr[:, 1]).statistic)
         strength = "no clear" if abs(rho) < 0.2 else ("a weak" if abs(rho) < 0.5 else "a strong")
         direction = "" if abs(rho) < 0.2 else (" rising" if rho > 0 else " falling")
-        parts.append(f"{_prefix(model, len(points) > 1)}{strength}{direction} relation of {yname} to {xname} "
-                     f"(Spearman rho {rho:+.2f}, n {len(arr)})")  # fmt: skip
+        parts.append(
+            f"{_prefix(model, len(points) > 1)}{strength}{direction} relation of {yname} to {xname} "
+            f"(Spearman rho {rho:+.2f}, n {len(arr)})"
+        )
     return _join(parts) + "."
 
 
@@ -176,6 +178,8 @@ def reliability(calibrations: Mapping[str, Mapping[str, Any]]) -> str:
     for model, view in calibrations.items():
         filled = [b for b in view["bins"] if b.get("count")]
         over = sum(b["confidence"] > b["accuracy"] for b in filled)
-        parts.append(f"{_prefix(model, len(calibrations) > 1)}ECE {view['ece']:.3f}, overconfident in {over} of "
-                     f"{len(filled)} filled bins")  # fmt: skip
+        parts.append(
+            f"{_prefix(model, len(calibrations) > 1)}ECE {view['ece']:.3f}, overconfident in {over} of "
+            f"{len(filled)} filled bins"
+        )
     return _join(parts) + "."

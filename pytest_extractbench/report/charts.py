@@ -34,7 +34,7 @@ from .svg import (  # noqa: F401  (Chart and the helpers are part of this module
     numeric,
     sample_points,
     text_width,
-)  # fmt: skip
+)
 
 MIN_BOX = 5  # values a box plot needs to mean something
 UNIT = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -57,11 +57,15 @@ def _arc(cx: float, cy: float, outer: float, inner: float, start: float, end: fl
 
     if end - start >= 1.0:  # a full half circle: two arcs, so no arc spans exactly 180 degrees
         mid = (start + end) / 2
-        return (f"M{at(outer, start)} A{outer:.1f},{outer:.1f} 0 0 1 {at(outer, mid)} A{outer:.1f},{outer:.1f} 0 0 1 "
-                f"{at(outer, end)} L{at(inner, end)} A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, mid)} "
-                f"A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, start)} Z")  # fmt: skip
-    return (f"M{at(outer, start)} A{outer:.1f},{outer:.1f} 0 0 1 {at(outer, end)} L{at(inner, end)} "
-            f"A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, start)} Z")  # fmt: skip
+        return (
+            f"M{at(outer, start)} A{outer:.1f},{outer:.1f} 0 0 1 {at(outer, mid)} A{outer:.1f},{outer:.1f} 0 0 1 "
+            f"{at(outer, end)} L{at(inner, end)} A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, mid)} "
+            f"A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, start)} Z"
+        )
+    return (
+        f"M{at(outer, start)} A{outer:.1f},{outer:.1f} 0 0 1 {at(outer, end)} L{at(inner, end)} "
+        f"A{inner:.1f},{inner:.1f} 0 0 0 {at(inner, start)} Z"
+    )
 
 
 def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key: str) -> Chart:
@@ -83,8 +87,9 @@ def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key
     c.text(cx, cy + 0.22 * radius, f"EQS {eqs:.3f}", size=16, anchor="middle", font_weight="bold")
     for tick in (0.0, 0.6, 0.75, 0.9, 1.0):
         a = math.pi * (1 - tick)
-        c.text(cx + 1.12 * radius * math.cos(a), cy - 1.12 * radius * math.sin(a), f"{tick:g}", size=SMALL,
-               anchor="middle")  # fmt: skip
+        c.text(
+            cx + 1.12 * radius * math.cos(a), cy - 1.12 * radius * math.sin(a), f"{tick:g}", size=SMALL, anchor="middle"
+        )
     return Chart(
         f"gauge-{key}",
         title,
@@ -123,8 +128,9 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
         values = [part.component_value(m) for part in parts]
         corners = [at(min(max(float(v or 0.0), 0.0), 1.0), a) for v, a in zip(values, angles)]
         c.polygon(corners, fill=color(i), fill_opacity=0.12, stroke=color(i), stroke_width=1.8, class_="area")
-    return Chart("radar", "EQS components", c.render(),
-                 "Validity, F1 (partial), type accuracy and 1 - hallucination rate.")  # fmt: skip
+    return Chart(
+        "radar", "EQS components", c.render(), "Validity, F1 (partial), type accuracy and 1 - hallucination rate."
+    )
 
 
 # -- accuracy ----------------------------------------------------------------------------------
@@ -145,20 +151,34 @@ def _stacked(key: str, title: str, models: Mapping[str, Mapping[str, float]], or
             if value > 0:
                 c.rect(plot.px(left), top, plot.px(left + value) - plot.px(left), bottom - top, fill, class_="bar")
                 if percent and value >= 0.06:
-                    c.text(plot.px(left + value / 2), (top + bottom) / 2, f"{100 * value:.0f}%", size=SMALL - 1,
-                           anchor="middle", fill=ink_on(fill))  # fmt: skip
+                    c.text(
+                        plot.px(left + value / 2),
+                        (top + bottom) / 2,
+                        f"{100 * value:.0f}%",
+                        size=SMALL - 1,
+                        anchor="middle",
+                        fill=ink_on(fill),
+                    )
             left += value
     return plot.svg()
 
 
 def categories(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     """Stacked horizontal bars of the match category distribution."""
-    shares = {m: {k: float(v or 0.0) for k, v in (models[m].get("match_category_distribution") or {}).items()}
-              for m in models}  # fmt: skip
-    svg = _stacked("categories", "Match categories", shares, list(CATEGORY_COLORS.items()),
-                   numeric(0.0, 1.0, "share of fields", ticks=UNIT), percent=True)  # fmt: skip
-    return Chart("categories", "Match categories", svg,
-                 "Share of fields that are exact, partial, incorrect, missed or spurious.")  # fmt: skip
+    shares = {
+        m: {k: float(v or 0.0) for k, v in (models[m].get("match_category_distribution") or {}).items()} for m in models
+    }
+    svg = _stacked(
+        "categories",
+        "Match categories",
+        shares,
+        list(CATEGORY_COLORS.items()),
+        numeric(0.0, 1.0, "share of fields", ticks=UNIT),
+        percent=True,
+    )
+    return Chart(
+        "categories", "Match categories", svg, "Share of fields that are exact, partial, incorrect, missed or spurious."
+    )
 
 
 def grouped_bars(
@@ -170,9 +190,15 @@ def grouped_bars(
     errors: Mapping[str, Mapping[str, tuple[float, float]]] | None = None,
 ) -> Chart:
     """One group per metric, one bar per model (with CI whiskers where given)."""
-    plot = Plot(key, title, categorical([name for _, name in metrics], "metric"),
-                numeric(0.0, 1.12, "value (0 to 1)", ticks=UNIT), width=520, height=220,
-                legend=_models_legend(list(models)))  # fmt: skip
+    plot = Plot(
+        key,
+        title,
+        categorical([name for _, name in metrics], "metric"),
+        numeric(0.0, 1.12, "value (0 to 1)", ticks=UNIT),
+        width=520,
+        height=220,
+        legend=_models_legend(list(models)),
+    )
     c = plot.canvas
     width = 0.8 / max(len(models), 1)
     for i, (model, m) in enumerate(models.items()):
@@ -192,8 +218,14 @@ def grouped_bars(
                 top = hi
             if len(models) * len(metrics) <= 24:
                 # above the whisker, where one is drawn, so the number never sits on it
-                c.text(plot.px(middle), plot.py(top) - 3, f"{value:.2f}", size=SMALL - 2, anchor="middle",
-                       baseline="bottom")  # fmt: skip
+                c.text(
+                    plot.px(middle),
+                    plot.py(top) - 3,
+                    f"{value:.2f}",
+                    size=SMALL - 2,
+                    anchor="middle",
+                    baseline="bottom",
+                )
     return Chart(key, title, plot.svg(), caption)
 
 
@@ -210,9 +242,14 @@ def scatter(
     total: Mapping[str, int] | None = None,
 ) -> Chart:
     """Per-sample points, one colour per model (subsampled for huge runs)."""
-    kept = {model: [(float(x), float(y)) for x, y in sample_points(values)
-                    if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)]
-            for model, values in points.items()}  # fmt: skip
+    kept = {
+        model: [
+            (float(x), float(y))
+            for x, y in sample_points(values)
+            if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)
+        ]
+        for model, values in points.items()
+    }
     every = [p for values in kept.values() for p in values]
     x = numeric(*xlim, xlabel, ticks=UNIT) if xlim else fitted((p[0] for p in every), xlabel)
     y = numeric(*ylim, ylabel, ticks=UNIT) if ylim else fitted((p[1] for p in every), ylabel)
@@ -308,18 +345,29 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
         for group in (m.get("error_patterns") or {}).values():
             flat[model].update({k: int(v) for k, v in group.items()})
     largest = max(v for counts in flat.values() for v in counts.values())
-    plot = Plot("errors", "Error patterns", fitted([0, largest], "fields with this error", floor=0.0),
-                categorical([label(n.replace("_", " "), 40) for n in names], "error pattern", top_down=True),
-                width=440, height=24 * len(names) * max(1, len(models)) ** 0.5,
-                legend=_models_legend(list(models), show=len(models) > 1))  # fmt: skip
+    plot = Plot(
+        "errors",
+        "Error patterns",
+        fitted([0, largest], "fields with this error", floor=0.0),
+        categorical([label(n.replace("_", " "), 40) for n in names], "error pattern", top_down=True),
+        width=440,
+        height=24 * len(names) * max(1, len(models)) ** 0.5,
+        legend=_models_legend(list(models), show=len(models) > 1),
+    )
     height = 0.8 / len(models)
     for i, model in enumerate(models):
         for row, name in enumerate(names):
             value = flat[model].get(name, 0)
             top = row - 0.4 + i * height
             if value:
-                plot.canvas.rect(plot.px(0), plot.py(top), plot.px(value) - plot.px(0),
-                                 plot.py(top + height) - plot.py(top), color(i), class_="bar")  # fmt: skip
+                plot.canvas.rect(
+                    plot.px(0),
+                    plot.py(top),
+                    plot.px(value) - plot.px(0),
+                    plot.py(top + height) - plot.py(top),
+                    color(i),
+                    class_="bar",
+                )
     return Chart(
         "errors",
         "Error patterns",
@@ -364,8 +412,13 @@ def heatmap(
     bar_top, bar_height = plot.top, max(plot.height, 80.0)
     for s in range(steps):
         fraction = (s + 0.5) / steps
-        c.rect(bar_left, bar_top + bar_height * (1 - (s + 1) / steps), 12, bar_height / steps + 0.3,
-               color_map(cmap, fraction))  # fmt: skip
+        c.rect(
+            bar_left,
+            bar_top + bar_height * (1 - (s + 1) / steps),
+            12,
+            bar_height / steps + 0.3,
+            color_map(cmap, fraction),
+        )
     for value, text in numeric(vmin, vmax).ticks:
         ty = bar_top + bar_height * (1 - (value - vmin) / span)
         c.line(bar_left + 12, ty, bar_left + 16, ty, "#444444", 0.8)
@@ -408,9 +461,15 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
     """
     ticks = [f"{b}\n(n={_per_model([len(v.get(b, [])) for v in values.values()])})" for b in bins]
     unit = "samples per model" if len(values) > 1 else "samples"
-    plot = Plot("complexity-box", "F1 by complexity bin", categorical(ticks, f"schema complexity bin ({unit})"),
-                numeric(-0.02, 1.05, "F1 (partial)", ticks=UNIT), width=480, height=210,
-                legend=_models_legend(list(values), show=len(values) > 1))  # fmt: skip
+    plot = Plot(
+        "complexity-box",
+        "F1 by complexity bin",
+        categorical(ticks, f"schema complexity bin ({unit})"),
+        numeric(-0.02, 1.05, "F1 (partial)", ticks=UNIT),
+        width=480,
+        height=210,
+        legend=_models_legend(list(values), show=len(values) > 1),
+    )
     c = plot.canvas
     width = 0.8 / max(len(values), 1)
     for i, by_bin in enumerate(values.values()):
@@ -446,24 +505,38 @@ def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequen
 def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
     """EQS per model with its CI; a star between neighbours whose difference is significant."""
     names = [f"{e['rank']}. {label(e['model'])}" for e in ranking]
-    plot = Plot("ranking", "EQS ranking with significance", numeric(0.0, 1.1, "EQS", ticks=UNIT),
-                categorical(names, "model (rank)", top_down=True), width=460, height=40 * len(ranking))  # fmt: skip
+    plot = Plot(
+        "ranking",
+        "EQS ranking with significance",
+        numeric(0.0, 1.1, "EQS", ticks=UNIT),
+        categorical(names, "model (rank)", top_down=True),
+        width=460,
+        height=40 * len(ranking),
+    )
     c = plot.canvas
     for i, entry in enumerate(ranking):
         eqs = float(entry["extraction_quality_score"])
-        c.rect(plot.px(0), plot.py(i - 0.3), plot.px(eqs) - plot.px(0), plot.py(i + 0.3) - plot.py(i - 0.3), color(i),
-               class_="bar")  # fmt: skip
+        c.rect(
+            plot.px(0),
+            plot.py(i - 0.3),
+            plot.px(eqs) - plot.px(0),
+            plot.py(i + 0.3) - plot.py(i - 0.3),
+            color(i),
+            class_="bar",
+        )
         low, high = entry.get("ci_low"), entry.get("ci_high")
         if low is not None and high is not None:
             y = plot.py(i)
             c.line(plot.px(min(low, eqs)), y, plot.px(max(high, eqs)), y, INK, 1.0, class_="whisker")
             for end in (min(low, eqs), max(high, eqs)):
                 c.line(plot.px(end), y - 3, plot.px(end), y + 3, INK, 1.0)
-        c.text(plot.px(min(max(eqs, high if high is not None else eqs) + 0.02, 1.0)), plot.py(i), f"{eqs:.3f}",
-               size=SMALL)  # fmt: skip
+        c.text(
+            plot.px(min(max(eqs, high if high is not None else eqs) + 0.02, 1.0)), plot.py(i), f"{eqs:.3f}", size=SMALL
+        )
         if entry.get("significantly_better_than_next"):
-            c.text(plot.px(0.02), plot.py(i + 0.5), "* significantly better than the next", size=SMALL - 1,
-                   fill="#b71c1c")  # fmt: skip
+            c.text(
+                plot.px(0.02), plot.py(i + 0.5), "* significantly better than the next", size=SMALL - 1, fill="#b71c1c"
+            )
     return Chart(
         "ranking",
         "EQS ranking with significance",

@@ -153,10 +153,10 @@ def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     return _csv(columns, ([row[k] for k in columns] for row in rows))
 
 
-def _context_lines(run: Mapping[str, Any], model: str, metrics: Mapping[str, Any]) -> list[str]:
+def _context_lines(run: rundoc.RunInfo, model: str, metrics: Mapping[str, Any]) -> list[str]:
     """The embedded server's context and why, and how many samples did not fit (live runs only)."""
     lines = []
-    context = context_text(((run.get("live") or {}).get("embedded") or {}).get(model) or {})
+    context = context_text(((run["live"] or {}).get("embedded") or {}).get(model) or {})
     if context:
         lines.append(f"- **Context**: {md(context, textsafe.LINE_LIMIT)}")
     errors = ((metrics.get("performance") or {}).get("reliability") or {}).get("error_counts") or {}
@@ -317,7 +317,7 @@ def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Map
     dataset = run["dataset"]
     models = document["models"]
     names = ", ".join(md(m) for m in models) or "no model"
-    reuse = reuse_sentence(run.get("live"))
+    reuse = reuse_sentence(run["live"])
     lines = [
         f"# Model Evaluation Report: {names}",
         "",
@@ -336,8 +336,8 @@ def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Map
         band = f" ({md(s.verdict_band)})" if s.verdict_band else ""
         lines += [
             f"- **Overall Score (EQS)**: {md(s.eqs_text)}{band}",
-            f"- **Evaluation Date**: {md(str(run.get('started_at', ''))[:10] or '-')}",
-            f"- **Dataset**: {md(dataset.get('name', '-'))} ({int(metrics.get('num_samples', 0)):,} samples)",
+            f"- **Evaluation Date**: {md((run['started_at'] or '')[:10] or '-')}",
+            f"- **Dataset**: {md(dataset['name'] or '-')} ({int(metrics.get('num_samples', 0)):,} samples)",
             f"- **Exact means**: {md(summary.exactness_text(document), textsafe.LINE_LIMIT)}",
             *_context_lines(run, model, metrics),
             f"- **Key Strengths**: {md(', '.join(s.strengths) or 'none stands out', textsafe.LINE_LIMIT)}",

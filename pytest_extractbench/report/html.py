@@ -22,7 +22,7 @@ import numpy as np
 
 from ..analysis import catalog
 from ..analysis.provenance import reuse_sentence
-from ..core import files, textsafe
+from ..core import files, rundoc, textsafe
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from . import run_sections as sections
 from . import summary, viewer
@@ -52,11 +52,18 @@ def clip(value: Any, width: int = MAX_VALUE) -> str:
     return text if len(text) <= width else text[: width - 1] + f"… ({len(text):,} characters)"
 
 
-def _problem_view(problem: Any) -> dict[str, str]:
-    """One input problem of metrics.json, each part clipped (text only: the template escapes it)."""
-    found = problem if isinstance(problem, Mapping) else {"message": problem}
-    return {k: "" if found.get(k) is None else clip(str(found[k]), 1000)
-            for k in ("severity", "source", "location", "sample_id", "field", "message")}  # fmt: skip
+def _problem_view(problem: rundoc.ProblemDict) -> dict[str, str]:
+    """One input problem of metrics.json (every key there: :func:`..core.rundoc.complete`), each part clipped (text
+    only: the template escapes it)."""
+    parts = {
+        "severity": problem["severity"],
+        "source": problem["source"],
+        "location": problem["location"],
+        "sample_id": problem["sample_id"],
+        "field": problem["field"],
+        "message": problem["message"],
+    }
+    return {k: "" if v is None else clip(str(v), 1000) for k, v in parts.items()}
 
 
 @dataclass
@@ -194,8 +201,11 @@ def _extras(metrics_by_model: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     """Per model, the subsets/groups, calibration and consistency it has (models with none left out)."""
     out = []
     for name, metrics in metrics_by_model.items():
-        found = {"groups": sections.groups_view(metrics), "calibration": sections.calibration_view(metrics),
-                 "consistency": sections.consistency_view(metrics)}  # fmt: skip
+        found = {
+            "groups": sections.groups_view(metrics),
+            "calibration": sections.calibration_view(metrics),
+            "consistency": sections.consistency_view(metrics),
+        }
         if any(found.values()):
             out.append({"model": name, **found})
     return out
@@ -268,7 +278,7 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
         "models": views,
         "gates": (gates := gate_verdicts(document)),
         "gate_warnings": unmeasured_warnings(gates),
-        "reuse": reuse_sentence(run_info.get("live")),
+        "reuse": reuse_sentence(run_info["live"]),
         "exactness": summary.exactness_text(document),
         "charts": report_charts(views, document) if charts else defaultdict(list),
         "comparison": document.get("comparison") if len(views) > 1 else None,

@@ -78,14 +78,24 @@ def report_charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[
     return defaultdict(list, {k: [c for c in v if c is not None] for k, v in out.items()})
 
 
-def _overview_and_accuracy(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]],
-                           rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:  # fmt: skip
+def _overview_and_accuracy(
+    out: dict[str, list[Chart | None]],
+    scored: Mapping[str, Mapping[str, Any]],
+    rows: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> None:
     out["overview"].append(_read(_chart(charts.radar, scored), lambda: readings.radar(scored)))
     out["accuracy"].append(_read(_chart(charts.categories, scored), lambda: readings.categories(scored)))
     pr = _enough({n: [(r["recall_partial"], r["precision_partial"]) for r in v] for n, v in rows.items()})
     if pr:
-        chart = _chart(charts.scatter, pr, "pr", "Precision vs recall per sample", "recall (partial)",
-                       "precision (partial)", "One point per sample.")  # fmt: skip
+        chart = _chart(
+            charts.scatter,
+            pr,
+            "pr",
+            "Precision vs recall per sample",
+            "recall (partial)",
+            "precision (partial)",
+            "One point per sample.",
+        )
         out["accuracy"].append(_read(chart, lambda: readings.medians(pr, "recall", "precision")))
 
 
@@ -96,8 +106,16 @@ def _performance(out: dict[str, list[Chart | None]], rows: Mapping[str, Sequence
             _read(_chart(charts.latency_histogram, latencies), lambda: readings.latency(latencies))
         )
         points = {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies}
-        chart = _chart(charts.scatter, points, "latency-eqs", "Latency vs accuracy", "latency (s)", "EQS",
-                       "One point per sample.", xlim=None)  # fmt: skip
+        chart = _chart(
+            charts.scatter,
+            points,
+            "latency-eqs",
+            "Latency vs accuracy",
+            "latency (s)",
+            "EQS",
+            "One point per sample.",
+            xlim=None,
+        )
         out["performance"].append(_read(chart, lambda: readings.correlation(points, "latency", "EQS")))
     finished = _enough({n: [r["finished_at"] for r in v if r["finished_at"] is not None] for n, v in rows.items()})
     if finished:
@@ -109,30 +127,66 @@ def _errors(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str
     names = _omitted_names(scored)
     if names:
         matrix = np.array(
-            [[((m.get("omission_analysis") or {}).get("by_field_name") or {}).get(n, {}).get("omission_rate", np.nan)
-              for m in scored.values()] for n in names],
+            [
+                [
+                    ((m.get("omission_analysis") or {}).get("by_field_name") or {})
+                    .get(n, {})
+                    .get("omission_rate", np.nan)
+                    for m in scored.values()
+                ]
+                for n in names
+            ],
             dtype=float,
-        )  # fmt: skip
-        chart = _chart(charts.heatmap, matrix, names, list(scored), "omissions", "Field omission heatmap",
-                       f"Omission rate of the {len(names)} most often missed fields, highest mean rate first.",
-                       xlabel="model", ylabel="field")  # fmt: skip
+        )
+        chart = _chart(
+            charts.heatmap,
+            matrix,
+            names,
+            list(scored),
+            "omissions",
+            "Field omission heatmap",
+            f"Omission rate of the {len(names)} most often missed fields, highest mean rate first.",
+            xlabel="model",
+            ylabel="field",
+        )
         out["errors"].append(
             _read(chart, lambda: readings.heatmap_top(matrix, names, list(scored), "Most omitted", "{:.0%}"))
         )
     severity = {n: (m.get("hallucination_analysis") or {}).get("severity") or {} for n, m in scored.items()}
     if any(sum(v.values()) for v in severity.values()):
-        chart = _chart(charts.stacked_counts, severity, [("critical", "#b71c1c"), ("moderate", "#fb8c00"),
-                       ("minor", "#fdd835")], "severity", "Hallucination severity", "Spurious fields by severity.")  # fmt: skip
+        chart = _chart(
+            charts.stacked_counts,
+            severity,
+            [("critical", "#b71c1c"), ("moderate", "#fb8c00"), ("minor", "#fdd835")],
+            "severity",
+            "Hallucination severity",
+            "Spurious fields by severity.",
+        )
         out["errors"].append(_read(chart, lambda: readings.severity(severity)))
 
 
-def _complexity(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]],
-                rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:  # fmt: skip
-    complexity = _enough({n: [(r["complexity_score"], r["f1_partial"]) for r in v if r["complexity_score"] is not None]
-                          for n, v in rows.items()})  # fmt: skip
+def _complexity(
+    out: dict[str, list[Chart | None]],
+    scored: Mapping[str, Mapping[str, Any]],
+    rows: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> None:
+    complexity = _enough(
+        {
+            n: [(r["complexity_score"], r["f1_partial"]) for r in v if r["complexity_score"] is not None]
+            for n, v in rows.items()
+        }
+    )
     if complexity:
-        chart = _chart(charts.scatter, complexity, "f1-complexity", "F1 vs schema complexity", "complexity score",
-                       "F1 (partial)", "One point per sample.", xlim=None)  # fmt: skip
+        chart = _chart(
+            charts.scatter,
+            complexity,
+            "f1-complexity",
+            "F1 vs schema complexity",
+            "complexity score",
+            "F1 (partial)",
+            "One point per sample.",
+            xlim=None,
+        )
         out["complexity"].append(_read(chart, lambda: readings.correlation(complexity, "complexity", "F1")))
         by_bin = {
             n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()
@@ -141,22 +195,36 @@ def _complexity(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping
     correlation = _correlations(scored)
     if correlation is not None:
         matrix, labels, features = correlation
-        chart = _chart(charts.heatmap, matrix, labels, features, "correlation",
-                       "Correlation: metrics vs complexity features",
-                       "Pearson r of per-sample F1 and latency with each complexity feature, strongest first; "
-                       "blank: undefined.", vmin=-1.0, vmax=1.0, cmap="RdBu_r", fmt="{:+.2f}",
-                       xlabel="complexity feature", ylabel="per-sample metric")  # fmt: skip
+        chart = _chart(
+            charts.heatmap,
+            matrix,
+            labels,
+            features,
+            "correlation",
+            "Correlation: metrics vs complexity features",
+            "Pearson r of per-sample F1 and latency with each complexity feature, strongest first; blank: undefined.",
+            vmin=-1.0,
+            vmax=1.0,
+            cmap="RdBu_r",
+            fmt="{:+.2f}",
+            xlabel="complexity feature",
+            ylabel="per-sample metric",
+        )
         out["complexity"].append(
             _read(chart, lambda: readings.heatmap_top(matrix, labels, features, "Strongest", "r {:+.2f}"))
         )
 
 
 def _breakdowns(out: dict[str, list[Chart | None]], models: Sequence[ModelView]) -> None:
-    calibrations = {m.name: view for m in models if (view := sections.calibration_view(m.metrics))
-                    and view["fields"] >= MIN_POINTS and len(view["bins"]) >= 2}  # fmt: skip
+    calibrations = {
+        m.name: view
+        for m in models
+        if (view := sections.calibration_view(m.metrics)) and view["fields"] >= MIN_POINTS and len(view["bins"]) >= 2
+    }
     if calibrations:
-        out["breakdowns"].append(_read(_chart(charts.reliability_diagram, calibrations),
-                                       lambda: readings.reliability(calibrations)))  # fmt: skip
+        out["breakdowns"].append(
+            _read(_chart(charts.reliability_diagram, calibrations), lambda: readings.reliability(calibrations))
+        )
 
 
 def key_metrics() -> tuple[tuple[str, str], ...]:
@@ -173,25 +241,48 @@ def _key_bars(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {**entry, **{f"1 - {name}": 1 - entry.get(name, 0.0) for name in lower}}
 
 
-def _comparison(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]],
-                comparison: Mapping[str, Any]) -> None:  # fmt: skip
+def _comparison(
+    out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]], comparison: Mapping[str, Any]
+) -> None:
     ranking = comparison.get("eqs_ranking") or []
     out["comparison"].append(_read(_chart(charts.eqs_ranking, ranking), lambda: readings.ranking(ranking)))
-    ci = {n: {k: (v.get("low"), v.get("high")) for k, v in (m.get("confidence_intervals") or {}).items()
-              if v.get("low") is not None} for n, m in scored.items()}  # fmt: skip
+    ci = {
+        n: {
+            k: (v.get("low"), v.get("high"))
+            for k, v in (m.get("confidence_intervals") or {}).items()
+            if v.get("low") is not None
+        }
+        for n, m in scored.items()
+    }
     bars = {n: _key_bars(m) for n, m in scored.items()}
     keys = key_metrics()
-    chart = _chart(charts.grouped_bars, bars, keys, "grouped", "Key metrics across models",
-                   "Bars with 95% bootstrap CIs where computed.", errors=ci)  # fmt: skip
+    chart = _chart(
+        charts.grouped_bars,
+        bars,
+        keys,
+        "grouped",
+        "Key metrics across models",
+        "Bars with 95% bootstrap CIs where computed.",
+        errors=ci,
+    )
     out["comparison"].append(_read(chart, lambda: readings.largest_gap(bars, keys)))
     wins = comparison.get("win_rate_matrix") or {}
     order = [m for m in comparison.get("models", []) if m in wins]
     # two models' win rates are two numbers, in the pairwise table; a matrix earns its place from three
     if len(order) >= 3:
         matrix = np.array([[wins[a].get(b, np.nan) if a != b else np.nan for b in order] for a in order], dtype=float)
-        chart = _chart(charts.heatmap, matrix, order, order, "winrate", "Win rate matrix",
-                       "Share of shared samples where the row model's EQS beats the column model's.", cmap="Greens",
-                       xlabel="against model", ylabel="model")  # fmt: skip
+        chart = _chart(
+            charts.heatmap,
+            matrix,
+            order,
+            order,
+            "winrate",
+            "Win rate matrix",
+            "Share of shared samples where the row model's EQS beats the column model's.",
+            cmap="Greens",
+            xlabel="against model",
+            ylabel="model",
+        )
         out["comparison"].append(_read(chart, lambda: readings.win_rates(wins, order)))
     for frontier in (comparison.get("pareto_frontier") or {}).values():
         if isinstance(frontier, Mapping) and frontier.get("available") and len(frontier["points"]) >= 3:

@@ -59,10 +59,16 @@ def _delta_row(metric: str, found: Mapping[str, Any]) -> dict[str, Any]:
 def _field_deltas(fields: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """Per-field F1 (partial) deltas: the largest drops, the largest gains and how many did not move."""
     rows = [
-        {"field": path, "baseline": f.get("baseline"), "current": f.get("current"), "delta": f["delta"],
-         "occurrences": f.get("expected")}
-        for path, f in fields.items() if isinstance(f, Mapping) and isinstance(f.get("delta"), (int, float))
-    ]  # fmt: skip
+        {
+            "field": path,
+            "baseline": f.get("baseline"),
+            "current": f.get("current"),
+            "delta": f["delta"],
+            "occurrences": f.get("expected"),
+        }
+        for path, f in fields.items()
+        if isinstance(f, Mapping) and isinstance(f.get("delta"), (int, float))
+    ]
 
     # most score moved first: a field seen 40 times that lost 0.5 matters more than one seen once that lost 1
     def moved(r: Mapping[str, Any]) -> float:
@@ -84,18 +90,20 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
     for model, entry in (found.get("models") or {}).items():
         deltas = entry.get("metrics") or {}
         drops, gains, unchanged = _field_deltas(entry.get("per_field_deltas") or {})
-        models.append({
-            "model": model,
-            "baseline_model": entry.get("baseline_model", model),
-            "verdict": entry.get("verdict", "-"),
-            "n_shared": entry.get("n_shared", 0),
-            "paired_on": entry.get("paired_on", ""),
-            "metrics": [_delta_row(name, deltas[name]) for name in _catalog_order(list(deltas))],
-            "drops": drops,
-            "gains": gains,
-            "unchanged": unchanged,
-            "buckets": _buckets(entry.get("buckets")),
-        })  # fmt: skip
+        models.append(
+            {
+                "model": model,
+                "baseline_model": entry.get("baseline_model", model),
+                "verdict": entry.get("verdict", "-"),
+                "n_shared": entry.get("n_shared", 0),
+                "paired_on": entry.get("paired_on", ""),
+                "metrics": [_delta_row(name, deltas[name]) for name in _catalog_order(list(deltas))],
+                "drops": drops,
+                "gains": gains,
+                "unchanged": unchanged,
+                "buckets": _buckets(entry.get("buckets")),
+            }
+        )
     test = found.get("test", "permutation")
     return {
         "name": base.get("name", "-"),
@@ -303,18 +311,17 @@ def pairwise_view(document: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def problems_view(document: rundoc.MetricsDocument) -> dict[str, Any] | None:
     """The dataset and predictions problems of the run, errors first."""
-    found = document["run"]["problems"]
-    if not found:
+    items = sorted(document["run"]["problems"], key=lambda p: p["severity"] != "error")  # each with every key
+    if not items:
         return None
-    items = [p if isinstance(p, Mapping) else {"message": str(p)} for p in found]
-    items.sort(key=lambda p: p.get("severity") != "error")
     shown = []
     for p in items[:MAX_PROBLEMS]:
-        where = ":".join(str(p[k]) for k in ("source", "location") if p.get(k) not in (None, ""))
-        what = " ".join(str(p[k]) for k in ("sample_id", "field") if p.get(k) not in (None, ""))
-        shown.append({"severity": p.get("severity") or "warning", "where": where, "what": what,
-                      "message": str(p.get("message", ""))})  # fmt: skip
-    return {"total": len(items), "errors": sum(p.get("severity") == "error" for p in items), "shown": shown}
+        where = ":".join(str(part) for part in (p["source"], p["location"]) if part not in (None, ""))
+        what = " ".join(str(part) for part in (p["sample_id"], p["field"]) if part not in (None, ""))
+        shown.append(
+            {"severity": p["severity"] or "warning", "where": where, "what": what, "message": str(p["message"])}
+        )
+    return {"total": len(items), "errors": sum(p["severity"] == "error" for p in items), "shown": shown}
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -342,25 +349,39 @@ def _ci(row: Mapping[str, Any]) -> str:
 def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
-    lines = ["## Against the baseline", "",
-             f"Baseline {md(view['name'])}; {md(view['test'])}, alpha {view['alpha']}."]  # fmt: skip
+    lines = ["## Against the baseline", "", f"Baseline {md(view['name'])}; {md(view['test'])}, alpha {view['alpha']}."]
     if view.get("pairing"):
         lines += ["", md(view["pairing"]), ""]
     lines += [f"- note: {md(note)}" for note in view["notes"]]
     for m in view["models"]:
         against = "" if m["baseline_model"] == m["model"] else f" (against baseline model {md(m['baseline_model'])})"
-        lines += ["", f"### {md(m['model'])}{against}: {md(str(m['verdict']).upper())} on {m['n_shared']} shared samples",
-                  "", "| Metric | Baseline | Current | Delta | CI | p | Significant |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            f"### {md(m['model'])}{against}: {md(str(m['verdict']).upper())} on {m['n_shared']} shared samples",
+            "",
+            "| Metric | Baseline | Current | Delta | CI | p | Significant |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for r in m["metrics"]:
             worse = " (worse)" if r["worse"] and r["significant"] else ""
-            lines.append(f"| {md(r['label'])} | {num(r['baseline'])} | {num(r['current'])} | {num(r['delta'], True)}{worse} | "
-                         f"{_ci(r)} | {md(r['p'])} | {'yes' if r['significant'] else 'no'} |")  # fmt: skip
+            lines.append(
+                f"| {md(r['label'])} | {num(r['baseline'])} | {num(r['current'])} | {num(r['delta'], True)}{worse} | "
+                f"{_ci(r)} | {md(r['p'])} | {'yes' if r['significant'] else 'no'} |"
+            )
         for title, rows in (("Largest field drops", m["drops"]), ("Largest field gains", m["gains"])):
             if rows:
-                lines += ["", f"{title} (F1 partial per field):", "",
-                          "| Field | Baseline | Current | Delta | Occurrences |", "|---|---|---|---|---|"]  # fmt: skip
-                lines += [f"| {md(r['field'])} | {num(r['baseline'])} | {num(r['current'])} | {num(r['delta'], True)} | "
-                          f"{_count(r['occurrences'])} |" for r in rows]  # fmt: skip
+                lines += [
+                    "",
+                    f"{title} (F1 partial per field):",
+                    "",
+                    "| Field | Baseline | Current | Delta | Occurrences |",
+                    "|---|---|---|---|---|",
+                ]
+                lines += [
+                    f"| {md(r['field'])} | {num(r['baseline'])} | {num(r['current'])} | {num(r['delta'], True)} | "
+                    f"{_count(r['occurrences'])} |"
+                    for r in rows
+                ]
         lines += _bucket_md(m.get("buckets"))
         lines += ["", f"{m['unchanged']} field(s) unchanged."]
     if view["checks"]:
@@ -372,16 +393,22 @@ def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
 def groups_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
-    lines = ["", "### Subsets and groups", "",
-             "| Subset / group | Samples | Score | EQS | EQS CI | Validity | F1 (partial) | Hallucination |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "",
+        "### Subsets and groups",
+        "",
+        "| Subset / group | Samples | Score | EQS | EQS CI | Validity | F1 (partial) | Hallucination |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in view["rows"]:
         if not r["count"]:
             lines.append(f"| {md(r['name'])} | 0 | - | - | - | - | - | - |")
             continue
         ci = f"[{num(r['low'])}, {num(r['high'])}]" if r["low"] is not None else "-"
-        lines.append(f"| {md(r['name'])} | {r['count']} | {num(r['score'])} ({md(r['aggregation'])}) | {num(r['eqs'])} | {ci} | "
-                     f"{_pct(r['validity'])} | {num(r['f1'])} | {_pct(r['hallucination'])} |")  # fmt: skip
+        lines.append(
+            f"| {md(r['name'])} | {r['count']} | {num(r['score'])} ({md(r['aggregation'])}) | {num(r['eqs'])} | {ci} | "
+            f"{_pct(r['validity'])} | {num(r['f1'])} | {_pct(r['hallucination'])} |"
+        )
     lines += [f"- {md(h)}" for h in view["hidden"]]
     return lines
 
@@ -389,12 +416,21 @@ def groups_md(view: Mapping[str, Any] | None) -> list[str]:
 def calibration_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
-    lines = ["", "### Confidence calibration", "",
-             f"ECE {num(view['ece'])}, MCE {num(view['mce'])}, Brier {num(view['brier'])} over {view['fields']} fields "
-             f"(mean confidence {_pct(view['mean_confidence'])}, accuracy {_pct(view['accuracy'])}).", "",
-             "| Confidence | Fields | Mean confidence | Accuracy | Gap |", "|---|---|---|---|---|"]  # fmt: skip
-    lines += [f"| {b['low']:.1f}-{b['high']:.1f} | {b['count']} | {_pct(b['confidence'])} | {_pct(b['accuracy'])} | "
-              f"{_pct(b['gap'])} |" for b in view["bins"]]  # fmt: skip
+    lines = [
+        "",
+        "### Confidence calibration",
+        "",
+        f"ECE {num(view['ece'])}, MCE {num(view['mce'])}, Brier {num(view['brier'])} over {view['fields']} fields "
+        f"(mean confidence {_pct(view['mean_confidence'])}, accuracy {_pct(view['accuracy'])}).",
+        "",
+        "| Confidence | Fields | Mean confidence | Accuracy | Gap |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {b['low']:.1f}-{b['high']:.1f} | {b['count']} | {_pct(b['confidence'])} | {_pct(b['accuracy'])} | "
+        f"{_pct(b['gap'])} |"
+        for b in view["bins"]
+    ]
     return lines
 
 
@@ -402,13 +438,20 @@ def consistency_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
     std = "n/a" if view["value_std"] is None else f"{view['value_std']:.4g}"
-    lines = ["", "### Consistency over repeats", "",
-             f"{view['samples']} samples run {view['runs_per_sample']} times: identical outputs {_pct(view['exact'])}, "
-             f"field-level agreement {_pct(view['field_level'])}, numeric std {std}; "
-             f"{view['fully_consistent']} samples fully consistent."]  # fmt: skip
+    lines = [
+        "",
+        "### Consistency over repeats",
+        "",
+        f"{view['samples']} samples run {view['runs_per_sample']} times: identical outputs {_pct(view['exact'])}, "
+        f"field-level agreement {_pct(view['field_level'])}, numeric std {std}; "
+        f"{view['fully_consistent']} samples fully consistent.",
+    ]
     if view["least_consistent"]:
-        lines += ["", "Least consistent fields: " + ", ".join(
-            f"{md(f['field'])} ({_pct(f['agreement'])})" for f in view["least_consistent"])]  # fmt: skip
+        lines += [
+            "",
+            "Least consistent fields: "
+            + ", ".join(f"{md(f['field'])} ({_pct(f['agreement'])})" for f in view["least_consistent"]),
+        ]
     return lines
 
 
@@ -422,15 +465,22 @@ def repeats_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
     k = view["k"]
-    counts = ", ".join(f"{n} in {c} of {k}" for c, n in sorted(view["pass_counts"].items(), key=lambda i: -int(i[0]))
-                       if n)  # fmt: skip
-    lines = ["", "### Repeats: is it flaky?", "",
-             f"{view['samples']} samples run {k} times. pass@{k} (some run passes) {_pct(view['pass_at_k'])}"
-             f"{_interval(view['ci_at'])}; pass^{k} (every run passes) {_pct(view['pass_hat_k'])}"
-             f"{_interval(view['ci_hat'])}. Samples by passing runs: {counts}.",
-             "", "| k | " + " | ".join(view["pass_at"]) + " |", "|---|" + "---|" * len(view["pass_at"]),
-             "| pass@k | " + " | ".join(_pct(v) for v in view["pass_at"].values()) + " |",
-             "| pass^k | " + " | ".join(_pct(v) for v in view["pass_hat"].values()) + " |"]  # fmt: skip
+    counts = ", ".join(
+        f"{n} in {c} of {k}" for c, n in sorted(view["pass_counts"].items(), key=lambda i: -int(i[0])) if n
+    )
+    lines = [
+        "",
+        "### Repeats: is it flaky?",
+        "",
+        f"{view['samples']} samples run {k} times. pass@{k} (some run passes) {_pct(view['pass_at_k'])}"
+        f"{_interval(view['ci_at'])}; pass^{k} (every run passes) {_pct(view['pass_hat_k'])}"
+        f"{_interval(view['ci_hat'])}. Samples by passing runs: {counts}.",
+        "",
+        "| k | " + " | ".join(view["pass_at"]) + " |",
+        "|---|" + "---|" * len(view["pass_at"]),
+        "| pass@k | " + " | ".join(_pct(v) for v in view["pass_at"].values()) + " |",
+        "| pass^k | " + " | ".join(_pct(v) for v in view["pass_hat"].values()) + " |",
+    ]
     if view["flaky_samples"]:
         shown = ", ".join(f"{md(str(s['sample_id']))} ({s['passed']}/{s['runs']})" for s in view["flaky_list"])
         more = view["flaky_samples"] - len(view["flaky_list"])
@@ -460,16 +510,21 @@ def repeats_md(view: Mapping[str, Any] | None) -> list[str]:
 def pairwise_md(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     if not rows:
         return []
-    lines = ["### Pairwise EQS differences (shared samples)", "",
-             "| Pair | Shared | EQS delta (a - b) | CI | p | Significant | a wins | b wins |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "### Pairwise EQS differences (shared samples)",
+        "",
+        "| Pair | Shared | EQS delta (a - b) | CI | p | Significant | a wins | b wins |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         pair = f"{md(r['a'])} vs {md(r['b'])}"
         if "delta" not in r:
             lines.append(f"| {pair} | {r['n_shared']} | {md(r['note'] or 'not compared')} | | | | | |")
             continue
-        lines.append(f"| {pair} | {r['n_shared']} | {num(r['delta'], True)} | {_ci(r)} | {md(r['p'])} | "
-                     f"{'yes' if r['significant'] else 'no'} | {_pct(r['a_wins'])} | {_pct(r['b_wins'])} |")  # fmt: skip
+        lines.append(
+            f"| {pair} | {r['n_shared']} | {num(r['delta'], True)} | {_ci(r)} | {md(r['p'])} | "
+            f"{'yes' if r['significant'] else 'no'} | {_pct(r['a_wins'])} | {_pct(r['b_wins'])} |"
+        )
     return [*lines, ""]
 
 
@@ -492,12 +547,17 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
     lines = []
     for m in view["models"]:
         eqs = next((r for r in m["metrics"] if r["metric"] == "extraction_quality_score"), None)
-        change = (f": EQS {num(eqs['baseline'])} -> {num(eqs['current'])} ({num(eqs['delta'], True)}, {md(eqs['p'])})"
-                  if eqs else "")  # fmt: skip
+        change = (
+            f": EQS {num(eqs['baseline'])} -> {num(eqs['current'])} ({num(eqs['delta'], True)}, {md(eqs['p'])})"
+            if eqs
+            else ""
+        )
         buckets = m.get("buckets")
         counts = f"; samples: {_bucket_counts(buckets['counts'])}" if buckets else ""
-        lines.append(f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
-                     f"**{md(str(m['verdict']).upper())}**{change}{counts}")  # fmt: skip
+        lines.append(
+            f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
+            f"**{md(str(m['verdict']).upper())}**{change}{counts}"
+        )
         # the worst few with their field flips, so a PR comment names them before any table
         for r in (buckets or {}).get("worst", [])[:HEADLINE_REGRESSIONS]:
             lines.append(

@@ -39,9 +39,20 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 COLOR_MAPS = {
     "Reds": ("#fff5f0", "#fee0d2", "#fcbba1", "#fc9272", "#fb6a4a", "#ef3b2c", "#cb181d", "#a50f15", "#67000d"),
     "Greens": ("#f7fcf5", "#e5f5e0", "#c7e9c0", "#a1d99b", "#74c476", "#41ab5d", "#238b45", "#006d2c", "#00441b"),
-    "RdBu_r": ("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d",
-               "#b2182b", "#67001f"),
-}  # fmt: skip
+    "RdBu_r": (
+        "#053061",
+        "#2166ac",
+        "#4393c3",
+        "#92c5de",
+        "#d1e5f0",
+        "#f7f7f7",
+        "#fddbc7",
+        "#f4a582",
+        "#d6604d",
+        "#b2182b",
+        "#67001f",
+    ),
+}
 DASHES = {"-": None, "--": "6 3", ":": "1.5 2.5"}
 _XML_FORBIDDEN = re.compile("[^\t\n\r -\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -145,22 +156,43 @@ class Canvas:
             x, width = x + width, -width
         if height < 0:
             y, height = y + height, -height
-        self.parts.append(f'<rect x="{num(x)}" y="{num(y)}" width="{num(width)}" height="{num(height)}" '
-                          f'fill="{fill}"{_attributes(attributes)}/>')  # fmt: skip
+        self.parts.append(
+            f'<rect x="{num(x)}" y="{num(y)}" width="{num(width)}" height="{num(height)}" '
+            f'fill="{fill}"{_attributes(attributes)}/>'
+        )
 
-    def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#222222", width: float = 1.0,
-             dash: str = "-", **attributes: Any) -> None:  # fmt: skip
+    def line(
+        self,
+        x1: float,
+        y1: float,
+        x2: float,
+        y2: float,
+        stroke: str = "#222222",
+        width: float = 1.0,
+        dash: str = "-",
+        **attributes: Any,
+    ) -> None:
         more = _attributes({"stroke_dasharray": DASHES[dash], **attributes})
-        self.parts.append(f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" stroke="{stroke}" '
-                          f'stroke-width="{num(width)}"{more}/>')  # fmt: skip
+        self.parts.append(
+            f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" stroke="{stroke}" '
+            f'stroke-width="{num(width)}"{more}/>'
+        )
 
     def circle(self, x: float, y: float, r: float, fill: str, **attributes: Any) -> None:
         self.parts.append(f'<circle cx="{num(x)}" cy="{num(y)}" r="{num(r)}" fill="{fill}"{_attributes(attributes)}/>')
 
-    def polyline(self, points: Iterable[tuple[float, float]], stroke: str, width: float = 1.5, dash: str = "-",
-                 **attributes: Any) -> None:  # fmt: skip
-        self.element("polyline", points=_points(points), fill="none", stroke=stroke, stroke_width=float(width),
-                     stroke_dasharray=DASHES[dash], **attributes)  # fmt: skip
+    def polyline(
+        self, points: Iterable[tuple[float, float]], stroke: str, width: float = 1.5, dash: str = "-", **attributes: Any
+    ) -> None:
+        self.element(
+            "polyline",
+            points=_points(points),
+            fill="none",
+            stroke=stroke,
+            stroke_width=float(width),
+            stroke_dasharray=DASHES[dash],
+            **attributes,
+        )
 
     def polygon(self, points: Iterable[tuple[float, float]], **attributes: Any) -> None:
         self.element("polygon", points=_points(points), **attributes)
@@ -168,31 +200,51 @@ class Canvas:
     def path(self, d: str, **attributes: Any) -> None:
         self.element("path", d=d, **attributes)
 
-    def text(self, x: float, y: float, text: Any, *, size: float = FONT, anchor: str = "start",
-             baseline: str = "middle", rotate: float = 0.0, **attributes: Any) -> None:  # fmt: skip
+    def text(
+        self,
+        x: float,
+        y: float,
+        text: Any,
+        *,
+        size: float = FONT,
+        anchor: str = "start",
+        baseline: str = "middle",
+        rotate: float = 0.0,
+        **attributes: Any,
+    ) -> None:
         """One text, escaped; ``\\n`` starts another line below; ``baseline``: where the first line sits against
         ``y`` (top, middle or bottom)."""
         lines = str(text).split("\n")
         shift = {"top": "0.8em", "middle": "0.35em", "bottom": None}[baseline]
-        attributes = {"x": float(x), "y": float(y), "dy": shift, "font_size": size if size != FONT else None,
-                      "text_anchor": anchor if anchor != "start" else None, **attributes}  # fmt: skip
+        attributes = {
+            "x": float(x),
+            "y": float(y),
+            "dy": shift,
+            "font_size": size if size != FONT else None,
+            "text_anchor": anchor if anchor != "start" else None,
+            **attributes,
+        }
         if rotate:
             attributes["transform"] = f"rotate({num(rotate)} {num(x)} {num(y)})"
         if len(lines) == 1:
             self.parts.append(f"<text{_attributes(attributes)}>{escape(lines[0])}</text>")
             return
-        spans = "".join(f'<tspan x="{num(x)}" dy="{shift if i == 0 else "1.2em"}">{escape(line)}</tspan>'
-                        for i, line in enumerate(lines))  # fmt: skip
+        spans = "".join(
+            f'<tspan x="{num(x)}" dy="{shift if i == 0 else "1.2em"}">{escape(line)}</tspan>'
+            for i, line in enumerate(lines)
+        )
         attributes["dy"] = None
         self.parts.append(f"<text{_attributes(attributes)}>{spans}</text>")
 
     def render(self) -> str:
         title_id = f"eb-{self.key}-title"
-        head = (f'<svg xmlns="http://www.w3.org/2000/svg" role="img"{_attributes({"aria_labelledby": title_id})}'
-                f' width="{num(self.width)}" height="{num(self.height)}"'
-                f' viewBox="0 0 {num(self.width)} {num(self.height)}" font-family="system-ui, sans-serif"'
-                f' font-size="{FONT}" fill="#1d2330">'
-                f'<title{_attributes({"id": title_id})}>{escape(self.title)}</title>')  # fmt: skip
+        head = (
+            f'<svg xmlns="http://www.w3.org/2000/svg" role="img"{_attributes({"aria_labelledby": title_id})}'
+            f' width="{num(self.width)}" height="{num(self.height)}"'
+            f' viewBox="0 0 {num(self.width)} {num(self.height)}" font-family="system-ui, sans-serif"'
+            f' font-size="{FONT}" fill="#1d2330">'
+            f"<title{_attributes({'id': title_id})}>{escape(self.title)}</title>"
+        )
         return head + "".join(self.parts) + "</svg>"
 
 
@@ -297,8 +349,19 @@ class Plot:
     """A cartesian plot: margins sized from its tick labels, scales from data to pixels, spines, ticks and axis
     labels. Give the plot area's size; the canvas grows around it."""
 
-    def __init__(self, key: str, title: str, x: Axis, y: Axis, *, width: float, height: float,
-                 legend: Legend | None = None, right: float = 16, spines: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        key: str,
+        title: str,
+        x: Axis,
+        y: Axis,
+        *,
+        width: float,
+        height: float,
+        legend: Legend | None = None,
+        right: float = 16,
+        spines: bool = True,
+    ) -> None:
         self.x, self.y = x, y
         y_labels = [line for _, t in y.ticks for line in str(t).split("\n")] or [""]
         x_lines = max((len(str(t).split("\n")) for _, t in x.ticks), default=1)
@@ -343,8 +406,14 @@ class Plot:
             lines = str(text).count("\n")
             c.text(self.left - 7, y - 7 * lines, text, anchor="end", class_="tick")
         if self.x.label:
-            c.text(self.left + self.width / 2, c.height - 8, self.x.label, anchor="middle", baseline="bottom",
-                   class_="xlabel")  # fmt: skip
+            c.text(
+                self.left + self.width / 2,
+                c.height - 8,
+                self.x.label,
+                anchor="middle",
+                baseline="bottom",
+                class_="xlabel",
+            )
         if self.y.label:
             middle = self.top + self.height / 2
             c.text(14, middle, self.y.label, anchor="middle", baseline="middle", rotate=-90, class_="ylabel")

@@ -236,8 +236,11 @@ def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord
             return f"{safe(record.sample_id)} ({size})"
 
         more = f", ... {len(unfit) - MAX_LISTED} more" if len(unfit) > MAX_LISTED else ""
-        lines.append(f"{len(unfit)} sample(s) did not fit the model's context (context_exceeded): "
-                     + ", ".join(fit(r) for r in unfit[:MAX_LISTED]) + more)  # fmt: skip
+        lines.append(
+            f"{len(unfit)} sample(s) did not fit the model's context (context_exceeded): "
+            + ", ".join(fit(r) for r in unfit[:MAX_LISTED])
+            + more
+        )
     return lines
 
 
@@ -262,22 +265,28 @@ def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
     lines = []
     calibration = metrics.get("calibration")
     if calibration:
-        lines.append(f"  calibration         ECE {num(calibration['ece'])}   MCE {num(calibration['mce'])}   "
-                     f"Brier {num(calibration['brier'])} over {calibration['fields']} fields")  # fmt: skip
+        lines.append(
+            f"  calibration         ECE {num(calibration['ece'])}   MCE {num(calibration['mce'])}   "
+            f"Brier {num(calibration['brier'])} over {calibration['fields']} fields"
+        )
     found = metrics.get("consistency")
     if found:
         variance = "n/a" if found["value_variance"] is None else f"{found['value_variance']:.4g}"
-        lines.append(f"  consistency ({found['runs_per_sample']} runs)  exact {pct(found['exact_match_consistency'])}   "
-                     f"field-level {pct(found['field_level_consistency'])}   numeric std {variance}")  # fmt: skip
+        lines.append(
+            f"  consistency ({found['runs_per_sample']} runs)  exact {pct(found['exact_match_consistency'])}   "
+            f"field-level {pct(found['field_level_consistency'])}   numeric std {variance}"
+        )
     repeats = metrics.get("repeats")
     if repeats and repeats.get("samples"):
         k = repeats["runs"]
         fields = repeats.get("flaky_fields") or []
         flaky = ", ".join(f"{safe(f['field'], 40)} {pct(f['rate'])}" for f in fields[:3])
         # the repeats section and both pass rates are written together, so a run with repeats has them
-        lines.append(f"  repeats ({k} runs)    pass@{k} {pct(metrics['pass_at_k'])}   pass^{k} "
-                     f"{pct(metrics['pass_hat_k'])}   flaky samples {repeats.get('flaky_samples', 0)}"
-                     + (f"; flaky fields {flaky}" if flaky else ""))  # fmt: skip
+        lines.append(
+            f"  repeats ({k} runs)    pass@{k} {pct(metrics['pass_at_k'])}   pass^{k} "
+            f"{pct(metrics['pass_hat_k'])}   flaky samples {repeats.get('flaky_samples', 0)}"
+            + (f"; flaky fields {flaky}" if flaky else "")
+        )
     return lines
 
 
@@ -347,9 +356,11 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
             f" Cohen's d {d} ({effect['interpretation']}); per sample {safe(a)} wins {pct(wins[a][b])},"
             f" {safe(b)} wins {pct(wins[b][a])}"
         )
-        others = [f"{_compact(name)} {m['delta']:+.3f} ({format_p(m['p_value'])})"
-                  for name, m in pair["metrics"].items()
-                  if name != "extraction_quality_score"]  # fmt: skip
+        others = [
+            f"{_compact(name)} {m['delta']:+.3f} ({format_p(m['p_value'])})"
+            for name, m in pair["metrics"].items()
+            if name != "extraction_quality_score"
+        ]
         lines.append("      " + ", ".join(others))
     best = ", ".join(
         f"{k.replace('_', ' ')}: {safe(v) if v else 'n/a'}" for k, v in comparison["best_by_metric"].items()
@@ -383,8 +394,10 @@ def baseline_lines(result: RunComparison) -> list[str]:
         )
     for model, comparison in result.models.items():
         against = "" if comparison.baseline_model == model else f" (baseline model {safe(comparison.baseline_model)})"
-        lines.append(f"  model {safe(model)}{against}: verdict {comparison.verdict.upper()} "
-                     f"on {len(comparison.shared)} shared samples")  # fmt: skip
+        lines.append(
+            f"  model {safe(model)}{against}: verdict {comparison.verdict.upper()} "
+            f"on {len(comparison.shared)} shared samples"
+        )
         buckets = comparison.buckets
         if buckets is not None:
             lines.append(f"    samples (regressed: pass -> fail or EQS drop > {buckets.delta:g}): {buckets.describe()}")
@@ -400,8 +413,10 @@ def baseline_lines(result: RunComparison) -> list[str]:
             lines.append(f"    {_compact(name):<14} {num(delta.b)} -> {num(delta.a)}  {_delta(delta.as_dict())}")
         drops = [(path, f) for path, f in comparison.fields.items() if f["delta"] is not None and f["delta"] < 0][:5]
         if drops:
-            lines.append("    largest field drops (F1 partial): "
-                         + ", ".join(f"{safe(path)} {f['delta']:+.3f}" for path, f in drops))  # fmt: skip
+            lines.append(
+                "    largest field drops (F1 partial): "
+                + ", ".join(f"{safe(path)} {f['delta']:+.3f}" for path, f in drops)
+            )
     lines.extend(f"  note: {safe(note)}" for note in result.notes)
     for check in result.checks:
         lines.append(f"  {safe(check.message)}")

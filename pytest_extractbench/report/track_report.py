@@ -41,8 +41,12 @@ def section_md(section: Section) -> list[str]:
     for table in section.tables:
         if not table.rows:
             continue
-        lines += ["", f"### {_md(table.caption)}", "| " + " | ".join(_md(h) for h in table.header) + " |",
-                  "|" + "---|" * len(table.header)]  # fmt: skip
+        lines += [
+            "",
+            f"### {_md(table.caption)}",
+            "| " + " | ".join(_md(h) for h in table.header) + " |",
+            "|" + "---|" * len(table.header),
+        ]
         lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in table.rows]
     return lines
 
@@ -54,8 +58,8 @@ def track_summary_md(document: rundoc.MetricsDocument) -> str:
     names = ", ".join(_md(m) for m in document["models"]) or "no model"
     lines = [f"# {_md(document['track'].capitalize())} Track Report: {names}", ""]
     lines += [
-        f"- **Evaluation Date**: {_md(str(run.get('started_at', ''))[:10] or '-')}",
-        f"- **Dataset**: {_md(run['dataset'].get('name', '-'))}",
+        f"- **Evaluation Date**: {_md((run['started_at'] or '')[:10] or '-')}",
+        f"- **Dataset**: {_md(run['dataset']['name'] or '-')}",
         "",
     ]
     if not found:

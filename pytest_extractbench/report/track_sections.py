@@ -67,15 +67,26 @@ def generate_section(data: Mapping[str, Any]) -> Section:
     violated = data.get("most_violated") or []
     return Section(
         "Schema-constrained generation",
-        [("JSON valid", pct(data.get("json_valid_rate"))), ("Schema compliant", pct(data.get("schema_compliance_rate")))],
         [
-            Table("Compliance per schema feature", ("Feature", "Samples", "Compliant", "Rate"),
-                  [(str(name), str(v.get("samples", 0)), str(v.get("compliant", 0)), pct(v.get("compliance_rate")))
-                   for name, v in features.items()]),
-            Table("Most violated features", ("Feature", "Samples"),
-                  [(str(v.get("feature", "")), str(v.get("samples", 0))) for v in violated]),
+            ("JSON valid", pct(data.get("json_valid_rate"))),
+            ("Schema compliant", pct(data.get("schema_compliance_rate"))),
         ],
-    )  # fmt: skip
+        [
+            Table(
+                "Compliance per schema feature",
+                ("Feature", "Samples", "Compliant", "Rate"),
+                [
+                    (str(name), str(v.get("samples", 0)), str(v.get("compliant", 0)), pct(v.get("compliance_rate")))
+                    for name, v in features.items()
+                ],
+            ),
+            Table(
+                "Most violated features",
+                ("Feature", "Samples"),
+                [(str(v.get("feature", "")), str(v.get("samples", 0))) for v in violated],
+            ),
+        ],
+    )
 
 
 def repair_section(data: Mapping[str, Any]) -> Section:
@@ -90,11 +101,16 @@ def repair_section(data: Mapping[str, Any]) -> Section:
             ("Field F1 (partial)", num(data.get("field_f1_partial"))),
         ],
         [
-            Table("Per kind of damage", ("Kind", "Samples", "JSON valid", "Restored exactly"),
-                  [(str(kind), str(v.get("samples", 0)), pct(v.get("json_valid_rate")), pct(v.get("exact_match_rate")))
-                   for kind, v in kinds.items()]),
+            Table(
+                "Per kind of damage",
+                ("Kind", "Samples", "JSON valid", "Restored exactly"),
+                [
+                    (str(kind), str(v.get("samples", 0)), pct(v.get("json_valid_rate")), pct(v.get("exact_match_rate")))
+                    for kind, v in kinds.items()
+                ],
+            ),
         ],
-    )  # fmt: skip
+    )
 
 
 # track name -> renderer of one model's section

@@ -139,16 +139,27 @@ class ProgressEvents(RunEvents):
         self.events.run_finished(metrics)
 
 
+def is_hf_dataset(dataset: Any) -> bool:
+    """A HuggingFace ``datasets.Dataset`` or ``DatasetDict`` (told by its module: ``datasets`` need not be installed)."""
+    module = type(dataset).__module__.split(".")[0]
+    return module == "datasets" and (callable(getattr(dataset, "to_list", None)) or isinstance(dataset, Mapping))
+
+
 def dataset_input(dataset: Any) -> tuple[str, Dataset | list[tuple[str, Any]] | None]:
     """The dataset's label for the settings, and the samples given as an object (None: the label is read)."""
     if isinstance(dataset, (str, os.PathLike)):
         return os.fspath(dataset), None
     if isinstance(dataset, Dataset):
         return dataset.source, dataset
-    if callable(getattr(dataset, "to_list", None)) and type(dataset).__module__.split(".")[0] == "datasets":
-        from ..dataset.sources import iter_hf_rows
+    if is_hf_dataset(dataset):  # a Dataset, or a DatasetDict: every split, as hf:NAME without :SPLIT
+        from ..dataset.sources import DatasetSourceError, iter_hf_rows
 
-        return f"<{type(dataset).__module__.split('.')[0]}.{type(dataset).__name__}>", list(iter_hf_rows(dataset))
+        label = f"<datasets.{type(dataset).__name__}>"
+        first = next(iter(dataset), "test") if isinstance(dataset, Mapping) else "test"
+        try:
+            return label, list(iter_hf_rows(dataset, f"dataset={label}", f"dataset=ds[{first!r}]"))
+        except DatasetSourceError as exc:
+            raise UsageProblem(f"extractbench: {exc}") from None
     rows = list(dataset)
     bad = next((n for n, row in enumerate(rows, start=1) if not isinstance(row, Mapping)), None)
     if bad is not None:
@@ -169,7 +180,8 @@ def check_arguments(
         shown = value if isinstance(value, (int, float)) else type(value).__name__
         return UsageProblem(f"extractbench: {name}={shown}: expected {expected}, got {type(value).__name__}")
 
-    if not isinstance(dataset, (str, os.PathLike, Dataset, Iterable)) or isinstance(dataset, (bytes, Mapping)):
+    allowed = (str, os.PathLike, Dataset, Iterable)
+    if not is_hf_dataset(dataset) and (not isinstance(dataset, allowed) or isinstance(dataset, (bytes, Mapping))):
         raise problem("dataset", dataset, "a dataset name or path, a Dataset, or rows (dicts)")
     for name, value in (("output", output), ("rootdir", rootdir)):
         if value is not None and not isinstance(value, (str, os.PathLike)):

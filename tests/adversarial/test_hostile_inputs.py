@@ -474,14 +474,33 @@ def test_a_bad_predictions_line_leaves_its_sample_missing_and_counted(pytester: 
     "bad",
     [
         b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": ' + nested(3000).encode() + b"}}",
-        b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": "\xff\xfe"}}',
         b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"latency_s": ' + b"1" * 5000 + b"}}",
+        b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": "\xf0\x9f',  # cut mid-character
     ],
-    ids=["deep", "non-utf8", "int-5000-digits"],
+    ids=["deep", "int-5000-digits", "cut-short"],
 )
 def test_a_hostile_journal_line_on_replay_is_skipped_and_its_sample_counted(
     pytester: pytest.Pytester, bad: bytes
 ) -> None:
+    result = replay_journal(pytester, bad)
+    finished(result)
+    result.assert_outcomes(passed=1, failed=1)
+    assert_accounted(pytester.path / "out", 2)
+
+
+@pytest.mark.slow
+def test_a_corrupt_journal_line_on_replay_stops_the_run_naming_file_and_line(pytester: pytest.Pytester) -> None:
+    # not UTF-8 inside the line: not a line the run wrote and was cut, but a file changed since; scoring past it
+    # would report an answer the file holds as missing
+    bad = b'{"model": "m", "sample_id": "b-2", "key": "k", "response": {"content": "\xff\xfe"}}'
+    result = replay_journal(pytester, bad)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "Traceback" not in text, text[-3000:]
+    assert f"{pytester.path / 'recorded' / 'responses.jsonl'}:2: not a journal line: not UTF-8: byte 0xff" in text
+
+
+def replay_journal(pytester: pytest.Pytester, bad: bytes) -> pytest.RunResult:
+    """A replay of a journal whose first line answers a-1 and whose second is ``bad``."""
     run = pytester.path / "recorded"
     run.mkdir()
     good = {
@@ -492,7 +511,7 @@ def test_a_hostile_journal_line_on_replay_is_skipped_and_its_sample_counted(
     }
     (run / "responses.jsonl").write_bytes(line(good) + bad + b"\n")
     (pytester.path / "data.jsonl").write_bytes(b"".join(line(r) for r in GOOD))
-    result = pytester.runpytest(
+    return pytester.runpytest(
         *ARGS,
         "--extractbench",
         "--extractbench-dataset",
@@ -506,9 +525,6 @@ def test_a_hostile_journal_line_on_replay_is_skipped_and_its_sample_counted(
         "--extractbench-sla",
         "none",
     )
-    finished(result)
-    result.assert_outcomes(passed=1, failed=1)
-    assert_accounted(pytester.path / "out", 2)
 
 
 # -- baselines --------------------------------------------------------------------------------------

@@ -242,6 +242,24 @@ def test_a_killed_server_then_resume_requests_only_what_is_missing(
 
 
 @pytest.mark.slow
+def test_resume_stops_at_a_journal_line_from_a_newer_release_naming_file_and_line(
+    pytester: pytest.Pytester, data: Path, server: FaultServer
+) -> None:
+    bench(pytester, server.url, "--extractbench-no-cache").assert_outcomes(passed=N)
+    path = pytester.path / "out" / "responses.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    newer = {**json.loads(lines[2]), "format_version": 99}
+    path.write_text("\n".join([*lines[:2], json.dumps(newer), *lines[3:]]) + "\n", encoding="utf-8")
+    before = len(server.requests)
+    resumed = bench(pytester, server.url, "--extractbench-resume", "out", "--extractbench-no-cache", out="ignored")
+    text = resumed.stdout.str() + resumed.stderr.str()
+    assert resumed.ret == pytest.ExitCode.USAGE_ERROR and "Traceback" not in text, text[-3000:]
+    assert f"{path}:3: format_version 99 was written by a newer pytest-extractbench" in text
+    assert "this release reads journal format 1" in text
+    assert len(server.requests) == before  # stopped before asking anything again
+
+
+@pytest.mark.slow
 def test_the_cache_makes_a_rerun_free_and_replay_needs_no_server(
     pytester: pytest.Pytester, data: Path, server: FaultServer
 ) -> None:

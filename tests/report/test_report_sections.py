@@ -12,6 +12,7 @@ from _runs import Page, make_run
 
 from pytest_extractbench.analysis.calibration import reliability
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
+from pytest_extractbench.core import rundoc
 from pytest_extractbench.report import html
 from pytest_extractbench.report.exports import summary_md
 from pytest_extractbench.report.rows import read_run
@@ -187,7 +188,7 @@ def test_the_pairwise_comparison_and_input_problems_reach_summary_md(tmp_path: P
         {"severity": "error", "source": "p.jsonl", "location": "line 2", "sample_id": "", "field": "",
          "message": "not JSON"},
     ]  # fmt: skip
-    summary = summary_md(document)
+    summary = summary_md(rundoc.complete(document))  # as every renderer gets it
     # one sample of six scores 0 instead of 1 for 'broken': good wins 1 of 6 (16.7%), broken wins none
     (pair,) = document["comparison"]["pairwise"].values()
     row = _row(summary, f"{pair['a']} vs {pair['b']}")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_extractbench.core import rundoc
+from pytest_extractbench.core.rundoc import RunDocError
 from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.live.journal import (
     JOURNAL_FILE,
@@ -61,6 +63,72 @@ def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
         handle.write('{"model": "m", "sample_id": "s2", "key": "k2", "resp')  # killed mid-line
     assert [e["sample_id"] for e in read_journal(tmp_path)] == ["s1"]
     assert list(latest_responses(tmp_path)) == [("m", "s1")]
+
+
+# -- the journal read through the run document: versions, bad lines named by file and line ----------------
+
+
+def _entry(sample_id: str, **extra: object) -> bytes:
+    entry = {"model": "m", "sample_id": sample_id, "key": f"k-{sample_id}", "response": ok().as_dict(), **extra}
+    return (json.dumps(entry) + "\n").encode()
+
+
+def test_a_journal_written_now_carries_the_journal_format(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.append("m", "s1", "k1", ok())
+    journal.close()
+    (line,) = (tmp_path / JOURNAL_FILE).read_text().splitlines()
+    assert json.loads(line)["format_version"] == rundoc.FORMAT_VERSION[rundoc.JOURNAL]
+    assert [e["format_version"] for e in read_journal(tmp_path)] == [rundoc.FORMAT_VERSION[rundoc.JOURNAL]]
+
+
+def test_an_old_journal_without_versions_and_a_new_one_read_alike(tmp_path: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    (old / JOURNAL_FILE).write_bytes(_entry("s1") + _entry("s2"))  # the form written before lines had a version
+    journal = Journal(new)
+    for sample_id in ("s1", "s2"):
+        journal.append("m", sample_id, f"k-{sample_id}", ok())
+    journal.close()
+    assert latest_responses(old) == latest_responses(new)
+    assert reusable_by_key(old).keys() == reusable_by_key(new).keys() == {"k-s1", "k-s2"}
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        (_entry("s2", format_version=7), ["format_version 7", "newer pytest-extractbench", "journal format 1"]),
+        (_entry("s2", format_version="1"), ["format_version '1' is not supported", "journal format 1"]),
+        (b"this is not JSON\n", ["not a journal line", "not valid JSON"]),
+        (b'{"model": "m", "sample_id": "s2"} trailing\n', ["not a journal line", "not valid JSON"]),
+        (
+            b'{"model": "m", "sample_id": "s2", "response": "ok"}\n',
+            ["string model, sample_id and key", "journal format 1"],
+        ),
+        (b"[1, 2]\n", ["a list, not one with"]),
+        (b'{"model": "m", "sample_id": "caf\xe9", "key": "k", "response": {}}\n', ["not UTF-8", "byte 0xe9"]),
+    ],
+    ids=["newer-version", "version-as-text", "not-json", "trailing-garbage", "wrong-shape", "a-list", "latin-1"],
+)
+def test_a_bad_middle_line_is_one_error_naming_file_and_line(tmp_path: Path, bad: bytes, words: list[str]) -> None:
+    (tmp_path / JOURNAL_FILE).write_bytes(_entry("s1") + bad + _entry("s3"))
+    for read in (latest_responses, reusable_by_key):
+        with pytest.raises(RunDocError) as caught:
+            read(tmp_path)
+        message = str(caught.value)
+        assert message.startswith(f"{tmp_path / JOURNAL_FILE}:2: ") and "\n" not in message
+        for word in words:
+            assert word in message, message
+
+
+def test_a_line_cut_short_anywhere_is_skipped_where_a_resume_left_it(tmp_path: Path) -> None:
+    # every cut of a line (mid-string, mid-number, mid-escape, mid-character) reads as cut short, not malformed
+    response = {"content": 'café "q" 😀 \x01', "latency_s": -1.5e-3, "cached": True, "error": None}
+    entry = {"model": "m", "sample_id": "s2", "key": "k", "response": response}
+    whole = (json.dumps(entry, ensure_ascii=False) + "\n").encode()  # raw multi-byte characters, escapes, numbers
+    for cut in range(1, len(whole) - 1):
+        (tmp_path / JOURNAL_FILE).write_bytes(_entry("s1") + whole[:cut] + b"\n" + _entry("s3"))
+        assert [e["sample_id"] for e in read_journal(tmp_path)] == ["s1", "s3"], whole[:cut]
 
 
 def test_resume_reuses_answers_and_asks_failures_again(tmp_path: Path) -> None:

@@ -120,6 +120,54 @@ def test_hf_local_folder_with_splits(tmp_path: Path) -> None:
         load_source(f"hf:{folder}:validation", cache_dir=tmp_path / "cache")
 
 
+def save_splits(folder: Path, splits: dict[str, list[dict]]) -> Path:
+    """``DatasetDict.save_to_disk`` of ``splits`` (a real one, read back by ``datasets.load_from_disk``)."""
+    datasets = pytest.importorskip("datasets")
+    datasets.DatasetDict({name: datasets.Dataset.from_list(rows) for name, rows in splits.items()}).save_to_disk(
+        str(folder)
+    )
+    return folder
+
+
+def with_ids(rows: list[dict], prefix: str) -> list[dict]:
+    return [{"id": f"{prefix}{i}", **row} for i, row in enumerate(rows)]
+
+
+def test_a_folder_saved_with_save_to_disk_is_every_split_with_or_without_hf(tmp_path: Path) -> None:
+    rows = paraloq_rows(5)
+    folder = save_splits(tmp_path / "saved", {"train": rows[:3], "test": rows[3:]})  # test/ as in a Benchson folder
+    for spec in (str(folder), f"hf:{folder}"):
+        both = load_source(spec, cache_dir=tmp_path / "cache")
+        assert both.problems == [], spec  # not read as Benchson instances
+        assert sorted(s.id for s in both.samples) == ["test-1", "test-2", "train-1", "train-2", "train-3"], spec
+        assert {s.meta["location"] for s in both.samples} >= {"train row 3", "test row 1"}, spec
+    test = load_source(f"hf:{folder}:test", cache_dir=tmp_path / "cache")
+    assert [s.text for s in test.samples] == [r["text"] for r in rows[3:]]
+    with pytest.raises(DatasetSourceError) as missing:
+        load_source(f"hf:{folder}:validation", cache_dir=tmp_path / "cache")
+    assert "no split 'validation'" in str(missing.value) and "its splits: train, test" in str(missing.value)
+
+
+def test_a_folder_saved_from_one_dataset_loads_as_that_dataset(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    rows = with_ids(paraloq_rows(2), "x")
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "one"))
+    for spec in (str(tmp_path / "one"), f"hf:{tmp_path / 'one'}"):
+        assert [s.id for s in load_source(spec).samples] == ["x0", "x1"], spec
+
+
+def test_splits_sharing_ids_are_refused_in_one_message_naming_the_splits(tmp_path: Path) -> None:
+    rows = paraloq_rows(3)
+    folder = save_splits(tmp_path / "saved", {"train": with_ids(rows, "s"), "test": with_ids(rows[:2], "s")})
+    for spec in (str(folder), f"hf:{folder}"):
+        with pytest.raises(DatasetSourceError) as caught:
+            load_source(spec, cache_dir=tmp_path / "cache")
+        message = str(caught.value)
+        assert message.startswith(f"dataset {spec!r}: splits 'train' and 'test' share sample ids (such as 's0')")
+        assert "its splits: train, test" in message and f"--extractbench-dataset hf:{folder}:SPLIT" in message
+    assert [s.id for s in load_source(f"hf:{folder}:test", cache_dir=tmp_path / "cache").samples] == ["s0", "s1"]
+
+
 @pytest.mark.parametrize(
     "missing, spec",
     [

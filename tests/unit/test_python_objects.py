@@ -65,6 +65,26 @@ def test_every_form_of_the_dataset_gives_the_same_scores(tmp_path: Path) -> None
         assert result.metric("eqs") == pytest.approx(0.75), name
 
 
+def test_a_datasetdict_is_every_split_and_splits_sharing_ids_are_named(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    hf_rows = [dict(row, schema=json.dumps(row["schema"]), expected=json.dumps(row["expected"])) for row in ROWS]
+    splits = datasets.DatasetDict(
+        {"train": datasets.Dataset.from_list(hf_rows[:1]), "test": datasets.Dataset.from_list(hf_rows[1:])}
+    )
+    splits.save_to_disk(str(tmp_path / "saved-splits"))  # and read back, as a user's load_from_disk() gives it
+    for name, dataset in (("object", splits), ("saved", datasets.load_from_disk(str(tmp_path / "saved-splits")))):
+        result = run(tmp_path, name, dataset)
+        assert eqs_by_sample(result) == pytest.approx(HAND_EQS), name
+        assert {r.sample_id: r.meta["location"] for r in result.records} == {"a": "train row 1", "b": "test row 1"}
+    shared = datasets.DatasetDict({"test": splits["test"], "validation": splits["test"]})
+    with pytest.raises(UsageProblem) as caught:
+        run(tmp_path, "shared", shared)
+    message = str(caught.value)
+    assert "dataset=<datasets.DatasetDict>: splits 'test' and 'validation' share sample ids (such as 'b')" in message
+    assert "pick one: dataset=ds['test']" in message and "\n" not in message
+    assert not (tmp_path / "shared").exists()  # refused before anything is written
+
+
 def test_the_package_s_own_loaded_dataset_is_taken_and_left_unchanged(tmp_path: Path) -> None:
     bundled = load_dataset()
     ids = [sample.id for sample in bundled.samples]

@@ -120,7 +120,27 @@ def test_a_written_run_carries_this_release_s_version(tmp_path: Path) -> None:
     rundoc.write_metrics(tmp_path, {"format_version": 1, "models": {}})
     assert json.loads((tmp_path / "metrics.json").read_text())["format_version"] == rundoc.FORMAT_VERSION[rundoc.RUN]
     assert rundoc.read_metrics(tmp_path)["track"] == "extraction"  # the guaranteed keys are filled
-    assert rundoc.read_metrics(tmp_path)["run"] == {"dataset": {}, "options": {}, "problems": []}
+    guaranteed = {"dataset": {"name": None}, "options": {}, "problems": [], "started_at": None, "live": None}
+    assert rundoc.read_metrics(tmp_path)["run"] == guaranteed
+
+
+def test_a_foreign_run_s_problems_get_every_key_a_report_reads(tmp_path: Path) -> None:
+    from pytest_extractbench.report.run_sections import problems_view
+
+    foreign = {"message": "no schema", "source": "d.jsonl"}
+    rundoc.write_metrics(
+        tmp_path, {"models": {}, "run": {"problems": [foreign, "a bare string", {"severity": "error"}]}}
+    )
+    problems = rundoc.read_metrics(tmp_path)["run"]["problems"]
+    assert [set(p) for p in problems] == [set(rundoc.PROBLEM_DEFAULTS)] * 3
+    assert [(p["severity"], p["message"]) for p in problems] == [
+        ("warning", "no schema"),
+        ("warning", "a bare string"),
+        ("error", ""),
+    ]
+    view = problems_view(rundoc.read_metrics(tmp_path))
+    assert view is not None and view["errors"] == 1 and view["shown"][0]["severity"] == "error"
+    assert {"severity": "warning", "where": "d.jsonl", "what": "", "message": "no schema"} in view["shown"]
 
 
 # -- compact samples.jsonl -------------------------------------------------------------------------------------
