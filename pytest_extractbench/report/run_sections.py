@@ -16,6 +16,7 @@ from ..analysis import catalog
 from ..analysis.stats import format_p
 from ..core import rundoc
 from ..core.textsafe import markdown as md
+from ..core.wording import counted, plain
 
 MAX_FIELD_DELTAS = 10  # per direction: the largest drops and the largest gains
 MAX_GROUPS = 10  # values of one group_by field shown (the rest stay in metrics.json)
@@ -401,11 +402,11 @@ def calibration_md(view: Mapping[str, Any] | None) -> list[str]:
 def consistency_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
-    std = "n/a" if view["value_std"] is None else f"{view['value_std']:.4g}"
+    std = "n/a" if view["value_std"] is None else plain(view["value_std"])
     lines = ["", "### Consistency over repeats", "",
-             f"{view['samples']} samples run {view['runs_per_sample']} times: identical outputs {_pct(view['exact'])}, "
-             f"field-level agreement {_pct(view['field_level'])}, numeric std {std}; "
-             f"{view['fully_consistent']} samples fully consistent."]  # fmt: skip
+             f"{counted(view['samples'], 'sample')} run {view['runs_per_sample']} times: identical outputs "
+             f"{_pct(view['exact'])}, field-level agreement {_pct(view['field_level'])}, numeric std {std}; "
+             f"{counted(view['fully_consistent'], 'sample')} fully consistent."]  # fmt: skip
     if view["least_consistent"]:
         lines += ["", "Least consistent fields: " + ", ".join(
             f"{md(f['field'])} ({_pct(f['agreement'])})" for f in view["least_consistent"])]  # fmt: skip

@@ -1,5 +1,5 @@
 """A differential corpus: eval schemas written for struct-extract-eval, with the verdict it gives
-every field, worked out by hand from its README (seed 002) and its public source.
+every field, worked out by hand from its README and its public source.
 
 Each case is ``(gold, output, annotated schema)`` and ``theirs``: the verdict of every field path
 there (``match``, ``mismatch``, ``omission``, ``hallucination``; skipped fields have none).
