@@ -8,8 +8,9 @@ NOISE = 1e-12
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
-    """``count`` and its noun in the right number: ``counted(1, "sample")`` is "1 sample"."""
-    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+    """``count`` and its noun in the right number: ``counted(1, "sample")`` is "1 sample", ``counted(10000,
+    "sample")`` "10,000 samples"."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def plain(value: float, digits: int = 4) -> str:

@@ -149,7 +149,7 @@ def _show(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return str(value).lower() if value is not None else "—"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return plain(value)
     return clip(value, 120)
 
 

@@ -391,7 +391,7 @@ def calibration_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
     lines = ["", "### Confidence calibration", "",
-             f"ECE {num(view['ece'])}, MCE {num(view['mce'])}, Brier {num(view['brier'])} over {view['fields']} fields "
+             f"ECE {num(view['ece'])}, MCE {num(view['mce'])}, Brier {num(view['brier'])} over {counted(view['fields'], 'field')} "
              f"(mean confidence {_pct(view['mean_confidence'])}, accuracy {_pct(view['accuracy'])}).", "",
              "| Confidence | Fields | Mean confidence | Accuracy | Gap |", "|---|---|---|---|---|"]  # fmt: skip
     lines += [f"| {b['low']:.1f}-{b['high']:.1f} | {b['count']} | {_pct(b['confidence'])} | {_pct(b['accuracy'])} | "
@@ -426,7 +426,7 @@ def repeats_md(view: Mapping[str, Any] | None) -> list[str]:
     counts = ", ".join(f"{n} in {c} of {k}" for c, n in sorted(view["pass_counts"].items(), key=lambda i: -int(i[0]))
                        if n)  # fmt: skip
     lines = ["", "### Repeats: is it flaky?", "",
-             f"{view['samples']} samples run {k} times. pass@{k} (some run passes) {_pct(view['pass_at_k'])}"
+             f"{counted(view['samples'], 'sample')} run {k} times. pass@{k} (some run passes) {_pct(view['pass_at_k'])}"
              f"{_interval(view['ci_at'])}; pass^{k} (every run passes) {_pct(view['pass_hat_k'])}"
              f"{_interval(view['ci_hat'])}. Samples by passing runs: {counts}.",
              "", "| k | " + " | ".join(view["pass_at"]) + " |", "|---|" + "---|" * len(view["pass_at"]),

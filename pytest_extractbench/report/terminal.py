@@ -273,7 +273,7 @@ def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
     calibration = metrics.get("calibration")
     if calibration:
         lines.append(f"  calibration         ECE {num(calibration['ece'])}   MCE {num(calibration['mce'])}   "
-                     f"Brier {num(calibration['brier'])} over {calibration['fields']} fields")  # fmt: skip
+                     f"Brier {num(calibration['brier'])} over {counted(calibration['fields'], 'field')}")  # fmt: skip
     found = metrics.get("consistency")
     if found:
         variance = "n/a" if found["value_variance"] is None else plain(found["value_variance"])
@@ -309,7 +309,9 @@ def _summary_line(label: str, entry: Mapping[str, Any]) -> str:
     eqs = with_ci(
         entry["metrics"]["extraction_quality_score"], entry["confidence_intervals"].get("extraction_quality_score")
     )
-    return f"  {label}: {entry['count']} samples, {entry['aggregation']} EQS {num(entry['score'])}; EQS {eqs}"
+    return (
+        f"  {label}: {counted(entry['count'], 'sample')}, {entry['aggregation']} EQS {num(entry['score'])}; EQS {eqs}"
+    )
 
 
 def subset_lines(metrics: Mapping[str, Any]) -> list[str]:

@@ -16,6 +16,7 @@ def test_one_is_singular_and_every_other_count_plural() -> None:
     assert counted(0, "sample") == "0 samples"
     assert counted(2, "gate") == "2 gates"
     assert counted(3, "sample", "samples'") == "3 samples'"
+    assert counted(10_000, "sample") == "10,000 samples"
 
 
 def test_the_noise_of_equal_values_is_zero_and_real_values_keep_four_digits() -> None:
