@@ -4,6 +4,7 @@ directories take them the same way (positional RUN_DIR)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +81,12 @@ def test_every_option_of_every_subcommand_has_help(capsys: pytest.CaptureFixture
 def test_the_entry_reader_sees_an_option_without_help(capsys: pytest.CaptureFixture[str]) -> None:
     text = "usage: x\n\noptions:\n  -h, --help  show this help\n  --quiet\n  --timeout S  Seconds.\n"
     assert entries(text) == {"-h, --help": "show this help", "--quiet": "", "--timeout S": "Seconds."}
+
+
+def test_the_cli_reference_shows_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    missing = [name for name in subcommands(capsys) if f"extractbench {name} " not in page]
+    assert not missing, f"docs/reference/cli.md shows no example of: {missing}"
 
 
 @pytest.mark.parametrize("command", ["report", "compare", "view"])
