@@ -1,4 +1,4 @@
-"""Speed and memory of the performance aggregation (spec 4.3) over one model's records.
+"""Speed and memory of the performance aggregation over one model's records.
 
     python benchmarks/bench_performance.py [--samples 10000] [--repeat 5]
 

@@ -95,11 +95,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    # positional like compare's and view's run directories; --results-dir is the earlier spelling and still works
+    what = "A run directory (metrics.json, samples.jsonl)."
+    parser.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help=what)
+    parser.add_argument("--results-dir", type=Path, metavar="DIR", help=what + " Same as RUN_DIR.")
     parser.add_argument(
-        "--results-dir", required=True, type=Path, metavar="DIR", help="A run directory (metrics.json, samples.jsonl)."
-    )
-    parser.add_argument(
-        "--output", type=Path, metavar="FILE", help="Where to write the HTML report (default DIR/report.html)."
+        "--output", type=Path, metavar="FILE", help="Where to write the HTML report (default RUN_DIR/report.html)."
     )
     parser.add_argument("--title", help="Report title.")
 
@@ -130,16 +131,25 @@ def _report(args: argparse.Namespace) -> int:
     from .report.html import REPORT_FILE, write_report
     from .report.rows import read_run
 
+    if (args.run_dir is None) == (args.results_dir is None):
+        say("extractbench report: give the run directory once, as RUN_DIR or --results-dir DIR", err=True)
+        return 2
+    run_dir: Path = args.run_dir or args.results_dir
+
     def write() -> str:
-        path = write_report(read_run(args.results_dir), args.output or args.results_dir / REPORT_FILE, title=args.title)
+        path = write_report(read_run(run_dir), args.output or run_dir / REPORT_FILE, title=args.title)
         return f"report written to {path}"
 
     return _write_html("report", write)
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dirs", nargs="*", type=Path, metavar="RUN", help="Run directories.")
-    parser.add_argument("--runs", default="", metavar="A,B,C", help="Run directories, comma-separated (added to RUN).")
+    parser.add_argument(
+        "run_dirs", nargs="*", type=Path, metavar="RUN_DIR", help="Run directories (metrics.json, samples.jsonl)."
+    )
+    parser.add_argument(
+        "--runs", default="", metavar="A,B,C", help="Run directories, comma-separated (added to RUN_DIR)."
+    )
     parser.add_argument(
         "--output",
         type=Path,

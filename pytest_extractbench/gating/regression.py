@@ -1,4 +1,4 @@
-"""Comparing a run with a baseline: per-metric and per-field deltas, bizSupply's verdict, the regression gate.
+"""Comparing a run with a baseline: per-metric and per-field deltas, the verdict on the EQS delta, the regression gate.
 
 A ``--extractbench-compare-fail`` check fails only when the metric got worse by
 more than its margin AND the paired test on the samples both runs scored says the
@@ -89,7 +89,7 @@ def parse_compare_fail(value: str) -> CompareFailCheck:
 
 
 def parse_verdict_thresholds(value: str) -> tuple[float, float]:
-    """``IMPROVE,REGRESS`` EQS deltas of bizSupply's verdict, e.g. ``0.01,-0.02``."""
+    """``IMPROVE,REGRESS`` EQS deltas of the baseline verdict, e.g. ``0.01,-0.02``."""
     try:
         improve, regress = (float(part) for part in str(value).split(","))
     except ValueError:
@@ -224,7 +224,7 @@ def evaluate_check(
 
 
 def verdict(delta: float, thresholds: tuple[float, float], higher_is_better: bool = True) -> str:
-    """bizSupply's rule on a delta: improved above the first threshold, regressed below the second."""
+    """The verdict on a delta: improved above the first threshold, regressed below the second."""
     improve, regress = thresholds
     if not math.isfinite(delta):  # a NaN in the baseline is not "neutral": the runs cannot be compared
         return NOT_COMPARABLE

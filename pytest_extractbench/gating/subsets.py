@@ -1,4 +1,4 @@
-"""Named subsets of samples (bizSupply's MATCH_RULES) and ``group_by``, with their metrics and gates.
+"""Named subsets of samples (conditions on gold fields and metadata) and ``group_by``, with their metrics and gates.
 
 A subsets file (JSON, or YAML with ``.yaml``/``.yml``) looks like::
 

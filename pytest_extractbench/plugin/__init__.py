@@ -316,6 +316,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     bench = _bench(config)
     if bench is None or bench.is_worker:
         return
+    from .gates import plural_gate_counts
+
+    plural_gate_counts(terminalreporter.stats)  # every gate has reported by now; the counts line comes after
     terminalreporter.section("extractbench")
     with safe_usage_errors():  # inputs that could not be read fail the session as a usage error, as at collection
         lines = bench.summary_lines(verdict_only=config.get_verbosity() < -1)  # -qq: the verdict alone

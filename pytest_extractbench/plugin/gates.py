@@ -59,3 +59,12 @@ def gate_status(report: Any) -> tuple[str, str, str] | None:
         return "", "", ""
     # no progress letter: the items' progress line is complete by now; the counts line and the summary say it
     return ("gate failed" if report.failed else "gate passed"), "", ""
+
+
+def plural_gate_counts(stats: dict[str, list[Any]]) -> None:
+    """pytest's counts line pluralizes only its own nouns ("2 failed" needs none): name several gates "gates"
+    ("1 gate failed", "2 gates failed") before the line is written."""
+    for outcome in ("failed", "passed"):
+        reports = stats.get(f"gate {outcome}")
+        if reports is not None and len(reports) > 1:
+            stats[f"gates {outcome}"] = stats.pop(f"gate {outcome}")

@@ -17,6 +17,7 @@ from ..analysis import catalog
 from ..analysis.provenance import reuse_sentence
 from ..core import files, rundoc, textsafe
 from ..core.spreadsheet import neutral_cell
+from ..core.wording import counted
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
 from . import run_sections as sections
@@ -241,7 +242,7 @@ def whole_output_cost_md(document: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"- **LLM judge**: {cost['judge_requests']} requests, {cost['judge_prompt_tokens']:,} prompt + "
             f"{cost['judge_completion_tokens']:,} completion tokens in {cost['judge_seconds']:.1f} s "
-            f"({cost['judge_errors']} samples without a grade)"
+            f"({counted(cost['judge_errors'], 'sample')} without a grade)"
         )
     return [*lines, ""] if len(lines) > 2 else []
 
@@ -337,7 +338,7 @@ def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Map
         lines += [
             f"- **Overall Score (EQS)**: {md(s.eqs_text)}{band}",
             f"- **Evaluation Date**: {md((run['started_at'] or '')[:10] or '-')}",
-            f"- **Dataset**: {md(dataset['name'] or '-')} ({int(metrics.get('num_samples', 0)):,} samples)",
+            f"- **Dataset**: {md(dataset['name'] or '-')} ({counted(int(metrics.get('num_samples', 0)), 'sample')})",
             f"- **Exact means**: {md(summary.exactness_text(document), textsafe.LINE_LIMIT)}",
             *_context_lines(run, model, metrics),
             f"- **Key Strengths**: {md(', '.join(s.strengths) or 'none stands out', textsafe.LINE_LIMIT)}",

@@ -23,6 +23,7 @@ import numpy as np
 from ..analysis import catalog
 from ..analysis.provenance import reuse_sentence
 from ..core import files, rundoc, textsafe
+from ..core.wording import counted, plain
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from . import run_sections as sections
 from . import summary, viewer
@@ -155,7 +156,7 @@ def _show(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return str(value).lower() if value is not None else "—"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return plain(value)
     return clip(value, 120)
 
 
@@ -304,7 +305,7 @@ def _inert(value: Any) -> Any:
 def _environment() -> jinja2.Environment:
     import jinja2
 
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("pytest_extractbench.report", "templates"),
         autoescape=True,  # every template, whatever its name: all data shown is untrusted
         finalize=_inert,
@@ -312,6 +313,10 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    # the terminal's and summary.md's words: "1 sample", a zero as 0
+    environment.filters["counted"] = counted
+    environment.filters["plain"] = plain
+    return environment
 
 
 def render(context: Mapping[str, Any], template: str = "report.html.j2") -> str:

@@ -16,6 +16,7 @@ from ..analysis import catalog
 from ..analysis.stats import format_p
 from ..core import rundoc
 from ..core.textsafe import markdown as md
+from ..core.wording import counted, plain
 
 MAX_FIELD_DELTAS = 10  # per direction: the largest drops and the largest gains
 MAX_GROUPS = 10  # values of one group_by field shown (the rest stay in metrics.json)
@@ -420,7 +421,7 @@ def calibration_md(view: Mapping[str, Any] | None) -> list[str]:
         "",
         "### Confidence calibration",
         "",
-        f"ECE {num(view['ece'])}, MCE {num(view['mce'])}, Brier {num(view['brier'])} over {view['fields']} fields "
+        f"ECE {num(view['ece'])}, MCE {num(view['mce'])}, Brier {num(view['brier'])} over {counted(view['fields'], 'field')} "
         f"(mean confidence {_pct(view['mean_confidence'])}, accuracy {_pct(view['accuracy'])}).",
         "",
         "| Confidence | Fields | Mean confidence | Accuracy | Gap |",
@@ -437,14 +438,14 @@ def calibration_md(view: Mapping[str, Any] | None) -> list[str]:
 def consistency_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
-    std = "n/a" if view["value_std"] is None else f"{view['value_std']:.4g}"
+    std = "n/a" if view["value_std"] is None else plain(view["value_std"])
     lines = [
         "",
         "### Consistency over repeats",
         "",
-        f"{view['samples']} samples run {view['runs_per_sample']} times: identical outputs {_pct(view['exact'])}, "
-        f"field-level agreement {_pct(view['field_level'])}, numeric std {std}; "
-        f"{view['fully_consistent']} samples fully consistent.",
+        f"{counted(view['samples'], 'sample')} run {view['runs_per_sample']} times: identical outputs "
+        f"{_pct(view['exact'])}, field-level agreement {_pct(view['field_level'])}, numeric std {std}; "
+        f"{counted(view['fully_consistent'], 'sample')} fully consistent.",
     ]
     if view["least_consistent"]:
         lines += [
@@ -472,7 +473,7 @@ def repeats_md(view: Mapping[str, Any] | None) -> list[str]:
         "",
         "### Repeats: is it flaky?",
         "",
-        f"{view['samples']} samples run {k} times. pass@{k} (some run passes) {_pct(view['pass_at_k'])}"
+        f"{counted(view['samples'], 'sample')} run {k} times. pass@{k} (some run passes) {_pct(view['pass_at_k'])}"
         f"{_interval(view['ci_at'])}; pass^{k} (every run passes) {_pct(view['pass_hat_k'])}"
         f"{_interval(view['ci_hat'])}. Samples by passing runs: {counts}.",
         "",

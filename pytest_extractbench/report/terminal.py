@@ -10,6 +10,7 @@ from ..analysis.catalog import Metric
 from ..analysis.stats import format_p
 from ..core import textsafe
 from ..core.textsafe import json_line
+from ..core.wording import counted, plain
 from ..gating.sla import GateCheck
 from ..scoring.compare import similarity_paired_elements
 from ..scoring.result import EXACT
@@ -98,6 +99,11 @@ def num(value: float) -> str:
     return f"{value:.3f}"
 
 
+def gap_words(gap: float) -> str:
+    """The gap rule's distance to the reference as the sentence reads it: "trails by 0.114", "leads by 0.020"."""
+    return f"trails by {gap:.3f}" if gap >= 0 else f"leads by {-gap:.3f}"
+
+
 def safe(text: Any, limit: int | None = textsafe.LIMIT) -> str:
     """Model names and field paths come from user files: no control characters reach the terminal."""
     return textsafe.terminal(text, limit)
@@ -132,7 +138,7 @@ def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateChe
     """The headline block of one model with confidence intervals, and its SLA verdict."""
     cis = metrics.get("confidence_intervals", {})
 
-    lines = [f"model {safe(model)}: {metrics['num_samples']} samples", *metric_lines(metrics, cis)]
+    lines = [f"model {safe(model)}: {counted(metrics['num_samples'], 'sample')}", *metric_lines(metrics, cis)]
     lines.extend(subset_lines(metrics))
     lines.extend(performance_lines(metrics.get("performance")))
     lines.extend(calibration_consistency_lines(metrics))
@@ -267,11 +273,11 @@ def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
     if calibration:
         lines.append(
             f"  calibration         ECE {num(calibration['ece'])}   MCE {num(calibration['mce'])}   "
-            f"Brier {num(calibration['brier'])} over {calibration['fields']} fields"
+            f"Brier {num(calibration['brier'])} over {counted(calibration['fields'], 'field')}"
         )
     found = metrics.get("consistency")
     if found:
-        variance = "n/a" if found["value_variance"] is None else f"{found['value_variance']:.4g}"
+        variance = "n/a" if found["value_variance"] is None else plain(found["value_variance"])
         lines.append(
             f"  consistency ({found['runs_per_sample']} runs)  exact {pct(found['exact_match_consistency'])}   "
             f"field-level {pct(found['field_level_consistency'])}   numeric std {variance}"
@@ -308,7 +314,9 @@ def _summary_line(label: str, entry: Mapping[str, Any]) -> str:
     eqs = with_ci(
         entry["metrics"]["extraction_quality_score"], entry["confidence_intervals"].get("extraction_quality_score")
     )
-    return f"  {label}: {entry['count']} samples, {entry['aggregation']} EQS {num(entry['score'])}; EQS {eqs}"
+    return (
+        f"  {label}: {counted(entry['count'], 'sample')}, {entry['aggregation']} EQS {num(entry['score'])}; EQS {eqs}"
+    )
 
 
 def subset_lines(metrics: Mapping[str, Any]) -> list[str]:
@@ -377,7 +385,7 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
     if "error" in gap:
         lines.append(f"{head}: {gap['error']}")
     for model, entry in gap["models"].items():
-        lines.append(f"{head}: {safe(model)} trails by {entry['gap']:+.3f}: {entry['band']}")
+        lines.append(f"{head}: {safe(model)} {gap_words(entry['gap'])}: {entry['band']}")
     return lines
 
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.wording import counted
+
 MAX_LISTED = 20  # failed sample ids listed per model
 
 
@@ -56,7 +58,10 @@ def toolcall_section(data: Mapping[str, Any]) -> Section:
                 " / ".join(num(data.get(f"arguments_{k}")) for k in ("precision", "recall", "f1")),
             ),
             ("Calls (gold / predicted)", f"{calls.get('gold', 0)} / {calls.get('predicted', 0)}"),
-            ("Abstention accuracy", f"{pct(abstention.get('accuracy'))} over {abstention.get('samples', 0)} samples"),
+            (
+                "Abstention accuracy",
+                f"{pct(abstention.get('accuracy'))} over {counted(abstention.get('samples', 0), 'sample')}",
+            ),
             ("False abstention", pct(abstention.get("false_abstention_rate"))),
         ],
     )

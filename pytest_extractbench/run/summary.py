@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.provenance import reuse_sentence
+from ..core.wording import counted
 from ..gating.verdict import partial_text, verdict_lines
 from ..report import terminal
 
@@ -30,7 +31,7 @@ def summary_lines(
                             details="the rest of the summary without -qq" if verdict_only else "details above")  # fmt: skip
     if verdict_only:
         return write_error_lines(context, result) + verdict
-    lines = [f"dataset {dataset.name}: {len(dataset.samples)} samples; results in {context.run_dir}"]
+    lines = [f"dataset {dataset.name}: {counted(len(dataset.samples), 'sample')}; results in {context.run_dir}"]
     if reuse := reuse_sentence(context.live.facts(result.records)):
         lines.insert(0, f"REUSED ANSWERS: {terminal.safe(reuse)}")
     if settings.data.sample is not None:
@@ -83,9 +84,9 @@ def _track_lines(context: RunContext, result: RunResult | None, unscored: list[s
         return ["no sample was scored"] + terminal.problem_lines(context.problems)
     dataset, partial = context.dataset, result.document.get("run", {}).get("partial")
     lines = [f"track {track.name} ({track.description}); dataset {terminal.safe(dataset.name)}: "
-             f"{len(dataset.samples)} samples; results in {context.run_dir}"]  # fmt: skip
+             f"{counted(len(dataset.samples), 'sample')}; results in {context.run_dir}"]  # fmt: skip
     for model, metrics in result.metrics.items():
-        lines.append(f"model {terminal.safe(model)}: {metrics['num_samples']} samples, "
+        lines.append(f"model {terminal.safe(model)}: {counted(metrics['num_samples'], 'sample')}, "
                      f"{metrics['passed_samples']} passed")  # fmt: skip
         if partial and (seen := partial_text(partial["models"].get(model), gated=False)):
             lines.append(f"  {seen}")

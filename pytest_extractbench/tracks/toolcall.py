@@ -33,6 +33,7 @@ import numpy as np
 
 from ..core import jsonio
 from ..core.textsafe import json_line
+from ..core.wording import counted
 from ..dataset.responses import ModelResponse
 from ..scoring import MISSING, prf, strip_fence, validation_errors
 from .base import Messages, Track, TrackSample, mean
@@ -450,7 +451,7 @@ class ToolCallTrack(Track):
             f"  arguments exact     {pct(section['arguments_exact_match_rate'])}   "
             f"P/R/F1 {section['arguments_precision']:.3f}/{section['arguments_recall']:.3f}/"
             f"{section['arguments_f1']:.3f}",
-            f"  abstention          {abstention['samples']} samples, accuracy {pct(abstention['accuracy'])}; "
+            f"  abstention          {counted(abstention['samples'], 'sample')}, accuracy {pct(abstention['accuracy'])}; "
             f"false abstention {pct(abstention['false_abstention_rate'])}",
         ]
 

@@ -1,4 +1,4 @@
-"""The default model's weights are what the README says: Qwen's own GGUF file, checked by its published sha256.
+"""The default model's weights are what the docs say (docs/guides/served-model.md): Qwen's own GGUF file, checked by its published sha256.
 
 Runs where the `local` extra's chunk packages are installed (hashing 491 MB takes a few seconds).
 """
@@ -13,7 +13,7 @@ import pytest
 
 from pytest_extractbench.live.backends import llama_models
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "guides" / "served-model.md"
 
 
 def documented_sha256() -> str:

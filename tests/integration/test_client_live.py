@@ -35,7 +35,7 @@ def server(gemma_server: EmbeddedServer) -> EmbeddedServer:
 
 @pytest.fixture(scope="module")
 def sample() -> Sample:
-    """The spec's Appendix A example 1, from the bundled dataset."""
+    """The bundled dataset's first worked example (appendix-a-1)."""
     samples = {s.id: s for s in load_dataset(BUNDLED).samples}
     return samples["appendix-a-1"]
 

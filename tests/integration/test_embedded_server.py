@@ -30,7 +30,7 @@ pytestmark = pytest.mark.llm
 
 MODEL = "gemma3-270m"
 
-# Appendix A of the spec (seeds/000): the two example samples.
+# The bundled dataset's two worked examples (appendix-a-1, appendix-a-2).
 SIMPLE: dict[str, Any] = {
     "text": "John Smith is 35 years old and works as a software engineer at TechCorp.",
     "schema": {

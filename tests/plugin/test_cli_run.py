@@ -1,4 +1,4 @@
-"""`extractbench run` with the design spec's spellings: --config, --sample, --seed, --models."""
+"""`extractbench run` with its short spellings: --config, --sample, --seed, --models."""
 
 from __future__ import annotations
 

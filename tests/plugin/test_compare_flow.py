@@ -193,7 +193,7 @@ def test_several_models_are_compared_in_the_summary_and_metrics(pytester: pytest
             "  bad vs good (52 shared samples): EQS -0.* [[]95% CI: -0.*, -0.*], p = * significant; Cohen's d *",
             "*best by metric: highest eqs: good*fastest p95: n/a*",
             "  Pareto frontier accuracy vs latency: not available: latency_p95_ms was not measured for good, bad*",
-            "  gap rule (reference good by highest EQS, threshold 0.150 EQS): bad trails by +0.*",
+            "  gap rule (reference good by highest EQS, threshold 0.150 EQS): bad trails by 0.*",
         ]
     )
 

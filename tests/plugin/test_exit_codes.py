@@ -1,4 +1,4 @@
-"""Exit codes that mean what they say (every row of the README's table), -x counting items, node ids that
+"""Exit codes that mean what they say (every row of docs/reference/exit-codes.md), -x counting items, node ids that
 rerun their item, and the samples' markers in ``pytest --markers``. Real pytester runs on predictions files."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def closing(result: pytest.RunResult) -> list[str]:
     return [line for line in result.stdout.lines if re.match(r"exit code \d+: ", line)]
 
 
-# -- the README's table, row by row ----------------------------------------------------------------
+# -- the exit codes table, row by row --------------------------------------------------------------
 
 
 def test_0_every_item_passed_and_every_gate_held(pytester: pytest.Pytester, data: Path) -> None:

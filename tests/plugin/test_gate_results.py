@@ -48,6 +48,16 @@ def test_a_run_failing_only_the_sla_says_so_in_every_output(pytester: pytest.Pyt
     assert "Deploy" not in "\n".join(summary) and "recommendation: Deploy" not in result.stdout.str()
 
 
+def test_the_counts_line_names_one_gate_and_several_gates(pytester: pytest.Pytester) -> None:
+    # two models, each its own gate: both miss the excellence tier, then both hold the minimum one
+    result = bench(
+        pytester, f"weak={WEAK}", "two", f"--extractbench-predictions=again={WEAK}", "--extractbench-sla", "excellence"
+    )
+    assert re.search(r"=+ 6 failed, 98 passed, 2 gates failed in ", result.stdout.lines[-1]), result.stdout.lines[-1]
+    result = bench(pytester, DEMO, "held", f"--extractbench-predictions=again={DEMO}")
+    assert re.search(r"=+ 104 passed, 2 gates passed in ", result.stdout.lines[-1]), result.stdout.lines[-1]
+
+
 def test_a_passing_gate_is_a_passing_testcase(pytester: pytest.Pytester) -> None:
     result = bench(pytester, DEMO, "demo")
     assert result.ret == pytest.ExitCode.OK

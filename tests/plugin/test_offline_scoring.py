@@ -225,7 +225,7 @@ def test_bad_inputs_are_reported_with_file_line_and_id_and_the_run_goes_on(
         PERFECT[0],
     ]
     result = run(*ARGS, "--extractbench-sla", "none", files={"preds.jsonl": predictions})
-    result.assert_outcomes(passed=1)  # gold-off is skipped too: its gold violates its schema (spec 2.2)
+    result.assert_outcomes(passed=1)  # gold-off is skipped too: its gold violates its schema
     output = result.stdout.str()
     for expected in (
         "data.jsonl:line 2: not valid JSON",
@@ -394,7 +394,7 @@ def test_sampling_never_warns_about_rows_it_did_not_draw(run: BenchRun, pytester
 def test_exact_within_turns_near_numbers_into_partial_matches(
     run: BenchRun, pytester: pytest.Pytester, data: Path
 ) -> None:
-    # age + 1: 42 for 41 scores 1 - 1/41 = 0.976 (exact under the spec's rule), 8 for 7 scores 0.857 (partial);
+    # age + 1: 42 for 41 scores 1 - 1/41 = 0.976 (exact under the default rule), 8 for 7 scores 0.857 (partial);
     # within 1% every age is partial. 11 gold fields (Bo Chan's null city is absent), 4 of them ages
     near = [
         {**p, "output": json.dumps({**json.loads(p["output"]), "age": json.loads(p["output"])["age"] + 1})}

@@ -166,7 +166,7 @@ def test_a_struct_extract_eval_schema_runs_with_warnings_for_what_it_ignores(
 @pytest.mark.slow
 def test_post_processors_by_name_and_unknown_names(run: BenchRun, pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
-    # a null gold must be allowed by the schema, or the sample is invalid (spec 2.2) and skipped
+    # a null gold must be allowed by the schema, or the sample is invalid and skipped
     nullable = {**SCHEMA, "properties": {**SCHEMA["properties"], "city": {"type": ["string", "null"]}}}
     samples = [dict(SAMPLES[0], schema=nullable, expected={**SAMPLES[0]["expected"], "city": None})]
     write(pytester, samples, OUTPUTS[:1])

@@ -30,7 +30,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.mark.slow
 def test_report_writes_the_html_of_a_run_directory(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
     out = tmp_path / "r.html"
-    assert main(["report", "--results-dir", str(runs[0]), "--output", str(out), "--title", "Nightly <b>"]) == 0
+    assert main(["report", str(runs[0]), "--output", str(out), "--title", "Nightly <b>"]) == 0
     assert f"report written to {out}" in capsys.readouterr().out
     page = Page(out.read_text(encoding="utf-8"))
     assert "summary" in page.ids() and page.count("svg") > 5
@@ -61,8 +61,16 @@ def test_report_default_output_and_python_m(runs: tuple[Path, Path]) -> None:
 
 
 def test_report_on_a_directory_without_results_names_the_file(tmp_path: Path, capsys) -> None:
-    assert main(["report", "--results-dir", str(tmp_path)]) == 2
-    assert f"{tmp_path / 'metrics.json'}: no such file" in capsys.readouterr().err
+    # the run directory positional, as compare and view take it, and by the earlier --results-dir
+    for argv in (["report", str(tmp_path)], ["report", "--results-dir", str(tmp_path)]):
+        assert main(argv) == 2
+        assert f"{tmp_path / 'metrics.json'}: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["report"], ["report", "a", "--results-dir", "b"]])
+def test_report_takes_its_run_directory_once(argv: list[str], capsys) -> None:
+    assert main(argv) == 2
+    assert "give the run directory once, as RUN_DIR or --results-dir DIR" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -162,13 +162,14 @@ def test_calibration_and_consistency_are_in_both_files(extras_run: Path) -> None
     assert "ECE 0.350, MCE 0.450, Brier 0.231 over 5 fields (mean confidence 71.0%, accuracy 60.0%)" in summary
     assert _row(summary, "0.9-1.0") == ["0.9-1.0", "2", "95.0%", "50.0%", "45.0%"]
     # runs agree on b, on a 2 of 3 times: identical 66.7%, field-level (2/3 + 1) / 2 = 83.3%, std of 1, 1, 2 = 0.4714
-    assert ("1 samples run 3 times: identical outputs 66.7%, field-level agreement 83.3%, numeric std 0.4714; "
+    assert ("1 sample run 3 times: identical outputs 66.7%, field-level agreement 83.3%, numeric std 0.4714; "
             "0 samples fully consistent.") in summary  # fmt: skip
     assert "Least consistent fields: a (66.7%)" in summary
     page = html.render(html.build_context(run))
     assert _html_row(page, "breakdowns", "0.9–1.0") == ["0.9–1.0", "2", "95.0%", "50.0%", "45.0%"]
     assert _html_row(page, "breakdowns", "a") == ["a", "66.7%"]
     assert "ECE 0.350, MCE 0.450, Brier 0.231 over 5 fields" in page
+    assert "1 sample run 3 times;" in page and "0 samples fully consistent." in page
     # five fields in four filled bins: the reliability diagram, read as two overconfident bins (0.95 and 0.25)
     assert 'id="chart-reliability"' in page
     assert "ECE 0.350, overconfident in 2 of 4 filled bins." in page

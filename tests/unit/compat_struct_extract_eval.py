@@ -1,11 +1,11 @@
 """A differential corpus: eval schemas written for struct-extract-eval, with the verdict it gives
-every field, worked out by hand from its README (seed 002) and its public source.
+every field, worked out by hand from its README and its public source.
 
 Each case is ``(gold, output, annotated schema)`` and ``theirs``: the verdict of every field path
 there (``match``, ``mismatch``, ``omission``, ``hallucination``; skipped fields have none).
 Paths are written the way this plugin spells them (struct-extract-eval numbers hallucinated
 array elements ``tags[-1]``, ``tags[-2]``; here they follow the gold: ``tags[2]``, ``tags[3]``).
-``options`` are the ScoringOptions a case runs with (the porting settings of the README, where
+``options`` are the ScoringOptions a case runs with (the porting settings of docs/guides/porting.md, where
 it needs them); ``ours`` with ``why`` marks a deliberate, documented difference.
 
 ``python tests/unit/compat_struct_extract_eval.py`` prints the agreement rate.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# The README's porting settings: null and empty values are values, numbers without tolerance exact.
+# The porting guide's settings: null and empty values are values, numbers without tolerance exact.
 PORTING = {"null_equals_absent": False, "empty_equals_absent": False, "float_epsilon": 0.0}
 
 
@@ -511,7 +511,7 @@ CASES: list[dict[str, Any]] = [
         {"steps": [{"n": "a"}]},
         {"steps[0].n": "match", "steps[1].n": "omission"},
     ),
-    # -- where the README's porting section says the two differ, each with its smallest case -----------------
+    # -- where the porting guide says the two differ, each with its smallest case -----------------
     case(
         "undeclared-gold-key",
         obj(name=STR),

@@ -1,5 +1,5 @@
 """The differential corpus of compat_struct_extract_eval.py: every field gets struct-extract-eval's
-verdict, or the documented difference of the README's porting section."""
+verdict, or the documented difference of docs/guides/porting.md."""
 
 from __future__ import annotations
 
@@ -37,6 +37,6 @@ def test_agreement_rate() -> None:
         if "ours" in c
     )
     assert total - same == differing == 27
-    # the README's porting settings, applied to every case, bring the verdicts closer still
+    # the porting guide's settings, applied to every case, bring the verdicts closer still
     ported_same, ported_total = agreement(PORTING)
     assert ported_same / ported_total > same / total

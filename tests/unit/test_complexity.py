@@ -1,4 +1,4 @@
-"""Schema complexity features and bins (spec 4.4.4)."""
+"""Schema complexity features and bins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Consistency across repeated runs (spec 4.4.7) and confidence calibration from logprobs (spec 4.4.6)."""
+"""Consistency across repeated runs and confidence calibration from logprobs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dataset statistics (spec 2.3), computed by hand on a small dataset."""
+"""Dataset statistics, computed by hand on a small dataset."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 no import cycles (imports inside functions included), modules and classes of a size a reader can hold, no comment
 citing an issue number.
 
-Layers, lowest first (README, Development): core < scoring < dataset < live, analysis < gating < tracks
+Layers, lowest first (docs/development.md, How the code is laid out): core < scoring < dataset < live, analysis < gating < tracks
 < report < config < run < plugin < the top level (``__init__``, ``__main__``, ``cli``). ``live`` and
 ``analysis`` share a layer and must not import each other. Every import counts (module level and inside
 functions), except those under ``if TYPE_CHECKING:``, which never run.
@@ -186,6 +186,6 @@ def test_no_comment_or_docstring_cites_an_issue_number() -> None:
 
 
 def test_no_comment_or_docstring_cites_a_document_users_do_not_have() -> None:
-    """The rule is explained where it applies, not as "spec 4.1.3" or "seed 001" (documents outside the repository)."""
+    """The rule is explained where it applies, not cited by a section number of a document outside the repository."""
     found = _lines_matching(re.compile(r"\b(spec|seeds?)\s*\d|\bthe spec\b|\bspec's|\bdesign spec\b", re.I))
     assert not found, "\n".join(found)

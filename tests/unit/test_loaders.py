@@ -1,5 +1,5 @@
 """Dataset sources: Parquet (directly and through ``datasets``), Benchson folders, column mapping,
-validation of schemas and gold (spec 2.2), seeded subsampling and the HuggingFace Hub errors."""
+validation of schemas and gold, seeded subsampling and the HuggingFace Hub errors."""
 
 from __future__ import annotations
 
@@ -286,7 +286,7 @@ def test_folder_without_test_is_a_clear_error(tmp_path: Path) -> None:
         load_source(str(tmp_path / "empty"))
 
 
-# -- validation (spec 2.2) ------------------------------------------------------------------------------
+# -- validation -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

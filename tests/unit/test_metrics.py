@@ -1,4 +1,4 @@
-"""Dataset-level aggregation (spec 4.5.3), EQS breakdown, SLA tiers and the decision tree."""
+"""Dataset-level aggregation, EQS breakdown, SLA tiers and the decision tree."""
 
 from __future__ import annotations
 

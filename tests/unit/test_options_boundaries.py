@@ -1,4 +1,4 @@
-"""Scoring and statistics options: the spec's defaults, and every validation at its exact boundary, accepted and
+"""Scoring and statistics options: the documented defaults, and every validation at its exact boundary, accepted and
 refused (the cases a mutation run of scoring/options.py found unguarded)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pytest_extractbench.scoring.options import EqsWeights, ScoringOptions, Stat
 
 
 def test_the_defaults_are_the_specs() -> None:
-    # spec 4.0.1: EQS = 0.15 validity + 0.50 F1 (partial) + 0.20 type accuracy + 0.15 (1 - hallucination)
+    # EQS = 0.15 validity + 0.50 F1 (partial) + 0.20 type accuracy + 0.15 (1 - hallucination)
     weights = EqsWeights()
     assert (weights.validity, weights.f1_partial, weights.type_accuracy, weights.no_hallucination) == (
         0.15,
@@ -19,14 +19,14 @@ def test_the_defaults_are_the_specs() -> None:
         0.20,
         0.15,
     )
-    # spec 4.1.2/4.1.3: exact >= 0.95, partial >= 0.5, lenient >= 0.3; composite 0.5 token F1 + 0.3 Levenshtein
+    # exact >= 0.95, partial >= 0.5, lenient >= 0.3; composite 0.5 token F1 + 0.3 Levenshtein
     # + 0.2 containment; numbers equal within 1e-6
     options = ScoringOptions()
     assert (options.exact_threshold, options.partial_threshold, options.lenient_threshold) == (0.95, 0.5, 0.3)
     assert options.composite_weights == (0.5, 0.3, 0.2)
     assert options.float_epsilon == 1e-6
     assert options.semantic_threshold == 0.85
-    # spec 4.5.6: 10,000 resamples, 95% intervals, tests at alpha 0.05; seed 001's gap rule at 0.15 EQS
+    # 10,000 resamples, 95% intervals, tests at alpha 0.05; the gap rule at 0.15 EQS
     stats = StatsOptions()
     assert (stats.resamples, stats.confidence, stats.seed, stats.alpha, stats.gap_threshold) == (
         10_000,

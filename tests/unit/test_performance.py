@@ -1,4 +1,4 @@
-"""Performance metrics (spec 4.3): hand-computed latency, throughput, token, cost and reliability figures."""
+"""Performance metrics: hand-computed latency, throughput, token, cost and reliability figures."""
 
 from __future__ import annotations
 

@@ -1,16 +1,16 @@
 """The public names have their real types for a type checker although they load lazily at run time: the
-README's "Use from Python" code passes ``mypy --strict`` as a user's script, and a misuse is caught."""
+docs' "Use from Python" code (docs/guides/python.md) passes ``mypy --strict`` as a user's script, and a misuse is caught."""
 
 from __future__ import annotations
 
 import ast
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _docpages import blocks, read
 
 import pytest_extractbench
 
@@ -19,11 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("mypy", reason="mypy is in the dev extra")
 
 
-def readme_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Use from Python") :]
-    section = section[: section.index("\n### ", 5)]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+def guide_blocks() -> list[str]:
+    """The Python blocks of docs/guides/python.md ("Use from Python"), in order."""
+    return blocks(read("guides/python.md"), "python")
 
 
 def mypy(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
@@ -70,7 +68,7 @@ def test_the_type_checking_imports_are_the_lazy_exports() -> None:
 
 @pytest.mark.slow
 def test_the_readme_python_examples_pass_mypy_strict(tmp_path: Path) -> None:
-    blocks = readme_blocks()
+    blocks = guide_blocks()
     assert len(blocks) >= 5
     checked = mypy(tmp_path, "\n".join(blocks) + "\nreveal_type(evaluate)\nreveal_type(demo)\n")
     assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -1,14 +1,14 @@
-"""One run from Python: evaluate() and load_run() give what pytest --extractbench gives, the README's
-"Use from Python" code runs as written, and a plugin's source hook receives the run context."""
+"""One run from Python: evaluate() and load_run() give what pytest --extractbench gives, the docs'
+"Use from Python" code (docs/guides/python.md) runs as written, and a plugin's source hook receives the run context."""
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
 import pytest
+from _docpages import blocks, read
 
 from pytest_extractbench import ModelResponse, RunResult, UsageProblem, evaluate, load_run
 from pytest_extractbench.core.rundoc import iter_samples
@@ -27,11 +27,9 @@ HEADLINE = (
 )
 
 
-def readme_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Use from Python") :]
-    section = section[: section.index("\n### ", 5)]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+def guide_blocks() -> list[str]:
+    """The Python blocks of docs/guides/python.md ("Use from Python"), in order."""
+    return blocks(read("guides/python.md"), "python")
 
 
 def pytest_run(pytester: pytest.Pytester, *args: str) -> dict:
@@ -47,17 +45,17 @@ def test_the_readme_code_runs_and_says_what_pytest_says(
     shutil.copytree(ROOT / "fixtures", pytester.path / "fixtures")
     monkeypatch.chdir(pytester.path)
     namespace: dict = {}
-    blocks = readme_blocks()
+    blocks = guide_blocks()
     assert len(blocks) >= 4
     for block in blocks:
-        exec(compile(block, "README.md (Use from Python)", "exec"), namespace)  # noqa: S102 - our own README
+        exec(compile(block, "docs/guides/python.md", "exec"), namespace)  # noqa: S102 - our own docs
     demo, regex_run, loaded = namespace["demo"], namespace["result"], namespace["run"]
     # the pytest run of the same inputs is the oracle
     expected = pytest_run(pytester, "--extractbench-predictions", "fixtures/predictions/demo.jsonl")["models"]
     for name in HEADLINE:
         assert demo.metric(name) == pytest.approx(expected["predictions"][name])
         assert loaded.metric(name) == pytest.approx(expected["predictions"][name])
-    # what the README's comments claim
+    # what the page's comments claim
     assert round(demo.metric("extraction_quality_score"), 3) == 0.974 and demo.gate_passed
     assert regex_run.models == ["regex_extractor"] and 0.1 < regex_run.metric("extraction_quality_score") < 0.3
     assert loaded.checks["predictions"][0].describe() == "eqs = 0.974 (needs >= 0.750): held"

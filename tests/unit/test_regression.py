@@ -259,7 +259,7 @@ def test_allowed_drop() -> None:
         (-0.03, False, IMPROVED),
     ],
 )
-def test_bizsupply_verdict(delta: float, higher_is_better: bool, expected: str) -> None:
+def test_baseline_verdict(delta: float, higher_is_better: bool, expected: str) -> None:
     assert verdict(delta, (0.01, -0.02), higher_is_better) == expected
 
 

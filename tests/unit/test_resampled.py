@@ -65,7 +65,7 @@ def test_micro_f1_of_each_resample_is_recomputed_from_summed_counts(weak: list[S
     sums = stats.bootstrap_sums(row_matrix(rows, keys), 200, 4, chunk=64)
     vectorized = statistic(sums)
     # the same resamples, aggregated the slow way from the field categories of the drawn samples, with the
-    # spec's formulas written out: tp = exact + 0.5 * partial, predicted = exact + partial + incorrect +
+    # docs/metrics.md's formulas written out: tp = exact + 0.5 * partial, predicted = exact + partial + incorrect +
     # spurious, expected = exact + partial + incorrect + missed, F1 = 2 tp / (predicted + expected)
     for drawn, value in zip(np.concatenate(list(stats.resample_indices(len(rows), 200, 4, chunk=64))), vectorized):
         counts = [weak[i].score.counts for i in drawn]

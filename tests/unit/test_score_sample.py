@@ -1,6 +1,6 @@
-"""Hand-computed scoring cases, checked against the formulas of spec 4.1.3 / 4.2 and DESIGN.md.
+"""Hand-computed scoring cases, checked against the formulas of docs/metrics.md.
 
-Every expected number below was worked out by hand from the spec's definitions;
+Every expected number below was worked out by hand from docs/metrics.md's definitions;
 the comments show the arithmetic.
 """
 
@@ -145,7 +145,7 @@ def test_reordered_scalar_array_is_exact_but_breaks_ordered_exact_match() -> Non
     reordered = {"tags": ["b", "a"]}
     score = score_sample(reordered, gold)
     assert score.fields[0].category == "exact" and score.f1["strict"] == 1.0
-    assert not score.exact_match  # spec 4.1.2: array order matters by default
+    assert not score.exact_match  # array order matters by default
     assert score_sample(reordered, gold, options=ScoringOptions(array_order_matters=False)).exact_match
 
 
@@ -302,7 +302,7 @@ def test_as_dict_round_trip() -> None:
     assert again.as_dict() == score.as_dict()
 
 
-# -- exactness rules: the spec's composite (default) and --extractbench-exact-within -------------------------
+# -- exactness rules: the composite score (default) and --extractbench-exact-within -------------------------
 
 NEAR_SCHEMA = {
     "type": "object",
@@ -322,7 +322,7 @@ NEAR_OUTPUT = {"total": 104, "budget": 950_000, "name": "ann lee", "code": "12"}
 @pytest.mark.parametrize(
     "options, categories, f1",
     [
-        # the spec's rule: every composite score >= 0.95 is exact, so all four count in strict F1
+        # the default rule: every composite score >= 0.95 is exact, so all four count in strict F1
         (ScoringOptions(), ["exact", "exact", "exact", "exact"], (1.0, 1.0, 1.0)),
         # within 1%: 104 and 950,000 are near misses (partial by their 0.96 / 0.95 score), "12" is the wrong type
         # (partial by its 1.0 score): strict TP 1 -> P = R = 1/4; partial TP 1 + 0.5 x 3 = 2.5 -> 0.625;

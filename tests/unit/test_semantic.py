@@ -44,7 +44,7 @@ def test_local_embeddings_pass_paraphrases_and_fail_unrelated_text(semantic_cach
             ("banana bread", "Car insurance quote"),
         ],
     )
-    assert city >= 0.85 > fruit  # the model's own verdicts, the 0.85 threshold of seed 001
+    assert city >= 0.85 > fruit  # the model's own verdicts, the semantic comparator's 0.85 threshold
     assert got["city"].score == 1.0 and got["city"].category == "exact" and not got["city"].equal
     # below the threshold the cosine itself is the score: partial or incorrect by the usual bands
     assert got["summary"].score == pytest.approx(min(summary, 1.0)) and summary < 0.99

@@ -193,7 +193,7 @@ def test_cohens_d_uses_the_spec_pooled_sd() -> None:
     # d_z: differences 1, 1, 2, 2 -> mean 1.5, sample sd sqrt(1/3)
     assert stats.cohens_dz(a, b) == pytest.approx(1.5 / math.sqrt(1 / 3))
     assert stats.cohens_d([1, 1], [1, 1]) == 0.0
-    assert stats.cohens_d([1, 1], [0, 0]) == math.inf  # the spec's 0 would call total separation negligible
+    assert stats.cohens_d([1, 1], [0, 0]) == math.inf  # a d of 0 would call total separation negligible
     assert stats.interpret_cohens_d(stats.cohens_d([1, 1], [0, 0])) == "large"
 
 

@@ -132,7 +132,7 @@ def test_every_sample_takes_part_in_the_random_swaps():
 
 
 def test_the_documented_defaults_95_percent_10000_resamples_alpha_005():
-    # spec 4.5.6: 10,000 resamples, 95% intervals; paired tests at alpha 0.05. Constant values give a
+    # the defaults: 10,000 resamples, 95% intervals; paired tests at alpha 0.05. Constant values give a
     # zero-width interval at the value whatever the draws.
     interval = bootstrap_ci([1.0, 1.0, 1.0, 1.0, 1.0], rng=0)
     assert (interval.value, interval.low, interval.high) == (1.0, 1.0, 1.0)

@@ -1,4 +1,4 @@
-"""Subsets (MATCH_RULES) and group_by: operators, validation, files, metrics."""
+"""Subsets (match rules) and group_by: operators, validation, files, metrics."""
 
 from __future__ import annotations
 

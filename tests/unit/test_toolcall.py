@@ -1,4 +1,4 @@
-"""Tool-call scoring (seed 001, BFCL rules): hand-computed cases, invariants, and the real BFCL files."""
+"""Tool-call scoring (BFCL's rules): hand-computed cases, invariants, and the real BFCL files."""
 
 from __future__ import annotations
 

@@ -49,3 +49,16 @@ def test_a_regression_is_named_as_the_reason_and_model_names_are_cleaned() -> No
     assert "\x1b" not in "".join(lines)
     assert lines[-1].startswith("exit code 1 means the run regressed against its baseline")
     assert verdict_lines({}, {}, "minimum") == []
+
+
+def test_recorded_outputs_get_no_advice_about_the_model_and_one_sample_is_singular() -> None:
+    recorded = _metrics(0.612, 0.0, num_samples=1)
+    recorded["performance"] = {"reliability": {"total_requests": 0, "successful_requests": 0, "error_counts": {}}}
+    checks = {"predictions": evaluate_sla(recorded, "minimum")}
+    lines = verdict_lines({"predictions": recorded}, checks, "minimum")
+    assert "schema validity 98.0% on 1 sample" in lines[1] and "requests answered" not in lines[1]
+    assert lines[-1] == (
+        "exit code 1 means the recorded outputs missed the production SLA ('minimum'), not that the tool failed: "
+        "report without the gate with --extractbench-sla none."
+    )
+    assert "larger model" not in "\n".join(lines)
