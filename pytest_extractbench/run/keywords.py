@@ -81,6 +81,7 @@ class EvaluateOptions(TypedDict, total=False):
     slots: int | str
     context: int | str
     prompt_budget: int | Literal["auto", "off"]
+    heartbeat: Number
     repeats: int | str
     calibration: bool
     # reports
