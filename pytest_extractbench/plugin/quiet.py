@@ -7,6 +7,7 @@ until an item finishes again.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Generator
@@ -68,6 +69,10 @@ class QuietRunWatch:
         writer = self.config.pluginmanager.get_plugin("terminalreporter")
         if writer is None:
             return
-        if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
-            writer.write("\n")  # after a row of progress dots
-        writer.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))
+        # the main thread is inside an item, where pytest captures output: step outside it, as pytest's own live
+        # logging does from any thread (the item waits on its answer and prints nothing meanwhile)
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            if getattr(getattr(writer, "_tw", None), "width_of_current_line", 0):
+                writer.write("\n")  # after a row of progress dots
+            writer.write_line(textsafe.terminal(line, textsafe.LINE_LIMIT))

@@ -36,8 +36,9 @@ def test_a_slow_server_gets_a_line_while_its_requests_are_out(run: BenchRun, fau
     fault_server.default, fault_server.answer = Fault.slow(1.6), _right_name
     args = ("--extractbench-base-url", fault_server.url, "--model", "test-model", "--extractbench-sla", "none",
             "--extractbench-concurrency", "1", "--extractbench-timeout", "30")  # fmt: skip
+    # in its own process: there pytest captures what is written while an item runs, as in a user's run
     result = run("--extractbench-dataset", "data.jsonl", *args, "--extractbench-heartbeat", "0.5",
-                 files={"data.jsonl": ROWS})  # fmt: skip
+                 files={"data.jsonl": ROWS}, subprocess=True)  # fmt: skip
     result.assert_outcomes(passed=3)
     lines = _quiet_lines(result)
     assert lines, result.stdout.str()
