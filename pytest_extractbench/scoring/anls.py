@@ -348,16 +348,16 @@ def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
             flat = type(expected) is dict
             for j in rest_predicted:
                 value = predicted[j]
-                found = _flat_score(expected, value) if flat and type(value) is dict else None
-                if found is None:
+                scored = _flat_score(expected, value) if flat and type(value) is dict else None
+                if scored is None:
                     node = _compare(expected, value)
-                    found = (node.total, node.length, node.equal)
+                    scored = (node.total, node.length, node.equal)
                     row.append(node)
                 else:
                     row.append(None)  # built only if the assignment picks it
-                score = _ratio(found[0], found[1])
+                score = _ratio(scored[0], scored[1])
                 # between equally good pairs, one whose closest gold equals the element wins
-                gains.append(math.nextafter(score, math.inf) if found[2] else score)
+                gains.append(math.nextafter(score, math.inf) if scored[2] else score)
             nodes.append(row)
             gain.append(gains)
         rows, columns = linear_sum_assignment(gain, maximize=True)
