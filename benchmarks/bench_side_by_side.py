@@ -7,7 +7,8 @@ A ratio between two libraries means something only when both ran on the same mac
 this script alternates fresh processes of each (peer first, then ours, ``--repeats`` times) on the same
 workload and prints every run and the median ratio. Each process times only the scoring call over all
 samples after a warm-up on the first 200 (loading excluded for both; ``score_sample`` parses the raw text
-itself, so our figure includes parsing, the peer's does not).
+itself, so our figure includes parsing, the peer's does not). ANLS*, which the peer does not compute, is computed
+when a score's ``anls_star`` is first read: ``--anls read`` reads it in the timed loop, as a pytest run does.
 
 The peer is optional: give the python of a virtualenv where it is installed (``--peer-python``, or the
 ``EXTRACTBENCH_PEER_PYTHON`` environment variable). Install it from a clone of its repository
@@ -38,6 +39,7 @@ WARM_UP = 200
 _LOAD = r"""
 import gc, json, sys, time
 directory, align = sys.argv[1], sys.argv[2]
+read_anls = len(sys.argv) > 3 and sys.argv[3] == "read"
 rows = [json.loads(line) for line in open(directory + "/dataset.jsonl")]
 outputs = {}
 for line in open(directory + "/predictions.jsonl"):
@@ -56,11 +58,15 @@ if align == "hungarian":
 options = ScoringOptions()
 work = [(row["id"], row["expected"], outputs[row["id"]]) for row in rows]
 for sid, gold, output in work[:200]:
-    score_sample(output, gold, schema, options=options, sample_id=sid)
+    score_sample(output, gold, schema, options=options, sample_id=sid).anls_star
 gc.collect(); gc.freeze()
 start = time.perf_counter()
-for sid, gold, output in work:
-    score_sample(output, gold, schema, options=options, sample_id=sid)
+if read_anls:
+    for sid, gold, output in work:
+        score_sample(output, gold, schema, options=options, sample_id=sid).anls_star
+else:
+    for sid, gold, output in work:
+        score_sample(output, gold, schema, options=options, sample_id=sid)
 print(len(work) / (time.perf_counter() - start))
 """
 )
@@ -90,9 +96,9 @@ print(len(gold) / (time.perf_counter() - start))
 )
 
 
-def samples_per_second(python: str, code: str, workload: Path, align: str) -> float:
+def samples_per_second(python: str, code: str, workload: Path, align: str, anls: str = "lazy") -> float:
     """One fresh process's figure; a failed run stops the benchmark with the process's own error."""
-    done = subprocess.run([python, "-c", code, str(workload), align], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run([python, "-c", code, str(workload), align, anls], capture_output=True, text=True, cwd=ROOT)
     if done.returncode:
         sys.exit(f"{python} failed:\n{done.stderr[-2000:]}")
     return float(done.stdout.split()[-1])
@@ -125,6 +131,13 @@ def main() -> None:
     parser.add_argument("--align", choices=("ordered", "hungarian", "both"), default="both")
     parser.add_argument("--peer-python", help="python of a virtualenv with struct-extract-eval installed")
     parser.add_argument("--workload", type=Path, help="a directory with dataset.jsonl and predictions.jsonl")
+    parser.add_argument(
+        "--anls",
+        choices=("lazy", "read"),
+        default="lazy",
+        help="read each score's ANLS* in the timed loop (a pytest run computes it for every item; "
+        "default: not read, so not computed, as a caller of the field scores alone)",
+    )
     args = parser.parse_args()
 
     peer, why_not = peer_python(args.peer_python)
@@ -139,7 +152,7 @@ def main() -> None:
             for run in range(1, args.repeats + 1):
                 if peer is not None:
                     theirs.append(samples_per_second(peer, PEER, workload, align))
-                ours.append(samples_per_second(sys.executable, PROJECT, workload, align))
+                ours.append(samples_per_second(sys.executable, PROJECT, workload, align, args.anls))
                 peer_text = f", peer {theirs[-1]:,.0f}/s, ratio {ours[-1] / theirs[-1]:.2f}" if theirs else ""
                 print(f"{align} run {run}: project {ours[-1]:,.0f}/s{peer_text}", flush=True)
             ratios = [a / b for a, b in zip(ours, theirs)]

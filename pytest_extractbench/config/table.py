@@ -163,6 +163,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("no_format_check", "Do not assert JSON Schema 'format' (date, email, ...) when validating output.",
                parse_bool, False, flag=True,
                target="scoring.validate_formats", shape=operator.not_),
+    OptionSpec("no_anls", "Do not compute ANLS* (the whole-answer score of the document-AI literature, about as "
+               "costly as the field scores): the ANLS* metric and its per-field column are left out.",
+               parse_bool, False, flag=True,
+               target="scoring.anls_star", shape=operator.not_),
     OptionSpec("float_epsilon", "Tolerance under which two numbers are equal.", parse_non_negative, 1e-6, "EPS",
                target="scoring.float_epsilon", yaml=("metrics.field_matching.numeric_tolerance",)),
     OptionSpec("exact_within", "Stricter exactness: a number is exact only within REL of the gold (relative, at least "

@@ -42,6 +42,7 @@ class EvaluateOptions(TypedDict, total=False):
     null_as_value: bool
     lenient_types: bool
     no_format_check: bool
+    no_anls: bool
     float_epsilon: Number
     exact_within: Number
     list_similarity: Number

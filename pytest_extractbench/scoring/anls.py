@@ -338,23 +338,33 @@ def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
         # numpy and scipy (0.9 s to import) load with the first assignment, not with the scoring package
         from scipy.optimize import linear_sum_assignment
 
-        nodes: list[list[_Node]] = []
+        nodes: list[list[_Node | None]] = []
         gain: list[list[float]] = []
         for i in rest_gold:
             budget.check()
             expected = gold[i]
-            row: list[_Node] = []
+            row: list[_Node | None] = []
             gains: list[float] = []
+            flat = type(expected) is dict
             for j in rest_predicted:
-                node = _compare(expected, predicted[j])
-                score = _ratio(node.total, node.length)
+                value = predicted[j]
+                scored = _flat_score(expected, value) if flat and type(value) is dict else None
+                if scored is None:
+                    node = _compare(expected, value)
+                    scored = (node.total, node.length, node.equal)
+                    row.append(node)
+                else:
+                    row.append(None)  # built only if the assignment picks it
+                score = _ratio(scored[0], scored[1])
                 # between equally good pairs, one whose closest gold equals the element wins
-                gains.append(math.nextafter(score, math.inf) if node.equal else score)
-                row.append(node)
+                gains.append(math.nextafter(score, math.inf) if scored[2] else score)
             nodes.append(row)
             gain.append(gains)
         rows, columns = linear_sum_assignment(gain, maximize=True)
-        pairs.extend((rest_gold[r], rest_predicted[c], nodes[r][c]) for r, c in zip(rows.tolist(), columns.tolist()))
+        for r, c in zip(rows.tolist(), columns.tolist()):
+            i, j = rest_gold[r], rest_predicted[c]
+            chosen = nodes[r][c]
+            pairs.append((i, j, chosen if chosen is not None else _compare(gold[i], predicted[j])))
     pairs.sort(key=lambda pair: pair[0])
     total, length = 0.0, 0
     equal = len(gold) == len(predicted)
@@ -367,6 +377,35 @@ def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
     length += sum(size(x) for i, x in enumerate(gold) if i not in paired_gold)
     length += sum(size(x) for j, x in enumerate(predicted) if j not in paired_predicted)
     return _Node(total, length, equal, _ARRAY, gold, predicted, pairs)
+
+
+def _flat_score(gold: dict[Any, Any], predicted: dict[Any, Any]) -> tuple[float, int, bool] | None:
+    """``(total, length, equal)`` of :func:`_compare` on two objects of scalars, without building their nodes (an
+    assignment scores every gold x predicted pair of list elements and keeps few); None for any other pair."""
+    for value in gold.values():
+        if type(value) not in _SCALARS:
+            return None
+    for value in predicted.values():
+        if type(value) not in _SCALARS:
+            return None
+    if gold == predicted and _identical(gold, predicted):
+        return float(len(gold)), len(gold), True
+    total, length = 0.0, 0
+    equal = True
+    for key, expected in gold.items():
+        if key in predicted:
+            value = predicted[key]
+            total += leaf_similarity(expected, value)
+            equal = equal and expected == value
+        else:  # against null: nothing earned; kept in the closest gold unless empty itself
+            total += 0.0
+            equal = equal and _is_empty(expected)
+        length += 1
+    for key in predicted:
+        if key not in gold:
+            equal = False
+            length += 1  # an invented scalar's size
+    return total, length, equal
 
 
 def _closest(node: _Node) -> Any:

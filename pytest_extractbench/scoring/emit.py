@@ -11,7 +11,19 @@ from typing import Any
 from .comparators import COMPARATORS, ComparatorError, to_comparison
 from .compare import declared_type_ok, normalize_text, string_similarity
 from .options import ScoringOptions
-from .result import ERROR, EXACT, INCORRECT, MISSED, ORIGIN_KEY, ORIGIN_NULL, PARTIAL, SPURIOUS, FieldResult, _new_field
+from .result import (
+    ERROR,
+    EXACT,
+    INCORRECT,
+    MISSED,
+    ORIGIN_KEY,
+    ORIGIN_NULL,
+    ORIGIN_STRUCTURE,
+    PARTIAL,
+    SPURIOUS,
+    FieldResult,
+    _new_field,
+)
 from .schema import SchemaNode, json_type
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
@@ -264,6 +276,25 @@ class FieldEmitter:
         self._emit_compared(
             path, 0.0, False, None, expected, predicted, json_type(expected), False, depth, required, out
         )
+
+    def _structure_mismatch(
+        self,
+        expected: Any,
+        predicted: Any,
+        node: SchemaNode | None,
+        path: str,
+        depth: int,
+        required: bool,
+        out: list[FieldResult],
+    ) -> None:
+        # Gold leaves stay expected (missed) so recall denominators do not depend on the
+        # prediction's shape; predicted leaves are spurious and carry the type error.
+        self._side(expected, node, path, depth, required, MISSED, ORIGIN_STRUCTURE, out)
+        start = len(out)
+        self._side(predicted, node, path, depth, required, SPURIOUS, ORIGIN_STRUCTURE, out)
+        expected_type = json_type(expected)
+        for i in range(start, len(out)):
+            out[i] = out[i]._replace(expected_type=expected_type, type_ok=False)
 
     def _side_element(
         self,

@@ -28,6 +28,7 @@ from .emit import (
     _join,
     _scalars_only,
 )
+from .flat import flat_similarity
 from .result import (
     ERROR,
     EXACT,
@@ -36,7 +37,6 @@ from .result import (
     ORIGIN_KEY,
     ORIGIN_MISSING_ELEMENT,
     ORIGIN_NULL,
-    ORIGIN_STRUCTURE,
     ORIGIN_UNKNOWN_KEY,
     PENDING,
     SPURIOUS,
@@ -117,6 +117,17 @@ class FieldWalker(FieldEmitter):
 
     def element_similarity(self, expected: Any, predicted: Any, node: SchemaNode | None) -> float:
         """Mean field score of comparing two array elements with the same rules (for alignment)."""
+        if (
+            type(expected) is dict
+            and type(predicted) is dict
+            and expected
+            and predicted
+            and self.fast_paths
+            and (node is None or (node.rule is None and not node.ruled_keys))
+        ):
+            found = flat_similarity(expected, predicted, self.options)
+            if found is not None:
+                return found
         pending = len(self._pending)
         fields: list[FieldResult] = []
         self._pair(expected, predicted, node, "", 0, True, fields)
@@ -396,50 +407,30 @@ class FieldWalker(FieldEmitter):
             ):
                 if kind is str:
                     if keep_blank or value.strip():
-                        append(
-                            _new_field(
-                                (
-                                    child_path or "$",
-                                    EXACT,
-                                    1.0,
-                                    value,
-                                    other,
-                                    "string",
-                                    "string",
-                                    True,
-                                    True,
-                                    child_depth,
-                                    key in required,
-                                    ORIGIN_KEY,
-                                    _IDENTICAL_TEXT,
-                                    None,
-                                    None,
-                                )
-                            )
-                        )
+                        append(_new_field((child_path or "$", EXACT, 1.0, value, other, "string", "string", True, True,
+                                           child_depth, key in required, ORIGIN_KEY, _IDENTICAL_TEXT, None, None)))  # fmt: skip
                 else:
                     name = _SCALAR_NAMES[kind]
-                    append(
-                        _new_field(
-                            (
-                                child_path or "$",
-                                EXACT,
-                                1.0,
-                                value,
-                                other,
-                                name,
-                                name,
-                                True,
-                                True,
-                                child_depth,
-                                key in required,
-                                ORIGIN_KEY,
-                                None,
-                                None,
-                                None,
-                            )
+                    append(_new_field((child_path or "$", EXACT, 1.0, value, other, name, name, True, True, child_depth,
+                                       key in required, ORIGIN_KEY, None, None, None)))  # fmt: skip
+            elif inline and kind in _SCALAR_NAMES and key not in ruled:
+                other_kind = type(other)
+                if other_kind in _SCALAR_NAMES:  # two present scalars, no rule: straight to the comparison
+                    budget_check()
+                    child = properties.get(key)
+                    if self.is_absent(value) or self.is_absent(other):
+                        self._one_sided(
+                            value, other, value, other, child, child_path, child_depth, key in required, out
                         )
-                    )
+                    else:
+                        self._leaf(value, other, child, child_path, child_depth, key in required, out)
+                elif other is ABSENT:  # a missed key
+                    budget_check()
+                    if not self.is_absent(value):
+                        self._side(value, properties.get(key), child_path, child_depth, key in required, MISSED,
+                                   ORIGIN_KEY, out)  # fmt: skip
+                else:
+                    pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
             else:
                 pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
         if equal or predicted.keys() <= expected.keys():
@@ -510,25 +501,6 @@ class FieldWalker(FieldEmitter):
                     ORIGIN_EXTRA_ELEMENT,
                     out,
                 )
-
-    def _structure_mismatch(
-        self,
-        expected: Any,
-        predicted: Any,
-        node: SchemaNode | None,
-        path: str,
-        depth: int,
-        required: bool,
-        out: list[FieldResult],
-    ) -> None:
-        # Gold leaves stay expected (missed) so recall denominators do not depend on the
-        # prediction's shape; predicted leaves are spurious and carry the type error.
-        self._side(expected, node, path, depth, required, MISSED, ORIGIN_STRUCTURE, out)
-        start = len(out)
-        self._side(predicted, node, path, depth, required, SPURIOUS, ORIGIN_STRUCTURE, out)
-        expected_type = json_type(expected)
-        for i in range(start, len(out)):
-            out[i] = out[i]._replace(expected_type=expected_type, type_ok=False)
 
     def _leaf(
         self,

@@ -105,6 +105,8 @@ class ScoringOptions:
     judge_url: str | None = None
     # How run-level numbers get intervals and significance; carried here so metric sections see it.
     statistics: StatsOptions = field(default_factory=StatsOptions)
+    # ANLS* of every output (and its per-key scores): as costly as the field walk; off, the metric is not measured.
+    anls_star: bool = True
 
     def __post_init__(self) -> None:
         if not 0 <= self.lenient_threshold <= self.partial_threshold <= self.exact_threshold <= 1:
@@ -129,6 +131,8 @@ class ScoringOptions:
         data["composite_weights"] = list(self.composite_weights)
         data["post_processors"] = list(self.post_processors)
         data["normalisers"] = list(self.normalisers)
+        if self.anls_star:  # recorded only when off: a run with the default records what runs recorded before
+            del data["anls_star"]
         return data
 
     @classmethod

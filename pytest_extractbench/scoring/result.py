@@ -7,7 +7,7 @@ comparison found, ``counts`` what the sample is credited with.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -186,8 +186,7 @@ class SampleScore:
         "omission_rate",
         "eqs",
         "extras",
-        "anls_star_observed",
-        "anls_star_fields",
+        "_anls",
         "options",
     )
 
@@ -203,6 +202,7 @@ class SampleScore:
         options: ScoringOptions,
         anls_star: float | None = None,
         anls_star_fields: Mapping[str, float] | None = None,
+        anls_star_source: Callable[[], tuple[float, Mapping[str, float]]] | None = None,
     ) -> None:
         self.sample_id = sample_id
         self.options = options  # what scored it: a field diff pairs list elements by the same rules
@@ -243,9 +243,28 @@ class SampleScore:
         self.eqs = self._eqs(options)
         # scores of the whole output added after field scoring (semantic similarity, an LLM judge's grade)
         self.extras: dict[str, float] = {}
-        # ANLS* of the output as it was (None: not measured, a record written before it existed) and per key path
-        self.anls_star_observed = anls_star
-        self.anls_star_fields: dict[str, float] = dict(anls_star_fields or {})
+        # ANLS* of the output as it was (None: not measured, a record written before it existed) and per key path;
+        # ``anls_star_source`` computes both at the first read instead (most of a sample's scoring time otherwise)
+        self._anls: tuple[float | None, dict[str, float]] | Callable[[], tuple[float, Mapping[str, float]]] = (
+            anls_star_source if anls_star_source is not None else (anls_star, dict(anls_star_fields or {}))
+        )
+
+    def _anls_pair(self) -> tuple[float | None, dict[str, float]]:
+        found = self._anls
+        if callable(found):
+            observed, fields = found()
+            found = self._anls = (observed, dict(fields))
+        return found
+
+    @property
+    def anls_star_observed(self) -> float | None:
+        """ANLS* of the output as it was, whatever its validity (None when not measured)."""
+        return self._anls_pair()[0]
+
+    @property
+    def anls_star_fields(self) -> dict[str, float]:
+        """Mean ANLS* per index-free key path (empty when not measured)."""
+        return self._anls_pair()[1]
 
     @property
     def anls_star(self) -> float | None:

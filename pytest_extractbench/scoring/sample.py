@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from .anls import anls_star_by_key
@@ -40,7 +41,10 @@ def score_sample(
     from optional fields, and for its x-eval-* rules (comparators, transforms, skip,
     alignment). Broken x-eval-* keys raise :class:`~.rules.EvalSchemaError` (ignored ones warn)
     unless ``rule_errors="ignore"`` (then their defaults apply). Never raises on odd output:
-    unusable output is a result, not an error.
+    unusable output is a result, not an error. ANLS* is computed when the score's ``anls_star`` (or
+    its per-key scores, or ``as_dict``) is first read, from ``expected`` and the parsed output as they
+    are then: it costs as much as the rest of scoring, and most callers of a field-level score never read it.
+    With ``options.anls_star`` off it is not measured (None).
     """
     options = options or DEFAULT_OPTIONS
     parsed = parse_output(output)
@@ -64,7 +68,6 @@ def score_sample(
         parsed = parsed._replace(json_valid=False, error="output is nested too deeply to compare")
     if options.post_processors:
         fields = apply_post_processors(fields, options.post_processors, options)
-    anls, anls_fields = _anls_star(expected, parsed.value if parsed.json_valid else _NOTHING)
     return SampleScore(
         sample_id=sample_id,
         json_valid=parsed.json_valid,
@@ -73,8 +76,11 @@ def score_sample(
         validation_errors=errors,
         fields=fields,
         options=options,
-        anls_star=anls,
-        anls_star_fields=anls_fields,
+        anls_star_source=(
+            partial(_anls_star, expected, parsed.value if parsed.json_valid else _NOTHING)
+            if options.anls_star
+            else None
+        ),
     )
 
 
@@ -114,5 +120,5 @@ def scoring_error_score(
         validation_errors=(),
         fields=fields,
         options=options,
-        anls_star=0.0,
+        anls_star=0.0 if options.anls_star else None,
     )

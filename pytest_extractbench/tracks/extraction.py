@@ -72,6 +72,7 @@ class ExtractionTrack(Track):
                     sample_id=sample.id,
                     rule_errors="ignore",  # reported once per sample as an input problem instead
                 )
+                score.anls_star_observed  # noqa: B018 - computed now, inside the item's time budget
                 failure = failure_reason(score, response, settings.sample_min_eqs)
                 record = SampleRecord(
                     model=model,

@@ -110,6 +110,20 @@ def test_no_format_check_accepts_a_date_in_another_format(run: BenchRun, pyteste
     assert document(pytester)["models"]["predictions"]["schema_validity_rate"] == 1.0
 
 
+def test_no_anls_leaves_anls_star_unmeasured(run: BenchRun, pytester: pytest.Pytester) -> None:
+    samples = [{"id": "a", "text": "t", "schema": PERSON, "expected": {"name": "Ada Lovelace", "age": 36}}]
+    outputs = [{"id": "a", "output": {"name": "Ada Lovelase", "age": 36}}]
+    measured = offline(run, samples, outputs)
+    # one typo in 12 letters: the name's ANLS* is 11/12, the age's 1, the whole answer (11/12 + 1) / 2
+    assert measured["anls_star"] == pytest.approx((11 / 12 + 1) / 2)
+    assert records(pytester)["a"]["score"]["anls_star_fields"] == pytest.approx({"name": 11 / 12, "age": 1.0})
+    unmeasured = offline(run, samples, outputs, "--extractbench-no-anls")
+    assert unmeasured.get("anls_star") is None
+    assert "anls_star_fields" not in records(pytester)["a"]["score"]
+    # the field scores do not depend on it
+    assert unmeasured["extraction_quality_score"] == measured["extraction_quality_score"]
+
+
 def test_float_epsilon_makes_near_numbers_equal(run: BenchRun, pytester: pytest.Pytester) -> None:
     schema = {"type": "object", "properties": {"x": {"type": "number"}}}
     samples = [{"id": "a", "text": "t", "schema": schema, "expected": {"x": 100}}]

@@ -352,3 +352,18 @@ def test_records_written_before_it_existed_do_not_measure_it() -> None:
     assert old.anls_star is None
     metrics = model_metrics([SampleRecord(model="m", sample_id="s", score=old)], _options())
     assert "anls_star" not in metrics and "anls_star" not in metrics["confidence_intervals"]
+
+
+_flat_values = st.one_of(
+    st.booleans(), st.integers(-2, 2), st.sampled_from([0.5, 1.0]), st.sampled_from(["", "a", "A", "ab", "1", "abc d"])
+)
+_flat_objects = st.dictionaries(st.sampled_from("abcd"), _flat_values, max_size=4)
+
+
+@given(_flat_objects, _flat_objects)
+def test_an_assignment_scores_flat_objects_as_the_full_comparison_does(gold: dict, predicted: dict) -> None:
+    from pytest_extractbench.scoring.anls import _compare, _flat_score
+
+    node = _compare(gold, predicted)
+    assert _flat_score(gold, predicted) == (node.total, node.length, node.equal)
+    assert _flat_score({**gold, "z": None}, predicted) is None  # anything but scalars: compared in full

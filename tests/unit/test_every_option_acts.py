@@ -66,6 +66,10 @@ EFFECT_TESTS: dict[str, list[str]] = {
         f"{BEHAVIOUR}::test_no_format_check_accepts_a_date_in_another_format",
         f"{SCORE}::test_format_is_asserted_by_default",
     ],
+    "no_anls": [
+        f"{BEHAVIOUR}::test_no_anls_leaves_anls_star_unmeasured",
+        f"{SCORE}::test_anls_star_is_computed_on_first_read_and_not_at_all_when_off",
+    ],
     "float_epsilon": [
         f"{BEHAVIOUR}::test_float_epsilon_makes_near_numbers_equal",
         "tests/unit/test_rules.py::test_numbers_are_equal_within_an_absolute_epsilon",

@@ -294,6 +294,30 @@ def test_format_is_asserted_by_default() -> None:
     assert score_sample({"when": "March 3, 2024"}, {"when": "2024-03-03"}, schema, options=relaxed).schema_valid
 
 
+def test_anls_star_is_computed_on_first_read_and_not_at_all_when_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_extractbench.scoring import anls_star, sample
+
+    calls: list[object] = []
+    real = sample._anls_star
+
+    def counted(expected: object, predicted: object) -> tuple[float, dict[str, float]]:
+        calls.append(predicted)
+        return real(expected, predicted)
+
+    monkeypatch.setattr(sample, "_anls_star", counted)
+    gold, output = {"name": "Ada Lovelace", "age": 36}, {"name": "Ada Lovelase", "age": 36}
+    score = score_sample(output, gold)
+    assert calls == [] and score.eqs < 1  # the field scores are there; ANLS* not yet
+    assert score.anls_star == anls_star(gold, output) == pytest.approx((11 / 12 + 1) / 2)
+    assert score.anls_star_fields == pytest.approx({"name": 11 / 12, "age": 1.0})
+    assert score.as_dict()["anls_star_observed"] == score.anls_star_observed and len(calls) == 1  # read once
+    off = ScoringOptions(anls_star=False)
+    unmeasured = score_sample(output, gold, options=off)
+    assert (unmeasured.anls_star, unmeasured.anls_star_fields, len(calls)) == (None, {}, 1)
+    assert "anls_star" not in unmeasured.as_dict() and unmeasured.eqs == score.eqs
+    assert ScoringOptions.from_dict(off.to_dict()) == off and "anls_star" not in ScoringOptions().to_dict()
+
+
 def test_as_dict_round_trip() -> None:
     from pytest_extractbench import SampleScore
 

@@ -207,3 +207,29 @@ def test_key_field_never_pairs_keys_of_different_json_types(gold, output) -> Non
     # every element is accounted for exactly once
     assert sorted(i for i, _ in pairs if i is not None) == list(range(len(gold)))
     assert sorted(j for _, j in pairs if j is not None) == list(range(len(output)))
+
+
+# -- the flat-object similarity a Hungarian alignment asks for ------------------------------------------------
+
+_flat_values = st.one_of(
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.5, 1.0, 2.0, 1e-7]),
+    st.sampled_from(["", " ", "a", "A", "ab", "a b", "1", "true", "Ann Lee", "ann  lee"]),
+)
+_flat_objects = st.dictionaries(st.sampled_from("abcdef"), _flat_values, max_size=5)
+
+
+@given(gold=_flat_objects, output=_flat_objects, options=option_sets)
+def test_the_flat_similarity_is_the_walked_one_exactly(gold: dict, output: dict, options: ScoringOptions) -> None:
+    from pytest_extractbench.scoring import FieldWalker
+    from pytest_extractbench.scoring.flat import flat_similarity
+
+    for reference in (True, False):  # the walk with and without its equal-subtree fast paths
+        walker = FieldWalker(options)
+        walker.fast_paths = reference
+        scores = [f.score for f in walker.walk(gold, output, None)]
+        walked = sum(scores) / len(scores) if scores else 1.0
+        assert flat_similarity(gold, output, options) == walked
+    assert FieldWalker(options).element_similarity(gold, output, None) == walked
+    assert flat_similarity({**gold, "z": [1]}, output, options) is None  # a container: the walk's to score
