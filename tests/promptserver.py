@@ -23,6 +23,8 @@ from typing import Any
 
 from faultserver import default_answer
 
+from _net import serve_in_thread
+
 CHARS_PER_TOKEN = 4
 _TICK_S = 0.005
 
@@ -132,7 +134,7 @@ class PromptSpeedServer:
             last = now
 
     def __enter__(self) -> PromptSpeedServer:
-        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+        serve_in_thread(self._http)
         threading.Thread(target=self._tick, daemon=True).start()
         return self
 

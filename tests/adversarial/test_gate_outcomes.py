@@ -9,7 +9,6 @@ that do not apply to a run (latency offline, time to first token without streami
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from faultserver import Fault, FaultServer
 
 from _checks import assert_clean_terminal
+from _net import serve_in_thread
 from pytest_extractbench.live import verdict_cache
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
@@ -233,8 +233,7 @@ class _Embeddings(BaseHTTPRequestHandler):
 @pytest.fixture
 def embeddings_server() -> Iterator[ThreadingHTTPServer]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Embeddings)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(server)
     yield server
     server.shutdown()
     server.server_close()

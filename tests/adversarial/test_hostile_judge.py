@@ -9,7 +9,6 @@ each sample is accounted for, and each failure is that sample's judge (or simila
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,6 +19,7 @@ import pytest
 from faultserver import Fault, FaultServer
 
 from _checks import assert_accounted, assert_clean_terminal, assert_no_secret
+from _net import serve_in_thread
 from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.live import scorer_servers
 from pytest_extractbench.live.embeddings import EmbeddingError, ServerEmbedder
@@ -252,7 +252,7 @@ def embeddings_server() -> Iterator[Callable[[Callable[..., tuple[int, bytes]]],
     def start(reply: Callable[..., tuple[int, bytes]]) -> str:
         handler = type("Handler", (_Scripted,), {"reply": staticmethod(reply)})
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        serve_in_thread(httpd)
         servers.append(httpd)
         return f"http://127.0.0.1:{httpd.server_address[1]}/v1"
 

@@ -19,6 +19,7 @@ import pytest
 from faultserver import Fault, FaultServer
 
 from _checks import assert_accounted
+from _net import serve_in_thread
 from pytest_extractbench import evaluate
 from pytest_extractbench.live.client import ClientConfig, ExtractionClient
 from pytest_extractbench.scoring import MISSING
@@ -140,8 +141,7 @@ def raw_sse() -> Iterator[ThreadingHTTPServer]:
     server.daemon_threads = True
     server.hits = 0  # type: ignore[attr-defined]
     server.stopping = threading.Event()  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(server)
     yield server
     server.stopping.set()  # type: ignore[attr-defined]
     server.shutdown()

@@ -11,7 +11,6 @@ import json
 import re
 import shutil
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 from benchrun import BenchRun
 from faultserver import Fault, FaultServer
 
+from _net import serve_in_thread
 from pytest_extractbench.core.rundoc import iter_samples
 
 COMMON = ("-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench-sla", "none")
@@ -512,8 +512,7 @@ class _Embeddings(BaseHTTPRequestHandler):
 def embeddings_server() -> Iterator[tuple[str, list[str]]]:
     handler = type("Handler", (_Embeddings,), {"models": []})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(httpd)
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", handler.models
     finally:

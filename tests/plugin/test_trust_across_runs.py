@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from faultserver import FaultServer
 
+from _net import serve_in_thread
 from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {
@@ -179,8 +179,7 @@ class LlamaLike:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.thread = serve_in_thread(self.httpd)
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -360,7 +359,7 @@ class _DripServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve_in_thread(self.httpd)
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from _runs import Page, fixture_outputs, gold_outputs, make_run
 
+from _net import serve_in_thread
 from pytest_extractbench.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,8 +116,7 @@ class _Models(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Models)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(httpd)
     yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     httpd.shutdown()
     httpd.server_close()

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import http.server
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 
+from _net import serve_in_thread
 from pytest_extractbench.live.inflight import (
     MAX_SLOTS_SHOWN,
     SLOTS_MAX_BYTES,
@@ -151,8 +151,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 def slots_server() -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(server)
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()

@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from _net import serve_in_thread
 from pytest_extractbench.dataset import load_dataset, subsample
 from pytest_extractbench.dataset.sources import DatasetSourceError, load_source, parse_columns
 
@@ -383,8 +383,7 @@ class _NotFound(http.server.BaseHTTPRequestHandler):
 def empty_hub() -> Iterator[str]:
     """A real HTTP server on loopback that knows no dataset."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(server)
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     server.server_close()

@@ -53,6 +53,7 @@ def test_local_embeddings_pass_paraphrases_and_fail_unrelated_text(semantic_cach
     assert all(f.comparator == "semantic" for f in score.fields)
 
 
+@pytest.mark.slow  # loads sentence-transformers and its model (~8 s)
 def test_embeddings_are_cached_in_memory_and_on_disk(semantic_cache_dir) -> None:
     embedder = get_embedder("local")
     calls = []
