@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .slots import slot_list
+
 __all__ = ["InFlight", "InFlightSnapshot", "quiet_line", "read_slots", "slot_activity"]
 
 #: One ``/slots`` query's own budget: the line must not wait on a server too busy to answer.
@@ -85,12 +87,13 @@ def _count(value: Any) -> int | None:
 def slot_activity(data: Any) -> str | None:
     """One clause for a server's ``/slots`` answer, e.g. ``1 of 2 slots busy: slot 0 reading its prompt (4,097
     tokens read)``; None when the answer is not a list of slots."""
-    if not isinstance(data, list) or not data or not all(isinstance(s, Mapping) for s in data):
+    slots = slot_list(data)
+    if slots is None:
         return None
-    busy = [s for s in data if s.get("is_processing") is True]
+    busy = [s for s in slots if s.get("is_processing") is True]
     parts = [_one_slot(s) for s in busy[:MAX_SLOTS_SHOWN]]
     more = f"; +{len(busy) - MAX_SLOTS_SHOWN} more" if len(busy) > MAX_SLOTS_SHOWN else ""
-    head = f"{len(busy)} of {len(data)} slot{'s' if len(data) != 1 else ''} busy"
+    head = f"{len(busy)} of {len(slots)} slot{'s' if len(slots) != 1 else ''} busy"
     return head + (": " + "; ".join(parts) + more if parts else "")
 
 

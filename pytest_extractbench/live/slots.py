@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["SlotWatch", "idle_slots", "slots_url"]
+__all__ = ["SlotWatch", "idle_slots", "slot_list", "slots_url"]
 
 #: How often a waiting attempt asks the server again.
 POLL_S = 0.5
@@ -37,13 +37,21 @@ def slots_url(base_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"{path}/slots", "", ""))
 
 
+def slot_list(data: Any) -> list[dict[str, Any]] | None:
+    """A ``/slots`` answer as llama-server gives it, a non-empty list of slot objects; None for anything else."""
+    if not isinstance(data, list) or not data or not all(isinstance(s, dict) for s in data):
+        return None
+    return data
+
+
 def idle_slots(data: Any) -> int | None:
     """Idle slots in a ``/slots`` answer (a list of slots with ``is_processing``, or ``state`` 0 when idle in older
     versions); None when it is not such a list."""
-    if not isinstance(data, list) or not data or not all(isinstance(s, dict) for s in data):
+    slots = slot_list(data)
+    if slots is None:
         return None
     idle = 0
-    for slot in data:
+    for slot in slots:
         if isinstance(slot.get("is_processing"), bool):
             idle += not slot["is_processing"]
         elif isinstance(slot.get("state"), int) and not isinstance(slot.get("state"), bool):

@@ -16,18 +16,7 @@ from ..analysis.comparison import comparison_section
 from ..core import rundoc
 from ..core.rundir import RunDirError
 from ..dataset.records import SampleRecord
-from ..scoring import ScoringOptions
-from .rows import RunData, read_run
-
-
-def _options(document: rundoc.MetricsDocument) -> ScoringOptions:
-    stored = document["run"]["options"].get("scoring")
-    if not isinstance(stored, dict):
-        return ScoringOptions()
-    try:
-        return ScoringOptions.from_dict(stored)
-    except (TypeError, ValueError):
-        return ScoringOptions()  # options of another version: the defaults compare as well
+from .rows import RunData, read_run, recorded_scoring_options
 
 
 def labels(runs: Sequence[tuple[Path, RunData]]) -> list[dict[str, str]]:
@@ -56,7 +45,7 @@ def merge_runs(paths: Sequence[Path]) -> RunData:
                 f"two runs give the same label {sorted(duplicate)[0]!r}: name the run directories differently"
             )
         seen |= set(mapping.values())
-    options = _options(runs[0][1].document)
+    options = recorded_scoring_options(runs[0][1].document)  # options of another version: the defaults compare as well
     models: dict[str, Any] = {}
     for (_, run), mapping in zip(runs, names):
         for model, metrics in run.document["models"].items():

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..analysis import catalog
 from ..core import rundoc
+from ..scoring.options import ScoringOptions
 
 Records = Callable[[], Iterable[Mapping[str, Any]]]  # a fresh iterator of full-form record dicts per call
 
@@ -101,3 +102,14 @@ def sample_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "complexity_bin": complexity.get("complexity_bin") or meta.get("complexity_bin"),
         "failure": record["failure"],
     }
+
+
+def recorded_scoring_options(document: rundoc.MetricsDocument) -> ScoringOptions:
+    """The scoring options a run recorded; the defaults when it recorded none, or options of another version."""
+    stored = document["run"]["options"].get("scoring")
+    if not isinstance(stored, Mapping):
+        return ScoringOptions()
+    try:
+        return ScoringOptions.from_dict(stored)
+    except (TypeError, ValueError):
+        return ScoringOptions()

@@ -18,7 +18,7 @@ import numpy as np
 from ..analysis import catalog
 from ..core import rundoc
 from ..gating.sla import tier_thresholds
-from ..scoring.options import ScoringOptions
+from .rows import recorded_scoring_options
 
 
 def _performance_keys() -> tuple[str, ...]:
@@ -320,12 +320,7 @@ def next_steps(
 
 def exactness_text(document: rundoc.MetricsDocument) -> str:
     """Which rule made a field "exact" in this run (its recorded scoring options), in words."""
-    recorded = document["run"]["options"].get("scoring")
-    try:
-        options = ScoringOptions.from_dict(recorded) if isinstance(recorded, Mapping) else ScoringOptions()
-    except (TypeError, ValueError):  # a metrics.json from another version: say what the default is
-        options = ScoringOptions()
-    return options.exactness_rule
+    return recorded_scoring_options(document).exactness_rule  # another version's options: the default's rule
 
 
 WEAKEST_FIELDS = 15

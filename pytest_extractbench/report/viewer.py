@@ -31,7 +31,7 @@ from ..gating.baseline import SampleSnapshot
 from ..gating.buckets import BUCKETS, UNCHANGED, bucket_samples
 from ..scoring.compare import similarity_paired_elements
 from ..scoring.options import ScoringOptions
-from .rows import RunData
+from .rows import RunData, recorded_scoring_options
 
 CATEGORIES = ("exact", "partial", "incorrect", "missed", "spurious")
 ELEMENT_KINDS = ("exact", "similar", "missed", "spurious")  # an element of a similarity-paired list
@@ -290,12 +290,8 @@ _NO_SCORE: Mapping[str, Any] = {
 def _list_pairing(item: ViewerRun) -> ScoringOptions | None:
     """The run's scoring options when its lists of scalars pair by similarity (their elements are shown), else
     None."""
-    recorded = item.run.document["run"]["options"].get("scoring")
-    try:
-        options = ScoringOptions.from_dict(recorded) if isinstance(recorded, Mapping) else None
-    except (TypeError, ValueError):  # written by another release: the fields are still shown
-        return None
-    return options if options is not None and options.list_similarity is not None else None
+    options = recorded_scoring_options(item.run.document)
+    return options if options.list_similarity is not None else None
 
 
 def _elements(path: int, f: Mapping[str, Any], pairing: ScoringOptions, strings: _Strings) -> list[Any]:
