@@ -160,7 +160,9 @@ def find_names() -> tuple[str, ...]:
     return tuple(dict.fromkeys(m.name for metrics in TRACK_METRICS.values() for m in metrics))
 
 
-def label(name: str) -> str | None:
-    """A track figure's label, None for a name no track has."""
+def label(name: str, *, compact: bool = False) -> str | None:
+    """A track figure's label (``compact``: its short name, where space is short), None for a name no track has."""
     found = find(name)
-    return found.label if found is not None and found.name == name else None
+    if found is None or found.name != name:
+        return None
+    return found.compact if compact else found.label

@@ -35,7 +35,9 @@ def _label(metric: str) -> str:
 
 
 def _catalog_order(names: Sequence[str]) -> list[str]:
+    """The catalog's order, then the other tracks' figures in theirs (the pass rate first), then the rest by name."""
     known = [m.name for m in catalog.metrics() if m.name in names]
+    known += [n for n in track_metrics.find_names() if n in names and n not in known]
     return known + sorted(n for n in names if n not in known)
 
 

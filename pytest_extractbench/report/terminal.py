@@ -341,7 +341,7 @@ def _delta(entry: Mapping[str, Any]) -> str:
 def _compact(name: str) -> str:
     """A metric's compact name from the catalog ("F1 partial"); an unknown key as it is."""
     metric = catalog.get(name)
-    return metric.compact if metric else (track_metrics.label(name) or name)
+    return metric.compact if metric else (track_metrics.label(name, compact=True) or name)
 
 
 def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
