@@ -7,6 +7,7 @@ baseline in the track's summary.md and report.html."""
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
@@ -48,7 +49,7 @@ def test_a_toolcall_run_is_compared_with_its_baseline_on_its_own_figures(run: Be
     assert stored["models"]["predictions"]["metrics"]["accuracy"] == 1.0
 
     result = toolcall(run, WRONG, "--extractbench-compare", "base", "--extractbench-compare-fail", "pass_rate:-0.1",
-                      "--extractbench-compare-fail", "name_match_rate:-0.05")  # fmt: skip
+                      "--extractbench-compare-fail", "name_match_rate:-0.05", "--junitxml", "junit.xml")  # fmt: skip
     result.assert_outcomes(passed=2, failed=6)  # report-only: the items alone would leave the exit code at 0
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     comparison = run.document()["baseline_comparison"]
@@ -84,6 +85,19 @@ def test_a_toolcall_run_is_compared_with_its_baseline_on_its_own_figures(run: Be
     assert "Regressed samples (pass -> fail): t0, t1, t2, t3, t4, t5." in summary
     report = (run.path / "out" / "report.html").read_text()
     assert 'id="gate"' in report and 'id="baseline"' in report and "REGRESSED" in report
+    # each testcase's bucket in the JUnit XML, the suite's counts once
+    suite = ET.parse(run.path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    buckets = {
+        case.get("name", "").split("-", 1)[1].rstrip("]"): prop.get("value")
+        for case in suite.iter("testcase")
+        for prop in case.iter("property")
+        if prop.get("name") == "extractbench_bucket"
+    }
+    assert buckets == {f"t{i}": "regressed" if i < 6 else "unchanged" for i in range(8)}
+    assert [p.get("value") for p in suite.iter("property") if p.get("name") == "extractbench_buckets"] == [
+        "predictions: 6 regressed, 0 fixed, 0 still failing, 2 unchanged, 0 new, 0 removed, 0 changed"
+    ]
 
     # the same answers again: nothing moved, the gate holds
     same = toolcall(run, RIGHT, "--extractbench-compare", "base", "--extractbench-compare-fail", "pass_rate:-0.1")
