@@ -256,7 +256,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("unmeasured", "A threshold that could not be measured (its judge, embeddings or server failed): "
                "'fail' the gate (default) or only 'warn'.", parse_unmeasured, "fail", "POLICY",
                target="unmeasured", yaml=("metrics.unmeasured",)),
-    OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
+    OptionSpec("verdict_thresholds", "EQS deltas (pass rate deltas on the toolcall, generate and repair tracks) of the "
+               "improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS",
                target="verdict_thresholds"),
     # --- performance metrics ---
