@@ -1,6 +1,7 @@
 // The sample viewer of report.html and `extractbench view`: filter, sort (click a column's header), search and
 // page the samples; open one beside the table (j/k or the arrow keys move to the next/previous) to read its
-// outputs pretty-printed, diffed against the gold and against the other run, and its fields side by side.
+// outputs pretty-printed, diffed against the gold and against the other run, and its fields side by side. With
+// repeats, each repeated run gets a "runs passed" column and a table gives pass@k / pass^k against the other run.
 // Data comes from two <script type="application/json"> elements (report/viewer.py), as JSON or gzip in base64
 // that the browser's DecompressionStream unpacks (nothing is fetched): "viewer-data", the little the table's first
 // rows need, then "viewer-body" (texts, outputs, fields), unpacked once those rows are shown.
