@@ -98,10 +98,16 @@ def measured(rows: Sequence[Row], names: Iterable[str], metrics: Metrics | None 
     """The metrics among ``names`` that ``rows`` measured: a metric counted only on some samples
     (``measured_by``, e.g. the judge's grade) is left out when no sample has it. ``metrics``: where the names are
     defined (the catalog's by default; a track's figures, :mod:`.track_metrics`)."""
+    # a track's rows (a baseline saved before one of its figures was kept) may lack a figure's counts: not measured
+    complete = metrics is None
     metrics = catalog.resampled() if metrics is None else metrics
     out = []
     for name in names:
-        counter = metrics[name].measured_by
+        metric = metrics[name]
+        needed = (*metric.columns, metric.per_sample or metric.columns[0])
+        if not complete and not all(key in row for row in rows for key in needed):
+            continue
+        counter = metric.measured_by
         if counter is None or any(row.get(counter) for row in rows):
             out.append(name)
     return out

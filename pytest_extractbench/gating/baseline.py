@@ -291,7 +291,10 @@ def load(path: Path) -> Baseline:
     figures = track_metrics.compared(track) if isinstance(track, str) else None
     if not isinstance(track, str) or (track != EXTRACTION and figures is None):
         raise rundoc.RunDocError(f"{where}: unknown track {track!r}")
-    keys = row_keys() if figures is None else track_metrics.row_keys(track)
+    # a track's row needs its pass/fail; a figure whose counts it lacks (saved before the figure was kept) is left
+    # unmeasured in the comparison, which then says so, rather than refusing the file
+    keys = row_keys() if figures is None else track_metrics.PASS_RATE.columns
+    kept = keys if figures is None else track_metrics.row_keys(track)
     try:
         for model, entry in data["models"].items():
             samples = {}
@@ -305,7 +308,7 @@ def load(path: Path) -> Baseline:
                     )
                 found, passed = sample.get("sample_hash"), sample.get("passed")
                 samples[str(sample["sample_id"])] = SampleSnapshot(
-                    {key: float(row[key]) for key in keys},
+                    {key: float(row[key]) for key in kept if key in row},
                     tuple((str(p), str(c), float(s)) for p, c, s in sample.get("fields", ())),
                     found if isinstance(found, str) else None,
                     passed if isinstance(passed, bool) else None,
@@ -316,7 +319,7 @@ def load(path: Path) -> Baseline:
         raise rundoc.RunDocError(f"{where}: malformed ({type(exc).__name__}: {exc})") from None
     every = catalog.resampled() if figures is None else figures
     metrics = {
-        model: metric_values(rows, measured(rows, every, every), every)
+        model: metric_values(rows, measured(rows, every, figures), every)
         for model, samples in models.items()
         if (rows := [s.row for s in samples.values()])
     }

@@ -348,7 +348,7 @@ def compare_model(
     if shared:
         rows_now, rows_then = [current[i].row for i in shared], [baseline[i].row for i in shared]
         # a metric only some runs measure (the judge's grade) is compared only when both runs have it
-        names = [n for n in measured(rows_now, names, every) if n in measured(rows_then, names, every)]
+        names = [n for n in measured(rows_now, names, figures) if n in measured(rows_then, names, figures)]
         deltas = paired_deltas(
             rows_now, rows_then, options, names,
             rng=_rng(options, model, baseline_model), metrics=every,
@@ -374,7 +374,7 @@ def compare_model(
             elif check.metric not in every:
                 absent[check.metric] = f"the {track} track has no {check.metric} (it compares {', '.join(every)})"
             elif check.metric not in deltas:
-                now = bool(measured([current[i].row for i in shared], [check.metric], every))
+                now = bool(measured([current[i].row for i in shared], [check.metric], figures))
                 side = "the baseline" if now else "this run"
                 absent[check.metric] = f"{side} has no {check.metric} for the shared samples"
     result.checks.extend(_run_checks(model, None, checks, deltas, options, absent, policy))

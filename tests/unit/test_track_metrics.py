@@ -127,10 +127,30 @@ def test_a_track_baseline_keeps_its_track_and_rows(tmp_path: Path) -> None:
     with pytest.raises(rundoc.RunDocError, match="unknown track 'poetry'"):
         baselines.load(loaded.path)
     raw["track"] = "generate"
-    del raw["models"]["m"]["samples"][0]["row"]["schema_valid"]
+    del raw["models"]["m"]["samples"][0]["row"]["passed"]
     loaded.path.write_text(json.dumps(raw))
-    with pytest.raises(rundoc.RunDocError, match="row lacks schema_valid"):
+    with pytest.raises(rundoc.RunDocError, match="row lacks passed"):
         baselines.load(loaded.path)
+
+
+def test_a_figure_the_baseline_did_not_keep_could_not_be_measured(tmp_path: Path) -> None:
+    """A track baseline whose rows lack a figure's counts (saved before the figure was kept) still loads; that
+    figure is not compared and a check on it could not be measured, while the others are compared."""
+    loaded = saved(tmp_path, "generate", [True, True, True])
+    raw = json.loads(loaded.path.read_text())
+    for sample in raw["models"]["m"]["samples"]:
+        del sample["row"]["schema_valid"]
+    loaded.path.write_text(json.dumps(raw))
+    base = baselines.load(loaded.path)
+    assert set(base.metrics["m"]) == {"pass_rate", "json_valid_rate"}
+    now = baselines.snapshot_records(records("generate", [True, False, True]))
+    checks = [parse_compare_fail("schema_compliance_rate:-0.1"), parse_compare_fail("json_valid_rate:-0.1")]
+    found = compare_run(now, base, FAST, checks=checks, track="generate")
+    assert set(found.models["m"].deltas) == {"pass_rate", "json_valid_rate"}
+    lacking, compared = found.checks
+    assert (lacking.outcome, lacking.failed) == (UNMEASURED, True)
+    assert "the baseline has no schema_compliance_rate for the shared samples" in lacking.message
+    assert compared.outcome == "held"
 
 
 def test_an_extraction_baseline_without_a_track_key_reads_as_extraction(tmp_path: Path) -> None:
