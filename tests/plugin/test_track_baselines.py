@@ -155,14 +155,20 @@ def test_pass_hat_k_of_a_track_against_its_baseline(run: BenchRun) -> None:
 
 def test_a_track_summary_lists_its_requirement_checks(run: BenchRun) -> None:
     result = toolcall(run, WRONG, "--extractbench-require", "accuracy>=0.9", "--extractbench-require",
-                      "name_match_rate>=0.9")  # fmt: skip
+                      "name_match_rate>=0.9", "--extractbench-require", "pass_rate>=0.5")  # fmt: skip
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    checks = {
+        c["metric"]: (c["value"], c["outcome"])
+        for c in run.document()["models"]["predictions"]["requirements"]["checks"]
+    }
+    assert checks == {"accuracy": (0.25, "missed"), "name_match_rate": (1.0, "held"), "pass_rate": (0.25, "missed")}
     summary = (run.path / "out" / "summary.md").read_text()
     assert "**Gate: FAILED** (1 of 1 failed)" in summary
-    assert "- **FAILED**: required thresholds, model 'predictions': 1 threshold(s) missed" in summary
+    assert "- **FAILED**: required thresholds, model 'predictions': 2 threshold(s) missed" in summary
     assert "  - accuracy = 0.250 (needs &gt;= 0.900): missed" in summary  # ">" escaped for Markdown
+    assert "  - pass\\_rate = 0.250 (needs &gt;= 0.500): missed" in summary  # "_" escaped too
     report = (run.path / "out" / "report.html").read_text()
-    assert "required thresholds, model &#39;predictions&#39;: 1 threshold(s) missed" in report
+    assert "required thresholds, model &#39;predictions&#39;: 2 threshold(s) missed" in report
     # a track run that asserts no gate says nothing of one
     toolcall(run, RIGHT)
     assert "Gate" not in (run.path / "out" / "summary.md").read_text()
