@@ -37,7 +37,12 @@ def mean_of(key: str) -> Callable[[Sums], Any]:
 
 def micro_prf(part: int, mode: str) -> Callable[[Sums], Any]:
     """Micro precision (0), recall (1) or F1 (2) from summed field counts."""
-    return lambda s: _prf(s[f"tp_{mode}"], s["predicted"], s["expected"])[part]
+    return prf_of(part, f"tp_{mode}", "predicted", "expected")
+
+
+def prf_of(part: int, tp: str, predicted: str, expected: str) -> Callable[[Sums], Any]:
+    """Micro precision (0), recall (1) or F1 (2) from three summed counts named by their row keys."""
+    return lambda s: _prf(s[tp], s[predicted], s[expected])[part]
 
 
 def ratio_of(numerator: str, denominator: str) -> Callable[[Sums], Any]:

@@ -91,13 +91,23 @@ def complete_row(row: dict[str, float]) -> dict[str, float]:
     return row
 
 
-def measured(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
+Metrics = Mapping[str, catalog.Metric]  # by name: the catalog's resampled metrics, or a track's figures
+
+
+def measured(rows: Sequence[Row], names: Iterable[str], metrics: Metrics | None = None) -> list[str]:
     """The metrics among ``names`` that ``rows`` measured: a metric counted only on some samples
-    (``measured_by``, e.g. the judge's grade) is left out when no sample has it."""
-    metrics = catalog.resampled()
+    (``measured_by``, e.g. the judge's grade) is left out when no sample has it. ``metrics``: where the names are
+    defined (the catalog's by default; a track's figures, :mod:`.track_metrics`)."""
+    # a track's rows (a baseline saved before one of its figures was kept) may lack a figure's counts: not measured
+    complete = metrics is None
+    metrics = catalog.resampled() if metrics is None else metrics
     out = []
     for name in names:
-        counter = metrics[name].measured_by
+        metric = metrics[name]
+        needed = (*metric.columns, metric.per_sample or metric.columns[0])
+        if not complete and not all(key in row for row in rows for key in needed):
+            continue
+        counter = metric.measured_by
         if counter is None or any(row.get(counter) for row in rows):
             out.append(name)
     return out
@@ -114,8 +124,8 @@ def resolve_metric(name: str) -> catalog.Metric:
     return metrics[key]
 
 
-def _columns(names: Iterable[str]) -> tuple[str, ...]:
-    metrics = catalog.resampled()
+def _columns(names: Iterable[str], metrics: Metrics | None = None) -> tuple[str, ...]:
+    metrics = catalog.resampled() if metrics is None else metrics
     keys = {"one": None}
     for name in names:
         keys.update(dict.fromkeys(metrics[name].columns))
@@ -129,13 +139,15 @@ def row_matrix(rows: Sequence[Row], keys: Sequence[str]) -> np.ndarray:
     )
 
 
-def metric_values(rows: Sequence[Row], names: Iterable[str] | None = None) -> dict[str, float]:
+def metric_values(
+    rows: Sequence[Row], names: Iterable[str] | None = None, metrics: Metrics | None = None
+) -> dict[str, float]:
     """Point values of metrics over ``rows`` (equal to :func:`.metrics.model_metrics`' values)."""
     names = list(catalog.names("headline") if names is None else names)
     if not rows:
         return {}
-    metrics = catalog.resampled()
-    keys = _columns(names)
+    metrics = catalog.resampled() if metrics is None else metrics
+    keys = _columns(names, metrics)
     matrix = row_matrix(rows, keys)
     sums = {key: math.fsum(matrix[:, i]) for i, key in enumerate(keys)}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -197,18 +209,25 @@ class MetricDelta:
 
 
 def paired_deltas(
-    rows_a: Sequence[Row], rows_b: Sequence[Row], options: StatsOptions, names: Iterable[str], *, rng: Any = None
+    rows_a: Sequence[Row],
+    rows_b: Sequence[Row],
+    options: StatsOptions,
+    names: Iterable[str],
+    *,
+    rng: Any = None,
+    metrics: Metrics | None = None,
 ) -> dict[str, MetricDelta]:
     """Compare two runs on the same samples (row i of each is one sample), metric by metric.
 
     The CI of ``a - b`` is a paired bootstrap; significance comes from the test
     ``options.test`` names: ``permutation`` recomputes the metric itself under random
     swaps of each sample's two outputs; ``ttest`` and ``wilcoxon`` test the per-sample
-    values (for micro metrics, each sample's own F1/rate).
+    values (for micro metrics, each sample's own F1/rate). ``metrics``: where the names are defined (the catalog's
+    by default; a track's figures).
     """
     names = list(names)
-    metrics = catalog.resampled()
-    keys = _columns(names)
+    metrics = catalog.resampled() if metrics is None else metrics
+    keys = _columns(names, metrics)
     generator = stats.make_rng(options.seed if rng is None else rng)
     a, b = row_matrix(rows_a, keys), row_matrix(rows_b, keys)
     statistics = {name: metrics[name].statistic(keys) for name in names}
@@ -216,7 +235,7 @@ def paired_deltas(
         a, b, statistics, confidence=options.confidence, resamples=options.resamples, rng=generator
     )
     permutations = stats.paired_permutation_tests(a, b, statistics, resamples=options.resamples, rng=generator)
-    values_a, values_b = metric_values(rows_a, names), metric_values(rows_b, names)
+    values_a, values_b = metric_values(rows_a, names, metrics), metric_values(rows_b, names, metrics)
     out = {}
     for name in names:
         metric = metrics[name]

@@ -236,7 +236,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
                target="compare"),
     OptionSpec("compare_fail", "Fail the session when METRIC is worse than the baseline by more than MARGIN and "
                "the paired test is significant, e.g. eqs:-0.02, field_f1_partial:-2% or pass^k:-0.05 (pass counts "
-               "over --extractbench-repeats, against a baseline saved with them) (repeatable).",
+               "over --extractbench-repeats, against a baseline saved with them); on the toolcall, generate and "
+               "repair tracks their own figures, e.g. pass_rate:-0.05 or arguments_f1:-0.02 (repeatable).",
                parse_compare_fail, (), "EXPR", multiple=True,
                target="compare_fail", shape=tuple),
     OptionSpec("baseline_min_unchanged", "A regression check (--extractbench-compare-fail) stops with a usage "
@@ -249,12 +250,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
                target="sample_regression_delta"),
     OptionSpec("require", "Fail the session when a model's METRIC misses this threshold: METRIC>=VALUE or "
                "METRIC<=VALUE, any metric of the catalog, e.g. judge_score>=0.8, time_to_first_token_p95_ms<=800 or "
-               "pass^k>=0.8 (with --extractbench-repeats; on every track) (repeatable).", parse_requirement, (), "EXPR", multiple=True,
+               "pass^k>=0.8 (with --extractbench-repeats; on every track), or a figure of the toolcall, generate or "
+               "repair track, e.g. accuracy>=0.9 (repeatable).", parse_requirement, (), "EXPR", multiple=True,
                target="require", yaml=("metrics.require",), shape=tuple),
     OptionSpec("unmeasured", "A threshold that could not be measured (its judge, embeddings or server failed): "
                "'fail' the gate (default) or only 'warn'.", parse_unmeasured, "fail", "POLICY",
                target="unmeasured", yaml=("metrics.unmeasured",)),
-    OptionSpec("verdict_thresholds", "EQS deltas of the improved/regressed verdict against the baseline.",
+    OptionSpec("verdict_thresholds", "EQS deltas (pass rate deltas on the toolcall, generate and repair tracks) of the "
+               "improved/regressed verdict against the baseline.",
                parse_verdict_thresholds, (0.01, -0.02), "IMPROVE,REGRESS",
                target="verdict_thresholds"),
     # --- performance metrics ---

@@ -339,6 +339,7 @@ class BaselineDocument(TypedDict):
     format_version: int
     kind: str  # BASELINE_KIND
     name: str
+    track: NotRequired[str]  # the run's track; absent in baselines saved before other tracks had them: extraction
     created_at: str
     provenance: dict[str, Any]
     statistics: dict[str, Any]

@@ -6,7 +6,8 @@ takes ``NAME`` (its newest file), ``NNNN`` (that file) or a path. A baseline hol
 per model and sample, the row of per-sample quantities every resampled metric is
 rebuilt from (:mod:`.resampled`), the category and score of each field, the sample's content hash
 (:mod:`..dataset.identity`) and, for a sample run several times, how many of its runs passed (pass@k), so a later run is compared sample by sample, on samples whose content is
-unchanged, without re-scoring anything.
+unchanged, without re-scoring anything. A toolcall, generate or repair run's baseline names its track and keeps
+each sample's row of the track's figures (:mod:`..analysis.track_metrics`) instead, with no fields.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..analysis import catalog
+from ..analysis import catalog, track_metrics
 from ..analysis.resampled import complete_row, measured, metric_values, row_keys, sample_row
 from ..core import rundoc
 from ..core.redact import redact_url
 from ..dataset import identity
 
 BASELINES_DIR = Path(".extractbench") / "baselines"
+EXTRACTION = "extraction"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _FILE = re.compile(r"^(\d{4,})_(.+)\.json$")
 
@@ -90,14 +92,19 @@ Snapshots = dict[str, dict[str, SampleSnapshot]]  # model -> sample id -> snapsh
 
 
 def snapshot_records(records: Iterable[Any], hashes: Mapping[str, str] | None = None) -> Snapshots:
-    """Per-model, per-sample snapshots of scored records; ``hashes``: sample id -> content hash."""
+    """Per-model, per-sample snapshots of scored records (an extraction record's score, or another track's
+    result); ``hashes``: sample id -> content hash."""
     out: Snapshots = {}
     for record in records:
         found = (hashes or {}).get(record.sample_id)
-        repeats = (getattr(record, "diagnostics", None) or {}).get("repeats")
-        out.setdefault(record.model, {})[record.sample_id] = SampleSnapshot.from_score(
-            record.score, found, getattr(record, "passed", None), repeats
-        )
+        score = getattr(record, "score", None)
+        if score is None:  # a toolcall, generate or repair record: its track's figures
+            snapshot = SampleSnapshot(track_metrics.sample_row(record.track, record.result, record.passed), (),
+                                      found, bool(record.passed), repeat_counts(record.repeats))  # fmt: skip
+        else:
+            repeats = (getattr(record, "diagnostics", None) or {}).get("repeats")
+            snapshot = SampleSnapshot.from_score(score, found, getattr(record, "passed", None), repeats)
+        out.setdefault(record.model, {})[record.sample_id] = snapshot
     return out
 
 
@@ -112,6 +119,7 @@ class Baseline:
     models: Snapshots
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     format_version: int = rundoc.FORMAT_VERSION[rundoc.BASELINE]
+    track: str = EXTRACTION  # the track of the run it was saved from (a file without one: extraction)
 
     @property
     def keeps_repeats(self) -> bool:
@@ -240,13 +248,15 @@ def build(
     metrics: Mapping[str, Mapping[str, Any]],
     provenance_info: Mapping[str, Any],
     statistics: Mapping[str, Any],
+    track: str = EXTRACTION,
 ) -> dict[str, Any]:
-    """The JSON document of a baseline."""
+    """The JSON document of a baseline; ``track``: the run's (its figures are kept, not the catalog's)."""
     models = {}
+    names = track_metrics.compared(track) or catalog.resampled()
     for model, samples in snapshots.items():
-        model_metrics = metrics.get(model, {})
+        model_metrics = {**(metrics.get(model, {}).get(track) or {}), **metrics.get(model, {})}
         models[model] = {
-            "metrics": {key: model_metrics[key] for key in catalog.resampled() if key in model_metrics},
+            "metrics": {key: model_metrics[key] for key in names if key in model_metrics},
             "confidence_intervals": model_metrics.get("confidence_intervals", {}),
             "samples": [samples[sample_id].as_dict(sample_id) for sample_id in sorted(samples)],
         }
@@ -254,6 +264,7 @@ def build(
         "format_version": rundoc.FORMAT_VERSION[rundoc.BASELINE],
         "kind": rundoc.BASELINE_KIND,
         "name": name,
+        "track": track,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "provenance": dict(provenance_info),
         "statistics": dict(statistics),
@@ -276,12 +287,19 @@ def load(path: Path) -> Baseline:
     data = rundoc.read_baseline(path)
     where = f"baseline {path}"
     models: Snapshots = {}
-    keys = row_keys()
+    track = data.get("track", EXTRACTION)
+    figures = track_metrics.compared(track) if isinstance(track, str) else None
+    if not isinstance(track, str) or (track != EXTRACTION and figures is None):
+        raise rundoc.RunDocError(f"{where}: unknown track {track!r}")
+    # a track's row needs its pass/fail; a figure whose counts it lacks (saved before the figure was kept) is left
+    # unmeasured in the comparison, which then says so, rather than refusing the file
+    keys = row_keys() if figures is None else track_metrics.PASS_RATE.columns
+    kept = keys if figures is None else track_metrics.row_keys(track)
     try:
         for model, entry in data["models"].items():
             samples = {}
             for index, sample in enumerate(entry["samples"]):
-                row = complete_row(sample["row"])
+                row = complete_row(sample["row"]) if figures is None else dict(sample["row"])
                 missing = [key for key in keys if key not in row]
                 if missing:
                     raise rundoc.RunDocError(
@@ -290,7 +308,7 @@ def load(path: Path) -> Baseline:
                     )
                 found, passed = sample.get("sample_hash"), sample.get("passed")
                 samples[str(sample["sample_id"])] = SampleSnapshot(
-                    {key: float(row[key]) for key in keys},
+                    {key: float(row[key]) for key in kept if key in row},
                     tuple((str(p), str(c), float(s)) for p, c, s in sample.get("fields", ())),
                     found if isinstance(found, str) else None,
                     passed if isinstance(passed, bool) else None,
@@ -299,8 +317,9 @@ def load(path: Path) -> Baseline:
             models[model] = samples
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise rundoc.RunDocError(f"{where}: malformed ({type(exc).__name__}: {exc})") from None
+    every = catalog.resampled() if figures is None else figures
     metrics = {
-        model: metric_values(rows, measured(rows, catalog.resampled()))
+        model: metric_values(rows, measured(rows, every, figures), every)
         for model, samples in models.items()
         if (rows := [s.row for s in samples.values()])
     }
@@ -312,4 +331,5 @@ def load(path: Path) -> Baseline:
         models=models,
         metrics=metrics,
         format_version=int(data["format_version"]),
+        track=track,
     )

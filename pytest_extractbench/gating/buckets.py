@@ -125,11 +125,11 @@ def sample_bucket(
         raise ValueError(f"sample {sample_id!r}: in neither run")
     if baseline is None:
         assert current is not None
-        return SampleBucket(sample_id, NEW, current_eqs=current.row["eqs"], current_passed=passed(current))
+        return SampleBucket(sample_id, NEW, current_eqs=current.row.get("eqs"), current_passed=passed(current))
     if current is None:
-        return SampleBucket(sample_id, REMOVED, baseline_eqs=baseline.row["eqs"], baseline_passed=passed(baseline))
+        return SampleBucket(sample_id, REMOVED, baseline_eqs=baseline.row.get("eqs"), baseline_passed=passed(baseline))
     was, now = passed(baseline), passed(current)
-    before, after = baseline.row["eqs"], current.row["eqs"]
+    before, after = baseline.row.get("eqs"), current.row.get("eqs")  # None on a track without EQS: pass/fail only
     if changed:
         return SampleBucket(sample_id, CHANGED, before, after, was, now)
     if was and not now:
@@ -138,11 +138,18 @@ def sample_bucket(
         bucket = FIXED
     elif not was:
         bucket = STILL_FAILING
-    elif math.isfinite(before) and math.isfinite(after) and before - after > delta + 1e-12:
+    elif _dropped(before, after, delta):
         bucket = REGRESSED  # passes still, but its EQS dropped by more than the delta
     else:
         bucket = UNCHANGED
     return SampleBucket(sample_id, bucket, before, after, was, now, field_flips(current, baseline))
+
+
+def _dropped(before: float | None, after: float | None, delta: float) -> bool:
+    """Whether EQS dropped by more than ``delta`` (never on a track without EQS, nor on a value that is not a number)."""
+    if before is None or after is None or not (math.isfinite(before) and math.isfinite(after)):
+        return False
+    return before - after > delta + 1e-12
 
 
 def _severity(sample: SampleBucket) -> tuple[Any, ...]:

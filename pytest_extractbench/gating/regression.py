@@ -12,28 +12,28 @@ import argparse
 import math
 import re
 import zlib
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..analysis import catalog
-from ..analysis.resampled import MetricDelta, measured, paired_deltas, resolve_metric
+from ..analysis import catalog, track_metrics
+from ..analysis.resampled import MetricDelta, Metrics, measured, paired_deltas, resolve_metric
 from ..analysis.stats import Interval, format_p
-from ..scoring import StatsOptions, prf
-from ..scoring.result import EXACT, PARTIAL, SPURIOUS
-from ..scoring.result import MISSED as MISSED_FIELD
-from .baseline import Baseline, SampleSnapshot, Snapshots
+from ..scoring import StatsOptions
+from .baseline import EXTRACTION, Baseline, SampleSnapshot, Snapshots
 from .buckets import DEFAULT_DELTA, Buckets, bucket_samples
+from .field_deltas import field_deltas
 from .outcomes import HELD, MISSED, UNMEASURED
 from .pairing import Pairing, pair_samples
 from .repeated import CHECK_WITHOUT, REPEATED, RepeatComparison, compare_repeats, repeated_metric
 
 IMPROVED, NEUTRAL, REGRESSED = "improved", "neutral", "regressed"
+EQS = "extraction_quality_score"
+PASS_RATE = track_metrics.PASS_RATE.name  # what the verdict reads on the toolcall, generate and repair tracks
 NOT_COMPARABLE = "not comparable"
 _MARGIN = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(%?)$")
-_INDEX = re.compile(r"\[\d+\]")
 
 
 # -- --extractbench-compare-fail EXPR ------------------------------------------------------------
@@ -65,9 +65,13 @@ def parse_compare_fail(value: str) -> CompareFailCheck:
     try:
         metric = resolve_metric(name)
     except KeyError as exc:
-        found = repeated_metric(name)  # pass@k, pass^k: per-sample pass counts, compared at one k
+        # pass@k, pass^k: per-sample pass counts, compared at one k; or a figure of the toolcall, generate or
+        # repair track (the run's track is not known here: a figure its track lacks could not be measured)
+        found = repeated_metric(name) or track_metrics.find(name)
         if found is None:
-            raise argparse.ArgumentTypeError(f"{value!r}: {exc.args[0]}, pass@k, pass^k") from None
+            known = ", ".join(sorted(track_metrics.find_names()))
+            message = f"{value!r}: {exc.args[0]}, pass@k, pass^k; on the other tracks {known}"
+            raise argparse.ArgumentTypeError(message) from None
         metric = found
     match = _MARGIN.match(margin_text.strip())
     if not match:
@@ -236,54 +240,6 @@ def verdict(delta: float, thresholds: tuple[float, float], higher_is_better: boo
     return NEUTRAL
 
 
-# -- per-field deltas -----------------------------------------------------------------------------
-
-
-def field_scores(samples: Iterable[SampleSnapshot]) -> dict[str, dict[str, float]]:
-    """Per field path (array indices as ``[]``): occurrences and partial-mode F1 with the sample's credit rules."""
-    counts: dict[str, list[float]] = {}  # path -> [credit, predicted, expected]
-    for sample in samples:
-        valid = sample.row["schema_valid"] > 0
-        for path, category, _score in sample.fields:
-            slot = counts.setdefault(_INDEX.sub("[]", path), [0.0, 0.0, 0.0])
-            if category != MISSED_FIELD:
-                slot[1] += 1
-            if category != SPURIOUS:
-                slot[2] += 1
-            if valid:  # invalid output earns no credit
-                slot[0] += 1.0 if category == EXACT else 0.5 if category == PARTIAL else 0.0
-    return {
-        path: {
-            "f1_partial": prf(credit, int(predicted), int(expected))[2],
-            "expected": expected,
-            "predicted": predicted,
-        }
-        for path, (credit, predicted, expected) in sorted(counts.items())
-    }
-
-
-def field_deltas(current: Sequence[SampleSnapshot], baseline: Sequence[SampleSnapshot]) -> dict[str, dict[str, Any]]:
-    """Per-field F1 (partial) of both runs on the same samples, worst change first."""
-    now, before = field_scores(current), field_scores(baseline)
-    out: dict[str, dict[str, Any]] = {}
-    for path in sorted(set(now) | set(before)):
-        c = now.get(path, {}).get("f1_partial")
-        b = before.get(path, {}).get("f1_partial")
-        out[path] = {
-            "baseline": b,
-            "current": c,
-            "delta": None if b is None or c is None else c - b,
-            "expected": now.get(path, before.get(path, {})).get("expected", 0),
-        }
-    # worst first; among equal drops, the field with more occurrences first
-    return dict(
-        sorted(
-            out.items(),
-            key=lambda item: (item[1]["delta"] is None, item[1]["delta"] or 0.0, -item[1]["expected"], item[0]),
-        )
-    )
-
-
 # -- comparing one model with its baseline -----------------------------------------------------------
 
 
@@ -313,13 +269,14 @@ class ModelComparison:
     hashed: bool = True  # False: the baseline has no content hashes, so samples are paired by id alone
     buckets: Buckets | None = None  # every sample either run scored: regressed, fixed, ... (:mod:`.buckets`)
     repeats: RepeatComparison | None = None  # pass@k and pass^k over repeats (:mod:`.repeated`)
+    verdict_metric: str = EQS  # what the verdict reads: EQS, or a track's pass rate
 
     @property
     def failed(self) -> list[CheckResult]:
         return [c for c in self.checks if c.failed]
 
     def as_dict(self) -> dict[str, Any]:
-        eqs = self.deltas.get("extraction_quality_score")
+        eqs = self.deltas.get(self.verdict_metric)
         paired_on = "unchanged samples (same id and content hash)" if self.hashed else "shared sample ids"
         differ = self.only_current or self.only_baseline or self.changed
         return {
@@ -337,6 +294,7 @@ class ModelComparison:
             },
             "paired_on": paired_on + (" (the sample sets differ)" if differ else ""),
             "verdict": self.verdict,
+            **({"verdict_metric": self.verdict_metric} if self.verdict_metric != EQS else {}),
             "baseline_accuracy": eqs.b if eqs else None,
             "candidate_accuracy": eqs.a if eqs else None,
             "delta": eqs.delta if eqs else None,
@@ -368,36 +326,44 @@ def compare_model(
     hashed: bool = True,
     bucket_delta: float = DEFAULT_DELTA,
     keeps_repeats: bool = True,
+    track: str = EXTRACTION,
 ) -> ModelComparison:
     """Deltas current - baseline on the samples both scored whose content is unchanged (``changed``: ids whose
     content hash differs, left out), the verdict, and every check's result. pass@k and pass^k are compared on the
-    shared samples both runs repeated (``keeps_repeats``: the baseline's format holds pass counts)."""
+    shared samples both runs repeated (``keeps_repeats``: the baseline's format holds pass counts). ``track``: whose
+    figures are compared (the catalog's headline metrics and EQS's verdict for extraction; every figure of
+    :mod:`..analysis.track_metrics` and the pass rate's verdict for the other tracks)."""
     baseline_model = baseline_model or model
+    figures = track_metrics.compared(track)
+    every: Metrics = catalog.resampled() if figures is None else figures
+    lead = catalog.names("headline") if figures is None else track_metrics.headline(track)
     both = set(current) & set(baseline)
     edited = sorted(both & set(changed))
     shared = sorted(both - set(edited))
     only_current = sorted(set(current) - set(baseline))
     only_baseline = sorted(set(baseline) - set(current))
-    names = list(dict.fromkeys([*catalog.names("headline"), *(c.metric for c in checks if c.metric not in REPEATED)]))
+    names = list(dict.fromkeys([*lead, *(c.metric for c in checks if c.metric in every)]))
     deltas: dict[str, MetricDelta] = {}
     fields: dict[str, dict[str, Any]] = {}
     if shared:
         rows_now, rows_then = [current[i].row for i in shared], [baseline[i].row for i in shared]
         # a metric only some runs measure (the judge's grade) is compared only when both runs have it
-        names = [n for n in measured(rows_now, names) if n in measured(rows_then, names)]
+        names = [n for n in measured(rows_now, names, figures) if n in measured(rows_then, names, figures)]
         deltas = paired_deltas(
             rows_now, rows_then, options, names,
-            rng=_rng(options, model, baseline_model),
+            rng=_rng(options, model, baseline_model), metrics=every,
         )  # fmt: skip
         fields = field_deltas([current[i] for i in shared], [baseline[i] for i in shared])
     repeats = compare_repeats(current, baseline, shared, options, keeps_repeats=keeps_repeats,
                               rng=_rng(options, model, baseline_model, "repeats"))  # fmt: skip
     deltas.update(repeats.deltas)
-    eqs = deltas.get("extraction_quality_score")
+    verdict_metric = EQS if figures is None else PASS_RATE
+    eqs = deltas.get(verdict_metric)
     result = ModelComparison(
         model, baseline_model, shared, only_current, only_baseline, deltas, fields,
         verdict(eqs.delta, thresholds) if eqs else NEUTRAL, changed=edited, hashed=hashed,
         buckets=bucket_samples(current, baseline, changed=edited, delta=bucket_delta), repeats=repeats,
+        verdict_metric=verdict_metric,
     )  # fmt: skip
     # a checked metric one side did not measure (the judge failed, or was not asked this time) cannot be compared
     absent = {}
@@ -405,8 +371,10 @@ def compare_model(
         for check in checks:
             if check.metric in REPEATED and check.metric not in deltas:
                 absent[check.metric] = repeats.why or CHECK_WITHOUT
+            elif check.metric not in every:
+                absent[check.metric] = f"the {track} track has no {check.metric} (it compares {', '.join(every)})"
             elif check.metric not in deltas:
-                now = bool(measured([current[i].row for i in shared], [check.metric]))
+                now = bool(measured([current[i].row for i in shared], [check.metric], figures))
                 side = "the baseline" if now else "this run"
                 absent[check.metric] = f"{side} has no {check.metric} for the shared samples"
     result.checks.extend(_run_checks(model, None, checks, deltas, options, absent, policy))
@@ -418,8 +386,9 @@ def compare_model(
                 [current[i].row for i in ids],
                 [baseline[i].row for i in ids],
                 options,
-                list(dict.fromkeys(c.metric for c in scope.checks if c.metric not in REPEATED)),
+                list(dict.fromkeys(c.metric for c in scope.checks if c.metric in every)),
                 rng=_rng(options, model, baseline_model, scope.label),
+                metrics=every,
             )
             if any(c.metric in REPEATED for c in scope.checks):
                 found = compare_repeats(current, baseline, ids, options, keeps_repeats=keeps_repeats,
@@ -512,12 +481,17 @@ def compare_run(
     sample_hashes: Mapping[str, str] | None = None,
     policy: str = "fail",
     bucket_delta: float = DEFAULT_DELTA,
+    track: str = EXTRACTION,
 ) -> RunComparison:
     """Compare every model of the run with its baseline counterpart and apply the checks.
 
     ``sample_hashes`` (this run's dataset: sample id -> content hash) pairs only the samples whose content is
     unchanged since the baseline; without it, or against a baseline saved without hashes, samples pair by id.
+    ``track``: the run's; a baseline of another track measured other figures, so nothing is compared and every
+    check could not be measured.
     """
+    if baseline.track != track:
+        return _other_track(current, baseline, options, checks, policy, track)
     notes = []
     pairing = None
     changed: frozenset[str] = frozenset()
@@ -545,7 +519,7 @@ def compare_run(
             model, current[model], baseline.models[counterpart], options, baseline_model=counterpart,
             checks=checks, scopes=(scopes or {}).get(model, ()), thresholds=thresholds, policy=policy,
             changed=changed, hashed=pairing is None or pairing.checked, bucket_delta=bucket_delta,
-            keeps_repeats=baseline.keeps_repeats,
+            keeps_repeats=baseline.keeps_repeats, track=track,
         )  # fmt: skip
         if comparison.repeats is not None and (note := comparison.repeats.note(model)):
             notes.append(note)
@@ -558,3 +532,22 @@ def compare_run(
             )
         models[model] = comparison
     return RunComparison(baseline, models, unchecked, notes, options, pairing)
+
+
+def _other_track(
+    current: Snapshots,
+    baseline: Baseline,
+    options: StatsOptions,
+    checks: Sequence[CompareFailCheck],
+    policy: str,
+    track: str,
+) -> RunComparison:
+    """A baseline saved from a run of another track: no model compared, each check could not be measured."""
+    why = f"the baseline was saved from a {baseline.track} run and this is a {track} run: their figures differ"
+    unchecked = [
+        CheckResult(str(check), check.metric, model, None, policy == "fail",
+                    f"COULD NOT BE MEASURED model {model!r}: {why} ({check})", outcome=UNMEASURED)
+        for model in sorted(current)
+        for check in checks
+    ]  # fmt: skip
+    return RunComparison(baseline, {}, unchecked, [f"not compared: {why}"], options, None)

@@ -1,5 +1,5 @@
-"""Thresholds a team sets on any metric of the catalog (``--extractbench-require METRIC>=VALUE``), beside the SLA
-tiers: a floor on the judge's grade, a ceiling on p95 time to first token, a rate of perfect samples. Each one is
+"""Thresholds a team sets on any metric of the catalog or figure of a track (``--extractbench-require
+METRIC>=VALUE``), beside the SLA tiers: a floor on the judge's grade, a ceiling on p95 time to first token, a rate of perfect samples. Each one is
 a gate of the session, checked per model like a tier's thresholds, with the same four outcomes (:mod:`.outcomes`):
 one that does not apply to the run is skipped, one a failed component could not measure fails by default."""
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis import catalog
+from ..analysis import catalog, track_metrics
 from .outcomes import Measuring, absence, decide
 from .sla import GateCheck
 
@@ -43,9 +43,10 @@ def parse_requirement(value: str) -> Requirement:
         )
     name, op, number, percent = match.groups()
     key = name.lower().replace("-", "_")
-    metric = catalog.get(catalog.aliases().get(key, key))
+    # a figure of the toolcall, generate or repair track too (``accuracy>=0.9``): the run's track is not known here
+    metric = catalog.get(catalog.aliases().get(key, key)) or track_metrics.find(key)
     if metric is None:
-        known = ", ".join(sorted({m.name for m in catalog.metrics()}))
+        known = ", ".join(sorted({m.name for m in catalog.metrics()} | set(track_metrics.find_names())))
         raise argparse.ArgumentTypeError(f"{value!r}: unknown metric {name!r}; known: {known}")
     threshold = float(number) / (100 if percent else 1)
     if not math.isfinite(threshold):  # 1e999 reads as infinity: a threshold nothing can miss, or nothing meet

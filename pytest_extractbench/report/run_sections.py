@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..analysis import catalog
+from ..analysis import catalog, track_metrics
 from ..analysis.stats import format_p
 from ..core import rundoc
 from ..core.textsafe import markdown as md
@@ -26,15 +26,18 @@ MAX_PROBLEMS = 20
 MAX_REGRESSIONS = 10  # regressed samples listed in summary.md, worst first (every one is in metrics.json)
 MAX_FLIPS_SHOWN = 3  # field flips listed per regressed sample
 HEADLINE_REGRESSIONS = 3  # regressed samples named at the top of summary.md, beside the verdict
+EQS = "extraction_quality_score"  # the extraction track's verdict metric
 
 
 def _label(metric: str) -> str:
     found = catalog.get(metric)
-    return found.label if found else metric.replace("_", " ")
+    return found.label if found else (track_metrics.label(metric) or metric.replace("_", " "))
 
 
 def _catalog_order(names: Sequence[str]) -> list[str]:
+    """The catalog's order, then the other tracks' figures in theirs (the pass rate first), then the rest by name."""
     known = [m.name for m in catalog.metrics() if m.name in names]
+    known += [n for n in track_metrics.find_names() if n in names and n not in known]
     return known + sorted(n for n in names if n not in known)
 
 
@@ -96,13 +99,15 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
                 "model": model,
                 "baseline_model": entry.get("baseline_model", model),
                 "verdict": entry.get("verdict", "-"),
+                # what the verdict reads: EQS, or the pass rate of a toolcall, generate or repair run
+                "verdict_metric": entry.get("verdict_metric", EQS),
                 "n_shared": entry.get("n_shared", 0),
                 "paired_on": entry.get("paired_on", ""),
                 "metrics": [_delta_row(name, deltas[name]) for name in _catalog_order(list(deltas))],
                 "drops": drops,
                 "gains": gains,
                 "unchanged": unchanged,
-                "buckets": _buckets(entry.get("buckets")),
+                "buckets": _buckets(entry.get("buckets"), eqs=entry.get("verdict_metric", EQS) == EQS),
             }
         )
     test = found.get("test", "permutation")
@@ -122,12 +127,14 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _buckets(found: Any) -> dict[str, Any] | None:
-    """A model's buckets against the baseline (counts, the worst regressions with their field flips), or None."""
+def _buckets(found: Any, *, eqs: bool = True) -> dict[str, Any] | None:
+    """A model's buckets against the baseline (counts, the worst regressions with their field flips), or None;
+    ``eqs``: the run has EQS (a toolcall, generate or repair sample regresses by pass -> fail alone)."""
     if not isinstance(found, Mapping) or not isinstance(found.get("counts"), Mapping):
         return None
     regressions = [r for r in found.get("regressions") or [] if isinstance(r, Mapping)]
     return {
+        "eqs": eqs,
         "delta": found.get("eqs_delta"),
         "counts": dict(found["counts"]),
         "worst": regressions[:MAX_REGRESSIONS],
@@ -149,12 +156,12 @@ def _flips(flips: Any) -> str:
 def _bucket_md(buckets: Mapping[str, Any] | None) -> list[str]:
     if not buckets:
         return []
-    lines = [
-        "",
-        f"Samples by bucket (regressed: pass -> fail or EQS drop > {buckets['delta']}): "
-        f"{_bucket_counts(buckets['counts'])}.",
-    ]
-    if buckets["worst"]:
+    rule = f"pass -> fail or EQS drop > {buckets['delta']}" if buckets.get("eqs", True) else "pass -> fail"
+    lines = ["", f"Samples by bucket (regressed: {rule}): {_bucket_counts(buckets['counts'])}."]
+    if buckets["worst"] and not buckets.get("eqs", True):
+        listed = ", ".join(md(str(r.get("sample_id"))) for r in buckets["worst"])
+        lines += ["", f"Regressed samples (pass -> fail): {listed}."]
+    elif buckets["worst"]:
         lines += [
             "",
             "| Regressed sample | EQS baseline | EQS current | Pass -> fail | Field flips |",
@@ -384,7 +391,8 @@ def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
                     for r in rows
                 ]
         lines += _bucket_md(m.get("buckets"))
-        lines += ["", f"{m['unchanged']} field(s) unchanged."]
+        if m["verdict_metric"] == EQS:  # other tracks compare no fields
+            lines += ["", f"{m['unchanged']} field(s) unchanged."]
     if view["checks"]:
         lines += ["", "Checks:"]
         lines += [f"- {'**FAILED**' if c['failed'] else 'passed'}: {md(c['message'])}" for c in view["checks"]]
@@ -547,9 +555,10 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
         return []
     lines = []
     for m in view["models"]:
-        eqs = next((r for r in m["metrics"] if r["metric"] == "extraction_quality_score"), None)
+        eqs = next((r for r in m["metrics"] if r["metric"] == m["verdict_metric"]), None)
+        name = "EQS" if m["verdict_metric"] == EQS else md(str(eqs["label"] if eqs else "")).lower()
         change = (
-            f": EQS {num(eqs['baseline'])} -> {num(eqs['current'])} ({num(eqs['delta'], True)}, {md(eqs['p'])})"
+            f": {name} {num(eqs['baseline'])} -> {num(eqs['current'])} ({num(eqs['delta'], True)}, {md(eqs['p'])})"
             if eqs
             else ""
         )
@@ -561,9 +570,14 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
         )
         # the worst few with their field flips, so a PR comment names them before any table
         for r in (buckets or {}).get("worst", [])[:HEADLINE_REGRESSIONS]:
+            scores = (
+                f": EQS {num(r.get('baseline_eqs'))} -> {num(r.get('current_eqs'))}"
+                if buckets["eqs"]
+                else ": pass -> fail"
+            )
             lines.append(
-                f"  - regressed {md(str(r.get('sample_id')))}: EQS {num(r.get('baseline_eqs'))} -> "
-                f"{num(r.get('current_eqs'))}" + (f"; {flips}" if (flips := _flips(r.get("field_flips"))) else "")
+                f"  - regressed {md(str(r.get('sample_id')))}{scores}"
+                + (f"; {flips}" if (flips := _flips(r.get("field_flips"))) else "")
             )
         if buckets and len(buckets.get("worst", [])) + buckets.get("hidden", 0) > HEADLINE_REGRESSIONS:
             more = len(buckets["worst"]) + buckets["hidden"] - HEADLINE_REGRESSIONS

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..analysis import catalog
+from ..analysis import catalog, track_metrics
 from ..analysis.catalog import Metric
 from ..analysis.stats import format_p
 from ..core import textsafe
@@ -341,7 +341,7 @@ def _delta(entry: Mapping[str, Any]) -> str:
 def _compact(name: str) -> str:
     """A metric's compact name from the catalog ("F1 partial"); an unknown key as it is."""
     metric = catalog.get(name)
-    return metric.compact if metric else name
+    return metric.compact if metric else (track_metrics.label(name, compact=True) or name)
 
 
 def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
@@ -390,6 +390,7 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
 
 
 WORST_SHOWN = 3  # regressed samples named in the terminal, worst first
+_EQS = "extraction_quality_score"  # the extraction track's verdict metric; a track's reads its pass rate
 
 
 def baseline_lines(result: RunComparison) -> list[str]:
@@ -408,7 +409,8 @@ def baseline_lines(result: RunComparison) -> list[str]:
         )
         buckets = comparison.buckets
         if buckets is not None:
-            lines.append(f"    samples (regressed: pass -> fail or EQS drop > {buckets.delta:g}): {buckets.describe()}")
+            rule = "pass -> fail" + (f" or EQS drop > {buckets.delta:g}" if comparison.verdict_metric == _EQS else "")
+            lines.append(f"    samples (regressed: {rule}): {buckets.describe()}")
             worst = buckets.worst(WORST_SHOWN)
             if worst:
                 more = len(buckets.ids("regressed")) - len(worst)

@@ -1,8 +1,9 @@
-"""summary.md and report.html of a toolcall, generate or repair run: one track section per model.
+"""summary.md and report.html of a toolcall, generate or repair run: the gate (required thresholds, regression
+checks against a baseline) when the run asserted one, the comparison with the baseline, one track section per model.
 
-The sections come from :mod:`.track_sections`; untrusted text (model names, sample ids, schema
-feature names) is escaped here, through :func:`..core.textsafe.markdown` for Markdown and jinja2's
-autoescape for HTML.
+The sections come from :mod:`.track_sections`, the gate and the baseline's from the extraction report's renderers
+(:func:`.exports.gate_md`, :mod:`.run_sections`); untrusted text (model names, sample ids, schema feature names) is
+escaped here, through :func:`..core.textsafe.markdown` for Markdown and jinja2's autoescape for HTML.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core import rundoc, textsafe
+from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
+from . import run_sections
 from .track_sections import Section, model_section
 
 
@@ -62,12 +65,16 @@ def track_summary_md(document: rundoc.MetricsDocument) -> str:
         f"- **Dataset**: {_md(run['dataset']['name'] or '-')}",
         "",
     ]
+    from .exports import cap_summary, gate_md
+
+    baseline = run_sections.baseline_view(document)
+    if gate_verdicts(document):  # a run without a gate says nothing here: its failed items decide the session
+        lines += [*gate_md(document), *run_sections.baseline_headline_md(baseline)]
     if not found:
         lines += ["No sample was scored.", ""]
     for model, section in found.items():
         lines += [f"## {_md(model)}: {_md(section.title)}", "", *section_md(section), ""]
-    from .exports import cap_summary
-
+    lines += run_sections.baseline_md(baseline)
     return cap_summary("\n".join(lines))
 
 
@@ -77,6 +84,7 @@ def track_report_html(document: rundoc.MetricsDocument) -> str:
 
     found = sections(document)
     track = document["track"]
+    gates = gate_verdicts(document)
     return render_fragment(
         "track_report.html.j2",
         title=f"{track.capitalize()} Track Report: " + ", ".join(found),
@@ -84,6 +92,9 @@ def track_report_html(document: rundoc.MetricsDocument) -> str:
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         run=document["run"],
         sections=found,
+        gates=gates,
+        gate_warnings=unmeasured_warnings(gates),
+        baseline=run_sections.baseline_view(document),
     )
 
 

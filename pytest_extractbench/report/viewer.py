@@ -4,7 +4,9 @@ The page filters, sorts and pages the samples in the browser (templates/viewer.j
 gathers what it shows. Columns are (run, model) pairs, the first run being the "current" one that the
 others are compared with. Per sample: id, topic, complexity bin, the source text, the schema and the gold
 (from the dataset file the records name, when it can still be read), and per column the score, the raw
-output and each field's category and prediction, and the samples' buckets against a baseline. Strings are
+output and each field's category and prediction, the samples' buckets against a baseline, and how many of its
+runs passed when the run repeated it; with repeats in both runs, pass@k and pass^k of each model against the same
+model in the other run, with the paired CI and test a baseline comparison gives them (:mod:`..gating.repeated`). Strings are
 clipped and interned, and the JSON packed (gzip in base64, unpacked by the browser: nothing is fetched), so
 10,000 samples x 2 models stay under 10 MB; the JSON is escaped as for an HTML ``<script>`` element besides,
 so no ``</script>`` or ``<!--`` in untrusted text could end it early even unpacked.
@@ -24,11 +26,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ..analysis.stats import format_p
 from ..core import textsafe
 from ..dataset.samples import Sample
 from ..dataset.sources import load_source
-from ..gating.baseline import SampleSnapshot
+from ..gating.baseline import SampleSnapshot, repeat_counts
 from ..gating.buckets import BUCKETS, UNCHANGED, bucket_samples
+from ..gating.repeated import REPEATED, compare_repeats
 from ..scoring.compare import similarity_paired_elements
 from ..scoring.options import ScoringOptions
 from .rows import RunData, recorded_scoring_options
@@ -144,6 +150,7 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
     order: dict[str, int] = {}  # sample id -> row
     samples: list[list[Any]] = []
     results: list[dict[int, list[Any]]] = []
+    passes: list[dict[int, tuple[int, int]]] = []  # per column: row -> (runs, passing runs) of a repeated sample
     gold_fields: list[dict[int, int]] = []  # per row: path -> expected value (string index)
     sources: dict[str, Mapping[str, str]] = {}
     for item in runs:
@@ -158,6 +165,7 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
                 columns.append({"run": item.label, "model": textsafe.terminal(model)})
                 models.append(model)
                 results.append({})
+                passes.append({})
             sid = record["sample_id"]
             meta = record["meta"]
             source = meta.get("source")
@@ -177,6 +185,10 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
                 )
                 gold_fields.append({})
             results[by_model[model]][row] = _result(record, strings, gold_fields[row], pairing)
+            # a track's record keeps its runs at the top, an extraction record among its diagnostics
+            counts = repeat_counts(record.get("repeats") or (record.get("diagnostics") or {}).get("repeats"))
+            if counts is not None:
+                passes[by_model[model]][row] = counts
     dataset: dict[str, Sample] = {}
     notes: list[str] = []
     if with_dataset and samples:
@@ -208,6 +220,11 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
         "samples": samples,
         "details": details,
         "results": [[column.get(row) for row in range(len(samples))] for column in results],
+        "passes": [
+            [list(column[row]) if row in column else None for row in range(len(samples))] if column else None
+            for column in passes
+        ],  # fmt: skip
+        "repeats": _repeat_deltas(runs, columns, models, first_run, passes, notes),
         "notes": notes,
     }
 
@@ -259,6 +276,49 @@ def _buckets(
             rows[int(key)] = index[sample.bucket]
         out[k] = {"against": columns[partner]["run"], "rows": rows}
     return out
+
+
+def _repeat_deltas(
+    runs: Sequence[ViewerRun],
+    columns: Sequence[Mapping[str, str]],
+    models: Sequence[str],
+    first_run: int,
+    passes: Sequence[Mapping[int, tuple[int, int]]],
+    notes: list[str],
+) -> list[dict[str, Any]]:
+    """pass@k and pass^k of each column of the current run against the same model in the next run that has it, on
+    the samples both repeated (at k, the fewest runs either gave one of them), as a baseline comparison computes
+    them; a note when only one of the two repeated its samples."""
+    if not runs:
+        return []
+    options = recorded_scoring_options(runs[0].run.document).statistics
+    out: list[dict[str, Any]] = []
+    for k in range(first_run):
+        partner = next((j for j in range(first_run, len(columns)) if models[j] == models[k]), None)
+        if partner is None or not (passes[k] or passes[partner]):
+            continue
+        if not (passes[k] and passes[partner]):
+            once = columns[partner if passes[k] else k]["run"]
+            notes.append(f"pass@k / pass^k of {columns[k]['model']} not compared: run {once} asked each sample once")
+            continue
+        now, then = (_repeat_snapshots(passes[i]) for i in (k, partner))
+        shared = sorted(set(now) & set(then))
+        seed = [options.seed, zlib.crc32(f"{models[k]}\0{columns[partner]['run']}".encode())]
+        found = compare_repeats(now, then, shared, options, keeps_repeats=True, rng=np.random.default_rng(seed))
+        if not found.deltas:
+            continue
+        metrics = {}
+        for name in REPEATED:
+            d = found.deltas[name]
+            metrics[name] = {"a": d.a, "b": d.b, "delta": d.delta, "low": d.ci.low, "high": d.ci.high,
+                             "p": format_p(d.p_value), "significant": d.significant}  # fmt: skip
+        out.append({"column": k, "against": partner, "k": found.k, "samples": len(found.samples), "metrics": metrics})
+    return out
+
+
+def _repeat_snapshots(counts: Mapping[int, tuple[int, int]]) -> dict[str, SampleSnapshot]:
+    """A column's pass counts as the snapshots a baseline keeps (keyed by row)."""
+    return {str(row): SampleSnapshot({}, repeats=found) for row, found in counts.items()}
 
 
 def _snapshots(results: Mapping[int, list[Any]], strings: Sequence[str]) -> dict[str, SampleSnapshot]:

@@ -341,8 +341,8 @@ class RunContext:
 
     def sample_bucket(self, record: Any) -> Any:
         """The scored sample's bucket against the baseline (:mod:`..gating.buckets`) as soon as it is scored, for its
-        JUnit testcase; None without a baseline, for another track's record or a model the baseline lacks."""
-        if self.baseline is None or getattr(record, "score", None) is None:
+        JUnit testcase; None without a baseline of this run's track, or for a model the baseline lacks."""
+        if self.baseline is None or self.baseline.track != self.track.name:
             return None
         from ..gating.buckets import sample_bucket
         from ..gating.pairing import pair_samples
@@ -355,7 +355,7 @@ class RunContext:
         counterpart = pairs.get(record.model)
         if counterpart is None:
             return None
-        current = baselines.SampleSnapshot.from_score(record.score, passed=record.passed)
+        current = baselines.snapshot_records([record])[record.model][record.sample_id]
         return sample_bucket(
             record.sample_id,
             current,
@@ -367,8 +367,8 @@ class RunContext:
     def check_baseline_pairing(self) -> None:
         """A regression check against a baseline whose samples are mostly changed, replaced or gone would compare
         a different benchmark: stop before anything is asked, naming the counts."""
-        if not self.checks_regressions or self.baseline is None:
-            return
+        if not self.checks_regressions or self.baseline is None or self.baseline.track != self.track.name:
+            return  # a baseline of another track: every check says it could not be measured, at the end
         stored = self.baseline.sample_hashes()
         if stored is None:  # an older baseline: reported as unchecked by the comparison, not refused
             return

@@ -77,7 +77,8 @@ def finish_run(
     if not track.gated:
         if settings.require:
             _track_requirements(result, track.name, settings)
-        _document(result, {"track": track.name, "run": info, "models": metrics})
+        _baselines(context, result, records_by_model(records))
+        _document(result, {"track": track.name, "run": info, "models": metrics, **result.run_level})
         _write(context, result, None if keep_records else records, spool)
         context.events.run_finished(metrics)
         return result
@@ -115,7 +116,8 @@ def _track_requirements(result: RunResult, track: str, settings: Any) -> None:
     """``--extractbench-require`` on a toolcall, generate or repair run: checked against the track's own figures
     (``json_valid_rate``...) and pass@k / pass^k over repeats; one it does not measure could not be measured."""
     for model, section in result.metrics.items():
-        figures = {**(section.get(track) or {}), **section}
+        passed = section["passed_samples"] / section["num_samples"] if section.get("num_samples") else None
+        figures = {**(section.get(track) or {}), "pass_rate": passed, **section}
         result.requirements[model] = required = evaluate_requirements(
             figures, settings.require, None, settings.unmeasured
         )
@@ -185,19 +187,20 @@ def _measuring(context: RunContext, records: list[Any]) -> dict[str, Measuring]:
 
 
 def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[SampleRecord]]) -> None:
-    """Compare with the --extractbench-compare baseline, then store --extractbench-save."""
-    settings = context.settings
+    """Compare with the --extractbench-compare baseline, then store --extractbench-save; on every track (the
+    toolcall, generate and repair tracks compare their own figures, :mod:`..analysis.track_metrics`)."""
+    settings, track = context.settings, context.track
     if context.baseline is None and not settings.save:
         return
     hashes = context.sample_hashes()
     snapshots = baselines.snapshot_records(result.records, hashes)
     if context.baseline is not None:
-        config = settings.subsets
+        config = settings.subsets if track.gated else None  # subsets and groups read extraction records
         scopes = {model: gate_scopes(found, config) for model, found in by_model.items()} if config else {}
         comparison = compare_run(
             snapshots, context.baseline, settings.scoring.statistics, checks=settings.compare_fail, scopes=scopes,
             thresholds=settings.verdict_thresholds, sample_hashes=hashes, policy=settings.unmeasured,
-            bucket_delta=settings.sample_regression_delta,
+            bucket_delta=settings.sample_regression_delta, track=track.name,
         )  # fmt: skip
         result.comparison = comparison
         result.regressions = comparison.failures
@@ -214,7 +217,8 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
             package_version=version("pytest-extractbench"),
             options=settings.to_dict(),
         )
-        document = baselines.build(settings.save, snapshots, result.metrics, info, asdict(settings.scoring.statistics))
+        document = baselines.build(settings.save, snapshots, result.metrics, info,
+                                   asdict(settings.scoring.statistics), track.name)  # fmt: skip
         result.saved_baseline = baselines.save(document, baselines.baseline_dir(settings.rootdir))
         result.run_level["baseline_saved"] = {"name": settings.save, "path": str(result.saved_baseline)}
 

@@ -97,6 +97,7 @@ def _track_lines(context: RunContext, result: RunResult | None, unscored: list[s
             held = all(check.passed is not False for check in required)
             lines.append(f"  required thresholds: {'passed' if held else 'FAILED'}: "
                          + "; ".join(terminal.safe(check.describe()) for check in required))  # fmt: skip
+    lines.extend(terminal.run_lines(result.run_level, result.comparison))
     lines.extend(_unscored_lines(unscored))
     lines.extend(terminal.problem_lines(context.problems))
     lines.extend(write_error_lines(context, result))

@@ -10,8 +10,9 @@ from typing import Any
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
 from pytest_extractbench.analysis.metrics import run_level_metrics
+from pytest_extractbench.analysis.repeats import sample_repeats
 from pytest_extractbench.core import files
-from pytest_extractbench.core.rundoc import iter_samples
+from pytest_extractbench.core.rundoc import iter_samples, write_samples
 from pytest_extractbench.dataset import load_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,3 +139,17 @@ def replicate_run(source: Path, path: Path, samples: int) -> Path:
     (path / files.METRICS_FILE).write_bytes((source / files.METRICS_FILE).read_bytes())
     files.write_jsonl(path / files.SAMPLES_FILE, scaled)
     return path
+
+
+def repeated_run(path: Path, counts: dict[str, tuple[int, int]]) -> Path:
+    """A run of model "m" over the first 8 bundled samples (gold outputs) whose samples.jsonl says how many of its
+    runs passed (``counts``: sample id -> (runs, passed)), as a run with --extractbench-repeats keeps it."""
+    samples = DATASET.samples[:8]
+    made = make_run(path, {"m": {s.id: json.dumps(s.expected) for s in samples}}, samples=samples)
+    rows = list(iter_samples(made / "samples.jsonl"))
+    for row in rows:
+        if row["sample_id"] in counts:
+            n, c = counts[row["sample_id"]]
+            row["diagnostics"]["repeats"] = sample_repeats([True] * c + [False] * (n - c), [None] * n)
+    write_samples(made / "samples.jsonl", rows)
+    return made

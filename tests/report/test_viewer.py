@@ -9,16 +9,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
-from _runs import DATASET, Page, fixture_outputs, make_run
+from _runs import DATASET, Page, fixture_outputs, make_run, repeated_run
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.cli import main
 from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.dataset.sources import load_source
+from pytest_extractbench.gating.baseline import SampleSnapshot
+from pytest_extractbench.gating.repeated import compare_repeats
 from pytest_extractbench.report import viewer
 from pytest_extractbench.report.rows import read_run
+from pytest_extractbench.scoring import StatsOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -341,3 +345,38 @@ def test_a_similarity_paired_list_carries_its_elements_for_the_field_diff(tmp_pa
         ("parties", "spurious", None, "Omega", -1),
     ]
     assert elements(without) == []
+
+
+def test_pass_at_k_and_pass_hat_k_deltas_against_the_other_run(tmp_path: Path) -> None:
+    ids = [s.id for s in DATASET.samples[:8]]
+    # this run: the first six samples pass 2 of 3 runs, the last two 3 of 3; the other run: 3 of 3 everywhere
+    now = repeated_run(tmp_path / "now", {i: (3, 2 if n < 6 else 3) for n, i in enumerate(ids)})
+    then = repeated_run(tmp_path / "then", {i: (3, 3) for i in ids})
+    data = data_of(now, then)
+    assert data["passes"][0] == [[3, 2]] * 6 + [[3, 3]] * 2 and data["passes"][1] == [[3, 3]] * 8
+    (found,) = data["repeats"]
+    assert (found["column"], found["against"], found["k"], found["samples"]) == (0, 1, 3, 8)
+    hat, at = found["metrics"]["pass_hat_k"], found["metrics"]["pass_at_k"]
+    # pass^3 per sample: C(2,3)/C(3,3) = 0 on six, 1 on two -> 2/8; the exact permutation test over 2^8 swaps
+    assert (hat["b"], hat["a"], hat["delta"]) == (1.0, 0.25, -0.75)
+    assert hat["p"] == "p = 0.031" and hat["significant"] is True
+    assert (at["b"], at["a"], at["delta"], at["significant"]) == (1.0, 1.0, 0.0, False)
+    # the same counts through a baseline comparison's own statistics: one implementation
+    snapshots = [
+        {str(r): SampleSnapshot({}, repeats=tuple(c)) for r, c in enumerate(data["passes"][k])} for k in (0, 1)
+    ]
+    direct = compare_repeats(*snapshots, sorted(snapshots[0]), StatsOptions(resamples=500), keeps_repeats=True,
+                             rng=np.random.default_rng(0))  # fmt: skip
+    assert direct.deltas["pass_hat_k"].delta == hat["delta"] and direct.k == found["k"]
+
+
+def test_repeats_in_one_run_only_give_a_note_and_no_delta(tmp_path: Path) -> None:
+    ids = [s.id for s in DATASET.samples[:8]]
+    now = repeated_run(tmp_path / "now", {i: (3, 3) for i in ids})
+    once = make_run(tmp_path / "once", {"m": {s.id: json.dumps(s.expected) for s in DATASET.samples[:8]}},
+                    samples=DATASET.samples[:8])  # fmt: skip
+    data = data_of(now, once)
+    assert data["repeats"] == [] and data["passes"][1] is None
+    assert "pass@k / pass^k of m not compared: run once asked each sample once" in data["notes"]
+    plain = data_of(once, once.parent / "once")  # neither repeated: nothing said
+    assert plain["repeats"] == [] and not any("pass@k" in note for note in plain["notes"])

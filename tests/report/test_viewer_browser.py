@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _runs import DATASET, fixture_outputs, make_run, replicate_run
+from _runs import DATASET, fixture_outputs, make_run, repeated_run, replicate_run
 
 from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.dataset.sources import load_source
@@ -324,4 +324,33 @@ def test_a_similarity_paired_lists_elements_show_under_its_cell_inert(
     assert items.nth(1).text_content() == "missedZeta" and items.nth(2).text_content() == "spurious" + PAYLOAD
     assert page.locator("#viewer-detail img, #viewer-detail svg").count() == 0  # the payload stayed text
     assert tab.dialogs == [] and tab.errors == []
+    page.close()
+
+
+def test_view_shows_pass_at_k_deltas_and_sorts_by_runs_passed(browser: Any, tmp_path: Path) -> None:
+    """Both runs repeated every sample 3 times: this run's first six pass 2 of 3 runs, the other run's all 3."""
+    from pytest_extractbench.report.viewer import runs_from_dirs
+
+    ids = [s.id for s in DATASET.samples[:8]]
+    now = repeated_run(tmp_path / "now", {i: (3, 2 if n < 6 else 3) for n, i in enumerate(ids)})
+    then = repeated_run(tmp_path / "then", {i: (3, 3) for i in ids})
+    tab = Tab(browser, html.write_viewer(runs_from_dirs([now, then]), tmp_path / "viewer.html").as_uri())
+    page = tab.page
+    rows = page.locator("#viewer-repeats tbody tr")
+    assert rows.count() == 2
+    cells = [rows.nth(n).locator("td").all_text_contents() for n in range(2)]
+    # model, against, k, samples, metric, other run, this run, delta, CI, p
+    assert cells[0][:8] == ["m", "then", "3", "8", "pass@3", "1.000", "1.000", "0.000"]
+    assert cells[1][:8] == ["m", "then", "3", "8", "pass^3", "1.000", "0.250", "-0.750"]
+    assert cells[1][9] == "p = 0.031 (significant)"
+    assert page.get_attribute('#viewer-repeats tr[data-metric="pass_hat_k"] td:nth-child(8)', "class") == "num down"
+    # the runs-passed column of this run: fewest passes first once sorted
+    header = '#viewer-table th[data-key="passes-0"]'
+    assert page.text_content(header) == "runs passed now / m"
+    page.click(header + " button")
+    column = page.locator("#viewer-table thead th").all_text_contents().index("runs passed now / m") + 1
+    assert tab.cells(column) == ["2 of 3"] * 6 + ["3 of 3"] * 2
+    page.click(header + " button")  # descending: the two that passed every run first
+    assert tab.cells(1)[:2] == ids[6:] and tab.cells(column)[:2] == ["3 of 3"] * 2
+    assert not tab.dialogs and not tab.errors
     page.close()

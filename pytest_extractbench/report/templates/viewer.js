@@ -1,6 +1,7 @@
 // The sample viewer of report.html and `extractbench view`: filter, sort (click a column's header), search and
 // page the samples; open one beside the table (j/k or the arrow keys move to the next/previous) to read its
-// outputs pretty-printed, diffed against the gold and against the other run, and its fields side by side.
+// outputs pretty-printed, diffed against the gold and against the other run, and its fields side by side. With
+// repeats, each repeated run gets a "runs passed" column and a table gives pass@k / pass^k against the other run.
 // Data comes from two <script type="application/json"> elements (report/viewer.py), as JSON or gzip in base64
 // that the browser's DecompressionStream unpacks (nothing is fetched): "viewer-data", the little the table's first
 // rows need, then "viewer-body" (texts, outputs, fields), unpacked once those rows are shown.
@@ -47,6 +48,7 @@
   var S = [], cols = D.columns, samples = D.samples, scores = D.scores, cats = D.categories;
   var results = null, details = null;  // from the body, once unpacked
   var bucketNames = D.bucket_names || [], buckets = D.buckets || [];
+  var passes = D.passes || [], repeats = D.repeats || [];  // runs passed per sample; pass@k deltas between runs
   var runs = [];
   cols.forEach(function (c) { if (runs.indexOf(c.run) < 0) runs.push(c.run); });
   var manyRuns = runs.length > 1;
@@ -149,6 +151,10 @@
         out.push({ key: "bucket-" + k, label: "bucket " + colName(k) + " (vs " + buckets[k].against + ")",
                    value: function (i) { return bucketOf(k, i); } });
       }
+      if (passes[k]) {  // sorts by the share of runs that passed
+        out.push({ key: "passes-" + k, label: "runs passed " + colName(k),
+                   value: function (i) { var c = passes[k][i]; return c ? c[1] / c[0] : null; } });
+      }
     });
     pairs().forEach(function (p) {
       out.push({ key: "delta-" + p[0] + "-" + p[1], label: deltaName(p), value: function (i) { return delta(p, i); } });
@@ -238,6 +244,32 @@
     }
   });
 
+  // --- pass@k and pass^k over repeats, each model of the current run against the same model in the other ---
+  function repeatsTable() {
+    var t = el("table", "data viewer-repeats");
+    t.id = "viewer-repeats";
+    add(t, el("caption", null, "Over repeats: pass@k (some of k runs pass) and pass^k (all k pass), against the "
+      + "same model in the other run, on the samples both ran at least k times (paired CI and test)"));
+    var hr = el("tr");
+    ["model", "against", "k", "samples", "metric", "other run", "this run", "Δ", "CI", "p"].forEach(function (h) {
+      hr.appendChild(el("th", null, h));
+    });
+    var tb = el("tbody");
+    repeats.forEach(function (r) {
+      [["pass_at_k", "pass@"], ["pass_hat_k", "pass^"]].forEach(function (m) {
+        var d = r.metrics[m[0]], tr = el("tr");
+        tr.dataset.metric = m[0];
+        add(tr, el("td", null, cols[r.column].model), el("td", null, cols[r.against].run), el("td", "num", r.k),
+          el("td", "num", r.samples), el("td", null, m[1] + r.k), el("td", "num", num(d.b)), el("td", "num", num(d.a)),
+          el("td", "num " + (d.delta === 0 ? "" : d.delta > 0 ? "up" : "down"), signed(d.delta)),
+          el("td", "num", "[" + signed(d.low) + ", " + signed(d.high) + "]"),
+          el("td", d.significant ? (d.delta < 0 ? "bad" : "ok") : null, d.p + (d.significant ? " (significant)" : "")));
+        tb.appendChild(tr);
+      });
+    });
+    return add(t, add(el("thead"), hr), tb);
+  }
+
   function buildHead() {
     columnsShown = tableColumns();
     if (!columnsShown.some(function (c) { return c.key === state.sort; })) { state.sort = "eqs-0"; state.desc = false; }
@@ -323,6 +355,10 @@
     }
     if (c.key.indexOf("delta-") === 0) return el("td", "num " + (v === null || v === 0 ? "" : v > 0 ? "up" : "down"), signed(v));
     if (c.key.indexOf("eqs-") === 0) return el("td", "num", num(v));
+    if (c.key.indexOf("passes-") === 0) {
+      var counts = passes[Number(c.key.slice(7))][i];
+      return counts ? el("td", "num" + (counts[1] < counts[0] ? " down" : ""), counts[1] + " of " + counts[0]) : el("td", "muted", "—");
+    }
     if (c.key === "id") return add(el("td"), el("button", "link", v));
     return el("td", null, v || "—");
   }
@@ -544,6 +580,7 @@
   }
 
   (D.notes || []).forEach(function (n) { root.insertBefore(el("p", "note", n), controls); });
+  if (repeats.length) root.insertBefore(repeatsTable(), controls);
   buildHead();
   refresh();
   var bodyReady = parsedPage().then(afterPaint).then(function () {
