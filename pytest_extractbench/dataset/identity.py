@@ -3,13 +3,15 @@
 A sample's hash covers its text, schema and gold answer (canonical JSON: key order and spacing do not
 matter) and, when it has one, its document's content hash (so an edited PDF makes the sample "changed" even
 where its extracted text is given beside it); a dataset's hash covers its samples' ids and hashes, in id order.
+A sample of another track (tool calls, generation, repair) hashes every input it carries (its ``data``: the
+question and tools, the broken output to repair) with its reference, so an edited question is a changed sample too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = ["dataset_hash", "sample_hash"]
@@ -19,8 +21,21 @@ def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
 
 
+def _plain(value: Any) -> Any:
+    """Read-only mappings (a track sample's inputs) as dicts, so they hash by content, not by repr."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
 def sample_hash(sample: Any) -> str:
-    """sha256 of the sample's text, schema, gold answer and document (a sample without one hashes as before)."""
+    """sha256 of the sample's text, schema, gold answer and document (a sample without one hashes as before);
+    for a track sample, of all its inputs and its reference."""
+    data = getattr(sample, "data", None)
+    if isinstance(data, Mapping):
+        return hashlib.sha256(_canonical({"data": _plain(data), "expected": _plain(sample.expected)})).hexdigest()
     content: dict[str, Any] = {"text": sample.text, "schema": sample.schema, "expected": sample.expected}
     document = getattr(sample, "document", None)
     if document is not None:

@@ -4,6 +4,7 @@ regression check needs, and a comparison that leaves edited samples out. Pure: h
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -125,3 +126,43 @@ def test_an_old_baseline_file_loads_and_is_compared_by_id(tmp_path: Path) -> Non
     # a new file keeps each sample's hash through a round trip
     again = baselines.load(baselines.save(baselines.build("new", snaps, {}, {}, {}), tmp_path))
     assert again.sample_hashes() == hashes(found)
+
+
+def test_a_track_sample_hashes_every_input_it_carries() -> None:
+    from types import MappingProxyType
+
+    from pytest_extractbench.tracks.base import TrackSample
+
+    def toolcall(question: str, tools: list[str], gold: Any, order: int = 1) -> TrackSample:
+        data = {"messages": [{"role": "user", "content": question}], "functions": tools}
+        if order < 0:
+            data = dict(reversed(list(data.items())))
+        return TrackSample("q1", MappingProxyType(data), gold)
+
+    base = identity.sample_hash(toolcall("Weather in Paris?", ["get_weather"], [{"get_weather": {"city": "Paris"}}]))
+    # key order and a read-only mapping do not matter; the question, the tools and the reference each do
+    assert (
+        identity.sample_hash(toolcall("Weather in Paris?", ["get_weather"], [{"get_weather": {"city": "Paris"}}], -1))
+        == base
+    )
+    assert (
+        identity.sample_hash(toolcall("Weather in Rome?", ["get_weather"], [{"get_weather": {"city": "Paris"}}]))
+        != base
+    )
+    assert (
+        identity.sample_hash(toolcall("Weather in Paris?", ["get_time"], [{"get_weather": {"city": "Paris"}}])) != base
+    )
+    assert (
+        identity.sample_hash(toolcall("Weather in Paris?", ["get_weather"], [{"get_weather": {"city": "Rome"}}]))
+        != base
+    )
+
+
+def test_an_extraction_sample_hashes_its_text_schema_and_gold() -> None:
+    import hashlib
+    import json
+
+    sample = Sample(id="a", text="Total 9.00", schema={"type": "object"}, expected={"total": 9.0})
+    content = {"text": "Total 9.00", "schema": {"type": "object"}, "expected": {"total": 9.0}}
+    by_hand = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    assert identity.sample_hash(sample) == by_hand
