@@ -16,6 +16,7 @@ from ..analysis import catalog
 from ..core import textsafe
 from . import chart_readings as readings
 from . import charts
+from . import distribution_charts as spread
 from . import run_sections as sections
 from .svg import Chart
 
@@ -103,7 +104,7 @@ def _performance(out: dict[str, list[Chart | None]], rows: Mapping[str, Sequence
     latencies = _enough({n: [r["latency_s"] for r in v if r["latency_s"] is not None] for n, v in rows.items()})
     if latencies:
         out["performance"].append(
-            _read(_chart(charts.latency_histogram, latencies), lambda: readings.latency(latencies))
+            _read(_chart(spread.latency_histogram, latencies), lambda: readings.latency(latencies))
         )
         points = {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies}
         chart = _chart(
@@ -119,7 +120,7 @@ def _performance(out: dict[str, list[Chart | None]], rows: Mapping[str, Sequence
         out["performance"].append(_read(chart, lambda: readings.correlation(points, "latency", "EQS")))
     finished = _enough({n: [r["finished_at"] for r in v if r["finished_at"] is not None] for n, v in rows.items()})
     if finished:
-        out["performance"].append(_read(_chart(charts.throughput, finished), lambda: readings.throughput(finished)))
+        out["performance"].append(_read(_chart(spread.throughput, finished), lambda: readings.throughput(finished)))
 
 
 def _errors(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]]) -> None:
@@ -191,7 +192,7 @@ def _complexity(
         by_bin = {
             n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()
         }
-        out["complexity"].append(_read(_chart(charts.box_by_bin, by_bin, BINS), lambda: readings.bins(by_bin, BINS)))
+        out["complexity"].append(_read(_chart(spread.box_by_bin, by_bin, BINS), lambda: readings.bins(by_bin, BINS)))
     correlation = _correlations(scored)
     if correlation is not None:
         matrix, labels, features = correlation
@@ -223,7 +224,7 @@ def _breakdowns(out: dict[str, list[Chart | None]], models: Sequence[ModelView])
     }
     if calibrations:
         out["breakdowns"].append(
-            _read(_chart(charts.reliability_diagram, calibrations), lambda: readings.reliability(calibrations))
+            _read(_chart(spread.reliability_diagram, calibrations), lambda: readings.reliability(calibrations))
         )
 
 

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.report import charts, html, svg
+from pytest_extractbench.report import distribution_charts as spread
 from pytest_extractbench.report.rows import read_run
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -66,8 +67,8 @@ def every_chart(name: str) -> list[svg.Chart]:
         charts.categories({name: m}),
         charts.grouped_bars({name: m, "b": m}, [("field_f1_partial", name)], "grouped", name, ""),
         charts.scatter(points, "pr", name, name, name, ""),
-        charts.latency_histogram({name: [0.1, 0.2, 0.3, 0.3, 0.5], "b": [0.2, 0.4]}),
-        charts.throughput({name: [1.0, 2.0, 2.5, 3.0], "b": [1.5, 4.0]}),
+        spread.latency_histogram({name: [0.1, 0.2, 0.3, 0.3, 0.5], "b": [0.2, 0.4]}),
+        spread.throughput({name: [1.0, 2.0, 2.5, 3.0], "b": [1.5, 4.0]}),
         charts.error_patterns({name: m, "b": m}),
         charts.heatmap(
             np.array([[0.5, np.nan], [0.1, 0.9]]),
@@ -82,7 +83,7 @@ def every_chart(name: str) -> list[svg.Chart]:
         charts.stacked_counts(
             {name: {"critical": 2, "minor": 1}}, [("critical", "#b71c1c"), ("minor", "#fdd835")], "severity", name, ""
         ),  # fmt: skip
-        charts.box_by_bin(
+        spread.box_by_bin(
             {name: {"simple": [0.1, 0.2, 0.3, 0.4, 0.9], "complex": [1.0]}, "b": {"simple": [0.5]}},
             ("simple", "complex"),
         ),  # fmt: skip
@@ -108,7 +109,7 @@ def every_chart(name: str) -> list[svg.Chart]:
             [name, "b"],
             "latency_p95_ms",
         ),  # fmt: skip
-        charts.reliability_diagram(
+        spread.reliability_diagram(
             {
                 name: {
                     "bins": [
@@ -243,7 +244,7 @@ def test_scatter_with_fitted_axes_keeps_every_point_inside_the_plot() -> None:
 
 def test_the_tallest_histogram_bar_is_the_most_frequent_latency() -> None:
     latencies = [0.1] * 2 + [0.5] * 9 + [0.9] * 4
-    chart = charts.latency_histogram({"m": latencies})
+    chart = spread.latency_histogram({"m": latencies})
     bars = marks(chart, "bar")
     tallest = max(bars, key=bar_height)
     middle = float(tallest.get("x")) + bar_width(tallest) / 2

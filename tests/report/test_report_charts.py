@@ -11,7 +11,8 @@ import pytest
 from _runs import DATASET, fixture_outputs, gold_outputs, make_run
 
 from pytest_extractbench.report import chart_readings as readings
-from pytest_extractbench.report import charts, html, html_charts, svg
+from pytest_extractbench.report import distribution_charts as spread
+from pytest_extractbench.report import html, html_charts, svg
 from pytest_extractbench.report.rows import read_run
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -67,7 +68,7 @@ def test_two_models_get_no_win_rate_matrix(tmp_path: Path) -> None:
 
 
 def test_a_bin_of_few_samples_shows_its_points_not_a_box() -> None:
-    chart = charts.box_by_bin({"m": {"simple": [1.0], "medium": [0.1, 0.2, 0.3, 0.4, 0.5], "complex": []}},
+    chart = spread.box_by_bin({"m": {"simple": [1.0], "medium": [0.1, 0.2, 0.3, 0.4, 0.5], "complex": []}},
                               ("simple", "medium", "complex"))  # fmt: skip
     (box,) = _marks(chart, "box")  # one box: medium
     (point,) = _marks(chart, "point")  # simple's one sample, as a point at 1
@@ -79,7 +80,7 @@ def test_a_bin_of_few_samples_shows_its_points_not_a_box() -> None:
 
 def test_the_bins_axis_counts_each_models_samples_as_its_reading_does() -> None:
     by_bin = {"a": {"simple": [0.5] * 4, "medium": [0.1, 0.9]}, "b": {"simple": [0.7] * 4, "medium": [0.2, 0.4, 0.6]}}
-    chart = charts.box_by_bin(by_bin, ("simple", "medium"))
+    chart = spread.box_by_bin(by_bin, ("simple", "medium"))
     ticks = ["".join(e.itertext()) for e in _marks(chart, "tick")]  # a tick's lines joined
     reading = readings.bins(by_bin, ("simple", "medium"))
     # both models have 4 simple samples: the axis says 4 (not their sum 8), as the reading says n 4 per model
