@@ -167,6 +167,6 @@ def load_run(run_dir: str | Path) -> RunResult:
             p
             for p in sorted(path.iterdir())
             if p.name not in (METRICS_FILE, SAMPLES_FILE) and p.is_file() and p.suffix in (".html", ".md", ".csv")
-        ],  # fmt: skip
+        ],
         document=document,
     )
