@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from . import jsonio
+from . import jsonio, sections
 from .files import METRICS_FILE, SAMPLES_FILE, atomic, write_json, write_jsonl
 from .recordform import (
     COUNT_KEYS,
@@ -228,10 +228,10 @@ class MetricsDocument(TypedDict, total=False):
     run: Required[RunInfo]
     models: Required[dict[str, ModelMetrics]]
     dataset: dict[str, Any]  # the gated tracks: what was evaluated, left out, its statistics
-    baseline_comparison: dict[str, Any]
-    baseline_saved: dict[str, Any]
-    comparison: dict[str, Any]
-    whole_output_cost: dict[str, Any]
+    baseline_comparison: sections.BaselineComparison
+    baseline_saved: sections.BaselineSaved
+    comparison: sections.Comparison
+    whole_output_cost: sections.WholeOutputCost
 
 
 DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the rest is run-level sections
@@ -239,8 +239,9 @@ DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the r
 
 def complete(data: Mapping[str, Any]) -> MetricsDocument:
     """A metrics document with every guaranteed key (``format_version``, ``track``, ``run`` and its ``dataset``,
-    ``options``, ``problems`` (each with every key), ``started_at`` and ``live``, ``models``), the defaults filling
-    what ``data`` lacks; no version check (for documents made in memory: a run's own, a merge of runs)."""
+    ``options``, ``problems`` (each with every key), ``started_at`` and ``live``, ``models``, and the keys of the
+    sections it has: :func:`.sections.fill`), the defaults filling what ``data`` lacks; no version check (for
+    documents made in memory: a run's own, a merge of runs)."""
     out = dict(data)
     run = out.get("run")
     out["run"] = run = _fill(run if isinstance(run, dict) else {}, RUN_DEFAULTS)
@@ -251,6 +252,7 @@ def complete(data: Mapping[str, Any]) -> MetricsDocument:
     out.setdefault("format_version", FORMAT_VERSION[RUN])
     if not isinstance(out.get("models"), dict):
         out["models"] = {}
+    sections.fill(out)
     return out  # type: ignore[return-value]
 
 
