@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from . import jsonio, sections
+from . import jsonio, modelsections, sections
 from .files import METRICS_FILE, SAMPLES_FILE, atomic, write_json, write_jsonl
 from .recordform import (
     COUNT_KEYS,
@@ -240,7 +240,7 @@ DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the r
 def complete(data: Mapping[str, Any]) -> MetricsDocument:
     """A metrics document with every guaranteed key (``format_version``, ``track``, ``run`` and its ``dataset``,
     ``options``, ``problems`` (each with every key), ``started_at`` and ``live``, ``models``, and the keys of the
-    sections it has: :func:`.sections.fill`), the defaults filling what ``data`` lacks; no version check (for
+    sections it has: :func:`.sections.fill`, :func:`.modelsections.fill_model`), the defaults filling what ``data`` lacks; no version check (for
     documents made in memory: a run's own, a merge of runs)."""
     out = dict(data)
     run = out.get("run")
@@ -253,6 +253,7 @@ def complete(data: Mapping[str, Any]) -> MetricsDocument:
     if not isinstance(out.get("models"), dict):
         out["models"] = {}
     sections.fill(out)
+    out["models"] = {model: modelsections.fill_model(section, out["track"]) for model, section in out["models"].items()}
     return out  # type: ignore[return-value]
 
 

@@ -1,20 +1,19 @@
-"""The sections of metrics.json that the reports read: the run-level sections (a comparison with a baseline, the
-pairwise model comparison, what the whole-output scores cost, a saved baseline) and the sections of a model's
-metrics that only some runs have (subsets and groups, calibration, consistency, repeats, confidence intervals).
+"""The run-level sections of metrics.json that the reports read: a comparison with a baseline, the pairwise model
+comparison, what the whole-output scores cost, a saved baseline (a model's sections: :mod:`.modelsections`).
 
 Each section is a ``TypedDict`` whose ``Required`` keys are the keys its producer always writes; :func:`fill`
 (run by :func:`.rundoc.complete` on every document a reader gets) gives a section present in a hand-made or
 older document the keys it lacks, drops one that is not an object, and leaves a document this package made as it
 is, so a reader uses key access a type checker sees. A key that is absent in ordinary runs stays ``NotRequired``
-and is read with ``.get``. A model's section stays a plain mapping (its metrics are the catalog's to decide):
-:func:`model_sections` is its typed view.
+and is read with ``.get``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from .shapes import Shape, filled
 
 if TYPE_CHECKING:  # the annotations are strings (Python 3.10 has no NotRequired)
     from typing_extensions import NotRequired, Required
@@ -24,26 +23,19 @@ __all__ = [
     "BaselineRef",
     "BaselineSaved",
     "Buckets",
-    "Calibration",
-    "CalibrationBin",
     "CheckDict",
     "Comparison",
-    "Consistency",
     "FieldDelta",
-    "GroupSummary",
     "IntervalDict",
     "MetricDelta",
     "ModelComparison",
-    "ModelSections",
     "PairDict",
     "Pairing",
     "RankEntry",
     "RegressedSample",
-    "Repeats",
     "RunSections",
     "WholeOutputCost",
     "fill",
-    "model_sections",
 ]
 
 
@@ -258,102 +250,11 @@ class RunSections(TypedDict, total=False):
     baseline_saved: BaselineSaved
 
 
-class GroupSummary(TypedDict, total=False):
-    """One subset or group of a model's samples (gating/subsets.py); an empty one has its count alone."""
-
-    count: Required[int]
-    aggregation: Required[str]
-    score: NotRequired[float]
-    metrics: NotRequired[dict[str, float]]
-    confidence_intervals: NotRequired[dict[str, IntervalDict]]
-    sample_ids: NotRequired[list[str]]
-
-
-class CalibrationBin(TypedDict, total=False):
-    low: Required[float]
-    high: Required[float]
-    midpoint: float
-    count: Required[int]
-    confidence: Required[float | None]
-    accuracy: Required[float | None]
-    gap: Required[float | None]
-
-
-class Calibration(TypedDict, total=False):
-    """A model's ``calibration`` (token logprobs): ECE, MCE, Brier and the reliability bins."""
-
-    fields: Required[int]
-    samples: Required[int]
-    ece: Required[float | None]
-    mce: Required[float | None]
-    brier: Required[float | None]
-    mean_confidence: Required[float | None]
-    accuracy: Required[float | None]
-    bins: Required[list[CalibrationBin]]
-
-
-class Consistency(TypedDict, total=False):
-    """A model's ``consistency`` over ``--extractbench-repeats`` runs of each sample."""
-
-    samples: Required[int]
-    runs_per_sample: Required[int | None]
-    exact_match_consistency: Required[float | None]
-    field_level_consistency: Required[float | None]
-    value_variance: Required[float | None]
-    fully_consistent_samples: Required[int | None]
-    least_consistent_fields: Required[list[dict[str, Any]]]  # {"field", "agreement"}, least first
-
-
-class Repeats(TypedDict, total=False):
-    """A model's ``repeats``: pass counts over its runs, pass@j and pass^j, flaky samples and fields."""
-
-    runs: Required[int | None]
-    samples: Required[int]
-    pass_counts: Required[dict[str, int]]  # passing runs -> samples
-    pass_at: Required[dict[str, float]]
-    pass_hat: Required[dict[str, float]]
-    flaky_samples: Required[int]
-    flaky_sample_list: Required[list[dict[str, Any]]]  # {"sample_id", "passed", "runs"}
-    fields_compared: int
-    flaky_fields: Required[list[dict[str, Any]]]  # {"field", "occurrences", "flipped", "rate", "transitions"}
-    more_flaky_fields: Required[int]
-
-
-class ModelSections(TypedDict, total=False):
-    """The sections of a model's metrics that only some runs have, as :func:`fill` leaves them."""
-
-    confidence_intervals: dict[str, IntervalDict]
-    subsets: dict[str, GroupSummary]
-    groups: dict[str, dict[str, GroupSummary]]  # field -> value -> summary
-    calibration: Calibration
-    consistency: Consistency
-    repeats: Repeats
-    pass_at_k: float
-    pass_hat_k: float
-
-
-def model_sections(metrics: Mapping[str, Any]) -> ModelSections:
-    """The typed view of a model's section of a document that went through :func:`fill`."""
-    return cast("ModelSections", metrics)
-
-
 # -- the filler ------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Shape:
-    """What a section needs: the defaults of its required keys, and the shapes of what it nests (one object, a
-    mapping of objects, or a list of objects under a key). A nested key with a default is required: a malformed
-    value becomes the default; one without is dropped."""
-
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    objects: Mapping[str, _Shape] = field(default_factory=dict)
-    maps: Mapping[str, _Shape] = field(default_factory=dict)
-    lists: Mapping[str, _Shape] = field(default_factory=dict)
-
-
-_INTERVAL = _Shape({"low": None, "high": None, "confidence": 0.95})
-_DELTA = _Shape(
+_INTERVAL = Shape({"low": None, "high": None, "confidence": 0.95})
+_DELTA = Shape(
     {
         "a": None,
         "b": None,
@@ -365,9 +266,9 @@ _DELTA = _Shape(
     },
     objects={"ci": _INTERVAL},
 )
-_FIELD_DELTA = _Shape({"baseline": None, "current": None, "delta": None, "expected": None})
-_PAIRING = _Shape({"checked": False, "baseline_samples": 0, "unchanged": 0, "changed": 0, "added": 0, "removed": 0})
-_REGRESSED = _Shape(
+_FIELD_DELTA = Shape({"baseline": None, "current": None, "delta": None, "expected": None})
+_PAIRING = Shape({"checked": False, "baseline_samples": 0, "unchanged": 0, "changed": 0, "added": 0, "removed": 0})
+_REGRESSED = Shape(
     {
         "sample_id": None,
         "baseline_eqs": None,
@@ -377,11 +278,11 @@ _REGRESSED = _Shape(
         "field_flips": [],
     }
 )
-_BUCKETS = _Shape(
+_BUCKETS = Shape(
     {"eqs_delta": None, "counts": {}, "regressions": [], "field_flips": {}}, lists={"regressions": _REGRESSED}
 )
-_CHECK = _Shape({"failed": False, "message": ""}, objects={"ci": _INTERVAL})
-_MODEL_COMPARISON = _Shape(
+_CHECK = Shape({"failed": False, "message": ""}, objects={"ci": _INTERVAL})
+_MODEL_COMPARISON = Shape(
     {
         "baseline_model": None,
         "n_shared": 0,
@@ -395,7 +296,7 @@ _MODEL_COMPARISON = _Shape(
     maps={"metrics": _DELTA, "per_field_deltas": _FIELD_DELTA},
     lists={"checks": _CHECK},
 )
-_BASELINE_COMPARISON = _Shape(
+_BASELINE_COMPARISON = Shape(
     {
         "baseline": {},
         "test": "permutation",
@@ -407,11 +308,11 @@ _BASELINE_COMPARISON = _Shape(
         "checks": [],
         "passed": None,
     },
-    objects={"baseline": _Shape({"name": "-", "created_at": None}), "pairing": _PAIRING},
+    objects={"baseline": Shape({"name": "-", "created_at": None}), "pairing": _PAIRING},
     maps={"models": _MODEL_COMPARISON},
     lists={"checks": _CHECK},
 )
-_RANK = _Shape(
+_RANK = Shape(
     {
         "rank": 0,
         "model": "",
@@ -421,12 +322,12 @@ _RANK = _Shape(
         "significantly_better_than_next": None,
     }
 )
-_COMPARISON = _Shape(
+_COMPARISON = Shape(
     {"models": [], "eqs_ranking": [], "pairwise": {}, "pareto_frontier": {}, "win_rate_matrix": {}},
-    maps={"pairwise": _Shape({"a": "", "b": "", "n_shared": 0}, maps={"metrics": _DELTA})},
+    maps={"pairwise": Shape({"a": "", "b": "", "n_shared": 0}, maps={"metrics": _DELTA})},
     lists={"eqs_ranking": _RANK},
 )
-_WHOLE_OUTPUT_COST = _Shape(
+_WHOLE_OUTPUT_COST = Shape(
     {
         "embedded_texts": 0,
         "embedding_seconds": 0.0,
@@ -438,125 +339,20 @@ _WHOLE_OUTPUT_COST = _Shape(
         "judge_errors": 0,
     }
 )
-_RUN_SECTIONS = _Shape(
+_RUN_SECTIONS = Shape(
     objects={
         "baseline_comparison": _BASELINE_COMPARISON,
         "comparison": _COMPARISON,
         "whole_output_cost": _WHOLE_OUTPUT_COST,
-        "baseline_saved": _Shape({"name": "", "path": ""}),
+        "baseline_saved": Shape({"name": "", "path": ""}),
     }
 )
-_GROUP = _Shape({"count": 0, "aggregation": "mean"}, maps={"confidence_intervals": _INTERVAL})
-_CALIBRATION = _Shape(
-    {
-        "fields": 0,
-        "samples": 0,
-        "ece": None,
-        "mce": None,
-        "brier": None,
-        "mean_confidence": None,
-        "accuracy": None,
-        "bins": [],
-    },
-    lists={"bins": _Shape({"low": 0.0, "high": 0.0, "count": 0, "confidence": None, "accuracy": None, "gap": None})},
-)
-_CONSISTENCY = _Shape(
-    {
-        "samples": 0,
-        "runs_per_sample": None,
-        "exact_match_consistency": None,
-        "field_level_consistency": None,
-        "value_variance": None,
-        "fully_consistent_samples": None,
-        "least_consistent_fields": [],
-    }
-)
-_REPEATS = _Shape(
-    {
-        "runs": None,
-        "samples": 0,
-        "pass_counts": {},
-        "pass_at": {},
-        "pass_hat": {},
-        "flaky_samples": 0,
-        "flaky_sample_list": [],
-        "flaky_fields": [],
-        "more_flaky_fields": 0,
-    }
-)
-_MODEL = _Shape(
-    objects={
-        "calibration": _CALIBRATION,
-        "consistency": _CONSISTENCY,
-        "repeats": _REPEATS,
-        "subsets": _Shape(),  # the mapping itself: its entries are filled below
-        "groups": _Shape(),
-    },
-    maps={"confidence_intervals": _INTERVAL},
-)
-
-
-def _copy(value: Any) -> Any:
-    return value.copy() if type(value) in (dict, list) else value
-
-
-def _filled(shape: _Shape, found: Any) -> dict[str, Any] | None:
-    """``found`` with what ``shape`` requires, or None when it is not an object. Copies what it changes."""
-    if not isinstance(found, Mapping):
-        return None
-    out = dict(found)
-    for key, value in shape.defaults.items():
-        if key not in out or (type(value) in (dict, list) and not isinstance(out[key], type(value))):
-            out[key] = _copy(value)  # a container where the type says one: null or a number there reads as empty
-    for key, inner in shape.objects.items():
-        if key in out and not (out[key] is None and key in shape.defaults and shape.defaults[key] is None):
-            _put(out, key, shape, _filled(inner, out[key]))
-    for key, inner in shape.maps.items():
-        if key in out:
-            entries = out[key]
-            _put(out, key, shape, _each(inner, entries.items()) if isinstance(entries, Mapping) else None)
-    for key, inner in shape.lists.items():
-        if key in out:
-            entries = out[key]
-            kept = _each(inner, enumerate(entries)) if isinstance(entries, list) else None
-            _put(out, key, shape, None if kept is None else list(kept.values()))
-    return out
-
-
-def _each(shape: _Shape, items: Any) -> dict[Any, Any]:
-    return {k: v for k, v in ((k, _filled(shape, v)) for k, v in items) if v is not None}
-
-
-def _put(out: dict[str, Any], key: str, shape: _Shape, value: Any) -> None:
-    if value is not None:
-        out[key] = value
-    elif key not in shape.defaults:
-        del out[key]
-    elif shape.defaults[key] is not None and key in shape.objects:
-        out[key] = _filled(shape.objects[key], {})
-    else:
-        out[key] = _copy(shape.defaults[key])
-
-
-def _model(found: dict[str, Any]) -> dict[str, Any]:
-    out = _filled(_MODEL, found) or {}
-    if "subsets" in out:
-        out["subsets"] = _each(_GROUP, out["subsets"].items())
-    if "groups" in out:
-        out["groups"] = {
-            name: _each(_GROUP, values.items()) for name, values in out["groups"].items() if isinstance(values, Mapping)
-        }
-    return out
 
 
 def fill(document: dict[str, Any]) -> None:
-    """Give the run-level sections of ``document`` and the sections of each of its models the keys their types
-    require (in place on ``document``, whose ``models`` must be a dict; nested sections are copied, not changed).
-    A model's section that is not an object reads as an empty one (:func:`.rundoc.read_metrics` refuses it)."""
-    document.update(_filled(_RUN_SECTIONS, {k: document[k] for k in _RUN_SECTIONS.objects if k in document}) or {})
+    """Give the run-level sections of ``document`` the keys their types require, in place on ``document`` (the
+    sections themselves are copied, not changed); a section that is not an object is dropped."""
+    document.update(filled(_RUN_SECTIONS, {k: document[k] for k in _RUN_SECTIONS.objects if k in document}) or {})
     for key in _RUN_SECTIONS.objects:
         if key in document and not isinstance(document[key], Mapping):
             del document[key]
-    document["models"] = {
-        model: _model(section if isinstance(section, dict) else {}) for model, section in document["models"].items()
-    }

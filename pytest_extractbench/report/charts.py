@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..analysis import catalog
+from ..core.modelsections import extraction_sections
+from ..core.sections import RankEntry
 from .svg import (  # noqa: F401  (Chart and the helpers are part of this module's interface)
     CATEGORY_COLORS,
     GREY,
@@ -183,7 +185,8 @@ def _stacked(
 def categories(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     """Stacked horizontal bars of the match category distribution."""
     shares = {
-        m: {k: float(v or 0.0) for k, v in (models[m].get("match_category_distribution") or {}).items()} for m in models
+        m: {k: float(v or 0.0) for k, v in extraction_sections(models[m])["match_category_distribution"].items()}
+        for m in models
     }
     svg = _stacked(
         "categories",
@@ -289,7 +292,7 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
     """Extraction, type, structure and boundary error counts, one bar per model and category."""
     totals: dict[str, int] = {}
     for m in models.values():
-        for group in (m.get("error_patterns") or {}).values():
+        for group in extraction_sections(m)["error_patterns"].values():
             for name, count in group.items():
                 totals[name] = totals.get(name, 0) + int(count)
     # patterns no model shows are left out; the most frequent first
@@ -299,7 +302,7 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
     flat: dict[str, dict[str, int]] = {}
     for model, m in models.items():
         flat[model] = {}
-        for group in (m.get("error_patterns") or {}).values():
+        for group in extraction_sections(m)["error_patterns"].values():
             flat[model].update({k: int(v) for k, v in group.items()})
     largest = max(v for counts in flat.values() for v in counts.values())
     plot = Plot(
@@ -396,7 +399,7 @@ def stacked_counts(
 # -- several models ----------------------------------------------------------------------------
 
 
-def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
+def eqs_ranking(ranking: Sequence[RankEntry]) -> Chart:
     """EQS per model with its CI; a star between neighbours whose difference is significant."""
     names = [f"{e['rank']}. {label(e['model'])}" for e in ranking]
     plot = Plot(
@@ -418,7 +421,7 @@ def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
             color(i),
             class_="bar",
         )
-        low, high = entry.get("ci_low"), entry.get("ci_high")
+        low, high = entry["ci_low"], entry["ci_high"]
         if low is not None and high is not None:
             y = plot.py(i)
             c.line(plot.px(min(low, eqs)), y, plot.px(max(high, eqs)), y, INK, 1.0, class_="whisker")
@@ -427,7 +430,7 @@ def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
         c.text(
             plot.px(min(max(eqs, high if high is not None else eqs) + 0.02, 1.0)), plot.py(i), f"{eqs:.3f}", size=SMALL
         )
-        if entry.get("significantly_better_than_next"):
+        if entry["significantly_better_than_next"]:
             c.text(
                 plot.px(0.02), plot.py(i + 0.5), "* significantly better than the next", size=SMALL - 1, fill="#b71c1c"
             )

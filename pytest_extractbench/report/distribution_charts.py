@@ -179,7 +179,7 @@ def reliability_diagram(calibrations: Mapping[str, Mapping[str, Any]]) -> Chart:
     c = plot.canvas
     c.line(plot.px(0), plot.py(0), plot.px(1), plot.py(1), "#999999", 1.0, "--")
     for i, view in enumerate(calibrations.values()):
-        filled = [b for b in view["bins"] if b.get("count")]
+        filled = [b for b in view["bins"] if b["count"]]
         corners = [(plot.px(b["confidence"]), plot.py(b["accuracy"])) for b in filled]
         c.polyline(corners, color(i), 1.5, class_="line")
         for x, y in corners:

@@ -15,7 +15,8 @@ from typing import Any
 from ..analysis import catalog
 from ..analysis.stats import format_p
 from ..core import rundoc
-from ..core.sections import Buckets, FieldDelta, GroupSummary, IntervalDict, MetricDelta, Pairing, model_sections
+from ..core.modelsections import GroupSummary, model_sections
+from ..core.sections import Buckets, FieldDelta, IntervalDict, MetricDelta, Pairing
 from ..core.textsafe import markdown as md
 from ..core.wording import counted, plain
 

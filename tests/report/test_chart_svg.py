@@ -97,7 +97,14 @@ def every_chart(name: str) -> list[svg.Chart]:
                     "ci_high": 0.95,
                     "significantly_better_than_next": True,
                 },
-                {"rank": 2, "model": "b", "extraction_quality_score": 0.6},
+                {
+                    "rank": 2,
+                    "model": "b",
+                    "extraction_quality_score": 0.6,
+                    "ci_low": None,
+                    "ci_high": None,
+                    "significantly_better_than_next": None,
+                },
             ]
         ),  # fmt: skip
         charts.pareto(
@@ -270,9 +277,10 @@ def test_stacked_shares_fill_the_axis_in_category_order() -> None:
 
 
 def test_ranking_bars_follow_the_ranking_from_the_top() -> None:
-    ranking = [{"rank": 1, "model": "a", "extraction_quality_score": 0.9},
-               {"rank": 2, "model": "b", "extraction_quality_score": 0.6},
-               {"rank": 3, "model": "c", "extraction_quality_score": 0.3}]  # fmt: skip
+    unknown = {"ci_low": None, "ci_high": None, "significantly_better_than_next": None}
+    ranking = [{"rank": 1, "model": "a", "extraction_quality_score": 0.9, **unknown},
+               {"rank": 2, "model": "b", "extraction_quality_score": 0.6, **unknown},
+               {"rank": 3, "model": "c", "extraction_quality_score": 0.3, **unknown}]  # fmt: skip
     chart = charts.eqs_ranking(ranking)
     bars = marks(chart, "bar")
     assert [float(b.get("y")) for b in bars] == sorted(float(b.get("y")) for b in bars)  # first rank on top

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_extractbench.analysis import catalog, resampled
 from pytest_extractbench.core import rundoc
+from pytest_extractbench.core.modelsections import fill_model
 from pytest_extractbench.gating import sla
 from pytest_extractbench.report import exports, summary, terminal
 
@@ -56,7 +57,7 @@ def test_a_new_catalog_entry_reaches_csv_markdown_terminal_gates_and_cis(with_fa
     assert resampled.resolve_metric("json_only").name == "json_only_rate"
     assert "json_only_rate" in resampled.row_keys() or "json_valid" in resampled.row_keys()
 
-    table = list(csv.reader(io.StringIO(exports.metrics_csv({"m": model_entry()}))))
+    table = list(csv.reader(io.StringIO(exports.metrics_csv({"m": fill_model(model_entry(), "extraction")}))))
     header, values = table[0], dict(zip(table[0], table[1]))
     assert "json_only_rate" in header and values["json_only_rate"] == "0.25"
     assert values["json_only_rate_ci_low"] == "0.1" and values["json_only_rate_ci_high"] == "0.4"
@@ -74,7 +75,7 @@ def test_a_new_catalog_entry_reaches_csv_markdown_terminal_gates_and_cis(with_fa
 
 
 def test_without_the_entry_none_of_it_appears() -> None:
-    assert "json_only_rate" not in exports.metrics_csv({"m": model_entry()}).splitlines()[0]
+    assert "json_only_rate" not in exports.metrics_csv({"m": fill_model(model_entry(), "extraction")}).splitlines()[0]
     assert "JSON but not schema" not in exports.summary_md(rundoc.complete({"models": {"m": model_entry()}}))
 
 
