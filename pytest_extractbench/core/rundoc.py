@@ -39,6 +39,7 @@ from .recordform import (
     expand,
 )
 from .rundir import RunDirError
+from .shapes import Shape, filled
 
 __all__ = [  # the run document's models, versions, readers and writers (the record models from .recordform)
     "BASELINE",
@@ -60,6 +61,8 @@ __all__ = [  # the run document's models, versions, readers and writers (the rec
     "MetricsDocument",
     "ModelMetrics",
     "PROBLEM_DEFAULTS",
+    "PartialCounts",
+    "PartialRun",
     "ProblemDict",
     "READS",
     "RECORD_DEFAULTS",
@@ -185,6 +188,21 @@ PROBLEM_DEFAULTS: dict[str, Any] = {
 }
 
 
+class PartialCounts(TypedDict):
+    """Samples scored of those collected."""
+
+    scored: int
+    collected: int
+
+
+class PartialRun(TypedDict):
+    """metrics.json ``run.partial``, in a run that scored fewer samples than it collected: in all, and per model."""
+
+    scored: int
+    collected: int
+    models: dict[str, PartialCounts]
+
+
 class RunInfo(TypedDict, total=False):
     """metrics.json ``run``: when, what, with which options and versions, what went wrong on the way."""
 
@@ -202,12 +220,14 @@ class RunInfo(TypedDict, total=False):
     unscored_items: list[str]
     live: Required[dict[str, Any] | None]  # None: offline
     config: Any
-    partial: dict[str, Any]  # only in a partial run
+    partial: PartialRun  # only in a partial run
 
 
 # What a document made by this package always has and a hand-made or foreign one may lack.
 RUN_DEFAULTS: dict[str, Any] = {"dataset": {}, "options": {}, "problems": [], "started_at": None, "live": None}
 DATASET_DEFAULTS: dict[str, Any] = {"name": None}
+_COUNTS = {"scored": 0, "collected": 0}
+_PARTIAL = Shape({**_COUNTS, "models": {}}, maps={"models": Shape(_COUNTS)})
 
 
 def _problem(found: Any) -> dict[str, Any]:
@@ -248,6 +268,12 @@ def complete(data: Mapping[str, Any]) -> MetricsDocument:
     run["dataset"] = _fill(run["dataset"] if isinstance(run["dataset"], dict) else {}, DATASET_DEFAULTS)
     problems = run["problems"]
     run["problems"] = [_problem(p) for p in problems] if isinstance(problems, list) else []
+    if "partial" in run:  # a partial run's counts, each there
+        partial = filled(_PARTIAL, run["partial"])
+        if partial is None:
+            del run["partial"]
+        else:
+            run["partial"] = partial
     out["track"] = out.get("track") or "extraction"
     out.setdefault("format_version", FORMAT_VERSION[RUN])
     if not isinstance(out.get("models"), dict):

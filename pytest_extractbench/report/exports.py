@@ -168,14 +168,14 @@ def _context_lines(run: rundoc.RunInfo, model: str, metrics: Mapping[str, Any]) 
     return lines
 
 
-def gate_md(document: Mapping[str, Any]) -> list[str]:
+def gate_md(document: rundoc.MetricsDocument) -> list[str]:
     """The session gate first: each verdict, with what decided it."""
     verdicts = gate_verdicts(document)
-    partial = document["run"].get("partial") or {}
+    partial = document["run"].get("partial")  # only in a partial run
     # a partial run's gate judged only the samples that ran: say so before any verdict is read as the whole story
     seen = [
         f"- **Partial run**: for `{md(model)}` {md(text)}"
-        for model, counts in (partial.get("models") or {}).items()
+        for model, counts in (partial["models"] if partial else {}).items()
         if (text := partial_text(counts))
     ]
     if not verdicts:

@@ -87,6 +87,12 @@ def test_a_section_missing_keys_gets_them_and_a_malformed_one_is_dropped() -> No
     assert model["repeats"]["flaky_fields"] == [] and model["repeats"]["pass_counts"] == {}
 
 
+def test_a_partial_run_s_counts_are_each_there() -> None:
+    done = rundoc.complete(_document(run={"partial": {"models": {"m": {"scored": 3}, "n": None}, "scored": 3}}))
+    assert done["run"]["partial"] == {"scored": 3, "collected": 0, "models": {"m": {"scored": 3, "collected": 0}}}
+    assert "partial" not in rundoc.complete(_document(run={"partial": "all"}))["run"]
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, width=32) | st.text(max_size=4),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
