@@ -37,10 +37,10 @@ MAX_CLASS_LINES = 320
 # Too long today; each entry says why it is left. Remove an entry when its module is split.
 LONG_MODULES: dict[str, str] = {}
 LONG_CLASSES: dict[str, str] = {
-    "scoring/fields.py:FieldWalker": "315 lines before the formatter exploded its calls (536 after); the walk and its "
+    "scoring/fields.py:FieldWalker": "315 lines before the formatter exploded its calls (510 formatted); the walk and its "
     "fast paths are one unit today: split the fast paths out",
-    "scoring/emit.py:FieldEmitter": "181 lines before the formatter (329 after): its one-line emit calls became blocks",
-    "run/context.py:RunContext": "324 lines before the formatter (365 after): the output-source and baseline parts "
+    "scoring/emit.py:FieldEmitter": "181 lines before the formatter (348 formatted): its one-line emit calls became blocks",
+    "run/context.py:RunContext": "324 lines before the formatter (366 formatted): the output-source and baseline parts "
     "are the split to make",
 }
 
