@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
 from pytest_extractbench.analysis.calibration import reliability
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.repeats import repeats_section, sample_repeats
@@ -61,6 +62,21 @@ def test_sections_the_producers_write_are_unchanged() -> None:
     assert {k: done[k] for k in ("whole_output_cost", "baseline_saved")} == {
         k: plain[k] for k in ("whole_output_cost", "baseline_saved")
     }
+
+
+def test_an_extraction_model_as_the_package_makes_it_gains_nothing() -> None:
+    """Every section an extraction model's type requires is one model_metrics writes (the SLA: the finish)."""
+    gold = {"a": "x", "b": "y"}
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}}
+    outputs = ['{"a": "x", "b": "y"}', '{"a": "N/A", "c": 1}', "not json", '{"a": "x"}']
+    records = [
+        SampleRecord(model="m", sample_id=f"s{i}", meta={}, score=score_sample(out, gold, schema, sample_id=f"s{i}"))
+        for i, out in enumerate(outputs)
+    ]
+    model = json.loads(
+        json.dumps({**model_metrics(records, ScoringOptions()), "sla": {"tier": "none", "passed": True, "checks": []}})
+    )
+    assert modelsections.fill_model(copy.deepcopy(model), "extraction") == model
 
 
 def test_a_section_missing_keys_gets_them_and_a_malformed_one_is_dropped() -> None:
