@@ -1,10 +1,12 @@
 """The sections of a model's metrics in metrics.json that the reports read by key.
 
 A model's section stays a plain mapping (its metrics are the catalog's to decide, read by name); the sections
-some runs have (subsets and groups, calibration, consistency over repeats, pass counts, confidence intervals) are
-typed here, with ``Required`` keys their producers always write, and :func:`fill_model` (run by
-:func:`.rundoc.complete`) gives a section present in a hand-made or older document what it lacks.
-:func:`model_sections` is the typed view of a section so filled.
+some runs have (subsets and groups, calibration, consistency over repeats, pass counts, confidence intervals) and
+the sections every model of an extraction run has (performance, the SLA verdict, hallucinations, omissions, ...)
+are typed here, with ``Required`` keys their producers always write, and :func:`fill_model` (run by
+:func:`.rundoc.complete`) gives a section a hand-made or older document has, or on the extraction track lacks,
+what its type requires. :func:`model_sections` and :func:`extraction_sections` are the typed views of a section
+so filled.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ __all__ = [
     "CopiedExamples",
     "EqsDistribution",
     "ExtractionSections",
-    "Hallucinations",
-    "Omissions",
     "GroupSummary",
+    "Hallucinations",
     "LatencyStats",
     "ModelSections",
+    "Omissions",
     "OmittedField",
     "Performance",
     "Reliability",

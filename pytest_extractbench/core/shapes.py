@@ -48,6 +48,7 @@ def filled(shape: Shape, found: Any) -> dict[str, Any] | None:
 
 
 def each(shape: Shape, items: Any) -> dict[Any, Any]:
+    """The ``(key, value)`` items whose value is an object, each filled; the others left out."""
     return {k: v for k, v in ((k, filled(shape, v)) for k, v in items) if v is not None}
 
 
