@@ -17,11 +17,24 @@ from pytest_extractbench.report import exports, summary, terminal
 
 # one more metric: the share of samples whose output was valid JSON but failed the schema
 FAKE = catalog.Metric(
-    "json_only_rate", "JSON but not schema", "JSON not schema", percent=True, higher_is_better=False,
-    columns=("json_valid", "schema_valid"), compute=lambda s: (s["json_valid"] - s["schema_valid"]) / s["one"],
-    per_sample="json_valid", aliases=("json_only",), grade_tiers=(0.3, 0.2, 0.1), headline=True, ci_columns=True,
-    glance=True, terminal_row=99, sla=(0.5, 0.4, 0.3), gate_label="json_only", key_chart=99,
-)  # fmt: skip
+    "json_only_rate",
+    "JSON but not schema",
+    "JSON not schema",
+    percent=True,
+    higher_is_better=False,
+    columns=("json_valid", "schema_valid"),
+    compute=lambda s: (s["json_valid"] - s["schema_valid"]) / s["one"],
+    per_sample="json_valid",
+    aliases=("json_only",),
+    grade_tiers=(0.3, 0.2, 0.1),
+    headline=True,
+    ci_columns=True,
+    glance=True,
+    terminal_row=99,
+    sla=(0.5, 0.4, 0.3),
+    gate_label="json_only",
+    key_chart=99,
+)
 # one more samples.csv column: a per-sample value the records already hold (score.recall.strict)
 SAMPLE_FAKE = catalog.Metric(
     "recall_strict_sample", "Recall (strict)", "recall strict", per_sample="recall_strict", csv=False, sample_column=99
@@ -83,8 +96,10 @@ def test_a_new_catalog_entry_gets_its_point_value_in_metrics_json(with_fake: Non
     from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
 
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
-    records = [SampleRecord(model="m", sample_id=sid, score=score_sample(out, {"a": 1}, schema, sample_id=sid))
-               for sid, out in (("ok", {"a": 1}), ("wrong-type", {"a": "one"}), ("not-json", "{broken"))]  # fmt: skip
+    records = [
+        SampleRecord(model="m", sample_id=sid, score=score_sample(out, {"a": 1}, schema, sample_id=sid))
+        for sid, out in (("ok", {"a": 1}), ("wrong-type", {"a": "one"}), ("not-json", "{broken"))
+    ]
     section = model_metrics(records, ScoringOptions())
     scores = [r.score for r in records]
     assert [s.json_valid and not s.schema_valid for s in scores] == [False, True, False]
@@ -165,9 +180,11 @@ def test_a_new_catalog_entry_reaches_the_run_span_and_gauge(with_fake: None) -> 
     exporter.pytest_extractbench_run_finished(config=None, metrics={"m": model_entry()})  # type: ignore[arg-type]
     (span,) = spans.get_finished_spans()
     assert span.attributes["extractbench.m.json_only_rate"] == 0.25
-    gauge = {point.attributes["extractbench.metric"]: point.value
-             for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
-             for point in metric.data.data_points}  # fmt: skip
+    gauge = {
+        point.attributes["extractbench.metric"]: point.value
+        for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
+        for point in metric.data.data_points
+    }
     assert gauge["json_only_rate"] == 0.25
 
 
