@@ -27,8 +27,14 @@ class BenchRun:
         self.pytester = pytester
         self.path = pytester.path
 
-    def __call__(self, *args: str, out: str | None = "out", subprocess: bool = False, fresh: bool = True,
-                 files: Mapping[str, Iterable[Any]] | None = None) -> pytest.RunResult:  # fmt: skip
+    def __call__(
+        self,
+        *args: str,
+        out: str | None = "out",
+        subprocess: bool = False,
+        fresh: bool = True,
+        files: Mapping[str, Iterable[Any]] | None = None,
+    ) -> pytest.RunResult:
         for name, rows in (files or {}).items():
             self.write_jsonl(name, rows)
         argv = [*self.BASE]

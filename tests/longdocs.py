@@ -28,21 +28,61 @@ SCHEMA: dict[str, Any] = {
     "required": ["disclosing_party", "receiving_party", "effective_date", "governing_law", "term_years"],
 }
 
-_COMPANIES = ("Northwind Analytics Ltd", "Bluefield Robotics Inc", "Harbor Lane Capital LLC", "Quartz Medical GmbH",
-              "Silverline Logistics plc", "Aster Biotech Corp", "Kestrel Energy SA",
-              "Maple Ridge Foods Inc")  # fmt: skip
+_COMPANIES = (
+    "Northwind Analytics Ltd",
+    "Bluefield Robotics Inc",
+    "Harbor Lane Capital LLC",
+    "Quartz Medical GmbH",
+    "Silverline Logistics plc",
+    "Aster Biotech Corp",
+    "Kestrel Energy SA",
+    "Maple Ridge Foods Inc",
+)
 _LAWS = ("the State of Delaware", "England and Wales", "the State of New York", "Ontario", "the Republic of Ireland")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")  # fmt: skip
-_SUBJECTS = ("Confidential Information", "the Recipient", "each party", "the Discloser", "any Representative",
-             "the receiving party's employees", "such information", "the Purpose")  # fmt: skip
-_VERBS = ("shall not disclose", "shall hold in strict confidence", "may use solely for the Purpose",
-          "shall return or destroy", "shall promptly notify the other party of", "shall protect with reasonable care",
-          "shall not reverse engineer", "shall limit access to")  # fmt: skip
-_OBJECTS = ("any technical, financial or commercial information", "all notes, analyses and compilations",
-            "trade secrets, know-how and inventions", "documents marked as confidential", "samples and prototypes",
-            "information disclosed orally and confirmed in writing within thirty days",
-            "the terms of this Agreement", "customer lists and pricing data")  # fmt: skip
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_SUBJECTS = (
+    "Confidential Information",
+    "the Recipient",
+    "each party",
+    "the Discloser",
+    "any Representative",
+    "the receiving party's employees",
+    "such information",
+    "the Purpose",
+)
+_VERBS = (
+    "shall not disclose",
+    "shall hold in strict confidence",
+    "may use solely for the Purpose",
+    "shall return or destroy",
+    "shall promptly notify the other party of",
+    "shall protect with reasonable care",
+    "shall not reverse engineer",
+    "shall limit access to",
+)
+_OBJECTS = (
+    "any technical, financial or commercial information",
+    "all notes, analyses and compilations",
+    "trade secrets, know-how and inventions",
+    "documents marked as confidential",
+    "samples and prototypes",
+    "information disclosed orally and confirmed in writing within thirty days",
+    "the terms of this Agreement",
+    "customer lists and pricing data",
+)
 _CONDITIONS = (
     "except as required by law or court order",
     "unless the other party consents in writing",
@@ -53,9 +93,23 @@ _CONDITIONS = (
     "provided that the Recipient gives prompt notice",
     "in accordance with applicable data protection law",
 )
-_HEADINGS = ("Definitions", "Obligations of the Recipient", "Exclusions", "Compelled Disclosure", "Return of Materials",
-             "No License", "No Warranty", "Remedies", "Non-Solicitation", "Export Control", "Notices", "Assignment",
-             "Severability", "Entire Agreement", "Counterparts")  # fmt: skip
+_HEADINGS = (
+    "Definitions",
+    "Obligations of the Recipient",
+    "Exclusions",
+    "Compelled Disclosure",
+    "Return of Materials",
+    "No License",
+    "No Warranty",
+    "Remedies",
+    "Non-Solicitation",
+    "Export Control",
+    "Notices",
+    "Assignment",
+    "Severability",
+    "Entire Agreement",
+    "Counterparts",
+)
 
 
 def contract(sample_id: str, tokens: int, seed: int) -> dict[str, Any]:
@@ -84,12 +138,26 @@ def contract(sample_id: str, tokens: int, seed: int) -> dict[str, Any]:
         parts.append(block)
         size += len(block)
         section += 1
-    parts.append(f"\nIN WITNESS WHEREOF, the parties have executed this Agreement as of the Effective Date.\n"
-                 f"{discloser}\n{recipient}\n")  # fmt: skip
-    expected = {"disclosing_party": discloser, "receiving_party": recipient, "effective_date": date,
-                "governing_law": law, "term_years": term}  # fmt: skip
-    return {"id": sample_id, "title": "Mutual NDA", "topic": "legal", "medium": "contract",
-            "text": "".join(parts), "schema": json.dumps(SCHEMA), "item": json.dumps(expected)}  # fmt: skip
+    parts.append(
+        f"\nIN WITNESS WHEREOF, the parties have executed this Agreement as of the Effective Date.\n"
+        f"{discloser}\n{recipient}\n"
+    )
+    expected = {
+        "disclosing_party": discloser,
+        "receiving_party": recipient,
+        "effective_date": date,
+        "governing_law": law,
+        "term_years": term,
+    }
+    return {
+        "id": sample_id,
+        "title": "Mutual NDA",
+        "topic": "legal",
+        "medium": "contract",
+        "text": "".join(parts),
+        "schema": json.dumps(SCHEMA),
+        "item": json.dumps(expected),
+    }
 
 
 def write_dataset(path: Path, sizes: dict[str, int], seed: int = 0) -> Path:

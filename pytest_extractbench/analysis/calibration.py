@@ -153,8 +153,12 @@ def reliability(confidences: Sequence[float], correct: Sequence[bool], *, bins: 
     for b in range(bins):
         members = index == b
         count = int(members.sum())
-        row: dict[str, Any] = {"low": float(edges[b]), "high": float(edges[b + 1]),
-                               "midpoint": float((edges[b] + edges[b + 1]) / 2), "count": count}  # fmt: skip
+        row: dict[str, Any] = {
+            "low": float(edges[b]),
+            "high": float(edges[b + 1]),
+            "midpoint": float((edges[b] + edges[b + 1]) / 2),
+            "count": count,
+        }
         if count:
             accuracy = float(hits[members].mean())
             confidence = float(conf[members].mean())

@@ -63,9 +63,13 @@ def comparison_section(
     for a, b in combinations(models, 2):
         shared, rows_a, rows_b = pair_rows(rows.get(a, {}), rows.get(b, {}))
         key = pair_key(a, b)
-        entry: dict[str, Any] = {"a": a, "b": b, "n_shared": len(shared),
-                                 "only_in_a": len(rows.get(a, {})) - len(shared),
-                                 "only_in_b": len(rows.get(b, {})) - len(shared)}  # fmt: skip
+        entry: dict[str, Any] = {
+            "a": a,
+            "b": b,
+            "n_shared": len(shared),
+            "only_in_a": len(rows.get(a, {})) - len(shared),
+            "only_in_b": len(rows.get(b, {})) - len(shared),
+        }
         pairwise[key] = entry
         if not shared:
             entry["note"] = "no sample scored by both models"
@@ -80,9 +84,10 @@ def comparison_section(
         test = stats.TestResult(eqs.tests[settings.test]["statistic"], eqs.p_value, eqs.tests[settings.test]["note"])
         significance[key] = {
             "metric": EQS,
-            **stats.significance_report(x, y, difference=eqs.ci, test=test, alpha=settings.alpha,
-                                        test_name=f"paired {settings.test}"),
-        }  # fmt: skip
+            **stats.significance_report(
+                x, y, difference=eqs.ci, test=test, alpha=settings.alpha, test_name=f"paired {settings.test}"
+            ),
+        }
         # the flat fields, beside the full report
         significance[key]["effect_size_interpretation"] = significance[key]["effect_size"]["interpretation"]
         wins[a][b] = float(np.mean(x > y))

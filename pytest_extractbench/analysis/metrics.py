@@ -155,9 +155,10 @@ def type_confusion(records: Sequence[SampleRecord]) -> dict[str, dict[str, int]]
     """Expected type -> predicted type -> count, over fields that have both."""
     pairs: Counter[tuple[str, str]] = Counter(
         (field.expected_type, field.predicted_type)
-        for record in records for field in record.score.fields
+        for record in records
+        for field in record.score.fields
         if field.expected_type is not None and field.predicted_type is not None
-    )  # fmt: skip
+    )
     matrix: dict[str, dict[str, int]] = {}
     for (expected, predicted), count in sorted(pairs.items()):
         matrix.setdefault(expected, {})[predicted] = count

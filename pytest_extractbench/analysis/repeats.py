@@ -100,13 +100,22 @@ def repeats_section(
             names.add(name)
             transitions.setdefault(name, Counter()).update(_transitions(seen))
         samples_flipped.update(names)
-    fields: list[dict[str, Any]] = [{"field": name, "occurrences": occurrences[name], "flipped": flipped[name],
-               "rate": flipped[name] / occurrences[name] if occurrences[name] else 1.0,
-               "samples": samples_flipped[name], "transitions": dict(transitions[name].most_common())}
-              for name in flipped]  # fmt: skip
+    fields: list[dict[str, Any]] = [
+        {
+            "field": name,
+            "occurrences": occurrences[name],
+            "flipped": flipped[name],
+            "rate": flipped[name] / occurrences[name] if occurrences[name] else 1.0,
+            "samples": samples_flipped[name],
+            "transitions": dict(transitions[name].most_common()),
+        }
+        for name in flipped
+    ]
     fields.sort(key=lambda f: (-f["rate"], -f["flipped"], f["field"]))
-    intervals = {name: bootstrap_ci(values[k], confidence=confidence, resamples=resamples, rng=seed)
-                 for name, values in (("pass_at_k", at), ("pass_hat_k", hat))}  # fmt: skip
+    intervals = {
+        name: bootstrap_ci(values[k], confidence=confidence, resamples=resamples, rng=seed)
+        for name, values in (("pass_at_k", at), ("pass_hat_k", hat))
+    }
     section = {
         "runs": k,
         "samples": len(counts),

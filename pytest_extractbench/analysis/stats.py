@@ -210,9 +210,13 @@ def paired_bootstrap_intervals(
         return lambda sums: statistic(sums[..., :k]) - statistic(sums[..., k:])
 
     found = bootstrap_intervals(
-        np.hstack([a, b]), {name: difference(s) for name, s in statistics.items()},
-        confidence=confidence, resamples=resamples, rng=rng, chunk=chunk,
-    )  # fmt: skip
+        np.hstack([a, b]),
+        {name: difference(s) for name, s in statistics.items()},
+        confidence=confidence,
+        resamples=resamples,
+        rng=rng,
+        chunk=chunk,
+    )
     return {name: interval._replace(method="paired " + PERCENTILE) for name, interval in found.items()}
 
 
@@ -377,8 +381,9 @@ def _exhaustive_signed_rank(d: np.ndarray) -> tuple[float, float]:
         sums: np.ndarray = np.sum((x > 0) * ranks, axis=axis)  # numpy types a sum along an axis as Any
         return sums
 
-    result = permutation_test((d,), positive_rank_sum, permutation_type="samples", vectorized=True,
-                              alternative="two-sided", axis=-1)  # fmt: skip
+    result = permutation_test(
+        (d,), positive_rank_sum, permutation_type="samples", vectorized=True, alternative="two-sided", axis=-1
+    )
     r_plus, r_minus = float(np.sum(ranks[d > 0])), float(np.sum(ranks[d < 0]))
     return min(r_plus, r_minus), float(result.pvalue)
 

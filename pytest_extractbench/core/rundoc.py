@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from . import jsonio
+from . import jsonio, modelsections, sections
 from .files import METRICS_FILE, SAMPLES_FILE, atomic, write_json, write_jsonl
 from .recordform import (
     COUNT_KEYS,
@@ -39,6 +39,7 @@ from .recordform import (
     expand,
 )
 from .rundir import RunDirError
+from .shapes import Shape, filled
 
 __all__ = [  # the run document's models, versions, readers and writers (the record models from .recordform)
     "BASELINE",
@@ -60,6 +61,8 @@ __all__ = [  # the run document's models, versions, readers and writers (the rec
     "MetricsDocument",
     "ModelMetrics",
     "PROBLEM_DEFAULTS",
+    "PartialCounts",
+    "PartialRun",
     "ProblemDict",
     "READS",
     "RECORD_DEFAULTS",
@@ -185,6 +188,21 @@ PROBLEM_DEFAULTS: dict[str, Any] = {
 }
 
 
+class PartialCounts(TypedDict):
+    """Samples scored of those collected."""
+
+    scored: int
+    collected: int
+
+
+class PartialRun(TypedDict):
+    """metrics.json ``run.partial``, in a run that scored fewer samples than it collected: in all, and per model."""
+
+    scored: int
+    collected: int
+    models: dict[str, PartialCounts]
+
+
 class RunInfo(TypedDict, total=False):
     """metrics.json ``run``: when, what, with which options and versions, what went wrong on the way."""
 
@@ -202,12 +220,14 @@ class RunInfo(TypedDict, total=False):
     unscored_items: list[str]
     live: Required[dict[str, Any] | None]  # None: offline
     config: Any
-    partial: dict[str, Any]  # only in a partial run
+    partial: PartialRun  # only in a partial run
 
 
 # What a document made by this package always has and a hand-made or foreign one may lack.
 RUN_DEFAULTS: dict[str, Any] = {"dataset": {}, "options": {}, "problems": [], "started_at": None, "live": None}
 DATASET_DEFAULTS: dict[str, Any] = {"name": None}
+_COUNTS = {"scored": 0, "collected": 0}
+_PARTIAL = Shape({**_COUNTS, "models": {}}, maps={"models": Shape(_COUNTS)})
 
 
 def _problem(found: Any) -> dict[str, Any]:
@@ -228,10 +248,10 @@ class MetricsDocument(TypedDict, total=False):
     run: Required[RunInfo]
     models: Required[dict[str, ModelMetrics]]
     dataset: dict[str, Any]  # the gated tracks: what was evaluated, left out, its statistics
-    baseline_comparison: dict[str, Any]
-    baseline_saved: dict[str, Any]
-    comparison: dict[str, Any]
-    whole_output_cost: dict[str, Any]
+    baseline_comparison: sections.BaselineComparison
+    baseline_saved: sections.BaselineSaved
+    comparison: sections.Comparison
+    whole_output_cost: sections.WholeOutputCost
 
 
 DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the rest is run-level sections
@@ -239,18 +259,27 @@ DOCUMENT_KEYS = ("format_version", "track", "run", "dataset", "models")  # the r
 
 def complete(data: Mapping[str, Any]) -> MetricsDocument:
     """A metrics document with every guaranteed key (``format_version``, ``track``, ``run`` and its ``dataset``,
-    ``options``, ``problems`` (each with every key), ``started_at`` and ``live``, ``models``), the defaults filling
-    what ``data`` lacks; no version check (for documents made in memory: a run's own, a merge of runs)."""
+    ``options``, ``problems`` (each with every key), ``started_at`` and ``live``, ``models``, and the keys of the
+    sections it has: :func:`.sections.fill`, :func:`.modelsections.fill_model`), the defaults filling what ``data`` lacks; no version check (for
+    documents made in memory: a run's own, a merge of runs)."""
     out = dict(data)
     run = out.get("run")
     out["run"] = run = _fill(run if isinstance(run, dict) else {}, RUN_DEFAULTS)
     run["dataset"] = _fill(run["dataset"] if isinstance(run["dataset"], dict) else {}, DATASET_DEFAULTS)
     problems = run["problems"]
     run["problems"] = [_problem(p) for p in problems] if isinstance(problems, list) else []
+    if "partial" in run:  # a partial run's counts, each there
+        partial = filled(_PARTIAL, run["partial"])
+        if partial is None:
+            del run["partial"]
+        else:
+            run["partial"] = partial
     out["track"] = out.get("track") or "extraction"
     out.setdefault("format_version", FORMAT_VERSION[RUN])
     if not isinstance(out.get("models"), dict):
         out["models"] = {}
+    sections.fill(out)
+    out["models"] = {model: modelsections.fill_model(section, out["track"]) for model, section in out["models"].items()}
     return out  # type: ignore[return-value]
 
 

@@ -89,10 +89,16 @@ def gate_verdicts(document: Mapping[str, Any]) -> list[GateVerdict]:
             for check in checks
             if _regression_outcome(check) == UNMEASURED and not check.get("failed")
         )
-        verdicts.append(GateVerdict("regression", model, not failed,
-                                    f"regression against the baseline, model '{model}': {outcome}",
-                                    tuple(f"{_regression_outcome(check)}: {check.get('message', '')}"
-                                          for check in failed or checks), warned))  # fmt: skip
+        verdicts.append(
+            GateVerdict(
+                "regression",
+                model,
+                not failed,
+                f"regression against the baseline, model '{model}': {outcome}",
+                tuple(f"{_regression_outcome(check)}: {check.get('message', '')}" for check in failed or checks),
+                warned,
+            )
+        )
     return verdicts
 
 

@@ -350,21 +350,40 @@ def compare_model(
         # a metric only some runs measure (the judge's grade) is compared only when both runs have it
         names = [n for n in measured(rows_now, names, figures) if n in measured(rows_then, names, figures)]
         deltas = paired_deltas(
-            rows_now, rows_then, options, names,
-            rng=_rng(options, model, baseline_model), metrics=every,
-        )  # fmt: skip
+            rows_now,
+            rows_then,
+            options,
+            names,
+            rng=_rng(options, model, baseline_model),
+            metrics=every,
+        )
         fields = field_deltas([current[i] for i in shared], [baseline[i] for i in shared])
-    repeats = compare_repeats(current, baseline, shared, options, keeps_repeats=keeps_repeats,
-                              rng=_rng(options, model, baseline_model, "repeats"))  # fmt: skip
+    repeats = compare_repeats(
+        current,
+        baseline,
+        shared,
+        options,
+        keeps_repeats=keeps_repeats,
+        rng=_rng(options, model, baseline_model, "repeats"),
+    )
     deltas.update(repeats.deltas)
     verdict_metric = EQS if figures is None else PASS_RATE
     eqs = deltas.get(verdict_metric)
     result = ModelComparison(
-        model, baseline_model, shared, only_current, only_baseline, deltas, fields,
-        verdict(eqs.delta, thresholds) if eqs else NEUTRAL, changed=edited, hashed=hashed,
-        buckets=bucket_samples(current, baseline, changed=edited, delta=bucket_delta), repeats=repeats,
+        model,
+        baseline_model,
+        shared,
+        only_current,
+        only_baseline,
+        deltas,
+        fields,
+        verdict(eqs.delta, thresholds) if eqs else NEUTRAL,
+        changed=edited,
+        hashed=hashed,
+        buckets=bucket_samples(current, baseline, changed=edited, delta=bucket_delta),
+        repeats=repeats,
         verdict_metric=verdict_metric,
-    )  # fmt: skip
+    )
     # a checked metric one side did not measure (the judge failed, or was not asked this time) cannot be compared
     absent = {}
     if shared:
@@ -391,8 +410,14 @@ def compare_model(
                 metrics=every,
             )
             if any(c.metric in REPEATED for c in scope.checks):
-                found = compare_repeats(current, baseline, ids, options, keeps_repeats=keeps_repeats,
-                                        rng=_rng(options, model, baseline_model, scope.label, "repeats"))  # fmt: skip
+                found = compare_repeats(
+                    current,
+                    baseline,
+                    ids,
+                    options,
+                    keeps_repeats=keeps_repeats,
+                    rng=_rng(options, model, baseline_model, scope.label, "repeats"),
+                )
                 scoped.update(found.deltas)
         result.checks.extend(_run_checks(model, scope.label, scope.checks, scoped, options, absent, policy))
     return result
@@ -507,20 +532,37 @@ def compare_run(
         if counterpart is None:
             notes.append(f"model {model!r} is not in the baseline (it has: {', '.join(sorted(baseline.models))})")
             if has_checks:
-                unchecked.append(CheckResult(
-                    "*", "*", model, None, policy == "fail",
-                    f"COULD NOT BE MEASURED model {model!r}: the baseline has no model of that name "
-                    f"(it has: {', '.join(sorted(baseline.models))})", outcome=UNMEASURED,
-                ))  # fmt: skip
+                unchecked.append(
+                    CheckResult(
+                        "*",
+                        "*",
+                        model,
+                        None,
+                        policy == "fail",
+                        f"COULD NOT BE MEASURED model {model!r}: the baseline has no model of that name "
+                        f"(it has: {', '.join(sorted(baseline.models))})",
+                        outcome=UNMEASURED,
+                    )
+                )
             continue
         if counterpart != model:
             notes.append(f"model {model!r} is compared with the baseline's only model {counterpart!r}")
         comparison = compare_model(
-            model, current[model], baseline.models[counterpart], options, baseline_model=counterpart,
-            checks=checks, scopes=(scopes or {}).get(model, ()), thresholds=thresholds, policy=policy,
-            changed=changed, hashed=pairing is None or pairing.checked, bucket_delta=bucket_delta,
-            keeps_repeats=baseline.keeps_repeats, track=track,
-        )  # fmt: skip
+            model,
+            current[model],
+            baseline.models[counterpart],
+            options,
+            baseline_model=counterpart,
+            checks=checks,
+            scopes=(scopes or {}).get(model, ()),
+            thresholds=thresholds,
+            policy=policy,
+            changed=changed,
+            hashed=pairing is None or pairing.checked,
+            bucket_delta=bucket_delta,
+            keeps_repeats=baseline.keeps_repeats,
+            track=track,
+        )
         if comparison.repeats is not None and (note := comparison.repeats.note(model)):
             notes.append(note)
         if comparison.only_current or comparison.only_baseline or comparison.changed:

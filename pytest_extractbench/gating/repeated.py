@@ -52,8 +52,10 @@ class RepeatComparison:
         if self.why is not None:
             return f"model {model!r}: pass@k / pass^k not compared: {self.why}"
         if self.k:
-            return f"model {model!r}: pass@{self.k} / pass^{self.k} compared on the {len(self.samples)} samples " \
-                   f"both runs ran at least {self.k} times"  # fmt: skip
+            return (
+                f"model {model!r}: pass@{self.k} / pass^{self.k} compared on the {len(self.samples)} samples "
+                f"both runs ran at least {self.k} times"
+            )
         return None
 
 
@@ -74,8 +76,10 @@ def compare_repeats(
         return RepeatComparison({})
     if not both:
         if not keeps_repeats:
-            why = ("not measured in the baseline: it was saved before pass counts over repeats were kept "
-                   f"(baseline format 1); save it again from a run with {_ASK}")  # fmt: skip
+            why = (
+                "not measured in the baseline: it was saved before pass counts over repeats were kept "
+                f"(baseline format 1); save it again from a run with {_ASK}"
+            )
         elif not any(baseline[i].repeats is not None for i in shared):
             why = f"not measured in the baseline: its run asked each sample once (save it from a run with {_ASK})"
         else:
@@ -86,11 +90,14 @@ def compare_repeats(
     k = min(n for n, _ in counts_now + counts_then)
     deltas = {
         name: paired_mean_delta(
-            name, [estimator(n, c, k) for n, c in counts_now], [estimator(n, c, k) for n, c in counts_then], options,
+            name,
+            [estimator(n, c, k) for n, c in counts_now],
+            [estimator(n, c, k) for n, c in counts_then],
+            options,
             rng,
         )
         for name, estimator in _ESTIMATORS.items()
-    }  # fmt: skip
+    }
     return RepeatComparison(deltas, k, tuple(both))
 
 

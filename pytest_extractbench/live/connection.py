@@ -45,8 +45,12 @@ class ConnectionCheckError(ExtractbenchError, RuntimeError):
     """The server is unreachable, refuses the key, or does not serve the model (one line)."""
 
 
-async def check_models(http: openai.AsyncOpenAI, config: ClientConfig, models: str | Iterable[str] | None = None,
-                       entries: dict[str, Any] | None = None) -> list[str] | None:  # fmt: skip
+async def check_models(
+    http: openai.AsyncOpenAI,
+    config: ClientConfig,
+    models: str | Iterable[str] | None = None,
+    entries: dict[str, Any] | None = None,
+) -> list[str] | None:
     """GET /models once with the SDK client ``http``. Returns the served model ids (None when the server
     has no /models); raises `ConnectionCheckError` with one clear line when the server is unreachable,
     refuses the key, or does not serve one of ``models``. ``entries`` receives each served model's
@@ -110,8 +114,13 @@ def _served(body: bytes, wanted: list[str], url: str, redact: Any, entries: dict
     return served
 
 
-def run_check(config: ClientConfig, models: Iterable[str], *, http_client_factory: HttpClientFactory | None = None,
-              entries: dict[str, Any] | None = None) -> list[str] | None:  # fmt: skip
+def run_check(
+    config: ClientConfig,
+    models: Iterable[str],
+    *,
+    http_client_factory: HttpClientFactory | None = None,
+    entries: dict[str, Any] | None = None,
+) -> list[str] | None:
     """`check_models` from synchronous code (session start, CLI); raises `ConnectionCheckError`."""
     names = list(models)
 

@@ -18,8 +18,19 @@ __all__ = ["cache_key", "model_schema", "structured_output_fields"]
 
 # Keywords whose values are schemas, or maps/lists of schemas: the walk follows them only, so a
 # property *named* "x-eval-..." and data under "enum"/"default"/"examples" stay untouched.
-_SUBSCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-              "additionalItems", "unevaluatedItems", "unevaluatedProperties")  # fmt: skip
+_SUBSCHEMA = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "additionalItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 

@@ -38,9 +38,23 @@ from ..dataset.responses import ModelResponse
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["RETRIED", "Failure", "Transient", "bad_body", "classify", "classify_status", "client_error",
-           "connection_reason", "context_exceeded", "describe_fit", "one_line", "parse_body", "retry_after",
-           "server_message", "truncation"]  # fmt: skip
+__all__ = [
+    "RETRIED",
+    "Failure",
+    "Transient",
+    "bad_body",
+    "classify",
+    "classify_status",
+    "client_error",
+    "connection_reason",
+    "context_exceeded",
+    "describe_fit",
+    "one_line",
+    "parse_body",
+    "retry_after",
+    "server_message",
+    "truncation",
+]
 
 _MESSAGE_LIMIT = 500
 #: The classes asked again: by the client (its retries), then by the pipeline (another replica).
@@ -153,8 +167,12 @@ def server_message(exc: openai.APIStatusError) -> str:
 # the available context size (4096 tokens)", type exceed_context_size_error), vLLM and OpenAI ("This
 # model's maximum context length is N tokens. However, you requested M tokens ..." / "your messages
 # resulted in M tokens" / "your request has M input tokens", code context_length_exceeded).
-_CONTEXT_MARKERS = ("exceeds the available context size", "maximum context length", "context_length_exceeded",
-                    "exceed_context_size_error")  # fmt: skip
+_CONTEXT_MARKERS = (
+    "exceeds the available context size",
+    "maximum context length",
+    "context_length_exceeded",
+    "exceed_context_size_error",
+)
 # the messages' own count first: vLLM's "requested M tokens (P in the messages, C in the completion)"
 _CONTEXT_PROMPT = (
     re.compile(r"(\d+) in the messages"),

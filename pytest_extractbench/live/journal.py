@@ -49,11 +49,22 @@ def is_reusable(response: ModelResponse) -> bool:
 # What each recorded field may hold; a value of another type (a hand-edited or foreign journal:
 # ``usage`` as a list, ``attempts`` as text) is dropped rather than crash resume, replay or metrics.
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    "error_class": (str,), "error": (str,), "finish_reason": (str,),
-    "latency_s": (int, float), "started_at": (int, float), "finished_at": (int, float),
-    "attempts": (int,), "cached": (bool,), "tool_calls": (list,), "logprobs": (list,), "choices": (list,),
-    "wait_s": (int, float), "first_token_s": (int, float), "end_to_end_s": (int, float), "attempt_log": (list,),
-}  # fmt: skip
+    "error_class": (str,),
+    "error": (str,),
+    "finish_reason": (str,),
+    "latency_s": (int, float),
+    "started_at": (int, float),
+    "finished_at": (int, float),
+    "attempts": (int,),
+    "cached": (bool,),
+    "tool_calls": (list,),
+    "logprobs": (list,),
+    "choices": (list,),
+    "wait_s": (int, float),
+    "first_token_s": (int, float),
+    "end_to_end_s": (int, float),
+    "attempt_log": (list,),
+}
 
 
 def response_from_dict(data: dict[str, Any]) -> ModelResponse:

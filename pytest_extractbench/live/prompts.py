@@ -21,8 +21,16 @@ from ..core import userfiles
 from ..core.errors import ExtractbenchError
 from .dialects import model_schema
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TEMPLATES", "DEFAULT_USER_PROMPT", "IMAGE_ONLY_TEXT", "PromptTemplateError",
-           "PromptTemplates", "build_messages", "sample_messages"]  # fmt: skip
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "DEFAULT_TEMPLATES",
+    "DEFAULT_USER_PROMPT",
+    "IMAGE_ONLY_TEXT",
+    "PromptTemplateError",
+    "PromptTemplates",
+    "build_messages",
+    "sample_messages",
+]
 
 
 DEFAULT_SYSTEM_PROMPT = (

@@ -112,8 +112,9 @@ class PromptBudget:
     (count only: first come, first served, as a semaphore).
     """
 
-    def __init__(self, limit: int, timeout_s: float, tokens: int | str = "auto",
-                 speed: PromptSpeed | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, limit: int, timeout_s: float, tokens: int | str = "auto", speed: PromptSpeed | None = None
+    ) -> None:
         self.limit = max(1, limit)
         self.timeout_s = timeout_s
         self.mode: int | str | None = None if tokens == "off" else tokens

@@ -22,8 +22,16 @@ from .options import STRUCTURED_OUTPUT_MODES, LiveOptions
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["API_KEY_ENV_VARS", "ClientConfig", "HttpClientFactory", "api_key_from_env", "check_api_key",
-           "client_config", "open_openai", "open_sync_openai"]  # fmt: skip
+__all__ = [
+    "API_KEY_ENV_VARS",
+    "ClientConfig",
+    "HttpClientFactory",
+    "api_key_from_env",
+    "check_api_key",
+    "client_config",
+    "open_openai",
+    "open_sync_openai",
+]
 
 #: Where the API key comes from, first non-empty wins (DESIGN decision 8: environment only).
 API_KEY_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY")

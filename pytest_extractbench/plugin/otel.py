@@ -73,10 +73,12 @@ class OtelExporter:
         self.run_id = run_id
         self.tracer = tracer_provider.get_tracer(SCOPE, version)
         meter = meter_provider.get_meter(SCOPE, version)
-        self.requests = meter.create_counter("extractbench.requests", unit="{request}",
-                                             description="Model responses received")  # fmt: skip
-        self.duration = meter.create_histogram("extractbench.request.duration", unit="s",
-                                               description="Request latency, retries included")  # fmt: skip
+        self.requests = meter.create_counter(
+            "extractbench.requests", unit="{request}", description="Model responses received"
+        )
+        self.duration = meter.create_histogram(
+            "extractbench.request.duration", unit="s", description="Request latency, retries included"
+        )
         self.tokens = meter.create_counter("extractbench.tokens", unit="{token}", description="Tokens used")
         self.samples = meter.create_counter("extractbench.samples", unit="{sample}", description="Samples scored")
         self.run_metric = meter.create_gauge("extractbench.run.metric", description="Headline metrics of the run")
@@ -113,21 +115,23 @@ class OtelExporter:
         from opentelemetry.trace import Status, StatusCode
 
         usage = response.usage or {}
-        attributes = _attributes({
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": model,
-            "gen_ai.usage.input_tokens": usage.get("prompt_tokens"),
-            "gen_ai.usage.output_tokens": usage.get("completion_tokens"),
-            "extractbench.run_id": self.run_id,
-            "extractbench.sample_id": sample_id,
-            "extractbench.latency_s": response.latency_s,
-            "extractbench.end_to_end_s": response.end_to_end_s,
-            "extractbench.finish_reason": response.finish_reason,
-            "extractbench.attempts": response.attempts,
-            "extractbench.cached": response.cached,
-            "extractbench.error_class": response.error_class,
-            "extractbench.tool_calls": len(getattr(response, "tool_calls", None) or ()),
-        })  # fmt: skip
+        attributes = _attributes(
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": model,
+                "gen_ai.usage.input_tokens": usage.get("prompt_tokens"),
+                "gen_ai.usage.output_tokens": usage.get("completion_tokens"),
+                "extractbench.run_id": self.run_id,
+                "extractbench.sample_id": sample_id,
+                "extractbench.latency_s": response.latency_s,
+                "extractbench.end_to_end_s": response.end_to_end_s,
+                "extractbench.finish_reason": response.finish_reason,
+                "extractbench.attempts": response.attempts,
+                "extractbench.cached": response.cached,
+                "extractbench.error_class": response.error_class,
+                "extractbench.tool_calls": len(getattr(response, "tool_calls", None) or ()),
+            }
+        )
         start = _ns(response.started_at)
         span = self.tracer.start_span("extractbench.request", attributes=attributes, start_time=start)
         if response.error_class:
@@ -156,10 +160,18 @@ class OtelExporter:
                 continue
             begin = response.started_at + start_s
             outcome = attempt.get("outcome") or "ok"
-            child = self.tracer.start_span("extractbench.attempt", context=context, start_time=_ns(begin),
-                                           attributes=_attributes({"extractbench.attempt": number,
-                                                                   "extractbench.outcome": outcome,
-                                                                   "extractbench.slot_wait_s": attempt.get("slot_wait_s")}))  # fmt: skip
+            child = self.tracer.start_span(
+                "extractbench.attempt",
+                context=context,
+                start_time=_ns(begin),
+                attributes=_attributes(
+                    {
+                        "extractbench.attempt": number,
+                        "extractbench.outcome": outcome,
+                        "extractbench.slot_wait_s": attempt.get("slot_wait_s"),
+                    }
+                ),
+            )
             if outcome != "ok":
                 child.set_status(Status(StatusCode.ERROR, f"{outcome}: {attempt.get('error') or ''}"[:200]))
             child.end(end_time=_ns(begin + latency_s))
@@ -167,21 +179,29 @@ class OtelExporter:
     def pytest_extractbench_sample_scored(self, config: pytest.Config, record: Any) -> None:
         track = getattr(record, "track", "extraction")
         score = getattr(record, "score", None)
-        attributes = _attributes({
-            "gen_ai.request.model": record.model,
-            "extractbench.run_id": self.run_id,
-            "extractbench.sample_id": record.sample_id,
-            "extractbench.track": track,
-            "extractbench.passed": record.passed,
-            "extractbench.eqs": getattr(score, "eqs", None),
-            "extractbench.schema_valid": getattr(score, "schema_valid", None),
-            "extractbench.f1_partial": score.f1["partial"] if score is not None else None,
-        })  # fmt: skip
+        attributes = _attributes(
+            {
+                "gen_ai.request.model": record.model,
+                "extractbench.run_id": self.run_id,
+                "extractbench.sample_id": record.sample_id,
+                "extractbench.track": track,
+                "extractbench.passed": record.passed,
+                "extractbench.eqs": getattr(score, "eqs", None),
+                "extractbench.schema_valid": getattr(score, "schema_valid", None),
+                "extractbench.f1_partial": score.f1["partial"] if score is not None else None,
+            }
+        )
         with self.tracer.start_as_current_span("extractbench.sample", attributes=attributes) as span:
             if record.failure:
                 span.add_event("failure", {"reason": str(record.failure)[:500]})
-        self.samples.add(1, {"gen_ai.request.model": record.model, "extractbench.track": track,
-                             "extractbench.passed": bool(record.passed)})  # fmt: skip
+        self.samples.add(
+            1,
+            {
+                "gen_ai.request.model": record.model,
+                "extractbench.track": track,
+                "extractbench.passed": bool(record.passed),
+            },
+        )
 
     def pytest_extractbench_run_finished(self, config: pytest.Config, metrics: dict[str, Any]) -> None:
         with self.tracer.start_as_current_span("extractbench.run") as span:
@@ -195,8 +215,10 @@ class OtelExporter:
                     value = section.get(name)
                     if isinstance(value, (int, float)):
                         span.set_attribute(f"extractbench.{model}.{name}", float(value))
-                        self.run_metric.set(float(value), {"gen_ai.request.model": model, "extractbench.track": track,
-                                                           "extractbench.metric": name})  # fmt: skip
+                        self.run_metric.set(
+                            float(value),
+                            {"gen_ai.request.model": model, "extractbench.track": track, "extractbench.metric": name},
+                        )
         self.flush()
 
     def flush(self) -> None:

@@ -58,8 +58,9 @@ class HookEvents(RunEvents):
         self.config = config
 
     def request_done(self, model: str, sample_id: str, response: ModelResponse) -> None:
-        self.config.hook.pytest_extractbench_request_done(config=self.config, model=model, sample_id=sample_id,
-                                                          response=response)  # fmt: skip
+        self.config.hook.pytest_extractbench_request_done(
+            config=self.config, model=model, sample_id=sample_id, response=response
+        )
 
     def sample_scored(self, record: Any) -> None:
         self.config.hook.pytest_extractbench_sample_scored(config=self.config, record=record)
@@ -100,10 +101,14 @@ class BenchSession:
         # failed samples still to be explained field by field (explain_failure); --tb=no shows no explanation
         self.details_left = settings.report.failure_details if getattr(config.option, "tbstyle", "auto") != "no" else 0
         self.context = RunContext(
-            settings, base_dir=config.invocation_params.dir, worker=worker, writes=runs_items(config),
-            processes=int(getattr(config.option, "numprocesses", None) or 0), events=HookEvents(config),
+            settings,
+            base_dir=config.invocation_params.dir,
+            worker=worker,
+            writes=runs_items(config),
+            processes=int(getattr(config.option, "numprocesses", None) or 0),
+            events=HookEvents(config),
             make_source=self._hook_source,
-        )  # fmt: skip
+        )
 
     def _hook_source(self) -> Any:
         return self.config.hook.pytest_extractbench_make_source(config=self.config, context=self.context)

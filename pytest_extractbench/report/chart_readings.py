@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..analysis import catalog
+from ..core.modelsections import extraction_sections
+from ..core.sections import RankEntry
 
 
 def _join(parts: Sequence[str]) -> str:
@@ -41,7 +43,7 @@ def categories(models: Mapping[str, Mapping[str, Any]]) -> str:
     """Each model's exact share and its largest non-exact category."""
     parts = []
     for model, m in models.items():
-        dist = {k: float(v) for k, v in (m.get("match_category_distribution") or {}).items()}
+        dist = {k: float(v) for k, v in extraction_sections(m)["match_category_distribution"].items()}
         if not dist:
             continue
         text = f"{_prefix(model, len(models) > 1)}{100 * dist.get('exact', 0.0):.0f}% of fields exact"
@@ -105,7 +107,7 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> str:
     parts = []
     for model, m in models.items():
         flat: dict[str, int] = {}
-        for group in (m.get("error_patterns") or {}).values():
+        for group in extraction_sections(m)["error_patterns"].values():
             flat.update(group)
         if any(flat.values()):
             top = max(flat, key=lambda k: (flat[k], k))
@@ -143,14 +145,12 @@ def bins(by_bin: Mapping[str, Mapping[str, Sequence[float]]], order: Sequence[st
     return _join(parts) + "."
 
 
-def ranking(entries: Sequence[Mapping[str, Any]]) -> str:
+def ranking(entries: Sequence[RankEntry]) -> str:
     if len(entries) < 2:
         return ""
     first, second = entries[0], entries[1]
     gap = float(first["extraction_quality_score"]) - float(second["extraction_quality_score"])
-    sure = {True: "significant", False: "not significant", None: "not tested"}[
-        first.get("significantly_better_than_next")
-    ]
+    sure = {True: "significant", False: "not significant", None: "not tested"}[first["significantly_better_than_next"]]
     return f"{first['model']} leads {second['model']} by {gap:.3f} EQS ({sure})."
 
 
@@ -176,7 +176,7 @@ def win_rates(wins: Mapping[str, Mapping[str, float]], order: Sequence[str]) -> 
 def reliability(calibrations: Mapping[str, Mapping[str, Any]]) -> str:
     parts = []
     for model, view in calibrations.items():
-        filled = [b for b in view["bins"] if b.get("count")]
+        filled = [b for b in view["bins"] if b["count"]]
         over = sum(b["confidence"] > b["accuracy"] for b in filled)
         parts.append(
             f"{_prefix(model, len(calibrations) > 1)}ECE {view['ece']:.3f}, overconfident in {over} of "

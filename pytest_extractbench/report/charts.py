@@ -14,12 +14,17 @@ from typing import Any
 import numpy as np
 
 from ..analysis import catalog
+from ..core.modelsections import extraction_sections
+from ..core.sections import RankEntry
 from .svg import (  # noqa: F401  (Chart and the helpers are part of this module's interface)
     CATEGORY_COLORS,
+    GREY,
+    INK,
     MAX_LABEL,
     MAX_POINTS,
     PALETTE,
     SMALL,
+    UNIT,
     Axis,
     Canvas,
     Chart,
@@ -31,19 +36,11 @@ from .svg import (  # noqa: F401  (Chart and the helpers are part of this module
     fitted,
     ink_on,
     label,
+    models_legend,
     numeric,
     sample_points,
     text_width,
 )
-
-MIN_BOX = 5  # values a box plot needs to mean something
-UNIT = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-INK, GREY = "#222222", "#555555"
-
-
-def _models_legend(names: Sequence[str], kind: str = "box", *, show: bool = True) -> Legend:
-    return Legend([(label(n), color(i), kind) for i, n in enumerate(names)] if show else [])
-
 
 # -- overview ----------------------------------------------------------------------------------
 
@@ -81,8 +78,16 @@ def eqs_gauge(model: str, eqs: float, low: float | None, high: float | None, key
         if hi > lo:
             c.path(_arc(cx, cy, 0.68 * radius, 0.62 * radius, lo, hi), fill=GREY, class_="ci")
     angle = math.pi * (1 - min(max(eqs, 0.0), 1.0))
-    c.line(cx, cy, cx + 0.85 * radius * math.cos(angle), cy - 0.85 * radius * math.sin(angle), INK, 2.5,
-           stroke_linecap="round", class_="needle")  # fmt: skip
+    c.line(
+        cx,
+        cy,
+        cx + 0.85 * radius * math.cos(angle),
+        cy - 0.85 * radius * math.sin(angle),
+        INK,
+        2.5,
+        stroke_linecap="round",
+        class_="needle",
+    )
     c.circle(cx, cy, 0.06 * radius, INK)
     c.text(cx, cy + 0.22 * radius, f"EQS {eqs:.3f}", size=16, anchor="middle", font_weight="bold")
     for tick in (0.0, 0.6, 0.75, 0.9, 1.0):
@@ -104,7 +109,7 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     # the catalog's compact names: polar labels are not laid out
     names = [part.component_label[:1].upper() + part.component_label[1:] for part in parts]
     angles = [2 * math.pi * k / len(names) for k in range(len(names))]  # counter-clockwise from the right
-    legend = _models_legend(list(models))
+    legend = models_legend(list(models))
     width, radius = 420.0, 110.0
     top = 10 + legend.height(width)
     cx, cy = width / 2, top + radius + 30
@@ -136,12 +141,26 @@ def radar(models: Mapping[str, Mapping[str, Any]]) -> Chart:
 # -- accuracy ----------------------------------------------------------------------------------
 
 
-def _stacked(key: str, title: str, models: Mapping[str, Mapping[str, float]], order: Sequence[tuple[str, str]],
-             x: Axis, *, percent: bool) -> str:  # fmt: skip
+def _stacked(
+    key: str,
+    title: str,
+    models: Mapping[str, Mapping[str, float]],
+    order: Sequence[tuple[str, str]],
+    x: Axis,
+    *,
+    percent: bool,
+) -> str:
     names = list(models)
     legend = Legend([(name, fill, "box") for name, fill in order])
-    plot = Plot(key, title, x, categorical([label(m) for m in names], "model", top_down=True), width=480,
-                height=34 * len(names), legend=legend)  # fmt: skip
+    plot = Plot(
+        key,
+        title,
+        x,
+        categorical([label(m) for m in names], "model", top_down=True),
+        width=480,
+        height=34 * len(names),
+        legend=legend,
+    )
     c = plot.canvas
     for row, model in enumerate(names):
         left = 0.0
@@ -166,7 +185,8 @@ def _stacked(key: str, title: str, models: Mapping[str, Mapping[str, float]], or
 def categories(models: Mapping[str, Mapping[str, Any]]) -> Chart:
     """Stacked horizontal bars of the match category distribution."""
     shares = {
-        m: {k: float(v or 0.0) for k, v in (models[m].get("match_category_distribution") or {}).items()} for m in models
+        m: {k: float(v or 0.0) for k, v in extraction_sections(models[m])["match_category_distribution"].items()}
+        for m in models
     }
     svg = _stacked(
         "categories",
@@ -197,7 +217,7 @@ def grouped_bars(
         numeric(0.0, 1.12, "value (0 to 1)", ticks=UNIT),
         width=520,
         height=220,
-        legend=_models_legend(list(models)),
+        legend=models_legend(list(models)),
     )
     c = plot.canvas
     width = 0.8 / max(len(models), 1)
@@ -253,7 +273,7 @@ def scatter(
     every = [p for values in kept.values() for p in values]
     x = numeric(*xlim, xlabel, ticks=UNIT) if xlim else fitted((p[0] for p in every), xlabel)
     y = numeric(*ylim, ylabel, ticks=UNIT) if ylim else fitted((p[1] for p in every), ylabel)
-    legend = _models_legend(list(points), "dot", show=len(points) > 1)
+    legend = models_legend(list(points), "dot", show=len(points) > 1)
     plot = Plot(key, title, x, y, width=340, height=240, legend=legend)
     for i, values in enumerate(kept.values()):
         for a, b in values:
@@ -265,66 +285,6 @@ def scatter(
     return Chart(key, title, plot.svg(), caption)
 
 
-# -- performance -------------------------------------------------------------------------------
-
-
-def latency_histogram(latencies: Mapping[str, Sequence[float]]) -> Chart:
-    """Latency histogram per model with p50/p95/p99 markers."""
-    arrays = {m: (a := np.asarray(v, dtype=float))[np.isfinite(a)] for m, v in latencies.items()}
-    every = np.concatenate([a for a in arrays.values() if a.size])
-    bins = np.histogram_bin_edges(every, bins=min(40, max(5, int(np.sqrt(every.size)))))
-    counts = {m: np.histogram(a, bins=bins)[0] for m, a in arrays.items() if a.size}
-    tallest = max(int(c.max()) for c in counts.values())
-    x = fitted([float(bins[0]), float(bins[-1])], "latency (s)")
-    y = fitted([0.0, tallest], "samples", floor=0.0)
-    legend = _models_legend(list(latencies), show=len(latencies) > 1)
-    plot = Plot("latency", "Latency distribution", x, y, width=480, height=210, legend=legend)
-    c = plot.canvas
-    for i, (model, values) in enumerate(arrays.items()):
-        if not values.size:
-            continue
-        for left, right, n in zip(bins[:-1], bins[1:], counts[model]):
-            if n:
-                c.rect(plot.px(left), plot.py(n), plot.px(right) - plot.px(left), plot.py(0) - plot.py(n), color(i),
-                       fill_opacity=0.5, class_="bar")  # fmt: skip
-        for row, (q, style) in enumerate(((50, ":"), (95, "--"), (99, "-"))):
-            p = float(np.percentile(values, q))
-            c.line(plot.px(p), plot.py(y.lo), plot.px(p), plot.py(y.hi), color(i), 1.2, style, class_="marker")
-            c.text(plot.px(p) + 2, plot.py(y.hi * (0.95 - 0.08 * row)), f"p{q}", size=SMALL - 1, fill=color(i))
-    return Chart("latency", "Latency distribution", plot.svg(), "Dotted p50, dashed p95, solid p99.")
-
-
-def throughput(finished: Mapping[str, Sequence[float]]) -> Chart:
-    """Completed requests per second over the run, per model."""
-    start = min(min(v) for v in finished.values() if len(v))
-    end = max(max(v) for v in finished.values() if len(v))
-    span = max(end - start, 1e-9)
-    width = max(span / 40, 1.0) if span > 5 else max(span / 10, 0.1)
-    edges = np.arange(0.0, span + width, width)
-    rates = {}
-    for model, values in finished.items():
-        if len(values):
-            counts, _ = np.histogram(np.asarray(values, dtype=float) - start, bins=edges)
-            rates[model] = counts / width
-    middles = edges[:-1] + width / 2
-    x = fitted(middles.tolist(), "seconds since the first response")
-    y = fitted([float(r.max()) for r in rates.values()], "responses / s", floor=0.0)
-    plot = Plot("throughput", "Throughput over time", x, y, width=480, height=190,
-                legend=_models_legend(list(finished), "-", show=len(finished) > 1))  # fmt: skip
-    for i, model in enumerate(finished):
-        if model in rates:
-            corners = [(plot.px(m), plot.py(r)) for m, r in zip(middles, rates[model])]
-            plot.canvas.polyline(corners, color(i), 1.6, class_="line")
-            for cx, cy in corners:
-                plot.canvas.circle(cx, cy, 2.0, color(i), class_="point")
-    return Chart(
-        "throughput",
-        "Throughput over time",
-        plot.svg(),
-        f"Responses completed per second, in {width:.1f} s bins.",
-    )
-
-
 # -- errors ------------------------------------------------------------------------------------
 
 
@@ -332,7 +292,7 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
     """Extraction, type, structure and boundary error counts, one bar per model and category."""
     totals: dict[str, int] = {}
     for m in models.values():
-        for group in (m.get("error_patterns") or {}).values():
+        for group in extraction_sections(m)["error_patterns"].values():
             for name, count in group.items():
                 totals[name] = totals.get(name, 0) + int(count)
     # patterns no model shows are left out; the most frequent first
@@ -342,7 +302,7 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
     flat: dict[str, dict[str, int]] = {}
     for model, m in models.items():
         flat[model] = {}
-        for group in (m.get("error_patterns") or {}).values():
+        for group in extraction_sections(m)["error_patterns"].values():
             flat[model].update({k: int(v) for k, v in group.items()})
     largest = max(v for counts in flat.values() for v in counts.values())
     plot = Plot(
@@ -352,7 +312,7 @@ def error_patterns(models: Mapping[str, Mapping[str, Any]]) -> Chart | None:
         categorical([label(n.replace("_", " "), 40) for n in names], "error pattern", top_down=True),
         width=440,
         height=24 * len(names) * max(1, len(models)) ** 0.5,
-        legend=_models_legend(list(models), show=len(models) > 1),
+        legend=models_legend(list(models), show=len(models) > 1),
     )
     height = 0.8 / len(models)
     for i, model in enumerate(models):
@@ -436,73 +396,10 @@ def stacked_counts(
     return Chart(key, title, svg, caption)
 
 
-# -- complexity --------------------------------------------------------------------------------
-
-
-def _box(values: Sequence[float]) -> tuple[float, float, float, float, float]:
-    """Lower whisker, first quartile, median, third quartile, upper whisker (the furthest values within 1.5 IQR)."""
-    data = np.asarray(values, dtype=float)
-    q1, median, q3 = (float(v) for v in np.percentile(data, [25, 50, 75]))
-    reach = 1.5 * (q3 - q1)
-    low = float(data[data >= q1 - reach].min())
-    high = float(data[data <= q3 + reach].max())
-    return low, q1, median, q3, high
-
-
-def _per_model(counts: Sequence[int]) -> str:
-    """A bin's sample count as each model has it: one number when they agree (never their sum)."""
-    return str(counts[0]) if len(set(counts)) <= 1 and counts else "/".join(map(str, counts))
-
-
-def box_by_bin(values: Mapping[str, Mapping[str, Sequence[float]]], bins: Sequence[str]) -> Chart:
-    """Box plots of per-sample F1 (partial) by complexity bin, one box per model and bin.
-
-    A bin with fewer than :data:`MIN_BOX` samples is drawn as its points: a box of two values says nothing.
-    """
-    ticks = [f"{b}\n(n={_per_model([len(v.get(b, [])) for v in values.values()])})" for b in bins]
-    unit = "samples per model" if len(values) > 1 else "samples"
-    plot = Plot(
-        "complexity-box",
-        "F1 by complexity bin",
-        categorical(ticks, f"schema complexity bin ({unit})"),
-        numeric(-0.02, 1.05, "F1 (partial)", ticks=UNIT),
-        width=480,
-        height=210,
-        legend=_models_legend(list(values), show=len(values) > 1),
-    )
-    c = plot.canvas
-    width = 0.8 / max(len(values), 1)
-    for i, by_bin in enumerate(values.values()):
-        for j, b in enumerate(bins):
-            data = [float(v) for v in by_bin.get(b, [])]
-            middle = j + (i - (len(values) - 1) / 2) * width
-            x = plot.px(middle)
-            if len(data) >= MIN_BOX:
-                low, q1, median, q3, high = _box(data)
-                half = (plot.px(middle + width * 0.45) - plot.px(middle - width * 0.45)) / 2
-                c.line(x, plot.py(low), x, plot.py(q1), INK, 1.0, class_="whisker")
-                c.line(x, plot.py(q3), x, plot.py(high), INK, 1.0, class_="whisker")
-                for end in (low, high):
-                    c.line(x - half / 2, plot.py(end), x + half / 2, plot.py(end), INK, 1.0)
-                c.rect(x - half, plot.py(q3), 2 * half, plot.py(q1) - plot.py(q3), color(i), fill_opacity=0.6,
-                       stroke=INK, stroke_width=0.8, class_="box")  # fmt: skip
-                c.line(x - half, plot.py(median), x + half, plot.py(median), INK, 1.6, class_="median")
-            else:
-                for v in data:
-                    c.circle(x, plot.py(v), 3.0, color(i), class_="point")
-    return Chart(
-        "complexity-box",
-        "F1 by complexity bin",
-        plot.svg(),
-        f"Per-sample F1 (partial) in each schema complexity bin (n: {unit}, as the readings give it); a bin of "
-        f"fewer than {MIN_BOX} samples shows its points.",
-    )
-
-
 # -- several models ----------------------------------------------------------------------------
 
 
-def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
+def eqs_ranking(ranking: Sequence[RankEntry]) -> Chart:
     """EQS per model with its CI; a star between neighbours whose difference is significant."""
     names = [f"{e['rank']}. {label(e['model'])}" for e in ranking]
     plot = Plot(
@@ -524,7 +421,7 @@ def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
             color(i),
             class_="bar",
         )
-        low, high = entry.get("ci_low"), entry.get("ci_high")
+        low, high = entry["ci_low"], entry["ci_high"]
         if low is not None and high is not None:
             y = plot.py(i)
             c.line(plot.px(min(low, eqs)), y, plot.px(max(high, eqs)), y, INK, 1.0, class_="whisker")
@@ -533,7 +430,7 @@ def eqs_ranking(ranking: Sequence[Mapping[str, Any]]) -> Chart:
         c.text(
             plot.px(min(max(eqs, high if high is not None else eqs) + 0.02, 1.0)), plot.py(i), f"{eqs:.3f}", size=SMALL
         )
-        if entry.get("significantly_better_than_next"):
+        if entry["significantly_better_than_next"]:
             c.text(
                 plot.px(0.02), plot.py(i + 0.5), "* significantly better than the next", size=SMALL - 1, fill="#b71c1c"
             )
@@ -565,28 +462,3 @@ def pareto(points: Mapping[str, Mapping[str, float]], frontier: Sequence[str], c
         c.circle(px, py, 4.0, color(i), class_="point")
         c.text(px + 6, py - 6, label(model, 20), size=SMALL - 1)
     return Chart(key, title, plot.svg(), "Models on the dashed line are not beaten on both axes by another model.")
-
-
-# -- calibration -------------------------------------------------------------------------------
-
-
-def reliability_diagram(calibrations: Mapping[str, Mapping[str, Any]]) -> Chart:
-    """Accuracy against confidence per filled bin, one line per model; the diagonal is perfect calibration."""
-    legend = Legend([("perfectly calibrated", "#999999", "--")] + _models_legend(list(calibrations), "-").entries)
-    plot = Plot("reliability", "Reliability diagram", numeric(0.0, 1.02, "confidence (token probability)", ticks=UNIT),
-                numeric(0.0, 1.02, "accuracy (fields correct)", ticks=UNIT), width=320, height=240,
-                legend=legend)  # fmt: skip
-    c = plot.canvas
-    c.line(plot.px(0), plot.py(0), plot.px(1), plot.py(1), "#999999", 1.0, "--")
-    for i, view in enumerate(calibrations.values()):
-        filled = [b for b in view["bins"] if b.get("count")]
-        corners = [(plot.px(b["confidence"]), plot.py(b["accuracy"])) for b in filled]
-        c.polyline(corners, color(i), 1.5, class_="line")
-        for x, y in corners:
-            c.circle(x, y, 3.0, color(i), class_="point")
-    return Chart(
-        "reliability",
-        "Reliability diagram",
-        plot.svg(),
-        "Mean confidence and accuracy of the fields in each confidence bin; below the diagonal: overconfident.",
-    )

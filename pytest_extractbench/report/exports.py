@@ -16,6 +16,7 @@ from typing import Any
 from ..analysis import catalog
 from ..analysis.provenance import reuse_sentence
 from ..core import files, rundoc, textsafe
+from ..core.modelsections import extraction_sections, model_sections
 from ..core.spreadsheet import neutral_cell
 from ..core.wording import counted
 from ..gating.gates import gate_verdicts, unmeasured_warnings
@@ -129,17 +130,16 @@ def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
     flat_rows: dict[str, dict[str, Any]] = {}
     columns = metric_columns()
     for model, m in models.items():
-        flat: dict[str, Any] = {k: m.get(k) for k in columns}
+        typed = extraction_sections(m)
+        flat: dict[str, Any] = {k: m.get(k) for k in columns}  # the catalog's columns: a run may lack some
+        intervals = typed.get("confidence_intervals", {})
         for key in catalog.names("ci_columns"):
-            ci = (m.get("confidence_intervals") or {}).get(key) or {}
-            flat[f"{key}_ci_low"], flat[f"{key}_ci_high"] = ci.get("low"), ci.get("high")
-        for name, value in (m.get("eqs_components") or {}).items():
-            flat[f"eqs_component_{name}"] = value
-        for name, value in summary.performance(m).items():
-            flat[name] = value
-        for name, value in (m.get("match_categories") or {}).items():
-            flat[f"fields_{name}"] = value
-        flat["sla_passed"] = (m.get("sla") or {}).get("passed")
+            ci = intervals.get(key)
+            flat[f"{key}_ci_low"], flat[f"{key}_ci_high"] = (None, None) if ci is None else (ci["low"], ci["high"])
+        flat.update((f"eqs_component_{name}", value) for name, value in typed.get("eqs_components", {}).items())
+        flat.update(summary.performance(m))
+        flat.update((f"fields_{name}", count) for name, count in typed["match_categories"].items())
+        flat["sla_passed"] = typed["sla"]["passed"]
         for key in flat:
             if key not in columns and key not in extra:
                 extra.append(key)
@@ -160,7 +160,7 @@ def _context_lines(run: rundoc.RunInfo, model: str, metrics: Mapping[str, Any]) 
     context = context_text(((run["live"] or {}).get("embedded") or {}).get(model) or {})
     if context:
         lines.append(f"- **Context**: {md(context, textsafe.LINE_LIMIT)}")
-    errors = ((metrics.get("performance") or {}).get("reliability") or {}).get("error_counts") or {}
+    errors = extraction_sections(metrics)["performance"]["reliability"]["error_counts"]
     if errors.get("context_exceeded"):
         lines.append(
             f"- **Did not fit the model's context**: {int(errors['context_exceeded'])} sample(s) (`context_exceeded`)"
@@ -168,14 +168,14 @@ def _context_lines(run: rundoc.RunInfo, model: str, metrics: Mapping[str, Any]) 
     return lines
 
 
-def gate_md(document: Mapping[str, Any]) -> list[str]:
+def gate_md(document: rundoc.MetricsDocument) -> list[str]:
     """The session gate first: each verdict, with what decided it."""
     verdicts = gate_verdicts(document)
-    partial = document["run"].get("partial") or {}
+    partial = document["run"].get("partial")  # only in a partial run
     # a partial run's gate judged only the samples that ran: say so before any verdict is read as the whole story
     seen = [
         f"- **Partial run**: for `{md(model)}` {md(text)}"
-        for model, counts in (partial.get("models") or {}).items()
+        for model, counts in (partial["models"] if partial else {}).items()
         if (text := partial_text(counts))
     ]
     if not verdicts:
@@ -218,27 +218,29 @@ def _whole_output_md(metrics: Mapping[str, Any]) -> list[str]:
         value = metrics.get(name)
         if isinstance(value, (int, float)):
             entry = catalog.get(name)
-            ci = (metrics.get("confidence_intervals") or {}).get(name) or {}
+            ci = model_sections(metrics).get("confidence_intervals", {}).get(name)
             interval = (
-                f" [95% CI: {sections.num(ci['low'])}, {sections.num(ci['high'])}]" if ci.get("low") is not None else ""
+                f" [95% CI: {sections.num(ci['low'])}, {sections.num(ci['high'])}]"
+                if ci is not None and ci["low"] is not None
+                else ""
             )
             grade = f" (mean grade {value * 7:.2f} of 7)" if name == "judge_score" else ""
             lines.append(f"- **{entry.label if entry else name}**: {sections.num(value)}{interval}{grade}")
     return ["", *lines] if lines else []
 
 
-def whole_output_cost_md(document: Mapping[str, Any]) -> list[str]:
+def whole_output_cost_md(document: rundoc.MetricsDocument) -> list[str]:
     """What the whole-output similarity and the judge cost this run."""
-    cost = document.get("whole_output_cost")
-    if not isinstance(cost, Mapping):
+    cost = document.get("whole_output_cost")  # only when the run measured whole-output scores
+    if cost is None:
         return []
     lines = ["## Whole-output scores: cost", ""]
-    if cost.get("embedded_texts") or cost.get("embedding_errors"):
+    if cost["embedded_texts"] or cost["embedding_errors"]:
         lines.append(
             f"- **Embeddings**: {cost['embedded_texts']} texts in {cost['embedding_seconds']:.1f} s "
             f"({cost['embedding_errors']} failed)"
         )
-    if cost.get("judge_requests") or cost.get("judge_errors"):
+    if cost["judge_requests"] or cost["judge_errors"]:
         lines.append(
             f"- **LLM judge**: {cost['judge_requests']} requests, {cost['judge_prompt_tokens']:,} prompt + "
             f"{cost['judge_completion_tokens']:,} completion tokens in {cost['judge_seconds']:.1f} s "
@@ -248,7 +250,7 @@ def whole_output_cost_md(document: Mapping[str, Any]) -> list[str]:
 
 
 def _latency_breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
-    breakdown = (metrics.get("performance") or {}).get("latency_breakdown") or {}
+    breakdown = extraction_sections(metrics)["performance"]["latency_breakdown"]
     parts = [
         f"{label} {breakdown[key]['p50']:,.0f} / {breakdown[key]['p95']:,.0f} ms"
         for key, label in _BREAKDOWN_PARTS
@@ -260,8 +262,9 @@ def _latency_breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
 def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
     """The per-sample EQS spread, the fields to look at and precision/recall per complexity bin."""
     lines: list[str] = []
-    dist = metrics.get("eqs_distribution") or {}
-    if dist.get("median") is not None:
+    typed = extraction_sections(metrics)
+    dist = typed["eqs_distribution"]
+    if dist["median"] is not None:
         lines += [
             "",
             f"- **Per-sample EQS**: min {sections.num(dist['min'])}, median {sections.num(dist['median'])}, max "
@@ -283,13 +286,13 @@ def breakdown_md(metrics: Mapping[str, Any]) -> list[str]:
         ]
     lines += _whole_output_md(metrics)
     lines += _latency_breakdown_md(metrics)
-    retried = summary.retried_text(metrics.get("performance") or {})
+    retried = summary.retried_text(typed["performance"])
     if retried:
         lines += ["", f"- **Attempts**: {md(retried, textsafe.LINE_LIMIT)}"]
     bins = {
         name: entry
-        for name, entry in (metrics.get("metrics_by_complexity_bin") or {}).items()
-        if isinstance(entry, Mapping) and entry.get("num_samples")
+        for name, entry in typed["metrics_by_complexity_bin"].items()
+        if isinstance(entry, Mapping) and entry.get("num_samples")  # an empty bin has no metrics
     }
     if bins:
         lines += [
@@ -352,17 +355,17 @@ def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Map
         for h in s.headlines:
             value = f"{h.text} {h.ci}".strip()
             lines.append(f"| {md(h.label)} | {md(value)} | {md(h.grade)} |")
-        sla = metrics.get("sla") or {}
-        if sla.get("tier") not in (None, "none"):
-            lines += ["", f"SLA tier {md(sla['tier'])}: **{'passed' if sla.get('passed') else 'FAILED'}**"]
+        sla = extraction_sections(metrics)["sla"]
+        if sla["tier"] not in (None, "none"):
+            lines += ["", f"SLA tier {md(sla['tier'])}: **{'passed' if sla['passed'] else 'FAILED'}**"]
         lines += breakdown_md(metrics)
         if s.next_steps:
             steps = [f"{i}. {md(step, textsafe.LINE_LIMIT)}" for i, step in enumerate(s.next_steps, start=1)]
             lines += ["", "### Next steps", *steps]
         lines.append("")
     lines += whole_output_cost_md(document)
-    comparison = document.get("comparison")
-    if isinstance(comparison, Mapping) and comparison.get("eqs_ranking"):
+    comparison = document.get("comparison")  # only with two or more models
+    if comparison is not None and comparison["eqs_ranking"]:
         lines += [
             "## Ranking",
             "",
@@ -370,8 +373,8 @@ def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Map
             "|---|---|---|---|---|",
         ]
         for e in comparison["eqs_ranking"]:
-            ci = f"[{e['ci_low']:.3f}, {e['ci_high']:.3f}]" if e.get("ci_low") is not None else "-"
-            better = {True: "yes", False: "no", None: "-"}[e.get("significantly_better_than_next")]
+            ci = f"[{e['ci_low']:.3f}, {e['ci_high']:.3f}]" if e["ci_low"] is not None else "-"
+            better = {True: "yes", False: "no", None: "-"}[e["significantly_better_than_next"]]
             lines.append(f"| {e['rank']} | {md(e['model'])} | {e['extraction_quality_score']:.3f} | {ci} | {better} |")
         lines.append("")
         lines += sections.pairwise_md(sections.pairwise_view(document))

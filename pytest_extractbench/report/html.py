@@ -23,6 +23,7 @@ import numpy as np
 from ..analysis import catalog
 from ..analysis.provenance import reuse_sentence
 from ..core import files, rundoc, textsafe
+from ..core.modelsections import extraction_sections
 from ..core.wording import counted, plain
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from . import run_sections as sections
@@ -162,11 +163,11 @@ def _show(value: Any) -> str:
 
 def _bins(metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], str]:
     """Per complexity bin: metrics.json's metrics_by_complexity_bin when present, else means of the rows."""
-    given = metrics.get("metrics_by_complexity_bin")
-    if isinstance(given, Mapping) and given:
+    given = extraction_sections(metrics)["metrics_by_complexity_bin"]
+    if given:
         out = []
         for name, entry in given.items():
-            if isinstance(entry, Mapping):
+            if isinstance(entry, Mapping):  # an empty bin has its sample count alone
                 out.append(
                     {
                         "bin": str(name),
@@ -240,7 +241,7 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
         perf = summary.performance(metrics)
         if all(v is None for v in perf.values()):
             perf.update(latency_figures(model_rows))
-        perf_data = metrics.get("performance")
+        perf_data = extraction_sections(metrics)["performance"]
         bins, bins_source = _bins(metrics, model_rows)
         views.append(
             ModelView(
@@ -248,9 +249,7 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
                 metrics=metrics,
                 summary=summary.summarize(name, metrics, model_rows),
                 performance=perf,
-                performance_table=[(k, _show(v)) for k, v in _flatten(perf_data)]
-                if isinstance(perf_data, Mapping) and perf_data.get("measured")
-                else [],
+                performance_table=[(k, _show(v)) for k, v in _flatten(perf_data)] if perf_data["measured"] else [],
                 rows=model_rows,
                 bins=bins,
                 bins_source=bins_source,

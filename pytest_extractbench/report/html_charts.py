@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..analysis import catalog
-from ..core import textsafe
+from ..core import rundoc, textsafe
+from ..core.modelsections import OmittedField, extraction_sections, model_sections
+from ..core.sections import Comparison
 from . import chart_readings as readings
 from . import charts
+from . import distribution_charts as spread
 from . import run_sections as sections
 from .svg import Chart
 
@@ -53,14 +56,14 @@ def _enough(points: Mapping[str, Sequence[Any]]) -> dict[str, Sequence[Any]]:
     return kept if sum(len(v) for v in kept.values()) >= MIN_POINTS else {}
 
 
-def report_charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[str, list[Chart]]:
+def report_charts(models: list[ModelView], document: rundoc.MetricsDocument) -> dict[str, list[Chart]]:
     """The charts per report section; a figure with too little data to read is left out."""
     scored = {m.name: m.metrics for m in models if m.metrics.get("num_samples")}
     out: dict[str, list[Chart | None]] = defaultdict(list)
     for i, view in enumerate(models):
         if view.metrics.get("num_samples"):
-            ci = (view.metrics.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
-            low, high = ci.get("low"), ci.get("high")
+            ci = model_sections(view.metrics).get("confidence_intervals", {}).get("extraction_quality_score")
+            low, high = (None, None) if ci is None else (ci["low"], ci["high"])
             chart = _chart(charts.eqs_gauge, view.name, view.summary.eqs, low, high, str(i))
             out["overview"].append(
                 _read(chart, partial(readings.gauge, view.name, view.summary.eqs, view.summary.verdict_band, low, high))
@@ -72,8 +75,8 @@ def report_charts(models: list[ModelView], document: Mapping[str, Any]) -> dict[
         _errors(out, scored)
         _complexity(out, scored, rows)
         _breakdowns(out, models)
-        comparison = document.get("comparison")
-        if isinstance(comparison, Mapping) and len(scored) > 1:
+        comparison = document.get("comparison")  # only with two or more models
+        if comparison is not None and len(scored) > 1:
             _comparison(out, scored, comparison)
     return defaultdict(list, {k: [c for c in v if c is not None] for k, v in out.items()})
 
@@ -103,7 +106,7 @@ def _performance(out: dict[str, list[Chart | None]], rows: Mapping[str, Sequence
     latencies = _enough({n: [r["latency_s"] for r in v if r["latency_s"] is not None] for n, v in rows.items()})
     if latencies:
         out["performance"].append(
-            _read(_chart(charts.latency_histogram, latencies), lambda: readings.latency(latencies))
+            _read(_chart(spread.latency_histogram, latencies), lambda: readings.latency(latencies))
         )
         points = {n: [(r["latency_s"], r["eqs"]) for r in rows[n] if r["latency_s"] is not None] for n in latencies}
         chart = _chart(
@@ -119,7 +122,7 @@ def _performance(out: dict[str, list[Chart | None]], rows: Mapping[str, Sequence
         out["performance"].append(_read(chart, lambda: readings.correlation(points, "latency", "EQS")))
     finished = _enough({n: [r["finished_at"] for r in v if r["finished_at"] is not None] for n, v in rows.items()})
     if finished:
-        out["performance"].append(_read(_chart(charts.throughput, finished), lambda: readings.throughput(finished)))
+        out["performance"].append(_read(_chart(spread.throughput, finished), lambda: readings.throughput(finished)))
 
 
 def _errors(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]]) -> None:
@@ -129,9 +132,7 @@ def _errors(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str
         matrix = np.array(
             [
                 [
-                    ((m.get("omission_analysis") or {}).get("by_field_name") or {})
-                    .get(n, {})
-                    .get("omission_rate", np.nan)
+                    _omission_rate(extraction_sections(m)["omission_analysis"]["by_field_name"], n)
                     for m in scored.values()
                 ]
                 for n in names
@@ -152,7 +153,7 @@ def _errors(out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str
         out["errors"].append(
             _read(chart, lambda: readings.heatmap_top(matrix, names, list(scored), "Most omitted", "{:.0%}"))
         )
-    severity = {n: (m.get("hallucination_analysis") or {}).get("severity") or {} for n, m in scored.items()}
+    severity = {n: extraction_sections(m)["hallucination_analysis"]["severity"] for n, m in scored.items()}
     if any(sum(v.values()) for v in severity.values()):
         chart = _chart(
             charts.stacked_counts,
@@ -191,7 +192,7 @@ def _complexity(
         by_bin = {
             n: {b: [r["f1_partial"] for r in v if r["complexity_bin"] == b] for b in BINS} for n, v in rows.items()
         }
-        out["complexity"].append(_read(_chart(charts.box_by_bin, by_bin, BINS), lambda: readings.bins(by_bin, BINS)))
+        out["complexity"].append(_read(_chart(spread.box_by_bin, by_bin, BINS), lambda: readings.bins(by_bin, BINS)))
     correlation = _correlations(scored)
     if correlation is not None:
         matrix, labels, features = correlation
@@ -223,7 +224,7 @@ def _breakdowns(out: dict[str, list[Chart | None]], models: Sequence[ModelView])
     }
     if calibrations:
         out["breakdowns"].append(
-            _read(_chart(charts.reliability_diagram, calibrations), lambda: readings.reliability(calibrations))
+            _read(_chart(spread.reliability_diagram, calibrations), lambda: readings.reliability(calibrations))
         )
 
 
@@ -241,16 +242,21 @@ def _key_bars(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {**entry, **{f"1 - {name}": 1 - entry.get(name, 0.0) for name in lower}}
 
 
+def _omission_rate(by_name: Mapping[str, OmittedField], name: str) -> float:
+    found = by_name.get(name)  # a field this model never saw
+    return np.nan if found is None else found["omission_rate"]
+
+
 def _comparison(
-    out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]], comparison: Mapping[str, Any]
+    out: dict[str, list[Chart | None]], scored: Mapping[str, Mapping[str, Any]], comparison: Comparison
 ) -> None:
-    ranking = comparison.get("eqs_ranking") or []
+    ranking = comparison["eqs_ranking"]
     out["comparison"].append(_read(_chart(charts.eqs_ranking, ranking), lambda: readings.ranking(ranking)))
     ci = {
         n: {
-            k: (v.get("low"), v.get("high"))
-            for k, v in (m.get("confidence_intervals") or {}).items()
-            if v.get("low") is not None
+            k: (v["low"], v["high"])
+            for k, v in model_sections(m).get("confidence_intervals", {}).items()
+            if v["low"] is not None
         }
         for n, m in scored.items()
     }
@@ -266,8 +272,8 @@ def _comparison(
         errors=ci,
     )
     out["comparison"].append(_read(chart, lambda: readings.largest_gap(bars, keys)))
-    wins = comparison.get("win_rate_matrix") or {}
-    order = [m for m in comparison.get("models", []) if m in wins]
+    wins = comparison["win_rate_matrix"]
+    order = [m for m in comparison["models"] if m in wins]
     # two models' win rates are two numbers, in the pairwise table; a matrix earns its place from three
     if len(order) >= 3:
         matrix = np.array([[wins[a].get(b, np.nan) if a != b else np.nan for b in order] for a in order], dtype=float)
@@ -284,7 +290,7 @@ def _comparison(
             ylabel="model",
         )
         out["comparison"].append(_read(chart, lambda: readings.win_rates(wins, order)))
-    for frontier in (comparison.get("pareto_frontier") or {}).values():
+    for frontier in comparison["pareto_frontier"].values():
         if isinstance(frontier, Mapping) and frontier.get("available") and len(frontier["points"]) >= 3:
             chart = _chart(charts.pareto, frontier["points"], frontier["frontier"], frontier["cost_metric"])
             out["comparison"].append(_read(chart, partial(_on_frontier, frontier)))
@@ -299,9 +305,9 @@ def _omitted_names(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
     missed: dict[str, int] = {}
     rates: dict[str, list[float]] = defaultdict(list)
     for m in models.values():
-        for name, entry in ((m.get("omission_analysis") or {}).get("by_field_name") or {}).items():
-            missed[name] = missed.get(name, 0) + int(entry.get("missed", 0))
-            rates[name].append(float(entry.get("omission_rate", 0.0)))
+        for name, entry in extraction_sections(m)["omission_analysis"]["by_field_name"].items():
+            missed[name] = missed.get(name, 0) + int(entry["missed"])
+            rates[name].append(float(entry["omission_rate"]))
     chosen = sorted((n for n, c in missed.items() if c > 0), key=lambda n: (-missed[n], n))[:MAX_NAMES]
     return sorted(chosen, key=lambda n: (-float(np.mean(rates[n])), -missed[n], n))
 
@@ -319,7 +325,7 @@ def _correlations(models: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, 
     features: list[str] = []
     rows: list[tuple[str, dict[str, Any]]] = []
     for name, m in models.items():
-        found = m.get("complexity_correlation") or {}
+        found = extraction_sections(m)["complexity_correlation"]
         for metric in ("f1", "latency"):
             entries = {k[len(metric) + 4 :]: v for k, v in found.items() if k.startswith(f"{metric}_vs_")}
             if any(isinstance(v, Mapping) and v.get("r") is not None for v in entries.values()):

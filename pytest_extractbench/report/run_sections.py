@@ -15,6 +15,8 @@ from typing import Any
 from ..analysis import catalog, track_metrics
 from ..analysis.stats import format_p
 from ..core import rundoc
+from ..core.modelsections import GroupSummary, model_sections
+from ..core.sections import Buckets, FieldDelta, IntervalDict, MetricDelta, Pairing
 from ..core.textsafe import markdown as md
 from ..core.wording import counted, plain
 
@@ -41,37 +43,39 @@ def _catalog_order(names: Sequence[str]) -> list[str]:
     return known + sorted(n for n in names if n not in known)
 
 
-def _delta_row(metric: str, found: Mapping[str, Any]) -> dict[str, Any]:
-    ci = found.get("ci") or {}
-    delta = found.get("delta")
-    higher = found.get("higher_is_better", not catalog.lower_is_better(metric))
+def _delta_row(metric: str, found: MetricDelta) -> dict[str, Any]:
+    ci = found["ci"]
+    delta = found["delta"]
+    higher = found["higher_is_better"]
+    if higher is None:
+        higher = not catalog.lower_is_better(metric)
     return {
         "metric": metric,
         "label": _label(metric),
-        "baseline": found.get("b"),
-        "current": found.get("a"),
+        "baseline": found["b"],
+        "current": found["a"],
         "delta": delta,
-        "low": ci.get("low"),
-        "high": ci.get("high"),
-        "p": format_p(found.get("p_value")),
-        "significant": bool(found.get("significant")),
+        "low": ci["low"],
+        "high": ci["high"],
+        "p": format_p(found["p_value"]),
+        "significant": bool(found["significant"]),
         # which way is worse depends on the metric (a higher hallucination rate is worse)
         "worse": delta is not None and (delta < 0 if higher else delta > 0),
     }
 
 
-def _field_deltas(fields: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+def _field_deltas(fields: Mapping[str, FieldDelta]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """Per-field F1 (partial) deltas: the largest drops, the largest gains and how many did not move."""
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "field": path,
-            "baseline": f.get("baseline"),
-            "current": f.get("current"),
+            "baseline": f["baseline"],
+            "current": f["current"],
             "delta": f["delta"],
-            "occurrences": f.get("expected"),
+            "occurrences": f["expected"],
         }
         for path, f in fields.items()
-        if isinstance(f, Mapping) and isinstance(f.get("delta"), (int, float))
+        if isinstance(f["delta"], (int, float))
     ]
 
     # most score moved first: a field seen 40 times that lost 0.5 matters more than one seen once that lost 1
@@ -84,25 +88,24 @@ def _field_deltas(fields: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list
     return drops[:MAX_FIELD_DELTAS], gains[:MAX_FIELD_DELTAS], sum(r["delta"] == 0 for r in rows)
 
 
-def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
+def baseline_view(document: rundoc.MetricsDocument) -> dict[str, Any] | None:
     """The comparison with ``--extractbench-compare``'s baseline: verdicts, metric and per-field deltas, checks."""
-    found = document.get("baseline_comparison")
-    if not isinstance(found, Mapping):
+    found = document.get("baseline_comparison")  # each key filled by rundoc.complete when the section is there
+    if found is None:
         return None
-    base = found.get("baseline") or {}
     models = []
-    for model, entry in (found.get("models") or {}).items():
-        deltas = entry.get("metrics") or {}
-        drops, gains, unchanged = _field_deltas(entry.get("per_field_deltas") or {})
+    for model, entry in found["models"].items():
+        deltas = entry["metrics"]
+        drops, gains, unchanged = _field_deltas(entry["per_field_deltas"])
         models.append(
             {
                 "model": model,
-                "baseline_model": entry.get("baseline_model", model),
-                "verdict": entry.get("verdict", "-"),
+                "baseline_model": model if entry["baseline_model"] is None else entry["baseline_model"],
+                "verdict": entry["verdict"],
                 # what the verdict reads: EQS, or the pass rate of a toolcall, generate or repair run
                 "verdict_metric": entry.get("verdict_metric", EQS),
-                "n_shared": entry.get("n_shared", 0),
-                "paired_on": entry.get("paired_on", ""),
+                "n_shared": entry["n_shared"],
+                "paired_on": entry["paired_on"],
                 "metrics": [_delta_row(name, deltas[name]) for name in _catalog_order(list(deltas))],
                 "drops": drops,
                 "gains": gains,
@@ -110,36 +113,34 @@ def baseline_view(document: Mapping[str, Any]) -> dict[str, Any] | None:
                 "buckets": _buckets(entry.get("buckets"), eqs=entry.get("verdict_metric", EQS) == EQS),
             }
         )
-    test = found.get("test", "permutation")
+    test = found["test"]
     return {
-        "name": base.get("name", "-"),
-        "created_at": base.get("created_at"),
+        "name": found["baseline"]["name"],
+        "created_at": found["baseline"]["created_at"],
         "test": "paired permutation test" if test == "permutation" else f"paired {test}",
-        "alpha": found.get("alpha"),
-        "confidence": found.get("confidence"),
-        "notes": list(found.get("notes") or []),
-        "pairing": _pairing_text(found.get("pairing")),
+        "alpha": found["alpha"],
+        "confidence": found["confidence"],
+        "notes": list(found["notes"]),
+        "pairing": _pairing_text(found["pairing"]),
         "models": models,
-        "checks": [
-            {"message": c.get("message", ""), "failed": bool(c.get("failed"))} for c in found.get("checks") or []
-        ],
-        "passed": found.get("passed"),
+        "checks": [{"message": c["message"], "failed": bool(c["failed"])} for c in found["checks"]],
+        "passed": found["passed"],
     }
 
 
-def _buckets(found: Any, *, eqs: bool = True) -> dict[str, Any] | None:
+def _buckets(found: Buckets | None, *, eqs: bool = True) -> dict[str, Any] | None:
     """A model's buckets against the baseline (counts, the worst regressions with their field flips), or None;
     ``eqs``: the run has EQS (a toolcall, generate or repair sample regresses by pass -> fail alone)."""
-    if not isinstance(found, Mapping) or not isinstance(found.get("counts"), Mapping):
+    if found is None:
         return None
-    regressions = [r for r in found.get("regressions") or [] if isinstance(r, Mapping)]
+    regressions = found["regressions"]
     return {
         "eqs": eqs,
-        "delta": found.get("eqs_delta"),
+        "delta": found["eqs_delta"],
         "counts": dict(found["counts"]),
         "worst": regressions[:MAX_REGRESSIONS],
         "hidden": max(0, len(regressions) - MAX_REGRESSIONS),
-        "field_flips": dict(list((found.get("field_flips") or {}).items())[:MAX_FIELD_DELTAS]),
+        "field_flips": dict(list(found["field_flips"].items())[:MAX_FIELD_DELTAS]),
     }
 
 
@@ -168,10 +169,10 @@ def _bucket_md(buckets: Mapping[str, Any] | None) -> list[str]:
             "|---|---|---|---|---|",
         ]
         for r in buckets["worst"]:
-            lost = "yes" if r.get("baseline_passed") and r.get("current_passed") is False else "no"
+            lost = "yes" if r["baseline_passed"] and r["current_passed"] is False else "no"
             lines.append(
-                f"| {md(str(r.get('sample_id')))} | {num(r.get('baseline_eqs'))} | {num(r.get('current_eqs'))} "
-                f"| {lost} | {_flips(r.get('field_flips')) or '-'} |"
+                f"| {md(str(r['sample_id']))} | {num(r['baseline_eqs'])} | {num(r['current_eqs'])} "
+                f"| {lost} | {_flips(r['field_flips']) or '-'} |"
             )
         if buckets["hidden"]:
             lines.append(
@@ -186,54 +187,58 @@ def _bucket_md(buckets: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def _pairing_text(pairing: Any) -> str | None:
+def _pairing_text(pairing: Pairing | None) -> str | None:
     """The sample pairing line of a comparison read back from metrics.json (None when it has none)."""
-    if not isinstance(pairing, Mapping):
+    if pairing is None:
         return None
-    if not pairing.get("checked"):
+    if not pairing["checked"]:
         return (
             "WARNING: sample pairing could not be checked: the baseline has no per-sample content hashes (saved "
             "by an older version), so its samples are paired by id alone; save it again to pair only unchanged "
             "samples"
         )
-    counts = ", ".join(f"{pairing.get(key, 0)} {key}" for key in ("unchanged", "changed", "added", "removed"))
+    counts = ", ".join(f"{pairing[key]} {key}" for key in ("unchanged", "changed", "added", "removed"))
     return (
-        f"Samples: {counts} of the baseline's {pairing.get('baseline_samples', 0)} by content hash; "
+        f"Samples: {counts} of the baseline's {pairing['baseline_samples']} by content hash; "
         "only the unchanged are compared"
     )
 
 
-def _group_row(kind: str, name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
-    values = entry.get("metrics") or {}
-    ci = (entry.get("confidence_intervals") or {}).get("extraction_quality_score") or {}
+def _group_row(kind: str, name: str, entry: GroupSummary) -> dict[str, Any]:
+    # an empty subset has its count alone: no score, metrics or intervals
+    values = entry.get("metrics", {})
+    ci = entry.get("confidence_intervals", {}).get("extraction_quality_score")
     return {
         "kind": kind,
         "name": name,
-        "count": entry.get("count", 0),
-        "aggregation": entry.get("aggregation", "mean"),
+        "count": entry["count"],
+        "aggregation": entry["aggregation"],
         "score": entry.get("score"),
         "eqs": values.get("extraction_quality_score"),
-        "low": ci.get("low"),
-        "high": ci.get("high"),
+        "low": None if ci is None else ci["low"],
+        "high": None if ci is None else ci["high"],
         "validity": values.get("schema_validity_rate"),
         "f1": values.get("field_f1_partial"),
         "hallucination": values.get("hallucination_rate"),
     }
 
 
+def _weakest_first(item: tuple[str, GroupSummary]) -> tuple[bool, float, str]:
+    score = item[1].get("score")  # an empty group has none
+    return score is None, score or 0.0, str(item[0])
+
+
 def groups_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
     """One model's subsets and groups: a row each (at most MAX_GROUPS values per group field)."""
-    subsets = metrics.get("subsets") or {}
-    groups = metrics.get("groups") or {}
+    subsets = model_sections(metrics).get("subsets", {})
+    groups = model_sections(metrics).get("groups", {})
     if not subsets and not groups:
         return None
     rows = [_group_row("subset", str(name), entry) for name, entry in subsets.items()]
     hidden = []
     for field, values in groups.items():
         # the weakest groups first: they are what a reader looks for
-        ordered = sorted(
-            values.items(), key=lambda kv: (kv[1].get("score") is None, kv[1].get("score") or 0.0, str(kv[0]))
-        )
+        ordered = sorted(values.items(), key=_weakest_first)
         rows += [_group_row("group", f"{field} = {value}", entry) for value, entry in ordered[:MAX_GROUPS]]
         if len(ordered) > MAX_GROUPS:
             hidden.append(f"{len(ordered) - MAX_GROUPS} more groups of {field} in metrics.json")
@@ -242,77 +247,76 @@ def groups_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def calibration_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
     """Confidence calibration (token logprobs): ECE, MCE, Brier and the filled reliability bins."""
-    found = metrics.get("calibration")
-    if not isinstance(found, Mapping) or not found.get("fields"):
+    found = model_sections(metrics).get("calibration")
+    if found is None or not found["fields"]:
         return None
-    bins = [b for b in found.get("bins") or [] if b.get("count")]
     return {
         "fields": found["fields"],
-        "samples": found.get("samples"),
-        "ece": found.get("ece"),
-        "mce": found.get("mce"),
-        "brier": found.get("brier"),
-        "mean_confidence": found.get("mean_confidence"),
-        "accuracy": found.get("accuracy"),
-        "bins": bins,
+        "samples": found["samples"],
+        "ece": found["ece"],
+        "mce": found["mce"],
+        "brier": found["brier"],
+        "mean_confidence": found["mean_confidence"],
+        "accuracy": found["accuracy"],
+        "bins": [b for b in found["bins"] if b["count"]],
     }
 
 
 def consistency_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
     """Consistency over ``--extractbench-repeats`` runs of each sample."""
-    found = metrics.get("consistency")
-    if not isinstance(found, Mapping) or not found.get("samples"):
+    found = model_sections(metrics).get("consistency")
+    if found is None or not found["samples"]:
         return None
     return {
         "samples": found["samples"],
-        "runs_per_sample": found.get("runs_per_sample"),
-        "exact": found.get("exact_match_consistency"),
-        "field_level": found.get("field_level_consistency"),
-        "value_std": found.get("value_variance"),
-        "fully_consistent": found.get("fully_consistent_samples"),
-        "least_consistent": list(found.get("least_consistent_fields") or [])[:MAX_CONSISTENCY_FIELDS],
+        "runs_per_sample": found["runs_per_sample"],
+        "exact": found["exact_match_consistency"],
+        "field_level": found["field_level_consistency"],
+        "value_std": found["value_variance"],
+        "fully_consistent": found["fully_consistent_samples"],
+        "least_consistent": list(found["least_consistent_fields"])[:MAX_CONSISTENCY_FIELDS],
     }
 
 
 def repeats_view(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
     """Is it flaky: pass counts over ``--extractbench-repeats`` runs, pass@k and pass^k, the fields that flip."""
-    found = metrics.get("repeats")
-    if not isinstance(found, Mapping) or not found.get("samples"):
+    typed = model_sections(metrics)
+    found = typed.get("repeats")
+    if found is None or not found["samples"]:
         return None
-    intervals = metrics.get("confidence_intervals") or {}
+    intervals = typed.get("confidence_intervals", {})
     return {
         "samples": found["samples"],
-        "k": found.get("runs"),
-        "pass_at_k": metrics.get("pass_at_k"),
-        "pass_hat_k": metrics.get("pass_hat_k"),
-        "ci_at": intervals.get("pass_at_k") or {},
-        "ci_hat": intervals.get("pass_hat_k") or {},
-        "pass_counts": dict(found.get("pass_counts") or {}),
-        "pass_at": dict(found.get("pass_at") or {}),
-        "pass_hat": dict(found.get("pass_hat") or {}),
-        "flaky_samples": found.get("flaky_samples", 0),
-        "flaky_list": list(found.get("flaky_sample_list") or [])[:MAX_FLAKY_SAMPLES_SHOWN],
-        "fields": list(found.get("flaky_fields") or [])[:MAX_CONSISTENCY_FIELDS],
-        "more_fields": max(0, len(found.get("flaky_fields") or []) - MAX_CONSISTENCY_FIELDS)
-        + int(found.get("more_flaky_fields") or 0),
+        "k": found["runs"],
+        "pass_at_k": typed.get("pass_at_k"),  # written with the repeats section; absent in a hand-made document
+        "pass_hat_k": typed.get("pass_hat_k"),
+        "ci_at": intervals.get("pass_at_k"),
+        "ci_hat": intervals.get("pass_hat_k"),
+        "pass_counts": dict(found["pass_counts"]),
+        "pass_at": dict(found["pass_at"]),
+        "pass_hat": dict(found["pass_hat"]),
+        "flaky_samples": found["flaky_samples"],
+        "flaky_list": list(found["flaky_sample_list"])[:MAX_FLAKY_SAMPLES_SHOWN],
+        "fields": list(found["flaky_fields"])[:MAX_CONSISTENCY_FIELDS],
+        "more_fields": max(0, len(found["flaky_fields"]) - MAX_CONSISTENCY_FIELDS) + int(found["more_flaky_fields"]),
     }
 
 
-def pairwise_view(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+def pairwise_view(document: rundoc.MetricsDocument) -> list[dict[str, Any]]:
     """EQS differences between the run's models on shared samples, with significance and win rates."""
     comparison = document.get("comparison")
-    if not isinstance(comparison, Mapping):
+    if comparison is None:
         return []
-    wins = comparison.get("win_rate_matrix") or {}
+    wins = comparison["win_rate_matrix"]  # a pair that shares no sample has no rate
     rows = []
-    for pair in (comparison.get("pairwise") or {}).values():
-        a, b = pair.get("a"), pair.get("b")
-        eqs = (pair.get("metrics") or {}).get("extraction_quality_score")
-        row = {"a": a, "b": b, "n_shared": pair.get("n_shared", 0), "note": pair.get("note")}
+    for pair in comparison["pairwise"].values():
+        a, b = pair["a"], pair["b"]
+        eqs = pair.get("metrics", {}).get("extraction_quality_score")  # no metrics when no sample is shared
+        row: dict[str, Any] = {"a": a, "b": b, "n_shared": pair["n_shared"], "note": pair.get("note")}
         if eqs:
             row |= _delta_row("extraction_quality_score", eqs)
-            row["a_wins"] = (wins.get(a) or {}).get(b)
-            row["b_wins"] = (wins.get(b) or {}).get(a)
+            row["a_wins"] = wins.get(a, {}).get(b)
+            row["b_wins"] = wins.get(b, {}).get(a)
         rows.append(row)
     return rows
 
@@ -351,14 +355,14 @@ def _pct(value: Any) -> str:
 
 
 def _ci(row: Mapping[str, Any]) -> str:
-    return f"[{row['low']:+.3f}, {row['high']:+.3f}]" if row.get("low") is not None else "-"
+    return f"[{row['low']:+.3f}, {row['high']:+.3f}]" if row["low"] is not None else "-"
 
 
 def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
     if not view:
         return []
     lines = ["## Against the baseline", "", f"Baseline {md(view['name'])}; {md(view['test'])}, alpha {view['alpha']}."]
-    if view.get("pairing"):
+    if view["pairing"]:
         lines += ["", md(view["pairing"]), ""]
     lines += [f"- note: {md(note)}" for note in view["notes"]]
     for m in view["models"]:
@@ -390,7 +394,7 @@ def baseline_md(view: Mapping[str, Any] | None) -> list[str]:
                     f"{_count(r['occurrences'])} |"
                     for r in rows
                 ]
-        lines += _bucket_md(m.get("buckets"))
+        lines += _bucket_md(m["buckets"])
         if m["verdict_metric"] == EQS:  # other tracks compare no fields
             lines += ["", f"{m['unchanged']} field(s) unchanged."]
     if view["checks"]:
@@ -464,10 +468,10 @@ def consistency_md(view: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def _interval(ci: Mapping[str, Any]) -> str:
-    if ci.get("low") is None:
+def _interval(ci: IntervalDict | None) -> str:
+    if ci is None or ci["low"] is None:
         return ""
-    return f" [{100 * float(ci.get('confidence', 0.95)):g}% CI: {_pct(ci['low'])}, {_pct(ci['high'])}]"
+    return f" [{100 * float(ci['confidence']):g}% CI: {_pct(ci['low'])}, {_pct(ci['high'])}]"
 
 
 def repeats_md(view: Mapping[str, Any] | None) -> list[str]:
@@ -562,24 +566,22 @@ def baseline_headline_md(view: Mapping[str, Any] | None) -> list[str]:
             if eqs
             else ""
         )
-        buckets = m.get("buckets")
+        buckets = m["buckets"]
         counts = f"; samples: {_bucket_counts(buckets['counts'])}" if buckets else ""
         lines.append(
             f"- **Against baseline {md(view['name'])}**: {md(m['model'])} "
             f"**{md(str(m['verdict']).upper())}**{change}{counts}"
         )
         # the worst few with their field flips, so a PR comment names them before any table
-        for r in (buckets or {}).get("worst", [])[:HEADLINE_REGRESSIONS]:
+        for r in buckets["worst"][:HEADLINE_REGRESSIONS] if buckets else []:
             scores = (
-                f": EQS {num(r.get('baseline_eqs'))} -> {num(r.get('current_eqs'))}"
-                if buckets["eqs"]
-                else ": pass -> fail"
+                f": EQS {num(r['baseline_eqs'])} -> {num(r['current_eqs'])}" if buckets["eqs"] else ": pass -> fail"
             )
             lines.append(
-                f"  - regressed {md(str(r.get('sample_id')))}{scores}"
-                + (f"; {flips}" if (flips := _flips(r.get("field_flips"))) else "")
+                f"  - regressed {md(str(r['sample_id']))}{scores}"
+                + (f"; {flips}" if (flips := _flips(r["field_flips"])) else "")
             )
-        if buckets and len(buckets.get("worst", [])) + buckets.get("hidden", 0) > HEADLINE_REGRESSIONS:
+        if buckets and len(buckets["worst"]) + buckets["hidden"] > HEADLINE_REGRESSIONS:
             more = len(buckets["worst"]) + buckets["hidden"] - HEADLINE_REGRESSIONS
             lines.append(f'  - ... {more} more regressed sample(s) under "Against the baseline" below')
     return [*lines, ""]

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..analysis import catalog
 from ..core import rundoc
+from ..core.modelsections import Performance, extraction_sections, model_sections
 from ..gating.sla import tier_thresholds
 from .rows import recorded_scoring_options
 
@@ -72,7 +73,8 @@ def _lookup(data: Any, dotted: str) -> Any:
 def performance(metrics: Mapping[str, Any]) -> dict[str, float | None]:
     """Latency percentiles, throughput and success rate where the run measured them, else None."""
     out: dict[str, float | None] = {}
-    perf = metrics.get("performance") if isinstance(metrics.get("performance"), Mapping) else {}
+    perf = metrics.get("performance")  # a track's model section has none
+    perf = perf if isinstance(perf, Mapping) else {}
     for entry in catalog.metrics():
         key = entry.name
         if not entry.performance:
@@ -124,10 +126,10 @@ class Summary:
 
 
 def ci_text(metrics: Mapping[str, Any], metric: str) -> str:
-    interval = (metrics.get("confidence_intervals") or {}).get(metric) or {}
-    if interval.get("low") is None or interval.get("high") is None:
+    interval = model_sections(metrics).get("confidence_intervals", {}).get(metric)  # a metric may have none
+    if interval is None or interval["low"] is None or interval["high"] is None:
         return ""
-    level = 100 * float(interval.get("confidence", 0.95))
+    level = 100 * float(interval["confidence"])
     return f"[{level:g}% CI: {fmt(metric, interval['low'])}, {fmt(metric, interval['high'])}]"
 
 
@@ -146,15 +148,15 @@ def headlines(metrics: Mapping[str, Any], keys: Sequence[str] | None = None) -> 
 
 def _bins(rows: Iterable[Mapping[str, Any]], metrics: Mapping[str, Any]) -> dict[str, tuple[int, float]]:
     """Complexity bin -> (samples, mean F1 partial): metrics_by_complexity_bin when present, else the rows."""
-    given = metrics.get("metrics_by_complexity_bin")
+    given = extraction_sections(metrics)["metrics_by_complexity_bin"]
     out: dict[str, tuple[int, float]] = {}
-    if isinstance(given, Mapping) and given:
-        for name, entry in given.items():
-            if isinstance(entry, Mapping) and isinstance(entry.get("field_f1_partial"), (int, float)):
-                count = entry.get("num_samples", entry.get("count", 0))
-                out[str(name)] = (int(count or 0), float(entry["field_f1_partial"]))
-        if out:
-            return out
+    for name, entry in given.items():
+        # an empty bin has no F1; a document written before bins counted samples has "count"
+        if isinstance(entry, Mapping) and isinstance(entry.get("field_f1_partial"), (int, float)):
+            count = entry.get("num_samples", entry.get("count", 0))
+            out[str(name)] = (int(count or 0), float(entry["field_f1_partial"]))
+    if out:
+        return out
     grouped: dict[str, list[float]] = {}
     for row in rows:
         if row.get("complexity_bin"):
@@ -164,8 +166,8 @@ def _bins(rows: Iterable[Mapping[str, Any]], metrics: Mapping[str, Any]) -> dict
 
 def _weak_depth(metrics: Mapping[str, Any]) -> tuple[int, float] | None:
     """The shallowest nesting depth from which F1 stays 0.1 below the overall F1 (support >= 5)."""
-    overall = metrics.get("field_f1_partial")
-    depths = metrics.get("field_metrics_by_depth") or {}
+    overall = metrics.get("field_f1_partial")  # a catalog metric, read by name
+    depths = extraction_sections(metrics)["field_metrics_by_depth"]
     if not isinstance(overall, (int, float)):
         return None
     weak = [
@@ -201,14 +203,15 @@ def consistent_band(band: str, recommendation: str) -> str:
 def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] = ()) -> Summary:
     """The executive summary of one model."""
     eqs = float(metrics.get("extraction_quality_score", 0.0))
+    typed = extraction_sections(metrics)
     lines = headlines(metrics)
     summary = Summary(
         model=model,
         eqs=eqs,
         eqs_text=f"{eqs:.3f} {ci_text(metrics, 'extraction_quality_score')}".strip(),
-        band=str(metrics.get("eqs_band", "")),
-        recommendation=str(metrics.get("recommendation", "")),
-        verdict_band=consistent_band(str(metrics.get("eqs_band", "")), str(metrics.get("recommendation", ""))),
+        band=str(typed["eqs_band"]),
+        recommendation=str(typed["recommendation"]),
+        verdict_band=consistent_band(str(typed["eqs_band"]), str(typed["recommendation"])),
         headlines=lines,
     )
     if not metrics.get("num_samples"):
@@ -240,12 +243,12 @@ def summarize(model: str, metrics: Mapping[str, Any], rows: Sequence[Mapping[str
         summary.weaknesses.append(
             f"Weaker on complex schemas (F1: {bins['complex'][1]:.2f} over {bins['complex'][0]} samples)"
         )
-    omissions = (metrics.get("omission_analysis") or {}).get("by_field_name") or {}
+    omissions = typed["omission_analysis"]["by_field_name"]
     worst = sorted(
         (
             (e["omission_rate"], name)
             for name, e in omissions.items()
-            if e.get("total_occurrences", 0) >= 3 and e["omission_rate"] >= 0.3
+            if e["total_occurrences"] >= 3 and e["omission_rate"] >= 0.3
         ),
         reverse=True,
     )
@@ -265,22 +268,23 @@ def next_steps(
 ) -> list[str]:
     """Concrete actions, most important first."""
     steps: list[str] = []
+    typed = extraction_sections(metrics)
     validity = float(metrics.get("schema_validity_rate", 1.0))
     if validity < 0.95:
-        invalid = metrics.get("invalid_samples") or []
+        invalid = typed["invalid_samples"]
         steps.append(
             f"Schema validity is {validity:.1%} ({len(invalid)} invalid outputs): use constrained decoding "
             "(json_schema structured output) and check for truncated outputs (max tokens)."
         )
     if float(metrics.get("hallucination_rate", 0.0)) >= 0.05:
-        severity = (metrics.get("hallucination_analysis") or {}).get("severity") or {}
+        severity = typed["hallucination_analysis"]["severity"]
         steps.append(
             f"Hallucinations ({metrics['hallucination_rate']:.1%}; critical {severity.get('critical', 0)}): "
             "instruct the model to omit fields that the text does not state, and review the worst samples."
         )
-    copied = metrics.get("copied_examples") or {}
-    if copied.get("total"):
-        fields = ", ".join(f"{name} {count}" for name, count in list((copied.get("by_field") or {}).items())[:3])
+    copied = typed["copied_examples"]
+    if copied["total"]:
+        fields = ", ".join(f"{name} {count}" for name, count in list(copied["by_field"].items())[:3])
         steps.append(
             f"{_count(copied['total'], 'value')} copied from the schema's examples in {_count(copied['samples'], 'sample')} "
             f"({fields}): the model answers with the example when the text does not say; drop example values from "
@@ -289,7 +293,7 @@ def next_steps(
     if omitted:
         names = ", ".join(name for _, name in omitted[:3])
         steps.append(f"Most omitted fields: {names}: describe them in the prompt or the schema.")
-    types = (metrics.get("error_patterns") or {}).get("type_errors") or {}
+    types = typed["error_patterns"]["type_errors"]
     if (
         types.get("wrong_type", 0) + types.get("type_coercion_failed", 0) > 0
         and float(metrics.get("type_accuracy", 1.0)) < 0.95
@@ -298,7 +302,7 @@ def next_steps(
             f"Type errors ({types.get('wrong_type', 0)} wrong types, {types.get('type_coercion_failed', 0)} "
             'placeholders such as "N/A"): ask for JSON numbers/booleans and null for unknown values.'
         )
-    top = metrics.get("top_field_errors") or []
+    top = typed["top_field_errors"]
     if top:
         first = top[0]
         steps.append(
@@ -330,9 +334,7 @@ def weakest_fields(metrics: Mapping[str, Any], limit: int = WEAKEST_FIELDS) -> l
     """The fields an extractor struggles with: those scoring under 1 on average, the most score lost first
     (occurrences x (1 - mean score): a field missed in 30 samples before one missed once), then the lowest mean
     score, then name; at most ``limit``."""
-    table = metrics.get("field_scores_by_name")
-    if not isinstance(table, Mapping):
-        return []
+    table = extraction_sections(metrics)["field_scores_by_name"]
     weak = [
         (str(name), entry)
         for name, entry in table.items()
@@ -346,16 +348,9 @@ def weakest_fields(metrics: Mapping[str, Any], limit: int = WEAKEST_FIELDS) -> l
         )
     )
     # the field's ANLS* beside its own scores, when the run measured it
-    anls = metrics.get("anls_star_by_field")
-    anls = anls if isinstance(anls, Mapping) else {}
+    anls = extraction_sections(metrics).get("anls_star_by_field", {})
     return [
-        (
-            name,
-            {
-                **entry,
-                "anls_star": (anls.get(name) or {}).get("anls_star") if isinstance(anls.get(name), Mapping) else None,
-            },
-        )
+        (name, {**entry, "anls_star": found.get("anls_star") if isinstance(found := anls.get(name), Mapping) else None})
         for name, entry in weak[:limit]
     ]
 
@@ -363,10 +358,10 @@ def weakest_fields(metrics: Mapping[str, Any], limit: int = WEAKEST_FIELDS) -> l
 MAX_RETRIED_LISTED = 10  # sample ids named per attempt count
 
 
-def retried_text(perf: Mapping[str, Any]) -> str:
+def retried_text(perf: Performance) -> str:
     """``4 samples needed 2 attempts: a, b, c, d``, one clause per attempt count, with what the failed attempts
     were and the end-to-end p95 beside the answering attempt's; empty when every sample took one attempt."""
-    retried = perf.get("retried_samples") or []
+    retried = perf["retried_samples"]
     if not retried:
         return ""
     by_count: dict[int, list[str]] = {}
@@ -377,11 +372,11 @@ def retried_text(perf: Mapping[str, Any]) -> str:
         more = len(ids) - MAX_RETRIED_LISTED
         shown = ", ".join(ids[:MAX_RETRIED_LISTED]) + (f" and {more} more" if more > 0 else "")
         clauses.append(f"{len(ids)} sample{'s' if len(ids) != 1 else ''} needed {count} attempts: {shown}")
-    rel = perf.get("reliability") or {}
-    failed = {k: v for k, v in (rel.get("attempt_error_counts") or {}).items() if v}
+    failed = {k: v for k, v in perf["reliability"]["attempt_error_counts"].items() if v}
     if failed:
         clauses.append("failed attempts: " + ", ".join(f"{k} {v}" for k, v in sorted(failed.items())))
-    end, last = (perf.get("end_to_end_ms") or {}).get("p95"), (perf.get("latency_ms") or {}).get("p95")
+    end_to_end = perf.get("end_to_end_ms")  # not in documents written before it was measured
+    end, last = None if end_to_end is None else end_to_end["p95"], perf["latency_ms"]["p95"]
     if end is not None and last is not None:
         clauses.append(f"p95 end to end {end:.0f} ms, answering attempt {last:.0f} ms")
     return "; ".join(clauses)

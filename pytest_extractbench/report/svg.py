@@ -34,6 +34,8 @@ CATEGORY_COLORS = {
     "missed": "#e53935",
     "spurious": "#8e24aa",
 }
+UNIT = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # the ticks of a 0-1 axis
+INK, GREY = "#222222", "#555555"  # marks drawn over the data (whiskers, medians) and guide lines
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 # ColorBrewer's sequential and diverging schemes (the stops matplotlib's maps of the same names interpolate)
 COLOR_MAPS = {
@@ -343,6 +345,11 @@ class Legend:
 
     def height(self, width: float) -> float:
         return 16 * len(self.rows(width - 20)) + (4 if self.entries else 0)
+
+
+def models_legend(names: Sequence[str], kind: str = "box", *, show: bool = True) -> Legend:
+    """One entry per model, in the model colours the marks use (none when ``show`` is false: one model)."""
+    return Legend([(label(n), color(i), kind) for i, n in enumerate(names)] if show else [])
 
 
 class Plot:

@@ -9,6 +9,8 @@ from ..analysis import catalog, track_metrics
 from ..analysis.catalog import Metric
 from ..analysis.stats import format_p
 from ..core import textsafe
+from ..core.modelsections import GroupSummary, Performance, extraction_sections, model_sections
+from ..core.sections import IntervalDict
 from ..core.textsafe import json_line
 from ..core.wording import counted, plain
 from ..gating.sla import GateCheck
@@ -109,14 +111,14 @@ def safe(text: Any, limit: int | None = textsafe.LIMIT) -> str:
     return textsafe.terminal(text, limit)
 
 
-def with_ci(value: float, interval: Mapping[str, Any] | None, fmt: Callable[[float], str] = num) -> str:
+def with_ci(value: float, interval: IntervalDict | None, fmt: Callable[[float], str] = num) -> str:
     """``0.823 [95% CI: 0.812, 0.834]``; just the value when there is no interval."""
-    if not interval or interval.get("low") is None or interval.get("high") is None:
+    if interval is None or interval["low"] is None or interval["high"] is None:
         return fmt(value)
     return f"{fmt(value)} [{100 * interval['confidence']:g}% CI: {fmt(interval['low'])}, {fmt(interval['high'])}]"
 
 
-def metric_lines(metrics: Mapping[str, Any], cis: Mapping[str, Any]) -> list[str]:
+def metric_lines(metrics: Mapping[str, Any], cis: Mapping[str, IntervalDict]) -> list[str]:
     """One line per catalog terminal row: the first metric with its CI, the others of the row after it."""
     rows: dict[int, list[Metric]] = {}
     for metric in catalog.ranked("terminal_row"):
@@ -127,7 +129,8 @@ def metric_lines(metrics: Mapping[str, Any], cis: Mapping[str, Any]) -> list[str
         fmt = pct if first.percent else num
         text = with_ci(metrics[first.name], cis.get(first.name) if first.headline else None, fmt)
         if first.name == "extraction_quality_score":
-            text += f"  ({summary.consistent_band(str(metrics['eqs_band']), str(metrics.get('recommendation', '')))})"
+            typed = extraction_sections(metrics)
+            text += f"  ({summary.consistent_band(str(typed['eqs_band']), str(typed['recommendation']))})"
         for other in others:
             text += f"   {other.short} {(pct if other.percent else num)(metrics[other.name])}"
         lines.append(f"  {first.short:<20}{text}")
@@ -136,17 +139,18 @@ def metric_lines(metrics: Mapping[str, Any], cis: Mapping[str, Any]) -> list[str
 
 def model_lines(model: str, metrics: Mapping[str, Any], checks: Sequence[GateCheck], tier: str) -> list[str]:
     """The headline block of one model with confidence intervals, and its SLA verdict."""
-    cis = metrics.get("confidence_intervals", {})
+    typed = extraction_sections(metrics)
+    cis = typed.get("confidence_intervals", {})  # none in a document without resampled metrics
 
     lines = [f"model {safe(model)}: {counted(metrics['num_samples'], 'sample')}", *metric_lines(metrics, cis)]
     lines.extend(subset_lines(metrics))
-    lines.extend(performance_lines(metrics.get("performance")))
+    lines.extend(performance_lines(typed["performance"]))
     lines.extend(calibration_consistency_lines(metrics))
     if tier != "none":
         failed = any(c.passed is False for c in checks)
         lines.append(f"  SLA {tier}: FAILED" if failed else f"  SLA {tier}: passed")
         lines.extend(f"    {safe(c.describe())}" for c in checks if c.passed is False or c.unmeasured)
-    lines.append(f"  recommendation: {metrics['recommendation']}")
+    lines.append(f"  recommendation: {typed['recommendation']}")
     return lines
 
 
@@ -154,19 +158,21 @@ def _opt(value: float | None, fmt: str, suffix: str = "") -> str:
     return "-" if value is None else f"{value:{fmt}}{suffix}"
 
 
+def _opt_num(value: float | None) -> str:
+    return "-" if value is None else num(value)
+
+
 def _opt_pct(value: float | None) -> str:
     return "-" if value is None else pct(value)
 
 
-def performance_lines(perf: Mapping[str, Any] | None) -> list[str]:
+def performance_lines(perf: Performance) -> list[str]:
     """Latency, throughput, tokens/cost and reliability in four lines, or why they are missing."""
-    if not perf:
-        return []
     rel = perf["reliability"]
     if not rel["measured"]:
         return [f"  performance         {perf['note'] or 'not measured'}"]
     # end to end, the figure the gates read (a document written before it was measured has the answering attempt's)
-    lat = perf.get("end_to_end_ms") or perf["latency_ms"]
+    lat = perf.get("end_to_end_ms", perf["latency_ms"])
     thr, tok, cost = perf["throughput"], perf["tokens"], perf["cost"]
     counts = perf["requests"]
     lines = []
@@ -269,28 +275,29 @@ def prompt_budget_text(model: str, budget: Mapping[str, Any]) -> str:
 def calibration_consistency_lines(metrics: Mapping[str, Any]) -> list[str]:
     """The optional sections: confidence calibration (logprobs) and consistency (repeats)."""
     lines = []
-    calibration = metrics.get("calibration")
+    typed = model_sections(metrics)
+    calibration = typed.get("calibration")
     if calibration:
         lines.append(
-            f"  calibration         ECE {num(calibration['ece'])}   MCE {num(calibration['mce'])}   "
-            f"Brier {num(calibration['brier'])} over {counted(calibration['fields'], 'field')}"
+            f"  calibration         ECE {_opt_num(calibration['ece'])}   MCE {_opt_num(calibration['mce'])}   "
+            f"Brier {_opt_num(calibration['brier'])} over {counted(calibration['fields'], 'field')}"
         )
-    found = metrics.get("consistency")
+    found = typed.get("consistency")
     if found:
         variance = "n/a" if found["value_variance"] is None else plain(found["value_variance"])
         lines.append(
-            f"  consistency ({found['runs_per_sample']} runs)  exact {pct(found['exact_match_consistency'])}   "
-            f"field-level {pct(found['field_level_consistency'])}   numeric std {variance}"
+            f"  consistency ({found['runs_per_sample']} runs)  exact {_opt_pct(found['exact_match_consistency'])}   "
+            f"field-level {_opt_pct(found['field_level_consistency'])}   numeric std {variance}"
         )
-    repeats = metrics.get("repeats")
-    if repeats and repeats.get("samples"):
+    repeats = typed.get("repeats")
+    if repeats and repeats["samples"]:
         k = repeats["runs"]
-        fields = repeats.get("flaky_fields") or []
+        fields = repeats["flaky_fields"]
         flaky = ", ".join(f"{safe(f['field'], 40)} {pct(f['rate'])}" for f in fields[:3])
         # the repeats section and both pass rates are written together, so a run with repeats has them
         lines.append(
             f"  repeats ({k} runs)    pass@{k} {pct(metrics['pass_at_k'])}   pass^{k} "
-            f"{pct(metrics['pass_hat_k'])}   flaky samples {repeats.get('flaky_samples', 0)}"
+            f"{pct(metrics['pass_hat_k'])}   flaky samples {repeats['flaky_samples']}"
             + (f"; flaky fields {flaky}" if flaky else "")
         )
     return lines
@@ -308,9 +315,10 @@ def problem_lines(problems: Sequence[DatasetProblem], limit: int = 20) -> list[s
     return lines
 
 
-def _summary_line(label: str, entry: Mapping[str, Any]) -> str:
-    if not entry.get("count"):
+def _summary_line(label: str, entry: GroupSummary) -> str:
+    if not entry["count"]:
         return f"  {label}: no sample"
+    # a subset with samples has its score, metrics and intervals
     eqs = with_ci(
         entry["metrics"]["extraction_quality_score"], entry["confidence_intervals"].get("extraction_quality_score")
     )
@@ -321,8 +329,9 @@ def _summary_line(label: str, entry: Mapping[str, Any]) -> str:
 
 def subset_lines(metrics: Mapping[str, Any]) -> list[str]:
     """One line per subset and per group (at most MAX_GROUPS per field)."""
-    lines = [_summary_line(f"subset {safe(name)}", entry) for name, entry in metrics.get("subsets", {}).items()]
-    for field, groups in metrics.get("groups", {}).items():
+    typed = model_sections(metrics)
+    lines = [_summary_line(f"subset {safe(name)}", entry) for name, entry in typed.get("subsets", {}).items()]
+    for field, groups in typed.get("groups", {}).items():
         for value, entry in list(groups.items())[:MAX_GROUPS]:
             lines.append(_summary_line(f"group {safe(field)}={safe(value)}", entry))
         if len(groups) > MAX_GROUPS:
@@ -349,7 +358,7 @@ def comparison_lines(comparison: Mapping[str, Any]) -> list[str]:
     test = "paired permutation test" if comparison["test"] == "permutation" else f"paired {comparison['test']}"
     lines = [f"comparison of {len(comparison['models'])} models ({test}, alpha {comparison['alpha']:g}):"]
     for entry in comparison["eqs_ranking"]:
-        ci = {"low": entry["ci_low"], "high": entry["ci_high"], "confidence": comparison["confidence"]}
+        ci: IntervalDict = {"low": entry["ci_low"], "high": entry["ci_high"], "confidence": comparison["confidence"]}
         lines.append(f"  {entry['rank']}. {safe(entry['model'])}  EQS {with_ci(entry['extraction_quality_score'], ci)}")
     wins = comparison["win_rate_matrix"]
     for key, pair in comparison["pairwise"].items():

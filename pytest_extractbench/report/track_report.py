@@ -26,7 +26,8 @@ def _md(text: Any) -> str:
 def sections(document: rundoc.MetricsDocument) -> dict[str, Section]:
     """Model -> its track section (models of a track without a section renderer are left out)."""
     track = document["track"]
-    partial = (document["run"].get("partial") or {}).get("models") or {}
+    found = document["run"].get("partial")  # only in a partial run
+    partial = found["models"] if found else {}
     out = {}
     for model, metrics in document["models"].items():
         section = model_section(track, metrics)

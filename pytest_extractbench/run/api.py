@@ -85,9 +85,14 @@ def evaluate(
         values["extractor"] = ExtractorSource.qualified_name(extractor)
     spec, samples = dataset_input(dataset)
     settings = settings_from_options(
-        root, dataset=spec, predictions=predictions, base_url=base_url, model=model,
-        output=None if output is None else Path(output), **values,
-    )  # fmt: skip
+        root,
+        dataset=spec,
+        predictions=predictions,
+        base_url=base_url,
+        model=model,
+        output=None if output is None else Path(output),
+        **values,
+    )
     configure_rules(settings)
     watcher = ProgressEvents(events, progress)
     context = RunContext(

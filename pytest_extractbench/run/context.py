@@ -195,8 +195,9 @@ class RunContext:
         if not self.settings.compare:
             return None
         try:
-            path = baselines.resolve(self.settings.compare, baselines.baseline_dir(self.settings.rootdir),
-                                     base_dir=self.base_dir)  # fmt: skip
+            path = baselines.resolve(
+                self.settings.compare, baselines.baseline_dir(self.settings.rootdir), base_dir=self.base_dir
+            )
             return baselines.load(path)
         except rundoc.RunDocError as exc:  # no such baseline (BaselineError), or a file that cannot be read
             raise UsageProblem(f"extractbench: {exc}") from None

@@ -198,10 +198,17 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
         config = settings.subsets if track.gated else None  # subsets and groups read extraction records
         scopes = {model: gate_scopes(found, config) for model, found in by_model.items()} if config else {}
         comparison = compare_run(
-            snapshots, context.baseline, settings.scoring.statistics, checks=settings.compare_fail, scopes=scopes,
-            thresholds=settings.verdict_thresholds, sample_hashes=hashes, policy=settings.unmeasured,
-            bucket_delta=settings.sample_regression_delta, track=track.name,
-        )  # fmt: skip
+            snapshots,
+            context.baseline,
+            settings.scoring.statistics,
+            checks=settings.compare_fail,
+            scopes=scopes,
+            thresholds=settings.verdict_thresholds,
+            sample_hashes=hashes,
+            policy=settings.unmeasured,
+            bucket_delta=settings.sample_regression_delta,
+            track=track.name,
+        )
         result.comparison = comparison
         result.regressions = comparison.failures
         result.run_level["baseline_comparison"] = comparison.as_dict()

@@ -162,9 +162,13 @@ class LiveSetup:
             source_class = TrackLiveSource
             extra = {"track": track, "repeats": tracks.repeats, "logprobs": tracks.calibration}
             if tracks.repeats > 1 and live.temperature == 0 and not context.is_worker:
-                warnings.warn(ExtractbenchWarning(
-                    f"--extractbench-repeats {tracks.repeats} with temperature 0: runs differ only by seed; "
-                    "set --extractbench-temperature above 0 to measure consistency"), stacklevel=2)  # fmt: skip
+                warnings.warn(
+                    ExtractbenchWarning(
+                        f"--extractbench-repeats {tracks.repeats} with temperature 0: runs differ only by seed; "
+                        "set --extractbench-temperature above 0 to measure consistency"
+                    ),
+                    stacklevel=2,
+                )
         self._live_source = source_class(
             live,
             self._routes,  # called when the first request must go out: a fully cached rerun starts no server

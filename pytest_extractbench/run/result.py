@@ -137,8 +137,8 @@ def gate_results(
         for model, section in models.items()
         if isinstance(section.get("requirements"), dict)
     }
-    comparison = document.get("baseline_comparison") or {}
-    regressions = [CheckResult.from_dict(c) for c in comparison.get("checks") or [] if c.get("failed")]
+    comparison = document.get("baseline_comparison")  # its checks filled by rundoc.complete when it is there
+    regressions = [CheckResult.from_dict(c) for c in (comparison["checks"] if comparison else []) if c["failed"]]
     return checks, required, regressions
 
 
@@ -167,6 +167,6 @@ def load_run(run_dir: str | Path) -> RunResult:
             p
             for p in sorted(path.iterdir())
             if p.name not in (METRICS_FILE, SAMPLES_FILE) and p.is_file() and p.suffix in (".html", ".md", ".csv")
-        ],  # fmt: skip
+        ],
         document=document,
     )

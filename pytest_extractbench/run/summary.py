@@ -26,9 +26,16 @@ def summary_lines(
         return ["no sample was scored"] + terminal.problem_lines(problems)
     settings, dataset = context.settings, context.dataset
     partial = result.document.get("run", {}).get("partial")
-    verdict = verdict_lines(result.metrics, result.checks, settings.sla, regressions=len(result.regressions),
-                            safe=terminal.safe, partial=partial, required=result.requirements,
-                            details="the rest of the summary without -qq" if verdict_only else "details above")  # fmt: skip
+    verdict = verdict_lines(
+        result.metrics,
+        result.checks,
+        settings.sla,
+        regressions=len(result.regressions),
+        safe=terminal.safe,
+        partial=partial,
+        required=result.requirements,
+        details="the rest of the summary without -qq" if verdict_only else "details above",
+    )
     if verdict_only:
         return write_error_lines(context, result) + verdict
     lines = [f"dataset {dataset.name}: {counted(len(dataset.samples), 'sample')}; results in {context.run_dir}"]
@@ -83,11 +90,15 @@ def _track_lines(context: RunContext, result: RunResult | None, unscored: list[s
     if result is None or not result.metrics:
         return ["no sample was scored"] + terminal.problem_lines(context.problems)
     dataset, partial = context.dataset, result.document.get("run", {}).get("partial")
-    lines = [f"track {track.name} ({track.description}); dataset {terminal.safe(dataset.name)}: "
-             f"{counted(len(dataset.samples), 'sample')}; results in {context.run_dir}"]  # fmt: skip
+    lines = [
+        f"track {track.name} ({track.description}); dataset {terminal.safe(dataset.name)}: "
+        f"{counted(len(dataset.samples), 'sample')}; results in {context.run_dir}"
+    ]
     for model, metrics in result.metrics.items():
-        lines.append(f"model {terminal.safe(model)}: {counted(metrics['num_samples'], 'sample')}, "
-                     f"{metrics['passed_samples']} passed")  # fmt: skip
+        lines.append(
+            f"model {terminal.safe(model)}: {counted(metrics['num_samples'], 'sample')}, "
+            f"{metrics['passed_samples']} passed"
+        )
         if partial and (seen := partial_text(partial["models"].get(model), gated=False)):
             lines.append(f"  {seen}")
         lines.extend(track.summary_lines(metrics[track.name]))
@@ -95,8 +106,10 @@ def _track_lines(context: RunContext, result: RunResult | None, unscored: list[s
         required = result.requirements.get(model)
         if required:
             held = all(check.passed is not False for check in required)
-            lines.append(f"  required thresholds: {'passed' if held else 'FAILED'}: "
-                         + "; ".join(terminal.safe(check.describe()) for check in required))  # fmt: skip
+            lines.append(
+                f"  required thresholds: {'passed' if held else 'FAILED'}: "
+                + "; ".join(terminal.safe(check.describe()) for check in required)
+            )
     lines.extend(terminal.run_lines(result.run_level, result.comparison))
     lines.extend(_unscored_lines(unscored))
     lines.extend(terminal.problem_lines(context.problems))

@@ -298,31 +298,9 @@ class FieldWalker(FieldEmitter):
             self._objects(expected, predicted, node, path, depth, out, equal=True)
         elif kind is list and not _scalars_only(expected):
             self._identical_elements(expected, predicted, node, path, depth, required, out)
-        elif kind is str:
-            if self._empty_absent and not expected.strip():
+        elif kind in _SCALAR_NAMES:  # str, int, float, bool
+            if kind is str and self._empty_absent and not expected.strip():
                 return
-            out.append(
-                _new_field(
-                    (
-                        path or "$",
-                        EXACT,
-                        1.0,
-                        expected,
-                        predicted,
-                        "string",
-                        "string",
-                        True,
-                        True,
-                        depth,
-                        required,
-                        ORIGIN_KEY,
-                        _IDENTICAL_TEXT,
-                        None,
-                        None,
-                    )
-                )
-            )
-        elif kind in _SCALAR_NAMES:
             name = _SCALAR_NAMES[kind]
             out.append(
                 _new_field(
@@ -339,7 +317,7 @@ class FieldWalker(FieldEmitter):
                         depth,
                         required,
                         ORIGIN_KEY,
-                        None,
+                        _IDENTICAL_TEXT if kind is str else None,
                         None,
                         None,
                     )
@@ -405,14 +383,30 @@ class FieldWalker(FieldEmitter):
                 and (equal or value == other)
                 and key not in ruled
             ):
-                if kind is str:
-                    if keep_blank or value.strip():
-                        append(_new_field((child_path or "$", EXACT, 1.0, value, other, "string", "string", True, True,
-                                           child_depth, key in required, ORIGIN_KEY, _IDENTICAL_TEXT, None, None)))  # fmt: skip
-                else:
+                if kind is not str or keep_blank or value.strip():  # a blank string is absent unless kept
                     name = _SCALAR_NAMES[kind]
-                    append(_new_field((child_path or "$", EXACT, 1.0, value, other, name, name, True, True, child_depth,
-                                       key in required, ORIGIN_KEY, None, None, None)))  # fmt: skip
+                    text = _IDENTICAL_TEXT if kind is str else None
+                    append(
+                        _new_field(
+                            (
+                                child_path or "$",
+                                EXACT,
+                                1.0,
+                                value,
+                                other,
+                                name,
+                                name,
+                                True,
+                                True,
+                                child_depth,
+                                key in required,
+                                ORIGIN_KEY,
+                                text,
+                                None,
+                                None,
+                            )
+                        )
+                    )
             elif inline and kind in _SCALAR_NAMES and key not in ruled:
                 other_kind = type(other)
                 if other_kind in _SCALAR_NAMES:  # two present scalars, no rule: straight to the comparison
@@ -427,8 +421,16 @@ class FieldWalker(FieldEmitter):
                 elif other is ABSENT:  # a missed key
                     budget_check()
                     if not self.is_absent(value):
-                        self._side(value, properties.get(key), child_path, child_depth, key in required, MISSED,
-                                   ORIGIN_KEY, out)  # fmt: skip
+                        self._side(
+                            value,
+                            properties.get(key),
+                            child_path,
+                            child_depth,
+                            key in required,
+                            MISSED,
+                            ORIGIN_KEY,
+                            out,
+                        )
                 else:
                     pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
             else:

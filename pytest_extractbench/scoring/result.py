@@ -58,9 +58,13 @@ class FieldResult(NamedTuple):
     def as_dict(self) -> dict[str, Any]:
         """JSON-able form: ``similarity`` as a list, and only what differs from the defaults (samples.jsonl
         holds tens of fields per sample; :meth:`from_dict` restores the rest)."""
-        data = {name: value for name, value in zip(self._fields, self)
-                if name not in _DEFAULTS or value is not _DEFAULTS[name] and (
-                    type(value) is not type(_DEFAULTS[name]) or value != _DEFAULTS[name])}  # fmt: skip
+        data = {
+            name: value
+            for name, value in zip(self._fields, self)
+            if name not in _DEFAULTS
+            or value is not _DEFAULTS[name]
+            and (type(value) is not type(_DEFAULTS[name]) or value != _DEFAULTS[name])
+        }
         if self.similarity is not None:
             data["similarity"] = list(self.similarity)
         return data

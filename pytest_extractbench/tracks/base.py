@@ -98,9 +98,11 @@ def parse_track_rows(
         if sample is None or any(p.severity == "error" for p in found):
             continue
         if sample.id in seen:
-            problems.append(DatasetProblem(label, location,
-                                           f"duplicate id (first seen at {seen[sample.id]}); row skipped",
-                                           sample.id, "id"))  # fmt: skip
+            problems.append(
+                DatasetProblem(
+                    label, location, f"duplicate id (first seen at {seen[sample.id]}); row skipped", sample.id, "id"
+                )
+            )
             continue
         seen[sample.id] = location
         meta = {"source": label, "location": location, **dict(sample.meta)}
@@ -253,8 +255,11 @@ class Track:
             repeated = {r.sample_id: r.repeats for r in found if r.repeats}
             if repeated:  # pass@k, pass^k and their CIs, as the extraction track reports them
                 statistics = settings.scoring.statistics
-                section.update(repeats_section(repeated, confidence=statistics.confidence,
-                                               resamples=statistics.resamples, seed=statistics.seed))  # fmt: skip
+                section.update(
+                    repeats_section(
+                        repeated, confidence=statistics.confidence, resamples=statistics.resamples, seed=statistics.seed
+                    )
+                )
             out[model] = section
         return out
 

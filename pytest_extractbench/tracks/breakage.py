@@ -67,8 +67,14 @@ def _splice(text: str, start: int, end: int, new: str) -> str:
 
 def _trailing_comma(text: str, tokens: list[_Token], rng: random.Random) -> str | None:
     # a closing bracket whose container is not empty (the previous token is not its opener)
-    sites = [t for k, t in enumerate(tokens) if t.kind == "punct" and text[t.start] in "}]" and k > 0
-             and not (tokens[k - 1].kind == "punct" and text[tokens[k - 1].start] in "{[")]  # fmt: skip
+    sites = [
+        t
+        for k, t in enumerate(tokens)
+        if t.kind == "punct"
+        and text[t.start] in "}]"
+        and k > 0
+        and not (tokens[k - 1].kind == "punct" and text[tokens[k - 1].start] in "{[")
+    ]
     if not sites:
         return None
     site = rng.choice(sites)

@@ -114,9 +114,18 @@ def repeat_diagnostics(first: Any, sample: Any, responses: Sequence[ModelRespons
     and each field's category per run whose output parsed (:func:`..analysis.repeats.sample_repeats`)."""
     passes, categories = [], []
     for index, response in enumerate(responses):
-        score = first if index == 0 else score_sample(
-            response.content, sample.expected, sample.schema, options=settings.scoring, sample_id=sample.id,
-            rule_errors="ignore")  # fmt: skip
+        score = (
+            first
+            if index == 0
+            else score_sample(
+                response.content,
+                sample.expected,
+                sample.schema,
+                options=settings.scoring,
+                sample_id=sample.id,
+                rule_errors="ignore",
+            )
+        )
         passes.append(failure_reason(score, response, settings.sample_min_eqs) is None)
         categories.append({f.path: f.category for f in score.fields} if score.json_valid else None)
     return sample_repeats(passes, categories)

@@ -31,16 +31,40 @@ KEYWORD_FEATURES = {
     "pattern": "pattern",
     "required": "required",
     "type": "types",
-    "minimum": "numeric_bounds", "maximum": "numeric_bounds", "exclusiveMinimum": "numeric_bounds",
-    "exclusiveMaximum": "numeric_bounds", "multipleOf": "numeric_bounds",
-    "minLength": "string_length", "maxLength": "string_length",
-    "minItems": "array_bounds", "maxItems": "array_bounds", "uniqueItems": "array_bounds",
-    "additionalProperties": "closed_object", "unevaluatedProperties": "closed_object",
-    "anyOf": "composition", "oneOf": "composition", "allOf": "composition", "not": "composition",
+    "minimum": "numeric_bounds",
+    "maximum": "numeric_bounds",
+    "exclusiveMinimum": "numeric_bounds",
+    "exclusiveMaximum": "numeric_bounds",
+    "multipleOf": "numeric_bounds",
+    "minLength": "string_length",
+    "maxLength": "string_length",
+    "minItems": "array_bounds",
+    "maxItems": "array_bounds",
+    "uniqueItems": "array_bounds",
+    "additionalProperties": "closed_object",
+    "unevaluatedProperties": "closed_object",
+    "anyOf": "composition",
+    "oneOf": "composition",
+    "allOf": "composition",
+    "not": "composition",
     "$ref": "ref",
-}  # fmt: skip
-FEATURES = ("types", "required", "enum", "const", "format", "pattern", "numeric_bounds", "string_length",
-            "array", "array_bounds", "nested_object", "closed_object", "composition", "ref")  # fmt: skip
+}
+FEATURES = (
+    "types",
+    "required",
+    "enum",
+    "const",
+    "format",
+    "pattern",
+    "numeric_bounds",
+    "string_length",
+    "array",
+    "array_bounds",
+    "nested_object",
+    "closed_object",
+    "composition",
+    "ref",
+)
 
 
 def schema_features(schema: Any) -> list[str]:
@@ -140,8 +164,11 @@ class GenerateTrack(Track):
         for feature in FEATURES:
             having = [r["features"][feature] for r in results if feature in r["features"]]
             if having:
-                per_feature[feature] = {"samples": len(having), "compliant": sum(having),
-                                        "compliance_rate": sum(having) / len(having)}  # fmt: skip
+                per_feature[feature] = {
+                    "samples": len(having),
+                    "compliant": sum(having),
+                    "compliance_rate": sum(having) / len(having),
+                }
         violated = Counter(f for r in results for f, ok in r["features"].items() if not ok)
         return {
             "num_samples": len(results),
@@ -152,8 +179,9 @@ class GenerateTrack(Track):
         }
 
     def summary_lines(self, section: Mapping[str, Any]) -> list[str]:
-        features = ", ".join(f"{name} {100 * v['compliance_rate']:.0f}% ({v['samples']})"
-                             for name, v in section["per_feature"].items())  # fmt: skip
+        features = ", ".join(
+            f"{name} {100 * v['compliance_rate']:.0f}% ({v['samples']})" for name, v in section["per_feature"].items()
+        )
         return [
             f"  JSON valid          {100 * section['json_valid_rate']:.1f}%   schema compliant "
             f"{100 * section['schema_compliance_rate']:.1f}%",

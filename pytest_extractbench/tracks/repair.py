@@ -61,8 +61,9 @@ class RepairTrack(Track):
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}], {}
 
     def score(self, sample: TrackSample, prediction: Any, options: Any = None) -> dict[str, Any]:
-        score = score_sample(prediction, sample.expected, sample.schema, options=options, sample_id=sample.id,
-                             rule_errors="ignore")  # fmt: skip
+        score = score_sample(
+            prediction, sample.expected, sample.schema, options=options, sample_id=sample.id, rule_errors="ignore"
+        )
         # agreement is equality (after normalization): 6380 for 6379 is "exact" by the 0.95 composite, but changed
         differ = [f for f in score.fields if not (f.equal and f.type_ok is not False)]
         equal = sum(1 for f in score.fields if f.equal and f.type_ok is not False and f.category != "spurious")
@@ -136,6 +137,8 @@ class RepairTrack(Track):
         lines = [f"  schema: {e}" for e in result.get("validation_errors", [])[:3]]
         for field in result.get("failing_fields", [])[:10]:
             f = FieldResult.from_dict(field)
-            lines.append(f"  {f.path}: expected {json.dumps(f.expected, default=str)[:60]}, "
-                         f"got {json.dumps(f.predicted, default=str)[:60]} ({f.category})")  # fmt: skip
+            lines.append(
+                f"  {f.path}: expected {json.dumps(f.expected, default=str)[:60]}, "
+                f"got {json.dumps(f.predicted, default=str)[:60]} ({f.category})"
+            )
         return lines

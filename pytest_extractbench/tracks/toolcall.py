@@ -43,9 +43,23 @@ _UNSAFE_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 # BFCL's string standardization: these characters and case do not count.
 _STANDARDIZE = re.compile(r"[ ,./\-_*^]")
 # BFCL's schema dialect -> JSON Schema types.
-_TYPES = {"dict": "object", "float": "number", "tuple": "array", "list": "array", "int": "integer",
-          "bool": "boolean", "str": "string", "String": "string", "Boolean": "boolean", "HashMap": "object",
-          "ArrayList": "array", "Array": "array", "long": "integer", "double": "number", "char": "string"}  # fmt: skip
+_TYPES = {
+    "dict": "object",
+    "float": "number",
+    "tuple": "array",
+    "list": "array",
+    "int": "integer",
+    "bool": "boolean",
+    "str": "string",
+    "String": "string",
+    "Boolean": "boolean",
+    "HashMap": "object",
+    "ArrayList": "array",
+    "Array": "array",
+    "long": "integer",
+    "double": "number",
+    "char": "string",
+}
 _JSON_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
 
 
@@ -368,8 +382,9 @@ class ToolCallTrack(Track):
         if messages is None:
             problem("'question' must be a string or BFCL turns (a list of lists of {role, content})", "question")
         functions = row.get("functions", row.get("function"))
-        if not isinstance(functions, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str)
-                                                      for f in functions):  # fmt: skip
+        if not isinstance(functions, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("name"), str) for f in functions
+        ):
             problem("'functions' must be a list of function definitions with a name", "functions")
             return None
         gold = row.get("expected_calls", row.get("ground_truth"))
@@ -386,19 +401,23 @@ class ToolCallTrack(Track):
         category = "abstention" if not gold else ("parallel" if len(gold) > 1 else "single")
         meta = {"topic": row.get("topic") or category, "category": category}
         # translated once per sample: the validators are cached by schema object, so scoring reuses them
-        schemas = {f["name"]: to_json_schema(f.get("parameters") or {"type": "object", "properties": {}})
-                   for f in functions}  # fmt: skip
+        schemas = {
+            f["name"]: to_json_schema(f.get("parameters") or {"type": "object", "properties": {}}) for f in functions
+        }
         return TrackSample(sample_id, {"messages": messages, "functions": functions, "schemas": schemas}, gold, meta)
 
     def build_request(self, sample: TrackSample) -> tuple[Messages, dict[str, Any]]:
         tools = [
-            {"type": "function", "function": {
-                "name": safe_name(f["name"]),
-                "description": str(f.get("description", "")),
-                "parameters": sample.data["schemas"][f["name"]],
-            }}
+            {
+                "type": "function",
+                "function": {
+                    "name": safe_name(f["name"]),
+                    "description": str(f.get("description", "")),
+                    "parameters": sample.data["schemas"][f["name"]],
+                },
+            }
             for f in sample.data["functions"]
-        ]  # fmt: skip
+        ]
         return [dict(m) for m in sample.data["messages"]], {"tools": tools, "tool_choice": "auto"}
 
     def _names(self, sample: TrackSample) -> dict[str, str]:
@@ -430,8 +449,10 @@ class ToolCallTrack(Track):
             return f"no call was expected, the model made {result['predicted_calls']}"
         if result["abstained"]:
             return f"the model made no call; {result['gold_calls']} expected"
-        return (f"{result['arguments_exact']}/{result['gold_calls']} gold calls matched exactly "
-                f"({result['predicted_calls']} predicted, {result['name_matches']} with the right name)")  # fmt: skip
+        return (
+            f"{result['arguments_exact']}/{result['gold_calls']} gold calls matched exactly "
+            f"({result['predicted_calls']} predicted, {result['name_matches']} with the right name)"
+        )
 
     def consistency_value(self, prediction: Any) -> Any:
         calls = [{"name": c["name"], "arguments": c["arguments"]} for c in prediction["calls"]]

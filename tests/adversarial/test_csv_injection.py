@@ -72,10 +72,25 @@ def test_benign_text_round_trips_unchanged(text: str) -> None:
         assert written([text]) == [textsafe.terminal(text, None, lines=True)]
 
 
-@pytest.mark.parametrize("text", [
-    " =1+1", "\t=cmd|' /C calc'!A0", "\n=HYPERLINK(\"http://x\")", "\r+1", "\u200b=1", "\ufeff@SUM(A1)",
-    "＝1+1", "＋1", "－1", "＠SUM(A1)", "\u3000=1", "\u00a0-1", "\u202e=1", "|calc",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        " =1+1",
+        "\t=cmd|' /C calc'!A0",
+        '\n=HYPERLINK("http://x")',
+        "\r+1",
+        "\u200b=1",
+        "\ufeff@SUM(A1)",
+        "＝1+1",
+        "＋1",
+        "－1",
+        "＠SUM(A1)",
+        "\u3000=1",
+        "\u00a0-1",
+        "\u202e=1",
+        "|calc",
+    ],
+)
 def test_the_forms_plain_startswith_missed_are_neutralised(text: str) -> None:
     (back,) = written([text])
     shown = textsafe.terminal(text, None, lines=True)  # controls and invisible characters are escaped first
@@ -105,9 +120,19 @@ def test_a_run_with_hostile_ids_writes_inert_csv_files(pytester: pytest.Pytester
     preds = [{"id": i, "output": {"name": "＝cmd|' /C calc'!A0"}} for i in ids]
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in preds), encoding="utf-8")
-    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-sla", "none",
-                                "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-                                "--extractbench-output", "out")  # fmt: skip
+    result = pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-output",
+        "out",
+    )
     out = pytester.path / "out"
     assert (out / "samples.csv").is_file(), result.stdout.str()
     found: set[str] = set()

@@ -63,8 +63,15 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def write_inputs(path: Path, gold: Any = None) -> None:
-    rows = [{"id": f"s{i}", "text": f"Record s{i}: P{i} is {i}.", "schema": SCHEMA,
-             "expected": {"name": f"P{i}", "n": i if gold is None or i else gold}} for i in range(N)]  # fmt: skip
+    rows = [
+        {
+            "id": f"s{i}",
+            "text": f"Record s{i}: P{i} is {i}.",
+            "schema": SCHEMA,
+            "expected": {"name": f"P{i}", "n": i if gold is None or i else gold},
+        }
+        for i in range(N)
+    ]
     preds = [{"id": r["id"], "output": r["expected"]} for r in rows]
     (path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in preds), encoding="utf-8")
@@ -264,13 +271,16 @@ def run_dir_with(tmp_path: Path, metrics: bytes) -> Path:
     return run
 
 
-@pytest.mark.parametrize("metrics, words", [
-    (b'{"models": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
-    (b'{"models": {"m": {"x": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}}}", "nested too deeply"),
-    (b'{"models": {"m": ' + b"9" * 5000 + b"}}", "too large to read"),
-    (b"\xff\xfe{\x00}\x00", "UTF-16"),
-    (b'{"models": [1, 2', "not valid JSON"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "metrics, words",
+    [
+        (b'{"models": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+        (b'{"models": {"m": {"x": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}}}", "nested too deeply"),
+        (b'{"models": {"m": ' + b"9" * 5000 + b"}}", "too large to read"),
+        (b"\xff\xfe{\x00}\x00", "UTF-16"),
+        (b'{"models": [1, 2', "not valid JSON"),
+    ],
+)
 def test_report_refuses_a_pathological_metrics_json_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], metrics: bytes, words: str
 ) -> None:

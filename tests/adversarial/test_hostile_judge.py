@@ -28,9 +28,21 @@ from pytest_extractbench.live.judge import Judge, JudgeError
 SECRET = "sk-judge-Vb83kLq0SECRET"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
 N = 3
-COMMON = ("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
-          "--extractbench-sla", "none", "--extractbench-dataset", "data.jsonl",
-          "--extractbench-predictions", "preds.jsonl", "--extractbench-output", "out")  # fmt: skip
+COMMON = (
+    "-p",
+    "no:randomly",
+    "-W",
+    "ignore::pytest.PytestAssertRewriteWarning",
+    "--extractbench",
+    "--extractbench-sla",
+    "none",
+    "--extractbench-dataset",
+    "data.jsonl",
+    "--extractbench-predictions",
+    "preds.jsonl",
+    "--extractbench-output",
+    "out",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -57,8 +69,9 @@ def write_run_inputs(path: Path) -> None:
 
 def judged_run(pytester: pytest.Pytester, judge_url: str, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     write_run_inputs(pytester.path)
-    result = pytester.runpytest(*COMMON, "--extractbench-judge", "judge-model", "--extractbench-judge-url", judge_url,
-                                *args)  # fmt: skip
+    result = pytester.runpytest(
+        *COMMON, "--extractbench-judge", "judge-model", "--extractbench-judge-url", judge_url, *args
+    )
     out = pytester.path / "out"
     assert (out / "metrics.json").is_file(), result.stdout.str()
     assert_accounted(out, N)
@@ -162,8 +175,9 @@ def test_credentials_in_a_judge_or_embeddings_url_are_refused_before_anything_ru
     pytester: pytest.Pytester, option: str
 ) -> None:
     write_run_inputs(pytester.path)
-    result = pytester.runpytest(*COMMON, "--extractbench-judge", "judge-model", option,
-                                "http://user:hunter2@127.0.0.1:9/v1")  # fmt: skip
+    result = pytester.runpytest(
+        *COMMON, "--extractbench-judge", "judge-model", option, "http://user:hunter2@127.0.0.1:9/v1"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*carries credentials (user:password@)*EXTRACTBENCH_JUDGE_API_KEY*"])
     assert "hunter2" not in result.stderr.str() + result.stdout.str()
@@ -203,8 +217,13 @@ def test_a_judge_answer_larger_than_the_cap_is_refused(monkeypatch: pytest.Monke
 
 
 def test_a_missing_item_is_that_items_error_and_the_others_keep_their_grades() -> None:
-    grades = {"grades": [{"id": 1, "reasoning": "a", "score": 5}, {"id": 3, "reasoning": "c", "score": 2},
-                         {"id": 99, "reasoning": "no such item", "score": 7}]}  # fmt: skip
+    grades = {
+        "grades": [
+            {"id": 1, "reasoning": "a", "score": 5},
+            {"id": 3, "reasoning": "c", "score": 2},
+            {"id": 99, "reasoning": "no such item", "score": 7},
+        ]
+    }
     with FaultServer(default=Fault.ok(content=grades)) as srv:
         verdicts = judge_at(srv.url).grade_outputs([("1", "1"), ("2", "2"), ("3", "3")], batch=3)
     assert verdicts[0] == (5, "a") and verdicts[2] == (2, "c")

@@ -28,8 +28,11 @@ from pytest_extractbench.config.settings import OPTIONS
 from pytest_extractbench.core import textsafe
 from pytest_extractbench.core.rundir import LOCK_FILE, RunDirError, RunLock, claim_new, prepare
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name"]}  # fmt: skip
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
 FAST = ("-p", "no:randomly", "--extractbench-resamples", "100", "--extractbench-sla", "none")
 USAGE_ERROR = 4
 
@@ -47,8 +50,12 @@ HOSTILE = {
 
 
 def sample(sample_id: str, n: int = 1, expected: Any = None) -> dict[str, Any]:
-    return {"id": sample_id, "text": f"P{n} is {n}.", "schema": SCHEMA,
-            "expected": expected if expected is not None else {"name": f"P{n}", "age": n}}  # fmt: skip
+    return {
+        "id": sample_id,
+        "text": f"P{n} is {n}.",
+        "schema": SCHEMA,
+        "expected": expected if expected is not None else {"name": f"P{n}", "age": n},
+    }
 
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:
@@ -70,8 +77,16 @@ def offline(
     found = outputs if outputs is not None else {s["id"]: s["expected"] for s in samples if isinstance(s, dict)}
     rows = [{"id": i, "output": json.dumps(o), **({"model": model} if model else {})} for i, o in found.items()]
     write_jsonl(pytester.path / "preds.jsonl", rows)
-    argv = [*FAST, "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions",
-            "preds.jsonl", *(("--extractbench-output", out) if out else ()), *args]  # fmt: skip
+    argv = [
+        *FAST,
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        *(("--extractbench-output", out) if out else ()),
+        *args,
+    ]
     return pytester.runpytest_subprocess(*argv) if subprocess else pytester.runpytest(*argv)
 
 
@@ -90,8 +105,9 @@ def two_samples() -> list[dict[str, Any]]:
 def help_text(tmp_path_factory: pytest.TempPathFactory) -> str:
     """``pytest --help`` in a project that has nothing to do with the plugin, the plugin installed."""
     where = tmp_path_factory.mktemp("plain-project")
-    done = subprocess.run([sys.executable, "-m", "pytest", "--help"], cwd=where, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--help"], cwd=where, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "INTERNALERROR" not in done.stdout
     return done.stdout
@@ -100,8 +116,13 @@ def help_text(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.mark.slow  # a fresh interpreter each: the plugin as a plain `pytest` loads it
 @pytest.mark.parametrize("shows", [["--help"], ["--markers"], ["--collect-only", "-q"]])
 def test_showing_something_leaves_no_run_directory(tmp_path: Path, shows: list[str]) -> None:
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--extractbench", *shows],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--extractbench", *shows],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert list(tmp_path.iterdir()) == []  # no .extractbench/runs/<stamp> with a lock file in it
 
@@ -124,8 +145,9 @@ def test_help_shows_a_literal_percent(help_text: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("command", [c.name for c in COMMANDS])
 def test_every_cli_subcommand_help_renders(command: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "pytest_extractbench", command, "--help"], capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_extractbench", command, "--help"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert "usage: extractbench " + command in done.stdout
 
@@ -276,8 +298,19 @@ def test_reusing_a_live_runs_directory_does_not_append_to_its_journal(
     pytester: pytest.Pytester, live_server: FaultServer
 ) -> None:
     write_jsonl(pytester.path / "data.jsonl", two_samples())
-    argv = [*FAST, "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-output", "live",
-            "--extractbench-base-url", live_server.url, "--model", "test-model", "--extractbench-no-cache"]  # fmt: skip
+    argv = [
+        *FAST,
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        "live",
+        "--extractbench-base-url",
+        live_server.url,
+        "--model",
+        "test-model",
+        "--extractbench-no-cache",
+    ]
     assert pytester.runpytest(*argv).ret in (0, 1)
     journal = (pytester.path / "live" / "responses.jsonl").read_bytes()
     assert journal.count(b"\n") == 2
@@ -308,8 +341,12 @@ def test_extractbench_report_renders_a_run_with_problems(pytester: pytest.Pytest
     offline(pytester, [sample("s1", 1), "{not json"], {"s1": {"name": "P1", "age": 1}}, "--extractbench-no-html-report")
     out = pytester.path / "out"
     assert not (out / "report.html").exists()
-    done = subprocess.run([sys.executable, "-m", "pytest_extractbench", "report", "--results-dir", str(out)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_extractbench", "report", "--results-dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "data.jsonl:line 2" in (out / "report.html").read_text(encoding="utf-8")
 
@@ -358,8 +395,16 @@ def _nan_baseline(pytester: pytest.Pytester, value: float) -> None:
 def test_a_baseline_that_is_not_a_number_fails_the_gate(pytester: pytest.Pytester, value: float) -> None:
     _nan_baseline(pytester, value)
     worse = {"s1": {"name": "nobody"}, "s2": {"name": "none"}}
-    result = offline(pytester, two_samples(), worse, "--extractbench-compare", "base",
-                     "--extractbench-compare-fail", "eqs:-0.02", out="second")  # fmt: skip
+    result = offline(
+        pytester,
+        two_samples(),
+        worse,
+        "--extractbench-compare",
+        "base",
+        "--extractbench-compare-fail",
+        "eqs:-0.02",
+        out="second",
+    )
     text = result.stdout.str()
     if result.ret == USAGE_ERROR:  # a baseline reader that refuses the file outright is as good: it names it
         assert "_base.json" in result.stderr.str()
@@ -435,8 +480,9 @@ def test_hostile_keys_and_values_in_failure_explanations(pytester: pytest.Pytest
 
 def test_a_huge_model_output_key_is_clipped(pytester: pytest.Pytester) -> None:
     key = "K" * 200_000
-    result = offline(pytester, [sample("s1", 1)], {"s1": {"name": "P1", "age": 1, key: 1}},
-                     "--extractbench-sample-min-eqs", "0.999")  # fmt: skip
+    result = offline(
+        pytester, [sample("s1", 1)], {"s1": {"name": "P1", "age": 1, key: 1}}, "--extractbench-sample-min-eqs", "0.999"
+    )
     text = terminal(result)
     assert result.ret == 1
     assert "K" * 5000 not in text and len(text) < 100_000
@@ -463,9 +509,21 @@ def test_hostile_server_error_messages_are_inert(pytester: pytest.Pytester) -> N
     message = "quota\x1b[2J\x1b]0;owned\x07 exceeded \x9b6n" + "!" * 10_000
     with FaultServer(default=Fault.bad_request(message)) as server:
         write_jsonl(pytester.path / "data.jsonl", two_samples())
-        result = pytester.runpytest(*FAST, "--extractbench", "--extractbench-dataset", "data.jsonl",
-                                    "--extractbench-output", "out", "--extractbench-base-url", server.url,
-                                    "--model", "test-model", "--extractbench-retries", "0", "-rA")  # fmt: skip
+        result = pytester.runpytest(
+            *FAST,
+            "--extractbench",
+            "--extractbench-dataset",
+            "data.jsonl",
+            "--extractbench-output",
+            "out",
+            "--extractbench-base-url",
+            server.url,
+            "--model",
+            "test-model",
+            "--extractbench-retries",
+            "0",
+            "-rA",
+        )
     text = terminal(result)
     assert result.ret == 1
     assert_clean_terminal(text)
@@ -500,8 +558,12 @@ def test_log_records_are_made_safe(caplog: pytest.LogCaptureFixture) -> None:
 @pytest.mark.slow
 def test_cli_messages_are_inert(tmp_path: Path) -> None:
     bad = write_jsonl(tmp_path / "d.jsonl", [sample("s\x1b[31m1"), "{\x1b]0;x\x07" + "B" * 50_000])
-    done = subprocess.run([sys.executable, "-m", "pytest_extractbench", "dataset-stats", str(bad)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_extractbench", "dataset-stats", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert_clean_terminal(done.stdout + done.stderr)
     assert "B" * 3000 not in done.stdout

@@ -33,8 +33,11 @@ from pytest_extractbench.scoring import MISSING
 
 SECRET = "sk-hostile-7Qf2Lx9SECRET"  # the API key a hostile server tries to get recorded
 PASSWORD = "hunter2-Zq8v"
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name", "age"]}  # fmt: skip
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
 GOOD = {"name": "Ada", "age": 36}
 MODEL = "test-model"
 
@@ -67,16 +70,35 @@ def answer(body: Any) -> Any:
 
 
 def write_data(path: Path, n: int) -> None:
-    rows = [{"id": f"s{i:02d}", "text": f"Record s{i:02d}: P{i} is {i} years old.", "schema": SCHEMA,
-             "expected": {"name": f"P{i}", "age": i}} for i in range(n)]  # fmt: skip
+    rows = [
+        {
+            "id": f"s{i:02d}",
+            "text": f"Record s{i:02d}: P{i} is {i} years old.",
+            "schema": SCHEMA,
+            "expected": {"name": f"P{i}", "age": i},
+        }
+        for i in range(n)
+    ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
 
 
 def bench(pytester: pytest.Pytester, url: str, *args: str, sla: str = "none") -> pytest.RunResult:
     return pytester.runpytest(
-        "-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-output", "out",
-        "--extractbench-sla", sla, "--extractbench-base-url", url, "--model", MODEL, *args,
-    )  # fmt: skip
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        sla,
+        "--extractbench-base-url",
+        url,
+        "--model",
+        MODEL,
+        *args,
+    )
 
 
 def rows(run_dir: Path, name: str) -> list[dict[str, Any]]:
@@ -254,9 +276,21 @@ def test_a_replayed_journal_with_odd_fields_is_scored_and_accounted(pytester: py
             response.update(ODD_ENTRIES[name])
         lines.append(json.dumps({"model": MODEL, "sample_id": f"s{i:02d}", "key": f"k{i}", "response": response}))
     (recorded / "responses.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                                "--extractbench-output", "out", "--extractbench-sla", "none",
-                                "--extractbench-replay", "recorded", "--model", MODEL)  # fmt: skip
+    result = pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-replay",
+        "recorded",
+        "--model",
+        MODEL,
+    )
     result.assert_outcomes(passed=3)
     assert_accounted(pytester.path / "out", 3)
     assert "INTERNALERROR" not in result.stdout.str() and "Traceback" not in result.stdout.str()
@@ -340,8 +374,17 @@ def test_a_bad_base_url_stops_the_run_with_one_line(
 ) -> None:
     url, words = BAD_URLS[name]
     write_data(pytester.path / "data.jsonl", 2)
-    args = ["-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl", "--model", MODEL,
-            "--extractbench-output", "out"]  # fmt: skip
+    args = [
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--model",
+        MODEL,
+        "--extractbench-output",
+        "out",
+    ]
     if where == "option":
         args += ["--extractbench-base-url", url]
     else:
@@ -480,8 +523,15 @@ def test_an_answer_the_client_fails_on_is_journaled_as_a_client_error(tmp_path: 
             raise RecursionError("maximum recursion depth exceeded while decoding a JSON array")
 
     live = LiveOptions(base_urls=("http://127.0.0.1:9/v1",))
-    source = Broken(live, lambda: {MODEL: Route(live.base_urls, MODEL)}, run_dir=tmp_path, cache_dir=None,
-                    concurrency=2, api_key=None, templates=load_templates(live, tmp_path))  # fmt: skip
+    source = Broken(
+        live,
+        lambda: {MODEL: Route(live.base_urls, MODEL)},
+        run_dir=tmp_path,
+        cache_dir=None,
+        concurrency=2,
+        api_key=None,
+        templates=load_templates(live, tmp_path),
+    )
     samples = [Sample(id=f"s{i}", text="t", schema=SCHEMA, expected=GOOD) for i in range(3)]
     try:
         source.prepare([(MODEL, s) for s in samples])
@@ -540,12 +590,15 @@ def test_model_output_nested_990_deep_is_accounted(pytester: pytest.Pytester, se
     assert "Traceback" not in text and "SLA passed" not in text and "Deploy without human review" not in text
 
 
-@pytest.mark.parametrize(("option", "value", "words"), [
-    ("--extractbench-timeout", "inf", "a number of seconds > 0 and <= 86400"),
-    ("--extractbench-timeout", "1e300", "a number of seconds > 0 and <= 86400"),
-    ("--extractbench-temperature", "inf", "a finite non-negative number"),
-    ("--extractbench-retries", "1000000000", "a whole number from 0 to 100"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("--extractbench-timeout", "inf", "a number of seconds > 0 and <= 86400"),
+        ("--extractbench-timeout", "1e300", "a number of seconds > 0 and <= 86400"),
+        ("--extractbench-temperature", "inf", "a finite non-negative number"),
+        ("--extractbench-retries", "1000000000", "a whole number from 0 to 100"),
+    ],
+)
 def test_live_options_that_would_never_end_are_refused(
     pytester: pytest.Pytester, server: FaultServer, option: str, value: str, words: str
 ) -> None:
@@ -585,8 +638,17 @@ def test_a_key_echoed_inside_tool_calls_is_masked(api_key: str, where: str) -> N
 def test_credentials_in_a_config_file_url_are_refused_without_being_shown(pytester: pytest.Pytester) -> None:
     write_data(pytester.path / "data.jsonl", 2)
     (pytester.path / "bench.yaml").write_text(f'model:\n  base_url: "http://admin:{PASSWORD}@127.0.0.1:9/v1"\n')
-    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                                "--extractbench-config", "bench.yaml", "--model", MODEL)  # fmt: skip
+    result = pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-config",
+        "bench.yaml",
+        "--model",
+        MODEL,
+    )
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR and "bench.yaml" in text and "model.base_url" in text
     assert "credentials" in text and PASSWORD not in text

@@ -18,8 +18,10 @@ from _checks import assert_accounted
 from pytest_extractbench.scoring import budget
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
-ROWS = [{"id": "a-1", "text": "Ann", "schema": SCHEMA, "expected": {"name": "Ann"}},
-        {"id": "b-2", "text": "Bo", "schema": SCHEMA, "expected": {"name": "Bo"}}]  # fmt: skip
+ROWS = [
+    {"id": "a-1", "text": "Ann", "schema": SCHEMA, "expected": {"name": "Ann"}},
+    {"id": "b-2", "text": "Bo", "schema": SCHEMA, "expected": {"name": "Bo"}},
+]
 ESCAPE_S = 60.0  # a loop that has not been stopped by then never will be: the test fails instead of hanging
 
 
@@ -60,10 +62,21 @@ def test_a_spinning_plugin_is_stopped_and_the_session_goes_on(pytester: pytest.P
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds), encoding="utf-8")
     started = time.monotonic()
     result = pytester.runpytest_subprocess(
-        "-p", "no:randomly", "--extractbench", "--extractbench-sla", "none", "--extractbench-dataset", "data.jsonl",
-        "--extractbench-predictions", "preds.jsonl", "--extractbench-output", "out",
-        "--extractbench-post-process", "spin", timeout=120,
-    )  # fmt: skip
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-post-process",
+        "spin",
+        timeout=120,
+    )
     elapsed = time.monotonic() - started
     text = result.stdout.str()
     result.assert_outcomes(passed=1, failed=1)

@@ -77,8 +77,7 @@ SEPARATORS = st.sampled_from([" ", "\n", "\t", ", ", "; ", "\x1b[0m ", "|", "\u2
 TEXTS = st.lists(st.tuples(st.one_of(HOSTILE, st.text(max_size=12)), SEPARATORS), min_size=1, max_size=8).map(
     lambda parts: "".join(fragment + separator for fragment, separator in parts)
 )
-PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                         HealthCheck.too_slow])  # fmt: skip
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
 @pytest.fixture

@@ -29,14 +29,37 @@ UPDATE = os.environ.get("EXTRACTBENCH_UPDATE_GOLDEN") == "1"
 # The runs are a user's default runs, charts included: their recorded options must not carry the test switch.
 pytestmark = [pytest.mark.charts, pytest.mark.slow]  # whole runs, up to three each
 FILES = ("metrics.json", "samples.jsonl", "summary.md", "metrics.csv", "samples.csv")
-BASE = ("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
-        "--extractbench-resamples", "200")  # fmt: skip
+BASE = (
+    "-p",
+    "no:randomly",
+    "-W",
+    "ignore::pytest.PytestAssertRewriteWarning",
+    "--extractbench",
+    "--extractbench-resamples",
+    "200",
+)
 
 # Keys whose values change from one run to the next whatever the inputs.
-VOLATILE_KEYS = frozenset({
-    "started_at", "finished_at", "duration_s", "created_at", "saved_at", "timestamp", "versions",
-    "wall_s", "elapsed_s", "scoring_s", "item_s", "run_dir", "output_dir", "hostname", "python", "platform",
-})  # fmt: skip
+VOLATILE_KEYS = frozenset(
+    {
+        "started_at",
+        "finished_at",
+        "duration_s",
+        "created_at",
+        "saved_at",
+        "timestamp",
+        "versions",
+        "wall_s",
+        "elapsed_s",
+        "scoring_s",
+        "item_s",
+        "run_dir",
+        "output_dir",
+        "hostname",
+        "python",
+        "platform",
+    }
+)
 _ISO_TIME = re.compile(r"\d{4}-\d\d-\d\d([T ]\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?)?")
 _DURATION = re.compile(r"\b\d+(\.\d+)?\s?(s|ms|min)\b(?= |$|\)|,|\|)")
 
@@ -73,8 +96,14 @@ def _demo(p: pytest.Pytester) -> list[tuple[str, ...]]:
 
 
 def _demo_and_weak(p: pytest.Pytester) -> list[tuple[str, ...]]:
-    return [("--extractbench-predictions", f"demo={ROOT / 'fixtures/predictions/demo.jsonl'}",
-             "--extractbench-predictions", f"weak={ROOT / 'fixtures/predictions/weak.jsonl'}")]  # fmt: skip
+    return [
+        (
+            "--extractbench-predictions",
+            f"demo={ROOT / 'fixtures/predictions/demo.jsonl'}",
+            "--extractbench-predictions",
+            f"weak={ROOT / 'fixtures/predictions/weak.jsonl'}",
+        )
+    ]
 
 
 def _live_faults(p: pytest.Pytester) -> list[tuple[str, ...]]:
@@ -97,9 +126,15 @@ def _baseline_compare(p: pytest.Pytester) -> list[tuple[str, ...]]:
     demo, weak = ROOT / "fixtures/predictions/demo.jsonl", ROOT / "fixtures/predictions/weak.jsonl"
     return [
         ("--extractbench-predictions", f"m={demo}", "--extractbench-save", "main"),
-        ("--extractbench-predictions", f"m={weak}", "--extractbench-compare", "main",
-         "--extractbench-compare-fail", "eqs:-0.02"),
-    ]  # fmt: skip
+        (
+            "--extractbench-predictions",
+            f"m={weak}",
+            "--extractbench-compare",
+            "main",
+            "--extractbench-compare-fail",
+            "eqs:-0.02",
+        ),
+    ]
 
 
 CASES: dict[str, Callable[[pytest.Pytester], list[tuple[str, ...]]]] = {
@@ -137,11 +172,19 @@ def normalize(name: str, text: str, roots: tuple[str, ...]) -> str:
     if name.endswith(".json"):
         return json.dumps(_normalize_value(json.loads(text), roots), indent=1, sort_keys=True) + "\n"
     if name.endswith(".jsonl"):
-        return "".join(json.dumps(_normalize_value(json.loads(line), roots), sort_keys=True) + "\n"
-                       for line in text.splitlines() if line.strip())  # fmt: skip
+        return "".join(
+            json.dumps(_normalize_value(json.loads(line), roots), sort_keys=True) + "\n"
+            for line in text.splitlines()
+            if line.strip()
+        )
     text = _normalize_text(text, roots)
-    return "\n".join(_DURATION.sub("<duration>", line) if re.search(r"(?i)duration|took|wall|time", line) else line
-                     for line in text.splitlines()) + "\n"  # fmt: skip
+    return (
+        "\n".join(
+            _DURATION.sub("<duration>", line) if re.search(r"(?i)duration|took|wall|time", line) else line
+            for line in text.splitlines()
+        )
+        + "\n"
+    )
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -153,8 +196,11 @@ def test_run_outputs_match_the_golden_copy(pytester: pytest.Pytester, case: str)
     run_dir = pytester.path / "out"
     roots = (str(pytester.path), str(ROOT))
     expected_dir = EXPECTED / case
-    produced = {name: normalize(name, (run_dir / name).read_text(encoding="utf-8"), roots)
-                for name in FILES if (run_dir / name).exists()}  # fmt: skip
+    produced = {
+        name: normalize(name, (run_dir / name).read_text(encoding="utf-8"), roots)
+        for name in FILES
+        if (run_dir / name).exists()
+    }
     assert "metrics.json" in produced and "samples.jsonl" in produced, f"the {case} run wrote no results"
     if UPDATE:
         shutil.rmtree(expected_dir, ignore_errors=True)

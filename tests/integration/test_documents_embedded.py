@@ -57,11 +57,25 @@ def test_pdfs_become_page_text_that_the_embedded_model_answers(pytester: pytest.
                                     "prompt_tokens": response.usage.get("prompt_tokens")}) + "\\n")
     """)
     result = pytester.runpytest(
-        "-p", "no:randomly", "--extractbench", "--extractbench-dataset", "docs.jsonl",
-        "--extractbench-base-url", gemma_server.base_url, "--model", gemma_server.model,  # type: ignore[attr-defined]
-        "--extractbench-output", "out", "--extractbench-sla", "none", "--extractbench-no-cache",
-        "--extractbench-max-tokens", "160", "--extractbench-timeout", "900",
-    )  # fmt: skip
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "docs.jsonl",
+        "--extractbench-base-url",
+        gemma_server.base_url,
+        "--model",
+        gemma_server.model,  # type: ignore[attr-defined]
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-no-cache",
+        "--extractbench-max-tokens",
+        "160",
+        "--extractbench-timeout",
+        "900",
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2, result.stdout.str()[-3000:]
     requests = {r["sample"]: r for r in map(json.loads, (pytester.path / "requests.log").read_text().splitlines())}

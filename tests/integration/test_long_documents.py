@@ -28,12 +28,28 @@ MAX_TOKENS = 128
 def test_long_documents_get_a_context_that_holds_them(pytester: pytest.Pytester) -> None:
     write_dataset(pytester.path / "docs.jsonl", SIZES)
     result = pytester.runpytest_subprocess(
-        "-p", "no:randomly", "--extractbench", "--model", MODEL, "--extractbench-dataset", "docs.jsonl",
-        "--extractbench-output", "out",
-        "--extractbench-sla", "none", "--extractbench-no-cache", "--extractbench-slots", "2",
-        "--extractbench-max-tokens", str(MAX_TOKENS), "--extractbench-timeout", "1800", "-p", "no:xdist",
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--model",
+        MODEL,
+        "--extractbench-dataset",
+        "docs.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-no-cache",
+        "--extractbench-slots",
+        "2",
+        "--extractbench-max-tokens",
+        str(MAX_TOKENS),
+        "--extractbench-timeout",
+        "1800",
+        "-p",
+        "no:xdist",
         timeout=3600,
-    )  # fmt: skip
+    )
     document = json.loads((pytester.path / "out" / "metrics.json").read_text())
     rows = {r["sample_id"]: r for r in iter_samples(pytester.path / "out" / "samples.jsonl")}
     assert sorted(rows) == sorted(SIZES)
@@ -58,12 +74,14 @@ def test_long_documents_get_a_context_that_holds_them(pytester: pytest.Pytester)
     assert facts["slots"] == 2 and facts["ctx_per_slot"] == plan["ctx_per_slot"] and facts["peak_rss_bytes"] > 0
     reliability = document["models"][MODEL]["performance"]["reliability"]
     assert reliability["error_counts"]["context_exceeded"] == 1 and reliability["error_counts"]["request_error"] == 0
-    result.stdout.fnmatch_lines([
-        f"embedded {MODEL}: {plan['ctx_per_slot']} tokens of context per slot x 2 slot(s) "
-        f"(longest prompt {plan['longest_prompt_tokens']} tokens (sample 'nda-4k')*; llama-server peak RSS * MB",
-        f"1 sample(s) did not fit the model's context (context_exceeded): nda-36k "
-        f"({refused['context']['prompt_tokens']} tokens > {plan['ctx_per_slot']})",
-    ])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            f"embedded {MODEL}: {plan['ctx_per_slot']} tokens of context per slot x 2 slot(s) "
+            f"(longest prompt {plan['longest_prompt_tokens']} tokens (sample 'nda-4k')*; llama-server peak RSS * MB",
+            f"1 sample(s) did not fit the model's context (context_exceeded): nda-36k "
+            f"({refused['context']['prompt_tokens']} tokens > {plan['ctx_per_slot']})",
+        ]
+    )
     summary_md = (pytester.path / "out" / "summary.md").read_text()
     assert (
         f"- **Context**: {plan['ctx_per_slot']} tokens of context per slot x 2 slot(s) (longest prompt " in summary_md

@@ -17,9 +17,15 @@ from faultserver import Fault, FaultServer
 from pytest_extractbench.core.rundoc import iter_samples
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-LLAMA = {"error": {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 40123, "n_ctx": 32768,
-                   "message": "request (40123 tokens) exceeds the available context size (32768 tokens), try "
-                              "increasing it"}}  # fmt: skip
+LLAMA = {
+    "error": {
+        "code": 400,
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 40123,
+        "n_ctx": 32768,
+        "message": "request (40123 tokens) exceeds the available context size (32768 tokens), try increasing it",
+    }
+}
 VLLM = {
     "object": "error",
     "type": "BadRequestError",
@@ -30,8 +36,10 @@ VLLM = {
 
 
 def write_data(pytester: pytest.Pytester, n: int) -> None:
-    rows = [{"id": f"s{i}", "text": f"Record s{i}: the name is P{i}.", "schema": SCHEMA, "expected": {"name": f"P{i}"}}
-            for i in range(n)]  # fmt: skip
+    rows = [
+        {"id": f"s{i}", "text": f"Record s{i}: the name is P{i}.", "schema": SCHEMA, "expected": {"name": f"P{i}"}}
+        for i in range(n)
+    ]
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
@@ -55,15 +63,17 @@ def test_samples_beyond_the_context_are_counted_listed_and_fail_the_gate(
     result = run(*ARGS, "--extractbench-base-url", fault_server.url)
     result.assert_outcomes(passed=4, failed=2)
     assert fault_server.counts["http400"] == 2 and len(fault_server.requests) == 6  # not retried
-    result.stdout.fnmatch_lines([
-        "*sample 's1'*no output (context_exceeded): the prompt (40123 tokens) does not fit the model's context "
-        "(32768 tokens): HTTP 400: request (40123 tokens) exceeds*",
-        "2 sample(s) did not fit the model's context (context_exceeded): s1 (40123 tokens > 32768), "
-        "s4 (9000 tokens > 8192)",
-        "*errors              context_exceeded 2",
-        "*SLA minimum: FAILED",
-        "*success_rate = 0.667 (needs >= 0.990): missed",
-    ])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            "*sample 's1'*no output (context_exceeded): the prompt (40123 tokens) does not fit the model's context "
+            "(32768 tokens): HTTP 400: request (40123 tokens) exceeds*",
+            "2 sample(s) did not fit the model's context (context_exceeded): s1 (40123 tokens > 32768), "
+            "s4 (9000 tokens > 8192)",
+            "*errors              context_exceeded 2",
+            "*SLA minimum: FAILED",
+            "*success_rate = 0.667 (needs >= 0.990): missed",
+        ]
+    )
     document = json.loads((pytester.path / "out" / "metrics.json").read_text())
     reliability = document["models"]["test-model"]["performance"]["reliability"]
     assert reliability["error_counts"]["context_exceeded"] == 2 and reliability["total_requests"] == 6

@@ -12,8 +12,17 @@ DEMO = str(ROOT / "fixtures" / "predictions" / "demo.jsonl")
 
 
 def test_one_sample_is_one_sample_everywhere(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-predictions", DEMO,
-                                "--extractbench-sample", "1", "--extractbench-output", "out")  # fmt: skip
+    result = pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-predictions",
+        DEMO,
+        "--extractbench-sample",
+        "1",
+        "--extractbench-output",
+        "out",
+    )
     lines = result.stdout.lines
     assert any(line.startswith("dataset bundled: 1 sample; results in ") for line in lines), lines
     assert "model predictions: 1 sample" in lines

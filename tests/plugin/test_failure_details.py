@@ -20,8 +20,15 @@ OUTPUTS = [{"id": s["id"], "output": json.dumps({"n": str(i) if i % 2 else i})} 
 FAILED_IDS = [s["id"] for i, s in enumerate(SAMPLES) if i % 2]
 
 
-ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-        "--extractbench-sla", "none", "test_plain.py")  # fmt: skip
+ARGS = (
+    "--extractbench-dataset",
+    "data.jsonl",
+    "--extractbench-predictions",
+    "preds.jsonl",
+    "--extractbench-sla",
+    "none",
+    "test_plain.py",
+)
 
 
 @pytest.fixture(autouse=True)

@@ -15,9 +15,19 @@ WEAK = str(ROOT / "fixtures" / "predictions" / "weak.jsonl")  # validity 94.2%: 
 
 
 def bench(pytester: pytest.Pytester, predictions: str, out: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
-                              "--extractbench-predictions", predictions,
-                              "--extractbench-output", out, f"--junitxml={out}.xml", *args)  # fmt: skip
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        "--extractbench",
+        "--extractbench-predictions",
+        predictions,
+        "--extractbench-output",
+        out,
+        f"--junitxml={out}.xml",
+        *args,
+    )
 
 
 def junit(pytester: pytest.Pytester, out: str) -> tuple[ET.Element, dict[str, ET.Element]]:
@@ -118,9 +128,18 @@ def test_a_regression_against_the_baseline_is_its_own_failing_testcase(pytester:
 
 @pytest.mark.slow
 def test_under_xdist_the_controller_reports_the_gate(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", "--extractbench",
-                                           "--extractbench-predictions", WEAK, "--extractbench-output", "x",
-                                           "--junitxml=x.xml")  # fmt: skip
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:randomly",
+        "-n",
+        "2",
+        "--extractbench",
+        "--extractbench-predictions",
+        WEAK,
+        "--extractbench-output",
+        "x",
+        "--junitxml=x.xml",
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert re.search(r"3 failed, 49 passed, 1 gate failed in ", result.stdout.lines[-1])
     suite, cases = junit(pytester, "x")

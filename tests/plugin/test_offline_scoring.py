@@ -62,8 +62,14 @@ def data(pytester: pytest.Pytester) -> Path:
     return write_jsonl(pytester.path / "data.jsonl", SAMPLES)
 
 
-ARGS = ("-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench-dataset", "data.jsonl",
-        "--extractbench-predictions", "preds.jsonl")  # fmt: skip
+ARGS = (
+    "-W",
+    "ignore::pytest.PytestAssertRewriteWarning",
+    "--extractbench-dataset",
+    "data.jsonl",
+    "--extractbench-predictions",
+    "preds.jsonl",
+)
 
 
 def metrics(pytester: pytest.Pytester, out: str = "out") -> dict:

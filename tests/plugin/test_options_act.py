@@ -28,9 +28,20 @@ def bench(pytester: pytest.Pytester, *args: str) -> dict:
     for name, rows in (("data.jsonl", SAMPLES), ("preds.jsonl", OUTPUTS)):
         (pytester.path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = f"out{len(list(pytester.path.glob('out*')))}"
-    result = pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                                "--extractbench-predictions", "preds.jsonl", "--extractbench-sla", "none",
-                                "--extractbench-output", out, *args)  # fmt: skip
+    result = pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-output",
+        out,
+        *args,
+    )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     return json.loads((pytester.path / out / "metrics.json").read_text())["models"]["predictions"]
 
@@ -100,9 +111,17 @@ def test_runs_and_baselines_stay_in_the_directory_pytest_runs_from(
     (elsewhere / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in OUTPUTS), encoding="utf-8")
     (elsewhere / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SAMPLES), encoding="utf-8")
     assert not list(pytester.path.glob("*.ini")) and not (pytester.path / "pyproject.toml").exists()
-    result = pytester.runpytest("--extractbench", "--extractbench-dataset", str(elsewhere / "data.jsonl"),
-                                "--extractbench-predictions", str(elsewhere / "preds.jsonl"),
-                                "--extractbench-sla", "none", "--extractbench-save", "main")  # fmt: skip
+    result = pytester.runpytest(
+        "--extractbench",
+        "--extractbench-dataset",
+        str(elsewhere / "data.jsonl"),
+        "--extractbench-predictions",
+        str(elsewhere / "preds.jsonl"),
+        "--extractbench-sla",
+        "none",
+        "--extractbench-save",
+        "main",
+    )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     saved = list((pytester.path / ".extractbench" / "baselines").glob("*_main.json"))
     runs = list((pytester.path / ".extractbench" / "runs").iterdir())
@@ -120,9 +139,17 @@ def test_a_path_into_another_project_does_not_move_them_there(
     (other / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
     (other / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SAMPLES), encoding="utf-8")
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in OUTPUTS), encoding="utf-8")
-    result = pytester.runpytest("--extractbench", "--extractbench-dataset", str(other / "data.jsonl"),
-                                "--extractbench-predictions", "preds.jsonl", "--extractbench-sla", "none",
-                                "--extractbench-save", "main")  # fmt: skip
+    result = pytester.runpytest(
+        "--extractbench",
+        "--extractbench-dataset",
+        str(other / "data.jsonl"),
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-save",
+        "main",
+    )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert list((pytester.path / ".extractbench" / "baselines").glob("*_main.json"))
     assert not (other / ".extractbench").exists()
@@ -135,9 +162,17 @@ def test_with_an_ini_file_they_stay_in_the_project_root(pytester: pytest.Pyteste
         (sub / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(sub)
-        result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl",
-                                    "--extractbench-predictions", "preds.jsonl", "--extractbench-sla", "none",
-                                    "--extractbench-save", "main")  # fmt: skip
+        result = pytester.runpytest(
+            "--extractbench",
+            "--extractbench-dataset",
+            "data.jsonl",
+            "--extractbench-predictions",
+            "preds.jsonl",
+            "--extractbench-sla",
+            "none",
+            "--extractbench-save",
+            "main",
+        )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert list((pytester.path / ".extractbench" / "baselines").glob("*_main.json"))
     assert not (sub / ".extractbench").exists()

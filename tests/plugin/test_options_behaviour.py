@@ -44,8 +44,9 @@ def offline(run: BenchRun, samples: list, outputs: list, *args: str, out: str = 
     """Score ``outputs`` against ``samples``; the model's metrics (the session must end with exit code 0)."""
     write_jsonl(run.path / "data.jsonl", samples)
     write_jsonl(run.path / "preds.jsonl", outputs)
-    result = run(*COMMON, "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", *args,
-                 out=out)  # fmt: skip
+    result = run(
+        *COMMON, "--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", *args, out=out
+    )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     return run.document(out)["models"]["predictions"]
 
@@ -155,11 +156,15 @@ def test_eqs_weights_reweigh_the_components(run: BenchRun) -> None:
 # 0 on 6: the permutation test enumerates all 2^12 = 4096 swaps (<= 10,000 resamples); only the 2^6 patterns that
 # leave the 6 differing samples unswapped are as extreme on either side, so p = 2 x 64/4096 = 0.03125. The paired
 # t-test: mean -0.125, sd 0.1306, t = -0.125 / (0.1306 / sqrt 12) = -3.317, p = 0.0069 on 11 degrees of freedom.
-TWELVE = [{"id": f"s{i:02d}", "text": f"P{i} is {20 + i}.", "schema": PERSON,
-           "expected": {"name": f"P{i}", "age": 20 + i}} for i in range(12)]  # fmt: skip
+TWELVE = [
+    {"id": f"s{i:02d}", "text": f"P{i} is {20 + i}.", "schema": PERSON, "expected": {"name": f"P{i}", "age": 20 + i}}
+    for i in range(12)
+]
 GOOD = [{"id": s["id"], "output": s["expected"]} for s in TWELVE]
-BAD = [{"id": s["id"], "output": {**s["expected"], "age": s["expected"]["age"] + 50 * (i % 2 == 0)}}
-       for i, s in enumerate(TWELVE)]  # fmt: skip
+BAD = [
+    {"id": s["id"], "output": {**s["expected"], "age": s["expected"]["age"] + 50 * (i % 2 == 0)}}
+    for i, s in enumerate(TWELVE)
+]
 
 
 @pytest.fixture
@@ -167,8 +172,14 @@ def two_models(pytester: pytest.Pytester) -> tuple[str, ...]:
     write_jsonl(pytester.path / "data.jsonl", TWELVE)
     write_jsonl(pytester.path / "good.jsonl", GOOD)
     write_jsonl(pytester.path / "bad.jsonl", BAD)
-    return ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "good=good.jsonl",
-            "--extractbench-predictions", "bad=bad.jsonl")  # fmt: skip
+    return (
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "good=good.jsonl",
+        "--extractbench-predictions",
+        "bad=bad.jsonl",
+    )
 
 
 def comparison(run: BenchRun, *args: str) -> dict[str, Any]:
@@ -233,8 +244,10 @@ def test_gap_threshold_and_reference_model_decide_the_gap_rule(run: BenchRun, tw
 # Samples with 2..13 fields, the first one wrong in each: F1 partial (k-1)/k differs from sample to sample, so
 # bootstrap intervals are not stuck on a few values and move with the draws.
 WIDE = {"type": "object", "properties": {f"f{k}": {"type": "string"} for k in range(13)}}
-VARIED = [{"id": f"v{k:02d}", "text": "t", "schema": WIDE, "expected": {f"f{j}": f"value {j}" for j in range(k)}}
-          for k in range(2, 14)]  # fmt: skip
+VARIED = [
+    {"id": f"v{k:02d}", "text": "t", "schema": WIDE, "expected": {f"f{j}": f"value {j}" for j in range(k)}}
+    for k in range(2, 14)
+]
 VARIED_OUT = [{"id": s["id"], "output": {**s["expected"], "f0": "zzz"}} for s in VARIED]
 
 
@@ -308,8 +321,16 @@ def test_output_is_where_the_run_is_written(pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path / "data.jsonl", TWELVE)
     write_jsonl(pytester.path / "preds.jsonl", GOOD)
     # no --extractbench-output: where the run goes by default is the point
-    args = ("-p", "no:randomly", "--extractbench", *COMMON, "--extractbench-dataset", "data.jsonl",
-            "--extractbench-predictions", "preds.jsonl")  # fmt: skip
+    args = (
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        *COMMON,
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+    )
     assert pytester.runpytest(*args).ret == pytest.ExitCode.OK
     (default,) = (pytester.path / ".extractbench" / "runs").iterdir()
     assert (default / "metrics.json").is_file()
@@ -339,8 +360,15 @@ def test_dataset_cache_holds_what_datasets_caches(
 # -- live runs --------------------------------------------------------------------------------------------------
 
 N = 4
-LIVE = [{"id": f"s{n:02d}", "text": f"Record s{n:02d}: P{n} is {n} years old.", "schema": PERSON,
-         "expected": {"name": f"P{n}", "age": n}} for n in range(N)]  # fmt: skip
+LIVE = [
+    {
+        "id": f"s{n:02d}",
+        "text": f"Record s{n:02d}: P{n} is {n} years old.",
+        "schema": PERSON,
+        "expected": {"name": f"P{n}", "age": n},
+    }
+    for n in range(N)
+]
 
 
 def answer(body: dict[str, Any]) -> Any:
@@ -357,8 +385,7 @@ def server(fault_server: FaultServer, pytester: pytest.Pytester) -> FaultServer:
 
 
 def live(run: BenchRun, server: FaultServer, *args: str, out: str = "out") -> dict[str, Any]:
-    result = run(*COMMON, "--extractbench-dataset", "data.jsonl", "--extractbench-base-url", server.url, *args,
-                 out=out)  # fmt: skip
+    result = run(*COMMON, "--extractbench-dataset", "data.jsonl", "--extractbench-base-url", server.url, *args, out=out)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
     return run.document(out)
 
@@ -381,8 +408,7 @@ def test_decoding_seed_is_sent_with_every_request(run: BenchRun, server: FaultSe
     live(run, server, "--model", "test-model", "--extractbench-no-cache")
     assert {body["seed"] for body in server.requests} == {42}
     server.reset()
-    found = live(run, server, "--model", "test-model", "--extractbench-no-cache",
-                 "--extractbench-decoding-seed", "7")  # fmt: skip
+    found = live(run, server, "--model", "test-model", "--extractbench-no-cache", "--extractbench-decoding-seed", "7")
     assert [body["seed"] for body in server.requests] == [7] * N
     assert found["run"]["live"]["decoding"]["seed"] == 7
 
@@ -393,8 +419,18 @@ def test_user_prompt_replaces_the_user_message(run: BenchRun, pytester: pytest.P
     default = live(run, server, "--model", "test-model", "--extractbench-no-cache", "-k", "s01")
     assert not server.requests[0]["messages"][-1]["content"].startswith("DOCUMENT<<")
     server.reset()
-    custom = live(run, server, "--model", "test-model", "--extractbench-no-cache", "-k", "s01",
-                  "--extractbench-user-prompt", "user.txt", out="custom")  # fmt: skip
+    custom = live(
+        run,
+        server,
+        "--model",
+        "test-model",
+        "--extractbench-no-cache",
+        "-k",
+        "s01",
+        "--extractbench-user-prompt",
+        "user.txt",
+        out="custom",
+    )
     (body,) = server.requests
     content = body["messages"][-1]
     assert content["role"] == "user"
@@ -424,8 +460,15 @@ def test_concurrency_caps_the_requests_in_flight(
 ) -> None:
     fault_server.answer = answer
     fault_server.default = Fault.ok(delay=1.0)
-    many = [{"id": f"s{n:02d}", "text": f"Record s{n:02d}: P{n} is {n} years old.", "schema": PERSON,
-             "expected": {"name": f"P{n}", "age": n}} for n in range(6)]  # fmt: skip
+    many = [
+        {
+            "id": f"s{n:02d}",
+            "text": f"Record s{n:02d}: P{n} is {n} years old.",
+            "schema": PERSON,
+            "expected": {"name": f"P{n}", "age": n},
+        }
+        for n in range(6)
+    ]
     write_jsonl(pytester.path / "data.jsonl", many)
 
     def first_second(*args: str) -> int:
@@ -446,8 +489,7 @@ def test_calibration_asks_for_logprobs_and_reports_calibration(run: BenchRun, se
     assert not any("logprobs" in body for body in server.requests)
     assert "calibration" not in plain["models"]["test-model"]
     server.reset()
-    calibrated = live(run, server, "--model", "test-model", "--extractbench-no-cache",
-                      "--extractbench-calibration")  # fmt: skip
+    calibrated = live(run, server, "--model", "test-model", "--extractbench-no-cache", "--extractbench-calibration")
     assert [body["logprobs"] for body in server.requests] == [True] * N
     # the fault server's logprobs cover both fields (name, age) of every sample
     assert calibrated["models"]["test-model"]["calibration"]["fields"] == 2 * N
@@ -455,10 +497,13 @@ def test_calibration_asks_for_logprobs_and_reports_calibration(run: BenchRun, se
 
 # -- semantic comparison: the judge and server embeddings -------------------------------------------------------
 
-SEMANTIC = {"type": "object", "properties": {"city": {"type": "string", "x-eval-compare": "semantic"},
-                                             "name": {"type": "string"}}}  # fmt: skip
-CITY = [{"id": "c", "text": "Ann lives in NYC.", "schema": SEMANTIC,
-         "expected": {"city": "New York City", "name": "Ann"}}]  # fmt: skip
+SEMANTIC = {
+    "type": "object",
+    "properties": {"city": {"type": "string", "x-eval-compare": "semantic"}, "name": {"type": "string"}},
+}
+CITY = [
+    {"id": "c", "text": "Ann lives in NYC.", "schema": SEMANTIC, "expected": {"city": "New York City", "name": "Ann"}}
+]
 CITY_OUT = [{"id": "c", "output": {"city": "NYC", "name": "Ann"}}]
 
 
@@ -476,8 +521,9 @@ def test_judge_at_judge_url_grades_semantic_fields(
         )
 
     with FaultServer(answer=grades) as judge:
-        judged = offline(run, CITY, CITY_OUT, "--extractbench-judge", "judge-model",
-                         "--extractbench-judge-url", judge.url)  # fmt: skip
+        judged = offline(
+            run, CITY, CITY_OUT, "--extractbench-judge", "judge-model", "--extractbench-judge-url", judge.url
+        )
         # one call grades the record's semantic fields as the item runs; one grades the whole output at the end
         body, whole = judge.requests
     assert body["model"] == "judge-model" and '"field": "city"' in body["messages"][-1]["content"]
@@ -499,8 +545,9 @@ class _Embeddings(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.models.append(body["model"])
         data = [{"object": "embedding", "index": i, "embedding": [1.0, 0.0]} for i in range(len(body["input"]))]
-        payload = json.dumps({"object": "list", "data": data, "model": body["model"],
-                              "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()  # fmt: skip
+        payload = json.dumps(
+            {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -562,8 +609,10 @@ def fake_llama_server(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
         pytest.skip(str(exc))
     record = pytester.path / "llama-args.jsonl"
     script = pytester.path / "fake-llama-server"
-    script.write_text(FAKE_LLAMA_SERVER.format(python=sys.executable, tests=str(Path(__file__).parents[1]),
-                                               record=str(record)), encoding="utf-8")  # fmt: skip
+    script.write_text(
+        FAKE_LLAMA_SERVER.format(python=sys.executable, tests=str(Path(__file__).parents[1]), record=str(record)),
+        encoding="utf-8",
+    )
     script.chmod(0o755)
     monkeypatch.setenv("EXTRACTBENCH_LLAMA_SERVER", str(script))
     write_jsonl(pytester.path / "data.jsonl", LIVE)
@@ -572,8 +621,9 @@ def fake_llama_server(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 
 def embedded(run: BenchRun, record: Path, *args: str) -> tuple[dict[str, str], dict[str, Any]]:
     record.unlink(missing_ok=True)
-    result = run(*COMMON, "--extractbench-dataset", "data.jsonl", "--model", "gemma3-270m", "--extractbench-no-cache",
-                 *args)  # fmt: skip
+    result = run(
+        *COMMON, "--extractbench-dataset", "data.jsonl", "--model", "gemma3-270m", "--extractbench-no-cache", *args
+    )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
     (argv,) = [json.loads(line) for line in record.read_text().splitlines()]  # one start: no restart
     flags = dict(zip(argv[:-1], argv[1:]))

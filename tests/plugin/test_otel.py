@@ -39,8 +39,15 @@ def spans() -> Iterator[InMemorySpanExporter]:
     yield SPANS
 
 
-DATA = [{"id": f"s{i}", "text": "Ann, 41", "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
-         "expected": {"name": "Ann"}} for i in range(3)]  # fmt: skip
+DATA = [
+    {
+        "id": f"s{i}",
+        "text": "Ann, 41",
+        "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        "expected": {"name": "Ann"},
+    }
+    for i in range(3)
+]
 
 
 def _points(name: str) -> list[Any]:
@@ -60,9 +67,21 @@ def test_spans_and_metrics_of_an_offline_run(pytester: pytest.Pytester, spans: I
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DATA))
     rows = [{"id": "s0", "output": '{"name": "Ann"}'}, {"id": "s1", "output": "not json"}]
     (pytester.path / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = pytester.runpytest("--extractbench", "--extractbench-dataset", "data.jsonl", "--extractbench-predictions",
-                                "m1=p.jsonl", "--extractbench-output", "out", "--extractbench-sla", "none",
-                                "--extractbench-otel", "global", "-p", "no:randomly")  # fmt: skip
+    result = pytester.runpytest(
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "m1=p.jsonl",
+        "--extractbench-output",
+        "out",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-otel",
+        "global",
+        "-p",
+        "no:randomly",
+    )
     result.assert_outcomes(passed=1, failed=2)
     finished = spans.get_finished_spans()
     by_name: dict[str, list[Any]] = {}
@@ -82,11 +101,17 @@ def test_spans_and_metrics_of_an_offline_run(pytester: pytest.Pytester, spans: I
     assert run.attributes["extractbench.run_id"] == "out"
     # no output text is exported
     assert not any("Ann" in str(v) for s in finished for v in s.attributes.values())
-    requests = {p.attributes["extractbench.error_class"]: p.value for p in _points("extractbench.requests")
-                if p.attributes["gen_ai.request.model"] == "m1"}  # fmt: skip
+    requests = {
+        p.attributes["extractbench.error_class"]: p.value
+        for p in _points("extractbench.requests")
+        if p.attributes["gen_ai.request.model"] == "m1"
+    }
     assert requests == {"none": 2, "missing": 1}
-    gauge = {p.attributes["extractbench.metric"]: p.value for p in _points("extractbench.run.metric")
-             if p.attributes["gen_ai.request.model"] == "m1"}  # fmt: skip
+    gauge = {
+        p.attributes["extractbench.metric"]: p.value
+        for p in _points("extractbench.run.metric")
+        if p.attributes["gen_ai.request.model"] == "m1"
+    }
     assert gauge["schema_validity_rate"] == pytest.approx(1 / 3)
 
 
@@ -95,15 +120,24 @@ def test_request_span_uses_the_request_timestamps(pytester: pytest.Pytester, spa
     from pytest_extractbench.plugin.otel import OtelExporter
 
     exporter = OtelExporter("global", run_id="r1")
-    response = ModelResponse(content="{}", latency_s=1.5, usage={"prompt_tokens": 12, "completion_tokens": 7,
-                             "total_tokens": 19}, finish_reason="stop", attempts=2, started_at=100.0,
-                             finished_at=101.5)  # fmt: skip
+    response = ModelResponse(
+        content="{}",
+        latency_s=1.5,
+        usage={"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
+        finish_reason="stop",
+        attempts=2,
+        started_at=100.0,
+        finished_at=101.5,
+    )
     exporter.pytest_extractbench_request_done(config=None, model="m2", sample_id="x", response=response)  # type: ignore[arg-type]
     (span,) = spans.get_finished_spans()
     assert (span.start_time, span.end_time) == (100_000_000_000, 101_500_000_000)
     assert span.attributes["gen_ai.usage.input_tokens"] == 12 and span.attributes["extractbench.attempts"] == 2
-    tokens = {p.attributes["gen_ai.token.type"]: p.value for p in _points("extractbench.tokens")
-              if p.attributes["gen_ai.request.model"] == "m2"}  # fmt: skip
+    tokens = {
+        p.attributes["gen_ai.token.type"]: p.value
+        for p in _points("extractbench.tokens")
+        if p.attributes["gen_ai.request.model"] == "m2"
+    }
     assert tokens == {"input": 12, "output": 7}
     (duration,) = [p for p in _points("extractbench.request.duration") if p.attributes["gen_ai.request.model"] == "m2"]
     assert duration.count == 1 and duration.sum == 1.5
@@ -120,8 +154,9 @@ def test_a_retried_request_has_a_span_per_attempt_and_its_duration_is_end_to_end
         {"start_s": 0.0, "latency_s": 1.0, "outcome": "timeout", "error": "no answer in 1 s"},
         {"start_s": 1.5, "latency_s": 0.5, "outcome": "ok", "slot_wait_s": 0.25},
     ]
-    response = ModelResponse(content="{}", latency_s=0.5, attempts=2, started_at=100.0, finished_at=102.0,
-                             end_to_end_s=2.0, attempt_log=log)  # fmt: skip
+    response = ModelResponse(
+        content="{}", latency_s=0.5, attempts=2, started_at=100.0, finished_at=102.0, end_to_end_s=2.0, attempt_log=log
+    )
     exporter.pytest_extractbench_request_done(config=None, model="m3", sample_id="x", response=response)  # type: ignore[arg-type]
     finished = spans.get_finished_spans()
     (request,) = [s for s in finished if s.name == "extractbench.request"]

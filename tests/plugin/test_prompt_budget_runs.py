@@ -33,8 +33,9 @@ def rows() -> list[dict[str, Any]]:
 def bench(run: BenchRun, url: str, *args: str, out: str = "out") -> dict[str, Any]:
     options = {"dataset": "data.jsonl", "sla": "none", "base-url": url, "timeout": "1.5", "retries": "0"}
     argv = [arg for name, value in options.items() for arg in (f"--extractbench-{name}", value)]
-    result = run(*argv, "--model", "test-model", "--extractbench-concurrency", "4", *args, out=out,
-                 files={"data.jsonl": rows()})  # fmt: skip
+    result = run(
+        *argv, "--model", "test-model", "--extractbench-concurrency", "4", *args, out=out, files={"data.jsonl": rows()}
+    )
     pytester = run.pytester
     document = json.loads((Path(pytester.path) / out / "metrics.json").read_text(encoding="utf-8"))
     answers = [json.loads(line) for line in (Path(pytester.path) / out / "responses.jsonl").read_text().splitlines()]

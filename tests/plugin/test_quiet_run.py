@@ -34,11 +34,28 @@ def _quiet_lines(result: pytest.RunResult) -> list[re.Match[str]]:
 
 def test_a_slow_server_gets_a_line_while_its_requests_are_out(run: BenchRun, fault_server: FaultServer) -> None:
     fault_server.default, fault_server.answer = Fault.slow(1.6), _right_name
-    args = ("--extractbench-base-url", fault_server.url, "--model", "test-model", "--extractbench-sla", "none",
-            "--extractbench-concurrency", "1", "--extractbench-timeout", "30")  # fmt: skip
+    args = (
+        "--extractbench-base-url",
+        fault_server.url,
+        "--model",
+        "test-model",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-concurrency",
+        "1",
+        "--extractbench-timeout",
+        "30",
+    )
     # in its own process: there pytest captures what is written while an item runs, as in a user's run
-    result = run("--extractbench-dataset", "data.jsonl", *args, "--extractbench-heartbeat", "0.5",
-                 files={"data.jsonl": ROWS}, subprocess=True)  # fmt: skip
+    result = run(
+        "--extractbench-dataset",
+        "data.jsonl",
+        *args,
+        "--extractbench-heartbeat",
+        "0.5",
+        files={"data.jsonl": ROWS},
+        subprocess=True,
+    )
     result.assert_outcomes(passed=3)
     lines = _quiet_lines(result)
     assert lines, result.stdout.str()
@@ -52,8 +69,18 @@ def test_a_slow_server_gets_a_line_while_its_requests_are_out(run: BenchRun, fau
 
 def test_no_line_when_the_option_is_0_or_pytest_is_quiet(run: BenchRun, fault_server: FaultServer) -> None:
     fault_server.default, fault_server.answer = Fault.slow(1.0), _right_name
-    args = ("--extractbench-dataset", "data.jsonl", "--extractbench-base-url", fault_server.url, "--model", "test-model",
-            "--extractbench-sla", "none", "--extractbench-concurrency", "1")  # fmt: skip
+    args = (
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-base-url",
+        fault_server.url,
+        "--model",
+        "test-model",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-concurrency",
+        "1",
+    )
     off = run(*args, "--extractbench-heartbeat", "0", files={"data.jsonl": ROWS})
     quiet = run(*args, "--extractbench-heartbeat", "0.3", "-q", out="quiet")
     for result in (off, quiet):
@@ -65,8 +92,18 @@ def test_a_slow_extractor_gets_the_line_too(run: BenchRun, pytester: pytest.Pyte
     pytester.makepyfile(
         slowextract="import time\n\ndef extract(sample):\n    time.sleep(1.2)\n    return {'name': sample.text.split()[-1]}\n"
     )
-    result = run("--extractbench-dataset", "data.jsonl", "--extractbench-extractor", "slowextract:extract",
-                 "--extractbench-concurrency", "1", "--extractbench-sla", "none", "--extractbench-heartbeat", "0.4",
-                 files={"data.jsonl": ROWS})  # fmt: skip
+    result = run(
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-extractor",
+        "slowextract:extract",
+        "--extractbench-concurrency",
+        "1",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-heartbeat",
+        "0.4",
+        files={"data.jsonl": ROWS},
+    )
     result.assert_outcomes(passed=3)
     assert _quiet_lines(result), result.stdout.str()

@@ -65,8 +65,14 @@ def write(pytester: pytest.Pytester, samples: list, outputs: list) -> None:
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(o) + "\n" for o in outputs))
 
 
-ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-        "--extractbench-sla", "none")  # fmt: skip
+ARGS = (
+    "--extractbench-dataset",
+    "data.jsonl",
+    "--extractbench-predictions",
+    "preds.jsonl",
+    "--extractbench-sla",
+    "none",
+)
 
 
 def isolated(run: BenchRun, *args: str, out: str = "out") -> pytest.RunResult:

@@ -56,8 +56,16 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl",
-        "--extractbench-sla", "none", "--extractbench-resamples", "200")  # fmt: skip
+ARGS = (
+    "--extractbench-dataset",
+    "data.jsonl",
+    "--extractbench-predictions",
+    "preds.jsonl",
+    "--extractbench-sla",
+    "none",
+    "--extractbench-resamples",
+    "200",
+)
 
 
 def scored(run: BenchRun, *args: str, out: str = "out") -> dict[str, Any]:

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_extractbench.report import charts, html, svg
+from pytest_extractbench.report import distribution_charts as spread
 from pytest_extractbench.report.rows import read_run
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -56,9 +57,15 @@ def bar_height(e: ET.Element) -> float:
 
 def every_chart(name: str) -> list[svg.Chart]:
     """Each chart function called directly with ``name`` as a model and a field name."""
-    m = {"schema_validity_rate": 0.9, "field_f1_partial": 0.7, "type_accuracy": 1.0, "hallucination_rate": 0.1,
-         "extraction_quality_score": 0.8, "match_category_distribution": {"exact": 0.6, "missed": 0.4},
-         "error_patterns": {"extraction": {name: 3, "missing_value": 1}}}  # fmt: skip
+    m = {
+        "schema_validity_rate": 0.9,
+        "field_f1_partial": 0.7,
+        "type_accuracy": 1.0,
+        "hallucination_rate": 0.1,
+        "extraction_quality_score": 0.8,
+        "match_category_distribution": {"exact": 0.6, "missed": 0.4},
+        "error_patterns": {"extraction": {name: 3, "missing_value": 1}},
+    }
     points = {name: [(0.1 * i, 0.05 * i) for i in range(10)], "b": [(0.5, 0.5)]}
     return [
         charts.eqs_gauge(name, 0.8, 0.7, 0.9, "0"),
@@ -66,8 +73,8 @@ def every_chart(name: str) -> list[svg.Chart]:
         charts.categories({name: m}),
         charts.grouped_bars({name: m, "b": m}, [("field_f1_partial", name)], "grouped", name, ""),
         charts.scatter(points, "pr", name, name, name, ""),
-        charts.latency_histogram({name: [0.1, 0.2, 0.3, 0.3, 0.5], "b": [0.2, 0.4]}),
-        charts.throughput({name: [1.0, 2.0, 2.5, 3.0], "b": [1.5, 4.0]}),
+        spread.latency_histogram({name: [0.1, 0.2, 0.3, 0.3, 0.5], "b": [0.2, 0.4]}),
+        spread.throughput({name: [1.0, 2.0, 2.5, 3.0], "b": [1.5, 4.0]}),
         charts.error_patterns({name: m, "b": m}),
         charts.heatmap(
             np.array([[0.5, np.nan], [0.1, 0.9]]),
@@ -78,14 +85,14 @@ def every_chart(name: str) -> list[svg.Chart]:
             "",
             xlabel=name,
             ylabel=name,
-        ),  # fmt: skip
+        ),
         charts.stacked_counts(
             {name: {"critical": 2, "minor": 1}}, [("critical", "#b71c1c"), ("minor", "#fdd835")], "severity", name, ""
-        ),  # fmt: skip
-        charts.box_by_bin(
+        ),
+        spread.box_by_bin(
             {name: {"simple": [0.1, 0.2, 0.3, 0.4, 0.9], "complex": [1.0]}, "b": {"simple": [0.5]}},
             ("simple", "complex"),
-        ),  # fmt: skip
+        ),
         charts.eqs_ranking(
             [
                 {
@@ -96,9 +103,16 @@ def every_chart(name: str) -> list[svg.Chart]:
                     "ci_high": 0.95,
                     "significantly_better_than_next": True,
                 },
-                {"rank": 2, "model": "b", "extraction_quality_score": 0.6},
+                {
+                    "rank": 2,
+                    "model": "b",
+                    "extraction_quality_score": 0.6,
+                    "ci_low": None,
+                    "ci_high": None,
+                    "significantly_better_than_next": None,
+                },
             ]
-        ),  # fmt: skip
+        ),
         charts.pareto(
             {
                 name: {"latency_p95_ms": 100.0, "extraction_quality_score": 0.9},
@@ -107,8 +121,8 @@ def every_chart(name: str) -> list[svg.Chart]:
             },
             [name, "b"],
             "latency_p95_ms",
-        ),  # fmt: skip
-        charts.reliability_diagram(
+        ),
+        spread.reliability_diagram(
             {
                 name: {
                     "bins": [
@@ -118,7 +132,7 @@ def every_chart(name: str) -> list[svg.Chart]:
                     ]
                 }
             }
-        ),  # fmt: skip
+        ),
     ]
 
 
@@ -128,8 +142,15 @@ def every_chart(name: str) -> list[svg.Chart]:
 @pytest.fixture(scope="module")
 def report_charts(tmp_path_factory: pytest.TempPathFactory) -> list[svg.Chart]:
     """Every chart of a real three-model timed run, a hostile model name among them."""
-    run = make_run(tmp_path_factory.mktemp("svg"), {"demo": fixture_outputs("demo.jsonl"), "gold": gold_outputs(),
-                   "weak" + HOSTILE.replace("\udcff", ""): fixture_outputs("weak.jsonl")}, timed=True)  # fmt: skip
+    run = make_run(
+        tmp_path_factory.mktemp("svg"),
+        {
+            "demo": fixture_outputs("demo.jsonl"),
+            "gold": gold_outputs(),
+            "weak" + HOSTILE.replace("\udcff", ""): fixture_outputs("weak.jsonl"),
+        },
+        timed=True,
+    )
     context = html.build_context(read_run(run))
     return [c for section in context["charts"].values() for c in section]
 
@@ -243,7 +264,7 @@ def test_scatter_with_fitted_axes_keeps_every_point_inside_the_plot() -> None:
 
 def test_the_tallest_histogram_bar_is_the_most_frequent_latency() -> None:
     latencies = [0.1] * 2 + [0.5] * 9 + [0.9] * 4
-    chart = charts.latency_histogram({"m": latencies})
+    chart = spread.latency_histogram({"m": latencies})
     bars = marks(chart, "bar")
     tallest = max(bars, key=bar_height)
     middle = float(tallest.get("x")) + bar_width(tallest) / 2
@@ -269,9 +290,12 @@ def test_stacked_shares_fill_the_axis_in_category_order() -> None:
 
 
 def test_ranking_bars_follow_the_ranking_from_the_top() -> None:
-    ranking = [{"rank": 1, "model": "a", "extraction_quality_score": 0.9},
-               {"rank": 2, "model": "b", "extraction_quality_score": 0.6},
-               {"rank": 3, "model": "c", "extraction_quality_score": 0.3}]  # fmt: skip
+    unknown = {"ci_low": None, "ci_high": None, "significantly_better_than_next": None}
+    ranking = [
+        {"rank": 1, "model": "a", "extraction_quality_score": 0.9, **unknown},
+        {"rank": 2, "model": "b", "extraction_quality_score": 0.6, **unknown},
+        {"rank": 3, "model": "c", "extraction_quality_score": 0.3, **unknown},
+    ]
     chart = charts.eqs_ranking(ranking)
     bars = marks(chart, "bar")
     assert [float(b.get("y")) for b in bars] == sorted(float(b.get("y")) for b in bars)  # first rank on top

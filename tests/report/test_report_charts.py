@@ -11,7 +11,8 @@ import pytest
 from _runs import DATASET, fixture_outputs, gold_outputs, make_run
 
 from pytest_extractbench.report import chart_readings as readings
-from pytest_extractbench.report import charts, html, html_charts, svg
+from pytest_extractbench.report import distribution_charts as spread
+from pytest_extractbench.report import html, html_charts, svg
 from pytest_extractbench.report.rows import read_run
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -35,11 +36,28 @@ def _charts(run: Path) -> dict[str, svg.Chart]:
 
 @pytest.mark.slow
 def test_every_chart_has_labelled_axes_and_a_reading(tmp_path: Path) -> None:
-    run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl"),
-                              "gold": gold_outputs()}, timed=True)  # fmt: skip
+    run = make_run(
+        tmp_path,
+        {"demo": fixture_outputs("demo.jsonl"), "weak": fixture_outputs("weak.jsonl"), "gold": gold_outputs()},
+        timed=True,
+    )
     drawn = _charts(run)
-    assert {"pr", "latency", "latency-eqs", "throughput", "errors", "omissions", "f1-complexity", "complexity-box",
-            "correlation", "ranking", "grouped", "winrate", "categories", "severity"} <= set(drawn)  # fmt: skip
+    assert {
+        "pr",
+        "latency",
+        "latency-eqs",
+        "throughput",
+        "errors",
+        "omissions",
+        "f1-complexity",
+        "complexity-box",
+        "correlation",
+        "ranking",
+        "grouped",
+        "winrate",
+        "categories",
+        "severity",
+    } <= set(drawn)
     for key, chart in drawn.items():
         assert chart.reading, key
         if key.startswith("gauge-") or key == "radar":
@@ -67,8 +85,9 @@ def test_two_models_get_no_win_rate_matrix(tmp_path: Path) -> None:
 
 
 def test_a_bin_of_few_samples_shows_its_points_not_a_box() -> None:
-    chart = charts.box_by_bin({"m": {"simple": [1.0], "medium": [0.1, 0.2, 0.3, 0.4, 0.5], "complex": []}},
-                              ("simple", "medium", "complex"))  # fmt: skip
+    chart = spread.box_by_bin(
+        {"m": {"simple": [1.0], "medium": [0.1, 0.2, 0.3, 0.4, 0.5], "complex": []}}, ("simple", "medium", "complex")
+    )
     (box,) = _marks(chart, "box")  # one box: medium
     (point,) = _marks(chart, "point")  # simple's one sample, as a point at 1
     assert float(point.get("cy")) == pytest.approx(_tick_y(chart, "1"))
@@ -79,7 +98,7 @@ def test_a_bin_of_few_samples_shows_its_points_not_a_box() -> None:
 
 def test_the_bins_axis_counts_each_models_samples_as_its_reading_does() -> None:
     by_bin = {"a": {"simple": [0.5] * 4, "medium": [0.1, 0.9]}, "b": {"simple": [0.7] * 4, "medium": [0.2, 0.4, 0.6]}}
-    chart = charts.box_by_bin(by_bin, ("simple", "medium"))
+    chart = spread.box_by_bin(by_bin, ("simple", "medium"))
     ticks = ["".join(e.itertext()) for e in _marks(chart, "tick")]  # a tick's lines joined
     reading = readings.bins(by_bin, ("simple", "medium"))
     # both models have 4 simple samples: the axis says 4 (not their sum 8), as the reading says n 4 per model
@@ -104,9 +123,14 @@ def test_the_omission_heatmap_shows_the_most_missed_fields_highest_rate_first(mo
 
 
 def test_the_correlation_heatmap_puts_the_strongest_feature_first() -> None:
-    found = {"f1_vs_depth": {"r": -0.2}, "f1_vs_fields": {"r": 0.7}, "f1_vs_enums": {"r": None},
-             "latency_vs_depth": {"r": 0.9}, "latency_vs_fields": {"r": 0.1},
-             "latency_vs_enums": {"r": -0.3}}  # fmt: skip
+    found = {
+        "f1_vs_depth": {"r": -0.2},
+        "f1_vs_fields": {"r": 0.7},
+        "f1_vs_enums": {"r": None},
+        "latency_vs_depth": {"r": 0.9},
+        "latency_vs_fields": {"r": 0.1},
+        "latency_vs_enums": {"r": -0.3},
+    }
     matrix, rows, features = html_charts._correlations({"m": {"complexity_correlation": found}})
     assert rows == ["f1", "latency"]
     # strongest |r| per column: depth 0.9, fields 0.7, enums 0.3
@@ -126,9 +150,19 @@ def test_long_field_paths_keep_their_leaf() -> None:
 
 
 def test_readings_of_the_summary_charts() -> None:
-    m = {"schema_validity_rate": 0.9, "field_f1_partial": 0.7, "type_accuracy": 1.0, "hallucination_rate": 0.05,
-         "match_category_distribution": {"exact": 0.6, "partial": 0.1, "incorrect": 0.05, "missed": 0.2,
-                                         "spurious": 0.05}}  # fmt: skip
+    m = {
+        "schema_validity_rate": 0.9,
+        "field_f1_partial": 0.7,
+        "type_accuracy": 1.0,
+        "hallucination_rate": 0.05,
+        "match_category_distribution": {
+            "exact": 0.6,
+            "partial": 0.1,
+            "incorrect": 0.05,
+            "missed": 0.2,
+            "spurious": 0.05,
+        },
+    }
     assert readings.radar({"m": m}) == "weakest component F1 partial (0.700)."
     assert readings.categories({"m": m}) == "60% of fields exact, most of the rest missed (20%)."
     assert readings.gauge("m", 0.8123, "Good - suitable with human review", 0.75, 0.86) == (
@@ -158,8 +192,10 @@ def test_readings_of_per_sample_charts() -> None:
 
 
 def test_readings_of_the_comparison_charts() -> None:
-    ranking = [{"model": "a", "extraction_quality_score": 0.9, "significantly_better_than_next": True},
-               {"model": "b", "extraction_quality_score": 0.75, "significantly_better_than_next": None}]  # fmt: skip
+    ranking = [
+        {"model": "a", "extraction_quality_score": 0.9, "significantly_better_than_next": True},
+        {"model": "b", "extraction_quality_score": 0.75, "significantly_better_than_next": None},
+    ]
     assert readings.ranking(ranking) == "a leads b by 0.150 EQS (significant)."
     wins = {"a": {"b": 0.6, "c": 0.9}, "b": {"a": 0.3, "c": 0.5}, "c": {"a": 0.05, "b": 0.4}}
     assert readings.win_rates(wins, ["a", "b", "c"]) == "Most one-sided: a beats c on 90% of shared samples."

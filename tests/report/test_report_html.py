@@ -224,11 +224,19 @@ def test_charts_are_deterministic_and_show_names_only_as_escaped_text() -> None:
 def test_complexity_bins_and_dataset_statistics_from_metrics_json(tmp_path: Path) -> None:
     def bins(model: str, metrics: dict) -> None:
         metrics["metrics_by_complexity_bin"] = {
-            "simple": {"num_samples": 7, "extraction_quality_score": 0.91, "field_f1_partial": 0.88,
-                       "schema_validity_rate": 1.0},
-            "complex": {"num_samples": 3, "extraction_quality_score": 0.42, "field_f1_partial": 0.37,
-                        "schema_validity_rate": 0.5},
-        }  # fmt: skip
+            "simple": {
+                "num_samples": 7,
+                "extraction_quality_score": 0.91,
+                "field_f1_partial": 0.88,
+                "schema_validity_rate": 1.0,
+            },
+            "complex": {
+                "num_samples": 3,
+                "extraction_quality_score": 0.42,
+                "field_f1_partial": 0.37,
+                "schema_validity_rate": 0.5,
+            },
+        }
 
     run = make_run(tmp_path, {"demo": fixture_outputs("demo.jsonl")}, extra=bins)
     document = json.loads((run / "metrics.json").read_text())

@@ -33,8 +33,16 @@ PREDICTIONS = [
 ]
 
 
-ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", "--model", "m1",
-        "--extractbench-sla", "none")  # fmt: skip
+ARGS = (
+    "--extractbench-dataset",
+    "data.jsonl",
+    "--extractbench-predictions",
+    "preds.jsonl",
+    "--model",
+    "m1",
+    "--extractbench-sla",
+    "none",
+)
 
 
 @pytest.fixture(autouse=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_extractbench.core.modelsections import fill_model
 from pytest_extractbench.plugin.progress import Progress
 from pytest_extractbench.report import summary
 
@@ -82,7 +83,7 @@ def test_strengths_weaknesses_and_steps_follow_the_metrics() -> None:
         "invalid_samples": [{"sample_id": "a"}],
         "recommendation": "Deploy with mandatory human review",
     }
-    s = summary.summarize("m", metrics)
+    s = summary.summarize("m", fill_model(metrics, "extraction"))
     assert "High precision (partial) (0.950)" in s.strengths and "Low hallucination rate (1.0%)" in s.strengths
     assert "Low recall (partial) (0.600)" in s.weaknesses and "Low schema validity (90.0%)" in s.weaknesses
     assert s.next_steps[0].startswith("Schema validity is 90.0% (1 invalid outputs)")
@@ -123,7 +124,7 @@ def test_the_band_never_promises_more_than_the_recommendation(
         "eqs_band": eqs_band(eqs),
         "recommendation": advice,
     }
-    found = summary.summarize("m", metrics)
+    found = summary.summarize("m", fill_model(metrics, "extraction"))
     shown = found.verdict_band  # what report.html's executive summary shows beside the recommendation
     assert shown.startswith(eqs_band(eqs).split(" - ")[0]) and word in shown
     assert "suitable" not in shown and "production-ready" not in shown and found.band == eqs_band(eqs)
@@ -149,4 +150,4 @@ def test_a_band_the_recommendation_agrees_with_is_left_as_it_is() -> None:
             "eqs_band": eqs_band(eqs),
             "recommendation": recommendation(eqs, hallucination),
         }
-        assert summary.summarize("m", metrics).verdict_band == eqs_band(eqs)
+        assert summary.summarize("m", fill_model(metrics, "extraction")).verdict_band == eqs_band(eqs)

@@ -16,17 +16,38 @@ from hypothesis import strategies as st
 from pytest_extractbench.report import exports, step_summary
 from pytest_extractbench.report.rows import read_run
 
-SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-          "required": ["name"]}  # fmt: skip
-SAMPLES = [{"id": f"s{i}", "text": f"Person {i}, {20 + i}.", "schema": SCHEMA,
-            "expected": {"name": f"Person {i}", "age": 20 + i}} for i in range(4)]  # fmt: skip
-PREDICTIONS = [{"id": f"s{i}", "output": json.dumps({"name": f"Person {i}", "age": 20 + i + (i == 3)})}
-               for i in range(4)]  # fmt: skip
-ARGS = ("--extractbench-dataset", "data.jsonl", "--extractbench-predictions", "preds.jsonl", "--model", "m1",
-        "--extractbench-sla", "none")  # fmt: skip
-TRAILER = re.compile(r"\n\n\*\u2026 (\d+) more lines not shown(?: \((\d+) section\(s\): (.*?)\))?: "
-                     r"summary\.md is cut at "
-                     r"\d+ KB; see report\.html and metrics\.json in the run directory\.\*\n$")  # fmt: skip
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
+SAMPLES = [
+    {
+        "id": f"s{i}",
+        "text": f"Person {i}, {20 + i}.",
+        "schema": SCHEMA,
+        "expected": {"name": f"Person {i}", "age": 20 + i},
+    }
+    for i in range(4)
+]
+PREDICTIONS = [
+    {"id": f"s{i}", "output": json.dumps({"name": f"Person {i}", "age": 20 + i + (i == 3)})} for i in range(4)
+]
+ARGS = (
+    "--extractbench-dataset",
+    "data.jsonl",
+    "--extractbench-predictions",
+    "preds.jsonl",
+    "--model",
+    "m1",
+    "--extractbench-sla",
+    "none",
+)
+TRAILER = re.compile(
+    r"\n\n\*\u2026 (\d+) more lines not shown(?: \((\d+) section\(s\): (.*?)\))?: "
+    r"summary\.md is cut at "
+    r"\d+ KB; see report\.html and metrics\.json in the run directory\.\*\n$"
+)
 
 line = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=300)
 heading = line.map(lambda text: "## " + text)

@@ -286,9 +286,16 @@ def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_wi
 
 
 @pytest.mark.slow
-@given(st.lists(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-                             lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
-                             max_leaves=30), max_size=80))  # past viewer._ENCODED_TOGETHER (32)  # fmt: skip
+@given(
+    st.lists(
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+            lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+            max_leaves=30,
+        ),
+        max_size=80,
+    )
+)  # past viewer._ENCODED_TOGETHER (32)
 def test_list_elements_encoded_together_are_the_elements_encoded_one_by_one(items) -> None:
     assert viewer._encode_elements(items) == ",".join(map(viewer._ENCODER.encode, items))
 
@@ -333,10 +340,15 @@ def test_a_similarity_paired_list_carries_its_elements_for_the_field_diff(tmp_pa
         strings = data["strings"]
         flat = data["results"][0][0][8]
         return [
-            (strings[flat[j]], ELEMENT_KINDS[flat[j + 1]], strings[flat[j + 2]] if flat[j + 2] >= 0 else None,
-             strings[flat[j + 3]] if flat[j + 3] >= 0 else None, flat[j + 4])
+            (
+                strings[flat[j]],
+                ELEMENT_KINDS[flat[j + 1]],
+                strings[flat[j + 2]] if flat[j + 2] >= 0 else None,
+                strings[flat[j + 3]] if flat[j + 3] >= 0 else None,
+                flat[j + 4],
+            )
             for j in range(0, len(flat), 5)
-        ]  # fmt: skip
+        ]
 
     assert elements(with_pairs) == [
         ("parties", "similar", "Newgistics, Inc.", "Newgistics Inc.", round(15 / 16, 3)),

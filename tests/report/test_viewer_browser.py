@@ -312,8 +312,12 @@ def test_a_similarity_paired_lists_elements_show_under_its_cell_inert(
     output = json.dumps({"parties": ["Newgistics Inc.", PAYLOAD]})
     base = tmp_path_factory.mktemp("elements")
     options = ScoringOptions(list_similarity=0.8, statistics=StatsOptions(resamples=100))
-    run = make_run(base / "run", {"m": lambda s: output}, samples=[Sample(id="nda", text="...", schema=schema,
-                   expected=gold)], options=options)  # fmt: skip
+    run = make_run(
+        base / "run",
+        {"m": lambda s: output},
+        samples=[Sample(id="nda", text="...", schema=schema, expected=gold)],
+        options=options,
+    )
     report = html.write_report(read_run(run), run / "report.html")
     tab = Tab(browser, report.as_uri())
     page = tab.page

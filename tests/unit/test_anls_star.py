@@ -19,50 +19,56 @@ from pytest_extractbench.scoring.anls import key_occurrences
 # --- hand cases ---
 
 
-@pytest.mark.parametrize(("gold", "predicted", "expected"), [
-    # "hello world" vs "hello wrold": two substitutions in 11 characters -> 1 - 2/11
-    ("Hello World", "Hello Wrold", 9 / 11),
-    # case and spacing are normalized away
-    ("  New   York ", "new york", 1.0),
-    # "abcd" vs "abxy": 2 of 4 -> 0.5, exactly the threshold, kept; "axyz": 3 of 4 -> 0.25, under it -> 0
-    ("abcd", "abxy", 0.5),
-    ("abcd", "axyz", 0.0),
-    # numbers and booleans compare as text: "1" vs "1.0" is 2 edits of 3 -> 1/3 -> 0; true vs "TRUE" -> 1
-    (1, 1.0, 0.0),
-    (True, "TRUE", 1.0),
-    # a null gold accepts null, "", [] and {}; anything else scores 0
-    (None, "", 1.0),
-    (None, [], 1.0),
-    (None, "x", 0.0),
-    ("x", None, 0.0),
-    # None against a two-element list: 0 over max(1, 2)
-    (None, ["a", "b"], 0.0),
-    # an empty gold list against null is a structure mismatch: 0 over max(0, 1) = 1 -> 0
-    ([], None, 0.0),
-    ([], [], 1.0),
-    ({}, {}, 1.0),
-    # lists pair by the Hungarian method, order free: 2 of 3 gold elements found -> 2/3
-    (["apple", "banana", "cherry"], ["banana", "apple"], 2 / 3),
-    # an invented element adds 1 to the length: 3 found, length 4 -> 3/4
-    (["apple", "banana", "cherry"], ["cherry", "banana", "apple", "date"], 3 / 4),
-    # a missing key reads as null against "World": 1 of 2; an invented key: 2 of 3
-    ({"a": "Hello", "b": "World"}, {"a": "Hello"}, 1 / 2),
-    ({"a": "Hello", "b": "World"}, {"a": "Hello", "b": "World", "c": "Great"}, 2 / 3),
-    # a gold null left out by the prediction is right: 2 of 2
-    ({"a": "x", "b": None}, {"a": "x"}, 1.0),
-    # an invented key with an empty value earns nothing and counts 1 (the reference package's rule): 1 of 2
-    ({"a": "x"}, {"a": "x", "b": None}, 1 / 2),
-    # a list where a scalar came: 0 over max(3, 1) = 3; with the other key right: 1 of 4
-    ({"a": ["x", "y", "z"], "b": "q"}, {"a": "x", "b": "q"}, 1 / 4),
-    # alternatives: "wolrd" vs "world" is 2 of 5 -> 0.6; vs "hello" it is under the threshold -> the best is 0.6
-    ({"a": ("Hello", "World")}, {"a": "Wolrd"}, 0.6),
-    # line items: k1 1, k2 "mock" vs "kcom" (3+ edits of 4 -> 0), {e: f} pairs with {e: f} (1), and
-    # {a: b, c: d} with {a: y, c: d} (0 + 1): 3 of 5
-    ({"k1": 1, "k2": "mock", "items": [{"a": "b", "c": "d"}, {"e": "f"}]},
-     {"k1": 1, "k2": "kcom", "items": [{"e": "f"}, {"a": "y", "c": "d"}]}, 3 / 5),
-    # the top-level list of strings against one string is the classic ANLS's list of accepted answers
-    (["Paris", "paris, France"], "PARIS", 1.0),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("gold", "predicted", "expected"),
+    [
+        # "hello world" vs "hello wrold": two substitutions in 11 characters -> 1 - 2/11
+        ("Hello World", "Hello Wrold", 9 / 11),
+        # case and spacing are normalized away
+        ("  New   York ", "new york", 1.0),
+        # "abcd" vs "abxy": 2 of 4 -> 0.5, exactly the threshold, kept; "axyz": 3 of 4 -> 0.25, under it -> 0
+        ("abcd", "abxy", 0.5),
+        ("abcd", "axyz", 0.0),
+        # numbers and booleans compare as text: "1" vs "1.0" is 2 edits of 3 -> 1/3 -> 0; true vs "TRUE" -> 1
+        (1, 1.0, 0.0),
+        (True, "TRUE", 1.0),
+        # a null gold accepts null, "", [] and {}; anything else scores 0
+        (None, "", 1.0),
+        (None, [], 1.0),
+        (None, "x", 0.0),
+        ("x", None, 0.0),
+        # None against a two-element list: 0 over max(1, 2)
+        (None, ["a", "b"], 0.0),
+        # an empty gold list against null is a structure mismatch: 0 over max(0, 1) = 1 -> 0
+        ([], None, 0.0),
+        ([], [], 1.0),
+        ({}, {}, 1.0),
+        # lists pair by the Hungarian method, order free: 2 of 3 gold elements found -> 2/3
+        (["apple", "banana", "cherry"], ["banana", "apple"], 2 / 3),
+        # an invented element adds 1 to the length: 3 found, length 4 -> 3/4
+        (["apple", "banana", "cherry"], ["cherry", "banana", "apple", "date"], 3 / 4),
+        # a missing key reads as null against "World": 1 of 2; an invented key: 2 of 3
+        ({"a": "Hello", "b": "World"}, {"a": "Hello"}, 1 / 2),
+        ({"a": "Hello", "b": "World"}, {"a": "Hello", "b": "World", "c": "Great"}, 2 / 3),
+        # a gold null left out by the prediction is right: 2 of 2
+        ({"a": "x", "b": None}, {"a": "x"}, 1.0),
+        # an invented key with an empty value earns nothing and counts 1 (the reference package's rule): 1 of 2
+        ({"a": "x"}, {"a": "x", "b": None}, 1 / 2),
+        # a list where a scalar came: 0 over max(3, 1) = 3; with the other key right: 1 of 4
+        ({"a": ["x", "y", "z"], "b": "q"}, {"a": "x", "b": "q"}, 1 / 4),
+        # alternatives: "wolrd" vs "world" is 2 of 5 -> 0.6; vs "hello" it is under the threshold -> the best is 0.6
+        ({"a": ("Hello", "World")}, {"a": "Wolrd"}, 0.6),
+        # line items: k1 1, k2 "mock" vs "kcom" (3+ edits of 4 -> 0), {e: f} pairs with {e: f} (1), and
+        # {a: b, c: d} with {a: y, c: d} (0 + 1): 3 of 5
+        (
+            {"k1": 1, "k2": "mock", "items": [{"a": "b", "c": "d"}, {"e": "f"}]},
+            {"k1": 1, "k2": "kcom", "items": [{"e": "f"}, {"a": "y", "c": "d"}]},
+            3 / 5,
+        ),
+        # the top-level list of strings against one string is the classic ANLS's list of accepted answers
+        (["Paris", "paris, France"], "PARIS", 1.0),
+    ],
+)
 def test_hand_cases(gold: Any, predicted: Any, expected: float) -> None:
     assert anls_star(gold, predicted) == pytest.approx(expected, abs=1e-12)
 
@@ -123,8 +129,14 @@ def test_long_lists_stay_cheap() -> None:
 
 # --- agreement with the reference package ---
 
-LEAVES = (st.none() | st.booleans() | st.integers(-1000, 1000) | st.floats(allow_nan=False, allow_infinity=False)
-          | st.text(max_size=8) | st.sampled_from(["Acme", "ACME ", "acme inc", "Zürich", "東京", "", " "]))  # fmt: skip
+LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-1000, 1000)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+    | st.sampled_from(["Acme", "ACME ", "acme inc", "Zürich", "東京", "", " "])
+)
 KEYS = st.sampled_from(["a", "b", "c", "naïve", "日付"])
 
 
@@ -186,8 +198,9 @@ def _variants(score: Any, gold: Any, predicted: Any) -> list[Any]:
         found = []
         for first in (True, False):
             anls.PAIR_IDENTICAL_FIRST = first
-            found += [score(g, p) for g in (gold, _reversed_lists(gold))
-                      for p in (predicted, _reversed_lists(predicted))]  # fmt: skip
+            found += [
+                score(g, p) for g in (gold, _reversed_lists(gold)) for p in (predicted, _reversed_lists(predicted))
+            ]
         return found
     finally:
         anls.PAIR_IDENTICAL_FIRST = True

@@ -11,16 +11,30 @@ import pytest
 
 from pytest_extractbench.analysis import catalog, resampled
 from pytest_extractbench.core import rundoc
+from pytest_extractbench.core.modelsections import fill_model
 from pytest_extractbench.gating import sla
 from pytest_extractbench.report import exports, summary, terminal
 
 # one more metric: the share of samples whose output was valid JSON but failed the schema
 FAKE = catalog.Metric(
-    "json_only_rate", "JSON but not schema", "JSON not schema", percent=True, higher_is_better=False,
-    columns=("json_valid", "schema_valid"), compute=lambda s: (s["json_valid"] - s["schema_valid"]) / s["one"],
-    per_sample="json_valid", aliases=("json_only",), grade_tiers=(0.3, 0.2, 0.1), headline=True, ci_columns=True,
-    glance=True, terminal_row=99, sla=(0.5, 0.4, 0.3), gate_label="json_only", key_chart=99,
-)  # fmt: skip
+    "json_only_rate",
+    "JSON but not schema",
+    "JSON not schema",
+    percent=True,
+    higher_is_better=False,
+    columns=("json_valid", "schema_valid"),
+    compute=lambda s: (s["json_valid"] - s["schema_valid"]) / s["one"],
+    per_sample="json_valid",
+    aliases=("json_only",),
+    grade_tiers=(0.3, 0.2, 0.1),
+    headline=True,
+    ci_columns=True,
+    glance=True,
+    terminal_row=99,
+    sla=(0.5, 0.4, 0.3),
+    gate_label="json_only",
+    key_chart=99,
+)
 # one more samples.csv column: a per-sample value the records already hold (score.recall.strict)
 SAMPLE_FAKE = catalog.Metric(
     "recall_strict_sample", "Recall (strict)", "recall strict", per_sample="recall_strict", csv=False, sample_column=99
@@ -56,7 +70,7 @@ def test_a_new_catalog_entry_reaches_csv_markdown_terminal_gates_and_cis(with_fa
     assert resampled.resolve_metric("json_only").name == "json_only_rate"
     assert "json_only_rate" in resampled.row_keys() or "json_valid" in resampled.row_keys()
 
-    table = list(csv.reader(io.StringIO(exports.metrics_csv({"m": model_entry()}))))
+    table = list(csv.reader(io.StringIO(exports.metrics_csv({"m": fill_model(model_entry(), "extraction")}))))
     header, values = table[0], dict(zip(table[0], table[1]))
     assert "json_only_rate" in header and values["json_only_rate"] == "0.25"
     assert values["json_only_rate_ci_low"] == "0.1" and values["json_only_rate_ci_high"] == "0.4"
@@ -74,7 +88,7 @@ def test_a_new_catalog_entry_reaches_csv_markdown_terminal_gates_and_cis(with_fa
 
 
 def test_without_the_entry_none_of_it_appears() -> None:
-    assert "json_only_rate" not in exports.metrics_csv({"m": model_entry()}).splitlines()[0]
+    assert "json_only_rate" not in exports.metrics_csv({"m": fill_model(model_entry(), "extraction")}).splitlines()[0]
     assert "JSON but not schema" not in exports.summary_md(rundoc.complete({"models": {"m": model_entry()}}))
 
 
@@ -82,8 +96,10 @@ def test_a_new_catalog_entry_gets_its_point_value_in_metrics_json(with_fake: Non
     from pytest_extractbench import SampleRecord, ScoringOptions, model_metrics, score_sample
 
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
-    records = [SampleRecord(model="m", sample_id=sid, score=score_sample(out, {"a": 1}, schema, sample_id=sid))
-               for sid, out in (("ok", {"a": 1}), ("wrong-type", {"a": "one"}), ("not-json", "{broken"))]  # fmt: skip
+    records = [
+        SampleRecord(model="m", sample_id=sid, score=score_sample(out, {"a": 1}, schema, sample_id=sid))
+        for sid, out in (("ok", {"a": 1}), ("wrong-type", {"a": "one"}), ("not-json", "{broken"))
+    ]
     section = model_metrics(records, ScoringOptions())
     scores = [r.score for r in records]
     assert [s.json_valid and not s.schema_valid for s in scores] == [False, True, False]
@@ -164,9 +180,11 @@ def test_a_new_catalog_entry_reaches_the_run_span_and_gauge(with_fake: None) -> 
     exporter.pytest_extractbench_run_finished(config=None, metrics={"m": model_entry()})  # type: ignore[arg-type]
     (span,) = spans.get_finished_spans()
     assert span.attributes["extractbench.m.json_only_rate"] == 0.25
-    gauge = {point.attributes["extractbench.metric"]: point.value
-             for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
-             for point in metric.data.data_points}  # fmt: skip
+    gauge = {
+        point.attributes["extractbench.metric"]: point.value
+        for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
+        for point in metric.data.data_points
+    }
     assert gauge["json_only_rate"] == 0.25
 
 

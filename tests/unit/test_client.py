@@ -93,10 +93,13 @@ def test_an_ok_answer_is_recorded_in_full(fault_server: FaultServer) -> None:
 
 def test_a_server_that_ignores_stream_still_has_its_whole_answer_read(fault_server: FaultServer) -> None:
     # a proxy or server that does not stream answers a "stream": true request with a plain JSON body
-    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": '{"name": "John Smith"}'},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36},
-            "timings": {"prompt_ms": 12.5, "predicted_ms": 40.25}}  # fmt: skip
+    body = {
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": '{"name": "John Smith"}'}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36},
+        "timings": {"prompt_ms": 12.5, "predicted_ms": 40.25},
+    }
     fault_server.default = Fault.raw(json.dumps(body))
     response = extract(config(fault_server, stream=True))
     assert fault_server.requests[0]["stream"] is True
@@ -202,29 +205,82 @@ LLAMA_MESSAGE = "request (40123 tokens) exceeds the available context size (3276
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("fault", "tokens", "limit"), [
-    # llama-server: the numbers in its extra fields and in the message
-    (Fault.error_body(400, {"error": {"code": 400, "message": LLAMA_MESSAGE, "type": "exceed_context_size_error",
-                                      "n_prompt_tokens": 40123, "n_ctx": 32768}}), 40123, 32768),
-    # an older llama-server: the message only
-    (Fault.bad_request(LLAMA_MESSAGE), 40123, 32768),
-    # vLLM, top-level error object: the messages' own tokens, not messages + completion
-    (Fault.error_body(400, {"object": "error", "type": "BadRequestError", "code": 400, "param": None, "message":
-                            "This model's maximum context length is 2048 tokens. However, you requested 2600 tokens "
-                            "(2100 in the messages, 500 in the completion). Please reduce the length of the messages "
-                            "or completion."}), 2100, 2048),
-    # newer vLLM: the prompt fits but not with max_tokens
-    (Fault.error_body(400, {"object": "error", "message": "'max_tokens' or 'max_completion_tokens' is too large: 2048. "
-                            "This model's maximum context length is 4096 tokens and your request has 3000 input tokens "
-                            "(2048 > 4096 - 3000).", "type": "BadRequestError", "code": 400}), 3000, 4096),
-    # OpenAI
-    (Fault.error_body(400, {"error": {"message": "This model's maximum context length is 8192 tokens. However, your "
-                                      "messages resulted in 9001 tokens. Please reduce the length of the messages.",
-                                      "type": "invalid_request_error", "code": "context_length_exceeded"}}),
-     9001, 8192),
-    # a proxy that says only the code
-    (Fault.error_body(413, {"error": {"message": "too long", "code": "context_length_exceeded"}}), None, None),
-], ids=["llama-server", "llama-server-message", "vllm", "vllm-max-tokens", "openai", "code-only"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("fault", "tokens", "limit"),
+    [
+        # llama-server: the numbers in its extra fields and in the message
+        (
+            Fault.error_body(
+                400,
+                {
+                    "error": {
+                        "code": 400,
+                        "message": LLAMA_MESSAGE,
+                        "type": "exceed_context_size_error",
+                        "n_prompt_tokens": 40123,
+                        "n_ctx": 32768,
+                    }
+                },
+            ),
+            40123,
+            32768,
+        ),
+        # an older llama-server: the message only
+        (Fault.bad_request(LLAMA_MESSAGE), 40123, 32768),
+        # vLLM, top-level error object: the messages' own tokens, not messages + completion
+        (
+            Fault.error_body(
+                400,
+                {
+                    "object": "error",
+                    "type": "BadRequestError",
+                    "code": 400,
+                    "param": None,
+                    "message": "This model's maximum context length is 2048 tokens. However, you requested 2600 tokens "
+                    "(2100 in the messages, 500 in the completion). Please reduce the length of the messages "
+                    "or completion.",
+                },
+            ),
+            2100,
+            2048,
+        ),
+        # newer vLLM: the prompt fits but not with max_tokens
+        (
+            Fault.error_body(
+                400,
+                {
+                    "object": "error",
+                    "message": "'max_tokens' or 'max_completion_tokens' is too large: 2048. "
+                    "This model's maximum context length is 4096 tokens and your request has 3000 input tokens "
+                    "(2048 > 4096 - 3000).",
+                    "type": "BadRequestError",
+                    "code": 400,
+                },
+            ),
+            3000,
+            4096,
+        ),
+        # OpenAI
+        (
+            Fault.error_body(
+                400,
+                {
+                    "error": {
+                        "message": "This model's maximum context length is 8192 tokens. However, your "
+                        "messages resulted in 9001 tokens. Please reduce the length of the messages.",
+                        "type": "invalid_request_error",
+                        "code": "context_length_exceeded",
+                    }
+                },
+            ),
+            9001,
+            8192,
+        ),
+        # a proxy that says only the code
+        (Fault.error_body(413, {"error": {"message": "too long", "code": "context_length_exceeded"}}), None, None),
+    ],
+    ids=["llama-server", "llama-server-message", "vllm", "vllm-max-tokens", "openai", "code-only"],
+)
 def test_a_prompt_beyond_the_context_is_context_exceeded(
     fault_server: FaultServer, fault: Fault, tokens: int | None, limit: int | None
 ) -> None:

@@ -25,11 +25,14 @@ def outputs(name: str) -> dict:
 
 def records(model: str, predictions: dict, latency: float | None = None) -> list[SampleRecord]:
     return [
-        SampleRecord(model=model, sample_id=s.id,
-                     score=score_sample(predictions.get(s.id), s.expected, s.schema, sample_id=s.id),
-                     response={"latency_s": latency})
+        SampleRecord(
+            model=model,
+            sample_id=s.id,
+            score=score_sample(predictions.get(s.id), s.expected, s.schema, sample_id=s.id),
+            response={"latency_s": latency},
+        )
         for s in DATASET.samples
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +95,11 @@ def test_best_by_metric_and_offline_pareto(run) -> None:
 
 def test_pareto_frontiers_from_per_sample_latency_and_model_cost() -> None:
     gold = {s.id: s.expected for s in DATASET.samples}
-    found = (records("big", gold, latency=2.0) + records("small", outputs("demo.jsonl"), latency=0.5)
-             + records("slow-weak", outputs("weak.jsonl"), latency=3.0))  # fmt: skip
+    found = (
+        records("big", gold, latency=2.0)
+        + records("small", outputs("demo.jsonl"), latency=0.5)
+        + records("slow-weak", outputs("weak.jsonl"), latency=3.0)
+    )
     by_model = metrics_by_model(found, OPTIONS)
     by_model["big"]["estimated_cost_usd"] = 10.0
     by_model["small"]["estimated_cost_usd"] = 1.0

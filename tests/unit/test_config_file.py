@@ -249,10 +249,20 @@ def test_dataset_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["dataset-stats", "bundled", "--columns", "nonsense"]) == 2
 
 
-@pytest.mark.parametrize(("name", "secret"), [
-    ("api_key", True), ("token", True), ("hf_token", True), ("access_token", True), ("password", True),
-    ("max_tokens", False), ("prompt_tokens", False), ("tokens_per_s", False), ("context_tokens", False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("api_key", True),
+        ("token", True),
+        ("hf_token", True),
+        ("access_token", True),
+        ("password", True),
+        ("max_tokens", False),
+        ("prompt_tokens", False),
+        ("tokens_per_s", False),
+        ("context_tokens", False),
+    ],
+)
 def test_token_limits_are_recorded_and_token_credentials_are_not(name: str, secret: bool) -> None:
     from pytest_extractbench.config.file import REDACTED, redact
 

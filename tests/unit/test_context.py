@@ -68,9 +68,14 @@ def test_the_header_gives_the_trained_context_and_the_kv_size(tmp_path: Path) ->
 
 
 def test_kv_size_from_the_embedding_width_when_key_lengths_are_missing(tmp_path: Path) -> None:
-    items = [_kv("general.architecture", 8, _string("llama")), u32("llama.block_count", 30),
-             u32("llama.attention.head_count", 9), u32("llama.attention.head_count_kv", 3),
-             u32("llama.embedding_length", 576), u32("llama.context_length", 8192)]  # fmt: skip
+    items = [
+        _kv("general.architecture", 8, _string("llama")),
+        u32("llama.block_count", 30),
+        u32("llama.attention.head_count", 9),
+        u32("llama.attention.head_count_kv", 3),
+        u32("llama.embedding_length", 576),
+        u32("llama.context_length", 8192),
+    ]
     meta = read_gguf_metadata(gguf(tmp_path / "s.gguf", items))
     assert kv_bytes_per_token(meta) == 30 * 3 * (64 + 64) * 2  # head size 576 / 9 = 64
     assert trained_context(meta) == 8192
@@ -80,11 +85,14 @@ def test_unknown_figures_are_none() -> None:
     assert trained_context({}) is None and kv_bytes_per_token({"general.architecture": "x"}) is None
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"PK\x03\x04 not a model", "not a GGUF file"),
-    (b"GGUF" + struct.pack("<I", 1), "version 1 is not supported"),
-    (b"GGUF" + struct.pack("<IQQ", 3, 0, 2) + _string("general.architecture"), "ends early"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"PK\x03\x04 not a model", "not a GGUF file"),
+        (b"GGUF" + struct.pack("<I", 1), "version 1 is not supported"),
+        (b"GGUF" + struct.pack("<IQQ", 3, 0, 2) + _string("general.architecture"), "ends early"),
+    ],
+)
 def test_a_bad_file_is_named_in_the_error(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "bad.gguf"
     path.write_bytes(content)
@@ -160,8 +168,14 @@ def test_no_prompt_keeps_the_default_within_a_small_trained_context() -> None:
 def test_every_prompt_that_can_fit_does(
     prompts: dict[str, int], budget: int, slots: int, trained: int | None, memory: int | None
 ) -> None:
-    found = plan_context(prompt_tokens=prompts, output_budget=budget, slots=slots, trained=trained,
-                         kv_bytes_per_token=18432, memory_bytes=memory)  # fmt: skip
+    found = plan_context(
+        prompt_tokens=prompts,
+        output_budget=budget,
+        slots=slots,
+        trained=trained,
+        kv_bytes_per_token=18432,
+        memory_bytes=memory,
+    )
     if trained is not None:
         assert found.ctx_per_slot <= max(trained, 0)
     assert found.ctx_per_slot >= min(4096, trained or 4096)

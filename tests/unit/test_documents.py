@@ -341,8 +341,15 @@ def test_queued_image_requests_hold_no_image_until_they_go_out(tmp_path: Path) -
     assert dataset.problems == []
     live = LiveOptions(base_urls=("http://127.0.0.1:9/v1",))
     templates = load_templates(live, tmp_path, "image")
-    source = LiveSource(live, lambda: {"m": Route(live.base_urls, "m")}, run_dir=tmp_path / "run", cache_dir=None,
-                        concurrency=1, api_key=None, templates=templates)  # fmt: skip
+    source = LiveSource(
+        live,
+        lambda: {"m": Route(live.base_urls, "m")},
+        run_dir=tmp_path / "run",
+        cache_dir=None,
+        concurrency=1,
+        api_key=None,
+        templates=templates,
+    )
     try:
         requests = {sample.id: (source._admit("m", sample), sample) for sample in dataset.samples}
     finally:

@@ -93,8 +93,14 @@ def test_an_answer_that_is_not_a_slot_list_says_nothing(data: object) -> None:
 
 
 def test_odd_counts_are_left_out_not_printed() -> None:
-    odd = {"id": True, "is_processing": True, "n_prompt_tokens": -5, "n_prompt_tokens_processed": "many",
-           "n_prompt_tokens_cache": 1.5, "next_token": {"n_decoded": None}}  # fmt: skip
+    odd = {
+        "id": True,
+        "is_processing": True,
+        "n_prompt_tokens": -5,
+        "n_prompt_tokens_processed": "many",
+        "n_prompt_tokens_cache": 1.5,
+        "next_token": {"n_decoded": None},
+    }
     assert slot_activity([odd]) == "1 of 1 slot busy: a slot busy"
     huge = {"id": 3, "is_processing": True, "n_prompt_tokens_processed": 10**12, "next_token": []}
     assert slot_activity([huge]) == "1 of 1 slot busy: slot 3 reading its prompt (1,000,000,000,000 tokens read)"

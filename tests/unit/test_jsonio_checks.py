@@ -38,8 +38,14 @@ def test_too_deep_names_the_same_place_as_a_walk_over_every_path(value: Any, max
 
 @given(VALUES)
 def test_find_nonfinite_names_the_first_nan_or_infinity(value: Any) -> None:
-    first = next((jsonio.format_path(path) for node, path in jsonio._walk(value)
-                  if type(node) is float and not math.isfinite(node)), None)  # fmt: skip
+    first = next(
+        (
+            jsonio.format_path(path)
+            for node, path in jsonio._walk(value)
+            if type(node) is float and not math.isfinite(node)
+        ),
+        None,
+    )
     assert jsonio.find_nonfinite(value) == first
 
 

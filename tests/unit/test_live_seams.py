@@ -151,9 +151,14 @@ def test_a_base_url_without_v1_is_found_by_the_first_request() -> None:
 
 
 def completion(content: str) -> dict[str, Any]:
-    return {"id": "x", "object": "chat.completion", "created": 0, "model": MODEL,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}  # fmt: skip
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+    }
 
 
 def test_an_injected_http_client_carries_the_requests_and_stays_open() -> None:
@@ -199,8 +204,11 @@ def test_a_factory_gets_the_config_and_its_client_is_closed_with_the_extraction_
 
 def test_an_http_client_and_a_factory_together_are_refused() -> None:
     with pytest.raises(ValueError, match="not both"):
-        ExtractionClient(ClientConfig("http://model.invalid/v1"), http_client=httpx.AsyncClient(),
-                         http_client_factory=lambda config: httpx.AsyncClient())  # fmt: skip
+        ExtractionClient(
+            ClientConfig("http://model.invalid/v1"),
+            http_client=httpx.AsyncClient(),
+            http_client_factory=lambda config: httpx.AsyncClient(),
+        )
 
 
 # -- one mapping of server errors to error classes ------------------------------------------------
@@ -256,10 +264,16 @@ def test_the_pipeline_sends_through_an_injected_transport(tmp_path: Path) -> Non
         return httpx.Response(200, json=completion('{"name": "Ada"}'))
 
     live = LiveOptions(base_urls=("http://replica.invalid/v1",))
-    source = LiveSource(live, lambda: {MODEL: Route(live.base_urls, MODEL)}, run_dir=tmp_path, cache_dir=None,
-                        concurrency=2, api_key=None, templates=load_templates(live, tmp_path),
-                        http_client_factory=lambda config: httpx.AsyncClient(
-                            transport=httpx.MockTransport(handler)))  # fmt: skip
+    source = LiveSource(
+        live,
+        lambda: {MODEL: Route(live.base_urls, MODEL)},
+        run_dir=tmp_path,
+        cache_dir=None,
+        concurrency=2,
+        api_key=None,
+        templates=load_templates(live, tmp_path),
+        http_client_factory=lambda config: httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+    )
     samples = [Sample(id=f"s{i}", text="Ada", schema=SCHEMA, expected={"name": "Ada"}) for i in range(3)]
     try:
         source.prepare([(MODEL, s) for s in samples])

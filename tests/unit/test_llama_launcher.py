@@ -15,11 +15,33 @@ xllamacpp = import_or_skip("xllamacpp", "the `local` extra's xllamacpp is not in
 def test_the_flags_the_embedded_server_passes_reach_the_parameters(tmp_path: Path) -> None:
     template = tmp_path / "t.jinja"
     template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
-    args, unknown = _parser().parse_known_args([
-        "--model", "/m.gguf", "--host", "127.0.0.1", "--port", "4321", "--parallel", "3", "--ctx-size", "6144",
-        "--threads", "1", "--alias", "tiny", "--jinja", "--no-webui", "--chat-template-file", str(template),
-        "--embeddings", "--pooling", "mean", "--no-repack", "--flash-attn",
-    ])  # fmt: skip
+    args, unknown = _parser().parse_known_args(
+        [
+            "--model",
+            "/m.gguf",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "4321",
+            "--parallel",
+            "3",
+            "--ctx-size",
+            "6144",
+            "--threads",
+            "1",
+            "--alias",
+            "tiny",
+            "--jinja",
+            "--no-webui",
+            "--chat-template-file",
+            str(template),
+            "--embeddings",
+            "--pooling",
+            "mean",
+            "--no-repack",
+            "--flash-attn",
+        ]
+    )
     assert unknown == ["--flash-attn"]
     params = build_params(args)
     assert params.model.path == "/m.gguf" and list(params.hostnames) == ["127.0.0.1"] and params.port == 4321

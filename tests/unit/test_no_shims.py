@@ -36,9 +36,14 @@ def test_no_module_re_exports_by_star_or_module_getattr() -> None:
 
 
 def test_nothing_in_the_package_changes_the_import_machinery() -> None:
-    found = [f"{path.relative_to(PACKAGE)}: {name}" for path, tree in _trees() for node in ast.walk(tree)
-             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "sys"
-             for name in [f"sys.{node.attr}"] if node.attr in ("meta_path", "path_hooks")]  # fmt: skip
+    found = [
+        f"{path.relative_to(PACKAGE)}: {name}"
+        for path, tree in _trees()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "sys"
+        for name in [f"sys.{node.attr}"]
+        if node.attr in ("meta_path", "path_hooks")
+    ]
     assert not found, "\n".join(found)
 
 

@@ -130,8 +130,10 @@ def test_throughput_over_the_wall_span() -> None:
 
 def test_throughput_is_not_measured_when_no_request_succeeded() -> None:
     # The run a new user saw: every request refused at once; "0.00 req/s, 2426.5 samples/min" must not recur.
-    records = [rec(f"s{i}", error_class="context_exceeded", started_at=100.0 + i / 100, finished_at=100.01 + i / 100)
-               for i in range(3)]  # fmt: skip
+    records = [
+        rec(f"s{i}", error_class="context_exceeded", started_at=100.0 + i / 100, finished_at=100.01 + i / 100)
+        for i in range(3)
+    ]
     perf = performance_metrics(records)
     thr = perf["throughput"]
     assert thr["requests_per_s"] is None and thr["samples_per_min"] is None and thr["tokens_per_s"] is None
@@ -142,8 +144,16 @@ def test_throughput_is_not_measured_when_no_request_succeeded() -> None:
 
 @given(st.lists(st.tuples(st.floats(0, 100), st.floats(0, 10), st.booleans()), min_size=1, max_size=30))
 def test_throughput_figures_always_agree(requests: list[tuple[float, float, bool]]) -> None:
-    records = [rec(f"s{i}", **({} if ok else {"error_class": "timeout"}), started_at=start, finished_at=start + length,
-                   latency_s=length) for i, (start, length, ok) in enumerate(requests)]  # fmt: skip
+    records = [
+        rec(
+            f"s{i}",
+            **({} if ok else {"error_class": "timeout"}),
+            started_at=start,
+            finished_at=start + length,
+            latency_s=length,
+        )
+        for i, (start, length, ok) in enumerate(requests)
+    ]
     thr = performance_metrics(records)["throughput"]
     if thr["requests_per_s"] is None:
         assert thr["samples_per_min"] is None

@@ -61,7 +61,8 @@ def test_without_a_token_budget_it_is_a_first_come_first_served_count_limit() ->
     st.integers(1_000, 40_000),
 )
 def test_tokens_in_flight_stay_within_the_budget_unless_one_prompt_runs_alone(
-        requests: list[tuple[int, int]], limit: int, capacity: int) -> None:  # fmt: skip
+    requests: list[tuple[int, int]], limit: int, capacity: int
+) -> None:
     async def main() -> Tracker:
         tracker = Tracker(PromptBudget(limit=limit, timeout_s=5, tokens=capacity))
         await asyncio.gather(

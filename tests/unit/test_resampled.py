@@ -85,8 +85,10 @@ def test_micro_f1_of_a_resample_by_hand() -> None:
     a = FieldCounts(exact=4, partial=2, incorrect=1, missed=1)  # tp 5, predicted 7, expected 8
     b = FieldCounts(exact=0, partial=0, incorrect=0, missed=0, spurious=3)  # tp 0, predicted 3, expected 0
     c = FieldCounts(exact=1, partial=1, incorrect=0, missed=4)  # tp 1.5, predicted 2, expected 6
-    rows = [{"one": 1.0, "tp_partial": tp, "predicted": p, "expected": e}
-            for tp, p, e in ((5.0, 7.0, 8.0), (0.0, 3.0, 0.0), (1.5, 2.0, 6.0))]  # fmt: skip
+    rows = [
+        {"one": 1.0, "tp_partial": tp, "predicted": p, "expected": e}
+        for tp, p, e in ((5.0, 7.0, 8.0), (0.0, 3.0, 0.0), (1.5, 2.0, 6.0))
+    ]
     for counts, row in zip((a, b, c), rows):  # the row production builds from these counts
         assert counts.true_positives("partial") == row["tp_partial"]
         assert (counts.predicted, counts.expected) == (row["predicted"], row["expected"])

@@ -257,13 +257,20 @@ if given is not None:
         ]
     )
     RESPONSE = st.builds(
-        ModelResponse, content=OUTPUTS, error_class=st.none() | st.sampled_from(["timeout", "missing"]),
-        error=st.none() | TEXT, latency_s=st.none() | st.floats(0, 10), usage=st.dictionaries(TEXT, st.integers(0, 9)),
-        finish_reason=st.none() | st.sampled_from(["stop", "length"]), attempts=st.integers(0, 3),
-        cached=st.booleans(), wait_s=st.none() | st.just(0.0), tool_calls=st.none() | st.just([]),
+        ModelResponse,
+        content=OUTPUTS,
+        error_class=st.none() | st.sampled_from(["timeout", "missing"]),
+        error=st.none() | TEXT,
+        latency_s=st.none() | st.floats(0, 10),
+        usage=st.dictionaries(TEXT, st.integers(0, 9)),
+        finish_reason=st.none() | st.sampled_from(["stop", "length"]),
+        attempts=st.integers(0, 3),
+        cached=st.booleans(),
+        wait_s=st.none() | st.just(0.0),
+        tool_calls=st.none() | st.just([]),
         context=st.none() | st.just({"prompt_tokens": 9, "limit": None}),
         origin=st.none() | st.just({"source": "replay"}),
-    )  # fmt: skip
+    )
 
     @given(
         RESPONSE,

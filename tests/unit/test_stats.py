@@ -153,8 +153,9 @@ def test_ttest_and_wilcoxon_are_scipys_on_ordinary_data() -> None:
 # Small samples with zeros or ties: scipy's exhaustive sign-flip test, which we answer with a statistic that
 # takes every flip at once. Its p-value and statistic must be scipy's own, exactly (n kept small: scipy's
 # side of the comparison pays a call per flip).
-SMALL_DIFFERENCES = st.lists(st.sampled_from([-2.0, -1.0, -0.5, -0.125, 0.0, 0.125, 0.5, 1.0, 2.0]),
-                             min_size=1, max_size=5)  # fmt: skip
+SMALL_DIFFERENCES = st.lists(
+    st.sampled_from([-2.0, -1.0, -0.5, -0.125, 0.0, 0.125, 0.5, 1.0, 2.0]), min_size=1, max_size=5
+)
 
 
 @pytest.mark.slow

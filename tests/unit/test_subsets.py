@@ -21,9 +21,15 @@ from pytest_extractbench.gating.subsets import (
 ROOT = Path(__file__).resolve().parents[2]
 FAST = StatsOptions(resamples=500)
 
-SCHEMA = {"type": "object", "properties": {"vendor": {"type": "string"}, "total": {"type": "number"},
-                                           "tags": {"type": "array", "items": {"type": "string"}},
-                                           "date": {"type": "string"}}}  # fmt: skip
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "vendor": {"type": "string"},
+        "total": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "date": {"type": "string"},
+    },
+}
 GOLD = {
     "a": {"vendor": "Acme Corp", "total": 12000, "tags": ["urgent", "eu"], "date": "2024-03-01"},
     "b": {"vendor": "Beta LLC", "total": 800, "tags": ["eu"], "date": "2023-12-31"},
@@ -31,8 +37,12 @@ GOLD = {
     "d": {"vendor": "Delta", "tags": []},
 }
 PREDICTED = {"a": GOLD["a"], "b": {"vendor": "Beta"}, "c": {"vendor": "Acme Corp", "total": 50}, "d": {"vendor": "x"}}
-META = {"a": {"topic": "invoice", "complexity": {"complexity_bin": "medium"}}, "b": {"topic": "invoice"},
-        "c": {"topic": "receipt"}, "d": {"topic": "receipt", "complexity": {"complexity_bin": "simple"}}}  # fmt: skip
+META = {
+    "a": {"topic": "invoice", "complexity": {"complexity_bin": "medium"}},
+    "b": {"topic": "invoice"},
+    "c": {"topic": "receipt"},
+    "d": {"topic": "receipt", "complexity": {"complexity_bin": "simple"}},
+}
 RECORDS = [
     SampleRecord(model="m", sample_id=i, score=score_sample(PREDICTED[i], GOLD[i], SCHEMA, sample_id=i), meta=META[i])
     for i in GOLD
@@ -71,17 +81,25 @@ def test_operators(condition: dict, expected: list[str]) -> None:
 
 
 def test_conditions_combine_with_and() -> None:
-    assert matching({"field": "topic", "operator": "eq", "value": "invoice"},
-                    {"field": "total", "operator": "lt", "value": 1000}) == ["b"]  # fmt: skip
+    assert matching(
+        {"field": "topic", "operator": "eq", "value": "invoice"}, {"field": "total", "operator": "lt", "value": 1000}
+    ) == ["b"]
 
 
 def test_subset_and_group_metrics() -> None:
-    config = SubsetConfig.from_data({
-        "subsets": [{"name": "acme", "conditions": [{"field": "vendor", "operator": "eq", "value": "Acme Corp"}],
-                     "aggregation": "median"},
-                    {"name": "none", "conditions": [{"field": "vendor", "operator": "eq", "value": "Zed"}]}],
-        "group_by": ["topic", "total"],
-    })  # fmt: skip
+    config = SubsetConfig.from_data(
+        {
+            "subsets": [
+                {
+                    "name": "acme",
+                    "conditions": [{"field": "vendor", "operator": "eq", "value": "Acme Corp"}],
+                    "aggregation": "median",
+                },
+                {"name": "none", "conditions": [{"field": "vendor", "operator": "eq", "value": "Zed"}]},
+            ],
+            "group_by": ["topic", "total"],
+        }
+    )
     found = subset_metrics(RECORDS, config, FAST)
     acme = found["subsets"]["acme"]
     eqs = {r.sample_id: r.score.eqs for r in RECORDS}
@@ -97,12 +115,19 @@ def test_subset_and_group_metrics() -> None:
 
 
 def test_gate_scopes_carry_their_checks() -> None:
-    config = SubsetConfig.from_data({
-        "subsets": [{"name": "acme", "conditions": [{"field": "vendor", "operator": "contains", "value": "Acme"}],
-                     "compare_fail": ["eqs:-0.05"]},
-                    {"name": "plain", "conditions": [{"field": "topic", "operator": "eq", "value": "invoice"}]}],
-        "group_by": [{"field": "topic", "compare_fail": "f1:-5%"}],
-    })  # fmt: skip
+    config = SubsetConfig.from_data(
+        {
+            "subsets": [
+                {
+                    "name": "acme",
+                    "conditions": [{"field": "vendor", "operator": "contains", "value": "Acme"}],
+                    "compare_fail": ["eqs:-0.05"],
+                },
+                {"name": "plain", "conditions": [{"field": "topic", "operator": "eq", "value": "invoice"}]},
+            ],
+            "group_by": [{"field": "topic", "compare_fail": "f1:-5%"}],
+        }
+    )
     scopes = gate_scopes(RECORDS, config)
     assert [s.label for s in scopes] == ["subset 'acme'", "group topic='invoice'", "group topic='receipt'"]
     assert scopes[0].sample_ids == {"a", "c"} and str(scopes[0].checks[0]) == "eqs:-0.05"
@@ -111,19 +136,28 @@ def test_gate_scopes_carry_their_checks() -> None:
 
 def test_every_problem_is_reported_with_its_key_path() -> None:
     with pytest.raises(SubsetConfigError) as info:
-        SubsetConfig.from_data({
-            "subsets": [
-                {"name": "ok", "conditions": [{"field": "a", "operator": "eq", "value": 1}]},
-                {"name": "ok", "conditions": [{"field": "a", "operator": "eq", "value": 1}]},
-                {"conditions": [{"field": "a", "operator": "like", "value": 1},
-                                {"field": "b", "operator": "regex", "value": "("},
-                                {"field": "c", "operator": "gt", "value": [1]},
-                                {"field": "d", "operator": "eq"}],
-                 "aggregation": "max", "compare_fail": ["eqs:+1"], "colour": "red"},
-            ],
-            "group_by": [{"aggregation": "mean"}],
-            "extra": 1,
-        }, "rules.yaml")  # fmt: skip
+        SubsetConfig.from_data(
+            {
+                "subsets": [
+                    {"name": "ok", "conditions": [{"field": "a", "operator": "eq", "value": 1}]},
+                    {"name": "ok", "conditions": [{"field": "a", "operator": "eq", "value": 1}]},
+                    {
+                        "conditions": [
+                            {"field": "a", "operator": "like", "value": 1},
+                            {"field": "b", "operator": "regex", "value": "("},
+                            {"field": "c", "operator": "gt", "value": [1]},
+                            {"field": "d", "operator": "eq"},
+                        ],
+                        "aggregation": "max",
+                        "compare_fail": ["eqs:+1"],
+                        "colour": "red",
+                    },
+                ],
+                "group_by": [{"aggregation": "mean"}],
+                "extra": 1,
+            },
+            "rules.yaml",
+        )
     problems = "\n".join(info.value.problems)
     for expected in [
         "extra: unknown key",
@@ -161,8 +195,10 @@ def test_yaml_and_json_files(tmp_path: Path) -> None:
 
 def test_shipped_example_on_the_bundled_dataset() -> None:
     dataset = load_dataset()
-    records = [SampleRecord(model="m", sample_id=s.id, score=score_sample(s.expected, s.expected, s.schema),
-                            meta=dict(s.meta)) for s in dataset.samples]  # fmt: skip
+    records = [
+        SampleRecord(model="m", sample_id=s.id, score=score_sample(s.expected, s.expected, s.schema), meta=dict(s.meta))
+        for s in dataset.samples
+    ]
     found = subset_metrics(records, load_subsets(ROOT / "fixtures" / "subsets.yaml"), FAST)
     complex_ids = [s.id for s in dataset.samples if s.meta["complexity"]["complexity_bin"] == "complex"]
     assert found["subsets"]["complex-schemas"]["sample_ids"] == complex_ids

@@ -10,13 +10,23 @@ from pytest_extractbench.gating.verdict import verdict_lines
 
 def _metrics(eqs: float, p95_ms: float, **extra: Any) -> dict[str, Any]:
     return {
-        "num_samples": 52, "extraction_quality_score": eqs, "eqs_band": "Moderate - needs significant oversight",
-        "schema_validity_rate": 0.98, "field_f1_partial": 0.8, "hallucination_rate": 0.01,
-        "latency_p95_ms": p95_ms, "success_rate": 1.0,
-        "performance": {"reliability": {"total_requests": 52, "successful_requests": 50,
-                                        "error_counts": {"timeout": 2, "truncated": 0}}},
+        "num_samples": 52,
+        "extraction_quality_score": eqs,
+        "eqs_band": "Moderate - needs significant oversight",
+        "schema_validity_rate": 0.98,
+        "field_f1_partial": 0.8,
+        "hallucination_rate": 0.01,
+        "latency_p95_ms": p95_ms,
+        "success_rate": 1.0,
+        "performance": {
+            "reliability": {
+                "total_requests": 52,
+                "successful_requests": 50,
+                "error_counts": {"timeout": 2, "truncated": 0},
+            }
+        },
         **extra,
-    }  # fmt: skip
+    }
 
 
 def test_missed_thresholds_are_listed_with_a_reason_and_exit_1_is_explained() -> None:

@@ -466,17 +466,24 @@ def _server_args(server: EmbeddedServer, binary: Path) -> list[str]:
     assert server.resolved is not None and server.port is not None
     args = [
         str(binary),
-        "--model", str(server.resolved.path),
-        "--host", server.host,
-        "--port", str(server.port),
-        "--parallel", str(server.parallel),
+        "--model",
+        str(server.resolved.path),
+        "--host",
+        server.host,
+        "--port",
+        str(server.port),
+        "--parallel",
+        str(server.parallel),
         # each slot gets ctx-size / parallel tokens of KV cache
-        "--ctx-size", str(server.parallel * server.ctx_per_slot),
-        "--threads", str(server.threads),
-        "--alias", server.model,
+        "--ctx-size",
+        str(server.parallel * server.ctx_per_slot),
+        "--threads",
+        str(server.threads),
+        "--alias",
+        server.model,
         "--jinja",
         "--no-webui",
-    ]  # fmt: skip
+    ]
     spec = server.resolved.spec
     if spec is not None and spec.chat_template is not None and "--chat-template-file" not in server.extra_args:
         template_dir = Path(tempfile.mkdtemp(prefix="extractbench-template-"))

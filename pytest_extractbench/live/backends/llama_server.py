@@ -73,9 +73,17 @@ def _start_sized(server: EmbeddedServer, live: LiveOptions, messages: Mapping[st
     unsure = [sid for sid, bound in tokens.items() if bound >= limit]
 
     def plan(counted: int) -> ContextPlan:
-        return plan_context(prompt_tokens=tokens, output_budget=budget, slots=live.slots, trained=trained,
-                            requested=requested, default=DEFAULT_CTX_PER_SLOT, kv_bytes_per_token=kv_per_token,
-                            memory_bytes=available_memory(), counted=counted)  # fmt: skip
+        return plan_context(
+            prompt_tokens=tokens,
+            output_budget=budget,
+            slots=live.slots,
+            trained=trained,
+            requested=requested,
+            default=DEFAULT_CTX_PER_SLOT,
+            kv_bytes_per_token=kv_per_token,
+            memory_bytes=available_memory(),
+            counted=counted,
+        )
 
     if not unsure:  # every prompt fits by its byte size alone: one start, no counting
         chosen = plan(0)
