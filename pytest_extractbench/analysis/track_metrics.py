@@ -17,20 +17,46 @@ from .catalog import Metric, mean_of, prf_of, ratio_of
 
 Row = dict[str, float]
 
-PASS_RATE = Metric("pass_rate", "Samples passed", "pass rate", tag="passed", percent=True, columns=("passed",),
-                   compute=mean_of("passed"), per_sample="passed", aggregation="mean", aliases=("passed",))  # fmt: skip
+PASS_RATE = Metric(
+    "pass_rate",
+    "Samples passed",
+    "pass rate",
+    tag="passed",
+    percent=True,
+    columns=("passed",),
+    compute=mean_of("passed"),
+    per_sample="passed",
+    aggregation="mean",
+    aliases=("passed",),
+)
 
 
 def _mean(name: str, label: str, key: str, *aliases: str) -> Metric:
     """A rate that is the mean of one 0/1 per-sample value."""
-    return Metric(name, label, label.lower(), percent=True, columns=(key,), compute=mean_of(key), per_sample=key,
-                  aggregation="mean", aliases=aliases)  # fmt: skip
+    return Metric(
+        name,
+        label,
+        label.lower(),
+        percent=True,
+        columns=(key,),
+        compute=mean_of(key),
+        per_sample=key,
+        aggregation="mean",
+        aliases=aliases,
+    )
 
 
 def _ratio(name: str, label: str, numerator: str, denominator: str, per_sample: str) -> Metric:
     """A micro rate: one summed count over another (0 when nothing was counted)."""
-    return Metric(name, label, label.lower(), percent=True, columns=(numerator, denominator),
-                  compute=ratio_of(numerator, denominator), per_sample=per_sample)  # fmt: skip
+    return Metric(
+        name,
+        label,
+        label.lower(),
+        percent=True,
+        columns=(numerator, denominator),
+        compute=ratio_of(numerator, denominator),
+        per_sample=per_sample,
+    )
 
 
 TRACK_METRICS: dict[str, tuple[Metric, ...]] = {
@@ -41,9 +67,14 @@ TRACK_METRICS: dict[str, tuple[Metric, ...]] = {
         _ratio("valid_call_rate", "Valid call rate", "valid_calls", "predicted_calls", "valid_call_share"),
         _ratio("name_match_rate", "Name match", "name_matches", "calls", "name_match_share"),
         _ratio("arguments_exact_match_rate", "Arguments exact", "arguments_exact", "calls", "arguments_exact_share"),
-        Metric("arguments_f1", "Arguments F1", "arguments F1", columns=("arguments_tp", "arguments_predicted",
-               "arguments_expected"), compute=prf_of(2, "arguments_tp", "arguments_predicted", "arguments_expected"),
-               per_sample="arguments_f1_sample"),
+        Metric(
+            "arguments_f1",
+            "Arguments F1",
+            "arguments F1",
+            columns=("arguments_tp", "arguments_predicted", "arguments_expected"),
+            compute=prf_of(2, "arguments_tp", "arguments_predicted", "arguments_expected"),
+            per_sample="arguments_f1_sample",
+        ),
     ),
     "generate": (
         PASS_RATE,
@@ -55,12 +86,19 @@ TRACK_METRICS: dict[str, tuple[Metric, ...]] = {
         _mean("json_valid_rate", "JSON valid", "json_valid", "json_valid"),
         _mean("schema_validity_rate", "Schema valid", "schema_valid", "schema_validity", "validity"),
         _mean("exact_match_rate", "Restored exactly", "exact_match", "exact_match"),
-        Metric("field_f1_partial", "Field F1 (partial)", "field F1 (partial)", tag="F1 partial",
-               columns=("tp_partial", "predicted", "expected"), compute=prf_of(2, "tp_partial", "predicted", "expected"),
-               per_sample="f1_partial", aliases=("f1", "f1_partial", "field_f1")),
+        Metric(
+            "field_f1_partial",
+            "Field F1 (partial)",
+            "field F1 (partial)",
+            tag="F1 partial",
+            columns=("tp_partial", "predicted", "expected"),
+            compute=prf_of(2, "tp_partial", "predicted", "expected"),
+            per_sample="f1_partial",
+            aliases=("f1", "f1_partial", "field_f1"),
+        ),
         _ratio("field_agreement_rate", "Fields unchanged", "fields_equal", "fields_expected", "field_agreement"),
     ),
-}  # fmt: skip
+}
 
 
 def _share(part: float, whole: float) -> float:

@@ -99,8 +99,13 @@ def snapshot_records(records: Iterable[Any], hashes: Mapping[str, str] | None = 
         found = (hashes or {}).get(record.sample_id)
         score = getattr(record, "score", None)
         if score is None:  # a toolcall, generate or repair record: its track's figures
-            snapshot = SampleSnapshot(track_metrics.sample_row(record.track, record.result, record.passed), (),
-                                      found, bool(record.passed), repeat_counts(record.repeats))  # fmt: skip
+            snapshot = SampleSnapshot(
+                track_metrics.sample_row(record.track, record.result, record.passed),
+                (),
+                found,
+                bool(record.passed),
+                repeat_counts(record.repeats),
+            )
         else:
             repeats = (getattr(record, "diagnostics", None) or {}).get("repeats")
             snapshot = SampleSnapshot.from_score(score, found, getattr(record, "passed", None), repeats)

@@ -586,10 +586,10 @@ def _other_track(
 ) -> RunComparison:
     """A baseline saved from a run of another track: no model compared, each check could not be measured."""
     why = f"the baseline was saved from a {baseline.track} run and this is a {track} run: their figures differ"
-    unchecked = [
-        CheckResult(str(check), check.metric, model, None, policy == "fail",
-                    f"COULD NOT BE MEASURED model {model!r}: {why} ({check})", outcome=UNMEASURED)
-        for model in sorted(current)
-        for check in checks
-    ]  # fmt: skip
+
+    def unmeasured(model: str, check: CompareFailCheck) -> CheckResult:
+        message = f"COULD NOT BE MEASURED model {model!r}: {why} ({check})"
+        return CheckResult(str(check), check.metric, model, None, policy == "fail", message, outcome=UNMEASURED)
+
+    unchecked = [unmeasured(model, check) for model in sorted(current) for check in checks]
     return RunComparison(baseline, {}, unchecked, [f"not compared: {why}"], options, None)

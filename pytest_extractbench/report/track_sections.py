@@ -151,9 +151,14 @@ def _repeats(section: Section, metrics: Mapping[str, Any]) -> None:
     if not isinstance(repeats, Mapping) or not repeats.get("samples"):
         return
     k = repeats.get("runs")
-    section.figures.append((f"Repeats ({k} runs)", f"pass@{k} (some run passes) {pct(metrics.get('pass_at_k'))}, "
-                            f"pass^{k} (every run passes) {pct(metrics.get('pass_hat_k'))}; "
-                            f"{repeats.get('flaky_samples', 0)} of {repeats['samples']} samples flaky"))  # fmt: skip
+    section.figures.append(
+        (
+            f"Repeats ({k} runs)",
+            f"pass@{k} (some run passes) {pct(metrics.get('pass_at_k'))}, "
+            f"pass^{k} (every run passes) {pct(metrics.get('pass_hat_k'))}; "
+            f"{repeats.get('flaky_samples', 0)} of {repeats['samples']} samples flaky",
+        )
+    )
     flaky = [s for s in repeats.get("flaky_sample_list") or [] if isinstance(s, Mapping)]
     if flaky:
         rows: list[tuple[str, ...]] = [

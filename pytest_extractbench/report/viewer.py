@@ -223,7 +223,7 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
         "passes": [
             [list(column[row]) if row in column else None for row in range(len(samples))] if column else None
             for column in passes
-        ],  # fmt: skip
+        ],
         "repeats": _repeat_deltas(runs, columns, models, first_run, passes, notes),
         "notes": notes,
     }
@@ -310,8 +310,15 @@ def _repeat_deltas(
         metrics = {}
         for name in REPEATED:
             d = found.deltas[name]
-            metrics[name] = {"a": d.a, "b": d.b, "delta": d.delta, "low": d.ci.low, "high": d.ci.high,
-                             "p": format_p(d.p_value), "significant": d.significant}  # fmt: skip
+            metrics[name] = {
+                "a": d.a,
+                "b": d.b,
+                "delta": d.delta,
+                "low": d.ci.low,
+                "high": d.ci.high,
+                "p": format_p(d.p_value),
+                "significant": d.significant,
+            }
         out.append({"column": k, "against": partner, "k": found.k, "samples": len(found.samples), "metrics": metrics})
     return out
 

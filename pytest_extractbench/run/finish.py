@@ -224,8 +224,9 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
             package_version=version("pytest-extractbench"),
             options=settings.to_dict(),
         )
-        document = baselines.build(settings.save, snapshots, result.metrics, info,
-                                   asdict(settings.scoring.statistics), track.name)  # fmt: skip
+        document = baselines.build(
+            settings.save, snapshots, result.metrics, info, asdict(settings.scoring.statistics), track.name
+        )
         result.saved_baseline = baselines.save(document, baselines.baseline_dir(settings.rootdir))
         result.run_level["baseline_saved"] = {"name": settings.save, "path": str(result.saved_baseline)}
 
