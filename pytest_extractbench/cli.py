@@ -137,8 +137,16 @@ def _report(args: argparse.Namespace) -> int:
     run_dir: Path = args.run_dir or args.results_dir
 
     def write() -> str:
-        path = write_report(read_run(run_dir), args.output or run_dir / REPORT_FILE, title=args.title)
-        return f"report written to {path}"
+        run = read_run(run_dir)
+        output = args.output or run_dir / REPORT_FILE
+        if run.document["track"] != "extraction":  # a toolcall, generate or repair run has its own page
+            from .report.exports import write_text
+            from .report.track_report import track_report_html
+
+            write_text(output, track_report_html(run.document))
+        else:
+            write_report(run, output, title=args.title)
+        return f"report written to {output}"
 
     return _write_html("report", write)
 

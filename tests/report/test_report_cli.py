@@ -160,3 +160,17 @@ def test_compare_takes_runs_as_arguments(runs: tuple[Path, Path], tmp_path: Path
     assert main(["compare", str(runs[0]), "--runs", str(runs[1]), "--output", str(out)]) == 0
     assert main(["compare", "--output", str(out)]) == 2
     assert "at least two run directories" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("track", ["toolcall", "generate", "repair"])
+def test_report_of_a_track_run_writes_the_track_page(track: str, tmp_path: Path, capsys) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    source = ROOT / "tests" / "golden" / "expected" / f"track-{track}"
+    for name in ("metrics.json", "samples.jsonl"):
+        (run_dir / name).write_bytes((source / name).read_bytes())
+    document = json.loads((source / "metrics.json").read_text(encoding="utf-8"))
+    assert main(["report", str(run_dir)]) == 0
+    assert f"report written to {run_dir / 'report.html'}" in capsys.readouterr().out
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert f"{track.capitalize()} Track Report: " + ", ".join(document["models"]) in page
