@@ -29,7 +29,7 @@ from .emit import (
     _join,
     _scalars_only,
 )
-from .flat import flat_similarity
+from .flat import flat_similarity, similarity_rows
 from .result import (
     ERROR,
     EXACT,
@@ -112,7 +112,14 @@ class FieldWalker(FieldEmitter):
         if rule is None or rule.aligner is None:
             return align_ordered(expected, predicted, node, self.options)
         items = node.items if node is not None else None
-        context = AlignContext(rule.align_params, lambda e, p: self.element_similarity(e, p, items), path)
+
+        def similarity(e: Any, p: Any) -> float:
+            return self.element_similarity(e, p, items)
+
+        flat = self.fast_paths and (items is None or (items.rule is None and not items.ruled_keys))
+        context = AlignContext(
+            rule.align_params, similarity, path, lambda es, ps: similarity_rows(es, ps, self.options, similarity, flat)
+        )
         return rule.aligner(expected, predicted, node, self.options, context)
 
     def element_similarity(self, expected: Any, predicted: Any, node: SchemaNode | None) -> float:
