@@ -54,7 +54,7 @@ def flat_similarity(expected: dict[str, Any], predicted: dict[str, Any], options
 
 # What a comparison reads from one value of an object of scalars: the value, its type, and for a string its
 # normalized form, that form's words and whether it is blank.
-_Leaf = tuple[Any, type, str, set[str], bool]
+_Leaf = tuple[Any, type[Any], str, set[str], bool]
 
 
 def prepared(value: Any, options: ScoringOptions) -> dict[Any, _Leaf] | None:

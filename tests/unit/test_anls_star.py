@@ -422,7 +422,7 @@ def test_the_one_pass_scores_line_items_exactly_as_the_tree(case: tuple[Any, Any
         for predicted in case[1]["items"]:
             node, keys, found = _compare(gold, predicted), [], []
             _keys(node, "e", keys)
-            cell = _flat_cell(gold, _texts(gold), predicted, _texts(predicted), "e", found)  # type: ignore[arg-type]
+            cell = _flat_cell(gold, _texts(gold), predicted, _texts(predicted), "e", found)
             assert repr((cell, found)) == repr(((node.total, node.length, node.equal), keys))
 
 

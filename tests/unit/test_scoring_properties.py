@@ -304,3 +304,25 @@ def test_every_pair_of_these_strings_scores_from_prepared_leaves_as_flat_similar
             assert repr(prepared_similarity(gold, leaves, output, found, options)) == repr(
                 flat_similarity(gold, output, options)
             ), (first, second, options)
+
+
+@given(
+    gold=st.lists(_overlapping_objects, min_size=1, max_size=4),
+    output=st.lists(_overlapping_objects, min_size=1, max_size=5),
+)
+def test_a_hungarian_alignment_pairs_the_same_from_the_rows_as_pair_by_pair(gold: list, output: list) -> None:
+    from pytest_extractbench.scoring import FieldWalker
+    from pytest_extractbench.scoring.align import AlignContext, align_hungarian
+    from pytest_extractbench.scoring.flat import similarity_rows
+
+    options = ScoringOptions()
+    walker = FieldWalker(options)
+
+    def similarity(g: object, o: object) -> float:
+        return walker.element_similarity(g, o, None)
+
+    def rows(gs: list, os: list) -> list[list[float]]:
+        return similarity_rows(gs, os, options, similarity, True)
+
+    pairwise = align_hungarian(gold, output, None, options, AlignContext({}, similarity, ""))
+    assert align_hungarian(gold, output, None, options, AlignContext({}, similarity, "", rows)) == pairwise
