@@ -241,7 +241,7 @@ def _texts(value: Any) -> dict[Any, tuple[Any, str]] | None:
     """Each key's value and text, for an object of scalars (None for anything else)."""
     if type(value) is not dict:
         return None
-    found = {}
+    found: dict[Any, tuple[Any, str]] = {}
     for key, leaf in value.items():
         if type(leaf) not in _SCALARS:
             return None

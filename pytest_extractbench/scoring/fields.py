@@ -440,7 +440,7 @@ class FieldWalker(FieldEmitter):
                     pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
             elif inline and kind is dict and type(other) is dict and value and other and key not in ruled:
                 budget_check()  # two objects, no rule: what _pair and _pair_general would decide
-                self._objects(value, other, properties.get(key), child_path, child_depth, out, value == other)
+                self._objects(value, other, properties.get(key), child_path, child_depth, out, equal or value == other)
             else:
                 pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
         if equal or predicted.keys() <= expected.keys():

@@ -62,7 +62,7 @@ def prepared(value: Any, options: ScoringOptions) -> dict[Any, _Leaf] | None:
     array meets every element of the other side, and its strings are normalized and split once, not once a pair."""
     if type(value) is not dict or not value:
         return None
-    found = {}
+    found: dict[Any, _Leaf] = {}
     for key, leaf in value.items():
         kind = type(leaf)
         if kind is str:
@@ -125,11 +125,13 @@ def similarity_rows(
 ) -> list[list[float]]:
     """``similarity(e, p)`` for every gold x predicted pair, a row per gold element; where ``flat`` (no rule applies
     inside the elements), pairs of objects of scalars are scored from their :func:`prepared` leaves instead."""
-    columns = [prepared(value, options) for value in predicted] if flat else [None] * len(predicted)
-    rows = []
+    columns: list[dict[Any, _Leaf] | None] = (
+        [prepared(v, options) for v in predicted] if flat else [None] * len(predicted)
+    )
+    rows: list[list[float]] = []
     for gold in expected:
         leaves = prepared(gold, options) if flat else None
-        row = []
+        row: list[float] = []
         for guess, found in zip(predicted, columns):
             if leaves is not None and found is not None:
                 budget_check()
