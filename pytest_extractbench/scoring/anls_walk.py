@@ -83,7 +83,7 @@ def _objects(
     for key, expected in gold.items():
         value = predicted.get(key, _MISSING)
         if type(expected) in _SCALARS and type(value) in _SCALARS:  # most keys: the leaf inline
-            similarity = leaf_similarity(expected, value)
+            similarity = text_similarity(_text(expected), _text(value))  # leaf_similarity
             total += similarity
             length += 1
             equal = equal and expected == value
