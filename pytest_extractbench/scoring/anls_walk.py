@@ -181,8 +181,8 @@ def _lists(
     length += sum(size(x) for i, x in enumerate(gold) if i not in paired_gold)
     length += sum(size(x) for j, x in enumerate(predicted) if j not in paired_predicted)
     if out is not None:
-        for _, _, _, found in sorted(pairs, key=_second):
-            out.extend(found or ())
+        for _, _, _, occurrences in sorted(pairs, key=_second):
+            out.extend(occurrences or ())
     return total, length, equal
 
 
