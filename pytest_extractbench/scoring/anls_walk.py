@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core.errors import ExtractbenchError
 from . import anls, budget
 from .anls import (
     _LIST,
@@ -34,8 +35,9 @@ _JSON = frozenset({str, int, float, bool, type(None), dict, list})
 _MISSING = object()
 
 
-class _Tree(Exception):
-    """A value this pass leaves to the tree: a tuple of alternatives, or a type JSON does not have."""
+class _Tree(ExtractbenchError):
+    """A value this pass leaves to the tree: a tuple of alternatives, or a type JSON does not have (never leaves the
+    module)."""
 
 
 def anls_star_by_key(gold: Any, predicted: Any) -> tuple[float, dict[str, float]]:
