@@ -105,8 +105,9 @@ def samples_per_second(
     """One fresh process's figure (``tree``: the checkout of this project to import); a failed run stops the
     benchmark with the process's own error."""
     env = None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
+    # ``python -c`` puts its working directory first on sys.path: it is the tree measured, or it would win
     done = subprocess.run(
-        [python, "-c", code, str(workload), align, anls], capture_output=True, text=True, cwd=ROOT, env=env
+        [python, "-c", code, str(workload), align, anls], capture_output=True, text=True, cwd=tree or ROOT, env=env
     )
     if done.returncode:
         sys.exit(f"{python} failed:\n{done.stderr[-2000:]}")
