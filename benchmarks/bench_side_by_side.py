@@ -1,14 +1,17 @@
 """Scoring throughput of this project beside struct-extract-eval, measured in one session on one machine.
 
     python benchmarks/bench_side_by_side.py [--samples 3000] [--repeats 7] [--align ordered|hungarian|both]
-                                            [--peer-python PATH] [--workload DIR]
+                                            [--peer-python PATH] [--workload DIR] [--anls lazy|read|both]
+                                            [--baseline DIR]
 
 A ratio between two libraries means something only when both ran on the same machine at the same time:
 this script alternates fresh processes of each (peer first, then ours, ``--repeats`` times) on the same
 workload and prints every run and the median ratio. Each process times only the scoring call over all
 samples after a warm-up on the first 200 (loading excluded for both; ``score_sample`` parses the raw text
 itself, so our figure includes parsing, the peer's does not). ANLS*, which the peer does not compute, is computed
-when a score's ``anls_star`` is first read: ``--anls read`` reads it in the timed loop, as a pytest run does.
+when a score's ``anls_star`` is first read: ``--anls read`` reads it in the timed loop, as a pytest run does (``both``:
+one process of each a round). ``--baseline DIR`` measures another checkout of this project in the same rounds (a
+worktree of main beside a branch), so a change is judged against the code it replaces on the same machine load.
 
 The peer is optional: give the python of a virtualenv where it is installed (``--peer-python``, or the
 ``EXTRACTBENCH_PEER_PYTHON`` environment variable). Install it from a clone of its repository
@@ -96,9 +99,16 @@ print(len(gold) / (time.perf_counter() - start))
 )
 
 
-def samples_per_second(python: str, code: str, workload: Path, align: str, anls: str = "lazy") -> float:
-    """One fresh process's figure; a failed run stops the benchmark with the process's own error."""
-    done = subprocess.run([python, "-c", code, str(workload), align, anls], capture_output=True, text=True, cwd=ROOT)
+def samples_per_second(
+    python: str, code: str, workload: Path, align: str, anls: str = "lazy", tree: Path | None = None
+) -> float:
+    """One fresh process's figure (``tree``: the checkout of this project to import); a failed run stops the
+    benchmark with the process's own error."""
+    env = None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
+    # ``python -c`` puts its working directory first on sys.path: it is the tree measured, or it would win
+    done = subprocess.run(
+        [python, "-c", code, str(workload), align, anls], capture_output=True, text=True, cwd=tree or ROOT, env=env
+    )
     if done.returncode:
         sys.exit(f"{python} failed:\n{done.stderr[-2000:]}")
     return float(done.stdout.split()[-1])
@@ -133,45 +143,62 @@ def main() -> None:
     parser.add_argument("--workload", type=Path, help="a directory with dataset.jsonl and predictions.jsonl")
     parser.add_argument(
         "--anls",
-        choices=("lazy", "read"),
+        choices=("lazy", "read", "both"),
         default="lazy",
         help="read each score's ANLS* in the timed loop (a pytest run computes it for every item; "
-        "default: not read, so not computed, as a caller of the field scores alone)",
+        "default: not read, so not computed, as a caller of the field scores alone); both: a process of each a round",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of this project (a git worktree of main, say), measured in the same rounds",
     )
     args = parser.parse_args()
 
     peer, why_not = peer_python(args.peer_python)
     if peer is None:
         print(f"peer skipped: {why_not}; printing this project's figures only")
+    modes = ("lazy", "read") if args.anls == "both" else (args.anls,)
+    trees: list[tuple[str, Path | None]] = [("baseline", args.baseline)] if args.baseline else []
+    trees.append(("project", ROOT))
+    columns = [(name, tree, mode) for mode in modes for name, tree in trees]
     with tempfile.TemporaryDirectory() as scratch:
         workload = args.workload or make_workload(args.samples, Path(scratch))
         aligns = ("ordered", "hungarian") if args.align == "both" else (args.align,)
         rows = []
         for align in aligns:
-            ours, theirs = [], []
+            theirs: list[float] = []
+            ours: dict[tuple[str, str], list[float]] = {(name, mode): [] for name, _, mode in columns}
             for run in range(1, args.repeats + 1):
                 if peer is not None:
                     theirs.append(samples_per_second(peer, PEER, workload, align))
-                ours.append(samples_per_second(sys.executable, PROJECT, workload, align, args.anls))
-                peer_text = f", peer {theirs[-1]:,.0f}/s, ratio {ours[-1] / theirs[-1]:.2f}" if theirs else ""
-                print(f"{align} run {run}: project {ours[-1]:,.0f}/s{peer_text}", flush=True)
-            ratios = [a / b for a, b in zip(ours, theirs)]
-            rows.append(
-                (
-                    align,
-                    statistics.median(ours),
-                    statistics.median(theirs) if theirs else None,
-                    statistics.median(ratios) if ratios else None,
+                line = [f"peer {theirs[-1]:,.0f}/s"] if theirs else []
+                for name, tree, mode in columns:
+                    found = ours[name, mode]
+                    found.append(samples_per_second(sys.executable, PROJECT, workload, align, mode, tree))
+                    ratio = f" ({found[-1] / theirs[-1]:.2f}x)" if theirs else ""
+                    line.append(f"{name} ANLS* {mode} {found[-1]:,.0f}/s{ratio}")
+                load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+                print(f"{align} run {run}: {', '.join(line)}; load {load:.1f}", flush=True)
+            for (name, mode), found in ours.items():
+                ratios = [a / b for a, b in zip(found, theirs)]
+                rows.append(
+                    (
+                        align,
+                        f"{name}, ANLS* {mode}",
+                        statistics.median(found),
+                        statistics.median(theirs) if theirs else None,
+                        statistics.median(ratios) if ratios else None,
+                    )
                 )
-            )
 
     print()
-    print("| alignment | project samples/s (median) | peer samples/s (median) | ratio project/peer (median of runs) |")
-    print("|---|---:|---:|---:|")
-    for align, ours_median, theirs_median, ratio in rows:
+    print("| alignment | code | samples/s (median) | peer samples/s (median) | ratio to the peer (median of runs) |")
+    print("|---|---|---:|---:|---:|")
+    for align, name, ours_median, theirs_median, ratio in rows:
         theirs_text = f"{theirs_median:,.0f}" if theirs_median is not None else "-"
         ratio_text = f"{ratio:.2f}x" if ratio is not None else "-"
-        print(f"| {align} | {ours_median:,.0f} | {theirs_text} | {ratio_text} |")
+        print(f"| {align} | {name} | {ours_median:,.0f} | {theirs_text} | {ratio_text} |")
 
 
 if __name__ == "__main__":

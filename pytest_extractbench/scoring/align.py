@@ -41,6 +41,8 @@ class AlignContext(NamedTuple):
     # similarity(expected_element, predicted_element) in [0, 1], with the schema's rules
     similarity: Callable[[Any, Any], float] | None = None
     path: str = ""
+    # the same for every pair at once: similarities(expected_elements, predicted_elements)[i][j]
+    similarities: Callable[[Sequence[Any], Sequence[Any]], list[list[float]]] | None = None
 
 
 Aligner = Callable[..., list[Pair]]
@@ -222,12 +224,16 @@ def align_hungarian(
     from scipy.optimize import linear_sum_assignment
 
     similarity = context.similarity
-    raw = np.empty((len(gold_rest), len(pred_rest)))
-    for row, i in enumerate(gold_rest):
-        gold = expected[i]
-        values = raw[row]
-        for col, j in enumerate(pred_rest):
-            values[col] = similarity(gold, predicted[j])
+    if context.similarities is not None:
+        found = context.similarities([expected[i] for i in gold_rest], [predicted[j] for j in pred_rest])
+        raw = np.array(found, dtype=float).reshape(len(gold_rest), len(pred_rest))
+    else:
+        raw = np.empty((len(gold_rest), len(pred_rest)))
+        for row, i in enumerate(gold_rest):
+            gold = expected[i]
+            values = raw[row]
+            for col, j in enumerate(pred_rest):
+                values[col] = similarity(gold, predicted[j])
     # Which pairs may be kept is decided on the similarities themselves, before the order bonus
     # touches them (0.5 + 1e-9 - 1e-9 is not 0.5): the verdict cannot depend on element order.
     # A pair below the floor is worth nothing to the assignment either.

@@ -37,7 +37,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from Levenshtein import distance as _distance
+from rapidfuzz.distance.Levenshtein import distance as _distance
 
 from . import budget
 
@@ -161,7 +161,12 @@ _TEXT_CACHE: dict[str, str] = {}
 
 def _text(value: Any) -> str:
     """Lower-cased, whitespace collapsed; short texts are kept (a list's elements meet every other element)."""
-    if type(value) is not str or len(value) > 256:
+    kind = type(value)
+    if kind is not str or len(value) > 256:
+        if kind is int or kind is float:  # Python writes numbers in lower case, without spaces
+            return str(value)
+        if kind is bool:
+            return "true" if value else "false"
         return " ".join(str(value).lower().split())
     found = _TEXT_CACHE.get(value)
     if found is None:
@@ -173,10 +178,19 @@ def _text(value: Any) -> str:
 
 def leaf_similarity(gold: Any, predicted: Any) -> float:
     """Normalized Levenshtein similarity of two leaves as text, 0 below :data:`THRESHOLD`."""
-    a, b = _text(gold), _text(predicted)
+    return text_similarity(_text(gold), _text(predicted))
+
+
+def text_similarity(a: str, b: str) -> float:
+    """:func:`leaf_similarity` of two leaves' texts (:func:`_text`)."""
     if a == b:
         return 1.0
-    longest = max(len(a), len(b))
+    first, second = len(a), len(b)
+    longest = first if first > second else second
+    # the distance is at least the difference in length: when that alone puts the similarity under the
+    # threshold, so does the distance (the same division, by the same length, of a larger number)
+    if 1 - abs(first - second) / longest < THRESHOLD:
+        return 0.0
     similarity = 1 - _distance(a, b) / longest
     return 0.0 if similarity < THRESHOLD else similarity
 

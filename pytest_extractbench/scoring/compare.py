@@ -9,7 +9,7 @@ import math
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from Levenshtein import distance as levenshtein_distance
+from rapidfuzz.distance.Levenshtein import distance as levenshtein_distance
 
 from . import registry
 from .options import ScoringOptions
@@ -30,6 +30,9 @@ class Comparison(NamedTuple):
 
 _SAME = Comparison(1.0, True)
 _SAME_STRING = Comparison(1.0, True, (1.0, 1.0, 1.0))
+_DIFFERENT = Comparison(0.0, False)
+# ``Comparison(...)`` runs NamedTuple's Python-level ``__new__``; the comparisons of every field build it from a tuple
+_new = tuple.__new__
 
 
 def normalize_text(text: str, options: ScoringOptions) -> str:
@@ -70,8 +73,13 @@ def string_similarity(predicted: str, expected: str, options: ScoringOptions) ->
 
     Returns ``(composite, token_f1, levenshtein, containment)``.
     """
-    pred_tokens = set(predicted.split())
-    exp_tokens = set(expected.split())
+    return words_similarity(predicted, set(predicted.split()), expected, set(expected.split()), options)
+
+
+def words_similarity(
+    predicted: str, pred_tokens: set[str], expected: str, exp_tokens: set[str], options: ScoringOptions
+) -> tuple[float, float, float, float]:
+    """:func:`string_similarity` given each string's set of words (made once for a string met many times)."""
     common = len(pred_tokens & exp_tokens)
     token_f1 = 2 * common / (len(pred_tokens) + len(exp_tokens)) if common else 0.0
     lev = _edit_similarity(predicted, expected) if predicted or expected else 0.0
@@ -272,33 +280,35 @@ def compare_scalars(expected: Any, predicted: Any, options: ScoringOptions) -> C
     if exp_kind is str:
         if pred_kind is not str:
             if predicted is None or pred_kind in (dict, list):
-                return Comparison(0.0, False)
+                return _DIFFERENT
             predicted = _as_text(predicted)
         exp_norm = normalize_text(expected, options)
         pred_norm = normalize_text(predicted, options)
         if exp_norm == pred_norm:
-            return Comparison(1.0, True, (1.0, 1.0, 1.0))
-        composite, token_f1, lev, containment = string_similarity(pred_norm, exp_norm, options)
-        return Comparison(composite, False, (token_f1, lev, containment))
+            return _SAME_STRING
+        composite, token_f1, lev, containment = words_similarity(
+            pred_norm, set(pred_norm.split()), exp_norm, set(exp_norm.split()), options
+        )
+        return _new(Comparison, (composite, False, (token_f1, lev, containment)))
     if exp_kind is bool:
         value = predicted if pred_kind is bool else _as_bool(predicted)
         same = value is not None and value == expected
-        return Comparison(1.0 if same else 0.0, same)
+        return _SAME if same else _DIFFERENT
     if exp_kind is int or exp_kind is float:
         if pred_kind is int or pred_kind is float:
             number: float | None = predicted
         else:
             number = _as_number(predicted)
         if number is None:
-            return Comparison(0.0, False)
+            return _DIFFERENT
         # equal within an absolute epsilon, as the option says (a relative one would call
         # 123456789 and 123456790 equal)
         tolerance = options.float_epsilon
         if options.exact_within is not None:
             tolerance = max(tolerance, options.exact_within * abs(expected))
         if abs(number - expected) <= tolerance:
-            return Comparison(1.0, True)
-        return Comparison(number_similarity(number, expected), False)
+            return _SAME
+        return _new(Comparison, (number_similarity(number, expected), False, None))
     if expected is None:  # only reachable when null is a value (null_equals_absent=False)
         same = predicted is None
         return Comparison(1.0 if same else 0.0, same)

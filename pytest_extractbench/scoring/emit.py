@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .comparators import COMPARATORS, ComparatorError, to_comparison
-from .compare import declared_type_ok, normalize_text, string_similarity
+from .compare import compare_scalars, declared_type_ok, normalize_text, string_similarity, types_agree
 from .options import ScoringOptions
 from .result import (
     ERROR,
@@ -30,6 +30,7 @@ ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
 """Marks a key that is not there at all (distinct from an explicit null)."""
 
 _CONTAINERS = (dict, list)
+_SCALAR_NAMES = {str: "string", int: "number", float: "number", bool: "boolean"}
 _IDENTICAL_TEXT = (1.0, 1.0, 1.0)
 
 
@@ -241,6 +242,19 @@ class FieldEmitter:
                 )
             )
         )
+
+    def _scalars(
+        self, expected: Any, predicted: Any, path: str, depth: int, required: bool, out: list[FieldResult]
+    ) -> None:
+        """Two present scalars where no rule applies, compared and emitted as :meth:`~.fields.FieldWalker._leaf`
+        would (its calls for a rule, a type name and an emit, saved on the most common field of a run)."""
+        score, equal, similarity = compare_scalars(expected, predicted, self.options)
+        kind, other = type(expected), type(predicted)
+        expected_type = _SCALAR_NAMES[kind]
+        type_ok = kind is other or types_agree(expected_type, predicted, self.options)
+        category = self._category(score, equal, expected, type_ok)
+        out.append(_new_field((path or "$", category, score, expected, predicted, expected_type, _SCALAR_NAMES[other],
+                               type_ok, equal, depth, required, ORIGIN_KEY, similarity, None, None)))  # fmt: skip
 
     def _null_element(
         self,

@@ -21,6 +21,7 @@ from .emit import (
     _CONTAINERS,
     _IDENTICAL_TEXT,
     _KEY_PATHS,
+    _SCALAR_NAMES,
     ABSENT,
     FieldEmitter,
     _element,
@@ -28,7 +29,7 @@ from .emit import (
     _join,
     _scalars_only,
 )
-from .flat import flat_similarity
+from .flat import flat_similarity, similarity_rows
 from .result import (
     ERROR,
     EXACT,
@@ -45,7 +46,6 @@ from .result import (
 )
 from .schema import SchemaNode, json_type
 
-_SCALAR_NAMES = {str: "string", int: "number", float: "number", bool: "boolean"}
 _DIAGONAL_ON_IDENTICAL = frozenset({align_ordered, align_key_field, align_hungarian})
 # compare_leaf's answer for a batch comparator, judged after the walk: told apart by identity, never by value
 _PENDING = Comparison(math.nan, False, None)
@@ -112,7 +112,14 @@ class FieldWalker(FieldEmitter):
         if rule is None or rule.aligner is None:
             return align_ordered(expected, predicted, node, self.options)
         items = node.items if node is not None else None
-        context = AlignContext(rule.align_params, lambda e, p: self.element_similarity(e, p, items), path)
+
+        def similarity(e: Any, p: Any) -> float:
+            return self.element_similarity(e, p, items)
+
+        flat = self.fast_paths and (items is None or (items.rule is None and not items.ruled_keys))
+        context = AlignContext(
+            rule.align_params, similarity, path, lambda es, ps: similarity_rows(es, ps, self.options, similarity, flat)
+        )
         return rule.aligner(expected, predicted, node, self.options, context)
 
     def element_similarity(self, expected: Any, predicted: Any, node: SchemaNode | None) -> float:
@@ -409,15 +416,15 @@ class FieldWalker(FieldEmitter):
                     )
             elif inline and kind in _SCALAR_NAMES and key not in ruled:
                 other_kind = type(other)
-                if other_kind in _SCALAR_NAMES:  # two present scalars, no rule: straight to the comparison
+                if other_kind in _SCALAR_NAMES:  # two scalars, no rule: straight to the comparison
                     budget_check()
-                    child = properties.get(key)
-                    if self.is_absent(value) or self.is_absent(other):
+                    if keep_blank or ((kind is not str or value.strip()) and (other_kind is not str or other.strip())):
+                        self._scalars(value, other, child_path, child_depth, key in required, out)
+                    else:  # a blank string is absent
+                        child = properties.get(key)
                         self._one_sided(
                             value, other, value, other, child, child_path, child_depth, key in required, out
                         )
-                    else:
-                        self._leaf(value, other, child, child_path, child_depth, key in required, out)
                 elif other is ABSENT:  # a missed key
                     budget_check()
                     if not self.is_absent(value):
@@ -433,6 +440,9 @@ class FieldWalker(FieldEmitter):
                         )
                 else:
                     pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
+            elif inline and kind is dict and type(other) is dict and value and other and key not in ruled:
+                budget_check()  # two objects, no rule: what _pair and _pair_general would decide
+                self._objects(value, other, properties.get(key), child_path, child_depth, out, equal or value == other)
             else:
                 pair(value, other, properties.get(key), child_path, child_depth, key in required, out)
         if equal or predicted.keys() <= expected.keys():
@@ -472,11 +482,15 @@ class FieldWalker(FieldEmitter):
         unmatched_predictions = 0
         null_element = self._null_absent and null_elements
         side = self._side_element if null_elements else self._side
+        objects = self.fast_paths and (items is None or items.rule is None)  # elements as _objects takes them
         for gold_index, pred_index in self.align(expected, predicted, node, path):
             if gold_index is not None and pred_index is not None:
                 gold, guess = expected[gold_index], predicted[pred_index]
                 if null_element and (gold is None or guess is None):
                     self._null_element(gold, guess, items, _element(path, gold_index), depth, required, out)
+                elif objects and type(gold) is dict and type(guess) is dict and gold and guess:
+                    budget_check()
+                    self._objects(gold, guess, items, _element(path, gold_index), depth, out, gold == guess)
                 else:
                     self._pair(gold, guess, items, _element(path, gold_index), depth, required, out)
             elif gold_index is not None:

@@ -220,9 +220,7 @@ class SampleScore:
         if valid:
             self.counts = observed
         else:  # no credit: every compared field is wrong, types earn nothing
-            self.counts = observed._replace(
-                exact=0, partial=0, partial_lenient=0, incorrect=observed.compared, type_correct=0
-            )
+            self.counts = FieldCounts(0, 0, 0, observed.compared, observed.missed, observed.spurious, observed.typed, 0)
         counts = self.counts
         predicted, expected = counts.predicted, counts.expected
         self.precision: dict[str, float] = {}
@@ -279,18 +277,25 @@ class SampleScore:
 
     def eqs_components(self) -> dict[str, float]:
         """The four EQS inputs of this sample (all 0 when the output is not even JSON)."""
+        return dict(zip(EQS_COMPONENTS, self._components()))
+
+    def _components(self) -> tuple[float, float, float, float]:
         if not self.json_valid:  # nothing usable at all: no component earns anything
-            return dict.fromkeys(EQS_COMPONENTS, 0.0)
-        return {
-            "validity": float(self.schema_valid),
-            "f1_partial": self.f1["partial"],
-            "type_accuracy": self.type_accuracy,
-            "no_hallucination": 1.0 - self.hallucination_rate,
-        }
+            return (0.0, 0.0, 0.0, 0.0)
+        return (float(self.schema_valid), self.f1["partial"], self.type_accuracy, 1.0 - self.hallucination_rate)
 
     def _eqs(self, options: ScoringOptions) -> float:
         weights = options.eqs_weights
-        return sum(float(getattr(weights, name)) * value for name, value in self.eqs_components().items())
+        validity, f1_partial, type_accuracy, no_hallucination = self._components()
+        # the weighted components in EQS_COMPONENTS' order
+        return sum(
+            (
+                float(weights.validity) * validity,
+                float(weights.f1_partial) * f1_partial,
+                float(weights.type_accuracy) * type_accuracy,
+                float(weights.no_hallucination) * no_hallucination,
+            )
+        )
 
     @property
     def valid(self) -> bool:

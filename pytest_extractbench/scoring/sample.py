@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from .anls import anls_star_by_key
+from .anls_walk import anls_star_by_key
 from .emit import ABSENT
 from .fields import FieldWalker
 from .options import DEFAULT_OPTIONS, ScoringOptions

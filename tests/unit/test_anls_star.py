@@ -380,3 +380,90 @@ def test_an_assignment_scores_flat_objects_as_the_full_comparison_does(gold: dic
     node = _compare(gold, predicted)
     assert _flat_score(gold, predicted) == (node.total, node.length, node.equal)
     assert _flat_score({**gold, "z": None}, predicted) is None  # anything but scalars: compared in full
+
+
+# --- the one pass that scored samples use: the tree's numbers, bit for bit ---
+
+
+def _both_passes(gold: Any, predicted: Any) -> tuple[str, str]:
+    """repr of the tree's and of the one pass's (score, per-key scores), with and without identical-first pairing."""
+    from pytest_extractbench.scoring import anls
+    from pytest_extractbench.scoring.anls_walk import anls_star_by_key
+
+    tree, one_pass = [], []
+    try:
+        for first in (True, False):
+            anls.PAIR_IDENTICAL_FIRST = first
+            tree.append(anls.anls_star_by_key(gold, predicted))
+            one_pass.append(anls_star_by_key(gold, predicted))
+    finally:
+        anls.PAIR_IDENTICAL_FIRST = True
+    return repr(tree), repr(one_pass)  # repr: every float to the last bit, key order included
+
+
+@given(CASES)
+def test_the_one_pass_scores_exactly_as_the_tree(case: tuple[Any, Any]) -> None:
+    tree, one_pass = _both_passes(*case)
+    assert one_pass == tree
+
+
+_items = st.lists(_flat_objects, min_size=1, max_size=5)
+
+
+@st.composite
+def _line_items(draw: st.DrawFn) -> tuple[Any, Any]:
+    """Lists of objects of scalars, the prediction's elements edited, dropped, added and reordered: every candidate
+    pair goes through the assignment's text cells."""
+    gold = draw(_items)
+    predicted = [
+        {k: draw(st.sampled_from([v, draw(_flat_values)])) for k, v in element.items() if draw(st.integers(0, 5))}
+        for element in gold
+        if draw(st.integers(0, 5))
+    ]
+    predicted = draw(st.permutations(predicted + draw(st.lists(_flat_objects, max_size=2))))
+    return {"items": gold, "n": draw(_flat_values)}, {"items": predicted, "n": draw(_flat_values)}
+
+
+@given(_line_items())
+def test_the_one_pass_scores_line_items_exactly_as_the_tree(case: tuple[Any, Any]) -> None:
+    from pytest_extractbench.scoring.anls import _compare, _keys
+    from pytest_extractbench.scoring.anls_walk import _flat_cell, _texts
+
+    tree, one_pass = _both_passes(*case)
+    assert one_pass == tree
+    for gold in case[0]["items"]:  # every cell of the assignment, its occurrences included
+        for predicted in case[1]["items"]:
+            node, keys, found = _compare(gold, predicted), [], []
+            _keys(node, "e", keys)
+            cell = _flat_cell(gold, _texts(gold), predicted, _texts(predicted), "e", found)
+            assert repr((cell, found)) == repr(((node.total, node.length, node.equal), keys))
+
+
+def test_values_json_does_not_have_take_the_tree() -> None:
+    from decimal import Decimal
+
+    from pytest_extractbench.scoring.anls_walk import _measure, _Tree
+
+    for gold, predicted in [({"a": ("x", "y")}, {"a": "x"}), ({"a": 1}, {"a": Decimal(1)}), (["a"], "a")]:
+        tree, one_pass = _both_passes(gold, predicted)
+        assert one_pass == tree
+    with pytest.raises(_Tree):
+        _measure({"a": ("x", "y")}, {"a": "x"}, "", None)
+
+
+@given(st.text(max_size=12), st.text(max_size=12))
+def test_the_similarity_cut_short_by_lengths_is_the_full_one(a: str, b: str) -> None:
+    from rapidfuzz.distance.Levenshtein import distance
+
+    from pytest_extractbench.scoring.anls import THRESHOLD, text_similarity
+
+    longest = max(len(a), len(b))
+    full = 1.0 if a == b else 1 - distance(a, b) / longest
+    assert repr(text_similarity(a, b)) == repr(0.0 if full < THRESHOLD else full)
+
+
+@given(st.one_of(st.booleans(), st.integers(), st.floats()))
+def test_a_number_as_text_is_its_written_form_folded(value: Any) -> None:
+    from pytest_extractbench.scoring.anls import _text
+
+    assert _text(value) == " ".join(str(value).lower().split())

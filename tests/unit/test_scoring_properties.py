@@ -233,3 +233,96 @@ def test_the_flat_similarity_is_the_walked_one_exactly(gold: dict, output: dict,
         assert flat_similarity(gold, output, options) == walked
     assert FieldWalker(options).element_similarity(gold, output, None) == walked
     assert flat_similarity({**gold, "z": [1]}, output, options) is None  # a container: the walk's to score
+
+
+_option_sets_with_normalisers = st.builds(
+    ScoringOptions,
+    case_sensitive=st.booleans(),
+    empty_equals_absent=st.booleans(),
+    strict_types=st.booleans(),
+    normalisers=st.sampled_from([(), ("no_punctuation",)]),
+    composite_weights=st.sampled_from([(0.5, 0.3, 0.2), (0.2, 0.2, 0.6)]),
+)
+
+
+@given(
+    gold=st.lists(st.one_of(_flat_objects, json_values), max_size=4),
+    output=st.lists(st.one_of(_flat_objects, json_values), max_size=4),
+    options=_option_sets_with_normalisers,
+)
+def test_the_similarity_rows_are_each_pairs_similarity_exactly(gold: list, output: list, options) -> None:
+    from pytest_extractbench.scoring import FieldWalker
+    from pytest_extractbench.scoring.flat import flat_similarity, prepared, prepared_similarity, similarity_rows
+
+    walker = FieldWalker(options)
+    pairwise = [[repr(walker.element_similarity(g, o, None)) for o in output] for g in gold]
+    for flat in (True, False):
+        rows = similarity_rows(gold, output, options, lambda g, o: walker.element_similarity(g, o, None), flat)
+        assert [[repr(value) for value in row] for row in rows] == pairwise
+    for g in gold:  # each pair of objects of scalars, from its prepared leaves
+        for o in output:
+            leaves, found = prepared(g, options), prepared(o, options)
+            if leaves is not None and found is not None:
+                assert repr(prepared_similarity(g, leaves, o, found, options)) == repr(flat_similarity(g, o, options))
+
+
+# a pair of strings under one key every time (the prepared branch), often one inside the other (containment is not
+# symmetric), beside keys that may be missing on either side
+_texts = st.sampled_from(["a", "ab", "a b", "b", "Ann", "Ann Lee", "ann  lee", "Lee, Ann", "", " "])
+_overlapping_objects = st.fixed_dictionaries({"a": _texts}, optional={"b": _flat_values, "c": _texts})
+
+
+@given(gold=_overlapping_objects, output=_overlapping_objects, options=_option_sets_with_normalisers)
+def test_a_pair_scored_from_prepared_leaves_is_the_flat_similarity(gold: dict, output: dict, options) -> None:
+    from pytest_extractbench.scoring.flat import flat_similarity, prepared, prepared_similarity
+
+    leaves, found = prepared(gold, options), prepared(output, options)
+    assert leaves is not None and found is not None
+    assert repr(prepared_similarity(gold, leaves, output, found, options)) == repr(
+        flat_similarity(gold, output, options)
+    )
+
+
+def test_every_pair_of_these_strings_scores_from_prepared_leaves_as_flat_similarity() -> None:
+    """Exhaustive where the random search is thin: each pair of texts (blank, equal once normalized, one inside the
+    other) under each option that changes how strings compare."""
+    import itertools
+
+    from pytest_extractbench.scoring.flat import flat_similarity, prepared, prepared_similarity
+
+    texts = ["a", "ab", "a b", "b", "Ann", "Ann Lee", "ann  lee", "Lee, Ann", "", " ", "  "]
+    for case_sensitive, empty_absent, normalisers in itertools.product(
+        (False, True), (False, True), ((), ("no_punctuation",))
+    ):
+        options = ScoringOptions(
+            case_sensitive=case_sensitive, empty_equals_absent=empty_absent, normalisers=normalisers
+        )
+        for first, second in itertools.product(texts, repeat=2):
+            gold, output = {"a": first, "n": 1}, {"a": second, "n": 1.5}
+            leaves, found = prepared(gold, options), prepared(output, options)
+            assert leaves is not None and found is not None
+            assert repr(prepared_similarity(gold, leaves, output, found, options)) == repr(
+                flat_similarity(gold, output, options)
+            ), (first, second, options)
+
+
+@given(
+    gold=st.lists(_overlapping_objects, min_size=1, max_size=4),
+    output=st.lists(_overlapping_objects, min_size=1, max_size=5),
+)
+def test_a_hungarian_alignment_pairs_the_same_from_the_rows_as_pair_by_pair(gold: list, output: list) -> None:
+    from pytest_extractbench.scoring import FieldWalker
+    from pytest_extractbench.scoring.align import AlignContext, align_hungarian
+    from pytest_extractbench.scoring.flat import similarity_rows
+
+    options = ScoringOptions()
+    walker = FieldWalker(options)
+
+    def similarity(g: object, o: object) -> float:
+        return walker.element_similarity(g, o, None)
+
+    def rows(gs: list, os: list) -> list[list[float]]:
+        return similarity_rows(gs, os, options, similarity, True)
+
+    pairwise = align_hungarian(gold, output, None, options, AlignContext({}, similarity, ""))
+    assert align_hungarian(gold, output, None, options, AlignContext({}, similarity, "", rows)) == pairwise

@@ -1,0 +1,296 @@
+"""ANLS* and its per-key scores in one pass over gold and prediction, without building a comparison tree.
+
+:func:`.anls.anls_star_by_key` builds a node for every comparison and walks that tree again for the per-key
+scores; for a typical record that cost more than the whole field walk. Here one recursion returns
+``(total, length, equal)`` and lists the per-key occurrences as it goes. A list's candidate pairs are scored
+without occurrences, and only the pairs its assignment keeps are walked for theirs. The arithmetic, the order of
+every addition and the assignment's input are the tree's, so every float is the same; tuples of alternatives
+(Python callers only) and values of types JSON does not have take the tree instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..core.errors import ExtractbenchError
+from . import anls, budget
+from .anls import (
+    _LIST,
+    _SCALARS,
+    _element_key,
+    _identical,
+    _is_empty,
+    _join,
+    _ratio,
+    _same_keys,
+    _text,
+    key_means,
+    leaf_similarity,
+    size,
+    text_similarity,
+)
+
+_JSON = frozenset({str, int, float, bool, type(None), dict, list})
+_MISSING = object()
+
+
+class _Tree(ExtractbenchError):
+    """A value this pass leaves to the tree: a tuple of alternatives, or a type JSON does not have (never leaves the
+    module)."""
+
+
+def anls_star_by_key(gold: Any, predicted: Any) -> tuple[float, dict[str, float]]:
+    """ANLS* and the per-key scores, exactly as :func:`.anls.anls_star_by_key` gives them."""
+    if isinstance(predicted, str) and isinstance(gold, list):  # perhaps read as alternatives: the tree's case
+        return anls.anls_star_by_key(gold, predicted)
+    occurrences: list[tuple[str, float]] = []
+    try:
+        total, length, _ = _measure(gold, predicted, "", occurrences)
+    except (_Tree, RecursionError):  # the tree recurses as deep: it raises the same, or gives the answer
+        return anls.anls_star_by_key(gold, predicted)
+    return _ratio(total, length), key_means(occurrences)
+
+
+def _measure(gold: Any, predicted: Any, path: str, out: list[tuple[str, float]] | None) -> tuple[float, int, bool]:
+    """``(total, length, equal)`` of :func:`.anls._compare`; with ``out``, its per-key occurrences appended in
+    :func:`.anls._keys`'s order."""
+    kind, other = type(gold), type(predicted)
+    if kind in _SCALARS and other in _SCALARS:
+        return leaf_similarity(gold, predicted), 1, gold == predicted
+    if kind not in _JSON or other not in _JSON:
+        raise _Tree
+    if gold is None:
+        length = max(1, size(predicted))
+        return (1.0, length, True) if _is_empty(predicted) else (0.0, length, False)
+    if kind is dict or kind is list:
+        if gold == predicted and _identical(gold, predicted):
+            count = size(gold)
+            if out is not None:
+                _same_keys(gold, path, out)
+            return float(count), count, True
+        if kind is not other:
+            return 0.0, max(size(gold), size(predicted)), False
+        if kind is dict:
+            return _objects(gold, predicted, path, out)
+        return _lists(gold, predicted, path, out)
+    return 0.0, max(1, size(predicted)), False  # a scalar against null, a list or an object
+
+
+def _objects(
+    gold: dict[Any, Any], predicted: dict[Any, Any], path: str, out: list[tuple[str, float]] | None
+) -> tuple[float, int, bool]:
+    total, length = 0.0, 0
+    equal = True
+    for key, expected in gold.items():
+        value = predicted.get(key, _MISSING)
+        if type(expected) in _SCALARS and type(value) in _SCALARS:  # most keys: the leaf inline
+            similarity = text_similarity(_text(expected), _text(value))  # leaf_similarity
+            total += similarity
+            length += 1
+            equal = equal and expected == value
+            if out is not None:
+                out.append((_join(path, key), similarity))  # its ratio: similarity / 1
+            continue
+        child_path = path if out is None else _join(path, key)
+        if value is _MISSING:
+            scored = _measure(expected, None, child_path, out)
+            # a key left out stays out of the closest gold when its gold is empty (the tree's "kept")
+            equal = equal and _is_empty(expected)
+        else:
+            scored = _measure(expected, value, child_path, out)
+            equal = equal and scored[2]
+        total += scored[0]
+        length += scored[1]
+        if out is not None:
+            out.append((child_path, _ratio(scored[0], scored[1])))
+    for key, value in predicted.items():
+        if key in gold:
+            continue
+        equal = False
+        length += max(1, size(value))
+        if out is not None and not _is_empty(value):
+            out.append((_join(path, key), 0.0))
+    return total, length, equal
+
+
+_Pair = tuple[int, int, tuple[float, int, bool], list[tuple[str, float]] | None]
+
+
+def _lists(
+    gold: list[Any], predicted: list[Any], path: str, out: list[tuple[str, float]] | None
+) -> tuple[float, int, bool]:
+    if not gold or not predicted:
+        return 0.0, size(gold) + size(predicted), not gold and not predicted
+    element = path + _LIST if out is not None else path
+
+    def pair(i: int, j: int) -> _Pair:
+        found: list[tuple[str, float]] | None = None if out is None else []
+        return i, j, _measure(gold[i], predicted[j], element, found), found
+
+    pairs: list[_Pair] = []
+    rest_gold: list[int] = []
+    if anls.PAIR_IDENTICAL_FIRST:
+        by_key: dict[Any, list[int]] = {}
+        others: list[int] = []
+        for j, value in enumerate(predicted):
+            key = _element_key(value)
+            if key is None:
+                others.append(j)
+            else:
+                by_key.setdefault(key, []).append(j)
+        scan = len(gold) * len(others) <= anls.MAX_CELLS
+        taken: set[int] = set()
+        for i, expected in enumerate(gold):
+            key = _element_key(expected)
+            if key is not None:
+                found = by_key.get(key)
+                if found:
+                    j = found.pop(0)
+                    pairs.append(pair(i, j))
+                    taken.add(j)
+                    continue
+            elif scan and not isinstance(expected, tuple):
+                for position, j in enumerate(others):
+                    value = predicted[j]
+                    if expected == value and _identical(expected, value):
+                        pairs.append(pair(i, j))
+                        taken.add(j)
+                        del others[position]
+                        break
+                else:
+                    rest_gold.append(i)
+                continue
+            rest_gold.append(i)
+        rest_predicted = [j for j in range(len(predicted)) if j not in taken]
+    else:
+        rest_gold, rest_predicted = list(range(len(gold))), list(range(len(predicted)))
+    if rest_gold and rest_predicted and len(rest_gold) * len(rest_predicted) > anls.MAX_CELLS:
+        for i, j in zip(rest_gold, rest_predicted):
+            budget.check()
+            pairs.append(pair(i, j))
+    elif rest_gold and rest_predicted:
+        _assign(gold, predicted, rest_gold, rest_predicted, pairs, element if out is not None else None)
+    pairs.sort(key=_first)
+    total, length = 0.0, 0
+    equal = len(gold) == len(predicted)
+    for _, _, scored, _ in pairs:
+        total += scored[0]
+        length += scored[1]
+        equal = equal and scored[2]
+    paired_gold = {i for i, _, _, _ in pairs}
+    paired_predicted = {j for _, j, _, _ in pairs}
+    length += sum(size(x) for i, x in enumerate(gold) if i not in paired_gold)
+    length += sum(size(x) for j, x in enumerate(predicted) if j not in paired_predicted)
+    if out is not None:
+        for _, _, _, occurrences in sorted(pairs, key=_second):
+            out.extend(occurrences or ())
+    return total, length, equal
+
+
+def _assign(
+    gold: list[Any],
+    predicted: list[Any],
+    rest_gold: list[int],
+    rest_predicted: list[int],
+    pairs: list[_Pair],
+    element: str | None,
+) -> None:
+    """The tree's assignment of the elements left: the same gains, so the same pairs (with ``element``, the path of
+    the elements, each kept pair lists its occurrences)."""
+    # numpy and scipy (0.9 s to import) load with the first assignment, not with the scoring package
+    from scipy.optimize import linear_sum_assignment
+
+    # objects of scalars (most list elements) meet every element of the other side: their texts are made once
+    column_texts = [_texts(predicted[j]) for j in rest_predicted]
+    row_texts: list[dict[Any, tuple[Any, str]] | None] = []
+    scores: list[list[tuple[float, int, bool]]] = []
+    gain: list[list[float]] = []
+    for i in rest_gold:
+        budget.check()
+        expected = gold[i]
+        row: list[tuple[float, int, bool]] = []
+        gains: list[float] = []
+        texts = _texts(expected)
+        row_texts.append(texts)
+        for j, found in zip(rest_predicted, column_texts):
+            if texts is not None and found is not None:
+                scored = _flat_cell(expected, texts, predicted[j], found)
+            else:
+                scored = _measure(expected, predicted[j], "", None)
+            row.append(scored)
+            score = _ratio(scored[0], scored[1])
+            # between equally good pairs, one whose closest gold equals the element wins
+            gains.append(math.nextafter(score, math.inf) if scored[2] else score)
+        scores.append(row)
+        gain.append(gains)
+    rows, columns = linear_sum_assignment(gain, maximize=True)
+    for r, c in zip(rows.tolist(), columns.tolist()):
+        i, j = rest_gold[r], rest_predicted[c]
+        if element is None:
+            pairs.append((i, j, scores[r][c], None))
+            continue
+        occurrences: list[tuple[str, float]] = []
+        texts, found = row_texts[r], column_texts[c]
+        if texts is not None and found is not None:
+            scored = _flat_cell(gold[i], texts, predicted[j], found, element, occurrences)
+        else:
+            scored = _measure(gold[i], predicted[j], element, occurrences)
+        pairs.append((i, j, scored, occurrences))
+
+
+def _texts(value: Any) -> dict[Any, tuple[Any, str]] | None:
+    """Each key's value and text, for an object of scalars (None for anything else)."""
+    if type(value) is not dict:
+        return None
+    found: dict[Any, tuple[Any, str]] = {}
+    for key, leaf in value.items():
+        if type(leaf) not in _SCALARS:
+            return None
+        found[key] = (leaf, _text(leaf))
+    return found
+
+
+def _flat_cell(
+    gold: dict[Any, Any],
+    gold_texts: dict[Any, tuple[Any, str]],
+    predicted: dict[Any, Any],
+    texts: dict[Any, tuple[Any, str]],
+    path: str = "",
+    out: list[tuple[str, float]] | None = None,
+) -> tuple[float, int, bool]:
+    """:func:`_measure` of two objects of scalars, from their texts (:func:`.anls._flat_score` without them)."""
+    if gold == predicted and _identical(gold, predicted):
+        if out is not None:
+            _same_keys(gold, path, out)
+        return float(len(gold)), len(gold), True
+    total, length = 0.0, 0
+    equal = True
+    for key, (expected, text) in gold_texts.items():
+        found = texts.get(key)
+        if found is not None:
+            similarity = text_similarity(text, found[1])
+            total += similarity
+            equal = equal and expected == found[0]
+        else:  # against null: nothing earned; kept in the closest gold unless empty itself
+            similarity = 0.0
+            total += 0.0
+            equal = equal and _is_empty(expected)
+        length += 1
+        if out is not None:
+            out.append((_join(path, key), similarity))
+    for key, value in predicted.items():
+        if key not in gold:
+            equal = False
+            length += 1  # an invented scalar's size
+            if out is not None and not _is_empty(value):
+                out.append((_join(path, key), 0.0))
+    return total, length, equal
+
+
+def _first(pair: _Pair) -> int:
+    return pair[0]
+
+
+def _second(pair: _Pair) -> int:
+    return pair[1]
