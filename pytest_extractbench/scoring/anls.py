@@ -37,7 +37,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from rapidfuzz.distance.Levenshtein import distance as _distance
+from Levenshtein import distance as _distance
 
 from . import budget
 

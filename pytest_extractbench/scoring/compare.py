@@ -9,7 +9,7 @@ import math
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from rapidfuzz.distance.Levenshtein import distance as levenshtein_distance
+from Levenshtein import distance as levenshtein_distance
 
 from . import registry
 from .options import ScoringOptions

@@ -453,7 +453,7 @@ def test_values_json_does_not_have_take_the_tree() -> None:
 
 @given(st.text(max_size=12), st.text(max_size=12))
 def test_the_similarity_cut_short_by_lengths_is_the_full_one(a: str, b: str) -> None:
-    from rapidfuzz.distance.Levenshtein import distance
+    from Levenshtein import distance
 
     from pytest_extractbench.scoring.anls import THRESHOLD, text_similarity
 
