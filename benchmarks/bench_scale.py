@@ -16,6 +16,10 @@ gates and writes the run directory) is timed by a conftest wrapper: the finish c
 process's CPU seconds (steadier than wall time on a shared machine). Prints one table: seconds,
 samples/s, ratio to the floor of the same size, peak RSS, finish seconds, run-directory and samples.jsonl sizes,
 the terminal output's size in lines and the one-minute load average when the run ended (the machine may be shared).
+
+``--phases`` adds where the run's memory peaks: a thread samples the run's RSS every 20 ms and keeps the
+highest value of each phase: the items (collection and every item, up to ``pytest_sessionfinish``), the
+aggregation (the finish up to the reports: metrics, gates, metrics.json and samples.jsonl) and the reports.
 """
 
 from __future__ import annotations
@@ -59,6 +63,59 @@ def pytest_sessionfinish(session):
 """
 
 
+# with --phases: the highest RSS of each phase of the run, sampled by a thread (see the module docstring)
+PHASES = """
+import os
+import threading
+
+from pytest_extractbench.report import outputs
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_PEAKS = {"items": 0, "aggregation": 0, "reports": 0, "after": 0}
+_PHASE = ["items"]
+
+
+def _sample():
+    with open("/proc/self/statm") as statm:
+        while True:
+            statm.seek(0)
+            rss = int(statm.read().split()[1]) * _PAGE
+            _PEAKS[_PHASE[0]] = max(_PEAKS[_PHASE[0]], rss)
+            threading.Event().wait(0.02)
+
+
+threading.Thread(target=_sample, daemon=True).start()
+_write_reports = outputs.write_reports
+
+
+def _reports(*args, **kwargs):
+    _PHASE[0] = "reports"
+    try:
+        return _write_reports(*args, **kwargs)
+    finally:
+        _PHASE[0] = "after"
+
+
+outputs.write_reports = _reports
+
+
+class _Phases:  # a plugin object: this conftest's own pytest_sessionfinish is the finish timer's
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session):
+        _PHASE[0] = "aggregation"
+        try:
+            return (yield)
+        finally:
+            threading.Event().wait(0.05)
+            with open("phases", "w") as out:
+                out.write(" ".join(str(_PEAKS[name]) for name in ("items", "aggregation", "reports")))
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_Phases(), "bench-scale-phases")
+"""
+
+
 def write_inputs(folder: Path, n: int, harsh: bool) -> tuple[Path, Path]:
     dataset, predictions = folder / "dataset.jsonl", folder / "predictions.jsonl"
     with dataset.open("w") as data, predictions.open("w") as preds:
@@ -92,6 +149,8 @@ def main() -> None:
     parser.add_argument("--mode", choices=("harsh", "friendly"), default="harsh")
     parser.add_argument("--extra", default="", help="more pytest arguments for the run, space-separated")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    parser.add_argument("--phases", action="store_true", help="peak RSS of the items, the aggregation, the reports")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor (its columns show nan)")
     args = parser.parse_args()
     rows = []
     for n in (int(s) for s in args.samples.split(",")):
@@ -99,10 +158,10 @@ def main() -> None:
         dataset, predictions = write_inputs(folder, n, args.mode == "harsh")
         (folder / "test_floor.py").write_text(FLOOR_TEST.format(n=n))
         base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
-        floor = timed([*base, "-q", "test_floor.py"], folder)
+        floor = (float("nan"), 0, 0, "") if args.no_floor else timed([*base, "-q", "test_floor.py"], folder)
         (folder / "test_floor.py").unlink()
         output = folder / "run"
-        (folder / "conftest.py").write_text(FINISH_TIMER)
+        (folder / "conftest.py").write_text(FINISH_TIMER + (PHASES if args.phases else ""))
         run = timed([*base, "--extractbench", "--extractbench-dataset", str(dataset),
                      "--extractbench-predictions", str(predictions), "--extractbench-output", str(output),
                      "--extractbench-sla", "none", *args.extra.split()], folder)  # fmt: skip
@@ -114,6 +173,7 @@ def main() -> None:
             else (float("nan"), float("nan"))
         )
         samples = output / "samples.jsonl"
+        phases = (folder / "phases").read_text().split() if (folder / "phases").is_file() else []
         rows.append(
             (
                 n,
@@ -126,6 +186,7 @@ def main() -> None:
                 finish,
                 finish_cpu,
                 load,
+                phases,
             )
         )
         print(
@@ -145,12 +206,18 @@ def main() -> None:
         "| run directory MB | samples.jsonl MB | terminal lines | exit | load avg |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, floor, run, size, lines, _tail, samples_size, finish, finish_cpu, load in rows:
+    for n, floor, run, size, lines, _tail, samples_size, finish, finish_cpu, load, _phases in rows:
         print(
             f"| {n:,} | {floor[0]:.1f} | {floor[1] / 2**20:.0f} | {run[0]:.1f} | {n / run[0]:,.0f} "
             f"| {run[0] / floor[0]:.2f} | {run[1] / 2**20:.0f} | {finish:.2f} ({finish_cpu:.2f}) | {size / 2**20:.1f} "
             f"| {samples_size / 2**20:.1f} | {lines:,} | {run[2]} | {load:.1f} |"
         )
+
+    if args.phases:
+        print("\n| samples | peak RSS MB: items | aggregation | reports |\n|---:|---:|---:|---:|")
+        for n, *_, phases in rows:
+            shown = " | ".join(f"{int(b) / 2**20:.0f}" for b in phases) if phases else "- | - | -"
+            print(f"| {n:,} | {shown} |")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from ..scoring import CATEGORIES, EQS_COMPONENTS, MODES, FieldCounts, ScoringOpt
 from . import breakdowns, catalog, diagnostics, distributions, performance
 from .bands import eqs_band, recommendation
 from .comparison import comparison_section
-from .resampled import EQS_TOLERANCE, confidence_interval_section, measured, metric_values, sample_row
+from .resampled import EQS_TOLERANCE, Columns, confidence_interval_section, measured, metric_values
 from .sample_extras import calibration_section, consistency_section, repeats_section
 
 # Bins of the composite score of compared fields, low to high.
@@ -248,7 +248,7 @@ def model_metrics(records: Sequence[SampleRecord], options: ScoringOptions) -> d
     # a catalog metric that no section computes gets its point value from the per-sample rows
     missing = [name for name in catalog.resampled() if name not in out]
     if missing and ordered:
-        rows = [sample_row(r.score) for r in ordered]
+        rows = Columns([r.score for r in ordered])
         out.update(metric_values(rows, measured(rows, missing)))
     out["eqs_band"] = eqs_band(out["extraction_quality_score"])
     out["recommendation"] = recommendation(out["extraction_quality_score"], out["hallucination_rate"])

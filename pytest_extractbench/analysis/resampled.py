@@ -14,8 +14,9 @@ store rows, so a stored run compares with a new one without re-scoring.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -39,42 +40,109 @@ EQS_TOLERANCE = 1e-9
 WHOLE_OUTPUT_SCORES = ("semantic_similarity", "judge_score")
 
 
-def sample_row(score: SampleScore) -> dict[str, float]:
-    """Everything the resampled metrics need from one scored sample."""
-    counts, observed = score.counts, score.observed
-    row = {
-        "eqs": float(score.eqs),
-        "schema_valid": float(score.schema_valid),
-        "json_valid": float(score.json_valid),
-        "exact_match": float(score.exact_match),
-        "predicted": float(counts.predicted),
-        "expected": float(counts.expected),
-        "typed": float(counts.typed),
-        "type_correct": float(counts.type_correct),
-        "obs_spurious": float(observed.spurious),
-        "obs_predicted": float(observed.predicted),
-        "obs_missed": float(observed.missed),
-        "obs_expected": float(observed.expected),
-        "precision_partial": float(score.precision["partial"]),
-        "recall_partial": float(score.recall["partial"]),
-        "type_accuracy": float(score.type_accuracy),
-        "hallucination_rate": float(score.hallucination_rate),
-        "omission_rate": float(score.omission_rate),
+def _row_values() -> dict[str, Callable[[SampleScore], float]]:
+    """Each row key's value from one scored sample, in the order a row lists them (baselines store rows)."""
+    values: dict[str, Callable[[SampleScore], float]] = {
+        "eqs": lambda s: float(s.eqs),
+        "schema_valid": lambda s: float(s.schema_valid),
+        "json_valid": lambda s: float(s.json_valid),
+        "exact_match": lambda s: float(s.exact_match),
+        "predicted": lambda s: float(s.counts.predicted),
+        "expected": lambda s: float(s.counts.expected),
+        "typed": lambda s: float(s.counts.typed),
+        "type_correct": lambda s: float(s.counts.type_correct),
+        "obs_spurious": lambda s: float(s.observed.spurious),
+        "obs_predicted": lambda s: float(s.observed.predicted),
+        "obs_missed": lambda s: float(s.observed.missed),
+        "obs_expected": lambda s: float(s.observed.expected),
+        "precision_partial": lambda s: float(s.precision["partial"]),
+        "recall_partial": lambda s: float(s.recall["partial"]),
+        "type_accuracy": lambda s: float(s.type_accuracy),
+        "hallucination_rate": lambda s: float(s.hallucination_rate),
+        "omission_rate": lambda s: float(s.omission_rate),
         # EQS of 1 or 0 within rounding: the weighted sum of four floats is not always exact
-        "perfect": float(score.eqs >= 1.0 - EQS_TOLERANCE),
-        "zero_score": float(score.eqs <= EQS_TOLERANCE),
+        "perfect": lambda s: float(s.eqs >= 1.0 - EQS_TOLERANCE),
+        "zero_score": lambda s: float(s.eqs <= EQS_TOLERANCE),
     }
     # whole-output scores, on the samples that have one (sum and count: their mean skips the others)
     for name in WHOLE_OUTPUT_SCORES:
-        value = score.extras.get(name)
-        row[f"{name}_sum"], row[f"{name}_n"] = (float(value), 1.0) if value is not None else (0.0, 0.0)
+        values[f"{name}_sum"] = partial(_extra_sum, name)
+        values[f"{name}_n"] = partial(_extra_count, name)
     # ANLS*: absent from records written before it existed (such a run does not measure it)
-    anls = score.anls_star
-    row["anls_star"], row["anls_star_n"] = (float(anls), 1.0) if anls is not None else (0.0, 0.0)
+    values["anls_star"] = lambda s: float(s.anls_star) if s.anls_star is not None else 0.0
+    values["anls_star_n"] = lambda s: 1.0 if s.anls_star is not None else 0.0
     for mode in MODES:
-        row[f"tp_{mode}"] = float(counts.true_positives(mode))
-        row[f"f1_{mode}"] = float(score.f1[mode])
-    return row
+        values[f"tp_{mode}"] = partial(_true_positives, mode)
+        values[f"f1_{mode}"] = partial(_f1, mode)
+    return values
+
+
+def _extra_sum(name: str, score: SampleScore) -> float:
+    value = score.extras.get(name)
+    return float(value) if value is not None else 0.0
+
+
+def _extra_count(name: str, score: SampleScore) -> float:
+    return 1.0 if score.extras.get(name) is not None else 0.0
+
+
+def _true_positives(mode: str, score: SampleScore) -> float:
+    return float(score.counts.true_positives(mode))
+
+
+def _f1(mode: str, score: SampleScore) -> float:
+    return float(score.f1[mode])
+
+
+ROW_VALUES = _row_values()
+
+
+def sample_row(score: SampleScore) -> dict[str, float]:
+    """Everything the resampled metrics need from one scored sample."""
+    return {key: value(score) for key, value in ROW_VALUES.items()}
+
+
+class Columns:
+    """The rows of many scored samples as float columns, each built at its first use: what the resampled metrics
+    read, without a dict of 30 numbers per sample (at 100,000 samples the rows were ~230 MB beside the records,
+    the columns they use ~25 MB). Every function here that takes rows takes these too, with the same result."""
+
+    def __init__(self, scores: Sequence[SampleScore]) -> None:
+        self.scores = scores
+        self._built: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def column(self, key: str) -> np.ndarray:
+        """One row key's values, sample by sample (``one``: all 1)."""
+        found = self._built.get(key)
+        if found is None:
+            if key == "one":
+                found = np.ones(len(self.scores), dtype=np.float64)
+            else:
+                value = ROW_VALUES[key]
+                found = np.fromiter((value(s) for s in self.scores), dtype=np.float64, count=len(self.scores))
+            self._built[key] = found
+        return found
+
+    def matrix(self, keys: Sequence[str]) -> np.ndarray:
+        """The ``(n, len(keys))`` matrix :func:`row_matrix` makes of the same samples' rows."""
+        matrix = np.empty((len(self.scores), len(keys)), dtype=np.float64)
+        for i, key in enumerate(keys):
+            matrix[:, i] = self.column(key)
+        return matrix
+
+    def any(self, key: str) -> bool:
+        """True when some sample's ``key`` is nonzero (a row's truth value of it)."""
+        return key in ROW_VALUES and bool(np.any(self.column(key) != 0.0))
+
+
+Rows = Sequence[Row] | Columns
+
+
+def _matrix(rows: Rows, keys: Sequence[str]) -> np.ndarray:
+    return rows.matrix(keys) if isinstance(rows, Columns) else row_matrix(rows, keys)
 
 
 def complete_row(row: dict[str, float]) -> dict[str, float]:
@@ -94,7 +162,7 @@ def complete_row(row: dict[str, float]) -> dict[str, float]:
 Metrics = Mapping[str, catalog.Metric]  # by name: the catalog's resampled metrics, or a track's figures
 
 
-def measured(rows: Sequence[Row], names: Iterable[str], metrics: Metrics | None = None) -> list[str]:
+def measured(rows: Rows, names: Iterable[str], metrics: Metrics | None = None) -> list[str]:
     """The metrics among ``names`` that ``rows`` measured: a metric counted only on some samples
     (``measured_by``, e.g. the judge's grade) is left out when no sample has it. ``metrics``: where the names are
     defined (the catalog's by default; a track's figures, :mod:`.track_metrics`)."""
@@ -105,10 +173,12 @@ def measured(rows: Sequence[Row], names: Iterable[str], metrics: Metrics | None 
     for name in names:
         metric = metrics[name]
         needed = (*metric.columns, metric.per_sample or metric.columns[0])
-        if not complete and not all(key in row for row in rows for key in needed):
+        if not complete and not isinstance(rows, Columns) and not all(key in row for row in rows for key in needed):
             continue
         counter = metric.measured_by
-        if counter is None or any(row.get(counter) for row in rows):
+        if counter is None or (
+            rows.any(counter) if isinstance(rows, Columns) else any(row.get(counter) for row in rows)
+        ):
             out.append(name)
     return out
 
@@ -139,23 +209,21 @@ def row_matrix(rows: Sequence[Row], keys: Sequence[str]) -> np.ndarray:
     )
 
 
-def metric_values(
-    rows: Sequence[Row], names: Iterable[str] | None = None, metrics: Metrics | None = None
-) -> dict[str, float]:
+def metric_values(rows: Rows, names: Iterable[str] | None = None, metrics: Metrics | None = None) -> dict[str, float]:
     """Point values of metrics over ``rows`` (equal to :func:`.metrics.model_metrics`' values)."""
     names = list(catalog.names("headline") if names is None else names)
     if not rows:
         return {}
     metrics = catalog.resampled() if metrics is None else metrics
     keys = _columns(names, metrics)
-    matrix = row_matrix(rows, keys)
+    matrix = _matrix(rows, keys)
     sums = {key: math.fsum(matrix[:, i]) for i, key in enumerate(keys)}
     with np.errstate(divide="ignore", invalid="ignore"):
         return {name: float(metrics[name].compute(sums)) for name in names}  # type: ignore[misc]  # resampled: compute is set
 
 
 def confidence_intervals(
-    rows: Sequence[Row], options: StatsOptions, names: Iterable[str] | None = None
+    rows: Rows, options: StatsOptions, names: Iterable[str] | None = None
 ) -> dict[str, stats.Interval]:
     """Percentile bootstrap CIs of metrics over ``rows``, all from one seeded resampling."""
     names = list(catalog.names("headline") if names is None else names)
@@ -164,7 +232,7 @@ def confidence_intervals(
     metrics = catalog.resampled()
     keys = _columns(names)
     return stats.bootstrap_intervals(
-        row_matrix(rows, keys),
+        _matrix(rows, keys),
         {name: metrics[name].statistic(keys) for name in names},
         confidence=options.confidence,
         resamples=options.resamples,
@@ -273,6 +341,6 @@ def pair_rows(rows_a: Mapping[str, Row], rows_b: Mapping[str, Row]) -> tuple[lis
 
 def confidence_interval_section(records: Sequence[Any], options: Any) -> dict[str, Any]:
     """Metrics section: ``confidence_intervals`` of every resampled metric of one model."""
-    rows = [sample_row(record.score) for record in records]
+    rows = Columns([record.score for record in records])
     intervals = confidence_intervals(rows, options.statistics, measured(rows, catalog.resampled()))
     return {"confidence_intervals": {name: interval.as_dict() for name, interval in intervals.items()}}

@@ -44,7 +44,20 @@ _BOMS = {
 }
 _UTF8_BOM = b"\xef\xbb\xbf"
 _LONG_INT = re.compile(r"\d{19}")
-_LONG_INT_B = re.compile(rb"\d{19}")
+# The same test on bytes without the regex, which tries every position (86 us on a 1.5 KB dataset row, 5.6 us
+# this way; the reports read every samples.jsonl line through it): each ASCII digit becomes "0", any other
+# byte a space, then a run of 19 zeros is looked for, both in C.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def has_long_int(text: str | bytes | bytearray) -> bool:
+    """True when ``text`` holds 19 digits in a row (an integer orjson would not read exactly may be among them)."""
+    if isinstance(text, (bytes, bytearray)):
+        return _LONG_RUN in text.translate(_DIGITS_ONLY)
+    return _LONG_INT.search(text) is not None
+
+
 _ID = re.compile(rb'"id"\s*:\s*(?:"((?:[^"\\]|\\.){1,200})"|(-?\d{1,40}))')
 
 
@@ -87,9 +100,8 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, allow_nonfinite: boo
     digits) and explains syntax errors with a line and column.
     """
     # orjson reads integers past 64 bits as floats (digits lost): such texts go to the standard parser.
-    long_int = _LONG_INT_B.search(text) if isinstance(text, (bytes, bytearray)) else _LONG_INT.search(text)
     try:
-        value = _loads_std(text) if long_int else orjson.loads(text)
+        value = _loads_std(text) if has_long_int(text) else orjson.loads(text)
     except orjson.JSONDecodeError:
         value = _loads_std(text)
     _check(value, text, max_depth, allow_nonfinite)

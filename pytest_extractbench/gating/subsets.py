@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis import catalog
-from ..analysis.resampled import confidence_intervals, metric_values, sample_row
+from ..analysis.resampled import Columns, confidence_intervals, metric_values
 from ..core import jsonio, userfiles
 from ..core.errors import ExtractbenchError
 from ..dataset.records import SampleRecord
@@ -404,8 +404,8 @@ def _summary(records: Sequence[SampleRecord], aggregation: str, options: StatsOp
     out: dict[str, Any] = {"count": len(records), "aggregation": aggregation}
     if not records:
         return out
-    rows = [sample_row(r.score) for r in records]
-    out["score"] = float(AGGREGATIONS[aggregation]([row["eqs"] for row in rows]))
+    rows = Columns([r.score for r in records])
+    out["score"] = float(AGGREGATIONS[aggregation](rows.column("eqs").tolist()))
     out["metrics"] = metric_values(rows, catalog.names("headline"))
     out["confidence_intervals"] = {
         k: v.as_dict() for k, v in confidence_intervals(rows, options, catalog.names("headline")).items()

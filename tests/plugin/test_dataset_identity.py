@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_extractbench.dataset.identity import dataset_hash, sample_hash
+from pytest_extractbench.dataset.identity import dataset_hash, dataset_hash_of, sample_hash
 from pytest_extractbench.dataset.samples import Sample
 
 FLAT = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
@@ -65,3 +65,10 @@ def test_a_sample_s_hash_ignores_key_order_but_not_content(text: str, gold: dict
     # a dataset's hash does not depend on its order, only on its samples
     other = Sample("b", text, FLAT, None)
     assert dataset_hash([one, other]) == dataset_hash([other, one]) != dataset_hash([one])
+
+
+@given(st.lists(st.tuples(st.text(max_size=6), st.text(max_size=8)), max_size=6, unique_by=lambda pair: pair[0]))
+def test_the_dataset_hash_from_its_samples_hashes_is_the_same(rows: list) -> None:
+    """A run hashes each sample once and makes the dataset's hash from those hashes: the same hash as before."""
+    samples = [Sample(sample_id, text, FLAT, {"name": text}) for sample_id, text in rows]
+    assert dataset_hash_of({s.id: sample_hash(s) for s in samples}) == dataset_hash(samples)

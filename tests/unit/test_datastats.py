@@ -61,3 +61,16 @@ def test_gold_field_count_is_iterative() -> None:
         deep = {"k": [deep, None]}
     assert gold_field_count(deep) == 1
     assert gold_field_count({"a": [1, 2, {"b": None}], "c": "x"}) == 3
+
+
+def test_schemas_are_counted_by_content_whether_their_objects_are_shared_or_not() -> None:
+    """Samples sharing one schema object and samples holding equal copies (keys in another order) count once."""
+    copy = dict(reversed(list(NESTED.items())))
+    samples = [
+        sample("1", "a", FLAT, {"a": "x"}, None),
+        sample("2", "b", FLAT, {"a": "y"}, None),
+        sample("3", "c", NESTED, {"p": {"q": "y", "r": 2}}, None),
+        sample("4", "d", copy, {"p": {"q": "z", "r": 3}}, None),
+        sample("5", "e", {"type": "object", "properties": {"b": {"type": "string"}}}, {"b": "w"}, None),
+    ]
+    assert dataset_statistics(samples)["num_schemas"] == 3

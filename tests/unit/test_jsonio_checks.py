@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from hypothesis import given
@@ -55,3 +56,25 @@ def test_the_limit_is_exact() -> None:
         nested = [nested]
     assert jsonio.too_deep(nested, 5) is None
     assert jsonio.too_deep([nested], 5) == "$[0][0][0][0][0]"
+
+
+LONG_INT = re.compile(rb"\d{19}")
+
+
+@given(
+    st.binary(max_size=60)
+    | st.lists(st.sampled_from([b"1234567890", b"123456789", b"9", b" ", b"x", b"\xd9\xa1", b"-"]), max_size=60).map(
+        b"".join
+    )
+)
+def test_long_integer_check_on_bytes_agrees_with_the_regex(text: bytes) -> None:
+    """Which parser reads a line (orjson, or the standard one for 19 digits in a row) is decided as the regex did."""
+    assert jsonio.has_long_int(text) == (LONG_INT.search(text) is not None)
+    assert jsonio.has_long_int(bytearray(text)) == (LONG_INT.search(text) is not None)
+
+
+def test_a_long_integer_in_a_bytes_line_keeps_every_digit() -> None:
+    big = 2**70 + 1
+    assert jsonio.loads(b'{"n": %d}' % big) == {"n": big}
+    assert jsonio.loads(f'{{"n": {big}}}') == {"n": big}
+    assert jsonio.loads(b'{"n": 1234567890123456789}') == {"n": 1234567890123456789}

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, model_metrics, score_sample
 from pytest_extractbench.analysis import catalog, stats
 from pytest_extractbench.analysis.resampled import (
+    Columns,
     confidence_intervals,
+    measured,
     metric_values,
     resolve_metric,
     row_matrix,
@@ -163,3 +165,28 @@ def test_exact_permutation_p_is_symmetric_and_a_probability(pairs) -> None:
     forward, backward = stats.paired_permutation_test(a, b), stats.paired_permutation_test(b, a)
     assert 0 < forward.p_value <= 1
     assert forward.p_value == pytest.approx(backward.p_value)
+
+
+@given(st.lists(st.tuples(DOCS, st.one_of(DOCS, st.just("not json"), st.none())), min_size=1, max_size=8))
+def test_columns_give_what_the_rows_give(pairs) -> None:
+    """The CI section reads columns instead of one dict per sample: same matrix, same measured metrics, same point
+    values and the same bootstrap intervals, bit for bit."""
+    scores = [score_sample(out, gold, SCHEMA, sample_id=f"s{i}") for i, (gold, out) in enumerate(pairs)]
+    rows, columns = [sample_row(s) for s in scores], Columns(scores)
+    keys = ["one", *rows[0]]
+    assert np.array_equal(columns.matrix(keys), row_matrix(rows, keys))
+    assert columns.matrix(keys).flags.c_contiguous
+    names = list(catalog.resampled())
+    assert measured(columns, names) == measured(rows, names)
+    assert metric_values(columns, names) == metric_values(rows, names)
+    options = StatsOptions(resamples=100, seed=7)
+    assert confidence_intervals(columns, options) == confidence_intervals(rows, options)
+
+
+def test_columns_count_a_metric_measured_on_some_samples_only() -> None:
+    """A whole-output score given on one sample of three makes it measured; on none, it stays out."""
+    scores = [score_sample('{"x": "a"}', {"x": "a"}, SCHEMA, sample_id=f"s{i}") for i in range(3)]
+    assert "judge_score" not in measured(Columns(scores), catalog.resampled())
+    scores[1].extras["judge_score"] = 0.5
+    assert "judge_score" in measured(Columns(scores), catalog.resampled())
+    assert Columns(scores).column("judge_score_sum").tolist() == [0.0, 0.5, 0.0]
