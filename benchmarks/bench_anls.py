@@ -150,8 +150,9 @@ def measure(name: str, cases: list[tuple[Any, Any]], reference: Callable[..., fl
         orderings = set()
         for first in (True, False):  # identical elements paired first or left to the assignment
             anls.PAIR_IDENTICAL_FIRST = first
-            orderings |= {round(anls_star(g, p), 12) for g in (gold, _reversed(gold))
-                          for p in (predicted, _reversed(predicted))}  # fmt: skip
+            orderings |= {
+                round(anls_star(g, p), 12) for g in (gold, _reversed(gold)) for p in (predicted, _reversed(predicted))
+            }
         anls.PAIR_IDENTICAL_FIRST = True
         if len(orderings) > 1 and any(abs(v - theirs) <= 1e-9 for v in orderings):
             ties += 1

@@ -48,10 +48,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-long-") as tmp:
         work = Path(tmp)
         write_dataset(work / "docs.jsonl", sizes)
-        command = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
-                   "--extractbench", "--extractbench-dataset", "docs.jsonl", "--extractbench-output", "out",
-                   "--extractbench-sla", "none", "--extractbench-no-cache",
-                   "--extractbench-max-tokens", str(args.max_tokens)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--extractbench",
+            "--extractbench-dataset",
+            "docs.jsonl",
+            "--extractbench-output",
+            "out",
+            "--extractbench-sla",
+            "none",
+            "--extractbench-no-cache",
+            "--extractbench-max-tokens",
+            str(args.max_tokens),
+        ]
         if args.slots != "default":
             command += ["--extractbench-slots", args.slots]
         if args.timeout != "default":
@@ -94,13 +110,18 @@ def main() -> None:
             ("answered / samples", f"{answered} / {len(sizes)}"),
             ("errors", ", ".join(f"{k} {v}" for k, v in rel["error_counts"].items() if v) or "none"),
             ("mean prompt tokens (server usage)", f"{perf['tokens']['prompt']['mean']}"),
-            ("attempts (timed out, other errors)",
-             f"{rel['attempts_counted']} ({rel['attempt_timeouts']}, {rel['attempt_errors']})"),
-            ("end to end p50 / p95 / max", " / ".join(_seconds(perf["end_to_end_ms"].get(k)) for k in ("p50", "p95", "max"))),
+            (
+                "attempts (timed out, other errors)",
+                f"{rel['attempts_counted']} ({rel['attempt_timeouts']}, {rel['attempt_errors']})",
+            ),
+            (
+                "end to end p50 / p95 / max",
+                " / ".join(_seconds(perf["end_to_end_ms"].get(k)) for k in ("p50", "p95", "max")),
+            ),
             ("busy processes beside it", str(args.busy)),
             ("load average, 1 min, at start / end", f"{load_before:.1f} / {load_after:.1f}"),
             ("wall time, pytest", f"{wall:.0f} s"),
-        ]  # fmt: skip
+        ]
         width = max(len(k) for k, _ in rows)
         for key, value in rows:
             print(f"| {key:<{width}} | {value} |")

@@ -79,9 +79,25 @@ def party_f1(run_dir: Path) -> dict[str, float]:
 
 
 def pytest_run(work: Path, output: str, extra: list[str]) -> None:
-    command = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
-               "--extractbench", "--extractbench-dataset", "parties.jsonl", "--extractbench-output", output,
-               "--extractbench-sla", "none", "--extractbench-no-cache", *extra]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--extractbench",
+        "--extractbench-dataset",
+        "parties.jsonl",
+        "--extractbench-output",
+        output,
+        "--extractbench-sla",
+        "none",
+        "--extractbench-no-cache",
+        *extra,
+    ]
     result = subprocess.run(command, cwd=work, capture_output=True, text=True)
     if not (work / output / "metrics.json").is_file():
         sys.exit(f"no metrics.json; pytest said:\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}")

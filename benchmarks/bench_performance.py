@@ -37,8 +37,14 @@ def simulated_response(rng: random.Random, output: str, clock: list[float]) -> M
     prompt = 300 + rng.randrange(900)
     completion = len(output) // 4
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-    common = dict(latency_s=latency, started_at=started, finished_at=started + latency, usage=usage,
-                  attempts=2 if rng.random() < 0.04 else 1, cached=rng.random() < 0.05)  # fmt: skip
+    common = dict(
+        latency_s=latency,
+        started_at=started,
+        finished_at=started + latency,
+        usage=usage,
+        attempts=2 if rng.random() < 0.04 else 1,
+        cached=rng.random() < 0.05,
+    )
     draw = rng.random()
     if draw < 0.02:
         return ModelResponse(error_class="timeout", error="timed out", **{**common, "attempts": 4, "usage": {}})

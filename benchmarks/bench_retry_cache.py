@@ -34,11 +34,35 @@ from longdocs import write_dataset  # noqa: E402
 
 
 def run(work: Path, out: str, model: str, timeout_s: float, retries: int) -> tuple[dict[str, Any], float]:
-    command = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
-               "--extractbench", "--extractbench-dataset", "docs.jsonl", "--extractbench-output", out,
-               "--model", model, "--extractbench-sla", "none", "--extractbench-slots", "1",
-               "--extractbench-max-tokens", "64", "--extractbench-prompt-budget", "off",
-               "--extractbench-timeout", f"{timeout_s:.1f}", "--extractbench-retries", str(retries)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--extractbench",
+        "--extractbench-dataset",
+        "docs.jsonl",
+        "--extractbench-output",
+        out,
+        "--model",
+        model,
+        "--extractbench-sla",
+        "none",
+        "--extractbench-slots",
+        "1",
+        "--extractbench-max-tokens",
+        "64",
+        "--extractbench-prompt-budget",
+        "off",
+        "--extractbench-timeout",
+        f"{timeout_s:.1f}",
+        "--extractbench-retries",
+        str(retries),
+    ]
     started = time.perf_counter()
     result = subprocess.run(command, cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -67,12 +91,23 @@ def main() -> None:
     rows = []
     for name, response, wall in (("cold", cold, cold_wall), ("retried", retried, retried_wall)):
         timings = response.get("timings") or {}
-        rows.append((name, response.get("attempts"), response.get("error_class") or "ok",
-                     int(timings.get("prompt_n", 0)), int(timings.get("cache_n", 0)),
-                     timings.get("prompt_ms", 0.0) / 1000, response.get("end_to_end_s") or 0.0, wall))  # fmt: skip
+        rows.append(
+            (
+                name,
+                response.get("attempts"),
+                response.get("error_class") or "ok",
+                int(timings.get("prompt_n", 0)),
+                int(timings.get("cache_n", 0)),
+                timings.get("prompt_ms", 0.0) / 1000,
+                response.get("end_to_end_s") or 0.0,
+                wall,
+            )
+        )
     print(f"model {args.model}, one slot, contract of ~{args.tokens} tokens, retried run's timeout {timeout_s:.1f} s")
-    print(f"{'run':<8} {'attempts':>8} {'outcome':>8} {'read':>6} {'cached':>6} {'prompt s':>9} {'end-to-end s':>12} "
-          f"{'wall s':>7}")  # fmt: skip
+    print(
+        f"{'run':<8} {'attempts':>8} {'outcome':>8} {'read':>6} {'cached':>6} {'prompt s':>9} {'end-to-end s':>12} "
+        f"{'wall s':>7}"
+    )
     for name, attempts, outcome, read, cached, prompt_s, e2e, wall in rows:
         print(
             f"{name:<8} {attempts!s:>8} {outcome:>8} {read:>6} {cached:>6} {prompt_s:>9.1f} {e2e:>12.1f} {wall:>7.1f}"

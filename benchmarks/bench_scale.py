@@ -162,9 +162,22 @@ def main() -> None:
         (folder / "test_floor.py").unlink()
         output = folder / "run"
         (folder / "conftest.py").write_text(FINISH_TIMER + (PHASES if args.phases else ""))
-        run = timed([*base, "--extractbench", "--extractbench-dataset", str(dataset),
-                     "--extractbench-predictions", str(predictions), "--extractbench-output", str(output),
-                     "--extractbench-sla", "none", *args.extra.split()], folder)  # fmt: skip
+        run = timed(
+            [
+                *base,
+                "--extractbench",
+                "--extractbench-dataset",
+                str(dataset),
+                "--extractbench-predictions",
+                str(predictions),
+                "--extractbench-output",
+                str(output),
+                "--extractbench-sla",
+                "none",
+                *args.extra.split(),
+            ],
+            folder,
+        )
         tail = [line for line in run[3].splitlines() if line.strip()][-1:]
         load = os.getloadavg()[0]
         finish, finish_cpu = (

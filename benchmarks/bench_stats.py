@@ -57,28 +57,42 @@ def main() -> None:
     args = parser.parse_args()
 
     options = ScoringOptions()
-    rows = [sample_row(score_sample(out, gold, schema, options=options, sample_id=sid))
-            for sid, gold, schema, out in make_workload(args.samples)]  # fmt: skip
+    rows = [
+        sample_row(score_sample(out, gold, schema, options=options, sample_id=sid))
+        for sid, gold, schema, out in make_workload(args.samples)
+    ]
     # a second run of "the same model": the workload with another seed's perturbations
-    other = [sample_row(score_sample(out, gold, schema, options=options, sample_id=sid))
-             for sid, gold, schema, out in make_workload(args.samples, seed=1)]  # fmt: skip
+    other = [
+        sample_row(score_sample(out, gold, schema, options=options, sample_id=sid))
+        for sid, gold, schema, out in make_workload(args.samples, seed=1)
+    ]
     eqs = np.array([row["eqs"] for row in rows])
     settings = StatsOptions(resamples=args.resamples)
     n, r = args.samples, args.resamples
 
     cases: list[tuple[str, Callable[[], object], int]] = [
         ("bootstrap CI of one mean (EQS)", lambda: stats.bootstrap_ci(eqs, resamples=r, rng=0), args.repeat),
-        (f"CIs of all {len(METRICS)} metrics, one resampling", lambda: confidence_intervals(rows, settings, METRICS),
-         args.repeat),
-        (f"paired bootstrap + permutation, {len(HEADLINE)} metrics",
-         lambda: paired_deltas(rows, other, settings, HEADLINE), args.repeat),
-    ]  # fmt: skip
+        (
+            f"CIs of all {len(METRICS)} metrics, one resampling",
+            lambda: confidence_intervals(rows, settings, METRICS),
+            args.repeat,
+        ),
+        (
+            f"paired bootstrap + permutation, {len(HEADLINE)} metrics",
+            lambda: paired_deltas(rows, other, settings, HEADLINE),
+            args.repeat,
+        ),
+    ]
     try:
         from scipy.stats import bootstrap
 
-        cases.append(("scipy.stats.bootstrap, one mean (percentile)",
-                      lambda: bootstrap((eqs,), np.mean, n_resamples=r, method="percentile", rng=0),
-                      args.repeat))  # fmt: skip
+        cases.append(
+            (
+                "scipy.stats.bootstrap, one mean (percentile)",
+                lambda: bootstrap((eqs,), np.mean, n_resamples=r, method="percentile", rng=0),
+                args.repeat,
+            )
+        )
     except ImportError:  # pragma: no cover
         pass
     cases.append(("plain loop (np.random.choice), one mean", lambda: plain_loop(eqs, r), 1))

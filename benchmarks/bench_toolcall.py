@@ -30,8 +30,11 @@ DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / 
 
 def concrete(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: first(v) if isinstance(v, list) else concrete(v) for k, v in value.items()
-                if not isinstance(v, list) or any(x != "" for x in v)}  # fmt: skip
+        return {
+            k: first(v) if isinstance(v, list) else concrete(v)
+            for k, v in value.items()
+            if not isinstance(v, list) or any(x != "" for x in v)
+        }
     if isinstance(value, list):
         return [concrete(v) for v in value]
     return value
@@ -43,8 +46,11 @@ def first(options: list) -> Any:
 
 def predictions(gold: list, rng: random.Random) -> tuple[str, str]:
     """(perfect output, output with one error) as model text."""
-    calls = [{"name": name, "arguments": {k: first(v) for k, v in params.items() if any(x != "" for x in v)}}
-             for entry in gold for name, params in entry.items()][::-1]  # fmt: skip
+    calls = [
+        {"name": name, "arguments": {k: first(v) for k, v in params.items() if any(x != "" for x in v)}}
+        for entry in gold
+        for name, params in entry.items()
+    ][::-1]
     if not calls:
         return "I cannot help with that.", json.dumps([{"name": "unrelated", "arguments": {}}])
     wrong = json.loads(json.dumps(calls))
@@ -92,16 +98,35 @@ def main() -> None:
         scored = 2 * len(outputs)
         calls = sum(r["calls"] for r in results)
         total_samples, total_calls, total_best = total_samples + scored, total_calls + calls, total_best + best
-        rows.append((path.stem.removeprefix("bfcl_v4_"), len(dataset.samples), len(dataset.problems), load_s, scored,
-                     calls, scored / best, 1e6 * best / scored, perfect_acc, wrong_acc, valid_gold))  # fmt: skip
-    print(f"{'file':<24} {'rows':>5} {'bad':>4} {'load s':>7} {'scored':>7} {'calls':>6} {'samples/s':>10} "
-          f"{'us/sample':>10} {'acc gold':>9} {'acc err':>8} {'valid gold':>10}")  # fmt: skip
+        rows.append(
+            (
+                path.stem.removeprefix("bfcl_v4_"),
+                len(dataset.samples),
+                len(dataset.problems),
+                load_s,
+                scored,
+                calls,
+                scored / best,
+                1e6 * best / scored,
+                perfect_acc,
+                wrong_acc,
+                valid_gold,
+            )
+        )
+    print(
+        f"{'file':<24} {'rows':>5} {'bad':>4} {'load s':>7} {'scored':>7} {'calls':>6} {'samples/s':>10} "
+        f"{'us/sample':>10} {'acc gold':>9} {'acc err':>8} {'valid gold':>10}"
+    )
     for name, n, bad, load_s, scored, calls, rate, us, acc_gold, acc_err, valid in rows:
         valid_text = "-" if valid is None else f"{valid:.3f}"
-        print(f"{name:<24} {n:>5} {bad:>4} {load_s:>7.3f} {scored:>7} {calls:>6} {rate:>10,.0f} {us:>10.1f} "
-              f"{acc_gold:>9.3f} {acc_err:>8.3f} {valid_text:>10}")  # fmt: skip
-    print(f"{'total':<24} {total_samples // 2:>5} {'':>4} {'':>7} {total_samples:>7} {total_calls:>6} "
-          f"{total_samples / total_best:>10,.0f} {1e6 * total_best / total_samples:>10.1f}")  # fmt: skip
+        print(
+            f"{name:<24} {n:>5} {bad:>4} {load_s:>7.3f} {scored:>7} {calls:>6} {rate:>10,.0f} {us:>10.1f} "
+            f"{acc_gold:>9.3f} {acc_err:>8.3f} {valid_text:>10}"
+        )
+    print(
+        f"{'total':<24} {total_samples // 2:>5} {'':>4} {'':>7} {total_samples:>7} {total_calls:>6} "
+        f"{total_samples / total_best:>10,.0f} {1e6 * total_best / total_samples:>10.1f}"
+    )
 
 
 if __name__ == "__main__":

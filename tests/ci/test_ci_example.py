@@ -111,8 +111,12 @@ def run_job(job_id: str, workspace: Path, github: dict[str, str]) -> JobRun:
             continue
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            cwd=workspace, env={**env, **plain(step.get("env"))}, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+            cwd=workspace,
+            env={**env, **plain(step.get("env"))},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         steps.append(Step(step["run"], done.returncode, done.stdout + done.stderr))
         failed = failed or done.returncode != 0
     return JobRun(steps, summary.read_text(encoding="utf-8"), workspace)

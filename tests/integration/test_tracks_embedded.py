@@ -29,11 +29,25 @@ def test_toolcall_track_on_the_embedded_server(pytester: pytest.Pytester) -> Non
                                     "prompt_tokens": response.usage.get("prompt_tokens")}) + "\\n")
     """)
     result = pytester.runpytest(
-        "-p", "no:randomly", "--extractbench", "--extractbench-track", "toolcall", "-k", " or ".join(SAMPLES),
-        "--model", MODEL, "--extractbench-output", "out", "--extractbench-max-tokens", "48",
-        "--extractbench-slots", "1",
-        "--extractbench-no-cache", "--extractbench-timeout", "300",
-    )  # fmt: skip
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-track",
+        "toolcall",
+        "-k",
+        " or ".join(SAMPLES),
+        "--model",
+        MODEL,
+        "--extractbench-output",
+        "out",
+        "--extractbench-max-tokens",
+        "48",
+        "--extractbench-slots",
+        "1",
+        "--extractbench-no-cache",
+        "--extractbench-timeout",
+        "300",
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 3, result.stdout.str()[-3000:]
     requests = [json.loads(line) for line in (pytester.path / "requests.log").read_text().splitlines()]

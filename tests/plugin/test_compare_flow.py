@@ -64,8 +64,17 @@ def write(pytester: pytest.Pytester, name: str, rows: list[dict]) -> str:
 
 
 def bench(pytester: pytest.Pytester, *args: str, out: str = "out") -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", "--extractbench", "--extractbench-output", out,
-                              "--extractbench-sla", "none", *FAST, *args)  # fmt: skip
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--extractbench",
+        "--extractbench-output",
+        out,
+        "--extractbench-sla",
+        "none",
+        *FAST,
+        *args,
+    )
 
 
 def literal(text: str) -> str:
@@ -97,9 +106,18 @@ def test_save_then_compare_an_unchanged_run(pytester: pytest.Pytester, demo: str
     assert len(stored["models"]["predictions"]["samples"]) == 52
     assert metrics(pytester)["baseline_saved"]["path"] == str(path)
 
-    again = bench(pytester, "--extractbench-predictions", demo, "--extractbench-compare", "main",
-                  "--extractbench-compare-fail", "eqs:-0.02", "--extractbench-compare-fail", "field_f1_partial:-2%",
-                  out="again")  # fmt: skip
+    again = bench(
+        pytester,
+        "--extractbench-predictions",
+        demo,
+        "--extractbench-compare",
+        "main",
+        "--extractbench-compare-fail",
+        "eqs:-0.02",
+        "--extractbench-compare-fail",
+        "field_f1_partial:-2%",
+        out="again",
+    )
     assert again.ret == pytest.ExitCode.OK
     again.stdout.fnmatch_lines(
         [
@@ -120,8 +138,16 @@ def test_save_then_compare_an_unchanged_run(pytester: pytest.Pytester, demo: str
 def test_a_real_regression_fails_the_session_and_explains_itself(pytester: pytest.Pytester, demo: str) -> None:
     bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "main")
     worse = write(pytester, "worse.jsonl", degraded(0.3))
-    result = bench(pytester, "--extractbench-predictions", worse, "--extractbench-compare", "main",
-                   "--extractbench-compare-fail", "eqs:-0.02", out="worse")  # fmt: skip
+    result = bench(
+        pytester,
+        "--extractbench-predictions",
+        worse,
+        "--extractbench-compare",
+        "main",
+        "--extractbench-compare-fail",
+        "eqs:-0.02",
+        out="worse",
+    )
     result.assert_outcomes(passed=52)  # every item passes: only the gate fails
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     check = metrics(pytester, "worse")["baseline_comparison"]["checks"][0]
@@ -140,10 +166,23 @@ def test_a_real_regression_fails_the_session_and_explains_itself(pytester: pytes
         ]
     )
     # a margin wider than the drop passes, and so does the same drop without a gate
-    assert bench(pytester, "--extractbench-predictions", worse, "--extractbench-compare", "main",
-                 "--extractbench-compare-fail", "eqs:-0.5", out="wide").ret == pytest.ExitCode.OK  # fmt: skip
-    assert bench(pytester, "--extractbench-predictions", worse, "--extractbench-compare", "main",
-                 out="nogate").ret == pytest.ExitCode.OK  # fmt: skip
+    assert (
+        bench(
+            pytester,
+            "--extractbench-predictions",
+            worse,
+            "--extractbench-compare",
+            "main",
+            "--extractbench-compare-fail",
+            "eqs:-0.5",
+            out="wide",
+        ).ret
+        == pytest.ExitCode.OK
+    )
+    assert (
+        bench(pytester, "--extractbench-predictions", worse, "--extractbench-compare", "main", out="nogate").ret
+        == pytest.ExitCode.OK
+    )
 
 
 @pytest.mark.slow
@@ -151,8 +190,14 @@ def test_compare_fail_from_ini_and_a_path_baseline(pytester: pytest.Pytester, de
     bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "main")
     pytester.makeini("[pytest]\nextractbench_compare_fail = eqs:-0.02 f1:-2%\n")
     worse = write(pytester, "worse.jsonl", degraded(0.3))
-    result = bench(pytester, "--extractbench-predictions", worse, "--extractbench-compare",
-                   ".extractbench/baselines/0001_main.json", out="worse")  # fmt: skip
+    result = bench(
+        pytester,
+        "--extractbench-predictions",
+        worse,
+        "--extractbench-compare",
+        ".extractbench/baselines/0001_main.json",
+        out="worse",
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     checks = metrics(pytester, "worse")["baseline_comparison"]["checks"]
     assert [c["check"] for c in checks] == ["eqs:-0.02", "f1:-2%"]
@@ -223,9 +268,18 @@ def test_subsets_get_metrics_and_their_own_gate(pytester: pytest.Pytester, demo:
     )
     bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "main")
     worse = write(pytester, "worse.jsonl", degraded(0.6, only_topic="medical"))
-    result = bench(pytester, "--extractbench-predictions", worse, "--extractbench-subsets", "rules.yaml",
-                   "--extractbench-compare", "main", "--extractbench-compare-fail", "eqs:-0.2",
-                   out="worse")  # fmt: skip
+    result = bench(
+        pytester,
+        "--extractbench-predictions",
+        worse,
+        "--extractbench-subsets",
+        "rules.yaml",
+        "--extractbench-compare",
+        "main",
+        "--extractbench-compare-fail",
+        "eqs:-0.2",
+        out="worse",
+    )
     model = metrics(pytester, "worse")["models"]["predictions"]
     assert model["subsets"]["medical"]["count"] == 6
     assert model["subsets"]["cheap"]["sample_ids"] == ["travel-004"]
@@ -247,8 +301,16 @@ def test_subsets_get_metrics_and_their_own_gate(pytester: pytest.Pytester, demo:
 @pytest.mark.slow
 def test_different_sample_sets_are_paired_on_shared_ids(pytester: pytest.Pytester, demo: str) -> None:
     bench(pytester, "--extractbench-predictions", demo, "--extractbench-save", "medical", "-k", "medical")
-    result = bench(pytester, "--extractbench-predictions", demo, "--extractbench-compare", "medical",
-                   "--extractbench-compare-fail", "eqs:-0.02", out="all")  # fmt: skip
+    result = bench(
+        pytester,
+        "--extractbench-predictions",
+        demo,
+        "--extractbench-compare",
+        "medical",
+        "--extractbench-compare-fail",
+        "eqs:-0.02",
+        out="all",
+    )
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [

@@ -13,10 +13,20 @@ import pytest
 from benchrun import BenchRun
 from faultserver import FaultServer
 
-SCHEMA = {"type": "object", "required": ["name", "price"],
-          "properties": {"name": {"type": "string"}, "price": {"type": "number"}}}  # fmt: skip
-DATA = [{"id": f"s{i}", "text": f"Item {i} costs {i} dollars.", "schema": SCHEMA,
-         "expected": {"name": f"item {i}", "price": i}} for i in range(8)]  # fmt: skip
+SCHEMA = {
+    "type": "object",
+    "required": ["name", "price"],
+    "properties": {"name": {"type": "string"}, "price": {"type": "number"}},
+}
+DATA = [
+    {
+        "id": f"s{i}",
+        "text": f"Item {i} costs {i} dollars.",
+        "schema": SCHEMA,
+        "expected": {"name": f"item {i}", "price": i},
+    }
+    for i in range(8)
+]
 RUNS = 3  # run r is asked with seed 42 + r
 
 
@@ -37,10 +47,25 @@ def flaky(body: dict[str, Any]) -> Any:
 
 
 def bench(run: BenchRun, url: str, *args: str) -> pytest.RunResult:
-    return run("--extractbench-base-url", url, "--model", "test-model", "--extractbench-no-cache",
-               "--extractbench-dataset", "data.jsonl", "--extractbench-repeats", str(RUNS),
-               "--extractbench-temperature", "0.7", "--extractbench-sla", "none", "--extractbench-resamples", "2000",
-               *args, files={"data.jsonl": DATA})  # fmt: skip
+    return run(
+        "--extractbench-base-url",
+        url,
+        "--model",
+        "test-model",
+        "--extractbench-no-cache",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-repeats",
+        str(RUNS),
+        "--extractbench-temperature",
+        "0.7",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-resamples",
+        "2000",
+        *args,
+        files={"data.jsonl": DATA},
+    )
 
 
 @pytest.mark.slow
@@ -53,8 +78,16 @@ def test_pass_hat_k_regression_against_a_baseline_with_counts(run: BenchRun, fau
 
     fault_server.reset()
     fault_server.answer = flaky
-    result = bench(run, fault_server.url, "--extractbench-compare", "base",
-                   "--extractbench-compare-fail", "pass^k:-0.1", "--extractbench-compare-fail", "pass@k:-0.05")  # fmt: skip
+    result = bench(
+        run,
+        fault_server.url,
+        "--extractbench-compare",
+        "base",
+        "--extractbench-compare-fail",
+        "pass^k:-0.1",
+        "--extractbench-compare-fail",
+        "pass@k:-0.05",
+    )
     assert len(fault_server.requests) == 8 * RUNS
     result.assert_outcomes(passed=8)  # every item's first run is right: only the gate fails
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -96,16 +129,33 @@ def test_a_baseline_saved_before_counts_says_not_measured(run: BenchRun, fault_s
     assert (check["outcome"], check["failed"]) == ("could not be measured", True)
     assert "not measured in the baseline" in check["message"] and "baseline format 1" in check["message"]
     result.stdout.fnmatch_lines(["*COULD NOT BE MEASURED model 'test-model': not measured in the baseline*"])
-    warned = bench(run, fault_server.url, "--extractbench-compare", "base", "--extractbench-compare-fail",
-                   "pass^k:-0.1", "--extractbench-unmeasured", "warn")  # fmt: skip
+    warned = bench(
+        run,
+        fault_server.url,
+        "--extractbench-compare",
+        "base",
+        "--extractbench-compare-fail",
+        "pass^k:-0.1",
+        "--extractbench-unmeasured",
+        "warn",
+    )
     assert warned.ret == pytest.ExitCode.OK
     assert run.document()["baseline_comparison"]["checks"][0]["outcome"] == "could not be measured"
 
 
-REPAIR = [{"id": f"r{i}", "kind": "trailing_comma", "original": {"name": f"r{i}", "age": 30 + i},
-           "schema": {"type": "object", "required": ["name", "age"],
-                      "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}}
-          for i in range(4)]  # fmt: skip
+REPAIR = [
+    {
+        "id": f"r{i}",
+        "kind": "trailing_comma",
+        "original": {"name": f"r{i}", "age": 30 + i},
+        "schema": {
+            "type": "object",
+            "required": ["name", "age"],
+            "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        },
+    }
+    for i in range(4)
+]
 
 
 @pytest.mark.slow
@@ -118,12 +168,28 @@ def test_repair_track_counts_passes_over_repeats(run: BenchRun, fault_server: Fa
         return {"name": f"r{i}", "age": 30 + i + (1 if wrong else 0)}
 
     fault_server.answer = answer
-    result = run("--extractbench-base-url", fault_server.url, "--model", "test-model", "--extractbench-no-cache",
-                 "--extractbench-track", "repair", "--extractbench-dataset", "repair.jsonl",
-                 "--extractbench-repeats", "4", "--extractbench-temperature", "0.7",
-                 "--extractbench-require", "pass^k>=0.6", "--extractbench-require", "pass@k>=0.9",
-                 "--extractbench-require", "json_valid_rate>=0.9",
-                 files={"repair.jsonl": REPAIR})  # fmt: skip
+    result = run(
+        "--extractbench-base-url",
+        fault_server.url,
+        "--model",
+        "test-model",
+        "--extractbench-no-cache",
+        "--extractbench-track",
+        "repair",
+        "--extractbench-dataset",
+        "repair.jsonl",
+        "--extractbench-repeats",
+        "4",
+        "--extractbench-temperature",
+        "0.7",
+        "--extractbench-require",
+        "pass^k>=0.6",
+        "--extractbench-require",
+        "pass@k>=0.9",
+        "--extractbench-require",
+        "json_valid_rate>=0.9",
+        files={"repair.jsonl": REPAIR},
+    )
     assert len(fault_server.requests) == 4 * 4
     result.assert_outcomes(passed=4)  # run 0 decides each item, and is right everywhere
     m = run.document()["models"]["test-model"]
@@ -146,12 +212,19 @@ def test_repair_track_counts_passes_over_repeats(run: BenchRun, fault_server: Fa
     assert "| r0 | 2 of 4 |" in summary
 
 
-TOOLCALL = [{"id": "parallel-weather", "outputs": [
-    [{"get_weather": {"city": "Berlin"}}, {"get_weather": {"city": "Tokyo"}}],
-    [{"get_weather": {"city": "Tokyo"}}, {"get_weather": {"city": "Berlin"}}],
-    [{"get_weather": {"city": "Tokyo"}}]]}]  # fmt: skip
-GENERATE = [{"id": "person", "outputs": [{"name": "Ada", "age": 36}, {"name": "Ada", "age": 999},
-                                        {"name": "Ada", "age": 37}]}]  # fmt: skip
+TOOLCALL = [
+    {
+        "id": "parallel-weather",
+        "outputs": [
+            [{"get_weather": {"city": "Berlin"}}, {"get_weather": {"city": "Tokyo"}}],
+            [{"get_weather": {"city": "Tokyo"}}, {"get_weather": {"city": "Berlin"}}],
+            [{"get_weather": {"city": "Tokyo"}}],
+        ],
+    }
+]
+GENERATE = [
+    {"id": "person", "outputs": [{"name": "Ada", "age": 36}, {"name": "Ada", "age": 999}, {"name": "Ada", "age": 37}]}
+]
 
 
 @pytest.mark.parametrize(
@@ -162,8 +235,17 @@ GENERATE = [{"id": "person", "outputs": [{"name": "Ada", "age": 36}, {"name": "A
 def test_recorded_runs_give_a_tracks_pass_counts(run: BenchRun, track: str, rows: list[Any], passed: int) -> None:
     """Recorded runs (predictions rows with "outputs"): the toolcall sample drops Berlin in its third run; the
     generated person is out of the schema's age range in its second."""
-    run("--extractbench-track", track, "--extractbench-predictions", "preds.jsonl", "--extractbench-repeats", "3",
-        "-k", rows[0]["id"], files={"preds.jsonl": rows})  # fmt: skip
+    run(
+        "--extractbench-track",
+        track,
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-repeats",
+        "3",
+        "-k",
+        rows[0]["id"],
+        files={"preds.jsonl": rows},
+    )
     m = run.document()["models"]["predictions"]
     assert (m["repeats"]["samples"], m["repeats"]["runs"]) == (1, 3)
     assert m["repeats"]["flaky_sample_list"] == [{"sample_id": rows[0]["id"], "passed": passed, "runs": 3}]

@@ -19,8 +19,15 @@ SCHEMA = {
     "required": ["name", "price"],
     "properties": {"name": {"type": "string"}, "price": {"type": "number"}, "currency": {"type": "string"}},
 }
-DATA = [{"id": f"s{i}", "text": f"Item {i} costs {i} dollars.", "schema": SCHEMA,
-         "expected": {"name": f"item {i}", "price": i, "currency": "USD"}} for i in range(4)]  # fmt: skip
+DATA = [
+    {
+        "id": f"s{i}",
+        "text": f"Item {i} costs {i} dollars.",
+        "schema": SCHEMA,
+        "expected": {"name": f"item {i}", "price": i, "currency": "USD"},
+    }
+    for i in range(4)
+]
 REPEATS = 4  # run r is asked with seed 42 + r
 
 
@@ -42,11 +49,29 @@ def answer(body: dict[str, Any]) -> Any:
 def bench(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
     shutil.rmtree(pytester.path / "out", ignore_errors=True)
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DATA))
-    return pytester.runpytest("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
-                              "--extractbench-base-url", url, "--model", "test-model", "--extractbench-output", "out",
-                              "--extractbench-no-cache", "--extractbench-dataset", "data.jsonl",
-                              "--extractbench-repeats", str(REPEATS), "--extractbench-temperature", "0.7",
-                              "--extractbench-sla", "none", *args)  # fmt: skip
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        "--extractbench",
+        "--extractbench-base-url",
+        url,
+        "--model",
+        "test-model",
+        "--extractbench-output",
+        "out",
+        "--extractbench-no-cache",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-repeats",
+        str(REPEATS),
+        "--extractbench-temperature",
+        "0.7",
+        "--extractbench-sla",
+        "none",
+        *args,
+    )
 
 
 def test_repeats_count_passes_and_flaky_fields(pytester: pytest.Pytester, fault_server: FaultServer) -> None:

@@ -13,11 +13,20 @@ from typing import Any
 import pytest
 from benchrun import BenchRun
 
-FUNCTION = {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                                                    "required": ["city"]}}  # fmt: skip
+FUNCTION = {
+    "name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
 CITIES = ["Paris", "Oslo", "Rome", "Lima", "Kyiv", "Doha", "Bern", "Riga"]
-DATA = [{"id": f"t{i}", "question": f"What is the weather in {city}?", "functions": [FUNCTION],
-         "expected_calls": [{"get_weather": {"city": [city]}}]} for i, city in enumerate(CITIES)]  # fmt: skip
+DATA = [
+    {
+        "id": f"t{i}",
+        "question": f"What is the weather in {city}?",
+        "functions": [FUNCTION],
+        "expected_calls": [{"get_weather": {"city": [city]}}],
+    }
+    for i, city in enumerate(CITIES)
+]
 GENERATE = [{"id": "g0", "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}]
 
 
@@ -31,10 +40,19 @@ WRONG = [{"id": f"t{i}", "output": call("Nowhere" if i < 6 else city)} for i, ci
 
 
 def toolcall(run: BenchRun, predictions: list[dict[str, Any]], *args: str) -> pytest.RunResult:
-    return run("--extractbench-track", "toolcall", "--extractbench-dataset", "data.jsonl",
-               "--extractbench-predictions", "preds.jsonl", "--extractbench-resamples", "2000",
-               "--extractbench-report-only", *args,
-               files={"data.jsonl": DATA, "preds.jsonl": predictions})  # fmt: skip
+    return run(
+        "--extractbench-track",
+        "toolcall",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-predictions",
+        "preds.jsonl",
+        "--extractbench-resamples",
+        "2000",
+        "--extractbench-report-only",
+        *args,
+        files={"data.jsonl": DATA, "preds.jsonl": predictions},
+    )
 
 
 def test_a_toolcall_run_is_compared_with_its_baseline_on_its_own_figures(run: BenchRun) -> None:
@@ -45,18 +63,39 @@ def test_a_toolcall_run_is_compared_with_its_baseline_on_its_own_figures(run: Be
     assert stored["track"] == "toolcall"
     first = stored["models"]["predictions"]["samples"][0]
     assert (first["passed"], first["row"]["passed"], first["row"]["name_matches"], first["fields"]) == (
-        True, 1.0, 1.0, [])  # fmt: skip
+        True,
+        1.0,
+        1.0,
+        [],
+    )
     assert stored["models"]["predictions"]["metrics"]["accuracy"] == 1.0
 
-    result = toolcall(run, WRONG, "--extractbench-compare", "base", "--extractbench-compare-fail", "pass_rate:-0.1",
-                      "--extractbench-compare-fail", "name_match_rate:-0.05", "--junitxml", "junit.xml")  # fmt: skip
+    result = toolcall(
+        run,
+        WRONG,
+        "--extractbench-compare",
+        "base",
+        "--extractbench-compare-fail",
+        "pass_rate:-0.1",
+        "--extractbench-compare-fail",
+        "name_match_rate:-0.05",
+        "--junitxml",
+        "junit.xml",
+    )
     result.assert_outcomes(passed=2, failed=6)  # report-only: the items alone would leave the exit code at 0
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     comparison = run.document()["baseline_comparison"]
     model = comparison["models"]["predictions"]
     found = model["metrics"]
-    assert set(found) == {"pass_rate", "accuracy", "output_valid_rate", "valid_call_rate", "name_match_rate",
-                          "arguments_exact_match_rate", "arguments_f1"}  # fmt: skip
+    assert set(found) == {
+        "pass_rate",
+        "accuracy",
+        "output_valid_rate",
+        "valid_call_rate",
+        "name_match_rate",
+        "arguments_exact_match_rate",
+        "arguments_f1",
+    }
     # 6 of 8 pass -> fail: 1 -> 2/8; the exact permutation test over 2^8 swaps: the 4 arrangements of the two
     # unchanged samples give each extreme sum, at each end
     rate = found["pass_rate"]
@@ -107,8 +146,18 @@ def test_a_toolcall_run_is_compared_with_its_baseline_on_its_own_figures(run: Be
 
 def test_a_baseline_of_another_track_or_a_figure_the_track_lacks_could_not_be_measured(run: BenchRun) -> None:
     toolcall(run, RIGHT, "--extractbench-save", "base")
-    args = ("--extractbench-track", "generate", "--extractbench-dataset", "gen.jsonl", "--extractbench-predictions",
-            "gen-preds.jsonl", "--extractbench-compare", "base", "--extractbench-compare-fail", "pass_rate:-0.1")  # fmt: skip
+    args = (
+        "--extractbench-track",
+        "generate",
+        "--extractbench-dataset",
+        "gen.jsonl",
+        "--extractbench-predictions",
+        "gen-preds.jsonl",
+        "--extractbench-compare",
+        "base",
+        "--extractbench-compare-fail",
+        "pass_rate:-0.1",
+    )
     files = {"gen.jsonl": GENERATE, "gen-preds.jsonl": [{"id": "g0", "output": {"n": 1}}]}
     result = run(*args, files=files)
     result.assert_outcomes(passed=1)
@@ -135,11 +184,23 @@ def test_pass_hat_k_of_a_track_against_its_baseline(run: BenchRun) -> None:
     """Recorded runs: the baseline's three runs are right on every sample; now t0-t5 go wrong in their second run
     (2 of 3 pass), so pass^3 drops from 1 to 2/8 while every item (decided by its first run) still passes."""
     steady = [{"id": f"t{i}", "outputs": [call(city)] * 3} for i, city in enumerate(CITIES)]
-    flaky = [{"id": f"t{i}", "outputs": [call(city), call("Nowhere") if i < 6 else call(city), call(city)]}
-             for i, city in enumerate(CITIES)]  # fmt: skip
+    flaky = [
+        {"id": f"t{i}", "outputs": [call(city), call("Nowhere") if i < 6 else call(city), call(city)]}
+        for i, city in enumerate(CITIES)
+    ]
     toolcall(run, steady, "--extractbench-repeats", "3", "--extractbench-save", "base")
-    result = toolcall(run, flaky, "--extractbench-repeats", "3", "--extractbench-compare", "base",
-                      "--extractbench-compare-fail", "pass^k:-0.1", "--extractbench-compare-fail", "pass@k:-0.05")  # fmt: skip
+    result = toolcall(
+        run,
+        flaky,
+        "--extractbench-repeats",
+        "3",
+        "--extractbench-compare",
+        "base",
+        "--extractbench-compare-fail",
+        "pass^k:-0.1",
+        "--extractbench-compare-fail",
+        "pass@k:-0.05",
+    )
     result.assert_outcomes(passed=8)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     model = run.document()["baseline_comparison"]["models"]["predictions"]
@@ -154,8 +215,16 @@ def test_pass_hat_k_of_a_track_against_its_baseline(run: BenchRun) -> None:
 
 
 def test_a_track_summary_lists_its_requirement_checks(run: BenchRun) -> None:
-    result = toolcall(run, WRONG, "--extractbench-require", "accuracy>=0.9", "--extractbench-require",
-                      "name_match_rate>=0.9", "--extractbench-require", "pass_rate>=0.5")  # fmt: skip
+    result = toolcall(
+        run,
+        WRONG,
+        "--extractbench-require",
+        "accuracy>=0.9",
+        "--extractbench-require",
+        "name_match_rate>=0.9",
+        "--extractbench-require",
+        "pass_rate>=0.5",
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     checks = {
         c["metric"]: (c["value"], c["outcome"])

@@ -15,9 +15,21 @@ from pytest_extractbench.core.rundoc import iter_samples
 
 def bench(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
     shutil.rmtree(pytester.path / "out", ignore_errors=True)  # each call is a new run, which needs an empty directory
-    return pytester.runpytest("-p", "no:randomly", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--extractbench",
-                              "--extractbench-base-url", url, "--model", "test-model", "--extractbench-output", "out",
-                              "--extractbench-no-cache", *args)  # fmt: skip
+    return pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        "--extractbench",
+        "--extractbench-base-url",
+        url,
+        "--model",
+        "test-model",
+        "--extractbench-output",
+        "out",
+        "--extractbench-no-cache",
+        *args,
+    )
 
 
 def metrics(pytester: pytest.Pytester) -> dict[str, Any]:
@@ -74,20 +86,35 @@ def test_generate_and_repair_use_the_structured_output_mode(
     assert body["response_format"]["type"] == "json_schema"
     assert '{"name": "Ada Lovelace", "age": 36,}' in user_text(body)  # the broken document
     fault_server.reset()
-    bench(pytester, fault_server.url, "--extractbench-track", "generate", "-k", "person",
-          "--extractbench-structured-output", "none").assert_outcomes(passed=1)  # fmt: skip
+    bench(
+        pytester,
+        fault_server.url,
+        "--extractbench-track",
+        "generate",
+        "-k",
+        "person",
+        "--extractbench-structured-output",
+        "none",
+    ).assert_outcomes(passed=1)
     (body,) = fault_server.requests
     assert "response_format" not in body and '"maximum": 150' in user_text(body)
 
 
-DATA = [{"id": f"s{i}", "text": f"Item {i} costs {i} dollars.", "expected": {"name": f"item {i}", "price": i},
-         "schema": {"type": "object", "properties": {"name": {"type": "string"}, "price": {"type": "number"}}}}
-        for i in range(3)]  # fmt: skip
+DATA = [
+    {
+        "id": f"s{i}",
+        "text": f"Item {i} costs {i} dollars.",
+        "expected": {"name": f"item {i}", "price": i},
+        "schema": {"type": "object", "properties": {"name": {"type": "string"}, "price": {"type": "number"}}},
+    }
+    for i in range(3)
+]
 
 
 @pytest.mark.slow
-def test_repeats_send_one_request_per_run_with_their_own_seeds(pytester: pytest.Pytester,
-                                                                fault_server: FaultServer) -> None:  # fmt: skip
+def test_repeats_send_one_request_per_run_with_their_own_seeds(
+    pytester: pytest.Pytester, fault_server: FaultServer
+) -> None:
     (pytester.path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DATA))
 
     def answer(body: dict[str, Any]) -> Any:
@@ -95,9 +122,19 @@ def test_repeats_send_one_request_per_run_with_their_own_seeds(pytester: pytest.
         return {"name": f"item {i}", "price": i + (body["seed"] % 2) * 0.5}  # odd seeds answer half a dollar more
 
     fault_server.answer = answer
-    result = bench(pytester, fault_server.url, "--extractbench-dataset", "data.jsonl", "--extractbench-repeats", "4",
-                   "--extractbench-temperature", "0.7", "--extractbench-sla", "none",
-                   "--extractbench-calibration")  # fmt: skip
+    result = bench(
+        pytester,
+        fault_server.url,
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-repeats",
+        "4",
+        "--extractbench-temperature",
+        "0.7",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-calibration",
+    )
     result.assert_outcomes(passed=3)
     assert len(fault_server.requests) == 12
     seeds = Counter(b["seed"] for b in fault_server.requests)
@@ -109,5 +146,9 @@ def test_repeats_send_one_request_per_run_with_their_own_seeds(pytester: pytest.
     assert found["consistency"]["value_variance"] == pytest.approx(0.25)
     assert found["calibration"]["fields"] == 6  # the fault server's logprobs cover name and price of each sample
     journal = [json.loads(line) for line in (pytester.path / "out" / "responses.jsonl").open()]
-    assert sorted(r["sample_id"] for r in journal if r["sample_id"].startswith("s0")) == ["s0", "s0#run1", "s0#run2",
-                                                                                           "s0#run3"]  # fmt: skip
+    assert sorted(r["sample_id"] for r in journal if r["sample_id"].startswith("s0")) == [
+        "s0",
+        "s0#run1",
+        "s0#run2",
+        "s0#run3",
+    ]

@@ -62,11 +62,17 @@ def test_toolcall_track_items_metrics_and_records(run: BenchRun, pytester: pytes
     assert section["arguments"] == {"tp": 4, "fp": 3, "fn": 1}
     assert section["accuracy"] == pytest.approx(3 / 5)
     rows = samples(pytester)
-    assert [r["sample_id"] for r in rows] == ["abstain-capital", "abstain-poem", "parallel-weather",
-                                              "weather-fahrenheit", "weather-paris"]  # fmt: skip
+    assert [r["sample_id"] for r in rows] == [
+        "abstain-capital",
+        "abstain-poem",
+        "parallel-weather",
+        "weather-fahrenheit",
+        "weather-paris",
+    ]
     assert all(r["track"] == "toolcall" for r in rows)
-    assert rows[0]["result"]["predicted"] == [{"name": "send_email", "arguments": {"to": "x@y.z", "subject": "Rome"},
-                                                "error": None}]  # fmt: skip
+    assert rows[0]["result"]["predicted"] == [
+        {"name": "send_email", "arguments": {"to": "x@y.z", "subject": "Rome"}, "error": None}
+    ]
 
 
 def test_generate_track(run: BenchRun, pytester: pytest.Pytester) -> None:
@@ -107,10 +113,16 @@ def test_repair_track(run: BenchRun, pytester: pytest.Pytester) -> None:
 
 
 def test_repeats_give_consistency_on_a_track(run: BenchRun, pytester: pytest.Pytester) -> None:
-    predictions = [{"id": "parallel-weather", "outputs": [
-        [{"get_weather": {"city": "Berlin"}}, {"get_weather": {"city": "Tokyo"}}],
-        [{"get_weather": {"city": "Tokyo"}}, {"get_weather": {"city": "Berlin"}}],
-        [{"get_weather": {"city": "Tokyo"}}]]}]  # fmt: skip
+    predictions = [
+        {
+            "id": "parallel-weather",
+            "outputs": [
+                [{"get_weather": {"city": "Berlin"}}, {"get_weather": {"city": "Tokyo"}}],
+                [{"get_weather": {"city": "Tokyo"}}, {"get_weather": {"city": "Berlin"}}],
+                [{"get_weather": {"city": "Tokyo"}}],
+            ],
+        }
+    ]
     result = run(
         *ARGS,
         "--extractbench-track",
@@ -128,8 +140,14 @@ def test_repeats_give_consistency_on_a_track(run: BenchRun, pytester: pytest.Pyt
     result.stdout.fnmatch_lines(["*consistency (3 runs)  exact 66.7%*"])
 
 
-EXTRACTION_DATA = [{"id": "s1", "text": "Ann, 41", "schema": {"type": "object", "properties": {
-    "name": {"type": "string"}, "age": {"type": "integer"}}}, "expected": {"name": "Ann", "age": 41}}]  # fmt: skip
+EXTRACTION_DATA = [
+    {
+        "id": "s1",
+        "text": "Ann, 41",
+        "schema": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}},
+        "expected": {"name": "Ann", "age": 41},
+    }
+]
 
 
 @pytest.mark.slow
@@ -137,8 +155,13 @@ def test_extraction_repeats_and_calibration_only_when_asked(run: BenchRun, pytes
     write_jsonl(pytester.path / "data.jsonl", EXTRACTION_DATA)
     tokens = [('{"name": ', 0.0), ('"Ann"', -0.1), (', "age": ', 0.0), ("42", -2.0), ("}", 0.0)]
     logprobs = {"content": [{"token": t, "logprob": lp} for t, lp in tokens]}
-    predictions = [{"id": "s1", "outputs": ['{"name": "Ann", "age": 42}', '{"name": "Ann", "age": 41}',
-                                             '{"name": "Ann", "age": 42}'], "logprobs": logprobs}]  # fmt: skip
+    predictions = [
+        {
+            "id": "s1",
+            "outputs": ['{"name": "Ann", "age": 42}', '{"name": "Ann", "age": 41}', '{"name": "Ann", "age": 42}'],
+            "logprobs": logprobs,
+        }
+    ]
     base = ("--extractbench-dataset", "data.jsonl", "--extractbench-sla", "none")
     run(*ARGS, "--extractbench-track", "extraction", *base, files={"preds.jsonl": predictions}).assert_outcomes(
         passed=1
@@ -187,8 +210,13 @@ def test_request_hook_fires_once_per_run(run: BenchRun, pytester: pytest.Pyteste
         files={"preds.jsonl": predictions},
     )
     lines = [json.loads(line) for line in (pytester.path / "requests.log").read_text().splitlines()]
-    assert lines == [["predictions", "reminder", "a"], ["predictions", "reminder", "b"], ["scored", "reminder", False],
-                     ["predictions", "flights", "c"], ["scored", "flights", False]]  # fmt: skip
+    assert lines == [
+        ["predictions", "reminder", "a"],
+        ["predictions", "reminder", "b"],
+        ["scored", "reminder", False],
+        ["predictions", "flights", "c"],
+        ["scored", "flights", False],
+    ]
 
 
 @pytest.mark.slow
@@ -201,11 +229,18 @@ def test_track_runs_the_same_under_xdist(run: BenchRun, pytester: pytest.Pyteste
 
 
 def test_bad_track_dataset_rows_are_reported_and_the_run_goes_on(run: BenchRun, pytester: pytest.Pytester) -> None:
-    write_jsonl(pytester.path / "tc.jsonl", [
-        {"id": "ok", "question": "Weather in Rome?", "functions": [{"name": "w", "parameters": {"type": "dict"}}],
-         "expected_calls": [{"w": {}}]},
-        {"id": "broken", "question": "?", "functions": [{"name": "w"}], "expected_calls": [{"x": {}}]},
-    ])  # fmt: skip
+    write_jsonl(
+        pytester.path / "tc.jsonl",
+        [
+            {
+                "id": "ok",
+                "question": "Weather in Rome?",
+                "functions": [{"name": "w", "parameters": {"type": "dict"}}],
+                "expected_calls": [{"w": {}}],
+            },
+            {"id": "broken", "question": "?", "functions": [{"name": "w"}], "expected_calls": [{"x": {}}]},
+        ],
+    )
     result = run(
         *ARGS,
         "--extractbench-track",
@@ -215,8 +250,12 @@ def test_bad_track_dataset_rows_are_reported_and_the_run_goes_on(run: BenchRun, 
         files={"preds.jsonl": [{"id": "ok", "output": [{"w": {}}]}]},
     )
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*tc.jsonl:line 2, sample 'broken', field 'expected_calls': 'expected_calls': call 0 "
-                                 "names 'x', which is not among the functions*"])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            "*tc.jsonl:line 2, sample 'broken', field 'expected_calls': 'expected_calls': call 0 "
+            "names 'x', which is not among the functions*"
+        ]
+    )
 
 
 def test_unknown_track_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -51,8 +51,18 @@ def _files(pytester: pytest.Pytester, outputs: dict[str, dict], name: str) -> st
 
 
 def _run(pytester: pytest.Pytester, out: str, *args: str) -> Path:
-    pytester.runpytest("-p", "no:randomly", "--extractbench", "--extractbench-dataset", "data.jsonl",
-                       "--extractbench-sla", "none", "--extractbench-output", out, *args)  # fmt: skip
+    pytester.runpytest(
+        "-p",
+        "no:randomly",
+        "--extractbench",
+        "--extractbench-dataset",
+        "data.jsonl",
+        "--extractbench-sla",
+        "none",
+        "--extractbench-output",
+        out,
+        *args,
+    )
     assert (pytester.path / out / "summary.md").exists()
     return pytester.path / out
 
@@ -88,8 +98,14 @@ def compared(pytester: pytest.Pytester) -> tuple[str, str]:
         "main",
     )
     worse = dict(gold, b={"name": "Bo"})
-    run = _run(pytester, "after", "--extractbench-predictions", _files(pytester, worse, "worse.jsonl"),
-               "--extractbench-compare", "main")  # fmt: skip
+    run = _run(
+        pytester,
+        "after",
+        "--extractbench-predictions",
+        _files(pytester, worse, "worse.jsonl"),
+        "--extractbench-compare",
+        "main",
+    )
     html.write_report(read_run(run), run / "report.html")
     return (run / "summary.md").read_text(encoding="utf-8"), (run / "report.html").read_text(encoding="utf-8")
 
@@ -119,9 +135,16 @@ def test_subsets_and_groups_are_in_both_files(pytester: pytest.Pytester) -> None
     outputs = dict(gold, b={"name": "Bo"})
     (pytester.path / "subsets.yaml").write_text(
         "subsets:\n  - name: oslo\n    conditions:\n      - {field: gold.city, operator: eq, value: Oslo}\n"
-        "group_by:\n  - topic\n", encoding="utf-8")  # fmt: skip
-    run = _run(pytester, "out", "--extractbench-predictions", _files(pytester, outputs, "p.jsonl"),
-               "--extractbench-subsets=subsets.yaml")  # fmt: skip
+        "group_by:\n  - topic\n",
+        encoding="utf-8",
+    )
+    run = _run(
+        pytester,
+        "out",
+        "--extractbench-predictions",
+        _files(pytester, outputs, "p.jsonl"),
+        "--extractbench-subsets=subsets.yaml",
+    )
     summary = (run / "summary.md").read_text(encoding="utf-8")
     # oslo: sample a alone, perfect; north: a and c, perfect; south: b alone, EQS 0.8333 (see above)
     assert _row(summary, "oslo")[:4] == ["oslo", "1", "1.000 (mean)", "1.000"]
@@ -162,8 +185,10 @@ def test_calibration_and_consistency_are_in_both_files(extras_run: Path) -> None
     assert "ECE 0.350, MCE 0.450, Brier 0.231 over 5 fields (mean confidence 71.0%, accuracy 60.0%)" in summary
     assert _row(summary, "0.9-1.0") == ["0.9-1.0", "2", "95.0%", "50.0%", "45.0%"]
     # runs agree on b, on a 2 of 3 times: identical 66.7%, field-level (2/3 + 1) / 2 = 83.3%, std of 1, 1, 2 = 0.4714
-    assert ("1 sample run 3 times: identical outputs 66.7%, field-level agreement 83.3%, numeric std 0.4714; "
-            "0 samples fully consistent.") in summary  # fmt: skip
+    assert (
+        "1 sample run 3 times: identical outputs 66.7%, field-level agreement 83.3%, numeric std 0.4714; "
+        "0 samples fully consistent."
+    ) in summary
     assert "Least consistent fields: a (66.7%)" in summary
     page = html.render(html.build_context(run))
     assert _html_row(page, "breakdowns", "0.9–1.0") == ["0.9–1.0", "2", "95.0%", "50.0%", "45.0%"]
@@ -184,11 +209,23 @@ def test_the_pairwise_comparison_and_input_problems_reach_summary_md(tmp_path: P
     run = make_run(tmp_path, {"good": gold, "broken": broken}, samples=samples)
     document = json.loads((run / "metrics.json").read_text())
     document["run"]["problems"] = [
-        {"severity": "warning", "source": "data.jsonl", "location": "line 7", "sample_id": "x1", "field": "schema",
-         "message": "schema is not an object"},
-        {"severity": "error", "source": "p.jsonl", "location": "line 2", "sample_id": "", "field": "",
-         "message": "not JSON"},
-    ]  # fmt: skip
+        {
+            "severity": "warning",
+            "source": "data.jsonl",
+            "location": "line 7",
+            "sample_id": "x1",
+            "field": "schema",
+            "message": "schema is not an object",
+        },
+        {
+            "severity": "error",
+            "source": "p.jsonl",
+            "location": "line 2",
+            "sample_id": "",
+            "field": "",
+            "message": "not JSON",
+        },
+    ]
     summary = summary_md(rundoc.complete(document))  # as every renderer gets it
     # one sample of six scores 0 instead of 1 for 'broken': good wins 1 of 6 (16.7%), broken wins none
     (pair,) = document["comparison"]["pairwise"].values()
@@ -212,8 +249,9 @@ def test_hostile_names_in_the_sections_stay_inert(tmp_path: Path) -> None:
     xss = "<img src=x onerror=alert(1)>"
 
     def add(model: str, entry: dict) -> None:
-        entry["groups"] = {xss: {xss: {"count": 1, "aggregation": "mean", "score": 0.5, "metrics": {},
-                                       "confidence_intervals": {}}}}  # fmt: skip
+        entry["groups"] = {
+            xss: {xss: {"count": 1, "aggregation": "mean", "score": 0.5, "metrics": {}, "confidence_intervals": {}}}
+        }
         entry["consistency"] = aggregate_consistency([consistency(['{"%s": 1}' % xss.replace('"', ""), "{}"])])
 
     gold = {s.id: json.dumps(s.expected) for s in DATASET.samples[:5]}

@@ -377,16 +377,20 @@ def test_pass_at_k_and_pass_hat_k_deltas_against_the_other_run(tmp_path: Path) -
     snapshots = [
         {str(r): SampleSnapshot({}, repeats=tuple(c)) for r, c in enumerate(data["passes"][k])} for k in (0, 1)
     ]
-    direct = compare_repeats(*snapshots, sorted(snapshots[0]), StatsOptions(resamples=500), keeps_repeats=True,
-                             rng=np.random.default_rng(0))  # fmt: skip
+    direct = compare_repeats(
+        *snapshots, sorted(snapshots[0]), StatsOptions(resamples=500), keeps_repeats=True, rng=np.random.default_rng(0)
+    )
     assert direct.deltas["pass_hat_k"].delta == hat["delta"] and direct.k == found["k"]
 
 
 def test_repeats_in_one_run_only_give_a_note_and_no_delta(tmp_path: Path) -> None:
     ids = [s.id for s in DATASET.samples[:8]]
     now = repeated_run(tmp_path / "now", {i: (3, 3) for i in ids})
-    once = make_run(tmp_path / "once", {"m": {s.id: json.dumps(s.expected) for s in DATASET.samples[:8]}},
-                    samples=DATASET.samples[:8])  # fmt: skip
+    once = make_run(
+        tmp_path / "once",
+        {"m": {s.id: json.dumps(s.expected) for s in DATASET.samples[:8]}},
+        samples=DATASET.samples[:8],
+    )
     data = data_of(now, once)
     assert data["repeats"] == [] and data["passes"][1] is None
     assert "pass@k / pass^k of m not compared: run once asked each sample once" in data["notes"]

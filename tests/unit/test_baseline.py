@@ -20,17 +20,25 @@ DATASET = load_dataset()
 
 def snapshots_and_metrics():
     records = [
-        SampleRecord(model=model, sample_id=s.id, score=score_sample(s.expected if model == "good" else {}, s.expected,
-                                                                     s.schema, sample_id=s.id))
-        for model in ("good", "empty") for s in DATASET.samples[:10]
-    ]  # fmt: skip
+        SampleRecord(
+            model=model,
+            sample_id=s.id,
+            score=score_sample(s.expected if model == "good" else {}, s.expected, s.schema, sample_id=s.id),
+        )
+        for model in ("good", "empty")
+        for s in DATASET.samples[:10]
+    ]
     return baselines.snapshot_records(records), metrics_by_model(records, ScoringOptions())
 
 
 def document(name: str = "main", tmp_path: Path | None = None) -> dict:
     snapshots, metrics = snapshots_and_metrics()
-    info = baselines.provenance(models=list(metrics), dataset=DATASET, rootdir=tmp_path or Path("/"),
-                                servers=["https://user:secret@example.com:8443/v1?key=abc#frag"])  # fmt: skip
+    info = baselines.provenance(
+        models=list(metrics),
+        dataset=DATASET,
+        rootdir=tmp_path or Path("/"),
+        servers=["https://user:secret@example.com:8443/v1?key=abc#frag"],
+    )
     return baselines.build(name, snapshots, metrics, info, {"resamples": 10000})
 
 

@@ -18,12 +18,20 @@ from pytest_extractbench.analysis.consistency import aggregate_consistency, cons
 
 def test_flatten_uses_seed_001_paths() -> None:
     assert dict(flatten({"user": {"name": "Alice", "age": 30}, "items": ["a", "b"]})) == {
-        "user.name": "Alice", "user.age": 30, "items[0]": "a", "items[1]": "b"}  # fmt: skip
+        "user.name": "Alice",
+        "user.age": 30,
+        "items[0]": "a",
+        "items[1]": "b",
+    }
 
 
 def test_consistency_by_hand() -> None:
-    runs = ['{"name": "Ann", "age": 40}', '{"age": 40, "name": "Ann"}', '{"name": "Ann", "age": 44}',
-            '{"name": "Anne"}']  # fmt: skip
+    runs = [
+        '{"name": "Ann", "age": 40}',
+        '{"age": 40, "name": "Ann"}',
+        '{"name": "Ann", "age": 44}',
+        '{"name": "Anne"}',
+    ]
     found = consistency(runs)
     assert found["runs"] == 4 and found["distinct_outputs"] == 3
     assert found["exact_match_consistency"] == 0.5  # two of four equal the modal output (key order ignored)
@@ -90,14 +98,33 @@ def test_token_offsets_and_value_spans() -> None:
     spans = value_spans('```json\n{"a": "xy", "b": {"c": [1, 2.5e1]}, "t": [true, null]}\n```')
     text2 = '```json\n{"a": "xy", "b": {"c": [1, 2.5e1]}, "t": [true, null]}\n```'
     assert {k: text2[s:e] for k, (s, e) in spans.items()} == {
-        "a": '"xy"', "b.c[0]": "1", "b.c[1]": "2.5e1", "b.c": "[1, 2.5e1]", "b": '{"c": [1, 2.5e1]}',
-        "t[0]": "true", "t[1]": "null", "t": "[true, null]", "$": text2[8:-4]}  # fmt: skip
+        "a": '"xy"',
+        "b.c[0]": "1",
+        "b.c[1]": "2.5e1",
+        "b.c": "[1, 2.5e1]",
+        "b": '{"c": [1, 2.5e1]}',
+        "t[0]": "true",
+        "t[1]": "null",
+        "t": "[true, null]",
+        "$": text2[8:-4],
+    }
     assert value_spans("no json here") == {}
 
 
 def test_field_confidence_is_the_joint_probability_of_the_value_tokens() -> None:
-    lp = logprobs(('{"', 0.0), ('name', 0.0), ('": "', -0.2), ('Ann', -0.3), (' Lee', -0.4), ('", "', -0.1),
-                  ('age', 0.0), ('": ', 0.0), ('4', -1.0), ('1', -0.5), ('}', 0.0))  # fmt: skip
+    lp = logprobs(
+        ('{"', 0.0),
+        ("name", 0.0),
+        ('": "', -0.2),
+        ("Ann", -0.3),
+        (" Lee", -0.4),
+        ('", "', -0.1),
+        ("age", 0.0),
+        ('": ', 0.0),
+        ("4", -1.0),
+        ("1", -0.5),
+        ("}", 0.0),
+    )
     found = field_confidences(lp, ["name", "age", "missing"])
     # name's span '"Ann Lee"' overlaps the tokens '": "', 'Ann', ' Lee', '", "'
     assert found["name"] == pytest.approx(math.exp(-0.2 - 0.3 - 0.4 - 0.1))

@@ -52,7 +52,7 @@ json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.text(max_size=8)),
     lambda children: st.one_of(
         st.lists(children, max_size=4), st.dictionaries(st.text(max_size=6), children, max_size=4)
-    ),  # fmt: skip
+    ),
     max_leaves=12,
 )
 
@@ -86,16 +86,34 @@ SCHEMA = {
 
 
 def test_schema_features() -> None:
-    assert schema_features(SCHEMA) == ["types", "required", "enum", "format", "pattern", "numeric_bounds", "array",
-                                       "array_bounds", "nested_object", "closed_object"]  # fmt: skip
+    assert schema_features(SCHEMA) == [
+        "types",
+        "required",
+        "enum",
+        "format",
+        "pattern",
+        "numeric_bounds",
+        "array",
+        "array_bounds",
+        "nested_object",
+        "closed_object",
+    ]
     assert schema_features({"type": "object", "properties": {"a": {"type": "string"}}}) == ["types"]
 
 
 def test_violations_are_attributed_to_features() -> None:
     instance = {"status": "c", "email": "nope", "owner": {"zip": "12"}, "items": [1, -1, 3], "extra": 1}
     hit, messages = violated_features(instance, SCHEMA)
-    assert hit == ["array", "array_bounds", "closed_object", "enum", "format", "nested_object", "numeric_bounds",
-                   "pattern"]  # fmt: skip
+    assert hit == [
+        "array",
+        "array_bounds",
+        "closed_object",
+        "enum",
+        "format",
+        "nested_object",
+        "numeric_bounds",
+        "pattern",
+    ]
     assert len(messages) == 6
     hit, _ = violated_features({"status": "a"}, SCHEMA)
     assert hit == ["required"]
@@ -151,9 +169,11 @@ def test_repair_track_scores_agreement_with_the_original() -> None:
 
 def test_repair_rows_with_problems_name_the_field(tmp_path: Any) -> None:
     path = tmp_path / "r.jsonl"
-    rows = [{"id": "a", "schema": {"type": "object"}, "original": {"x": 1}, "kind": "python_literals"},
-            {"id": "b", "schema": {"type": "object"}, "kind": "trailing_comma"},
-            {"id": "c", "schema": {"type": "object"}, "original": {"x": 1}, "broken": "{x: 1}"}]  # fmt: skip
+    rows = [
+        {"id": "a", "schema": {"type": "object"}, "original": {"x": 1}, "kind": "python_literals"},
+        {"id": "b", "schema": {"type": "object"}, "kind": "trailing_comma"},
+        {"id": "c", "schema": {"type": "object"}, "original": {"x": 1}, "broken": "{x: 1}"},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows))
     dataset = RepairTrack().load(str(path))
     assert [s.id for s in dataset.samples] == ["c"]

@@ -58,8 +58,11 @@ def test_the_file_keeps_each_repeated_samples_pass_count(tmp_path: Path) -> None
     loaded = saved(tmp_path, [(3, 2), (1, 1), (4, 0)])
     raw = json.loads(loaded.path.read_text())
     assert raw["format_version"] == rundoc.FORMAT_VERSION[rundoc.BASELINE] == 2
-    assert [s.get("repeats") for s in raw["models"]["m"]["samples"]] == [{"runs": 3, "passed": 2}, None,
-                                                                         {"runs": 4, "passed": 0}]  # fmt: skip
+    assert [s.get("repeats") for s in raw["models"]["m"]["samples"]] == [
+        {"runs": 3, "passed": 2},
+        None,
+        {"runs": 4, "passed": 0},
+    ]
     assert [loaded.models["m"][f"s{i}"].repeats for i in range(3)] == [(3, 2), None, (4, 0)]
     assert loaded.keeps_repeats
 

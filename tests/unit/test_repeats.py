@@ -60,8 +60,11 @@ def test_flaky_fields_count_flips_over_the_runs_that_parsed() -> None:
     assert section["pass_at_k"] == 1.0 and section["pass_hat_k"] == 0.5 and section["repeats"]["runs"] == 3
     assert section["repeats"]["pass_hat"]["2"] == pytest.approx((1 / 3 + 1) / 2)
     assert section["repeats"]["pass_counts"] == {"0": 0, "1": 0, "2": 1, "3": 1}
-    assert section["confidence_intervals"]["pass_hat_k"]["low"] <= 0.5 <= section["confidence_intervals"][
-        "pass_hat_k"]["high"]  # fmt: skip
+    assert (
+        section["confidence_intervals"]["pass_hat_k"]["low"]
+        <= 0.5
+        <= section["confidence_intervals"]["pass_hat_k"]["high"]
+    )
 
 
 def test_a_run_without_repeats_has_no_section() -> None:

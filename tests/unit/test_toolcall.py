@@ -95,8 +95,11 @@ def test_parallel_calls_match_in_any_order() -> None:
 def test_score_calls_by_hand() -> None:
     # gold: weather(Paris) and email(bob, Lunch); predicted: email right, weather for London, one extra call
     gold = [WEATHER, MAIL]
-    predicted = [call("send_email", to="bob@example.com", subject="Lunch"), call("get_weather", city="London"),
-                 call("get_time", zone="UTC")]  # fmt: skip
+    predicted = [
+        call("send_email", to="bob@example.com", subject="Lunch"),
+        call("get_weather", city="London"),
+        call("get_time", zone="UTC"),
+    ]
     result = score_calls(gold, predicted)
     assert result["calls"] == 3  # max(2 gold, 3 predicted)
     assert result["name_matches"] == 2
@@ -131,8 +134,11 @@ def test_abstention() -> None:
 
 
 def test_valid_call_rate_checks_names_and_parameter_schemas() -> None:
-    schemas = {"get_weather": to_json_schema({"type": "dict", "properties": {"city": {"type": "string"}},
-                                               "required": ["city"]})}  # fmt: skip
+    schemas = {
+        "get_weather": to_json_schema(
+            {"type": "dict", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+        )
+    }
     predicted = [
         call("get_weather", city="Rome"),  # valid
         call("get_weather", city=3),  # wrong type
@@ -147,10 +153,18 @@ def test_valid_call_rate_checks_names_and_parameter_schemas() -> None:
 
 
 def test_to_json_schema_translates_bfcl_dialect() -> None:
-    bfcl = {"type": "dict", "properties": {"x": {"type": "float"}, "p": {"type": "tuple", "items": {"type": "integer"}},
-                                           "a": {"type": "any"}}}  # fmt: skip
-    assert to_json_schema(bfcl) == {"type": "object", "properties": {"x": {"type": "number"},
-                                    "p": {"type": "array", "items": {"type": "integer"}}, "a": {}}}  # fmt: skip
+    bfcl = {
+        "type": "dict",
+        "properties": {
+            "x": {"type": "float"},
+            "p": {"type": "tuple", "items": {"type": "integer"}},
+            "a": {"type": "any"},
+        },
+    }
+    assert to_json_schema(bfcl) == {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "p": {"type": "array", "items": {"type": "integer"}}, "a": {}},
+    }
 
 
 # -- reading outputs -----------------------------------------------------------------------------
@@ -182,11 +196,18 @@ def test_live_tool_calls_take_precedence_over_content() -> None:
     track = ToolCallTrack()
     sample = track.load().samples[0]
     response = ModelResponse(content="")
-    response.tool_calls = [{"id": "1", "type": "function",  # type: ignore[attr-defined]
-                            "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]  # fmt: skip
+    response.tool_calls = [
+        {
+            "id": "1",
+            "type": "function",  # type: ignore[attr-defined]
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+        }
+    ]
     prediction = track.read_response(sample, response)
-    assert prediction == {"calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "error": None}],
-                          "format_error": None}  # fmt: skip
+    assert prediction == {
+        "calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "error": None}],
+        "format_error": None,
+    }
     assert track.score(sample, prediction)["passed"]
 
 
@@ -207,11 +228,21 @@ def test_request_uses_the_tools_api_with_safe_names() -> None:
 names = st.sampled_from(["f", "g", "h"])
 values = st.one_of(st.integers(-5, 5), st.sampled_from(["a", "b", "Paris"]), st.booleans())
 gold_calls = st.lists(
-    st.builds(lambda n, args: {n: {k: [v] for k, v in args.items()}}, names,
-              st.dictionaries(st.sampled_from(["x", "y", "z"]), values, max_size=3)), max_size=4)  # fmt: skip
+    st.builds(
+        lambda n, args: {n: {k: [v] for k, v in args.items()}},
+        names,
+        st.dictionaries(st.sampled_from(["x", "y", "z"]), values, max_size=3),
+    ),
+    max_size=4,
+)
 predicted_calls = st.lists(
-    st.builds(lambda n, args: {"name": n, "arguments": args, "error": None}, names,
-              st.dictionaries(st.sampled_from(["x", "y", "z", "w"]), values, max_size=3)), max_size=4)  # fmt: skip
+    st.builds(
+        lambda n, args: {"name": n, "arguments": args, "error": None},
+        names,
+        st.dictionaries(st.sampled_from(["x", "y", "z", "w"]), values, max_size=3),
+    ),
+    max_size=4,
+)
 
 
 @given(gold_calls, predicted_calls, st.randoms())
@@ -228,8 +259,14 @@ def test_order_of_predicted_calls_does_not_matter(gold: list, predicted: list, r
 @given(gold_calls, predicted_calls)
 def test_rates_stay_in_range_and_gold_scores_perfectly(gold: list, predicted: list) -> None:
     metrics = aggregate_calls([score_calls(gold, predicted)])
-    for key in ("accuracy", "name_match_rate", "arguments_exact_match_rate", "arguments_precision",
-                "arguments_recall", "arguments_f1"):  # fmt: skip
+    for key in (
+        "accuracy",
+        "name_match_rate",
+        "arguments_exact_match_rate",
+        "arguments_precision",
+        "arguments_recall",
+        "arguments_f1",
+    ):
         assert metrics[key] is None or 0.0 <= metrics[key] <= 1.0
     perfect = [call(next(iter(g)), **{k: v[0] for k, v in next(iter(g.values())).items()}) for g in gold]
     result = score_calls(gold, perfect)
@@ -242,8 +279,11 @@ def test_rates_stay_in_range_and_gold_scores_perfectly(gold: list, predicted: li
 def concrete(value: Any) -> Any:
     """A gold value with BFCL's nested acceptable lists replaced by their first choice."""
     if isinstance(value, dict):
-        return {k: first_acceptable(v) if isinstance(v, list) else concrete(v) for k, v in value.items()
-                if not isinstance(v, list) or any(x != "" for x in v)}  # fmt: skip
+        return {
+            k: first_acceptable(v) if isinstance(v, list) else concrete(v)
+            for k, v in value.items()
+            if not isinstance(v, list) or any(x != "" for x in v)
+        }
     if isinstance(value, list):
         return [concrete(v) for v in value]
     return value
@@ -254,13 +294,27 @@ def first_acceptable(options: list) -> Any:
 
 
 def gold_as_prediction(gold: list) -> list:
-    return [{name: {k: first_acceptable(v) for k, v in params.items() if any(x != "" for x in v)}}
-            for entry in gold for name, params in entry.items()]  # fmt: skip
+    return [
+        {name: {k: first_acceptable(v) for k, v in params.items() if any(x != "" for x in v)}}
+        for entry in gold
+        for name, params in entry.items()
+    ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["simple_python", "multiple", "parallel", "parallel_multiple", "live_simple",
-                                  "live_parallel_multiple", "irrelevance", "simple_java"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "simple_python",
+        "multiple",
+        "parallel",
+        "parallel_multiple",
+        "live_simple",
+        "live_parallel_multiple",
+        "irrelevance",
+        "simple_java",
+    ],
+)
 def test_bfcl_files_load_and_their_gold_scores_perfectly(name: str) -> None:
     require_or_skip(BFCL.is_dir(), f"BFCL data not available ({BFCL})")
     track = ToolCallTrack()

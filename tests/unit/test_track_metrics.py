@@ -54,8 +54,10 @@ def toolcall_result(draw: Any) -> dict[str, Any]:
 
 @st.composite
 def repair_result(draw: Any) -> dict[str, Any]:
-    counts = {name: draw(small) for name in ("exact", "partial", "partial_lenient", "incorrect", "missed",
-                                             "spurious", "typed", "type_correct")}  # fmt: skip
+    counts = {
+        name: draw(small)
+        for name in ("exact", "partial", "partial_lenient", "incorrect", "missed", "spurious", "typed", "type_correct")
+    }
     expected = counts["exact"] + counts["partial"] + counts["incorrect"] + counts["missed"]
     json_valid = draw(st.booleans())
     return {
