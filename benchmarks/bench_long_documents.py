@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_runs import extractbench_command  # noqa: E402  (a sibling module of this script)
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -48,26 +50,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-long-") as tmp:
         work = Path(tmp)
         write_dataset(work / "docs.jsonl", sizes)
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--extractbench",
-            "--extractbench-dataset",
+        command = extractbench_command(
             "docs.jsonl",
-            "--extractbench-output",
             "out",
             "--extractbench-sla",
             "none",
             "--extractbench-no-cache",
             "--extractbench-max-tokens",
             str(args.max_tokens),
-        ]
+        )
         if args.slots != "default":
             command += ["--extractbench-slots", args.slots]
         if args.timeout != "default":

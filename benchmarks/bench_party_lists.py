@@ -23,6 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pytest_runs import extractbench_command
+
 # (how the contract writes it, the normalised gold)
 _PARTIES = (
     ("NORTHWIND ANALYTICS LTD., a company registered in England", "Northwind Analytics Ltd"),
@@ -79,25 +81,14 @@ def party_f1(run_dir: Path) -> dict[str, float]:
 
 
 def pytest_run(work: Path, output: str, extra: list[str]) -> None:
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:randomly",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--extractbench",
-        "--extractbench-dataset",
+    command = extractbench_command(
         "parties.jsonl",
-        "--extractbench-output",
         output,
         "--extractbench-sla",
         "none",
         "--extractbench-no-cache",
         *extra,
-    ]
+    )
     result = subprocess.run(command, cwd=work, capture_output=True, text=True)
     if not (work / output / "metrics.json").is_file():
         sys.exit(f"no metrics.json; pytest said:\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}")

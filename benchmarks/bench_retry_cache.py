@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_runs import extractbench_command  # noqa: E402  (a sibling module of this script)
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -34,19 +36,8 @@ from longdocs import write_dataset  # noqa: E402
 
 
 def run(work: Path, out: str, model: str, timeout_s: float, retries: int) -> tuple[dict[str, Any], float]:
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:randomly",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--extractbench",
-        "--extractbench-dataset",
+    command = extractbench_command(
         "docs.jsonl",
-        "--extractbench-output",
         out,
         "--model",
         model,
@@ -62,7 +53,7 @@ def run(work: Path, out: str, model: str, timeout_s: float, retries: int) -> tup
         f"{timeout_s:.1f}",
         "--extractbench-retries",
         str(retries),
-    ]
+    )
     started = time.perf_counter()
     result = subprocess.run(command, cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - started
