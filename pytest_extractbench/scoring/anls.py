@@ -301,49 +301,55 @@ def _element_key(value: Any) -> Any:
     return None
 
 
+def identical_first(gold: list[Any], predicted: list[Any]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """The pairs of identical elements, in gold order, and the gold and predicted indices left for the assignment.
+
+    An element identical to a gold one pairs with it first: no pair scores higher (1, and equal), and the
+    assignment is left with the elements that differ (most of a list, in a typical extraction, is right);
+    scalars are found by hash, objects and lists by a scan while the list is small enough."""
+    if not PAIR_IDENTICAL_FIRST:
+        return [], list(range(len(gold))), list(range(len(predicted)))
+    pairs: list[tuple[int, int]] = []
+    rest_gold: list[int] = []
+    by_key: dict[Any, list[int]] = {}
+    others: list[int] = []
+    for j, value in enumerate(predicted):
+        key = _element_key(value)
+        if key is None:
+            others.append(j)
+        else:
+            by_key.setdefault(key, []).append(j)
+    scan = len(gold) * len(others) <= MAX_CELLS
+    taken: set[int] = set()
+    for i, expected in enumerate(gold):
+        key = _element_key(expected)
+        if key is not None:
+            found = by_key.get(key)
+            if found:
+                j = found.pop(0)
+                pairs.append((i, j))
+                taken.add(j)
+                continue
+        elif scan and not isinstance(expected, tuple):
+            for position, j in enumerate(others):
+                value = predicted[j]
+                if expected == value and _identical(expected, value):
+                    pairs.append((i, j))
+                    taken.add(j)
+                    del others[position]
+                    break
+            else:
+                rest_gold.append(i)
+            continue
+        rest_gold.append(i)
+    return pairs, rest_gold, [j for j in range(len(predicted)) if j not in taken]
+
+
 def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
     if not gold or not predicted:
         return _Node(0.0, size(gold) + size(predicted), not gold and not predicted, _ARRAY, gold, predicted, ())
-    # an element identical to a gold one pairs with it first: no pair scores higher (1, and equal), and the
-    # assignment is left with the elements that differ (most of a list, in a typical extraction, is right);
-    # scalars are found by hash, objects and lists by a scan while the list is small enough
-    pairs: list[tuple[int, int, _Node]] = []
-    rest_gold: list[int] = []
-    if PAIR_IDENTICAL_FIRST:
-        by_key: dict[Any, list[int]] = {}
-        others: list[int] = []
-        for j, value in enumerate(predicted):
-            key = _element_key(value)
-            if key is None:
-                others.append(j)
-            else:
-                by_key.setdefault(key, []).append(j)
-        scan = len(gold) * len(others) <= MAX_CELLS
-        taken: set[int] = set()
-        for i, expected in enumerate(gold):
-            key = _element_key(expected)
-            if key is not None:
-                found = by_key.get(key)
-                if found:
-                    j = found.pop(0)
-                    pairs.append((i, j, _compare(expected, predicted[j])))
-                    taken.add(j)
-                    continue
-            elif scan and not isinstance(expected, tuple):
-                for position, j in enumerate(others):
-                    value = predicted[j]
-                    if expected == value and _identical(expected, value):
-                        pairs.append((i, j, _compare(expected, value)))
-                        taken.add(j)
-                        del others[position]
-                        break
-                else:
-                    rest_gold.append(i)
-                continue
-            rest_gold.append(i)
-        rest_predicted = [j for j in range(len(predicted)) if j not in taken]
-    else:
-        rest_gold, rest_predicted = list(range(len(gold))), list(range(len(predicted)))
+    identical, rest_gold, rest_predicted = identical_first(gold, predicted)
+    pairs = [(i, j, _compare(gold[i], predicted[j])) for i, j in identical]
     if rest_gold and rest_predicted and len(rest_gold) * len(rest_predicted) > MAX_CELLS:
         for i, j in zip(rest_gold, rest_predicted):
             budget.check()

@@ -18,7 +18,6 @@ from . import anls, budget
 from .anls import (
     _LIST,
     _SCALARS,
-    _element_key,
     _identical,
     _is_empty,
     _join,
@@ -128,43 +127,8 @@ def _lists(
         found: list[tuple[str, float]] | None = None if out is None else []
         return i, j, _measure(gold[i], predicted[j], element, found), found
 
-    pairs: list[_Pair] = []
-    rest_gold: list[int] = []
-    if anls.PAIR_IDENTICAL_FIRST:
-        by_key: dict[Any, list[int]] = {}
-        others: list[int] = []
-        for j, value in enumerate(predicted):
-            key = _element_key(value)
-            if key is None:
-                others.append(j)
-            else:
-                by_key.setdefault(key, []).append(j)
-        scan = len(gold) * len(others) <= anls.MAX_CELLS
-        taken: set[int] = set()
-        for i, expected in enumerate(gold):
-            key = _element_key(expected)
-            if key is not None:
-                found = by_key.get(key)
-                if found:
-                    j = found.pop(0)
-                    pairs.append(pair(i, j))
-                    taken.add(j)
-                    continue
-            elif scan and not isinstance(expected, tuple):
-                for position, j in enumerate(others):
-                    value = predicted[j]
-                    if expected == value and _identical(expected, value):
-                        pairs.append(pair(i, j))
-                        taken.add(j)
-                        del others[position]
-                        break
-                else:
-                    rest_gold.append(i)
-                continue
-            rest_gold.append(i)
-        rest_predicted = [j for j in range(len(predicted)) if j not in taken]
-    else:
-        rest_gold, rest_predicted = list(range(len(gold))), list(range(len(predicted)))
+    identical, rest_gold, rest_predicted = anls.identical_first(gold, predicted)
+    pairs = [pair(i, j) for i, j in identical]
     if rest_gold and rest_predicted and len(rest_gold) * len(rest_predicted) > anls.MAX_CELLS:
         for i, j in zip(rest_gold, rest_predicted):
             budget.check()
