@@ -250,7 +250,11 @@ class WarmRunner:
     def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float]]:
         """Every test once unmutated in a child: the ones that fail, and each one's time outside coverage."""
         answer = self.server.ask({"op": "baseline", "tests": nodeids})
-        print(f"  warm server baseline: {len(nodeids)} tests in {answer['seconds']:.0f}s", flush=True)
+        print(
+            f"  warm server baseline: {len(nodeids)} tests in {answer['seconds']:.0f}s; {answer['imported']} modules "
+            "they imported lazily now imported once",
+            flush=True,
+        )
         return answer["failed"], answer["durations"]
 
     def judge(

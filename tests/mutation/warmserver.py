@@ -28,6 +28,7 @@ log files in the copy. The first answer, unasked, is ``{"ready": ..., "collected
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import select
@@ -258,10 +259,30 @@ class WarmServer:
         return {"failed": self.failed, "durations": self.durations}
 
     def _baseline(self, tests: list[Any]) -> dict:
-        payload, rc, timed_out, seconds = self._fork(lambda: self._run_items(tests, False), None)
+        def body() -> dict:
+            result = self._run_items(tests, False)
+            loaded = [
+                n
+                for n, m in list(sys.modules.items())
+                if m is not None and not _from_copy(n, getattr(m, "__file__", None))
+            ]
+            return {**result, "modules": loaded}
+
+        payload, rc, timed_out, seconds = self._fork(body, None)
         if payload is None:
             return {"error": f"the baseline child died (exit {rc})", "seconds": seconds}
-        return {**payload, "seconds": seconds}
+        # the libraries the tests import lazily (scipy.stats' distributions...), imported here once rather than
+        # in every child; the package and the tests stay as collection left them
+        imported = 0
+        for name in payload.pop("modules"):
+            if name in sys.modules or name.split(".")[0] in OWN:
+                continue
+            try:
+                importlib.import_module(name)
+                imported += 1
+            except BaseException:  # noqa: BLE001 - a module that cannot be imported alone is left to the children
+                continue
+        return {**payload, "seconds": seconds, "imported": imported}
 
     def _mutant(self, tests: list[Any], pairs: list[tuple[Any, Any]], live: dict, timeout: float | None) -> dict:
         def body() -> dict:
