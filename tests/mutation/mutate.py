@@ -210,6 +210,27 @@ def write_survivors(out: Path, modules: list[str], tests: list[str], reports: li
     return out
 
 
+def listed_equivalents(path: Path) -> list[tuple[str, str, str]]:
+    """(module, line text, operator) of every row of equivalents.md: a row names its line by the line's text, not
+    its number, so edits elsewhere in the module do not stale it."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else ():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and cells[0].startswith("`") and cells[0].endswith(".py`"):
+            rows.append((cells[0].strip("`"), cells[1].strip("`"), cells[2].strip("`")))
+    return rows
+
+
+def is_listed(entry: dict, rows: list[tuple[str, str, str]]) -> bool:
+    """Whether a survivor is one equivalents.md lists: same module, same line text (spaces aside), same operator."""
+    module = entry["where"].rsplit(":", 2)[0]
+    squash = "".join(entry["line"].split())
+    return any(
+        module.endswith(m) and "".join(text.split()) == squash and operator == entry["operator"]
+        for m, text, operator in rows
+    )
+
+
 def ran_at_import(mutant: Mutant, lines: dict[int, set[str]]) -> bool:
     """Whether the mutated line ran outside every test (at import or collection): a value computed there is not
     recomputed by patching a function, so such a mutant needs the package imported afresh."""
@@ -459,17 +480,28 @@ def main(argv: list[str] | None = None) -> int:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     mine = resource.getrusage(resource.RUSAGE_SELF)
     cpu = usage.ru_utime + usage.ru_stime + mine.ru_utime + mine.ru_stime
+    rows = listed_equivalents(HERE / "equivalents.md")
+    unexplained = []
+    for r in reports:
+        for e in r.survivors:
+            e["equivalent"] = e["status"] == "survived" and is_listed(e, rows)
+            if e["status"] == "survived" and not e["equivalent"]:
+                unexplained.append(e)
     header = (
-        f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'not covered':>11} {'errors':>6} "
-        f"{'kill rate':>9} {'timeouts':>8} {'cold':>5} {'seconds':>7}"
+        f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'listed':>6} {'not covered':>11} "
+        f"{'errors':>6} {'kill rate':>9} {'timeouts':>8} {'cold':>5} {'seconds':>7}"
     )
     print("\n" + header + "\n" + "-" * len(header))
     for r in reports:
         rate = f"{100 * r.kill_rate:.1f}%" if r.kill_rate is not None else "n/a"
         print(
-            f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} {r.not_covered:>11} {r.errors:>6} "
+            f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} "
+            f"{sum(bool(e.get('equivalent')) for e in r.survivors):>6} {r.not_covered:>11} {r.errors:>6} "
             f"{rate:>9} {r.timeouts:>8} {r.cold:>5} {r.seconds:>7.0f}"
         )
+    print(f"{len(unexplained)} survivor(s) neither killed nor listed in equivalents.md (listed: the 'listed' column)")
+    for e in unexplained:
+        print(f"  {e['where']}  {e['operator']}:  {e['line'][:100]}")
     judged = sum(r.mutants - r.not_covered for r in reports)
     print(
         f"total run time (coverage run included): {total:.0f}s with --jobs {args.jobs}, {args.runner} runner; "
