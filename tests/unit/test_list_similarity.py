@@ -78,8 +78,6 @@ def test_similarity_only_adds_credit_and_never_changes_equality(
 
 # --- which elements the score is made of: the field diff shows them ---
 
-from pytest_extractbench.scoring.compare import ElementPair, list_element_pairs  # noqa: E402
-
 
 def test_each_element_is_paired_exactly_by_similarity_missed_or_spurious() -> None:
     gold = ["Newgistics, Inc.", "Acme Holdings LLC", "Zeta", "acme holdings llc"]

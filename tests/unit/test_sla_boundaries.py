@@ -73,7 +73,9 @@ def test_a_regression_check_that_could_not_be_measured_is_a_warning_unless_it_fa
     ]
     m, n = gate_verdicts({"baseline_comparison": {"checks": checks}})
     assert (m.gate, m.model, m.passed) == ("regression", "m", True)
-    assert m.headline == "regression against the baseline, model 'm': 2 check(s) passed (1 held, 1 could not be measured)"
+    assert (
+        m.headline == "regression against the baseline, model 'm': 2 check(s) passed (1 held, 1 could not be measured)"
+    )
     assert m.details == ("held: eqs held", "could not be measured: no judge")
     assert m.warnings == ("no judge",)
     assert (n.passed, n.warnings) == (False, ())
