@@ -109,6 +109,15 @@ class _Finder(ast.NodeVisitor):
         self.in_compare = 0  # None inside `x is None` is mutated by flipping `is`, not by replacing None
 
     # -- helpers
+    def _segment(self, node: ast.expr) -> str:
+        """The node's source text (``ast.get_source_segment`` without splitting the whole module per mutant)."""
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        start, end = node.col_offset, node.end_col_offset or 0
+        if first == last:
+            return self.lines[first].encode()[start:end].decode()
+        parts = [self.lines[first].encode()[start:].decode(), *self.lines[first + 1 : last]]
+        return "\n".join([*parts, self.lines[last].encode()[:end].decode()])
+
     def _skipped(self, node: ast.AST) -> bool:
         first, last = node.lineno, getattr(node, "end_lineno", node.lineno) or node.lineno
         stmt_line = self.stmt.lineno if self.stmt is not None else first
@@ -118,7 +127,7 @@ class _Finder(ast.NodeVisitor):
         if self._skipped(node):
             return
         new = replacement if isinstance(replacement, str) else ast.unparse(replacement)
-        old = ast.get_source_segment("\n".join(self.lines), node) or ast.unparse(node)
+        old = self._segment(node) or ast.unparse(node)
         self.mutants.append(
             Mutant(
                 module=self.module,
