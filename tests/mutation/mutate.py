@@ -348,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"coverage map reused from {args.coverage_cache} (sources unchanged)", flush=True)
         durations: dict[str, float] = cov["durations"]
+        full_lines: dict[str, dict[int, set[str]]] = {}  # before the slow tests were left out
         if args.max_test_seconds > 0:
             slow = {t for t, secs in durations.items() if secs > args.max_test_seconds}
             used = {c for m in modules for ctxs in cov["lines"][m].values() for c in ctxs if c}
@@ -357,12 +358,13 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             for m in modules:
+                full_lines[m] = cov["lines"][m]
                 cov["lines"][m] = {n: (ctxs - slow) or ctxs for n, ctxs in cov["lines"][m].items()}
         # the tests some mutant will run: those covering a mutated line
         needed: set[str] = set()
         for m in modules:
             for mu in all_mutants[m][: args.limit or None]:
-                needed.update(covering_tests(mu, cov["lines"][m]))
+                needed.update(covering_tests(mu, full_lines.get(m, cov["lines"][m])))
         wanted = sorted(needed, key=lambda t: (t.split("::")[0], durations.get(t, 0.0)))
         t0 = time.monotonic()
         runners.update({copy: RUNNERS[args.runner](copy, modules, wanted) for copy in copies})
@@ -409,7 +411,13 @@ def main(argv: list[str] | None = None) -> int:
                     target = copy / module
                     target.write_text(source)  # on disk too: subprocesses and lazy imports read the mutant
                     drop_bytecode(target)
-                    verdict = judge(runners[copy], mutant, source, tests, durations, ran_at_import(mutant, lines))
+                    at_import = ran_at_import(mutant, lines)
+                    verdict = judge(runners[copy], mutant, source, tests, durations, at_import)
+                    every = covering_tests(mutant, full_lines.get(module, lines))
+                    if verdict.status == "survived" and len(every) > len(tests):  # the slow tests have their say
+                        tests = order_tests([t for t in every if t not in unfit], durations, kills)
+                        mutant.tests = len(tests)
+                        verdict = judge(runners[copy], mutant, source, tests, durations, at_import)
                     mutant.seconds = round(verdict.seconds, 2)
                     mutant.status = {"killed": "killed", "timeout": "killed", "survived": "survived"}.get(
                         verdict.status, "error"
