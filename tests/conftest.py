@@ -45,13 +45,22 @@ if TYPE_CHECKING:
 # This file is loaded by the README's first command too (`pytest --extractbench` in the checkout, with only the
 # `local` extra installed): hypothesis, a dev dependency, is optional here.
 try:
-    from hypothesis import HealthCheck, settings
+    from hypothesis import HealthCheck, Phase, settings
 except ImportError:
     pass
 else:
     _PATIENT = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
     settings.register_profile("ci", max_examples=500, **_PATIENT)
     settings.register_profile("dev", max_examples=40, **_PATIENT)
+    # mutation runs (tests/mutation): the ci search, derandomized so that a verdict does not depend on the run, no
+    # example database carried from one mutant to the next, no shrinking (the first failure kills the mutant)
+    settings.register_profile(
+        "mutation",
+        settings.get_profile("ci"),
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate, Phase.target],
+    )
     settings.load_profile(
         os.environ.get("EXTRACTBENCH_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
     )

@@ -12,6 +12,8 @@ Protocol: one JSON request a line on stdin, one JSON answer a line on the stdout
 - ``{"op": "warm", "tests": [...], "flags": [...]}``: runs the tests once unmutated in a child (no ``-x``), then
   imports in the server every module that child had loaded and that does not come from the copy (the package,
   the tests and their helpers are left to the children). Answers ``{"rc", "failed", "seconds", "imported"}``.
+- ``{"op": "import", "modules": [...]}``: imports those modules in the server (a warm-up without a test run, when
+  another server knows what the tests load). Answers ``{"imported"}``.
 - ``{"op": "run", "tests": [...], "flags": [...], "timeout": seconds | null}``: one child runs the tests.
   Answers ``{"status": "passed" | "failed" | "timeout", "rc", "seconds"}``; on timeout the child's process
   group is killed.
@@ -160,13 +162,11 @@ def _fork(tests: list[str], flags: list[str], report: bool, write_bytecode: bool
     return {"status": "passed" if rc == 0 else "failed", "rc": rc, "seconds": seconds, "payload": payload}
 
 
-def _warm(request: dict) -> dict:
-    start = time.monotonic()
-    result = _fork(request["tests"], request["flags"], report=True, write_bytecode=True, timeout=None)
-    payload = result["payload"] or {"rc": result["rc"], "failed": [], "modules": []}
+def _import(names: list[str]) -> int:
+    """Imports these modules in the server (those of the copy excepted); how many were new."""
     imported = 0
-    for name in payload["modules"]:
-        if name in sys.modules:
+    for name in names:
+        if name in sys.modules or name.split(".")[0] in OWN:
             continue
         try:
             importlib.import_module(name)
@@ -182,7 +182,15 @@ def _warm(request: dict) -> dict:
         and _from_copy(n, getattr(m, "__file__", None))
     )
     if leaked:
-        raise SystemExit(f"fork server: the warm-up imported modules of the copy: {', '.join(leaked[:10])}")
+        raise SystemExit(f"fork server: importing the libraries imported modules of the copy: {', '.join(leaked[:10])}")
+    return imported
+
+
+def _warm(request: dict) -> dict:
+    start = time.monotonic()
+    result = _fork(request["tests"], request["flags"], report=True, write_bytecode=True, timeout=None)
+    payload = result["payload"] or {"rc": result["rc"], "failed": [], "modules": []}
+    imported = _import(payload["modules"])
     return {"rc": payload["rc"], "failed": payload["failed"], "seconds": time.monotonic() - start, "imported": imported}
 
 
@@ -216,6 +224,8 @@ def main() -> None:
         try:
             if request["op"] == "warm":
                 answer = _warm(request)
+            elif request["op"] == "import":
+                answer = {"imported": _import(request["modules"])}
             elif request["op"] == "run":
                 result = _fork(
                     request["tests"],

@@ -3,37 +3,40 @@
     python tests/mutation/mutate.py                      # the whole scope (SCOPE below)
     python tests/mutation/mutate.py pytest_extractbench/scoring/compare.py [more modules] [--jobs 1]
 
-Never edits the working tree: the package, the tests and the root conftest are copied to a temp dir
-per worker, each mutant is written over that copy and only the unit tests that cover the mutated line
-run (PYTHONPATH and the working directory point at the copy).  The line -> tests map comes from one
-coverage run over ``tests/unit`` with a per-test dynamic context (the test's node id).  By default the
-tests run in a fork server (forkserver.py beside this file): pytest and the test dependencies are imported
-once, and each mutant's tests run in a forked child, which imports the package from the mutated copy.
+Never edits the working tree: the package, the tests and the root conftest are copied to a temp dir per worker,
+each mutant is written over that copy and only the unit tests that cover the mutated line run (PYTHONPATH and the
+working directory point at the copy). The line -> tests map comes from one coverage run over ``tests/unit`` with a
+per-test dynamic context (the test's node id). By default the tests run in the warm server (warmserver.py): the
+package imported and the tests collected once, each mutant patched into the functions' code objects of a forked
+child; mutants on code that ran at import go to the fork server (forkserver.py), whose children import the package
+afresh from the mutated file (runners.py says more).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
 import json
 import os
-import re
+import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mutants import Mutant, apply, find_mutants
+from runners import RUNNERS, Verdict, drop_bytecode, env_for, make_copy
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 PACKAGE = "pytest_extractbench"
-# what a copy needs for the unit tests to run as they do in the repository
-COPIED = (PACKAGE, "tests", "fixtures", "benchmarks", "docs", "ci", ".ci", "conftest.py", "pyproject.toml", "README.md")
 # every module of the scoring core, the analysis and the gates, and the dataset readers: what no argument mutates
 SCOPE = tuple(
     str(path.relative_to(ROOT))
@@ -45,484 +48,14 @@ SCOPE = tuple(
     f"{PACKAGE}/dataset/{name}.py"
     for name in ("records", "samples", "sources", "predictions", "responses")
 )
-PRAGMA = "# pragma: no mutate"
-TIMEOUT_FACTOR = 10
-MIN_TIMEOUT = 5.0
-PYTEST_FLAGS = ["-q", "-x", "-p", "no:cacheprovider", "--no-header", "-p", "no:randomly"]
 # left out of the coverage run: its four writer processes stall for many minutes under coverage's tracer on a
 # busy machine, and the journal (live/) is none of the mutated modules
 COVERAGE_DESELECT = ("tests/unit/test_journal.py::test_processes_appending_at_once_never_tear_a_line",)
+# a run that times out is tried once more with this much more time before its timeout counts as a kill
+PATIENCE = 4.0
 
 # ----------------------------------------------------------------------------------------------
-# mutants
-
-CMP_SWAPS = {
-    ast.Is: (ast.IsNot,),
-    ast.IsNot: (ast.Is,),
-    ast.In: (ast.NotIn,),
-    ast.NotIn: (ast.In,),
-    ast.Lt: (ast.LtE, ast.Gt),
-    ast.LtE: (ast.Lt, ast.GtE),
-    ast.Gt: (ast.GtE, ast.Lt),
-    ast.GtE: (ast.Gt, ast.LtE),
-    ast.Eq: (ast.NotEq,),
-    ast.NotEq: (ast.Eq,),
-}
-CMP_SYMBOL = {
-    ast.Is: "is",
-    ast.IsNot: "is not",
-    ast.In: "in",
-    ast.NotIn: "not in",
-    ast.Lt: "<",
-    ast.LtE: "<=",
-    ast.Gt: ">",
-    ast.GtE: ">=",
-    ast.Eq: "==",
-    ast.NotEq: "!=",
-}
-BIN_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
-BIN_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
-LOG_CALLS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
-NUMBER_TYPES = {"int", "float", "Number", "numbers.Number"}
-
-
-@dataclass
-class Mutant:
-    module: str  # path relative to the repository root
-    line: int  # the mutated node's line (what the survivor list shows)
-    stmt_line: int  # the enclosing statement's first line (what coverage records)
-    start: tuple[int, int]  # splice span in the source: (line, col) .. (end line, end col), 1-based lines
-    end: tuple[int, int]
-    original: str
-    replacement: str
-    operator: str
-    status: str = ""
-    tests: int = 0
-    seconds: float = 0.0
-    detail: str = ""
-
-
-def _numeric_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether a function is annotated to return a number (``float``, ``int``, ``float | None``...)."""
-    if func.returns is None:
-        return False
-    text = ast.unparse(func.returns).replace(" ", "")
-    text = re.sub(r"^Optional\[(.*)\]$", r"\1", text)
-    parts = [p for p in text.replace("'", "").replace('"', "").split("|") if p != "None"]
-    return bool(parts) and all(p in NUMBER_TYPES for p in parts)
-
-
-def _is_message_call(node: ast.Call) -> bool:
-    """logging calls and warnings.warn: their arguments are messages."""
-    func = node.func
-    if isinstance(func, ast.Attribute):
-        if (
-            func.attr in LOG_CALLS
-            and isinstance(func.value, ast.Name)
-            and re.search(r"log", func.value.id, re.IGNORECASE)
-        ):
-            return True
-        if func.attr == "warn" and isinstance(func.value, ast.Name) and func.value.id == "warnings":
-            return True
-    return False
-
-
-def _bump(value: int | float) -> int | float:
-    if value == 0:
-        return type(value)(1)
-    if value == 1:
-        return type(value)(0)
-    if value == 0.5:
-        return 0.55
-    return value + 1
-
-
-class _Finder(ast.NodeVisitor):
-    """Collects mutation points; never descends into docstrings, annotations, ``__all__``,
-    f-strings, ``raise`` statements, logging/warning calls or ``# pragma: no mutate`` lines."""
-
-    def __init__(self, module: str, source: str) -> None:
-        self.module = module
-        self.lines = source.splitlines()
-        self.mutants: list[Mutant] = []
-        self.stmt: ast.stmt | None = None
-        self.numeric_return: list[bool] = [False]
-        self.in_compare = 0  # None inside `x is None` is mutated by flipping `is`, not by replacing None
-
-    # -- helpers
-    def _skipped(self, node: ast.AST) -> bool:
-        first, last = node.lineno, getattr(node, "end_lineno", node.lineno) or node.lineno
-        stmt_line = self.stmt.lineno if self.stmt is not None else first
-        return any(PRAGMA in self.lines[n - 1] for n in {first, stmt_line} | ({last} if last == first else set()))
-
-    def _add(self, node: ast.expr, replacement: ast.expr | str, operator: str) -> None:
-        if self._skipped(node):
-            return
-        new = replacement if isinstance(replacement, str) else ast.unparse(replacement)
-        old = ast.get_source_segment("\n".join(self.lines), node) or ast.unparse(node)
-        self.mutants.append(
-            Mutant(
-                module=self.module,
-                line=node.lineno,
-                stmt_line=self.stmt.lineno if self.stmt is not None else node.lineno,
-                start=(node.lineno, node.col_offset),
-                end=(node.end_lineno, node.end_col_offset),
-                original=" ".join(old.split()),
-                replacement=" ".join(new.split()),
-                operator=operator,
-            )
-        )
-
-    # -- statements
-    def generic_visit(self, node: ast.AST) -> None:
-        if isinstance(node, ast.stmt):
-            outer, self.stmt = self.stmt, node
-            super().generic_visit(node)
-            self.stmt = outer
-        else:
-            super().generic_visit(node)
-
-    def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
-        """A body without its docstring."""
-        if (
-            body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            return body[1:]
-        return body
-
-    def visit_Module(self, node: ast.Module) -> None:
-        for stmt in self._body(node.body):
-            self.visit(stmt)
-
-    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        outer, self.stmt = self.stmt, node
-        for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-            self.visit(default)
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        self.stmt = outer
-        self.numeric_return.append(_numeric_return(node))
-        for stmt in self._body(node.body):
-            self.visit(stmt)
-        self.numeric_return.pop()
-
-    visit_FunctionDef = _visit_function
-    visit_AsyncFunctionDef = _visit_function
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self.numeric_return.append(False)
-        self.generic_visit(node)
-        self.numeric_return.pop()
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for stmt in self._body(node.body):
-            self.visit(stmt)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:  # the annotation is skipped
-        if node.value is not None:
-            outer, self.stmt = self.stmt, node
-            self.visit(node.value)
-            self.stmt = outer
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            return
-        self.generic_visit(node)
-
-    def visit_Raise(self, node: ast.Raise) -> None:  # exception messages
-        return
-
-    def visit_Assert(self, node: ast.Assert) -> None:
-        outer, self.stmt = self.stmt, node
-        self.visit(node.test)  # the message is skipped
-        self.stmt = outer
-
-    def visit_If(self, node: ast.If) -> None:
-        # `if TYPE_CHECKING:` blocks never run
-        if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            return
-        outer, self.stmt = self.stmt, node
-        self._negate_test(node.test)
-        self.stmt = outer
-        self.generic_visit(node)
-
-    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:  # f-strings are messages
-        return
-
-    def visit_Call(self, node: ast.Call) -> None:
-        if _is_message_call(node):
-            return
-        self.generic_visit(node)
-
-    def visit_Return(self, node: ast.Return) -> None:
-        if node.value is not None:
-            outer, self.stmt = self.stmt, node
-            current = ast.unparse(node.value)
-            # a numeric function also gets the two values a metric is most often wrong by
-            for replacement in ("None", "0", "1") if self.numeric_return[-1] else ("None",):
-                if current != replacement:
-                    self._add(node.value, replacement, f"return -> {replacement}")
-            self.stmt = outer
-        self.generic_visit(node)
-
-    def _negate_test(self, test: ast.expr) -> None:
-        if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):  # "not removed" is that mutant
-            self._add(test, f"not ({ast.unparse(test)})", "condition negated")
-
-    def visit_While(self, node: ast.While) -> None:
-        outer, self.stmt = self.stmt, node
-        self._negate_test(node.test)
-        self.stmt = outer
-        self.generic_visit(node)
-
-    def visit_IfExp(self, node: ast.IfExp) -> None:
-        self._negate_test(node.test)
-        self.generic_visit(node)
-
-    def visit_Expr(self, node: ast.Expr) -> None:
-        # a call made for its effect (appending, updating, checking) removed
-        outer, self.stmt = self.stmt, node
-        if isinstance(node.value, ast.Call) and not _is_message_call(node.value):
-            self._add(node.value, "None", "call removed")
-        self.stmt = outer
-        self.generic_visit(node)
-
-    # -- expressions
-    def visit_Compare(self, node: ast.Compare) -> None:
-        self.in_compare += 1
-        for i, op in enumerate(node.ops):
-            for swap in CMP_SWAPS.get(type(op), ()):
-                ops = list(node.ops)
-                ops[i] = swap()
-                mutated = ast.Compare(left=node.left, ops=ops, comparators=node.comparators)
-                self._add(node, mutated, f"{CMP_SYMBOL[type(op)]} -> {CMP_SYMBOL[swap]}")
-        self.generic_visit(node)
-        self.in_compare -= 1
-
-    def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        swap = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        names = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
-        self._add(node, ast.BoolOp(op=swap, values=node.values), f"{names[0]} -> {names[1]}")
-        self.generic_visit(node)
-
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
-        if isinstance(node.op, ast.Not):
-            self._add(node, f"({ast.unparse(node.operand)})", "not removed")
-        self.generic_visit(node)
-
-    @staticmethod
-    def _stringy(node: ast.expr) -> bool:
-        return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
-
-    def visit_BinOp(self, node: ast.BinOp) -> None:
-        swap = BIN_SWAPS.get(type(node.op))
-        if swap is not None and not (self._stringy(node.left) or self._stringy(node.right)):
-            mutated = ast.BinOp(left=node.left, op=swap(), right=node.right)
-            self._add(node, mutated, f"{BIN_SYMBOL[type(node.op)]} -> {BIN_SYMBOL[swap]}")
-        self.generic_visit(node)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        swap = BIN_SWAPS.get(type(node.op))
-        outer, self.stmt = self.stmt, node
-        if swap is not None and not self._stringy(node.value) and not self._skipped(node):
-            mutated = ast.AugAssign(target=node.target, op=swap(), value=node.value)
-            old = ast.unparse(node)
-            self.mutants.append(
-                Mutant(
-                    module=self.module,
-                    line=node.lineno,
-                    stmt_line=node.lineno,
-                    start=(node.lineno, node.col_offset),
-                    end=(node.end_lineno, node.end_col_offset),
-                    original=old,
-                    replacement=ast.unparse(mutated),
-                    operator=f"{BIN_SYMBOL[type(node.op)]}= -> {BIN_SYMBOL[swap]}=",
-                )
-            )
-        self.visit(node.value)
-        self.stmt = outer
-
-    def visit_Constant(self, node: ast.Constant) -> None:
-        value = node.value
-        if isinstance(value, bool):
-            self._add(node, repr(not value), f"{value!r} -> {not value!r}")
-            return
-        if value is None and not self.in_compare:
-            self._add(node, "0", "None -> 0")
-            return
-        if not isinstance(value, (int, float)):
-            return
-        new = _bump(value)
-        self._add(node, repr(new), f"{value!r} -> {new!r}")
-
-
-def find_mutants(module: str) -> list[Mutant]:
-    source = (ROOT / module).read_text()
-    finder = _Finder(module, source)
-    finder.visit(ast.parse(source))
-    return finder.mutants
-
-
-def apply(source: str, mutant: Mutant) -> str:
-    """The module's source with the mutant's span replaced (the rest of the file untouched)."""
-    lines = source.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line.encode()))
-    data = source.encode()
-    begin = offsets[mutant.start[0] - 1] + mutant.start[1]
-    end = offsets[mutant.end[0] - 1] + mutant.end[1]
-    replacement = mutant.replacement
-    if not mutant.operator.endswith("="):  # AugAssign mutants replace a statement
-        replacement = f"({replacement})"  # an expression: parenthesized to keep its place in its context
-    mutated = data[:begin] + replacement.encode() + data[end:]
-    return mutated.decode()
-
-
-# ----------------------------------------------------------------------------------------------
-# copies and test runs
-
-
-def make_copy(parent: Path, name: str) -> Path:
-    target = parent / name
-    target.mkdir()
-    for item in COPIED:
-        src = ROOT / item
-        if src.is_dir():
-            shutil.copytree(src, target / item, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
-        elif src.exists():
-            shutil.copy2(src, target / item)
-    return target
-
-
-def env_for(copy: Path, bytecode: bool = False) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(copy)
-    # the property tests judge mutants with the thorough search, whatever the developer's inner-loop profile
-    env.setdefault("EXTRACTBENCH_HYPOTHESIS_PROFILE", "ci")
-    if bytecode:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-    else:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant written in the same second must not reuse a stale .pyc
-    env.pop("COVERAGE_PROCESS_START", None)
-    return env
-
-
-def drop_bytecode(path: Path) -> None:
-    """Removes the cached bytecode of one source file, so the next import compiles what is on disk."""
-    for pyc in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
-        pyc.unlink(missing_ok=True)
-
-
-class SubprocessRunner:
-    """One ``python -m pytest`` per run: slow (pytest and numpy/scipy start up every time), simple."""
-
-    name = "subprocess"
-
-    def __init__(self, copy: Path) -> None:
-        self.copy = copy
-
-    def warm(self, nodeids: list[str]) -> list[str]:
-        return []
-
-    def run(self, nodeids: list[str], timeout: float | None) -> tuple[str, float, int]:
-        """('passed' | 'failed' | 'timeout', seconds, returncode) for running these tests in the copy."""
-        args_file = self.copy / ".mutation-args"
-        args_file.write_text("\n".join(nodeids) + "\n")
-        cmd = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, f"@{args_file}"]
-        start = time.monotonic()
-        proc = subprocess.Popen(
-            cmd,
-            cwd=self.copy,
-            env=env_for(self.copy),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)  # the run we started, and its children
-            proc.wait()
-            return "timeout", time.monotonic() - start, -9
-        return ("passed" if rc == 0 else "failed"), time.monotonic() - start, rc
-
-    def close(self) -> None:
-        pass
-
-    kill = close
-
-
-class ForkRunner:
-    """A fork server (``forkserver.py``) started in the copy: pytest, numpy, scipy and the other test
-    dependencies are imported once; each run is a forked child that imports the package from the copy (the
-    mutant on disk) and runs ``pytest.main`` in process. The server kills a child that runs past its timeout."""
-
-    name = "fork"
-
-    def __init__(self, copy: Path) -> None:
-        self.copy = copy
-        self.proc = subprocess.Popen(
-            [sys.executable, str(copy / "tests" / "mutation" / "forkserver.py")],
-            cwd=copy,
-            env=env_for(copy, bytecode=True),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-
-    def _ask(self, request: dict) -> dict:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            log = self.copy / ".mutation-server.log"
-            tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
-            sys.exit(f"the fork server stopped (exit {self.proc.poll()}):\n{tail}")
-        answer = json.loads(line)
-        if "error" in answer:
-            sys.exit(answer["error"])
-        return answer
-
-    def warm(self, nodeids: list[str]) -> list[str]:
-        """Runs the tests once unmutated (the server then imports what they needed); the ones that fail."""
-        answer = self._ask({"op": "warm", "tests": nodeids, "flags": [f for f in PYTEST_FLAGS if f != "-x"]})
-        print(
-            f"  fork server warm: {len(nodeids)} tests in {answer['seconds']:.0f}s, "
-            f"{answer['imported']} modules imported once",
-            flush=True,
-        )
-        return answer["failed"]
-
-    def run(self, nodeids: list[str], timeout: float | None) -> tuple[str, float, int]:
-        answer = self._ask({"op": "run", "tests": nodeids, "flags": PYTEST_FLAGS, "timeout": timeout})
-        return answer["status"], answer["seconds"], answer["rc"]
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()  # the server kills its running child's group, then exits
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-RUNNERS = {"fork": ForkRunner, "subprocess": SubprocessRunner}
-
+# the line -> tests map
 
 COLLECTOR = r"""
 import json, sys, coverage, pytest
@@ -619,6 +152,9 @@ class ModuleReport:
     killed: int = 0
     survived: int = 0
     not_covered: int = 0
+    errors: int = 0
+    timeouts: int = 0  # of the killed: twice past their deadline
+    cold: int = 0  # judged by the fork server (their code ran at import)
     seconds: float = 0.0
     survivors: list[dict] = field(default_factory=list)
 
@@ -660,6 +196,9 @@ def write_survivors(out: Path, modules: list[str], tests: list[str], reports: li
                 "killed": r.killed,
                 "survived": r.survived,
                 "not_covered": r.not_covered,
+                "errors": r.errors,
+                "timeouts": r.timeouts,
+                "cold": r.cold,
                 "kill_rate": None if r.kill_rate is None else round(r.kill_rate, 4),
                 "seconds": round(r.seconds),
                 "survivors": r.survivors,
@@ -669,6 +208,50 @@ def write_survivors(out: Path, modules: list[str], tests: list[str], reports: li
     }
     out.write_text(json.dumps(payload, indent=2) + "\n")
     return out
+
+
+def listed_equivalents(path: Path) -> list[tuple[str, str, str]]:
+    """(module, line text, operator) of every row of equivalents.md: a row names its line by the line's text, not
+    its number, so edits elsewhere in the module do not stale it."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else ():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and cells[0].startswith("`") and cells[0].endswith(".py`"):
+            rows.append((cells[0].strip("`"), cells[1].strip("`"), cells[2].strip("`")))
+    return rows
+
+
+def is_listed(entry: dict, rows: list[tuple[str, str, str]]) -> bool:
+    """Whether a survivor is one equivalents.md lists: same module, same line text (spaces aside), same operator."""
+    module = entry["where"].rsplit(":", 2)[0]
+    squash = "".join(entry["line"].split())
+    return any(
+        module.endswith(m) and "".join(text.split()) == squash and operator == entry["operator"]
+        for m, text, operator in rows
+    )
+
+
+def ran_at_import(mutant: Mutant, lines: dict[int, set[str]]) -> bool:
+    """Whether the mutated line ran outside every test (at import or collection): a value computed there is not
+    recomputed by patching a function, so such a mutant needs the package imported afresh."""
+    return "" in lines.get(mutant.stmt_line, set()) | lines.get(mutant.line, set())
+
+
+def order_tests(tests: list[str], durations: dict[str, float], kills: Counter[str]) -> list[str]:
+    """Fastest and most killing first: a killed mutant stops at its first failing test."""
+    return sorted(tests, key=lambda t: ((durations.get(t, 0.0) + 0.001) / (1 + kills[t]), t))
+
+
+def judge(
+    runner: object, mutant: Mutant, source: str, tests: list[str], durations: dict[str, float], at_import: bool
+) -> Verdict:
+    """The mutant's verdict in this runner; a timeout is tried once more with PATIENCE times the deadline, and only
+    a second timeout kills (a loop the mutant made endless, not a busy machine)."""
+    seconds = sum(durations.get(t, 0.0) for t in tests)
+    verdict = runner.judge(mutant.module, source, tests, seconds, at_import)  # type: ignore[attr-defined]
+    if verdict.status == "timeout":
+        verdict = runner.judge(mutant.module, source, tests, seconds, at_import, PATIENCE)  # type: ignore[attr-defined]
+    return verdict
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -715,9 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--runner",
         choices=sorted(RUNNERS),
-        default="fork",
-        help="fork (default): one fork server, pytest imported once; subprocess: one python -m pytest per mutant",
+        default="warm",
+        help="warm (default): code objects patched in a forked child of a collected session; fork: one fork "
+        "server, the package imported by each child; subprocess: one python -m pytest per mutant",
     )
+    parser.add_argument("--verdicts", metavar="FILE", default="", help="also write every mutant's verdict to FILE")
     args = parser.parse_args(argv)
 
     modules = [str(Path(m).resolve().relative_to(ROOT)) if Path(m).is_absolute() else m for m in args.modules]
@@ -732,17 +317,19 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{m}:{mu.line}  {mu.operator:<18} {mu.original}  ->  {mu.replacement}")
         return 0
 
-    runners: dict[Path, SubprocessRunner | ForkRunner] = {}
+    runners: dict[Path, object] = {}
 
-    def stop(*_: object) -> None:  # SIGTERM: stop the fork servers (and their running child), remove the copies
+    def stop(*_: object) -> None:  # SIGTERM: stop the servers (and their running child), remove the copies
         for runner in runners.values():
-            runner.kill()
+            runner.kill()  # type: ignore[attr-defined]
         shutil.rmtree(workdir, ignore_errors=True)
         os._exit(143)
 
     signal.signal(signal.SIGTERM, stop)
     started = time.monotonic()
+    load_at_start = os.getloadavg()
     workdir = Path(tempfile.mkdtemp(prefix="extractbench-mutation-"))
+    verdicts: list[dict] = []
     try:
         copies = [make_copy(workdir, f"w{i}") for i in range(max(1, args.jobs))]
         cov = (
@@ -761,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"coverage map reused from {args.coverage_cache} (sources unchanged)", flush=True)
         durations: dict[str, float] = cov["durations"]
+        full_lines: dict[str, dict[int, set[str]]] = {}  # before the slow tests were left out
         if args.max_test_seconds > 0:
             slow = {t for t, secs in durations.items() if secs > args.max_test_seconds}
             used = {c for m in modules for ctxs in cov["lines"][m].values() for c in ctxs if c}
@@ -770,13 +358,24 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             for m in modules:
+                full_lines[m] = cov["lines"][m]
                 cov["lines"][m] = {n: (ctxs - slow) or ctxs for n, ctxs in cov["lines"][m].items()}
-        runners.update({copy: RUNNERS[args.runner](copy) for copy in copies})
-        needed = {m: {c for ctxs in cov["lines"][m].values() for c in ctxs if c} for m in modules if all_mutants[m]}
-        wanted = sorted(set().union(set(), *needed.values()), key=lambda t: (t.split("::")[0], durations.get(t, 0.0)))
+        # the tests some mutant will run: those covering a mutated line
+        needed: set[str] = set()
+        for m in modules:
+            for mu in all_mutants[m][: args.limit or None]:
+                needed.update(covering_tests(mu, full_lines.get(m, cov["lines"][m])))
+        wanted = sorted(needed, key=lambda t: (t.split("::")[0], durations.get(t, 0.0)))
+        t0 = time.monotonic()
+        runners.update({copy: RUNNERS[args.runner](copy, modules, wanted) for copy in copies})
+        print(f"  {len(copies)} {args.runner} runner(s) started in {time.monotonic() - t0:.0f}s", flush=True)
         unfit: set[str] = set()
-        for runner in runners.values():  # every covering test once, unmutated: it must pass in this runner too
-            unfit |= set(runner.warm(wanted))
+        # every covering test once, unmutated, in each runner at once: it must pass in this runner too
+        with ThreadPoolExecutor(max_workers=len(runners)) as pool:
+            warmed = list(pool.map(lambda runner: runner.warm(wanted), runners.values()))  # type: ignore[attr-defined]
+        for failed, measured in warmed:
+            unfit |= set(failed)
+            durations = {**durations, **{t: s for t, s in measured.items() if t in needed}}
         if unfit:  # as in the coverage run: a test that fails unmutated cannot judge a mutant
             print(
                 f"  {len(unfit)} test(s) fail unmutated in the {args.runner} runner and are left out: "
@@ -787,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
                 cov["lines"][m] = {n: ctxs - unfit for n, ctxs in cov["lines"][m].items()}
 
         reports = []
+        lock = threading.Lock()
         for module in modules:
             report = ModuleReport(module)
             m_start = time.monotonic()
@@ -794,101 +394,130 @@ def main(argv: list[str] | None = None) -> int:
             mutants = all_mutants[module][: args.limit or None]
             report.mutants = len(mutants)
             original = (ROOT / module).read_text()
-            # the start-up cost of a pytest run in a copy: measured once, on the module's fastest test
-            all_tests = sorted({c for ctxs in lines.values() for c in ctxs if c}, key=lambda t: durations.get(t, 0.0))
-            overhead = 2.0
-            if all_tests and mutants:
-                status, secs, rc = runners[copies[0]].run(all_tests[:1], None)
-                if status != "passed":
-                    sys.exit(f"{module}: {all_tests[0]} fails unmutated in the {args.runner} runner (exit {rc})")
-                overhead = max(0.2, secs - durations.get(all_tests[0], 0.0))
-            print(
-                f"{module}: {len(mutants)} mutants, {len(all_tests)} covering tests, pytest startup ~{overhead:.1f}s",
-                flush=True,
-            )
-
+            kills: Counter[str] = Counter()
+            print(f"{module}: {len(mutants)} mutants", flush=True)
             free = list(copies)
 
-            def one(mutant: Mutant) -> Mutant:
-                # fastest first: with -x a killed mutant stops at its first failing test
-                tests = sorted(covering_tests(mutant, lines), key=lambda t: durations.get(t, 0.0))
+            def one(mutant: Mutant) -> tuple[Mutant, Verdict | None]:
+                tests = order_tests(covering_tests(mutant, lines), durations, kills)
                 mutant.tests = len(tests)
                 if not tests:
                     mutant.status = "not covered"
-                    return mutant
-                copy = free.pop()
+                    return mutant, None
+                source = apply(original, mutant)
+                with lock:
+                    copy = free.pop()
                 try:
                     target = copy / module
-                    target.write_text(apply(original, mutant))
+                    target.write_text(source)  # on disk too: subprocesses and lazy imports read the mutant
                     drop_bytecode(target)
-                    try:
-                        compile(target.read_text(), str(target), "exec")
-                    except SyntaxError as exc:  # a tool bug, not a kill
-                        mutant.status, mutant.detail = "error", f"syntax: {exc}"
-                        return mutant
-                    normal = overhead + sum(durations.get(t, 0.0) for t in tests)
-                    status, secs, rc = runners[copy].run(tests, max(MIN_TIMEOUT, TIMEOUT_FACTOR * normal))
-                    mutant.seconds = round(secs, 2)
-                    mutant.status = {"passed": "survived", "failed": "killed", "timeout": "killed"}[status]
-                    mutant.detail = status if status == "timeout" else f"pytest exit {rc}"
-                    return mutant
+                    at_import = ran_at_import(mutant, lines)
+                    verdict = judge(runners[copy], mutant, source, tests, durations, at_import)
+                    every = covering_tests(mutant, full_lines.get(module, lines))
+                    if verdict.status == "survived" and len(every) > len(tests):  # the slow tests have their say
+                        tests = order_tests([t for t in every if t not in unfit], durations, kills)
+                        mutant.tests = len(tests)
+                        verdict = judge(runners[copy], mutant, source, tests, durations, at_import)
+                    mutant.seconds = round(verdict.seconds, 2)
+                    mutant.status = {"killed": "killed", "timeout": "killed", "survived": "survived"}.get(
+                        verdict.status, "error"
+                    )
+                    mutant.detail = verdict.detail
+                    if verdict.killer:
+                        kills[verdict.killer] += 1
+                    return mutant, verdict
                 finally:
-                    (copy / module).write_text(original)
-                    drop_bytecode(copy / module)
-                    free.append(copy)
+                    target.write_text(original)
+                    drop_bytecode(target)
+                    with lock:
+                        free.append(copy)
 
             with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-                for i, mutant in enumerate(pool.map(one, mutants), 1):
+                for i, (mutant, verdict) in enumerate(pool.map(one, mutants), 1):
                     mark = {"killed": ".", "survived": "S", "not covered": "-", "error": "E"}[mutant.status]
-                    print(mark, end="\n" if i % 60 == 0 else "", flush=True)
+                    if verdict is not None and verdict.status == "timeout":
+                        mark = "T"
+                    print(mark, end="\n" if i % 80 == 0 else "", flush=True)
                     if mutant.status == "killed":
                         report.killed += 1
+                        report.timeouts += verdict is not None and verdict.status == "timeout"
                     elif mutant.status == "survived":
                         report.survived += 1
                     elif mutant.status == "not covered":
                         report.not_covered += 1
-                    if mutant.status in ("survived", "not covered"):
-                        report.survivors.append(
+                    else:
+                        report.errors += 1
+                    report.cold += verdict is not None and verdict.path == "cold"
+                    entry = {
+                        "where": f"{module}:{mutant.line}:{mutant.start[1] + 1}",
+                        "line": original.splitlines()[mutant.line - 1].strip(),
+                        "status": mutant.status,
+                        "operator": mutant.operator,
+                        "original": mutant.original,
+                        "mutant": mutant.replacement,
+                        "tests": mutant.tests,
+                    }
+                    if verdict is not None:
+                        verdicts.append(
                             {
-                                "where": f"{module}:{mutant.line}:{mutant.start[1] + 1}",
-                                "line": original.splitlines()[mutant.line - 1].strip(),
-                                "status": mutant.status,
-                                "operator": mutant.operator,
-                                "original": mutant.original,
-                                "mutant": mutant.replacement,
-                                "tests": mutant.tests,
+                                **entry,
+                                "path": verdict.path,
+                                "verdict": verdict.status,
+                                "killer": verdict.killer,
+                                "seconds": round(verdict.seconds, 3),
+                                "detail": verdict.detail,
                             }
                         )
-                    elif mutant.status == "error":
-                        print(f"\n  tool error at {module}:{mutant.line}: {mutant.detail}", flush=True)
-                    if i % 10 == 0:  # a run stopped half-way keeps what it has judged
+                    if mutant.status in ("survived", "not covered", "error"):
+                        report.survivors.append({**entry, "detail": mutant.detail} if mutant.detail else entry)
+                    if mutant.status == "error":
+                        print(f"\n  could not judge {module}:{mutant.line}: {mutant.detail}", flush=True)
+                    if i % 20 == 0:  # a run stopped half-way keeps what it has judged
                         report.seconds = time.monotonic() - m_start
                         write_survivors(Path(args.out), modules, args.tests, [*reports, report])
             print(flush=True)
             report.seconds = time.monotonic() - m_start
             reports.append(report)
-            write_survivors(
-                Path(args.out), modules, args.tests, reports
-            )  # after each module: a partial run keeps its figures
+            write_survivors(Path(args.out), modules, args.tests, reports)
+            if args.verdicts:
+                Path(args.verdicts).write_text(json.dumps(verdicts, indent=1) + "\n")
     finally:
         for runner in runners.values():
-            runner.close()
+            runner.close()  # type: ignore[attr-defined]
         shutil.rmtree(workdir, ignore_errors=True)
 
     total = time.monotonic() - started
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime + mine.ru_utime + mine.ru_stime
+    rows = listed_equivalents(HERE / "equivalents.md")
+    unexplained = []
+    for r in reports:
+        for e in r.survivors:
+            e["equivalent"] = e["status"] == "survived" and is_listed(e, rows)
+            if e["status"] == "survived" and not e["equivalent"]:
+                unexplained.append(e)
     header = (
-        f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'not covered':>11} {'kill rate':>9} "
-        f"{'seconds':>7}"
+        f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'listed':>6} {'not covered':>11} "
+        f"{'errors':>6} {'kill rate':>9} {'timeouts':>8} {'cold':>5} {'seconds':>7}"
     )
     print("\n" + header + "\n" + "-" * len(header))
     for r in reports:
         rate = f"{100 * r.kill_rate:.1f}%" if r.kill_rate is not None else "n/a"
         print(
-            f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} {r.not_covered:>11} {rate:>9} "
-            f"{r.seconds:>7.0f}"
+            f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} "
+            f"{sum(bool(e.get('equivalent')) for e in r.survivors):>6} {r.not_covered:>11} {r.errors:>6} "
+            f"{rate:>9} {r.timeouts:>8} {r.cold:>5} {r.seconds:>7.0f}"
         )
-    print(f"total run time (coverage run included): {total:.0f}s with --jobs {args.jobs}, {args.runner} runner")
-
+    print(f"{len(unexplained)} survivor(s) neither killed nor listed in equivalents.md (listed: the 'listed' column)")
+    for e in unexplained:
+        print(f"  {e['where']}  {e['operator']}:  {e['line'][:100]}")
+    judged = sum(r.mutants - r.not_covered for r in reports)
+    print(
+        f"total run time (coverage run included): {total:.0f}s with --jobs {args.jobs}, {args.runner} runner; "
+        f"CPU {cpu:.0f}s; {judged / total:.2f} mutants judged a second; load average {load_at_start[0]:.1f} at the "
+        f"start, {os.getloadavg()[0]:.1f} at the end"
+    )
     out = write_survivors(Path(args.out), modules, args.tests, reports)
     print(f"survivors written to {out}")
     return 0

@@ -42,6 +42,15 @@ def test_whole_output_scores_are_a_sum_and_a_count_in_the_row() -> None:
     assert (row["semantic_similarity_sum"], row["semantic_similarity_n"]) == (0.0, 0.0)
 
 
+def test_anls_star_is_a_value_and_a_count_in_the_row_and_unmeasured_is_zero_of_zero() -> None:
+    # ANLS* of "ab" against "abcd": normalized Levenshtein similarity 1 - 2/4 = 0.5
+    row = sample_row(score_sample({"a": "ab"}, {"a": "abcd"}))
+    assert (row["anls_star"], row["anls_star_n"]) == (0.5, 1.0)
+    # not computed (--extractbench-no-anls), or a record written before ANLS* existed
+    row = sample_row(score_sample({"a": "ab"}, {"a": "abcd"}, options=ScoringOptions(anls_star=False)))
+    assert (row["anls_star"], row["anls_star_n"]) == (0.0, 0.0)
+
+
 def test_a_row_saved_before_the_new_keys_gets_them_from_its_eqs() -> None:
     # ANLS* too: unmeasured (n 0), so a comparison with such a baseline leaves it out
     assert complete_row({"eqs": JUST_PERFECT}) == {

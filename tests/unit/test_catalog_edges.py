@@ -150,3 +150,40 @@ def test_ranks_are_positions_without_gaps_and_strength_ranks_without_ties() -> N
     assert strength == list(range(len(strength)))
     rows = sorted({m.terminal_row for m in catalog.metrics() if m.terminal_row is not None})
     assert rows == list(range(len(rows)))
+    for attribute in ("key_chart", "sample_column"):  # one metric a place: a bar of the chart, a column of the CSV
+        ranks = sorted(getattr(m, attribute) for m in catalog.metrics() if getattr(m, attribute) is not None)
+        assert ranks == list(range(len(ranks))), attribute
+
+
+def test_the_key_chart_bars_and_the_per_sample_columns_of_samples_csv_in_order() -> None:
+    assert [m.name for m in catalog.ranked("key_chart")] == [
+        "extraction_quality_score",
+        "schema_validity_rate",
+        "field_f1_partial",
+        "exact_match_rate",
+        "type_accuracy",
+        "hallucination_rate",
+    ]
+    # validity first (JSON, then schema), the score, then the field metrics from strictest to the error rates
+    assert [m.per_sample for m in catalog.ranked("sample_column")][:12] == [
+        "json_valid",
+        "schema_valid",
+        "eqs",
+        "exact_match",
+        "f1_strict",
+        "f1_partial",
+        "f1_lenient",
+        "precision_partial",
+        "recall_partial",
+        "type_accuracy",
+        "hallucination_rate",
+        "omission_rate",
+    ]
+
+
+def test_an_eqs_component_missing_from_a_models_entry_reads_as_a_zero_metric() -> None:
+    # absent (or null) reads as 0: the component is 0 for a higher-is-better metric, 1 - 0 for a lower-is-better one
+    assert catalog.get("schema_validity_rate").component_value({}) == 0.0
+    assert catalog.get("hallucination_rate").component_value({}) == 1.0
+    assert catalog.get("hallucination_rate").component_value({"hallucination_rate": 0.25}) == 0.75
+    assert catalog.get("schema_validity_rate").component_value({"schema_validity_rate": None}) == 0.0

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_extractbench import ScoringOptions
 from pytest_extractbench.scoring import jaccard
+from pytest_extractbench.scoring.compare import ElementPair, list_element_pairs, similarity_paired_elements
 
 SIMILAR = ScoringOptions(list_similarity=0.8)
 CEILING = math.nextafter(SIMILAR.exact_threshold, 0.0)  # near elements earn credit up to just below exactness
@@ -77,8 +78,6 @@ def test_similarity_only_adds_credit_and_never_changes_equality(
 
 # --- which elements the score is made of: the field diff shows them ---
 
-from pytest_extractbench.scoring.compare import ElementPair, list_element_pairs  # noqa: E402
-
 
 def test_each_element_is_paired_exactly_by_similarity_missed_or_spurious() -> None:
     gold = ["Newgistics, Inc.", "Acme Holdings LLC", "Zeta", "acme holdings llc"]
@@ -121,3 +120,30 @@ def test_the_terminal_field_diff_lists_the_elements_escaped() -> None:
     # without the option the list field shows as one row, as before
     plain = SampleRecord(model="m", sample_id="s", score=score_sample(output, gold, None), passed=False)
     assert "similar" not in failure_text(plain) and "spurious" not in failure_text(plain)
+
+
+def test_similarity_pairing_stops_above_2500_cells_and_keeps_a_pair_exactly_at_the_threshold() -> None:
+    # "item-007" -> "item-007x": one insertion in 9 characters, similarity 1 - 1/9, each gold element's best pair
+    gold = [f"item-{i:03d}" for i in range(61)]
+    near = [f"{g}x" for g in gold]
+    at_threshold = ScoringOptions(list_similarity=1 - 1 / 9)
+    # 50 x 50 = 2,500 cells: paired; 50 pairs of 8/9 over a union of 100 - 50 slots
+    assert jaccard(gold[:50], near[:50], at_threshold).score == pytest.approx(8 / 9)
+    # 41 x 61 = 2,501 cells: plain Jaccard, nothing shared
+    assert jaccard(gold[:41], near, at_threshold).score == 0.0
+
+
+def test_elements_of_different_types_pair_by_their_scalar_score() -> None:
+    # 100 vs 96: number similarity 1 - 4/100 = 0.96; "abc" vs "abd": 1 - 1/3 < 0.8; a number against a string
+    # scores 0. The best assignment pairs 100-96 and abc-abd; only the first is kept: 0.96 / (4 - 1)
+    assert jaccard([100, "abc"], [96, "abd"], SIMILAR).score == pytest.approx(0.32)
+
+
+def test_a_missed_element_before_a_similar_one_keeps_the_pairing_in_gold_order() -> None:
+    assert list_element_pairs(["alpha", "bravo"], ["bravx"], SIMILAR) == [
+        ElementPair("missed", "alpha"),
+        ElementPair("similar", "bravo", "bravx", pytest.approx(0.8)),
+    ]
+    # a list against a string has no elements to list
+    assert similarity_paired_elements(["a"], "a", "incorrect", SIMILAR) is None
+    assert similarity_paired_elements("a", ["a"], "incorrect", SIMILAR) is None

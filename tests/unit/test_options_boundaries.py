@@ -101,3 +101,11 @@ def test_from_dict_of_a_partial_dict_keeps_the_other_defaults() -> None:
     assert ScoringOptions.from_dict({"eqs_weights": {"validity": 0.25, "no_hallucination": 0.05}}).eqs_weights == (
         EqsWeights(validity=0.25, no_hallucination=0.05)
     )
+
+
+def test_list_similarity_is_off_or_in_zero_to_one_open_at_zero() -> None:
+    for threshold in (None, 1e-9, 0.5, 1.0):
+        ScoringOptions(list_similarity=threshold)
+    for threshold in (0.0, -0.5, 1.000001, math.nan):
+        with pytest.raises(ValueError, match="list_similarity"):
+            ScoringOptions(list_similarity=threshold)

@@ -267,3 +267,45 @@ def test_monte_carlo_swaps_are_the_bits_of_random_bytes_as_documented():
     result = paired_permutation_test(d, np.zeros(64), resamples=500, rng=4)
     assert result.p_value == pytest.approx(expected)
     assert 0 < hits < 250  # a p-value that depends on the draws
+
+
+def test_arrangements_within_the_tie_tolerance_are_ties_at_every_scale():
+    # two pairs, mean(a) - mean(b); the four swap patterns give +-50 +- 1e-9. The one that swaps only the second
+    # pair (50 - 1e-9) is a tie of the observed 50 + 1e-9 within the tolerance 1e-10 * 50: both tails hold two of
+    # the four arrangements, so p = 2 * 2/4 = 1 (a tolerance not scaled by the value would give 2 * 1/4)
+    result = paired_permutation_test([100.0, 2e-9], [0.0, 0.0])
+    assert (result.statistic, result.p_value) == (pytest.approx(50.0 + 1e-9, abs=0, rel=1e-15), 1.0)
+    # below a value of 1 the tolerance stays 1e-10: the arrangements 2e-11, 1e-11, -1e-11, -2e-11 are all ties
+    # of the observed 2e-11, so p = 1 (a tolerance shrunk with the value would leave one arrangement per tail)
+    assert paired_permutation_test([3e-11, 1e-11], [0.0, 0.0]).p_value == 1.0
+
+
+def test_wilcoxon_statistic_is_the_smaller_rank_sum_for_fractional_differences():
+    # d = [0.5, 0.5, -0.25, 0]: the zero is dropped; |d| ranks 2.5, 2.5, 1: R+ = 5, R- = 1, W = 1. Of the 8 sign
+    # patterns of the three, R+ >= 5 in two (5 and 6): exact two-sided p = 2 * 2/8 = 0.5
+    result = wilcoxon_test([0.5, 0.5, 0.0, 0.25], [0.0, 0.0, 0.25, 0.25])
+    assert (result.statistic, result.p_value) == (1.0, pytest.approx(0.5))
+    # mirrored, R+ = 1 and R- = 5: the same W and p
+    result = wilcoxon_test([0.0, 0.0, 0.25, 0.25], [0.5, 0.5, 0.0, 0.25])
+    assert (result.statistic, result.p_value) == (1.0, pytest.approx(0.5))
+
+
+@pytest.mark.parametrize(
+    ("d", "exhaustive"),
+    [
+        ([1.0] * 6 + [-0.9, -0.8, 0.5, 0.25, -0.75, 0.3, 0.2], True),  # 13 differences, tied at 1 (score flips)
+        ([0.0] + [0.1 * k for k in range(1, 13)], True),  # 13 with a zero, the rest distinct
+        ([1.0] * 7 + [-1.0] * 3 + [0.5, 0.5, 0.25, -0.75], False),  # 14 with ties: scipy's normal approximation
+        ([0.1, 0.2, -0.3, 0.4, 0.5], False),  # no zeros, no ties: scipy's exact distribution
+    ],
+)
+def test_small_samples_with_zeros_or_ties_take_the_one_pass_exhaustive_test(monkeypatch, d, exhaustive):
+    # scipy answers these by calling its statistic once per sign flip (4 s at n = 12): the one-pass version must
+    # take exactly those cases, and leave the others to scipy
+    import scipy.stats
+
+    calls = []
+    real = scipy.stats.wilcoxon
+    monkeypatch.setattr(scipy.stats, "wilcoxon", lambda x, *args, **kw: calls.append(len(x)) or real(x, *args, **kw))
+    wilcoxon_test(d, [0.0] * len(d))
+    assert calls == ([] if exhaustive else [len(d)])

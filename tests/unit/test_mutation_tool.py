@@ -1,0 +1,106 @@
+"""The mutation tool's two decisions that a wrong verdict would hide behind: a mutant changes only its own span
+(every other line keeps its number and its code), and the warm runner patches a function only when nothing that
+ran at import changed (tests/mutation/README.md)."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutation"))
+
+import mutants  # noqa: E402
+import warmserver  # noqa: E402
+
+SOURCE = """\
+LIMIT = 3
+
+
+def scale(x, factor=2):
+    if (x > LIMIT and
+            x < 10):
+        return x * factor
+    return x
+
+
+class Box:
+    size = 1
+
+    def grow(self, n):
+        return [v + n for v in range(self.size)]
+"""
+
+
+def _mutants_at(line: int, operator: str) -> list[mutants.Mutant]:
+    finder = mutants._Finder("m.py", SOURCE)
+    finder.visit(__import__("ast").parse(SOURCE))
+    return [m for m in finder.mutants if m.line == line and m.operator == operator]
+
+
+def _compile(source: str) -> types.CodeType:
+    return compile(source, "m.py", "exec", dont_inherit=True)
+
+
+def test_every_mutant_keeps_every_line_number_even_when_its_span_had_several_lines() -> None:
+    finder = mutants._Finder("m.py", SOURCE)
+    finder.visit(__import__("ast").parse(SOURCE))
+    assert len(finder.mutants) > 10
+    for mutant in finder.mutants:
+        mutated = mutants.apply(SOURCE, mutant)
+        _compile(mutated)
+        assert mutated.count("\n") == SOURCE.count("\n"), mutant
+        assert mutated.splitlines()[12:] == SOURCE.splitlines()[12:] or mutant.line >= 12
+    (negated,) = _mutants_at(5, "condition negated")  # the `if` test spans lines 5-6
+    assert mutants.apply(SOURCE, negated).splitlines()[5] == ")):"
+
+
+def _live(namespace: dict) -> dict:
+    live: dict = {}
+    for value in namespace.values():
+        functions = [value] if isinstance(value, types.FunctionType) else []
+        if isinstance(value, type):
+            functions = [f for f in vars(value).values() if isinstance(f, types.FunctionType)]
+        for function in functions:
+            live.setdefault(function.__code__, []).append(function)
+    return live
+
+
+def test_a_mutant_in_a_function_body_patches_that_function_and_nothing_else() -> None:
+    namespace: dict = {}
+    exec(_compile(SOURCE), namespace)  # noqa: S102 - the module under test, as an import would run it
+    live = _live(namespace)
+    (mutant,) = _mutants_at(7, "* -> /")
+    pairs = warmserver.plan(_compile(SOURCE), _compile(mutants.apply(SOURCE, mutant)), live)
+    assert [original.co_name for original, _ in pairs] == ["scale"]
+    for original, mutated in pairs:
+        for function in live[original]:
+            function.__code__ = mutated
+    assert namespace["scale"](4) == 2.0  # 4 / 2: the live function now runs the mutant
+    (comprehension,) = _mutants_at(15, "+ -> -")  # inside a comprehension of a method: the method is patched
+    pairs = warmserver.plan(_compile(SOURCE), _compile(mutants.apply(SOURCE, comprehension)), live)
+    assert [original.co_qualname for original, _ in pairs] == ["Box.grow"]
+
+
+@pytest.mark.parametrize(
+    ("line", "operator"),
+    [
+        (1, "3 -> 4"),  # a module constant
+        (4, "2 -> 3"),  # a default value, evaluated when the def ran
+        (12, "1 -> 0"),  # a class attribute
+    ],
+)
+def test_a_mutant_of_code_that_ran_at_import_is_cold(line: int, operator: str) -> None:
+    namespace: dict = {}
+    exec(_compile(SOURCE), namespace)  # noqa: S102
+    (mutant,) = _mutants_at(line, operator)
+    with pytest.raises(warmserver.Cold):
+        warmserver.plan(_compile(SOURCE), _compile(mutants.apply(SOURCE, mutant)), _live(namespace))
+
+
+def test_a_changed_function_with_no_live_instance_is_cold() -> None:
+    (mutant,) = _mutants_at(7, "* -> /")
+    with pytest.raises(warmserver.Cold, match="no live function"):
+        warmserver.plan(_compile(SOURCE), _compile(mutants.apply(SOURCE, mutant)), {})
