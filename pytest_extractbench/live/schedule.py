@@ -178,7 +178,11 @@ class PromptBudget:
         return True
 
     def _start(self, waiter: _Waiter) -> None:
-        """``waiter``, already out of the queue, is admitted."""
+        """``waiter``, already out of the queue, is admitted; unless its request was cancelled while it waited (a
+        Ctrl-C cancels the future at once, its handler runs a step later): then it is only dropped, since setting
+        a cancelled future's result would raise in the request whose release is admitting it."""
+        if waiter.ready.done():
+            return
         self._count += 1
         self._tokens += waiter.tokens
         self._long += waiter.tokens >= LONG_PROMPT_TOKENS

@@ -546,7 +546,8 @@ def test_ctrl_c_stops_the_requests_and_keeps_the_answers(
     time.sleep(1.0)
     assert len(server.requests) == sent  # no request after the session ended
     lines = journal(pytester)
-    assert len(lines) >= 6 and all(line["response"]["error_class"] is None for line in lines)
+    errors = [(line["sample_id"], line["response"]["error"]) for line in lines if line["response"]["error_class"]]
+    assert len(lines) >= 6 and not errors  # an answer that landed is kept as answered, whatever Ctrl-C cut short
 
 
 HIDE_LLAMA = '''

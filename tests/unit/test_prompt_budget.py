@@ -194,3 +194,33 @@ def test_random_arrivals_all_finish_and_respect_the_count() -> None:
 
     tracker = run(main())
     assert len(tracker.started) == 60 and max(c for c, _, _ in tracker.peaks) <= 3
+
+
+def test_a_request_cancelled_while_it_waits_is_dropped_by_the_release_that_would_admit_it() -> None:
+    # Ctrl-C cancels a waiting request's future at once and runs its handler a step later; a release in between
+    # must not try to admit it (setting a cancelled future's result raised in the releasing request, whose own
+    # answer was then journaled as a client error)
+    async def go() -> bool:
+        budget = PromptBudget(limit=1, timeout_s=10, tokens="off")
+        first = budget.admit(100)
+        await first.__aenter__()
+
+        async def second() -> None:
+            async with budget.admit(100):
+                pass
+
+        task = asyncio.create_task(second())
+        await asyncio.sleep(0)  # queued behind the first
+        task.cancel()
+        await first.__aexit__(None, None, None)  # the release admits whoever waits: no one, now
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+        async def third() -> None:
+            async with budget.admit(100):
+                pass
+
+        await asyncio.wait_for(third(), timeout=5)  # the cancelled one holds no room: the next goes at once
+        return True
+
+    assert asyncio.run(go())
