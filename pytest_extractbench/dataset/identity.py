@@ -17,17 +17,15 @@ from typing import Any
 __all__ = ["dataset_hash", "dataset_hash_of", "sample_hash"]
 
 
+def _as_json(value: Any) -> Any:
+    # a read-only mapping (a track sample's inputs) hashes by its content, anything else unknown by its text
+    return dict(value) if isinstance(value, Mapping) else str(value)
+
+
 def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
-
-
-def _plain(value: Any) -> Any:
-    """Read-only mappings (a track sample's inputs) as dicts, so they hash by content, not by repr."""
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_as_json).encode(
+        "utf-8"
+    )
 
 
 def sample_hash(sample: Any) -> str:
@@ -35,7 +33,7 @@ def sample_hash(sample: Any) -> str:
     for a track sample, of all its inputs and its reference."""
     data = getattr(sample, "data", None)
     if isinstance(data, Mapping):
-        return hashlib.sha256(_canonical({"data": _plain(data), "expected": _plain(sample.expected)})).hexdigest()
+        return hashlib.sha256(_canonical({"data": data, "expected": sample.expected})).hexdigest()
     content: dict[str, Any] = {"text": sample.text, "schema": sample.schema, "expected": sample.expected}
     document = getattr(sample, "document", None)
     if document is not None:
