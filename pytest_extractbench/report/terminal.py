@@ -178,8 +178,8 @@ def performance_lines(perf: Performance) -> list[str]:
     lines = []
     if perf["measured"]:
         lines.append(
-            f"  latency             p50 {_opt(lat['p50'], '.0f')} ms  p95 {_opt(lat['p95'], '.0f')} ms  "
-            f"p99 {_opt(lat['p99'], '.0f')} ms  (mean {_opt(lat['mean'], '.0f')}, max {_opt(lat['max'], '.0f')}; "
+            f"  latency             p50 {_opt(lat['p50'], ',.0f')} ms  p95 {_opt(lat['p95'], ',.0f')} ms  "
+            f"p99 {_opt(lat['p99'], ',.0f')} ms  (mean {_opt(lat['mean'], ',.0f')}, max {_opt(lat['max'], ',.0f')}; "
             f"{lat['count']} timed, {counts['cached']} cached)"
         )
     else:
@@ -194,7 +194,7 @@ def performance_lines(perf: Performance) -> list[str]:
     if tok["responses_with_usage"]:
         text = (
             f"  tokens              mean prompt {_opt(tok['prompt']['mean'], '.0f')}, completion "
-            f"{_opt(tok['completion']['mean'], '.0f')}; total {tok['total']['sum']}; "
+            f"{_opt(tok['completion']['mean'], '.0f')}; total {tok['total']['sum']:,}; "
             f"{_opt(tok['token_efficiency'], '.3f')} fields/output token"
         )
         if cost["available"]:

@@ -264,4 +264,4 @@ def test_retried_samples_count_every_attempt_and_the_gates_read_end_to_end(
     assert (check["metric"], check["value"], check["passed"]) == ("latency_p95_ms", model["latency_p95_ms"], False)
     # the terminal's latency line is the gated figure too
     p95 = perf["end_to_end_ms"]["p95"]
-    result.stdout.fnmatch_lines([f"*latency*p95 {p95:.0f} ms*(mean *, max *; 4 timed, 0 cached)"])
+    result.stdout.fnmatch_lines([f"*latency*p95 {p95:,.0f} ms*(mean *, max *; 4 timed, 0 cached)"])
