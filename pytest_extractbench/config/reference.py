@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..analysis import catalog
+from ..analysis import catalog, track_metrics
 from .table import OPTIONS, OptionSpec
 
 OPTIONS_PAGE = "options.md"
@@ -99,17 +99,40 @@ def metrics_markdown() -> str:
                 _cell(metric.description) if metric.description else "-",
             ]
         )
-    return _page(
-        "Metrics reference",
-        [
-            "Every metric `metrics.json` holds per model (under `models.<model>`), from the metric catalog. Rates are",
-            "fractions in [0, 1] in the files and percentages on screen. Tiers are minimum / target / excellence:",
-            "a *gate* tier is asserted by `--extractbench-sla`, a *grade* tier only grades the metric in reports.",
-            "[How the metrics are computed](../metrics.md) explains the formulas.",
-        ],
-        ["key", "label", "better", "aggregation", "aliases", "tiers", "what it reads"],
-        rows,
+    return (
+        _page(
+            "Metrics reference",
+            [
+                "Every metric `metrics.json` holds per model (under `models.<model>`), from the metric catalog. Rates are",
+                "fractions in [0, 1] in the files and percentages on screen. Tiers are minimum / target / excellence:",
+                "a *gate* tier is asserted by `--extractbench-sla`, a *grade* tier only grades the metric in reports.",
+                "[How the metrics are computed](../metrics.md) explains the formulas.",
+            ],
+            ["key", "label", "better", "aggregation", "aliases", "tiers", "what it reads"],
+            rows,
+        )
+        + _track_figures()
     )
+
+
+def _track_figures() -> str:
+    """The figures of the other tracks that a baseline and ``--extractbench-require`` compare."""
+    lines = [
+        "",
+        "## Tool-call, generate and repair tracks",
+        "",
+        "A run of another track (`--extractbench-track`) writes its own figures per model; these are the ones a",
+        "baseline comparison and `--extractbench-require` read (higher is better for each; per-sample values",
+        "for the paired tests).",
+        "",
+        "| track | key | label | aliases |",
+        "|---|---|---|---|",
+    ]
+    for track, metrics in track_metrics.TRACK_METRICS.items():
+        for metric in metrics:
+            aliases = ", ".join(_code(a) for a in metric.aliases) or "-"
+            lines.append(f"| {track} | {_code(metric.name)} | {_cell(metric.label)} | {aliases} |")
+    return "\n".join(lines) + "\n"
 
 
 PAGES = {OPTIONS_PAGE: options_markdown, METRICS_PAGE: metrics_markdown}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_extractbench.analysis import catalog
+from pytest_extractbench.analysis import catalog, track_metrics
 from pytest_extractbench.cli import COMMANDS, build_parser
 from pytest_extractbench.config import reference
 from pytest_extractbench.config.table import OPTIONS
@@ -45,13 +45,23 @@ def test_a_pipe_in_a_help_text_cannot_break_the_table() -> None:
 
 
 def test_every_metric_has_one_row_with_its_direction() -> None:
-    rows = _table_rows(reference.metrics_markdown())
+    rows = _table_rows(reference.metrics_markdown().split("\n## ")[0])
     metrics = catalog.metrics()
     assert [row[0] for row in rows] == [f"`{m.name}`" for m in metrics]
     for metric, row in zip(metrics, rows):
         assert row[2] == ("higher" if metric.higher_is_better else "lower")
         if metric.sla:
             assert row[5].startswith("gate: ")
+
+
+def test_every_track_figure_a_baseline_reads_has_a_row() -> None:
+    section = reference.metrics_markdown().split("\n## ")[1]
+    rows = _table_rows(section)
+    expected = [
+        [track, f"`{m.name}`", m.label] for track, metrics in track_metrics.TRACK_METRICS.items() for m in metrics
+    ]
+    assert [row[:3] for row in rows] == expected
+    assert {row[0] for row in rows} == {"toolcall", "generate", "repair"}
 
 
 def test_the_write_command_writes_both_pages(tmp_path: Path) -> None:
