@@ -44,6 +44,7 @@ from .prompts import (
     PromptTemplates,
     build_messages,
 )
+from .schedule import ATTEMPT_TIMEOUT
 from .slots import SlotWatch, http_probe, slots_url
 from .transport import (
     API_KEY_ENV_VARS,
@@ -202,12 +203,17 @@ class ExtractionClient:
     ) -> Transient | None:
         """Send once; fill `response` on a final outcome, or say why to retry."""
         t0 = time.perf_counter()
+        sized = ATTEMPT_TIMEOUT.get()
+        timeout = self.config.timeout_s if sized is None else sized()
+        timeout = timeout if timeout == self.config.timeout_s else round(timeout, 1)
+        # the SDK's own timeout (reads, connecting) is the attempt's too: the configured one would cut a sized attempt
+        sent = {**fields, "timeout": timeout} if timeout != self.config.timeout_s else fields
 
         async def send() -> bytes:
             if self.config.stream and (fields.get("n") or 1) == 1:
-                return await self._streamed(model, messages, fields, t0, response)
+                return await self._streamed(model, messages, sent, t0, response)
             raw = await self._client.chat.completions.with_raw_response.create(
-                model=model, messages=_sdk_messages(messages), **fields
+                model=model, messages=_sdk_messages(messages), **sent
             )
             body: bytes = raw.content  # Any to mypy: **fields (stream among them) matches several overloads
             return body
@@ -216,20 +222,20 @@ class ExtractionClient:
         try:
             # the timeout bounds the whole attempt, not each read: a server that drips one byte a
             # second would otherwise keep the request alive for ever
-            body = await asyncio.wait_for(send(), self.config.timeout_s)
+            body = await asyncio.wait_for(send(), timeout)
         except _BadStream as exc:
             clear(response)
-            return _logged(attempts, t0, bad_body(self._redact(str(exc))))
+            return _logged(attempts, t0, bad_body(self._redact(str(exc))), None, self._sized(timeout))
         except Exception as exc:
-            outcome = classify(exc, timeout_s=self.config.timeout_s)
+            outcome = classify(exc, timeout_s=timeout)
             if outcome is None:
                 raise
             outcome.error = self._redact(outcome.error)
             if isinstance(outcome, Transient):
-                return _logged(attempts, t0, outcome)
+                return _logged(attempts, t0, outcome, None, self._sized(timeout))
             response.error_class, response.error = outcome.error_class, outcome.error
             response.context = outcome.context
-            _logged(attempts, t0, outcome)
+            _logged(attempts, t0, outcome, None, self._sized(timeout))
             return None
         latency = time.perf_counter() - t0
         try:
@@ -238,11 +244,15 @@ class ExtractionClient:
             problem = f"the client could not read the server's answer: {type(exc).__name__}: {one_line(str(exc), 200)}"
         if problem is not None:
             clear(response)
-            return _logged(attempts, t0, bad_body(self._redact(problem)), latency)
+            return _logged(attempts, t0, bad_body(self._redact(problem)), latency, self._sized(timeout))
         response.latency_s = latency
         self._redact_response(response)
-        attempts.append({"outcome": response.error_class or "ok", "latency_s": latency})
+        attempts.append({"outcome": response.error_class or "ok", "latency_s": latency, **self._sized(timeout)})
         return None
+
+    def _sized(self, timeout: float) -> dict[str, float]:
+        """An attempt given other than the configured timeout says how long it had."""
+        return {} if timeout == self.config.timeout_s else {"timeout_s": timeout}
 
     async def _streamed(
         self,
@@ -362,10 +372,18 @@ def _sdk_messages(messages: Sequence[Mapping[str, Any]]) -> list[ChatCompletionM
     return cast("list[ChatCompletionMessageParam]", list(messages))
 
 
-def _logged(attempts: list[dict[str, Any]], t0: float, outcome: _Outcome, latency: float | None = None) -> _Outcome:
-    """Note a failed attempt (its class, latency and words) and hand its outcome on."""
+def _logged(
+    attempts: list[dict[str, Any]],
+    t0: float,
+    outcome: _Outcome,
+    latency: float | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> _Outcome:
+    """Note a failed attempt (its class, latency and words, and ``extra``) and hand its outcome on."""
     took = time.perf_counter() - t0 if latency is None else latency
-    attempts.append({"outcome": outcome.error_class, "latency_s": took, "error": one_line(outcome.error, 200)})
+    attempts.append(
+        {"outcome": outcome.error_class, "latency_s": took, "error": one_line(outcome.error, 200), **(extra or {})}
+    )
     return outcome
 
 

@@ -28,7 +28,7 @@ from .errors import RETRIED, client_error
 from .inflight import InFlight
 from .journal import Journal, ResponseCache, asked, latest_responses, reusable_by_key, reused
 from .options import LiveOptions
-from .schedule import PromptBudget, prompt_chars
+from .schedule import ATTEMPT_TIMEOUT, PromptBudget, prompt_chars
 
 if TYPE_CHECKING:
     from .client import ExtractionClient
@@ -440,7 +440,11 @@ class LiveSource(AheadSource):
         # waited: for a free request slot and room in the prompt budget, before any attempt's clock starts
         async with budget.admit(request.chars, request.image_tokens) as waited:
             self.in_flight.sent(id(request))
-            response = await self._ask(request, route)
+            sized = ATTEMPT_TIMEOUT.set(lambda: budget.attempt_timeout(request.chars, request.image_tokens))
+            try:
+                response = await self._ask(request, route)
+            finally:
+                ATTEMPT_TIMEOUT.reset(sized)
         budget.speed.observe(request.chars, response.timings, request.image_tokens)
         response.wait_s = waited
         return response

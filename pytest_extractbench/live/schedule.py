@@ -15,6 +15,12 @@ attempt's timeout (the other half is left for generating the answer and for shar
   for room, later requests that fit the room left may pass it, for at most half a timeout; after that nothing
   passes, the requests in flight drain, and the head goes. Short documents are not stuck behind a long one, and
   a long one is not passed forever. A prompt larger than the whole budget goes when nothing else is in flight.
+  Until the server's speed is known the shortest waiting prompt goes first, and a long prompt waits for the first
+  answer while anything is in flight: that answer tells the speed the long ones are sized by.
+* **An attempt's time** is the timeout, or, when its prompt alone needs more than half of it at the measured
+  speed, twice that reading time (at most :data:`MAX_STRETCH` timeouts). A prompt known to need 15 minutes on
+  this server is not cut at 10 and read again; a hung server is still caught. Only the ``auto`` budget does this:
+  with a fixed budget or ``off`` the timeout is strict.
 
 Pure asyncio; no HTTP. ``PromptBudget(limit=4, timeout_s=600).admit(chars)`` is an async context manager.
 """
@@ -25,16 +31,25 @@ import asyncio
 import contextlib
 import statistics
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LONG_PROMPT_TOKENS", "PromptBudget", "PromptSpeed", "prompt_chars"]
+__all__ = ["ATTEMPT_TIMEOUT", "LONG_PROMPT_TOKENS", "PromptBudget", "PromptSpeed", "prompt_chars"]
 
+#: Set around one request by whoever schedules it (the pipeline, from its :class:`PromptBudget`): the seconds each
+#: of its attempts gets, asked again before each attempt (a retry may know the server's speed when the first did
+#: not). Unset: the client's configured timeout. A context variable, so the tracks' request paths need not pass it.
+ATTEMPT_TIMEOUT: ContextVar[Callable[[], float] | None] = ContextVar("extractbench_attempt_timeout", default=None)
 #: Before the server's prompt speed is known, prompts estimated at this many tokens or more go one at a time.
 LONG_PROMPT_TOKENS = 2048
 #: Share of an attempt's timeout the prompts in flight may take to read, at the measured speed.
 TIMEOUT_SHARE = 0.5
+#: Before the first answer, a long prompt waits this long for the run's other requests to queue beside it.
+GATHER_S = 0.05
+#: An attempt sized by its prompt gets at most this many timeouts.
+MAX_STRETCH = 6.0
 #: Characters per token assumed until the server's answers show the real ratio (low: sizes err long).
 DEFAULT_CHARS_PER_TOKEN = 3.0
 # Prompts shorter than this say little about the server's prompt speed (fixed costs dominate).
@@ -61,10 +76,12 @@ class PromptSpeed:
     def __init__(self) -> None:
         self._speeds: deque[float] = deque(maxlen=_WINDOW)
         self._ratios: deque[float] = deque(maxlen=_WINDOW)
+        self.answers = 0  # answers seen, with or without timings
 
     def observe(self, chars: int, timings: Mapping[str, float] | None, image_tokens: int = 0) -> None:
         """One answer: ``chars`` of prompt text beside ``image_tokens`` (estimated: context.image_tokens), and the
         server's ``timings`` (None when it reports none). The characters per token are the text's alone."""
+        self.answers += 1
         if not timings:
             return
         read, cached, ms = timings.get("prompt_n"), timings.get("cache_n", 0.0), timings.get("prompt_ms")
@@ -93,6 +110,7 @@ class _Waiter:
     since: float
     ready: asyncio.Future[None]
     held: bool = False  # waited while a request slot was free: its prompt did not fit yet
+    moved: bool = False  # put ahead of earlier requests (shortest first, before the speed is known)
 
 
 @dataclass
@@ -100,9 +118,11 @@ class BudgetStats:
     """What the budget did, for metrics.json: how many requests waited for room and for how long."""
 
     held: int = 0  # requests that waited although a request slot was free: their prompt did not fit yet
-    passed: int = 0  # requests admitted ahead of an earlier, longer one (backfilling)
+    passed: int = 0  # requests admitted ahead of an earlier, longer one (backfilling, or shortest first)
     longest_wait_s: float = 0.0
     largest_tokens: float = 0.0
+    stretched: int = 0  # attempts given longer than the timeout for their prompt's reading time
+    longest_attempt_s: float = 0.0  # the longest time an attempt was given
 
 
 class PromptBudget:
@@ -139,6 +159,20 @@ class PromptBudget:
         """A prompt's tokens, estimated from its text's characters, plus its images' tokens."""
         return chars / self.speed.chars_per_token + image_tokens
 
+    def attempt_timeout(self, chars: int, image_tokens: int = 0) -> float:
+        """Seconds one attempt of this prompt gets: the timeout, or twice the prompt's reading time at the measured
+        speed where that is longer (``auto`` budget only; at most :data:`MAX_STRETCH` timeouts)."""
+        speed = self.speed.tokens_per_s
+        if self.mode != "auto" or speed is None:
+            return self.timeout_s
+        needed = self.estimate(chars, image_tokens) / speed / TIMEOUT_SHARE
+        if needed <= self.timeout_s:
+            return self.timeout_s
+        given = min(needed, self.timeout_s * MAX_STRETCH)
+        self.stats.stretched += 1
+        self.stats.longest_attempt_s = max(self.stats.longest_attempt_s, given)
+        return given
+
     @contextlib.asynccontextmanager
     async def admit(self, chars: int, image_tokens: int = 0) -> AsyncIterator[float]:
         """Wait for room for a prompt of ``chars`` characters of text and ``image_tokens`` of images; yields the
@@ -147,8 +181,11 @@ class PromptBudget:
         tokens = self.estimate(chars, image_tokens) if self.mode is not None else 0.0
         waiter = _Waiter(tokens, loop.time(), loop.create_future())
         self._queue.append(waiter)
-        self._dispatch()
         try:
+            if tokens >= LONG_PROMPT_TOKENS and self._sizing() and not self.speed.answers:
+                # the run's first requests arrive one task at a time: a moment lets shorter ones queue beside it
+                await asyncio.sleep(GATHER_S)
+            self._dispatch()
             await waiter.ready
         except BaseException:
             if waiter in self._queue:
@@ -174,8 +211,24 @@ class PromptBudget:
         if capacity is not None:
             return self._count == 0 or self._tokens + tokens <= capacity
         if self.mode == "auto" and tokens >= LONG_PROMPT_TOKENS:
-            return self._long == 0  # speed unknown: long prompts one at a time
+            # speed unknown: long prompts one at a time, and none beside the first requests until one answers
+            return self._long == 0 and (self._count == 0 or self.speed.answers > 0)
         return True
+
+    def _sizing(self) -> bool:
+        """The ``auto`` budget before the server's speed is known."""
+        return self.mode == "auto" and self.speed.tokens_per_s is None
+
+    def _shortest_first(self) -> None:
+        """Before the speed is known, the shortest waiting prompt heads the queue: it answers soonest and its
+        answer sizes the rest."""
+        if len(self._queue) < 2 or not self._sizing():
+            return
+        shortest = min(self._queue, key=_tokens)
+        if shortest is not self._queue[0]:
+            self._queue.remove(shortest)
+            self._queue.appendleft(shortest)
+            shortest.moved = True
 
     def _start(self, waiter: _Waiter) -> None:
         """``waiter``, already out of the queue, is admitted; unless its request was cancelled while it waited (a
@@ -196,8 +249,12 @@ class PromptBudget:
 
     def _dispatch(self) -> None:
         """Admit the head while it fits; then, unless it has waited half a timeout, later ones that fit."""
+        self._shortest_first()
         while self._queue and self._fits(self._queue[0].tokens):
-            self._start(self._queue.popleft())
+            waiter = self._queue.popleft()
+            self.stats.passed += waiter.moved
+            self._start(waiter)
+            self._shortest_first()
         if not self._queue or self._count >= self.limit:
             return
         head = self._queue[0]
@@ -234,4 +291,10 @@ class PromptBudget:
             "passed_ahead": self.stats.passed,
             "longest_wait_s": round(self.stats.longest_wait_s, 3),
             "largest_prompt_tokens": round(self.stats.largest_tokens),
+            "stretched_attempts": self.stats.stretched,
+            "longest_attempt_timeout_s": round(self.stats.longest_attempt_s, 1) if self.stats.stretched else None,
         }
+
+
+def _tokens(waiter: _Waiter) -> float:
+    return waiter.tokens

@@ -238,6 +238,8 @@ def context_lines(live: Mapping[str, Any] | None, records: Sequence[SampleRecord
     for model, budget in (((live or {}).get("prompt_budget") or {}).get("by_model") or {}).items():
         if budget.get("held"):
             lines.append(prompt_budget_text(model, budget))
+        if budget.get("stretched_attempts"):
+            lines.append(stretched_text(model, budget))
     unfit = [r for r in records if r.response.get("error_class") == "context_exceeded"]
     if unfit:
 
@@ -269,6 +271,16 @@ def prompt_budget_text(model: str, budget: Mapping[str, Any]) -> str:
         f"prompt budget {safe(model)}: {budget['held']} request(s) waited for room, up to "
         f"{budget.get('longest_wait_s', 0):.1f} s, before their attempts' clocks started: {why}{measured}; "
         "--extractbench-prompt-budget off sends them at once"
+    )
+
+
+def stretched_text(model: str, budget: Mapping[str, Any]) -> str:
+    """One line when attempts got longer than the timeout: their prompts needed it at the server's measured speed."""
+    return (
+        f"prompt budget {safe(model)}: {budget['stretched_attempts']} attempt(s) given up to "
+        f"{budget.get('longest_attempt_timeout_s') or 0:,.0f} s, longer than the timeout, for twice their prompt's "
+        f"reading time at {budget.get('prompt_tokens_per_s') or 0:g} tokens/s; a fixed --extractbench-prompt-budget "
+        "keeps the timeout strict"
     )
 
 

@@ -77,7 +77,7 @@ def test_tokens_in_flight_stay_within_the_budget_unless_one_prompt_runs_alone(
         assert tokens <= capacity + 1e-6 or count == 1, (count, tokens, own)
 
 
-def test_before_a_speed_is_known_long_prompts_go_one_at_a_time_and_short_ones_beside_them() -> None:
+def test_before_a_speed_is_known_short_prompts_go_first_and_long_ones_one_at_a_time() -> None:
     long_chars = int(LONG_PROMPT_TOKENS * 3.0) + 30  # at the default 3 characters a token
 
     async def main() -> Tracker:
@@ -92,11 +92,11 @@ def test_before_a_speed_is_known_long_prompts_go_one_at_a_time_and_short_ones_be
 
     tracker = run(main())
     longs = [count for count, _, own in tracker.peaks if own >= LONG_PROMPT_TOKENS]
-    assert tracker.started[:3] == ["long1", "short1", "short2"]  # the short ones passed the waiting long one
-    assert tracker.started[-1] == "long2" and len(longs) == 2
-    # never two long prompts at once: when long2 started, long1 and the short ones had finished
-    assert tracker.peaks[-1][0] == 1
-    assert tracker.budget.stats.held == 1 and tracker.budget.stats.passed == 2
+    # the long ones wait a moment for the rest to queue; the short ones, shortest first, pass them
+    assert tracker.started == ["short1", "short2", "long1", "long2"]
+    # no answer has told the speed (this tracker reports none): each long prompt starts alone
+    assert longs == [1, 1]
+    assert tracker.budget.stats.held == 2 and tracker.budget.stats.passed == 2
 
 
 def test_a_head_passed_for_half_a_timeout_is_passed_no_more() -> None:
@@ -224,3 +224,77 @@ def test_a_request_cancelled_while_it_waits_is_dropped_by_the_release_that_would
         return True
 
     assert asyncio.run(go())
+
+
+def _known(tokens_per_s: float, chars_per_token: float = 4.0) -> PromptSpeed:
+    """A speed as one llama-server answer reports it."""
+    speed = PromptSpeed()
+    read = 1_000.0
+    speed.observe(int(read * chars_per_token), {"prompt_n": read, "prompt_ms": 1000.0 * read / tokens_per_s})
+    return speed
+
+
+def test_an_attempt_gets_twice_its_prompts_reading_time_where_the_timeout_is_shorter() -> None:
+    budget = PromptBudget(limit=4, timeout_s=600, speed=_known(15.0))
+    assert budget.attempt_timeout(4_000) == 600  # 1,000 tokens: 67 s to read, well inside the timeout
+    assert budget.attempt_timeout(4 * 4_400) == 600  # 293 s to read: under half the timeout, still enough
+    assert budget.attempt_timeout(4 * 12_000) == pytest.approx(2 * 12_000 / 15.0)  # 800 s to read: 1,600 s
+    assert budget.attempt_timeout(4 * 100_000) == 6 * 600  # at most six timeouts
+    assert budget.stats.stretched == 2 and budget.stats.longest_attempt_s == 3_600
+    described = budget.describe()
+    assert (described["stretched_attempts"], described["longest_attempt_timeout_s"]) == (2, 3_600)
+
+
+@pytest.mark.parametrize("setting", ["off", 50_000])
+def test_a_fixed_or_no_budget_keeps_the_timeout_strict(setting) -> None:
+    budget = PromptBudget(limit=4, timeout_s=600, tokens=setting, speed=_known(15.0))
+    assert budget.attempt_timeout(4 * 12_000) == 600 and budget.stats.stretched == 0
+    assert budget.describe()["longest_attempt_timeout_s"] is None
+
+
+def test_before_the_speed_is_known_an_attempt_gets_the_timeout() -> None:
+    budget = PromptBudget(limit=4, timeout_s=600)
+    assert budget.attempt_timeout(4 * 100_000) == 600 and budget.stats.stretched == 0
+
+
+@given(st.floats(1.0, 5_000.0), st.integers(0, 2_000_000), st.floats(1.0, 3_600.0))
+def test_an_attempts_time_is_never_below_the_timeout_nor_above_six_and_covers_the_reading(
+    tokens_per_s: float, chars: int, timeout_s: float
+) -> None:
+    budget = PromptBudget(limit=4, timeout_s=timeout_s, speed=_known(tokens_per_s))
+    given_s = budget.attempt_timeout(chars)
+    reading = budget.estimate(chars) / tokens_per_s
+    assert timeout_s <= given_s <= 6 * timeout_s
+    assert given_s >= min(2 * reading, 6 * timeout_s) * (1 - 1e-12)
+
+
+def test_before_the_speed_is_known_the_shortest_prompt_goes_first_and_long_ones_wait_for_its_answer() -> None:
+    """Four contracts queued at once, the longest first (as a dataset may list them): the shortest is read first,
+    and no other long prompt starts beside it; its answer gives the speed, and the rest go by the budget."""
+    sizes = {"c12k": 36_000, "c11k": 33_000, "c5k": 15_000, "c9k": 27_000}  # characters, 3 a token
+
+    async def main() -> tuple[PromptBudget, list[tuple[str, int]]]:
+        budget = PromptBudget(limit=4, timeout_s=10)
+        started: list[tuple[str, int]] = []  # (name, requests in flight when it started)
+        in_flight = 0
+
+        async def ask(name: str, chars: int, delay_s: float) -> None:
+            nonlocal in_flight
+            await asyncio.sleep(delay_s)
+            async with budget.admit(chars):
+                in_flight += 1
+                started.append((name, in_flight))
+                await asyncio.sleep(0.02)
+                in_flight -= 1
+            # the server read it at 10,000 tokens/s: the budget holds 50,000 tokens (half a 10 s timeout)
+            budget.speed.observe(chars, {"prompt_n": chars / 3, "prompt_ms": chars / 3 / 10})
+
+        await asyncio.gather(*(ask(name, chars, 0.0) for name, chars in sizes.items()))
+        return budget, started
+
+    budget, started = run(main())
+    names = [name for name, _ in started]
+    assert names[0] == "c5k" and started[0][1] == 1
+    assert started[1][1] == 1  # the next waited for the first answer, not only for a free slot
+    assert sorted(names) == sorted(sizes)
+    assert budget.stats.passed >= 1  # the short one went ahead of longer ones that came before it
