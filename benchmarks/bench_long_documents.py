@@ -109,6 +109,8 @@ def main() -> None:
                 "end to end p50 / p95 / max",
                 " / ".join(_seconds(perf["end_to_end_ms"].get(k)) for k in ("p50", "p95", "max")),
             ),
+            ("prompt budget: speed, held, longest wait", _budget(live, model)),
+            ("attempts given longer than the timeout", _stretched(live, model)),
             ("busy processes beside it", str(args.busy)),
             ("load average, 1 min, at start / end", f"{load_before:.1f} / {load_after:.1f}"),
             ("wall time, pytest", f"{wall:.0f} s"),
@@ -116,6 +118,21 @@ def main() -> None:
         width = max(len(k) for k, _ in rows)
         for key, value in rows:
             print(f"| {key:<{width}} | {value} |")
+
+
+def _budget(live: dict, model: str) -> str:
+    found = ((live.get("prompt_budget") or {}).get("by_model") or {}).get(model) or {}
+    return (
+        f"{found.get('prompt_tokens_per_s')} tokens/s, {found.get('held', 0)} held, "
+        f"up to {found.get('longest_wait_s', 0):.0f} s"
+    )
+
+
+def _stretched(live: dict, model: str) -> str:
+    found = ((live.get("prompt_budget") or {}).get("by_model") or {}).get(model) or {}
+    if not found.get("stretched_attempts"):
+        return "0"
+    return f"{found['stretched_attempts']} (up to {found['longest_attempt_timeout_s']:.0f} s)"
 
 
 def _seconds(ms: float | None) -> str:
