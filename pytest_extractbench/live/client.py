@@ -22,7 +22,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -44,7 +44,7 @@ from .prompts import (
     PromptTemplates,
     build_messages,
 )
-from .schedule import ATTEMPT_TIMEOUT
+from .schedule import ATTEMPT_TIMEOUT, MAX_STRETCH
 from .slots import SlotWatch, http_probe, slots_url
 from .transport import (
     API_KEY_ENV_VARS,
@@ -81,6 +81,9 @@ if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
 log = textsafe.get_logger(__name__)
+
+#: An attempt given more time because the server is still reading a prompt gets at least this much at a time.
+MIN_EXTENSION_S = 1.0
 _Outcome = TypeVar("_Outcome", bound="Transient | Failure")
 
 
@@ -206,8 +209,9 @@ class ExtractionClient:
         sized = ATTEMPT_TIMEOUT.get()
         timeout = self.config.timeout_s if sized is None else sized()
         timeout = timeout if timeout == self.config.timeout_s else round(timeout, 1)
-        # the SDK's own timeout (reads, connecting) is the attempt's too: the configured one would cut a sized attempt
-        sent = {**fields, "timeout": timeout} if timeout != self.config.timeout_s else fields
+        # the SDK's own timeout (reads, connecting) must not cut an attempt given longer: set to the most it may get
+        longest = max(timeout, self.config.timeout_s * MAX_STRETCH) if self.slot_watch is not None else timeout
+        sent = {**fields, "timeout": longest} if longest != self.config.timeout_s else fields
 
         async def send() -> bytes:
             if self.config.stream and (fields.get("n") or 1) == 1:
@@ -219,14 +223,16 @@ class ExtractionClient:
             return body
 
         attempts = response.attempt_log if response.attempt_log is not None else []
+        given = [timeout]
         try:
             # the timeout bounds the whole attempt, not each read: a server that drips one byte a
             # second would otherwise keep the request alive for ever
-            body = await asyncio.wait_for(send(), timeout)
+            body = await self._within(send(), given)
         except _BadStream as exc:
             clear(response)
-            return _logged(attempts, t0, bad_body(self._redact(str(exc))), None, self._sized(timeout))
+            return _logged(attempts, t0, bad_body(self._redact(str(exc))), None, self._sized(given[0]))
         except Exception as exc:
+            timeout = given[0]  # the time the attempt had, more if the server was still reading its prompt
             outcome = classify(exc, timeout_s=timeout)
             if outcome is None:
                 raise
@@ -238,6 +244,7 @@ class ExtractionClient:
             _logged(attempts, t0, outcome, None, self._sized(timeout))
             return None
         latency = time.perf_counter() - t0
+        timeout = given[0]
         try:
             problem = fill_completion(response, body, fields.get("max_tokens", self.config.max_tokens))
         except Exception as exc:  # noqa: BLE001 - whatever a body holds, the sample keeps an outcome
@@ -249,6 +256,29 @@ class ExtractionClient:
         self._redact_response(response)
         attempts.append({"outcome": response.error_class or "ok", "latency_s": latency, **self._sized(timeout)})
         return None
+
+    async def _within(self, work: Coroutine[Any, Any, bytes], given: list[float]) -> bytes:
+        """``work`` within ``given[0]`` seconds, as ``asyncio.wait_for``; on a llama-server this plugin started, more
+        while its ``/slots`` says a slot is still reading a prompt (a long prompt on a busy CPU reads slower than any
+        estimate), up to six timeouts in all, with ``given[0]`` raised to the time given. A server that stops
+        answering ``/slots``, or is writing rather than reading, gets no more."""
+        watch = self.slot_watch
+        if watch is None:
+            return await asyncio.wait_for(work, given[0])
+        task = asyncio.ensure_future(work)
+        limit = max(given[0], self.config.timeout_s * MAX_STRETCH)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=given[0])
+            while not done and given[0] < limit and await watch.reading():
+                more = min(max(given[0] / 4, MIN_EXTENSION_S), limit - given[0])
+                given[0] = round(given[0] + more, 1)
+                done, _ = await asyncio.wait({task}, timeout=more)
+            if not done:
+                raise asyncio.TimeoutError
+            return task.result()
+        finally:
+            if not task.done():
+                task.cancel()  # closes the connection, which tells the server to stop
 
     def _sized(self, timeout: float) -> dict[str, float]:
         """An attempt given other than the configured timeout says how long it had."""

@@ -18,14 +18,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["SlotWatch", "idle_slots", "slot_list", "slots_url"]
+__all__ = ["SlotWatch", "idle_slots", "reading_prompt", "slot_list", "slots_url"]
 
 #: How often a waiting attempt asks the server again.
 POLL_S = 0.5
 #: One ``/slots`` query's own budget: a server too busy to answer it counts as having no idle slot.
 PROBE_TIMEOUT_S = 5.0
 
-Probe = Callable[[], Awaitable["int | None"]]
+Probe = Callable[[], Awaitable[Any]]  # the server's ``/slots`` answer; None when it gave none
 
 
 def slots_url(base_url: str) -> str:
@@ -61,13 +61,25 @@ def idle_slots(data: Any) -> int | None:
     return idle
 
 
-def http_probe(url: str, http_client: Any, headers: dict[str, str] | None = None) -> Probe:
-    """Ask ``url`` (``slots_url``) how many slots are idle; None when it does not say (404, not JSON, no answer)."""
+def reading_prompt(data: Any) -> bool:
+    """A ``/slots`` answer shows a slot reading a prompt: busy, its prompt scheduled, no token written yet."""
+    for slot in slot_list(data) or ():
+        if slot.get("is_processing") is not True or not isinstance(slot.get("n_prompt_tokens"), int):
+            continue
+        token = slot.get("next_token")
+        token = token[0] if isinstance(token, list) and token else token
+        if isinstance(token, dict) and token.get("n_decoded") == 0:
+            return True
+    return False
 
-    async def probe() -> int | None:
+
+def http_probe(url: str, http_client: Any, headers: dict[str, str] | None = None) -> Probe:
+    """Ask ``url`` (``slots_url``) for the slot list; None when it does not say (404, not JSON, no answer)."""
+
+    async def probe() -> Any:
         try:
             answer = await http_client.get(url, headers=headers or {}, timeout=PROBE_TIMEOUT_S)
-            return idle_slots(answer.json()) if answer.status_code == 200 else None
+            return answer.json() if answer.status_code == 200 else None
         except Exception:  # noqa: BLE001 - a probe that fails says nothing; the accounting decides
             return None
 
@@ -106,6 +118,13 @@ class SlotWatch:
         if timed_out:
             self._abandoned.append(time.monotonic())
 
+    async def reading(self) -> bool:
+        """The server says a slot is still reading a prompt (it is working, not hung); False when it does not say."""
+        if self.probe is None:
+            return False
+        self.probes += 1
+        return reading_prompt(await self.probe())
+
     def _full(self) -> bool:
         return self.abandoned > 0 and self.in_flight + self.abandoned >= self.slots
 
@@ -118,7 +137,7 @@ class SlotWatch:
         while time.monotonic() - start < self.max_wait_s:
             if self.probe is not None:
                 self.probes += 1
-                idle = await self.probe()
+                idle = idle_slots(await self.probe())
                 if idle is not None:
                     busy = self.slots - min(idle, self.slots)
                     # the busy slots beyond ours in flight are the abandoned ones still running

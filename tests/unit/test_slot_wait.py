@@ -49,13 +49,14 @@ class BusySlot:
 
 
 def test_a_retry_waits_until_the_cancelled_request_leaves_its_slot(fault_server: FaultServer) -> None:
-    fault_server.slots = BusySlot(busy=3)
+    fault_server.slots = BusySlot(busy=4)
     fault_server.enqueue(Fault.slow(5.0))
     response, watch = extract(fault_server, slots=1)
     assert response.ok and [a["outcome"] for a in response.attempt_log] == ["timeout", "ok"]
     first, second = response.attempt_log
-    # three answers "busy", one "idle": the retry waited at least the three polls between them
-    assert fault_server.counts["slots"] == 4 and watch is not None and watch.probes == 4
+    # one look at the deadline (busy, but not reading a prompt: no more time), then three answers "busy" and one
+    # "idle": the retry waited at least the three polls between them
+    assert fault_server.counts["slots"] == 5 and watch is not None and watch.probes == 5
     assert second["slot_wait_s"] >= 3 * POLL_S and "slot_wait_s" not in first
     # the wait is before the retry's clock: in the end-to-end latency, not in the attempt's
     assert second["start_s"] >= first["latency_s"] + BACKOFF_S + second["slot_wait_s"]
@@ -82,7 +83,8 @@ def test_a_free_slot_beside_the_abandoned_one_lets_the_retry_go_at_once(fault_se
     fault_server.enqueue(Fault.slow(5.0))
     response, watch = extract(fault_server, slots=2)
     assert response.ok and response.attempts == 2
-    assert "slot_wait_s" not in response.attempt_log[1] and fault_server.counts["slots"] == 0
+    # one look at the deadline (is a slot still reading a prompt? no), none before the retry
+    assert "slot_wait_s" not in response.attempt_log[1] and fault_server.counts["slots"] == 1
     assert watch is not None and watch.abandoned == 1  # still counted: nothing said it left
 
 
@@ -155,3 +157,58 @@ def test_only_the_servers_the_plugin_started_get_a_slot_watch(tmp_path: Any) -> 
     given = source(LiveOptions(base_urls=("http://127.0.0.1:9001/v1",)), started)
     assert given._embedded_slots("http://127.0.0.1:9001/v1") is None
     assert given._client("http://127.0.0.1:9001/v1").slot_watch is None
+
+
+class ReadingSlot:
+    """llama-server's ``/slots`` while one slot reads a long prompt: busy, prompt scheduled, nothing written yet;
+    ``writing`` after ``reading`` queries (a request that is generating gets no more time)."""
+
+    def __init__(self, reading: int, writing: bool = False) -> None:
+        self.reading, self.writing, self.queries = reading, writing, 0
+        self.lock = threading.Lock()
+
+    def __call__(self) -> Any:
+        with self.lock:
+            self.queries += 1
+            written = 5 if self.writing or self.queries > self.reading else 0
+            return [
+                {
+                    "id": 0,
+                    "is_processing": True,
+                    "n_prompt_tokens": 2048,
+                    "n_prompt_tokens_processed": 2048 * self.queries,
+                    "next_token": [{"n_decoded": written}],
+                }
+            ]
+
+
+def test_an_attempt_is_not_given_up_while_the_server_is_still_reading_a_prompt(fault_server: FaultServer) -> None:
+    """The answer takes 3 s, the timeout is 2 s: the server says at the deadline that a slot is still reading a
+    prompt, so the attempt gets more time (a quarter of the timeout, at least 1 s, at a time) and is answered once."""
+    fault_server.slots = ReadingSlot(reading=100)
+    fault_server.enqueue(Fault.slow(3.0))
+    response, watch = extract(fault_server, slots=1)
+    assert response.ok and [a["outcome"] for a in response.attempt_log] == ["ok"]
+    (attempt,) = response.attempt_log
+    assert TIMEOUT_S < attempt["latency_s"] <= attempt["timeout_s"] <= 6 * TIMEOUT_S
+    assert len(fault_server.requests) == 1 and watch is not None and watch.probes >= 1
+
+
+def test_a_server_that_writes_rather_than_reads_gets_no_more_time(fault_server: FaultServer) -> None:
+    fault_server.slots = ReadingSlot(reading=0, writing=True)
+    fault_server.enqueue(Fault.slow(3.0))
+    response, _ = extract(fault_server, slots=1)
+    first = response.attempt_log[0]
+    assert first["outcome"] == "timeout" and "timeout_s" not in first
+    assert first["latency_s"] < TIMEOUT_S + 1.0
+
+
+@pytest.mark.slow
+def test_more_time_for_reading_stops_at_six_timeouts(fault_server: FaultServer) -> None:
+    fault_server.slots = ReadingSlot(reading=10_000)
+    fault_server.enqueue(Fault.slow(30.0))
+    response, _ = extract(fault_server, slots=1)
+    first = response.attempt_log[0]
+    assert first["outcome"] == "timeout" and first["timeout_s"] == 6 * TIMEOUT_S
+    assert 6 * TIMEOUT_S - 0.1 <= first["latency_s"] < 6 * TIMEOUT_S + 5.0  # the event loop may wake a hair early
+    assert "within 12s" in first["error"]
