@@ -1,0 +1,129 @@
+"""ANLS*'s list assignment scored as matrices (scoring/anls_cells.py) and pair by pair with the leaf similarity
+inlined (anls_walk._flat_row): both give the pair-by-pair cell's numbers bit for bit, and a whole ANLS* through
+either path equals the comparison tree's."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_extractbench.scoring import anls, anls_cells
+from pytest_extractbench.scoring.anls_walk import _flat_cell, _flat_row, _texts, anls_star_by_key
+
+# scalars that are == across types (1, 1.0, True; 0, -0.0, False), empty and unicode texts, texts the lengths
+# alone put under the threshold and texts one edit apart
+_leaves = st.one_of(
+    st.booleans(),
+    st.integers(-2, 2),
+    st.sampled_from([0.5, 1.0, -0.0, 0.0, 1e16, float("inf")]),
+    st.sampled_from(["", "a", "A", "ab", "1", "true", "abc d", "abcd", "abxy", "sku-1234", "SKU-1243", "ß", "日本"]),
+    st.text(max_size=8),
+)
+_objects = st.dictionaries(st.sampled_from("abcde"), _leaves, max_size=5)  # keys in every order, some left out
+
+
+@contextmanager
+def _matrices_from(cells: int) -> Iterator[None]:
+    saved = anls_cells.MIN_CELLS
+    anls_cells.MIN_CELLS = cells
+    try:
+        yield
+    finally:
+        anls_cells.MIN_CELLS = saved
+
+
+def _pair_by_pair(rows: list[dict[str, Any]], columns: list[dict[str, Any]]) -> list[list[float]]:
+    """The assignment's gains cell by cell through :func:`_flat_cell`, the reference the faster paths must equal."""
+    gains = []
+    for gold in rows:
+        row = []
+        for predicted in columns:
+            total, length, equal = _flat_cell(gold, _texts(gold), predicted, _texts(predicted))  # type: ignore[arg-type]
+            score = total / length if length > 0 else 1.0
+            row.append(math.nextafter(score, math.inf) if equal else score)
+        gains.append(row)
+    return gains
+
+
+@given(st.lists(_objects, min_size=1, max_size=5), st.lists(_objects, min_size=1, max_size=5))
+def test_matrix_gains_are_the_pair_by_pair_gains_bit_for_bit(rows: list[Any], columns: list[Any]) -> None:
+    gain = anls_cells.gains([_texts(x) for x in rows], [_texts(x) for x in columns])
+    assert gain is not None
+    assert repr(gain.tolist()) == repr(_pair_by_pair(rows, columns))  # repr: every bit of every float
+
+
+@given(_objects, st.lists(st.one_of(_objects, st.none(), st.lists(_leaves, max_size=2)), min_size=1, max_size=5))
+def test_a_row_with_its_leaf_similarity_inlined_is_the_cell_by_cell_row(gold: Any, predicted: list[Any]) -> None:
+    texts = [_texts(x) for x in predicted]
+    row = _flat_row(gold, _texts(gold), predicted, list(range(len(predicted))), texts)  # type: ignore[arg-type]
+    expected = [
+        _flat_cell(gold, _texts(gold), x, found) if found is not None else _reference_cell(gold, x)  # type: ignore[arg-type]
+        for x, found in zip(predicted, texts)
+    ]
+    assert repr(row) == repr(expected)
+
+
+def _reference_cell(gold: Any, predicted: Any) -> tuple[float, int, bool]:
+    node = anls._compare(gold, predicted)
+    return node.total, node.length, node.equal
+
+
+def test_anything_but_plain_objects_of_scalars_is_left_to_the_pair_by_pair_path() -> None:
+    plain = _texts({"a": "x"})
+    for odd in ({"a": float("nan")}, {1: "x"}):  # NaN is not == itself; a key that is not text
+        assert anls_cells.gains([plain, _texts(odd)], [plain]) is None
+        assert anls_cells.gains([plain], [_texts(odd)]) is None
+    assert anls_cells.gains([plain, None], [plain]) is None  # an element that is not an object of scalars
+
+
+@st.composite
+def _long_line_items(draw: st.DrawFn) -> tuple[Any, Any]:
+    """Line items long enough for matrices at the real cut-off: elements edited, dropped, invented, reordered."""
+    gold = draw(st.lists(_objects, min_size=1, max_size=12))
+    predicted = [
+        {k: draw(st.sampled_from([v, draw(_leaves)])) for k, v in element.items() if draw(st.integers(0, 5))}
+        for element in gold
+        if draw(st.integers(0, 6))
+    ]
+    predicted = draw(st.permutations(predicted + draw(st.lists(_objects, max_size=3))))
+    return {"items": gold, "n": draw(_leaves)}, {"items": predicted, "n": draw(_leaves)}
+
+
+@given(_long_line_items(), st.sampled_from([1, anls_cells.MIN_CELLS]))
+def test_anls_star_through_matrices_equals_the_tree(case: tuple[Any, Any], cells: int) -> None:
+    gold, predicted = case
+    tree = []
+    for first in (True, False):  # with identical elements paired first and without
+        anls.PAIR_IDENTICAL_FIRST = first
+        try:
+            tree.append(repr(anls.anls_star_by_key(gold, predicted)))
+            with _matrices_from(cells):
+                assert repr(anls_star_by_key(gold, predicted)) == tree[-1]
+            with _matrices_from(10**9):  # never matrices: the inlined rows
+                assert repr(anls_star_by_key(gold, predicted)) == tree[-1]
+        finally:
+            anls.PAIR_IDENTICAL_FIRST = True
+
+
+def test_a_long_list_takes_the_matrices_and_scores_as_the_tree() -> None:
+    gold = [{"sku": f"SKU-{n:04d}", "name": f"item {n}", "quantity": n % 7, "price": n * 1.25} for n in range(12)]
+    predicted = [{**item, "name": item["name"].upper() + "x"} for item in reversed(gold)]
+    called = []
+    real = anls_cells.gains
+
+    def spy(*args: Any) -> Any:
+        called.append(True)
+        return real(*args)
+
+    anls_cells.gains = spy  # type: ignore[assignment]
+    try:
+        one_pass = anls_star_by_key({"items": gold}, {"items": predicted})
+    finally:
+        anls_cells.gains = real  # type: ignore[assignment]
+    assert called  # 12 x 12 cells: past the cut-off
+    assert repr(one_pass) == repr(anls.anls_star_by_key({"items": gold}, {"items": predicted}))
