@@ -220,12 +220,13 @@ def _assign(
 
 
 def _texts(value: Any) -> dict[Any, tuple[Any, str]] | None:
-    """Each key's value and text, for an object of scalars (None for anything else)."""
+    """Each key's value and text, for an object of scalars with text keys and no NaN (None for anything else: the
+    full comparison's, where a NaN that is not equal to itself and the key 1 that is the key True are its own)."""
     if type(value) is not dict:
         return None
     found: dict[Any, tuple[Any, str]] = {}
     for key, leaf in value.items():
-        if type(leaf) not in _SCALARS:
+        if type(leaf) not in _SCALARS or type(key) is not str or leaf != leaf:
             return None
         found[key] = (leaf, _text(leaf))
     return found

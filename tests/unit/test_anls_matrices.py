@@ -4,6 +4,7 @@ either path equals the comparison tree's."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -156,3 +157,23 @@ def test_a_long_list_takes_the_matrices_and_scores_as_the_tree() -> None:
         anls_cells.gains = real  # type: ignore[assignment]
     assert called  # 12 x 12 cells: past the cut-off
     assert repr(one_pass) == repr(anls.anls_star_by_key({"items": gold}, {"items": predicted}))
+
+
+def test_rapidfuzz_similarity_matrices_are_the_leaf_similarity_bit_for_bit() -> None:
+    """The matrices' one borrowed piece of arithmetic, over every pair of texts up to five letters of a two-letter
+    alphabet (every length ratio and distance, the threshold's 0.5 exactly included) and generated unicode."""
+    from rapidfuzz.distance.Levenshtein import normalized_similarity
+    from rapidfuzz.process import cdist
+
+    texts = ["".join(letters) for n in range(6) for letters in itertools.product("ab", repeat=n)]
+    matrix = cdist(texts, texts, scorer=normalized_similarity, score_cutoff=anls.THRESHOLD, dtype="float64")
+    assert repr(matrix.tolist()) == repr([[anls.text_similarity(a, b) for b in texts] for a in texts])
+
+
+@given(st.lists(st.text(max_size=10), min_size=1, max_size=4), st.lists(st.text(max_size=10), min_size=1, max_size=4))
+def test_rapidfuzz_similarities_of_any_texts_are_the_leaf_similarity(rows: list[str], columns: list[str]) -> None:
+    from rapidfuzz.distance.Levenshtein import normalized_similarity
+    from rapidfuzz.process import cdist
+
+    matrix = cdist(rows, columns, scorer=normalized_similarity, score_cutoff=anls.THRESHOLD, dtype="float64")
+    assert repr(matrix.tolist()) == repr([[anls.text_similarity(a, b) for b in columns] for a in rows])
