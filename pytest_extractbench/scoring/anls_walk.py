@@ -17,6 +17,7 @@ from ..core.errors import ExtractbenchError
 from . import anls, anls_cells, budget
 from .anls import (
     _LIST,
+    _TEXT_CACHE,
     THRESHOLD,
     _SCALARS,
     _identical,
@@ -225,10 +226,17 @@ def _texts(value: Any) -> dict[Any, tuple[Any, str]] | None:
     if type(value) is not dict:
         return None
     found: dict[Any, tuple[Any, str]] = {}
+    known = _TEXT_CACHE
     for key, leaf in value.items():
-        if type(leaf) not in _SCALARS or type(key) is not str or leaf != leaf:
+        if type(key) is not str:
             return None
-        found[key] = (leaf, _text(leaf))
+        if type(leaf) is str:  # most leaves: their text is kept already (_text's cache, looked up inline)
+            text = known.get(leaf)
+            found[key] = (leaf, text if text is not None else _text(leaf))
+        elif type(leaf) not in _SCALARS or leaf != leaf:
+            return None
+        else:
+            found[key] = (leaf, _text(leaf))
     return found
 
 
