@@ -17,15 +17,15 @@ from ..core.errors import ExtractbenchError
 from . import anls, anls_cells, budget
 from .anls import (
     _LIST,
+    _SCALARS,
     _TEXT_CACHE,
     THRESHOLD,
-    _SCALARS,
+    _distance,
     _identical,
     _is_empty,
     _join,
     _ratio,
     _same_keys,
-    _distance,
     _text,
     key_means,
     leaf_similarity,
