@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rapidfuzz.distance.Levenshtein import distance as _distance
+
 from ..core.errors import ExtractbenchError
 from . import anls, anls_cells, budget
 from .anls import (
@@ -20,7 +22,6 @@ from .anls import (
     _SCALARS,
     _TEXT_CACHE,
     THRESHOLD,
-    _distance,
     _identical,
     _is_empty,
     _join,
@@ -174,10 +175,10 @@ def _assign(
     column_texts = [_texts(predicted[j]) for j in rest_predicted]
     if len(rest_gold) * len(rest_predicted) >= anls_cells.MIN_CELLS:  # large enough to pay for matrices
         row_texts = [_texts(gold[i]) for i in rest_gold]
-        gain = anls_cells.gains(row_texts, column_texts)
-        if gain is not None:
+        matrix = anls_cells.gains(row_texts, column_texts)
+        if matrix is not None:
             budget.check()
-            rows, columns = linear_sum_assignment(gain, maximize=True)
+            rows, columns = linear_sum_assignment(matrix, maximize=True)
             for r, c in zip(rows.tolist(), columns.tolist()):
                 i, j = rest_gold[r], rest_predicted[c]
                 texts, found = row_texts[r], column_texts[c]
