@@ -131,8 +131,16 @@ def _lists(
         found: list[tuple[str, float]] | None = None if out is None else []
         return i, j, _measure(gold[i], predicted[j], element, found), found
 
+    def same(i: int, j: int) -> _Pair:
+        """An identical pair (found so by identical_first): what _measure's identical case gives, not checked again."""
+        count = size(gold[i])
+        found: list[tuple[str, float]] | None = None if out is None else []
+        if found is not None:
+            _same_keys(gold[i], element, found)
+        return i, j, (float(count), count, True), found
+
     identical, rest_gold, rest_predicted = anls.identical_first(gold, predicted)
-    pairs = [pair(i, j) for i, j in identical]
+    pairs = [same(i, j) for i, j in identical]
     if len(rest_gold) == 1 == len(rest_predicted):  # one pair left: no assignment to make
         pairs.append(pair(rest_gold[0], rest_predicted[0]))
     elif rest_gold and rest_predicted and len(rest_gold) * len(rest_predicted) > anls.MAX_CELLS:
