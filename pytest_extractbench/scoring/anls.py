@@ -37,7 +37,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from Levenshtein import distance as _distance
+from rapidfuzz.distance.Levenshtein import distance as _distance  # python-Levenshtein's, without its Python wrapper
 
 from . import budget
 
