@@ -32,6 +32,9 @@ WARM_FLAGS = [f for f in PYTEST_FLAGS if f != "-x"]  # the warm child stops at t
 # the hypothesis profile of every mutant run (tests/conftest.py): the ci search, derandomized (a verdict does not
 # depend on the run), no example database shared between mutants, no shrinking (a failure is a kill already)
 HYPOTHESIS_PROFILE = "mutation"
+# the coverage run only maps lines to tests: the same derandomized search cut to the dev profile's 40 examples (at
+# 500 the property tests were most of its time); the verdicts keep HYPOTHESIS_PROFILE
+COVERAGE_PROFILE = "mutation-coverage"
 TIMEOUT_FACTOR = 10
 MIN_TIMEOUT = 3.0
 
@@ -70,11 +73,11 @@ def make_copy(parent: Path, name: str) -> Path:
     return target
 
 
-def env_for(copy: Path, bytecode: bool = False) -> dict[str, str]:
+def env_for(copy: Path, bytecode: bool = False, profile: str = HYPOTHESIS_PROFILE) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(copy)
     # the property tests judge mutants with the thorough search, whatever the developer's inner-loop profile
-    env["EXTRACTBENCH_HYPOTHESIS_PROFILE"] = HYPOTHESIS_PROFILE
+    env["EXTRACTBENCH_HYPOTHESIS_PROFILE"] = profile
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     else:
