@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -122,10 +123,11 @@ def write_survivors(out: Path, modules: list[str], tests: list[str], reports: li
 
 def listed_equivalents(path: Path) -> list[tuple[str, str, str]]:
     """(module, line text, operator) of every row of equivalents.md: a row names its line by the line's text, not
-    its number, so edits elsewhere in the module do not stale it."""
+    its number, so edits elsewhere in the module do not stale it. A ``|`` of the code is written ``\\|``, as a
+    markdown table needs it."""
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else ():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
         if len(cells) >= 4 and cells[0].startswith("`") and cells[0].endswith(".py`"):
             rows.append((cells[0].strip("`"), cells[1].strip("`"), cells[2].strip("`")))
     return rows
