@@ -109,20 +109,26 @@ def coverage_map(
     result: dict[str, dict[int, set[str]]] = {m: {} for m in modules}
     durations: dict[str, float] = {}
     failed: set[str] = set()
-    for copy, out, proc, log in runs:
-        proc.wait()
-        log.close()
-        tail = (copy / ".mutation-collect.log").read_text(errors="replace")[-3000:]
-        if not out.exists():
-            sys.exit(f"coverage run failed:\n{tail}")
-        data = json.loads(out.read_text())
-        if data["rc"] not in (0, 1):
-            sys.exit(f"the coverage run did not complete (pytest exit {data['rc']}):\n{tail}")
-        durations.update(data["durations"])
-        failed |= set(data["failed"])
-        for module in modules:
-            for n, ctxs in data["lines"].get(str(copy / module), {}).items():
-                result[module].setdefault(int(n), set()).update(ctxs)
+    try:
+        for copy, out, proc, log in runs:
+            proc.wait()
+            log.close()
+            tail = (copy / ".mutation-collect.log").read_text(errors="replace")[-3000:]
+            if not out.exists():
+                sys.exit(f"coverage run failed:\n{tail}")
+            data = json.loads(out.read_text())
+            if data["rc"] not in (0, 1):
+                sys.exit(f"the coverage run did not complete (pytest exit {data['rc']}):\n{tail}")
+            durations.update(data["durations"])
+            failed |= set(data["failed"])
+            for module in modules:
+                for n, ctxs in data["lines"].get(str(copy / module), {}).items():
+                    result[module].setdefault(int(n), set()).update(ctxs)
+    finally:  # one share that failed stops the others
+        for _, _, proc, _ in runs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     if failed:  # a test that fails unmutated cannot judge a mutant: it is left out of the map
         print(f"  {len(failed)} test(s) fail unmutated and are left out: {', '.join(sorted(failed))}", flush=True)
     for by_line in result.values():
