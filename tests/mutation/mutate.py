@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from covermap import cached_coverage, coverage_map, hint_durations, save_coverage, sources_key
+from covermap import cached_coverage, coverage_map, hint_durations, save_coverage, shards, sources_key
 from mutants import Mutant, apply, find_mutants
 from runners import COVERAGE_PROFILE, RUNNERS, Verdict, drop_bytecode, make_copy
 
@@ -286,13 +286,24 @@ def main(argv: list[str] | None = None) -> int:
         runners.update({copy: RUNNERS[args.runner](copy, modules, wanted) for copy in copies})
         print(f"  {len(copies)} {args.runner} runner(s) started in {time.monotonic() - t0:.0f}s", flush=True)
         unfit: set[str] = set()
-        # every covering test once, unmutated, in each runner at once: it must pass in this runner too, and its time
+        # every covering test once, unmutated, in the runners at once: it must pass in a runner too, and its time
         # there (the mutation profile, no tracer) is what orders, times out and sorts out the slow tests
-        with ThreadPoolExecutor(max_workers=len(runners)) as pool:
-            warmed = list(pool.map(lambda runner: runner.warm(wanted), runners.values()))  # type: ignore[attr-defined]
-        for failed, measured in warmed:
+        servers = list(runners.values())
+        split = len(servers) > 1 and all(r.splits_baseline for r in servers)  # type: ignore[attr-defined]
+        if split:  # the copies are the same: each server runs a share, in about equal time
+            order = {t: n for n, t in enumerate(wanted)}
+            shares = [sorted(g, key=order.__getitem__) for g in shards(wanted, len(servers), durations)]
+        else:
+            shares = [wanted] * len(servers)
+        with ThreadPoolExecutor(max_workers=len(servers)) as pool:
+            warmed = list(pool.map(lambda rs: rs[0].warm(rs[1]), zip(servers, shares)))
+        for failed, measured, _ in warmed:
             unfit |= set(failed)
             durations = {**durations, **{t: s for t, s in measured.items() if t in needed}}
+        if split:
+            loaded = sorted({m for _, _, modules in warmed for m in modules})
+            for server in servers:
+                server.adopt(loaded)  # type: ignore[attr-defined]
         if unfit:  # as in the coverage run: a test that fails unmutated cannot judge a mutant
             print(
                 f"  {len(unfit)} test(s) fail unmutated in the {args.runner} runner and are left out: "

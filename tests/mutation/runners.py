@@ -160,8 +160,10 @@ class SubprocessRunner:
         self.copy = copy
         self.overhead = 3.0
 
-    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float]]:
-        return [], {}
+    splits_baseline = False  # nothing to warm
+
+    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float], list[str]]:
+        return [], {}, []
 
     def judge(
         self, module: str, source: str, tests: list[str], test_seconds: float, at_import: bool, patience: float = 1.0
@@ -205,7 +207,9 @@ class ForkRunner:
         if imports is not None:  # the libraries the warm server loaded: no warm-up run needed
             self.server.ask({"op": "import", "modules": imports})
 
-    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float]]:
+    splits_baseline = False  # each fork server imports what its own warm-up run loaded
+
+    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float], list[str]]:
         """Runs the tests once unmutated (the server then imports what they needed); the ones that fail."""
         answer = self.server.ask({"op": "warm", "tests": nodeids, "flags": WARM_FLAGS})
         print(
@@ -213,7 +217,7 @@ class ForkRunner:
             f"{answer['imported']} modules imported once",
             flush=True,
         )
-        return answer["failed"], {}
+        return answer["failed"], {}, []
 
     def judge(
         self, module: str, source: str, tests: list[str], test_seconds: float, at_import: bool, patience: float = 1.0
@@ -250,15 +254,26 @@ class WarmRunner:
         self.cold: ForkRunner | None = None
         self.overhead = 0.3
 
-    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float]]:
-        """Every test once unmutated in a child: the ones that fail, and each one's time outside coverage."""
+    # with several jobs each server runs a share of the baseline (the copies are the same), then adopts the
+    # libraries the others' shares loaded
+    splits_baseline = True
+
+    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float], list[str]]:
+        """Every test once unmutated in a child: the ones that fail, each one's time outside coverage, and the
+        libraries they loaded."""
         answer = self.server.ask({"op": "baseline", "tests": nodeids})
         print(
             f"  warm server baseline: {len(nodeids)} tests in {answer['seconds']:.0f}s; {answer['imported']} modules "
             "they imported lazily now imported once",
             flush=True,
         )
-        return answer["failed"], answer["durations"]
+        self.imports = sorted(set(self.imports) | set(answer["loaded"]))
+        return answer["failed"], answer["durations"], answer["loaded"]
+
+    def adopt(self, modules: list[str]) -> None:
+        """Imports the libraries another server's share of the baseline loaded."""
+        self.server.ask({"op": "import", "modules": modules})
+        self.imports = sorted(set(self.imports) | set(modules))
 
     def judge(
         self, module: str, source: str, tests: list[str], test_seconds: float, at_import: bool, patience: float = 1.0
