@@ -181,7 +181,7 @@ class WarmServer:
             if not line.strip():
                 continue
             request = json.loads(line)
-            tests = [items[t] for t in request["tests"] if t in items]
+            tests = [items[t] for t in request.get("tests", ()) if t in items]
             if request["op"] == "baseline":
                 self._answer(self._baseline(tests))
                 continue
