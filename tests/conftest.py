@@ -61,6 +61,9 @@ else:
         database=None,
         phases=[Phase.explicit, Phase.generate, Phase.target],
     )
+    # the coverage run of a mutation run (which tests run which line): the dev search, derandomized, no database;
+    # only the map comes from it, every verdict is the mutation profile's
+    settings.register_profile("mutation-coverage", settings.get_profile("mutation"), max_examples=40)
     settings.load_profile(
         os.environ.get("EXTRACTBENCH_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
     )

@@ -124,22 +124,6 @@ def _match_identical(
     return _match_by(expected, predicted, gold, pred, _canonical)
 
 
-def align_by_identity(
-    expected: Sequence[Any],
-    predicted: Sequence[Any],
-    node: SchemaNode | None,
-    options: ScoringOptions,
-    context: AlignContext | None = None,
-) -> list[Pair]:
-    """Identical elements pair up; what is left pairs in order (the large-array fallback)."""
-    pairs, gold_left, pred_left = _match_identical(
-        expected, predicted, list(range(len(expected))), list(range(len(predicted)))
-    )
-    shared = min(len(gold_left), len(pred_left))
-    pairs.extend(zip(gold_left[:shared], pred_left[:shared]))
-    return _finish(pairs, gold_left[shared:], pred_left[shared:])
-
-
 def _keys(params: Mapping[str, Any]) -> list[str]:
     key = params["key"]
     return [key] if isinstance(key, str) else list(key)

@@ -18,10 +18,10 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,8 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from covermap import cached_coverage, coverage_map, hint_durations, save_coverage, shards, sources_key
 from mutants import Mutant, apply, find_mutants
-from runners import RUNNERS, Verdict, drop_bytecode, env_for, make_copy
+from runners import COVERAGE_PROFILE, RUNNERS, Verdict, drop_bytecode, make_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -48,98 +49,8 @@ SCOPE = tuple(
     f"{PACKAGE}/dataset/{name}.py"
     for name in ("records", "samples", "sources", "predictions", "responses")
 )
-# left out of the coverage run: its four writer processes stall for many minutes under coverage's tracer on a
-# busy machine, and the journal (live/) is none of the mutated modules
-COVERAGE_DESELECT = ("tests/unit/test_journal.py::test_processes_appending_at_once_never_tear_a_line",)
 # a run that times out is tried once more with this much more time before its timeout counts as a kill
 PATIENCE = 4.0
-
-# ----------------------------------------------------------------------------------------------
-# the line -> tests map
-
-COLLECTOR = r"""
-import json, sys, coverage, pytest
-out, files, test_args = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3:]
-cov = coverage.Coverage(data_file=out + ".coverage", include=files, branch=False)
-durations = {}
-failed = set()
-
-class Contexts:
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_protocol(self, item, nextitem):
-        cov.switch_context(item.nodeid)
-        yield
-        cov.switch_context("")
-
-    def pytest_runtest_logreport(self, report):
-        durations[report.nodeid] = durations.get(report.nodeid, 0.0) + report.duration
-        if report.failed:
-            failed.add(report.nodeid)
-
-cov.start()
-rc = pytest.main(["-q", "-p", "no:cacheprovider", "--no-header", *test_args], plugins=[Contexts()])
-cov.stop()
-cov.save()
-data = cov.get_data()
-lines = {}
-for path in data.measured_files():
-    by_line = data.contexts_by_lineno(path)
-    lines[path] = {str(n): sorted(c for c in ctxs) for n, ctxs in by_line.items()}
-json.dump({"rc": int(rc), "lines": lines, "durations": durations, "failed": sorted(failed)}, open(out, "w"))
-"""
-
-
-def coverage_map(copy: Path, modules: list[str], tests: list[str]) -> dict:
-    out = copy / ".mutation-coverage.json"
-    files = [str(copy / m) for m in modules]
-    script = copy / ".mutation-collect.py"
-    script.write_text(COLLECTOR)
-    deselect = [f"--deselect={t}" for t in COVERAGE_DESELECT]
-    cmd = [sys.executable, str(script), str(out), json.dumps(files), *deselect, *tests]
-    proc = subprocess.run(cmd, cwd=copy, env=env_for(copy), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if not out.exists():
-        sys.exit(f"coverage run failed:\n{proc.stdout[-3000:]}")
-    data = json.loads(out.read_text())
-    if data["rc"] not in (0, 1):
-        sys.exit(f"the coverage run did not complete (pytest exit {data['rc']}):\n{proc.stdout[-3000:]}")
-    failed = set(data["failed"])
-    if failed:  # a test that fails unmutated cannot judge a mutant: it is left out of the map
-        print(f"  {len(failed)} test(s) fail unmutated and are left out: {', '.join(sorted(failed))}", flush=True)
-    result: dict[str, dict[int, set[str]]] = {}
-    for module in modules:
-        by_line = data["lines"].get(str(copy / module), {})
-        result[module] = {int(n): set(c for c in ctxs if c not in failed) for n, ctxs in by_line.items()}
-    return {"lines": result, "durations": data["durations"], "failed": sorted(failed)}
-
-
-def _sources_key(tests: list[str]) -> str:
-    """A hash of everything a coverage map depends on: the package, the tests, the coverage run's arguments."""
-    digest = hashlib.sha1(json.dumps([tests, COVERAGE_DESELECT]).encode())
-    for top in (PACKAGE, "tests", "conftest.py", "pyproject.toml"):
-        path = ROOT / top
-        files = sorted(path.rglob("*")) if path.is_dir() else [path]
-        for f in files:
-            skipped = {"__pycache__", ".hypothesis"} | ({"mutation"} if top == "tests" else set())  # the tool itself
-            if f.is_file() and not skipped & set(f.relative_to(ROOT).parts):
-                digest.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
-    return digest.hexdigest()
-
-
-def cached_coverage(path: Path, modules: list[str], tests: list[str]) -> dict | None:
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text())
-    if data.get("key") != _sources_key(tests) or not set(modules) <= set(data["lines"]):
-        return None
-    lines = {m: {int(n): set(c) for n, c in data["lines"][m].items()} for m in modules}
-    return {"lines": lines, "durations": data["durations"], "failed": data["failed"]}
-
-
-def save_coverage(path: Path, key: str, cov: dict) -> None:
-    lines = {m: {str(n): sorted(c) for n, c in by_line.items()} for m, by_line in cov["lines"].items()}
-    payload = {"key": key, "lines": lines, "durations": cov["durations"], "failed": cov["failed"]}
-    path.write_text(json.dumps(payload))
-
 
 # ----------------------------------------------------------------------------------------------
 # the run
@@ -212,10 +123,11 @@ def write_survivors(out: Path, modules: list[str], tests: list[str], reports: li
 
 def listed_equivalents(path: Path) -> list[tuple[str, str, str]]:
     """(module, line text, operator) of every row of equivalents.md: a row names its line by the line's text, not
-    its number, so edits elsewhere in the module do not stale it."""
+    its number, so edits elsewhere in the module do not stale it. A ``|`` of the code is written ``\\|``, as a
+    markdown table needs it."""
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else ():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
         if len(cells) >= 4 and cells[0].startswith("`") and cells[0].endswith(".py`"):
             rows.append((cells[0].strip("`"), cells[1].strip("`"), cells[2].strip("`")))
     return rows
@@ -262,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         default=list(SCOPE),
         help="module paths relative to the repository root (default: the whole scope, SCOPE in this file)",
     )
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (one copy each); default 1")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="worker processes (one copy each; the coverage run is split as many ways)"
+    )
     parser.add_argument("--tests", nargs="+", default=["tests/unit"], help="what the coverage run collects")
     parser.add_argument(
         "--pytest-arg",
@@ -283,9 +197,17 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=1.0,
         metavar="S",
-        help="leave out of the mutant runs the tests that took over S seconds in the coverage run, except on "
-        "lines only such tests cover (default 1; 0 runs every covering test)",
+        help="leave out of a mutant's first run the tests that took over S seconds in the baseline run, except on "
+        "lines only such tests cover; a survivor is judged again with them (default 1; 0 runs every covering test)",
     )
+    parser.add_argument(
+        "--coverage-profile",
+        default=COVERAGE_PROFILE,
+        metavar="NAME",
+        help=f"the hypothesis profile of the coverage run (default {COVERAGE_PROFILE}: 40 examples; the verdicts "
+        "always use the mutation profile's 500)",
+    )
+    parser.add_argument("--coverage-only", action="store_true", help="make the coverage map (and cache), then stop")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--limit", type=int, default=0, help="run only the first N mutants per module (smoke)")
     parser.add_argument(
@@ -332,50 +254,56 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: list[dict] = []
     try:
         copies = [make_copy(workdir, f"w{i}") for i in range(max(1, args.jobs))]
-        cov = (
-            cached_coverage(Path(args.coverage_cache), modules, [*args.tests, *args.pytest_arg])
-            if args.coverage_cache
-            else None
-        )
+        # what the map depends on besides the sources: the tests it ran, their arguments and hypothesis profile
+        cov_args = [*args.tests, *args.pytest_arg, f"profile={args.coverage_profile}"]
+        cov = cached_coverage(Path(args.coverage_cache), modules, cov_args) if args.coverage_cache else None
         if cov is None:
-            print(f"coverage run over {' '.join(args.tests)} (per-test contexts) ...", flush=True)
+            shares = len(copies)
+            print(f"coverage run over {' '.join(args.tests)} (per-test contexts, {shares} at once) ...", flush=True)
             t0 = time.monotonic()
-            key = _sources_key([*args.tests, *args.pytest_arg])  # the sources as the copy has them
-            cov = coverage_map(copies[0], modules, [*args.tests, *args.pytest_arg])
+            key = sources_key(cov_args)  # the sources as the copy has them
+            hints = hint_durations(Path(args.coverage_cache) if args.coverage_cache else None)
+            cov = coverage_map(copies, modules, args.tests, args.pytest_arg, hints, args.coverage_profile)
             print(f"  done in {time.monotonic() - t0:.0f}s", flush=True)
             if args.coverage_cache:
                 save_coverage(Path(args.coverage_cache), key, cov)
         else:
             print(f"coverage map reused from {args.coverage_cache} (sources unchanged)", flush=True)
-        durations: dict[str, float] = cov["durations"]
-        full_lines: dict[str, dict[int, set[str]]] = {}  # before the slow tests were left out
-        if args.max_test_seconds > 0:
-            slow = {t for t, secs in durations.items() if secs > args.max_test_seconds}
-            used = {c for m in modules for ctxs in cov["lines"][m].values() for c in ctxs if c}
-            print(
-                f"  {len(slow & used)} of the {len(used)} covering tests took over {args.max_test_seconds:g}s under "
-                "coverage and run only for lines no faster test covers (--max-test-seconds)",
-                flush=True,
-            )
+        if args.coverage_only:
             for m in modules:
-                full_lines[m] = cov["lines"][m]
-                cov["lines"][m] = {n: (ctxs - slow) or ctxs for n, ctxs in cov["lines"][m].items()}
+                lines = cov["lines"][m]
+                tests = {c for ctxs in lines.values() for c in ctxs if c}
+                print(f"  {m}: {len(lines)} lines run, by {len(tests)} tests", flush=True)
+            return 0
+        durations: dict[str, float] = cov["durations"]
         # the tests some mutant will run: those covering a mutated line
         needed: set[str] = set()
         for m in modules:
             for mu in all_mutants[m][: args.limit or None]:
-                needed.update(covering_tests(mu, full_lines.get(m, cov["lines"][m])))
+                needed.update(covering_tests(mu, cov["lines"][m]))
         wanted = sorted(needed, key=lambda t: (t.split("::")[0], durations.get(t, 0.0)))
         t0 = time.monotonic()
         runners.update({copy: RUNNERS[args.runner](copy, modules, wanted) for copy in copies})
         print(f"  {len(copies)} {args.runner} runner(s) started in {time.monotonic() - t0:.0f}s", flush=True)
         unfit: set[str] = set()
-        # every covering test once, unmutated, in each runner at once: it must pass in this runner too
-        with ThreadPoolExecutor(max_workers=len(runners)) as pool:
-            warmed = list(pool.map(lambda runner: runner.warm(wanted), runners.values()))  # type: ignore[attr-defined]
-        for failed, measured in warmed:
+        # every covering test once, unmutated, in the runners at once: it must pass in a runner too, and its time
+        # there (the mutation profile, no tracer) is what orders, times out and sorts out the slow tests
+        servers = list(runners.values())
+        split = len(servers) > 1 and all(r.splits_baseline for r in servers)  # type: ignore[attr-defined]
+        if split:  # the copies are the same: each server runs a share, in about equal time
+            order = {t: n for n, t in enumerate(wanted)}
+            shares = [sorted(g, key=order.__getitem__) for g in shards(wanted, len(servers), durations)]
+        else:
+            shares = [wanted] * len(servers)
+        with ThreadPoolExecutor(max_workers=len(servers)) as pool:
+            warmed = list(pool.map(lambda rs: rs[0].warm(rs[1]), zip(servers, shares)))
+        for failed, measured, _ in warmed:
             unfit |= set(failed)
             durations = {**durations, **{t: s for t, s in measured.items() if t in needed}}
+        if split:
+            loaded = sorted({m for _, _, modules in warmed for m in modules})
+            for server in servers:
+                server.adopt(loaded)  # type: ignore[attr-defined]
         if unfit:  # as in the coverage run: a test that fails unmutated cannot judge a mutant
             print(
                 f"  {len(unfit)} test(s) fail unmutated in the {args.runner} runner and are left out: "
@@ -384,6 +312,17 @@ def main(argv: list[str] | None = None) -> int:
             )
             for m in modules:
                 cov["lines"][m] = {n: ctxs - unfit for n, ctxs in cov["lines"][m].items()}
+        full_lines: dict[str, dict[int, set[str]]] = {}  # before the slow tests were left out
+        if args.max_test_seconds > 0:
+            slow = {t for t in needed if durations.get(t, 0.0) > args.max_test_seconds}
+            print(
+                f"  {len(slow)} of the {len(needed)} covering tests took over {args.max_test_seconds:g}s and run only "
+                "for lines no faster test covers, or to judge a survivor again (--max-test-seconds)",
+                flush=True,
+            )
+            for m in modules:
+                full_lines[m] = cov["lines"][m]
+                cov["lines"][m] = {n: (ctxs - slow) or ctxs for n, ctxs in cov["lines"][m].items()}
 
         reports = []
         lock = threading.Lock()

@@ -32,6 +32,9 @@ WARM_FLAGS = [f for f in PYTEST_FLAGS if f != "-x"]  # the warm child stops at t
 # the hypothesis profile of every mutant run (tests/conftest.py): the ci search, derandomized (a verdict does not
 # depend on the run), no example database shared between mutants, no shrinking (a failure is a kill already)
 HYPOTHESIS_PROFILE = "mutation"
+# the coverage run only maps lines to tests: the same derandomized search cut to the dev profile's 40 examples (at
+# 500 the property tests were most of its time); the verdicts keep HYPOTHESIS_PROFILE
+COVERAGE_PROFILE = "mutation-coverage"
 TIMEOUT_FACTOR = 10
 MIN_TIMEOUT = 3.0
 
@@ -70,11 +73,11 @@ def make_copy(parent: Path, name: str) -> Path:
     return target
 
 
-def env_for(copy: Path, bytecode: bool = False) -> dict[str, str]:
+def env_for(copy: Path, bytecode: bool = False, profile: str = HYPOTHESIS_PROFILE) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(copy)
     # the property tests judge mutants with the thorough search, whatever the developer's inner-loop profile
-    env["EXTRACTBENCH_HYPOTHESIS_PROFILE"] = HYPOTHESIS_PROFILE
+    env["EXTRACTBENCH_HYPOTHESIS_PROFILE"] = profile
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     else:
@@ -157,8 +160,10 @@ class SubprocessRunner:
         self.copy = copy
         self.overhead = 3.0
 
-    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float]]:
-        return [], {}
+    splits_baseline = False  # nothing to warm
+
+    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float], list[str]]:
+        return [], {}, []
 
     def judge(
         self, module: str, source: str, tests: list[str], test_seconds: float, at_import: bool, patience: float = 1.0
@@ -202,7 +207,9 @@ class ForkRunner:
         if imports is not None:  # the libraries the warm server loaded: no warm-up run needed
             self.server.ask({"op": "import", "modules": imports})
 
-    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float]]:
+    splits_baseline = False  # each fork server imports what its own warm-up run loaded
+
+    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float], list[str]]:
         """Runs the tests once unmutated (the server then imports what they needed); the ones that fail."""
         answer = self.server.ask({"op": "warm", "tests": nodeids, "flags": WARM_FLAGS})
         print(
@@ -210,7 +217,7 @@ class ForkRunner:
             f"{answer['imported']} modules imported once",
             flush=True,
         )
-        return answer["failed"], {}
+        return answer["failed"], {}, []
 
     def judge(
         self, module: str, source: str, tests: list[str], test_seconds: float, at_import: bool, patience: float = 1.0
@@ -247,15 +254,26 @@ class WarmRunner:
         self.cold: ForkRunner | None = None
         self.overhead = 0.3
 
-    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float]]:
-        """Every test once unmutated in a child: the ones that fail, and each one's time outside coverage."""
+    # with several jobs each server runs a share of the baseline (the copies are the same), then adopts the
+    # libraries the others' shares loaded
+    splits_baseline = True
+
+    def warm(self, nodeids: list[str]) -> tuple[list[str], dict[str, float], list[str]]:
+        """Every test once unmutated in a child: the ones that fail, each one's time outside coverage, and the
+        libraries they loaded."""
         answer = self.server.ask({"op": "baseline", "tests": nodeids})
         print(
             f"  warm server baseline: {len(nodeids)} tests in {answer['seconds']:.0f}s; {answer['imported']} modules "
             "they imported lazily now imported once",
             flush=True,
         )
-        return answer["failed"], answer["durations"]
+        self.imports = sorted(set(self.imports) | set(answer["loaded"]))
+        return answer["failed"], answer["durations"], answer["loaded"]
+
+    def adopt(self, modules: list[str]) -> None:
+        """Imports the libraries another server's share of the baseline loaded."""
+        self.server.ask({"op": "import", "modules": modules})
+        self.imports = sorted(set(self.imports) | set(modules))
 
     def judge(
         self, module: str, source: str, tests: list[str], test_seconds: float, at_import: bool, patience: float = 1.0

@@ -18,8 +18,11 @@ code computed.
 Protocol: one JSON request a line on stdin, one JSON answer a line on the stdout the server was started with; the server's own fd 1 and 2 and its children's go to
 log files in the copy. The first answer, unasked, is ``{"ready": ..., "collected", "missing", "modules"}``.
 
-- ``{"op": "baseline", "tests": [...]}``: one child runs the tests unmutated, every one of them. Answers
-  ``{"failed": [...], "durations": {nodeid: seconds}, "seconds"}``.
+- ``{"op": "baseline", "tests": [...]}``: one child runs the tests unmutated, every one of them; the server then
+  imports the libraries the child loaded. Answers ``{"failed": [...], "durations": {nodeid: seconds}, "seconds",
+  "imported", "loaded": [module names]}``.
+- ``{"op": "import", "modules": [...]}``: imports those libraries (what another server's baseline loaded, when the
+  baseline was split between servers). Answers ``{"imported"}``.
 - ``{"op": "run", "module": path, "source": text, "tests": [...], "timeout": s}``: one child runs the tests
   with the module's functions patched to ``source``, stopping at the first failing test. Answers
   ``{"status": "killed" | "survived" | "timeout" | "cold" | "error", "killer", "seconds", "detail"}``.
@@ -119,6 +122,21 @@ def _from_copy(name: str, path: str | None) -> bool:
     return os.path.realpath(path).startswith(os.path.realpath(COPY) + os.sep)
 
 
+def _import_libraries(names: list[str]) -> int:
+    """Imports the libraries the tests import lazily (scipy.stats' distributions...) here once rather than in every
+    child; the package and the tests stay as collection left them. Returns how many were new."""
+    imported = 0
+    for name in names:
+        if name in sys.modules or name.split(".")[0] in OWN:
+            continue
+        try:
+            importlib.import_module(name)
+            imported += 1
+        except BaseException:  # noqa: BLE001 - a module that cannot be imported alone is left to the children
+            continue
+    return imported
+
+
 class WarmServer:
     """The pytest plugin that serves: collection done, ``pytest_runtestloop`` answers requests instead."""
 
@@ -163,9 +181,12 @@ class WarmServer:
             if not line.strip():
                 continue
             request = json.loads(line)
-            tests = [items[t] for t in request["tests"] if t in items]
+            tests = [items[t] for t in request.get("tests", ()) if t in items]
             if request["op"] == "baseline":
                 self._answer(self._baseline(tests))
+                continue
+            if request["op"] == "import":
+                self._answer({"imported": _import_libraries(request["modules"])})
                 continue
             path = os.path.join(COPY, request["module"])
             try:
@@ -271,18 +292,8 @@ class WarmServer:
         payload, rc, timed_out, seconds = self._fork(body, None)
         if payload is None:
             return {"error": f"the baseline child died (exit {rc})", "seconds": seconds}
-        # the libraries the tests import lazily (scipy.stats' distributions...), imported here once rather than
-        # in every child; the package and the tests stay as collection left them
-        imported = 0
-        for name in payload.pop("modules"):
-            if name in sys.modules or name.split(".")[0] in OWN:
-                continue
-            try:
-                importlib.import_module(name)
-                imported += 1
-            except BaseException:  # noqa: BLE001 - a module that cannot be imported alone is left to the children
-                continue
-        return {**payload, "seconds": seconds, "imported": imported}
+        loaded = [n for n in payload.pop("modules") if n.split(".")[0] not in OWN]
+        return {**payload, "seconds": seconds, "imported": _import_libraries(loaded), "loaded": loaded}
 
     def _mutant(self, tests: list[Any], pairs: list[tuple[Any, Any]], live: dict, timeout: float | None) -> dict:
         def body() -> dict:

@@ -1,6 +1,6 @@
 """The mutation tool's two decisions that a wrong verdict would hide behind: a mutant changes only its own span
 (every other line keeps its number and its code), and the warm runner patches a function only when nothing that
-ran at import changed (tests/mutation/README.md)."""
+ran at import changed (tests/mutation/README.md); and how the coverage run is split over the jobs."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutation"))
 
+import covermap  # noqa: E402
 import mutants  # noqa: E402
 import warmserver  # noqa: E402
 
@@ -104,3 +105,21 @@ def test_a_changed_function_with_no_live_instance_is_cold() -> None:
     (mutant,) = _mutants_at(7, "* -> /")
     with pytest.raises(warmserver.Cold, match="no live function"):
         warmserver.plan(_compile(SOURCE), _compile(mutants.apply(SOURCE, mutant)), {})
+
+
+def test_the_coverage_run_is_split_longest_file_first_onto_the_least_loaded_share() -> None:
+    hints = {"a.py": 10.0, "b.py": 7.0, "c.py": 6.0, "d.py": 4.0, "e.py": 3.0}
+    # a (10) | b (7); c onto b (13); d onto a (14); e onto b (16)
+    assert covermap.shards(list(hints), 2, hints) == [["a.py", "d.py"], ["b.py", "c.py", "e.py"]]
+    # a file the hints do not know weighs their median (4.0 of 2, 4, 10): c, new.py and b (4 + 4 + 2) balance a
+    hints = {"a.py": 10.0, "b.py": 2.0, "c.py": 4.0}
+    assert covermap.shards(["a.py", "b.py", "c.py", "new.py"], 2, hints) == [["a.py"], ["c.py", "new.py", "b.py"]]
+    # never more shares than files
+    assert covermap.shards(["a.py"], 2, hints) == [["a.py"]]
+
+
+def test_a_directory_is_split_into_its_test_files_each_in_one_share() -> None:
+    unit = Path(__file__).resolve().parent
+    files = sorted(f"tests/unit/{f.name}" for f in unit.glob("test_*.py"))
+    groups = covermap.shards(["tests/unit"], 2, {})
+    assert len(groups) == 2 and sorted(f for g in groups for f in g) == files

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -10,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_extractbench.scoring import ERROR, ScoringOptions, score_sample
-from pytest_extractbench.scoring.backends import NoBackendsError, current_backends, use_backends
+from pytest_extractbench.scoring import ERROR, ScoringOptions, backends, score_sample
+from pytest_extractbench.scoring.backends import NoBackendsError, current_backends, install_default, use_backends
 from pytest_extractbench.scoring.whole_output import JUDGE, SIMILARITY, Item, score_whole_outputs
 
 SCHEMA = {
@@ -111,6 +112,29 @@ def test_without_backends_a_semantic_field_is_an_error_that_says_what_to_install
         assert city.category == ERROR and "scoring_backends.install()" in city.error
     finally:
         use_backends(previous)
+
+
+def test_installing_returns_what_it_replaced_and_a_default_never_replaces_installed_backends() -> None:
+    first, second = RecordedBackends({}, RecordedJudge({})), RecordedBackends({}, RecordedJudge({}))
+    previous = use_backends(None)
+    try:
+        assert install_default(first) is first  # none installed: the default goes in
+        assert install_default(second) is first  # some installed: they stay, and are the ones in use
+        assert current_backends() is first
+        assert use_backends(second) is first  # an explicit install replaces them and hands back the replaced
+        assert use_backends(None) is second
+    finally:
+        use_backends(previous)
+
+
+def test_a_fresh_import_has_no_backends_until_something_installs_them() -> None:
+    # the module as a fresh process imports it (read from its file, in this process: coverage sees its first line)
+    spec = importlib.util.spec_from_file_location("pytest_extractbench.scoring._fresh_backends", backends.__file__)
+    assert spec is not None and spec.loader is not None
+    fresh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fresh)
+    with pytest.raises(fresh.NoBackendsError, match="no judge or embeddings client is installed"):
+        fresh.current_backends()
 
 
 def test_the_package_s_score_sample_comes_with_the_live_clients() -> None:
