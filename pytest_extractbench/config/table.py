@@ -325,10 +325,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
                parse_context, None, "TOKENS",
                target="live.context", yaml=("performance.context",)),
     OptionSpec("prompt_budget", "Prompt tokens in flight per model: auto (default: what the server reads, at the "
-               "prompt speed its answers report, in half a request timeout; until it reports one, the shortest prompt "
-               "goes first and prompts of 2,048 tokens or more one at a time; an attempt whose prompt alone needs "
-               "more than half the timeout gets twice its reading time, at most 6 timeouts), off (the request count "
-               "alone limits; the timeout is strict), or a number (strict timeout too).",
+               "prompt speed its answers report, in half a request timeout; until it reports one, prompts of 2,048 "
+               "tokens or more go one at a time, the shortest first before the first answer; an attempt whose "
+               "prompt alone needs more than half the timeout gets twice its reading time, at most 6 timeouts), off "
+               "(the request count alone limits; the timeout is strict), or a number (strict timeout too).",
                parse_prompt_budget, "auto", "auto|off|TOKENS",
                target="live.prompt_budget", yaml=("performance.prompt_budget",)),
     OptionSpec("heartbeat", "When no item has finished for SECONDS, print what is in flight: requests sent and "

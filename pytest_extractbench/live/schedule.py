@@ -15,8 +15,8 @@ attempt's timeout (the other half is left for generating the answer and for shar
   for room, later requests that fit the room left may pass it, for at most half a timeout; after that nothing
   passes, the requests in flight drain, and the head goes. Short documents are not stuck behind a long one, and
   a long one is not passed forever. A prompt larger than the whole budget goes when nothing else is in flight.
-  Until the server's speed is known the shortest waiting prompt goes first, and a long prompt waits for the first
-  answer while anything is in flight: that answer tells the speed the long ones are sized by.
+  Until the first answer, the shortest of the next waiting prompts goes first, and a long prompt waits for that
+  answer while anything is in flight: it tells the speed the long ones are sized by.
 * **An attempt's time** is the timeout, or, when its prompt alone needs more than half of it at the measured
   speed, twice that reading time (at most :data:`MAX_STRETCH` timeouts). A prompt known to need 15 minutes on
   this server is not cut at 10 and read again; a hung server is still caught. Only the ``auto`` budget does this:
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import statistics
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -48,6 +49,8 @@ LONG_PROMPT_TOKENS = 2048
 TIMEOUT_SHARE = 0.5
 #: Before the first answer, a long prompt waits this long for the run's other requests to queue beside it.
 GATHER_S = 0.05
+#: Before the first answer, the shortest of this many waiting requests goes first.
+SHORTEST_OF = 64
 #: An attempt sized by its prompt gets at most this many timeouts.
 MAX_STRETCH = 6.0
 #: Characters per token assumed until the server's answers show the real ratio (low: sizes err long).
@@ -220,11 +223,14 @@ class PromptBudget:
         return self.mode == "auto" and self.speed.tokens_per_s is None
 
     def _shortest_first(self) -> None:
-        """Before the speed is known, the shortest waiting prompt heads the queue: it answers soonest and its
-        answer sizes the rest."""
-        if len(self._queue) < 2 or not self._sizing():
+        """Before the first answer, when a long prompt heads the queue, the shortest of the next few waiting goes
+        first: it answers soonest and its answer sizes the rest. (Only the next few: a run queues every request at
+        once, and a scan of thousands on each arrival would cost seconds.)"""
+        if len(self._queue) < 2 or self.speed.answers or not self._sizing():
             return
-        shortest = min(self._queue, key=_tokens)
+        if self._queue[0].tokens < LONG_PROMPT_TOKENS:
+            return
+        shortest = min(itertools.islice(self._queue, SHORTEST_OF), key=_tokens)
         if shortest is not self._queue[0]:
             self._queue.remove(shortest)
             self._queue.appendleft(shortest)
