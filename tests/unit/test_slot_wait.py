@@ -190,7 +190,9 @@ def test_an_attempt_is_not_given_up_while_the_server_is_still_reading_a_prompt(f
     response, watch = extract(fault_server, slots=1)
     assert response.ok and [a["outcome"] for a in response.attempt_log] == ["ok"]
     (attempt,) = response.attempt_log
-    assert TIMEOUT_S < attempt["latency_s"] <= attempt["timeout_s"] <= 6 * TIMEOUT_S
+    # given more than the timeout, at most six; the answer may land in the event loop's last tick of a wait
+    assert TIMEOUT_S < attempt["latency_s"] < attempt["timeout_s"] + 0.5
+    assert TIMEOUT_S < attempt["timeout_s"] <= 6 * TIMEOUT_S
     assert len(fault_server.requests) == 1 and watch is not None and watch.probes >= 1
 
 
