@@ -45,9 +45,17 @@ def _flags(spec: OptionSpec) -> str:
 
 def _page(title: str, intro: list[str], columns: list[str], rows: list[list[str]]) -> str:
     """A generated page: title, notice, introduction, then one Markdown table."""
-    lines = [f"# {title}", "", _NOTICE, "", *intro, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines = [f"# {title}", "", _NOTICE, "", *intro, "", *_table(columns, rows)]
     return "\n".join(lines) + "\n"
+
+
+def _table(columns: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table's lines."""
+    return [
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
 
 
 def options_markdown() -> str:
@@ -125,14 +133,13 @@ def _track_figures() -> str:
         "baseline comparison and `--extractbench-require` read (higher is better for each; per-sample values",
         "for the paired tests).",
         "",
-        "| track | key | label | aliases |",
-        "|---|---|---|---|",
     ]
-    for track, metrics in track_metrics.TRACK_METRICS.items():
-        for metric in metrics:
-            aliases = ", ".join(_code(a) for a in metric.aliases) or "-"
-            lines.append(f"| {track} | {_code(metric.name)} | {_cell(metric.label)} | {aliases} |")
-    return "\n".join(lines) + "\n"
+    rows = [
+        [track, _code(metric.name), _cell(metric.label), ", ".join(_code(a) for a in metric.aliases) or "-"]
+        for track, metrics in track_metrics.TRACK_METRICS.items()
+        for metric in metrics
+    ]
+    return "\n".join(lines + _table(["track", "key", "label", "aliases"], rows)) + "\n"
 
 
 PAGES = {OPTIONS_PAGE: options_markdown, METRICS_PAGE: metrics_markdown}

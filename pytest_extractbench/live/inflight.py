@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .slots import slot_list
+from .slots import slot_list, tokens_written
 
 __all__ = ["InFlight", "InFlightSnapshot", "quiet_line", "read_slots", "slot_activity"]
 
@@ -101,9 +101,7 @@ def _one_slot(slot: Mapping[str, Any]) -> str:
     name = f"slot {_count(slot.get('id'))}" if _count(slot.get("id")) is not None else "a slot"
     read = _count(slot.get("n_prompt_tokens_processed"))
     cached = _count(slot.get("n_prompt_tokens_cache"))
-    token = slot.get("next_token")
-    token = token[0] if isinstance(token, list) and token and isinstance(token[0], Mapping) else token
-    written = _count(token.get("n_decoded")) if isinstance(token, Mapping) else None
+    written = tokens_written(slot)
     if written:
         return f"{name} writing ({written:,} tokens so far)"
     if read is None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import operator
 import statistics
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -230,7 +231,7 @@ class PromptBudget:
             return
         if self._queue[0].tokens < LONG_PROMPT_TOKENS:
             return
-        shortest = min(itertools.islice(self._queue, SHORTEST_OF), key=_tokens)
+        shortest = min(itertools.islice(self._queue, SHORTEST_OF), key=operator.attrgetter("tokens"))
         if shortest is not self._queue[0]:
             self._queue.remove(shortest)
             self._queue.appendleft(shortest)
@@ -300,7 +301,3 @@ class PromptBudget:
             "stretched_attempts": self.stats.stretched,
             "longest_attempt_timeout_s": round(self.stats.longest_attempt_s, 1) if self.stats.stretched else None,
         }
-
-
-def _tokens(waiter: _Waiter) -> float:
-    return waiter.tokens

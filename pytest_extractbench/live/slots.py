@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -61,16 +61,20 @@ def idle_slots(data: Any) -> int | None:
     return idle
 
 
+def tokens_written(slot: Mapping[str, Any]) -> int | None:
+    """The tokens a slot has written for its request (``next_token``'s ``n_decoded``); None when it does not say."""
+    token = slot.get("next_token")
+    token = token[0] if isinstance(token, list) and token else token
+    written = token.get("n_decoded") if isinstance(token, Mapping) else None
+    return written if isinstance(written, int) and not isinstance(written, bool) and written >= 0 else None
+
+
 def reading_prompt(data: Any) -> bool:
     """A ``/slots`` answer shows a slot reading a prompt: busy, its prompt scheduled, no token written yet."""
-    for slot in slot_list(data) or ():
-        if slot.get("is_processing") is not True or not isinstance(slot.get("n_prompt_tokens"), int):
-            continue
-        token = slot.get("next_token")
-        token = token[0] if isinstance(token, list) and token else token
-        if isinstance(token, dict) and token.get("n_decoded") == 0:
-            return True
-    return False
+    return any(
+        slot.get("is_processing") is True and isinstance(slot.get("n_prompt_tokens"), int) and tokens_written(slot) == 0
+        for slot in slot_list(data) or ()
+    )
 
 
 def http_probe(url: str, http_client: Any, headers: dict[str, str] | None = None) -> Probe:
