@@ -269,7 +269,7 @@ def prompt_budget_text(model: str, budget: Mapping[str, Any]) -> str:
     measured = f" (the server reads {speed:g} tokens/s)" if speed else ""
     return (
         f"prompt budget {safe(model)}: {budget['held']} request(s) waited for room, up to "
-        f"{budget.get('longest_wait_s', 0):.1f} s, before their attempts' clocks started: {why}{measured}; "
+        f"{budget.get('longest_wait_s', 0):,.1f} s, before their attempts' clocks started: {why}{measured}; "
         "--extractbench-prompt-budget off sends them at once"
     )
 

@@ -151,3 +151,24 @@ def test_a_band_the_recommendation_agrees_with_is_left_as_it_is() -> None:
             "recommendation": recommendation(eqs, hallucination),
         }
         assert summary.summarize("m", fill_model(metrics, "extraction")).verdict_band == eqs_band(eqs)
+
+
+def test_prompt_budget_lines_group_thousands_and_name_the_limit() -> None:
+    """Long runs wait thousands of seconds: the lines group digits as the latency line does."""
+    from pytest_extractbench.report.terminal import prompt_budget_text, stretched_text
+
+    budget = {
+        "held": 11,
+        "longest_wait_s": 3118.64,
+        "tokens_in_flight_limit": 10439,
+        "prompt_tokens_per_s": 34.8,
+        "stretched_attempts": 2,
+        "longest_attempt_timeout_s": 1688.2,
+    }
+    held = prompt_budget_text("m\x1b[31m", budget)
+    assert "11 request(s) waited for room, up to 3,118.6 s" in held
+    assert "at most 10,439 prompt tokens in flight (the server reads 34.8 tokens/s)" in held
+    assert "\x1b" not in held and "prompt budget m\\x1b[31m:" in held  # a served name cannot recolour the terminal
+    assert "2 attempt(s) given up to 1,688 s" in stretched_text("m", budget)
+    unknown = prompt_budget_text("m", {"held": 1, "longest_wait_s": 2.0})
+    assert "long prompts one at a time until the server reports its speed" in unknown and "reads" not in unknown
