@@ -100,7 +100,7 @@ def main() -> None:
             ("llama-server peak RSS (VmHWM)", f"{(facts.get('peak_rss_bytes') or 0) / 2**20:.0f} MB"),
             ("answered / samples", f"{answered} / {len(sizes)}"),
             ("errors", ", ".join(f"{k} {v}" for k, v in rel["error_counts"].items() if v) or "none"),
-            ("mean prompt tokens (server usage)", f"{perf['tokens']['prompt']['mean']}"),
+            ("mean prompt tokens (server usage)", f"{perf['tokens']['prompt']['mean'] or 0:,.0f}"),
             (
                 "attempts (timed out, other errors)",
                 f"{rel['attempts_counted']} ({rel['attempt_timeouts']}, {rel['attempt_errors']})",
@@ -124,7 +124,7 @@ def _budget(live: dict, model: str) -> str:
     found = ((live.get("prompt_budget") or {}).get("by_model") or {}).get(model) or {}
     return (
         f"{found.get('prompt_tokens_per_s')} tokens/s, {found.get('held', 0)} held, "
-        f"up to {found.get('longest_wait_s', 0):.0f} s"
+        f"up to {found.get('longest_wait_s', 0):,.0f} s"
     )
 
 
