@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import random
 import sys
 import time
@@ -177,7 +178,7 @@ class ExtractionClient:
         watch = self.slot_watch
         while True:
             response.attempts += 1
-            waited = await watch.wait_for_slot() if watch is not None else 0.0
+            waited = await watch.wait_for_slot(retrying=response.attempts > 1) if watch is not None else 0.0
             clock.append(time.perf_counter())
             outcome = None
             if watch is not None:
@@ -267,12 +268,26 @@ class ExtractionClient:
             return await asyncio.wait_for(work, given[0])
         task = asyncio.ensure_future(work)
         limit = max(given[0], self.config.timeout_s * MAX_STRETCH)
+        start = time.perf_counter()
         try:
             done, _ = await asyncio.wait({task}, timeout=given[0])
-            while not done and given[0] < limit and await watch.reading():
+            while not done and given[0] < limit:
                 more = min(max(given[0] / 4, MIN_EXTENSION_S), limit - given[0])
-                given[0] = round(given[0] + more, 1)
-                done, _ = await asyncio.wait({task}, timeout=more)
+                # llama-server answers /slots only between batches: it gets the extension's length to say, and the
+                # answer itself may land meanwhile
+                look = asyncio.ensure_future(watch.reading(more))
+                either: set[asyncio.Future[Any]] = {task, look}
+                done, _ = await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                elapsed = time.perf_counter() - start
+                if task in done:
+                    look.cancel()
+                    given[0] = max(given[0], math.ceil(elapsed * 10) / 10)
+                    break
+                if not look.result():
+                    done = set()
+                    break
+                given[0] = round(min(limit, elapsed + more), 1)
+                done, _ = await asyncio.wait({task}, timeout=max(0.0, given[0] - elapsed))
             if not done:
                 raise asyncio.TimeoutError
             return task.result()

@@ -5,7 +5,8 @@ connection, which it does only between batches: minutes, in the middle of a long
 retry, or another sample's request, would wait in the server's queue with its own timeout running. So the client
 counts the requests it has in flight and those it abandoned; when together they fill every slot the plugin started,
 the next attempt waits (up to one attempt's budget) until llama-server's ``GET /slots`` shows a slot idle, or, on a
-server that does not answer ``/slots``, until the abandoned request's own budget has passed once more. The wait is
+server that does not answer ``/slots``, until the abandoned request's own budget has passed once more. A retry waits
+for the server to let go of the request it replaces even while other slots are idle. The wait is
 recorded (``slot_wait_s`` in the attempt's log) and counts in the sample's end-to-end latency, not in the attempt's.
 No pytest import.
 """
@@ -25,7 +26,7 @@ POLL_S = 0.5
 #: One ``/slots`` query's own budget: a server too busy to answer it counts as having no idle slot.
 PROBE_TIMEOUT_S = 5.0
 
-Probe = Callable[[], Awaitable[Any]]  # the server's ``/slots`` answer; None when it gave none
+Probe = Callable[[float], Awaitable[Any]]  # the server's ``/slots`` answer within that many seconds; None when none
 
 
 def slots_url(base_url: str) -> str:
@@ -80,9 +81,9 @@ def reading_prompt(data: Any) -> bool:
 def http_probe(url: str, http_client: Any, headers: dict[str, str] | None = None) -> Probe:
     """Ask ``url`` (``slots_url``) for the slot list; None when it does not say (404, not JSON, no answer)."""
 
-    async def probe() -> Any:
+    async def probe(wait_s: float = PROBE_TIMEOUT_S) -> Any:
         try:
-            answer = await http_client.get(url, headers=headers or {}, timeout=PROBE_TIMEOUT_S)
+            answer = await http_client.get(url, headers=headers or {}, timeout=wait_s)
             return answer.json() if answer.status_code == 200 else None
         except Exception:  # noqa: BLE001 - a probe that fails says nothing; the accounting decides
             return None
@@ -122,34 +123,38 @@ class SlotWatch:
         if timed_out:
             self._abandoned.append(time.monotonic())
 
-    async def reading(self) -> bool:
-        """The server says a slot is still reading a prompt (it is working, not hung); False when it does not say."""
+    async def reading(self, wait_s: float = PROBE_TIMEOUT_S) -> bool:
+        """The server says, within ``wait_s``, that a slot is still reading a prompt (it is working, not hung); False
+        when it does not say. llama-server answers ``/slots`` only between batches, so a long wait is a busy
+        server's due, not a sign that it hangs."""
         if self.probe is None:
             return False
         self.probes += 1
-        return reading_prompt(await self.probe())
+        return reading_prompt(await self.probe(wait_s))
 
-    def _full(self) -> bool:
-        return self.abandoned > 0 and self.in_flight + self.abandoned >= self.slots
+    def _full(self, retrying: bool) -> bool:
+        return self.abandoned > 0 and (retrying or self.in_flight + self.abandoned >= self.slots)
 
-    async def wait_for_slot(self) -> float:
+    async def wait_for_slot(self, retrying: bool = False) -> float:
         """Seconds waited until the server can run one more request of ours (0.0 when it could at once), at most
-        ``max_wait_s``: the attempt's clock starts after this."""
-        if not self._full():
+        ``max_wait_s``: the attempt's clock starts after this. A retry (``retrying``) waits until the server has let
+        go of the requests given up on even while other slots are idle: beside them it would read its prompt at
+        half speed on a CPU, in a slot without the cached part of that prompt."""
+        if not self._full(retrying):
             return 0.0
         start = time.monotonic()
         while time.monotonic() - start < self.max_wait_s:
             if self.probe is not None:
                 self.probes += 1
-                idle = idle_slots(await self.probe())
+                idle = idle_slots(await self.probe(PROBE_TIMEOUT_S))
                 if idle is not None:
                     busy = self.slots - min(idle, self.slots)
                     # the busy slots beyond ours in flight are the abandoned ones still running
                     still = max(0, busy - self.in_flight)
                     del self._abandoned[: max(0, len(self._abandoned) - still)]
-                    if idle > 0:
+                    if idle > 0 and not retrying:
                         break
-            if not self._full():
+            if not self._full(retrying):
                 break
             await asyncio.sleep(self.poll_s)
         return time.monotonic() - start

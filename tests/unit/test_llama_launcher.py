@@ -29,6 +29,10 @@ def test_the_flags_the_embedded_server_passes_reach_the_parameters(tmp_path: Pat
             "6144",
             "--threads",
             "1",
+            "--batch-size",
+            "512",
+            "-ub",
+            "256",
             "--alias",
             "tiny",
             "--jinja",
@@ -46,6 +50,7 @@ def test_the_flags_the_embedded_server_passes_reach_the_parameters(tmp_path: Pat
     params = build_params(args)
     assert params.model.path == "/m.gguf" and list(params.hostnames) == ["127.0.0.1"] and params.port == 4321
     assert (params.n_parallel, params.n_ctx, params.cpuparams.n_threads) == (3, 6144, 1)
+    assert (params.n_batch, params.n_ubatch) == (512, 256)  # xllamacpp's own defaults are 2048 and 512
     assert set(params.model_alias) == {"tiny"} and params.use_jinja and not params.ui
     assert params.chat_template == "{{ messages[0]['content'] }}"
     assert params.embedding and int(params.pooling_type) == 1 and params.no_extra_bufts
@@ -69,3 +74,13 @@ def test_an_unknown_model_name_is_one_clear_line(capsys: pytest.CaptureFixture[s
     assert main(["--model", "no-such-model"]) == 2
     err = capsys.readouterr().err
     assert "unknown embedded model 'no-such-model'" in err and "qwen2.5-coder-0.5b" in err
+
+
+def test_the_embedded_server_reads_one_micro_batch_a_turn_unless_told_otherwise() -> None:
+    """Between two turns of its loop llama-server answers no /slots query and notices no closed connection."""
+    from pytest_extractbench.live.backends.llama_process import BATCH_TOKENS, _batch_args
+
+    assert _batch_args([]) == ["--batch-size", str(BATCH_TOKENS)] and BATCH_TOKENS == 512
+    params = build_params(_parser().parse_known_args(["--model", "/m.gguf", *_batch_args([])])[0])
+    assert params.n_batch == params.n_ubatch == BATCH_TOKENS  # one micro-batch: no speed is given up
+    assert _batch_args(["--batch-size", "2048"]) == [] and _batch_args(["-b", "64"]) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -36,16 +37,18 @@ def extract(server: FaultServer, slots: int | None) -> tuple[ModelResponse, Slot
 
 
 class BusySlot:
-    """llama-server's ``/slots`` for one slot that stays busy for the first ``busy`` queries after a chat request."""
+    """llama-server's ``/slots``: slot 0 stays busy for the first ``busy`` queries after a chat request; the
+    ``idle`` others are idle throughout."""
 
-    def __init__(self, busy: int) -> None:
-        self.busy, self.queries = busy, 0
+    def __init__(self, busy: int, idle: int = 0) -> None:
+        self.busy, self.idle, self.queries = busy, idle, 0
         self.lock = threading.Lock()
 
     def __call__(self) -> Any:
         with self.lock:
             self.queries += 1
-            return [{"id": 0, "is_processing": self.queries <= self.busy}]
+            others = [{"id": i + 1, "is_processing": False} for i in range(self.idle)]
+            return [{"id": 0, "is_processing": self.queries <= self.busy}, *others]
 
 
 def test_a_retry_waits_until_the_cancelled_request_leaves_its_slot(fault_server: FaultServer) -> None:
@@ -78,14 +81,27 @@ def test_without_slots_the_abandoned_request_holds_its_slot_for_one_budget(fault
     assert watch is not None and watch.probes >= 1 and fault_server.counts["slots"] == 0  # asked, got a 404
 
 
-def test_a_free_slot_beside_the_abandoned_one_lets_the_retry_go_at_once(fault_server: FaultServer) -> None:
-    fault_server.slots = BusySlot(busy=100)
+def test_a_retry_waits_for_the_request_it_replaces_even_beside_an_idle_slot(fault_server: FaultServer) -> None:
+    """Beside the cancelled prompt a retry would read at half speed, in a slot without its cached part."""
+    fault_server.slots = BusySlot(busy=4, idle=1)
     fault_server.enqueue(Fault.slow(5.0))
     response, watch = extract(fault_server, slots=2)
     assert response.ok and response.attempts == 2
-    # one look at the deadline (is a slot still reading a prompt? no), none before the retry
-    assert "slot_wait_s" not in response.attempt_log[1] and fault_server.counts["slots"] == 1
-    assert watch is not None and watch.abandoned == 1  # still counted: nothing said it left
+    # one look at the deadline, then three answers "slot 0 busy" (slot 1 idle all along) and one "both idle"
+    assert fault_server.counts["slots"] == 5 and watch is not None and watch.probes == 5
+    assert response.attempt_log[1]["slot_wait_s"] >= 3 * POLL_S
+    assert watch.abandoned == 0
+
+
+def test_another_samples_request_is_not_held_by_an_abandoned_one_beside_an_idle_slot() -> None:
+    async def go() -> tuple[float, float]:
+        watch = SlotWatch(2, probe=None, max_wait_s=0.3, poll_s=0.05)
+        watch.sent()
+        watch.finished(timed_out=True)
+        return await watch.wait_for_slot(), await watch.wait_for_slot(retrying=True)
+
+    other, retry = asyncio.run(go())
+    assert other == 0.0 and retry >= 0.25  # without /slots the retry waits out the abandoned request's budget
 
 
 def test_a_server_the_plugin_did_not_start_is_not_watched(fault_server: FaultServer) -> None:
@@ -214,3 +230,37 @@ def test_more_time_for_reading_stops_at_six_timeouts(fault_server: FaultServer) 
     assert first["outcome"] == "timeout" and first["timeout_s"] == 6 * TIMEOUT_S
     assert 6 * TIMEOUT_S - 0.1 <= first["latency_s"] < 6 * TIMEOUT_S + 5.0  # the event loop may wake a hair early
     assert "within 12s" in first["error"]
+
+
+class SlowSlots(ReadingSlot):
+    """``/slots`` as llama-server gives it mid-batch: the answer comes only when the batch it is reading ends."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__(reading=100)
+        self.delay_s = delay_s
+
+    def __call__(self) -> Any:
+        time.sleep(self.delay_s)
+        return super().__call__()
+
+
+def test_the_time_a_busy_server_takes_to_answer_slots_counts_in_the_time_given(fault_server: FaultServer) -> None:
+    """Timeout 2 s, ``/slots`` answers 0.8 s after it is asked, the answer lands at 3.5 s: the more time is counted
+    from the server's answer, so the attempt is answered and the time it was given covers its latency."""
+    fault_server.slots = SlowSlots(delay_s=0.8)
+    fault_server.enqueue(Fault.slow(3.5))
+    response, _ = extract(fault_server, slots=1)
+    assert [a["outcome"] for a in response.attempt_log] == ["ok"]
+    (attempt,) = response.attempt_log
+    assert attempt["timeout_s"] > TIMEOUT_S + 0.8 and attempt["latency_s"] <= attempt["timeout_s"]
+
+
+def test_an_answer_landing_while_the_server_is_asked_is_taken(fault_server: FaultServer) -> None:
+    """``/slots`` takes longer than the more time it could grant (a long batch): the answer that lands meanwhile is
+    the attempt's, with the time it took recorded as the time it was given."""
+    fault_server.slots = SlowSlots(delay_s=3.0)
+    fault_server.enqueue(Fault.slow(2.6))
+    response, _ = extract(fault_server, slots=1)
+    assert [a["outcome"] for a in response.attempt_log] == ["ok"]
+    (attempt,) = response.attempt_log
+    assert TIMEOUT_S < attempt["latency_s"] <= attempt["timeout_s"] < TIMEOUT_S + 1.5

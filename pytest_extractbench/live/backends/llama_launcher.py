@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--parallel", "-np", type=int, default=1)
     parser.add_argument("--ctx-size", "-c", type=int, default=4096)
     parser.add_argument("--threads", "-t", type=int, default=0)
+    parser.add_argument("--batch-size", "-b", type=int, default=0)
+    parser.add_argument("--ubatch-size", "-ub", type=int, default=0)
     parser.add_argument("--alias", "-a", default=None)
     parser.add_argument("--chat-template-file", default=None)
     parser.add_argument("--pooling", choices=sorted(_POOLING), default=None)
@@ -62,6 +64,10 @@ def build_params(args: argparse.Namespace) -> Any:
     if args.threads > 0:
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
+    if args.batch_size > 0:
+        params.n_batch = args.batch_size
+    if args.ubatch_size > 0:
+        params.n_ubatch = args.ubatch_size
     if args.alias:
         params.model_alias = {args.alias}
     params.use_jinja = True
