@@ -76,6 +76,12 @@ def gold_field_count(expected: Any) -> int:
 def dataset_statistics(samples: Sequence[Sample]) -> dict[str, Any]:
     """Counts per topic and medium, field counts, depth histogram, complexity bins and text length."""
     features = [features_of(s) for s in samples]
+    chars, words, gold = [], [], []
+    for sample in samples:  # text and gold read once per sample (a JSONL sample reads them from its line)
+        text = sample.text
+        chars.append(len(text))
+        words.append(len(text.split()))
+        gold.append(gold_field_count(sample.expected))
     stats: dict[str, Any] = {
         "num_samples": len(samples),
         "num_schemas": _schema_count(samples),
@@ -83,9 +89,9 @@ def dataset_statistics(samples: Sequence[Sample]) -> dict[str, Any]:
         "by_medium": _counts(s.meta.get("medium") or "(none)" for s in samples),
         "by_complexity_bin": {name: sum(1 for f in features if f["complexity_bin"] == name) for name in BINS},
         "depth_histogram": _histogram(f["max_nesting_depth"] for f in features),
-        "text_length_chars": summary(len(s.text) for s in samples),
-        "text_length_words": summary(len(s.text.split()) for s in samples),
-        "gold_fields": summary(gold_field_count(s.expected) for s in samples),
+        "text_length_chars": summary(chars),
+        "text_length_words": summary(words),
+        "gold_fields": summary(gold),
         "features": {name: summary(float(f[name]) for f in features) for name in NUMERIC_FEATURES},
         "with_arrays": sum(1 for f in features if f["has_arrays"]),
         "with_nested_objects": sum(1 for f in features if f["has_nested_objects"]),
