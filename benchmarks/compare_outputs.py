@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from bench_scale import write_inputs  # noqa: E402
 from test_golden_outputs import FILES, normalize  # noqa: E402
 
 COMPARED = (*FILES, "report.html")
+_CLOCK = re.compile(r"<time> \d\d:\d\d UTC")  # report.html's "generated" minute (the date is <time> already)
 
 
 def run(code: Path, folder: Path, dataset: Path, predictions: Path, extra: list[str]) -> Path:
@@ -57,7 +59,7 @@ def main() -> None:
             output = run(code.resolve(), folder, dataset, predictions, args.extra.split())
             roots = (str(folder), str(code.resolve()))
             kept[label] = {
-                name: normalize(name, (output / name).read_text(encoding="utf-8"), roots)
+                name: _CLOCK.sub("<time> UTC", normalize(name, (output / name).read_text(encoding="utf-8"), roots))
                 for name in COMPARED
                 if (output / name).exists()
             }
@@ -66,6 +68,13 @@ def main() -> None:
             state = "DIFFERS" if name in differ else "same"
             sizes = "/".join(str(len(kept[label].get(name) or "")) for label in ("before", "after"))
             print(f"{name}: {state} ({sizes} characters)")
+            if name in differ:
+                pairs = zip((kept["before"].get(name) or "").splitlines(), (kept["after"].get(name) or "").splitlines())
+                for line, (old, new) in enumerate(pairs, start=1):
+                    if old != new:
+                        at = next(i for i, (a, b) in enumerate(zip(old, new)) if a != b) if old[:1] else 0
+                        print(f"  line {line}: {old[max(0, at - 60) : at + 60]!r}\n       vs {new[max(0, at - 60) : at + 60]!r}")
+                        break
         sys.exit(1 if differ else 0)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
