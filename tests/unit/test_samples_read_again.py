@@ -152,3 +152,35 @@ def test_other_formats_and_unknown_attributes_are_as_before(tmp_path: Path) -> N
     assert "_row" not in vars(sample) and vars(sample)["text"] == "t"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         sample.nothing  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_measures_taken_beside_the_hashes_give_the_same_statistics_and_dataset_hash(tmp_path: Path) -> None:
+    """The finish hashes each sample and takes its text measures in one pass; the statistics and the baseline's
+    dataset hash from them are those of the samples read on their own."""
+    from pytest_extractbench.dataset.identity import dataset_hash_of
+    from pytest_extractbench.dataset.statistics import TextMeasures
+    from pytest_extractbench.gating import baseline
+
+    samples = load_source("bundled").samples
+    measures, hashes = TextMeasures(), {}
+    for sample in samples:
+        hashes[sample.id] = sample_hash(sample)
+        measures.add(sample)
+    assert dataset_statistics(samples, measures) == dataset_statistics(samples)
+    assert dataset_hash_of(hashes) == dataset_hash(samples)
+    dataset = load_source("bundled")
+    given = baseline.provenance(models=["m"], dataset=dataset, rootdir=tmp_path, sample_hashes=hashes)
+    assert given["dataset"] == baseline.provenance(models=["m"], dataset=dataset, rootdir=tmp_path)["dataset"]
+
+
+def test_text_measures_taken_in_any_order_give_the_same_statistics() -> None:
+    """Items note their samples' measures in the order they run (-k, --lf, random order), the finish the rest in
+    dataset order: the statistics of integers do not depend on the order."""
+    import random
+
+    from pytest_extractbench.dataset.statistics import TextMeasures
+
+    samples = load_source("bundled").samples
+    shuffled = list(samples)
+    random.Random(7).shuffle(shuffled)
+    assert dataset_statistics(samples, TextMeasures.of(shuffled)) == dataset_statistics(samples)
