@@ -30,6 +30,7 @@ from test_golden_outputs import FILES, normalize  # noqa: E402
 
 COMPARED = (*FILES, "report.html")
 _CLOCK = re.compile(r"<time> \d\d:\d\d UTC")  # report.html's "generated" minute (the date is <time> already)
+_CELL_DURATION = re.compile(r"(<td>(?:duration|duration_s|elapsed_s|wall_s)</td><td>)[\d.]+ ?s?(</td>)")
 
 
 def run(code: Path, folder: Path, dataset: Path, predictions: Path, extra: list[str]) -> Path:
@@ -59,7 +60,10 @@ def main() -> None:
             output = run(code.resolve(), folder, dataset, predictions, args.extra.split())
             roots = (str(folder), str(code.resolve()))
             kept[label] = {
-                name: _CLOCK.sub("<time> UTC", normalize(name, (output / name).read_text(encoding="utf-8"), roots))
+                name: _CELL_DURATION.sub(
+                    r"\1<duration>\2",
+                    _CLOCK.sub("<time> UTC", normalize(name, (output / name).read_text(encoding="utf-8"), roots)),
+                )
                 for name in COMPARED
                 if (output / name).exists()
             }
@@ -69,11 +73,16 @@ def main() -> None:
             sizes = "/".join(str(len(kept[label].get(name) or "")) for label in ("before", "after"))
             print(f"{name}: {state} ({sizes} characters)")
             if name in differ:
-                pairs = zip((kept["before"].get(name) or "").splitlines(), (kept["after"].get(name) or "").splitlines())
+                pairs = list(
+                    zip((kept["before"].get(name) or "").splitlines(), (kept["after"].get(name) or "").splitlines())
+                )
+                print(f"  {sum(old != new for old, new in pairs)} line(s) differ")
                 for line, (old, new) in enumerate(pairs, start=1):
                     if old != new:
                         at = next(i for i, (a, b) in enumerate(zip(old, new)) if a != b) if old[:1] else 0
-                        print(f"  line {line}: {old[max(0, at - 60) : at + 60]!r}\n       vs {new[max(0, at - 60) : at + 60]!r}")
+                        print(
+                            f"  line {line}: {old[max(0, at - 60) : at + 60]!r}\n       vs {new[max(0, at - 60) : at + 60]!r}"
+                        )
                         break
         sys.exit(1 if differ else 0)
     finally:
