@@ -17,7 +17,8 @@ spellings work. The tree, by layer::
     ├── OutputWriteError           a report or run file that cannot be written (core/files.py)
     ├── scoring: EvalSchemaError (ValueError), EvalSchemaWarning (UserWarning), PatternError (ValueError),
     │   ComparatorError, NoBackendsError (RuntimeError)
-    ├── dataset: DatasetSourceError, DocumentError (ValueError) a row's PDF or image that cannot be used
+    ├── dataset: DatasetSourceError, DocumentError (ValueError) a row's PDF or image that cannot be used,
+    │   DatasetChangedError a JSONL dataset's line no longer what was loaded (dataset/rowfile.py)
     ├── live: BackendError (RuntimeError) > EmbeddedServerError > MissingExtraError, ModelNotFoundError
     │   (LookupError), ServerStartError; ConnectionCheckError (RuntimeError), PromptTemplateError (ValueError),
     │   GGUFError (ValueError), JudgeError (RuntimeError), EmbeddingError (RuntimeError),

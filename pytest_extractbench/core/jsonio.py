@@ -276,25 +276,49 @@ def iter_jsonl(
     with a UTF-16 or UTF-32 byte-order mark is read in that encoding (a file the run itself wrote, such
     as the journal, that an editor saved again), instead of being one error.
     """
+    for number, value, _ in iter_jsonl_spans(
+        path, max_depth=max_depth, allow_nonfinite=allow_nonfinite, max_line_bytes=max_line_bytes, utf16=utf16
+    ):
+        yield number, value
+
+
+def iter_jsonl_spans(
+    path: Path,
+    *,
+    max_depth: int = MAX_DEPTH,
+    allow_nonfinite: bool = True,
+    max_line_bytes: int | None = None,
+    utf16: bool = False,
+) -> Iterator[tuple[int, Any, tuple[int, bytes] | None]]:
+    """:func:`iter_jsonl` with where each value's line is: ``(byte offset in the file, the line's bytes)``, so a
+    reader can keep the offset and read the line again later (None for a file read as UTF-16/32, whose offsets
+    are not the lines' bytes)."""
     max_line_bytes = max_line_bytes or MAX_LINE_BYTES
     with userfiles.open_regular(path) as handle:
         head = handle.peek(4)[:4] if hasattr(handle, "peek") else b""
         error = _bom_error(head)
-        lines: Iterator[bytes | JsonInputError | None] = _lines(handle, max_line_bytes)
+        at = [0]  # the offset of the line _lines yields next
+        lines: Iterator[bytes | JsonInputError | None] = _lines(handle, max_line_bytes, at)
         if error is not None:
             if not utf16:
-                yield 1, error
+                yield 1, error, None
                 return
+            at = []
             lines = _transcoded(handle, "utf-32" if "UTF-32" in error.message else "utf-16", max_line_bytes)
+        offset = 0
         for number, line in enumerate(lines, start=1):
             if isinstance(line, JsonInputError):
                 line.line = number
-                yield number, line
+                yield number, line, None
                 return
+            span = (offset, line) if at and line is not None else None
+            if at:
+                offset = at[0]
             if number == 1 and line is not None and line.startswith(_UTF8_BOM):
                 line = line[len(_UTF8_BOM) :]
             if line is None:
-                yield number, JsonInputError(f"line longer than {max_line_bytes:,} bytes; skipped unread", line=number)
+                message = f"line longer than {max_line_bytes:,} bytes; skipped unread"
+                yield number, JsonInputError(message, line=number), None
                 continue
             if not line.strip():
                 continue
@@ -303,14 +327,16 @@ def iter_jsonl(
             except UnicodeDecodeError as exc:
                 error = _encoding_error(line, exc)
                 error.line, error.sample_id, error.truncated = number, guess_id(line), cut_short(line)
-                yield number, error
+                yield number, error, None
                 continue
             try:
-                yield number, loads(line, max_depth=max_depth, allow_nonfinite=allow_nonfinite)
+                value = loads(line, max_depth=max_depth, allow_nonfinite=allow_nonfinite)
             except JsonInputError as exc:
                 exc.line, exc.sample_id = number, guess_id(line)
                 exc.truncated = exc.message.startswith("not valid JSON") and cut_short(line)
-                yield number, exc
+                yield number, exc, None
+                continue
+            yield number, value, span
 
 
 # What may follow the last whole token of a JSON text cut short: part of a literal or a number, part of an escape.
@@ -368,17 +394,25 @@ def _transcoded(handle: BinaryIO, encoding: str, limit: int) -> Iterator[bytes |
         yield None if len(data) > limit else data
 
 
-def _lines(handle: BinaryIO, limit: int) -> Iterator[bytes | None]:
-    """The file's lines (None for one longer than ``limit``, whose bytes are skipped)."""
+def _lines(handle: BinaryIO, limit: int, at: list[int] | None = None) -> Iterator[bytes | None]:
+    """The file's lines (None for one longer than ``limit``, whose bytes are skipped); ``at[0]``: the offset just
+    past the line yielded."""
+    position = 0
     while True:
         line = handle.readline(limit + 1)
         if not line:
             return
+        position += len(line)
         if len(line) > limit and not line.endswith(b"\n"):
             while True:  # drain the rest of the long line
                 rest = handle.readline(1024 * 1024)
+                position += len(rest)
                 if not rest or rest.endswith(b"\n"):
                     break
+            if at is not None:
+                at[0] = position
             yield None
             continue
+        if at is not None:
+            at[0] = position
         yield line

@@ -25,12 +25,14 @@ from ..core import jsonio
 from ..scoring import check_schema, validation_errors
 from .complexity import complexity_features
 from .documents import Document, DocumentError, DocumentReader
+from .rowfile import RowFile, digest, kept
 
 BUNDLED = "bundled"
 """Dataset spec naming the dataset shipped inside the package."""
 
 _EXPECTED_KEYS = ("expected", "item", "expected_output")
 _META_KEYS = ("topic", "title", "medium")
+_READ_AGAIN = ("text", "expected")  # what a sample of a JSONL file reads from its line when asked (rowfile.py)
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,6 +49,14 @@ class Sample:
     @property
     def topic(self) -> str:
         return str(self.meta.get("topic") or "")
+
+    def __getattr__(self, name: str) -> Any:
+        # only when the attribute is not in __dict__: the text and gold of a sample read from a JSONL file, which
+        # are read again from its line (rowfile.py); anything else is missing as usual
+        row = self.__dict__.get("_row") if name in _READ_AGAIN else None
+        if row is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return _read_again(self, row)[name]
 
     def view(self) -> SampleView:
         """What the system under test may see of this sample: everything but the gold."""
@@ -123,6 +133,52 @@ class Dataset:
         return [p for p in self.problems if p.severity == "error"]
 
 
+def _read_again(sample: Sample, row: tuple[Any, ...]) -> dict[str, Any]:
+    """The text and gold of ``sample`` from its line (checked to be the line loaded), kept while it is recent."""
+    (source, text_key, expected_key), offset, length, check = row
+    data = jsonio.loads(source.read(offset, length, check, sample))
+    expected = data[expected_key]
+    # the same bytes as when the sample was loaded, so the same values, checked then; a gold given as a JSON
+    # string is parsed again as it was then
+    loaded = {"text": data[text_key], "expected": jsonio.loads(expected) if isinstance(expected, str) else expected}
+    sample.__dict__.update(loaded)
+    kept.add(sample, _READ_AGAIN)
+    return loaded
+
+
+class JsonlRows:
+    """``(location, row)`` of a JSONL file as :func:`iter_rows` gives them, remembering where the row last given
+    is, so :func:`parse_rows` can let its sample read its text and gold again instead of holding them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = RowFile(path)
+        self.span: tuple[int, bytes] | None = None
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        for number, row, span in jsonio.iter_jsonl_spans(self.path):
+            self.span = span
+            yield f"line {number}", row
+        self.span = None
+
+
+def _read_later(
+    sample: Sample, row: dict[str, Any], rows: JsonlRows, columns: Mapping[str, str], keys: dict[Any, Any]
+) -> None:
+    """Let ``sample`` drop its text and gold and read them again from its line when asked."""
+    span = rows.span
+    if span is None or sample.document is not None:  # text from a document: held as it is
+        return
+    text_key = columns.get("text", "text")
+    candidates = (columns["expected"],) if "expected" in columns else _EXPECTED_KEYS
+    expected_key = next(k for k in candidates if k in row)
+    shared = keys.setdefault((text_key, expected_key), (rows.file, text_key, expected_key))
+    offset, line = span
+    sample.__dict__["_row"] = (shared, offset, len(line), digest(line))
+    for name in _READ_AGAIN:
+        del sample.__dict__[name]
+
+
 def bundled_path() -> Path:
     """The dataset file installed with the package."""
     return Path(str(resources.files("pytest_extractbench") / "data" / "extraction.jsonl"))
@@ -179,6 +235,8 @@ def parse_rows(
     problems: list[DatasetProblem] = []
     seen: dict[str, str] = {}
     schemas = SchemaCache()
+    lines = rows if isinstance(rows, JsonlRows) else None
+    keys: dict[Any, Any] = {}
     for index, (location, row) in enumerate(rows, start=1):
         if isinstance(row, (json.JSONDecodeError, jsonio.JsonInputError)):
             problems.append(row_error(source, location, row))
@@ -197,6 +255,8 @@ def parse_rows(
             )
             continue
         seen[sample.id] = location
+        if lines is not None:
+            _read_later(sample, row, lines, columns or {}, keys)
         samples.append(sample)
     return Dataset(name=name, source=source, samples=samples, problems=problems)
 

@@ -32,7 +32,7 @@ from typing import Any
 from ..core import jsonio
 from ..core.errors import ExtractbenchError
 from .documents import DocumentReader
-from .samples import BUNDLED, Dataset, bundled_path, iter_rows, parse_rows
+from .samples import BUNDLED, Dataset, JsonlRows, bundled_path, iter_rows, parse_rows
 
 HF_PREFIX = "hf:"
 # Our field names that --extractbench-columns may map to a dataset's own column names.
@@ -105,7 +105,7 @@ def load_source(
     reader = documents or DocumentReader()
     if spec in (None, "", BUNDLED):
         path = bundled_path()
-        return parse_rows(BUNDLED, str(path), iter_rows(path), columns=columns)
+        return parse_rows(BUNDLED, str(path), JsonlRows(path), columns=columns)
     assert spec is not None
     if spec.startswith(HF_PREFIX):
         return _load_hf(spec, base_dir=base_dir, columns=columns, cache_dir=cache_dir, documents=reader)
@@ -122,7 +122,9 @@ def load_source(
     documents = replace(reader, base_dir=path.parent)
     if suffix == ".parquet":
         return parse_rows(path.name, spec, iter_parquet(path), columns=columns, documents=documents)
-    if suffix in (".jsonl", ".json", ".ndjson"):
+    if suffix in (".jsonl", ".ndjson"):  # samples read their text and gold again from their line (rowfile.py)
+        return parse_rows(path.name, spec, JsonlRows(path), columns=columns, documents=documents)
+    if suffix == ".json":
         return parse_rows(path.name, spec, iter_rows(path), columns=columns, documents=documents)
     raise DatasetSourceError(
         f"dataset {spec!r}: unknown file type {suffix or '(none)'}; "

@@ -6,6 +6,7 @@ Pure functions over loaded samples; the per-sample complexity features come from
 
 from __future__ import annotations
 
+import array as arrays
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -73,9 +74,34 @@ def gold_field_count(expected: Any) -> int:
     return count
 
 
-def dataset_statistics(samples: Sequence[Sample]) -> dict[str, Any]:
-    """Counts per topic and medium, field counts, depth histogram, complexity bins and text length."""
+class TextMeasures:
+    """Each sample's text length in characters and words and its gold's field count, in sample order, 8 bytes
+    each: taken while a sample's text and gold are at hand (a JSONL sample reads them from its line again)."""
+
+    def __init__(self) -> None:
+        self.chars = arrays.array("q")
+        self.words = arrays.array("q")
+        self.gold = arrays.array("q")
+
+    def add(self, sample: Sample) -> None:
+        text = sample.text
+        self.chars.append(len(text))
+        self.words.append(len(text.split()))
+        self.gold.append(gold_field_count(sample.expected))
+
+    @classmethod
+    def of(cls, samples: Iterable[Sample]) -> TextMeasures:
+        measures = cls()
+        for sample in samples:
+            measures.add(sample)
+        return measures
+
+
+def dataset_statistics(samples: Sequence[Sample], measures: TextMeasures | None = None) -> dict[str, Any]:
+    """Counts per topic and medium, field counts, depth histogram, complexity bins and text length (``measures``:
+    the samples' :class:`TextMeasures`, when they were taken already)."""
     features = [features_of(s) for s in samples]
+    measures = measures if measures is not None else TextMeasures.of(samples)
     stats: dict[str, Any] = {
         "num_samples": len(samples),
         "num_schemas": _schema_count(samples),
@@ -83,9 +109,9 @@ def dataset_statistics(samples: Sequence[Sample]) -> dict[str, Any]:
         "by_medium": _counts(s.meta.get("medium") or "(none)" for s in samples),
         "by_complexity_bin": {name: sum(1 for f in features if f["complexity_bin"] == name) for name in BINS},
         "depth_histogram": _histogram(f["max_nesting_depth"] for f in features),
-        "text_length_chars": summary(len(s.text) for s in samples),
-        "text_length_words": summary(len(s.text.split()) for s in samples),
-        "gold_fields": summary(gold_field_count(s.expected) for s in samples),
+        "text_length_chars": summary(measures.chars),
+        "text_length_words": summary(measures.words),
+        "gold_fields": summary(measures.gold),
         "features": {name: summary(float(f[name]) for f in features) for name in NUMERIC_FEATURES},
         "with_arrays": sum(1 for f in features if f["has_arrays"]),
         "with_nested_objects": sum(1 for f in features if f["has_nested_objects"]),

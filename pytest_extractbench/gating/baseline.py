@@ -189,8 +189,10 @@ def provenance(
     outputs: Sequence[Path] = (),
     package_version: str | None = None,
     options: Mapping[str, Any] | None = None,
+    sample_hashes: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Where a run came from: enough to tell whether two runs are comparable. Holds no secrets."""
+    """Where a run came from: enough to tell whether two runs are comparable. Holds no secrets. ``sample_hashes``:
+    the dataset's samples' hashes when the run has them (hashing reads every sample's text and gold again)."""
     return {
         "models": list(models),
         "servers": [redact_url(url) for url in servers],
@@ -198,7 +200,9 @@ def provenance(
             "name": dataset.name,
             "source": dataset.source,
             "num_samples": len(dataset.samples),
-            "hash": identity.dataset_hash(dataset.samples),
+            "hash": identity.dataset_hash_of(sample_hashes)
+            if sample_hashes is not None
+            else identity.dataset_hash(dataset.samples),
         },
         # Live runs hash their system/user prompt templates here; offline runs have no prompt.
         "prompt_hash": prompt_hash,

@@ -15,6 +15,7 @@ import pytest
 
 from ..core import textsafe
 from ..core.errors import ExtractbenchError
+from ..dataset.rowfile import DatasetChangedError
 from ..dataset.samples import Sample
 from .stash import BENCH_KEY
 
@@ -149,13 +150,19 @@ class SampleItem(pytest.Item):
         self.extra_keyword_matches.update(k for k in (sample.id, sample.topic, model) if k)
 
     def runtest(self) -> None:
-        record = self.record = self.config.stash[BENCH_KEY].run_item(self)
+        try:
+            record = self.record = self.config.stash[BENCH_KEY].run_item(self)
+        except DatasetChangedError as exc:  # every later item would score a file that is not the one loaded
+            self.session.shouldstop = textsafe.terminal(str(exc), textsafe.LINE_LIMIT)
+            raise
         if not record.passed:
             raise SampleFailure(record)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SampleFailure):
             return self.config.stash[BENCH_KEY].explain_failure(excinfo.value.record)
+        if isinstance(excinfo.value, DatasetChangedError):
+            return textsafe.text_lines(str(excinfo.value))
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

@@ -18,6 +18,7 @@ from ..core import textsafe
 from ..core.errors import ExtractbenchWarning, UsageProblem
 from ..core.files import SAMPLES_FILE
 from ..dataset.records import SampleRecord, TrackRecord
+from ..dataset.rowfile import DatasetChangedError
 from ..gating.gates import gate_verdicts
 from ..report import terminal
 from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
@@ -97,6 +98,7 @@ class BenchSession:
         self.failed_items: Counter[str] = Counter()  # failed items by error class, for the closing lines
         self.bucket_properties: dict[str, list[tuple[str, str]]] = {}  # nodeid -> its bucket, for its JUnit testcase
         self.exitstatus: Any = None  # the session's exit code, known at its end
+        self.not_finished: str | None = None  # why the finish wrote nothing (a dataset file changed under the run)
         self.heap = HeapFreeze()  # the GC's permanent generation, when it is free (run/heap.py)
         # failed samples still to be explained field by field (explain_failure); --tb=no shows no explanation
         self.details_left = settings.report.failure_details if getattr(config.option, "tbstyle", "auto") != "no" else 0
@@ -285,14 +287,21 @@ class BenchSession:
             return
         self.heap.freeze(collect=True)
         # nothing in the session needs every record once they are in samples.jsonl (see finish_run)
-        self.result = finish_run(
-            self.context,
-            self.records,
-            unscored=self.unscored,
-            pytest_version=pytest.__version__,
-            keep_records=False,
-            spool=self.spool,
-        )
+        try:
+            self.result = finish_run(
+                self.context,
+                self.records,
+                unscored=self.unscored,
+                pytest_version=pytest.__version__,
+                keep_records=False,
+                spool=self.spool,
+            )
+        except DatasetChangedError as exc:  # the samples' hashes and statistics would describe another file
+            self.not_finished = f"extractbench: {exc}; the run's files are not written"
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR  # nothing measured is on disk: never green
+            self.exitstatus = session.exitstatus
+            return
         self.spool = None
         if self.result.metrics and not self.result.gate_passed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -340,7 +349,11 @@ class BenchSession:
 
     def summary_lines(self, *, verdict_only: bool = False) -> list[str]:
         """The terminal summary: one headline block per model, problems, where the files are (or the verdict)."""
-        lines = summary_lines(self.context, self.result, self.unscored, verdict_only=verdict_only)
+        lines = (
+            [self.not_finished]
+            if self.not_finished
+            else summary_lines(self.context, self.result, self.unscored, verdict_only=verdict_only)
+        )
         return lines + exit_lines(
             self.exitstatus,
             self.failed_items,

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..analysis.stats import format_p
 from ..core import textsafe
+from ..dataset.rowfile import DatasetChangedError
 from ..dataset.samples import Sample
 from ..dataset.sources import load_source
 from ..gating.baseline import SampleSnapshot, repeat_counts
@@ -197,16 +198,17 @@ def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict
     schemas: dict[int, int] = {}  # id of a schema object -> its string: samples of one schema share the object
     for (sid, *_), gold in zip(samples, gold_fields):
         sample = dataset.get(sid)
+        text = expected = None
+        if sample is not None:
+            try:  # a sample of a JSONL file reads its text and gold again from its line
+                text, expected = clip(sample.text), _json_text(sample.expected, MAX_TEXT)
+            except DatasetChangedError as exc:
+                notes.append(f"{exc}: the source text, schema and gold of the samples after it are not shown")
+                dataset = {}
+                sample = None
         if sample is not None and (schema := schemas.get(id(sample.schema))) is None:
             schema = schemas[id(sample.schema)] = strings(_json_text(sample.schema, MAX_TEXT))
-        details.append(
-            [
-                clip(sample.text) if sample else None,
-                schema if sample else -1,
-                _json_text(sample.expected, MAX_TEXT) if sample else None,
-                [x for pair in sorted(gold.items()) for x in pair],
-            ]
-        )
+        details.append([text, schema if sample else -1, expected, [x for pair in sorted(gold.items()) for x in pair]])
     first_run = sum(1 for c in columns if c["run"] == runs[0].label) if runs else 0
     return {
         "columns": columns,

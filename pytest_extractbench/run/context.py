@@ -26,6 +26,7 @@ from .live import LiveSetup
 if TYPE_CHECKING:
     from ..config.settings import Settings
     from ..dataset.responses import ModelResponse, OutputSource
+    from ..dataset.statistics import TextMeasures
 
 RUN_DIR_KEY = "extractbench_run_dir"  # a worker's run directory, chosen by the controller
 MAX_LISTED = 20  # input problems shown one by one; the rest are counted (all of them are in metrics.json)
@@ -98,6 +99,9 @@ class RunContext:
         self._source: OutputSource | None = None
         self._rule_problems: list[DatasetProblem] | None = None
         self._sample_hashes: dict[str, str] | None = None
+        self._text_measures: TextMeasures | None = None
+        self._noted: dict[str, str] = {}  # sample id -> hash, taken as items ran (note_sample)
+        self._noted_measures: TextMeasures | None = None
         self._bucketing: tuple[Mapping[str, str | None], frozenset[str]] | None = None
         self._check_options()
         self.run_dir = self._claim_run_dir()
@@ -335,10 +339,55 @@ class RunContext:
     def sample_hashes(self) -> dict[str, str]:
         """Sample id -> content hash of the dataset's samples, computed once."""
         if self._sample_hashes is None:
-            from ..dataset.identity import sample_hash
-
-            self._sample_hashes = {sample.id: sample_hash(sample) for sample in self.dataset.samples}
+            self._read_samples()
+        assert self._sample_hashes is not None
         return self._sample_hashes
+
+    def text_measures(self) -> TextMeasures:
+        """The dataset's text lengths and gold field counts (:class:`~..dataset.statistics.TextMeasures`)."""
+        if self._sample_hashes is None:
+            self._read_samples()
+        if self._text_measures is None:
+            from ..dataset.statistics import TextMeasures
+
+            self._text_measures = TextMeasures.of(self.dataset.samples)
+        return self._text_measures
+
+    def note_sample(self, sample: Any) -> None:
+        """Hash a sample and take its text measures while its item has its text and gold at hand, so the finish
+        need not read them again (a JSONL sample reads them from its line: dataset/rowfile.py). Only the process
+        that finishes the run notes them, once a sample, before the finish has hashed the dataset."""
+        if self.is_worker or self._sample_hashes is not None or sample.id in self._noted:
+            return
+        from ..dataset.identity import sample_hash
+        from ..dataset.statistics import TextMeasures
+
+        self._noted[sample.id] = sample_hash(sample)
+        if self.track.gated:
+            if self._noted_measures is None:
+                self._noted_measures = TextMeasures()
+            self._noted_measures.add(sample)
+
+    def _read_samples(self) -> None:
+        """Every sample's hash and, on the extraction track, its text measures, in one pass over the samples its
+        items did not note: a sample of a JSONL file reads its text and gold from its line again (dataset/rowfile.py),
+        once for both. Hashes are in dataset order; the measures' order does not matter (their statistics are of
+        integers: count, mean, median, percentiles, min and max)."""
+        from ..dataset.identity import sample_hash
+        from ..dataset.statistics import TextMeasures
+
+        hashes: dict[str, str] = {}
+        measures = (self._noted_measures or TextMeasures()) if self.track.gated else None
+        for sample in self.dataset.samples:
+            found = self._noted.get(sample.id)
+            if found is None:
+                found = sample_hash(sample)
+                if measures is not None:
+                    measures.add(sample)
+            hashes[sample.id] = found
+        self._sample_hashes = hashes
+        self._text_measures = measures
+        self._noted, self._noted_measures = {}, None
 
     def sample_bucket(self, record: Any) -> Any:
         """The scored sample's bucket against the baseline (:mod:`..gating.buckets`) as soon as it is scored, for its

@@ -223,6 +223,7 @@ def _baselines(context: RunContext, result: RunResult, by_model: dict[str, list[
             outputs=[context.base_dir / spec.path for spec in settings.predictions if spec.rows is None],
             package_version=version("pytest-extractbench"),
             options=settings.to_dict(),
+            sample_hashes=hashes,
         )
         document = baselines.build(
             settings.save, snapshots, result.metrics, info, asdict(settings.scoring.statistics), track.name
@@ -295,7 +296,7 @@ def dataset_section(context: RunContext) -> dict[str, Any]:
         "sampling": {"sample": data.sample, "seed": data.seed, "method": "sha256(seed, sample id)"},
         "invalid_policy": data.invalid_samples,
         "invalid_samples": [p.as_dict() for p in dataset.skipped],
-        "statistics": dataset_statistics(dataset.samples),
+        "statistics": dataset_statistics(dataset.samples, context.text_measures()),
     }
 
 

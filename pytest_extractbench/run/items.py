@@ -12,5 +12,6 @@ def run_item(context: RunContext, model: str, sample: Any) -> Any:
     """Ask the context's source for the sample's answers, score them and announce the record."""
     responses = context.responses(model, sample)
     record = context.track.score_item(model, sample, responses, context.settings)
+    context.note_sample(sample)
     context.events.sample_scored(record)
     return record
