@@ -4,6 +4,7 @@ and a prediction carrying <script> / onerror= never runs (the ``chromium`` fixtu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -48,7 +49,7 @@ def browse(chromium: str, page: Path, *extra: str) -> tuple[str, list[str]]:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("browser")
-    evil = DATASET.samples[0].__class__(**{**DATASET.samples[0].__dict__, "id": "evil" + XSS})
+    evil = dataclasses.replace(DATASET.samples[0], id="evil" + XSS)
     predictions = fixture_outputs("weak.jsonl")
     make_run(
         run,

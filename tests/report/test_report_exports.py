@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -46,7 +47,7 @@ def test_summary_and_csvs_carry_the_metrics_json_values(tmp_path: Path) -> None:
 
 
 def test_csv_cells_never_start_a_formula(tmp_path: Path) -> None:
-    samples = [s.__class__(**{**s.__dict__, "id": f}) for s, f in zip(DATASET.samples, FORMULAS)]
+    samples = [dataclasses.replace(s, id=f) for s, f in zip(DATASET.samples, FORMULAS)]
     run = make_run(tmp_path, {"=cmd|' /C calc'!A0": lambda s: "{broken"}, samples=samples)
     out = write(run)
     for name in ("metrics.csv", "samples.csv"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -191,7 +192,7 @@ def test_performance_figures_and_latency_charts_when_measured(tmp_path: Path) ->
 @pytest.mark.slow
 def test_untrusted_text_is_escaped_everywhere(tmp_path: Path) -> None:
     sample = DATASET.samples[0]
-    evil = sample.__class__(**{**sample.__dict__, "id": "id" + XSS})
+    evil = dataclasses.replace(sample, id="id" + XSS)
     run = make_run(
         tmp_path,
         {"m" + XSS: lambda s: json.dumps({**s.expected, "name": XSS, "x" + XSS: XSS})},
