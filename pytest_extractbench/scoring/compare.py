@@ -93,7 +93,7 @@ def words_similarity(
     return w_token * token_f1 + w_lev * lev + w_cont * containment, token_f1, lev, containment
 
 
-def number_similarity(predicted: float, expected: float) -> float:
+def number_similarity(predicted: int | float, expected: int | float) -> float:
     """``max(0, 1 - |p - e| / |e|)``; an expected zero needs an exact zero."""
     if expected == 0:
         return 1.0 if predicted == 0 else 0.0
@@ -295,10 +295,9 @@ def compare_scalars(expected: Any, predicted: Any, options: ScoringOptions) -> C
         same = value is not None and value == expected
         return _SAME if same else _DIFFERENT
     if exp_kind is int or exp_kind is float:
-        if pred_kind is int or pred_kind is float:
-            number: float | None = predicted
-        else:
-            number = _as_number(predicted)
+        # int | float, not float: an int stays exact (2**60 + 1 is not 2**60), compiled or not (a compiled
+        # float is a C double, and an int given to one is converted)
+        number: int | float | None = predicted if pred_kind is int or pred_kind is float else _as_number(predicted)
         if number is None:
             return _DIFFERENT
         # equal within an absolute epsilon, as the option says (a relative one would call

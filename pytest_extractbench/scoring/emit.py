@@ -43,8 +43,9 @@ _INDEX_PATHS: dict[tuple[str, int], str] = {}
 _PATHS_LIMIT = 65_536
 
 
-def _join(path: str, key: str) -> str:
-    """``path.key`` (``key`` itself at the root), shared with every other sample that has it."""
+def _join(path: str, key: Any) -> str:
+    """``path.key`` (``key`` itself at the root), shared with every other sample that has it; ``key`` is any
+    hashable a Python caller's dict holds (JSON has text keys only)."""
     joined = _KEY_PATHS.get((path, key))
     if joined is None:
         joined = f"{path}.{key}" if path else key
