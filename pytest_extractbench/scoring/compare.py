@@ -93,8 +93,9 @@ def words_similarity(
     return w_token * token_f1 + w_lev * lev + w_cont * containment, token_f1, lev, containment
 
 
-def number_similarity(predicted: int | float, expected: int | float) -> float:
-    """``max(0, 1 - |p - e| / |e|)``; an expected zero needs an exact zero."""
+def number_similarity(predicted: Any, expected: Any) -> float:
+    """``max(0, 1 - |p - e| / |e|)``; an expected zero needs an exact zero. Two ints are subtracted and divided as
+    ints, exactly (typed ``float``, a compiled build would make them C doubles first)."""
     if expected == 0:
         return 1.0 if predicted == 0 else 0.0
     return max(0.0, 1.0 - abs(predicted - expected) / abs(expected))
@@ -296,7 +297,7 @@ def compare_scalars(expected: Any, predicted: Any, options: ScoringOptions) -> C
         return _SAME if same else _DIFFERENT
     if exp_kind is int or exp_kind is float:
         # int | float, not float: an int stays exact (2**60 + 1 is not 2**60), compiled or not (a compiled
-        # float is a C double, and an int given to one is converted)
+        # float is a C double, and an int given to one is converted); the arithmetic below stays on Any for that
         number: int | float | None = predicted if pred_kind is int or pred_kind is float else _as_number(predicted)
         if number is None:
             return _DIFFERENT
