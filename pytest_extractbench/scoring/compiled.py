@@ -26,6 +26,7 @@ GROUP = "pytest_extractbench.scoring._native"
 PURE_ENV = "EXTRACTBENCH_PURE"
 """Set to 1 to score with the pure-Python modules even where a compiled build exists."""
 
+_PACKAGE = __name__.rpartition(".")[0]
 # What a build depends on beyond its own modules: every module they import types from is in scoring/
 _DEPENDENCIES = (os.path.join(HERE, os.pardir, "core", "errors.py"),)
 
@@ -67,7 +68,7 @@ def status() -> tuple[str | None, str]:
 
 def active() -> bool:
     """Whether this process scores with the compiled modules (they are imported as extensions)."""
-    module = sys.modules.get(f"{__package__}.fields")
+    module = sys.modules.get(f"{_PACKAGE}.fields")
     return module is not None and not str(getattr(module, "__file__", "")).endswith(".py")
 
 
@@ -75,7 +76,7 @@ def _search_first() -> tuple[str | None, str]:
     """Put a current build first on the package's path, before the package imports its modules."""
     found = status()
     if found[0] is not None:
-        sys.modules[__package__].__path__.insert(0, found[0])
+        sys.modules[_PACKAGE].__path__.insert(0, found[0])
     return found
 
 
