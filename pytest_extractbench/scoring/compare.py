@@ -98,7 +98,8 @@ def number_similarity(predicted: Any, expected: Any) -> float:
     ints, exactly (typed ``float``, a compiled build would make them C doubles first)."""
     if expected == 0:
         return 1.0 if predicted == 0 else 0.0
-    return max(0.0, 1.0 - abs(predicted - expected) / abs(expected))
+    relative: float = abs(predicted - expected) / abs(expected)  # a true division: a float already
+    return max(0.0, 1.0 - relative)
 
 
 def scalar_key(value: Any, options: ScoringOptions) -> Any:
