@@ -137,7 +137,10 @@ def jaccard(expected: list[Any], predicted: list[Any], options: ScoringOptions) 
         if pairs:
             # near elements earn partial credit, never exactness: strict F1 stays what equal elements say
             ceiling = score if score >= options.exact_threshold else math.nextafter(options.exact_threshold, 0.0)
-            score = min((shared + sum(pairs)) / (union - len(pairs)), max(score, ceiling))
+            credit = 0.0
+            for similarity in pairs:  # sum() spelled out: compiled, sum() of floats is typed float | int
+                credit += similarity
+            score = min((shared + credit) / (union - len(pairs)), max(score, ceiling))
     equal = exp_keys == pred_keys if options.array_order_matters else exp_set == pred_set
     return Comparison(score, equal and len(exp_keys) == len(pred_keys))
 

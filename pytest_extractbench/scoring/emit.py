@@ -48,7 +48,7 @@ def _join(path: str, key: Any) -> str:
     hashable a Python caller's dict holds (JSON has text keys only)."""
     joined = _KEY_PATHS.get((path, key))
     if joined is None:
-        joined = f"{path}.{key}" if path else key
+        joined = f"{path}.{key}" if path else str(key)  # a path is text, a root key of 0 too
         if type(key) is str:  # 1, 1.0 and True are one dict key but three paths: only text keys are kept
             if len(_KEY_PATHS) >= _PATHS_LIMIT:
                 _KEY_PATHS.clear()
