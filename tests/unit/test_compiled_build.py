@@ -147,9 +147,10 @@ class _Worker:
         return self.process.stdout.readline().decode().strip()
 
     def close(self) -> None:
-        assert self.process.stdin is not None
+        assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.close()
         self.process.wait(timeout=30)
+        self.process.stdout.close()
 
 
 @pytest.fixture(scope="module")
