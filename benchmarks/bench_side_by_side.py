@@ -2,7 +2,7 @@
 
     python benchmarks/bench_side_by_side.py [--samples 3000] [--repeats 7] [--align ordered|hungarian|both]
                                             [--peer-python PATH] [--workload DIR] [--anls lazy|read|both]
-                                            [--baseline DIR]
+                                            [--baseline DIR] [--paths pure,compiled]
 
 A ratio between two libraries means something only when both ran on the same machine at the same time:
 this script alternates fresh processes of each (peer first, then ours, ``--repeats`` times) on the same
@@ -12,6 +12,9 @@ itself, so our figure includes parsing, the peer's does not). ANLS*, which the p
 when a score's ``anls_star`` is first read: ``--anls read`` reads it in the timed loop, as a pytest run does (``both``:
 one process of each a round). ``--baseline DIR`` measures another checkout of this project in the same rounds (a
 worktree of main beside a branch), so a change is judged against the code it replaces on the same machine load.
+``--paths pure,compiled`` measures this project's pure-Python modules (``EXTRACTBENCH_PURE=1``) and its compiled
+build (``python -m pytest_extractbench.scoring.build_compiled``) in the same rounds; each process reports which it
+ran, and a column that asked for the compiled build and did not get it stops the benchmark.
 
 The peer is optional: give the python of a virtualenv where it is installed (``--peer-python``, or the
 ``EXTRACTBENCH_PEER_PYTHON`` environment variable). Install it from a clone of its repository
@@ -59,6 +62,10 @@ if align == "hungarian":
     for key in ("items", "tags"):
         schema["properties"][key]["x-eval-align"] = "hungarian"
 options = ScoringOptions()
+try:
+    from pytest_extractbench.scoring.compiled import active
+except ImportError:  # a checkout from before the compiled build
+    def active(): return False
 work = [(row["id"], row["expected"], outputs[row["id"]]) for row in rows]
 for sid, gold, output in work[:200]:
     score_sample(output, gold, schema, options=options, sample_id=sid).anls_star
@@ -70,7 +77,7 @@ if read_anls:
 else:
     for sid, gold, output in work:
         score_sample(output, gold, schema, options=options, sample_id=sid)
-print(len(work) / (time.perf_counter() - start))
+print("compiled" if active() else "pure", len(work) / (time.perf_counter() - start))
 """
 )
 
@@ -100,18 +107,34 @@ print(len(gold) / (time.perf_counter() - start))
 
 
 def samples_per_second(
-    python: str, code: str, workload: Path, align: str, anls: str = "lazy", tree: Path | None = None
+    python: str,
+    code: str,
+    workload: Path,
+    align: str,
+    anls: str = "lazy",
+    tree: Path | None = None,
+    path: str | None = None,
 ) -> float:
-    """One fresh process's figure (``tree``: the checkout of this project to import); a failed run stops the
-    benchmark with the process's own error."""
-    env = None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
+    """One fresh process's figure (``tree``: the checkout of this project to import; ``path``: ``pure`` or
+    ``compiled``, None for what the environment gives); a failed run stops the benchmark with the process's own
+    error."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    if path is not None:
+        env.pop("EXTRACTBENCH_PURE", None)
+        if path == "pure":
+            env["EXTRACTBENCH_PURE"] = "1"
     # ``python -c`` puts its working directory first on sys.path: it is the tree measured, or it would win
     done = subprocess.run(
         [python, "-c", code, str(workload), align, anls], capture_output=True, text=True, cwd=tree or ROOT, env=env
     )
     if done.returncode:
         sys.exit(f"{python} failed:\n{done.stderr[-2000:]}")
-    return float(done.stdout.split()[-1])
+    words = done.stdout.split()
+    if path is not None and words[-2] != path:
+        sys.exit(f"asked for the {path} scoring core, the process ran the {words[-2]} one (a current build?)")
+    return float(words[-1])
 
 
 def peer_python(given: str | None) -> tuple[str | None, str]:
@@ -149,6 +172,11 @@ def main() -> None:
         "default: not read, so not computed, as a caller of the field scores alone); both: a process of each a round",
     )
     parser.add_argument(
+        "--paths",
+        help="comma-separated: pure, compiled (this project's scoring core measured each way in the same rounds; "
+        "default: what the environment gives)",
+    )
+    parser.add_argument(
         "--baseline",
         type=Path,
         help="another checkout of this project (a git worktree of main, say), measured in the same rounds",
@@ -161,21 +189,27 @@ def main() -> None:
     modes = ("lazy", "read") if args.anls == "both" else (args.anls,)
     trees: list[tuple[str, Path | None]] = [("baseline", args.baseline)] if args.baseline else []
     trees.append(("project", ROOT))
-    columns = [(name, tree, mode) for mode in modes for name, tree in trees]
+    paths: list[str | None] = list(args.paths.split(",")) if args.paths else [None]
+    columns = [
+        (name if path is None else f"{name} {path}", tree, mode, path)
+        for mode in modes
+        for name, tree in trees
+        for path in (paths if name == "project" else [None])
+    ]
     with tempfile.TemporaryDirectory() as scratch:
         workload = args.workload or make_workload(args.samples, Path(scratch))
         aligns = ("ordered", "hungarian") if args.align == "both" else (args.align,)
         rows = []
         for align in aligns:
             theirs: list[float] = []
-            ours: dict[tuple[str, str], list[float]] = {(name, mode): [] for name, _, mode in columns}
+            ours: dict[tuple[str, str], list[float]] = {(name, mode): [] for name, _, mode, _ in columns}
             for run in range(1, args.repeats + 1):
                 if peer is not None:
                     theirs.append(samples_per_second(peer, PEER, workload, align))
                 line = [f"peer {theirs[-1]:,.0f}/s"] if theirs else []
-                for name, tree, mode in columns:
+                for name, tree, mode, path in columns:
                     found = ours[name, mode]
-                    found.append(samples_per_second(sys.executable, PROJECT, workload, align, mode, tree))
+                    found.append(samples_per_second(sys.executable, PROJECT, workload, align, mode, tree, path))
                     ratio = f" ({found[-1] / theirs[-1]:.2f}x)" if theirs else ""
                     line.append(f"{name} ANLS* {mode} {found[-1]:,.0f}/s{ratio}")
                 load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

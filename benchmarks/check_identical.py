@@ -4,6 +4,8 @@
     python benchmarks/check_identical.py dump after.json [--samples 10000]
     python benchmarks/check_identical.py compare before.json after.json
 
+The same two dumps with ``EXTRACTBENCH_PURE=1`` and without compare the compiled scoring core with the pure one.
+
 A speed-up of the scoring core must not change a single result. Each workload's ``SampleScore.as_dict()``
 (every field result, count and metric, ANLS* and its per-key scores included), its repr and the per-sample
 diagnostics are serialized with ``repr`` floats and hashed, one digest per sample, so ``compare`` names the
@@ -89,6 +91,12 @@ def main() -> None:
         }
         args.out.write_text(json.dumps(result))
         print(f"{sum(map(len, result.values()))} samples in {len(result)} workloads written to {args.out}")
+        try:  # pure or compiled (EXTRACTBENCH_PURE=1 against a build: docs/development.md)
+            from pytest_extractbench.scoring.compiled import STATUS
+
+            print(STATUS[1])
+        except ImportError:  # a checkout from before the compiled build
+            print("pure Python")
         return
     before, after = json.loads(args.before.read_text()), json.loads(args.after.read_text())
     bad = 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+# first: where a current compiled build exists, it goes first on this package's path (scoring/compiled.py)
+from . import compiled as _compiled  # noqa: F401
 from . import semantic as _semantic  # noqa: F401 - registers the "semantic" comparator
 from .align import AlignContext, align_hungarian, align_key_field, align_ordered, get_aligner, register_aligner
 from .anls import AnlsStar, anls_star, anls_star_details

@@ -93,11 +93,13 @@ def words_similarity(
     return w_token * token_f1 + w_lev * lev + w_cont * containment, token_f1, lev, containment
 
 
-def number_similarity(predicted: float, expected: float) -> float:
-    """``max(0, 1 - |p - e| / |e|)``; an expected zero needs an exact zero."""
+def number_similarity(predicted: Any, expected: Any) -> float:
+    """``max(0, 1 - |p - e| / |e|)``; an expected zero needs an exact zero. Two ints are subtracted and divided as
+    ints, exactly (typed ``float``, a compiled build would make them C doubles first)."""
     if expected == 0:
         return 1.0 if predicted == 0 else 0.0
-    return max(0.0, 1.0 - abs(predicted - expected) / abs(expected))
+    relative: float = abs(predicted - expected) / abs(expected)  # a true division: a float already
+    return max(0.0, 1.0 - relative)
 
 
 def scalar_key(value: Any, options: ScoringOptions) -> Any:
@@ -135,7 +137,10 @@ def jaccard(expected: list[Any], predicted: list[Any], options: ScoringOptions) 
         if pairs:
             # near elements earn partial credit, never exactness: strict F1 stays what equal elements say
             ceiling = score if score >= options.exact_threshold else math.nextafter(options.exact_threshold, 0.0)
-            score = min((shared + sum(pairs)) / (union - len(pairs)), max(score, ceiling))
+            credit = 0.0
+            for similarity in pairs:  # sum() spelled out: compiled, sum() of floats is typed float | int
+                credit += similarity
+            score = min((shared + credit) / (union - len(pairs)), max(score, ceiling))
     equal = exp_keys == pred_keys if options.array_order_matters else exp_set == pred_set
     return Comparison(score, equal and len(exp_keys) == len(pred_keys))
 
@@ -295,10 +300,9 @@ def compare_scalars(expected: Any, predicted: Any, options: ScoringOptions) -> C
         same = value is not None and value == expected
         return _SAME if same else _DIFFERENT
     if exp_kind is int or exp_kind is float:
-        if pred_kind is int or pred_kind is float:
-            number: float | None = predicted
-        else:
-            number = _as_number(predicted)
+        # int | float, not float: an int stays exact (2**60 + 1 is not 2**60), compiled or not (a compiled
+        # float is a C double, and an int given to one is converted); the arithmetic below stays on Any for that
+        number: int | float | None = predicted if pred_kind is int or pred_kind is float else _as_number(predicted)
         if number is None:
             return _DIFFERENT
         # equal within an absolute epsilon, as the option says (a relative one would call

@@ -43,11 +43,12 @@ _INDEX_PATHS: dict[tuple[str, int], str] = {}
 _PATHS_LIMIT = 65_536
 
 
-def _join(path: str, key: str) -> str:
-    """``path.key`` (``key`` itself at the root), shared with every other sample that has it."""
+def _join(path: str, key: Any) -> str:
+    """``path.key`` (``key`` itself at the root), shared with every other sample that has it; ``key`` is any
+    hashable a Python caller's dict holds (JSON has text keys only)."""
     joined = _KEY_PATHS.get((path, key))
     if joined is None:
-        joined = f"{path}.{key}" if path else key
+        joined = f"{path}.{key}" if path else str(key)  # a path is text, a root key of 0 too
         if type(key) is str:  # 1, 1.0 and True are one dict key but three paths: only text keys are kept
             if len(_KEY_PATHS) >= _PATHS_LIMIT:
                 _KEY_PATHS.clear()

@@ -10,7 +10,6 @@ prediction, so recall denominators are comparable across models.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .align import AlignContext, _canonical, align_hungarian, align_key_field, align_ordered
@@ -47,8 +46,6 @@ from .result import (
 from .schema import SchemaNode, json_type
 
 _DIAGONAL_ON_IDENTICAL = frozenset({align_ordered, align_key_field, align_hungarian})
-# compare_leaf's answer for a batch comparator, judged after the walk: told apart by identity, never by value
-_PENDING = Comparison(math.nan, False, None)
 _NO_KEYS: frozenset[str] = frozenset()
 _NO_PROPERTIES: dict[str, SchemaNode] = {}
 
@@ -81,10 +78,10 @@ class FieldWalker(FieldEmitter):
 
     def compare_leaf(
         self, expected: Any, predicted: Any, node: SchemaNode | None, path: str
-    ) -> tuple[float, bool, Any]:
+    ) -> tuple[float, bool, Any] | None:
         """``(score, equal, similarity)`` of two present values (after transforms).
 
-        Raises :class:`ComparatorError` when a rule's comparator fails; returns a marker for
+        Raises :class:`ComparatorError` when a rule's comparator fails; returns None for
         a batch comparator, whose verdict comes after the walk.
         """
         rule = node.rule if node is not None else None
@@ -98,7 +95,7 @@ class FieldWalker(FieldEmitter):
         ):
             return Comparison(1.0, True)  # identical values match whatever the comparator
         if rule.batch:
-            return _PENDING
+            return None
         try:
             return to_comparison(rule.compare(expected, predicted, rule.params, self.options))
         except ComparatorError as exc:
@@ -355,8 +352,8 @@ class FieldWalker(FieldEmitter):
 
     def _objects(
         self,
-        expected: dict[str, Any],
-        predicted: dict[str, Any],
+        expected: dict[Any, Any],
+        predicted: dict[Any, Any],
         node: SchemaNode | None,
         path: str,
         depth: int,
@@ -544,7 +541,7 @@ class FieldWalker(FieldEmitter):
         except ComparatorError as exc:
             self._error(path, shown_expected, shown_predicted, depth, required, comparator, str(exc), out)
             return
-        if result is _PENDING:
+        if result is None:
             self._pending.append((len(out), rule, expected, predicted))
             out.append(
                 FieldResult(

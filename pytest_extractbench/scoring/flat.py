@@ -17,7 +17,7 @@ from .options import ScoringOptions
 _SCALARS = frozenset({str, int, float, bool})
 
 
-def flat_similarity(expected: dict[str, Any], predicted: dict[str, Any], options: ScoringOptions) -> float | None:
+def flat_similarity(expected: dict[Any, Any], predicted: dict[Any, Any], options: ScoringOptions) -> float | None:
     """The mean field score of walking two objects whose values are all scalars, where no schema rule applies:
     the same scores as the walk's field results, summed in the same order (gold keys, then keys only the
     prediction has); None for any other pair (the caller walks it)."""
@@ -76,9 +76,9 @@ def prepared(value: Any, options: ScoringOptions) -> dict[Any, _Leaf] | None:
 
 
 def prepared_similarity(
-    expected: dict[str, Any],
+    expected: dict[Any, Any],
     gold: dict[Any, _Leaf],
-    predicted: dict[str, Any],
+    predicted: dict[Any, Any],
     guess: dict[Any, _Leaf],
     options: ScoringOptions,
 ) -> float:

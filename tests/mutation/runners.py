@@ -67,7 +67,9 @@ def make_copy(parent: Path, name: str) -> Path:
     for item in COPIED:
         src = ROOT / item
         if src.is_dir():
-            shutil.copytree(src, target / item, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
+            shutil.copytree(
+                src, target / item, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "_compiled")
+            )
         elif src.exists():
             shutil.copy2(src, target / item)
     return target
@@ -78,6 +80,8 @@ def env_for(copy: Path, bytecode: bool = False, profile: str = HYPOTHESIS_PROFIL
     env["PYTHONPATH"] = str(copy)
     # the property tests judge mutants with the thorough search, whatever the developer's inner-loop profile
     env["EXTRACTBENCH_HYPOTHESIS_PROFILE"] = profile
+    # mutants are Python code: a compiled scoring build (scoring/compiled.py) would run instead of them
+    env["EXTRACTBENCH_PURE"] = "1"
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     else:
