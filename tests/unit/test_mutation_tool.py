@@ -141,7 +141,11 @@ def test_a_survivor_is_listed_by_its_module_its_line_text_spaces_aside_and_its_o
         "| `scoring/x.py` | `limit: int \\| None = None` | `None -> 0` | only tested for truth |\n"
     )
     rows = mutate.listed_equivalents(table)
-    entry = {"where": "pytest_extractbench/scoring/x.py:12:5", "line": "limit: int | None  =  None", "operator": "None -> 0"}
+    entry = {
+        "where": "pytest_extractbench/scoring/x.py:12:5",
+        "line": "limit: int | None  =  None",
+        "operator": "None -> 0",
+    }
     assert mutate.is_listed(entry, rows)
     assert not mutate.is_listed({**entry, "operator": "None -> 1"}, rows)
     assert not mutate.is_listed({**entry, "where": "pytest_extractbench/scoring/y.py:12:5"}, rows)
