@@ -265,7 +265,12 @@ def test_a_whole_comparator_after_a_transform_judges_an_array_against_a_scalar_a
     register_transform("test_same", lambda value, params: value, overwrite=True)
     try:
         schema = obj(
-            t={"type": "array", "items": {"type": "integer"}, "x-eval-compare": "exact", "x-eval-transform": ["test_same"]}
+            t={
+                "type": "array",
+                "items": {"type": "integer"},
+                "x-eval-compare": "exact",
+                "x-eval-transform": ["test_same"],
+            }
         )
         assert walk({"t": "x"}, {"t": [1, 2]}, schema) == [("t", "incorrect", 0.0, 0)]
         assert walk({"t": [1, 2]}, {"t": "x"}, schema) == [("t", "incorrect", 0.0, 0)]
@@ -294,13 +299,41 @@ def test_an_identical_object_where_an_aligned_array_was_expected_is_walked_as_an
 def test_an_identical_root_scalar_is_one_exact_field_with_its_types_and_text_similarity() -> None:
     [text] = score_sample(json.dumps("a"), "a").fields
     assert (text.path, text.category, text.score, text.type_ok, text.equal, text.depth, text.required) == (
-        "$", "exact", 1.0, True, True, 0, True
+        "$",
+        "exact",
+        1.0,
+        True,
+        True,
+        0,
+        True,
     )
     assert (text.expected_type, text.predicted_type, text.similarity, text.comparator, text.error) == (
-        "string", "string", (1.0, 1.0, 1.0), None, None
+        "string",
+        "string",
+        (1.0, 1.0, 1.0),
+        None,
+        None,
     )
     [number] = score_sample("3", 3).fields
     assert (number.category, number.type_ok, number.equal, number.similarity, number.comparator, number.error) == (
-        "exact", True, True, None, None, None
+        "exact",
+        True,
+        True,
+        None,
+        None,
+        None,
     )
     assert not score_sample(json.dumps("  "), "  ").fields  # a blank string is absent on both sides
+
+
+def test_a_null_element_of_identical_arrays_keeps_its_nulls() -> None:
+    gold = [None, {"a": 1}]
+    null, number = score_sample(json.dumps(gold), gold).fields
+    assert (null.path, null.category, null.expected, null.predicted) == ("[0]", "exact", None, None)
+    assert (number.path, number.category, number.depth) == ("[1].a", "exact", 1)
+
+
+def test_true_is_not_one_inside_arrays_python_calls_equal() -> None:
+    # [{"a": 1}, 1] == [{"a": 1}, True] in Python: the identical walk must still judge the differing element
+    got = walk([{"a": 1}, True], [{"a": 1}, 1])
+    assert got == [("[0].a", "exact", 1.0, 1), ("[1]", "incorrect", 0.0, 0)]
