@@ -337,3 +337,24 @@ def test_true_is_not_one_inside_arrays_python_calls_equal() -> None:
     # [{"a": 1}, 1] == [{"a": 1}, True] in Python: the identical walk must still judge the differing element
     got = walk([{"a": 1}, True], [{"a": 1}, 1])
     assert got == [("[0].a", "exact", 1.0, 1), ("[1]", "incorrect", 0.0, 0)]
+
+
+def test_a_blank_string_against_text_is_absent_on_its_side() -> None:
+    # blank counts as absent by default: the text on the other side is missed or spurious, never incorrect
+    assert walk({"a": "  "}, {"a": "x"}) == [("a", "missed", 0.0, 0)]
+    assert walk({"a": "x"}, {"a": "  "}) == [("a", "spurious", 0.0, 0)]
+
+
+def test_a_required_key_stays_required_when_its_scalar_meets_an_array() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "required": ["a"],
+    }
+    score = score_sample(json.dumps({"a": [1], "b": [1]}), {"a": "x", "b": "y"}, schema)
+    assert [(f.path, f.category, f.required) for f in score.fields] == [
+        ("a", "missed", True),
+        ("a", "spurious", True),
+        ("b", "missed", False),
+        ("b", "spurious", False),
+    ]
