@@ -358,3 +358,13 @@ def test_a_required_key_stays_required_when_its_scalar_meets_an_array() -> None:
         ("b", "missed", False),
         ("b", "spurious", False),
     ]
+
+
+def test_a_required_key_only_the_prediction_has_is_spurious_and_required() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "required": ["a"],
+    }
+    score = score_sample(json.dumps({"b": "y", "a": "x"}), {"b": "y"}, schema)
+    assert [(f.path, f.category, f.required) for f in score.fields] == [("b", "exact", False), ("a", "spurious", True)]
