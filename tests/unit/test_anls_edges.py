@@ -47,13 +47,11 @@ def test_key_paths_are_the_keys_own_text_even_for_keys_python_calls_equal() -> N
 
 
 def test_the_one_pass_walk_by_hand_nulls_missing_and_invented_keys() -> None:
-    from pytest_extractbench.scoring.anls_walk import anls_star_by_key as walked
-
-    assert walked({"a": None}, {"a": ""}) == (1.0, {"a": 1.0})  # a gold null accepts an empty string
-    assert walked({"a": None}, {"a": "x"}) == (0.0, {"a": 0.0})
+    assert anls_star_by_key({"a": None}, {"a": ""}) == (1.0, {"a": 1.0})  # a gold null accepts an empty string
+    assert anls_star_by_key({"a": None}, {"a": "x"}) == (0.0, {"a": 0.0})
     # a: left out, read as null against a null gold (1 of 1); b: 1 of 1; c: invented, 0 of 1
-    assert walked({"a": None, "b": "x"}, {"b": "x", "c": "y"}) == (2 / 3, {"a": 1.0, "b": 1.0, "c": 0.0})
+    assert anls_star_by_key({"a": None, "b": "x"}, {"b": "x", "c": "y"}) == (2 / 3, {"a": 1.0, "b": 1.0, "c": 0.0})
     # an invented empty list still counts 1, and an empty invented value has no per-key score
-    assert walked({"b": "x"}, {"b": "x", "c": []}) == (0.5, {"b": 1.0})
+    assert anls_star_by_key({"b": "x"}, {"b": "x", "c": []}) == (0.5, {"b": 1.0})
     # a text against an object of two leaves: 0 of max(1, 2)
-    assert walked({"b": "x", "d": "y"}, {"b": "x", "d": {"e": 1, "f": 2}}) == (1 / 3, {"b": 1.0, "d": 0.0})
+    assert anls_star_by_key({"b": "x", "d": "y"}, {"b": "x", "d": {"e": 1, "f": 2}}) == (1 / 3, {"b": 1.0, "d": 0.0})
