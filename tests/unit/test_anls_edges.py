@@ -55,3 +55,10 @@ def test_the_one_pass_walk_by_hand_nulls_missing_and_invented_keys() -> None:
     assert anls_star_by_key({"b": "x"}, {"b": "x", "c": []}) == (0.5, {"b": 1.0})
     # a text against an object of two leaves: 0 of max(1, 2)
     assert anls_star_by_key({"b": "x", "d": "y"}, {"b": "x", "d": {"e": 1, "f": 2}}) == (1 / 3, {"b": 1.0, "d": 0.0})
+
+
+def test_an_empty_list_against_a_null_or_a_text_still_counts_one() -> None:
+    # a gold null accepts []: 1 of max(1, 0); "x" against "y" earns 0 of 1
+    assert anls_star_by_key({"a": None, "b": "x"}, {"a": [], "b": "y"}) == (0.5, {"a": 1.0, "b": 0.0})
+    # a text against []: 0 of max(1, 0)
+    assert anls_star_by_key({"b": "x", "d": "y"}, {"b": "x", "d": []}) == (0.5, {"b": 1.0, "d": 0.0})
