@@ -59,6 +59,8 @@ class Mutant:
     tests: int = 0
     seconds: float = 0.0
     detail: str = ""
+    listed: bool = False  # survived, and equivalents.md lists it
+    spared: bool = False  # survived the fast tests and was not judged again with the slow ones
 
 
 def _numeric_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -62,17 +62,25 @@ class ModuleReport:
     mutants: int = 0
     killed: int = 0
     survived: int = 0
+    listed: int = 0  # of the survived: listed in equivalents.md
     not_covered: int = 0
     errors: int = 0
     timeouts: int = 0  # of the killed: twice past their deadline
     cold: int = 0  # judged by the fork server (their code ran at import)
+    spared: int = 0  # of the survived: not judged again with the slow tests (--rejudge)
     seconds: float = 0.0
     survivors: list[dict] = field(default_factory=list)
 
     @property
     def kill_rate(self) -> float | None:
-        judged = self.killed + self.survived
-        return self.killed / judged if judged else None
+        """Killed of every mutant: a listed equivalent, an uncovered or unjudged mutant counts against it."""
+        return self.killed / self.mutants if self.mutants else None
+
+    @property
+    def score(self) -> float | None:
+        """Killed of the mutants a test could kill (every mutant but the listed equivalents): the mutation score."""
+        killable = self.mutants - self.listed
+        return self.killed / killable if killable else None
 
 
 def _at(mutant: Mutant, place: str) -> bool:
@@ -110,7 +118,10 @@ def write_survivors(out: Path, modules: list[str], tests: list[str], reports: li
                 "errors": r.errors,
                 "timeouts": r.timeouts,
                 "cold": r.cold,
+                "listed": r.listed,
+                "spared": r.spared,
                 "kill_rate": None if r.kill_rate is None else round(r.kill_rate, 4),
+                "score": None if r.score is None else round(r.score, 4),
                 "seconds": round(r.seconds),
                 "survivors": r.survivors,
             }
@@ -141,6 +152,12 @@ def is_listed(entry: dict, rows: list[tuple[str, str, str]]) -> bool:
         module.endswith(m) and "".join(text.split()) == squash and operator == entry["operator"]
         for m, text, operator in rows
     )
+
+
+def rejudged(mode: str, listed: bool) -> bool:
+    """Whether a survivor of the fast tests is judged again with the slow ones (``--rejudge``): a listed equivalent
+    is spared by default, since no test can kill it and the slow tests were most of a run's time."""
+    return mode == "all" or (mode == "unlisted" and not listed)
 
 
 def ran_at_import(mutant: Mutant, lines: dict[int, set[str]]) -> bool:
@@ -225,6 +242,14 @@ def main(argv: list[str] | None = None) -> int:
         "server, the package imported by each child; subprocess: one python -m pytest per mutant",
     )
     parser.add_argument("--verdicts", metavar="FILE", default="", help="also write every mutant's verdict to FILE")
+    parser.add_argument(
+        "--rejudge",
+        choices=("unlisted", "all", "none"),
+        default="unlisted",
+        help="which survivors of the fast tests are judged again with the slow ones (--max-test-seconds): unlisted "
+        "(default: a survivor equivalents.md lists is spared, the slow tests were most of a run's time), all, or "
+        "none (a quick look for survivors to write tests for; its survivors may be killed by a slow test)",
+    )
     args = parser.parse_args(argv)
 
     modules = [str(Path(m).resolve().relative_to(ROOT)) if Path(m).is_absolute() else m for m in args.modules]
@@ -326,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
 
         reports = []
         lock = threading.Lock()
+        rows = listed_equivalents(HERE / "equivalents.md")
         for module in modules:
             report = ModuleReport(module)
             m_start = time.monotonic()
@@ -333,11 +359,17 @@ def main(argv: list[str] | None = None) -> int:
             mutants = all_mutants[module][: args.limit or None]
             report.mutants = len(mutants)
             original = (ROOT / module).read_text()
+            source_lines = original.splitlines()
             kills: Counter[str] = Counter()
             print(f"{module}: {len(mutants)} mutants", flush=True)
             free = list(copies)
 
             def one(mutant: Mutant) -> tuple[Mutant, Verdict | None]:
+                place = {
+                    "where": f"{module}:{mutant.line}:{mutant.start[1] + 1}",
+                    "line": source_lines[mutant.line - 1].strip(),
+                    "operator": mutant.operator,
+                }
                 tests = order_tests(covering_tests(mutant, lines), durations, kills)
                 mutant.tests = len(tests)
                 if not tests:
@@ -353,15 +385,20 @@ def main(argv: list[str] | None = None) -> int:
                     at_import = ran_at_import(mutant, lines)
                     verdict = judge(runners[copy], mutant, source, tests, durations, at_import)
                     every = covering_tests(mutant, full_lines.get(module, lines))
+                    listed = verdict.status == "survived" and is_listed(place, rows)
                     if verdict.status == "survived" and len(every) > len(tests):  # the slow tests have their say
-                        tests = order_tests([t for t in every if t not in unfit], durations, kills)
-                        mutant.tests = len(tests)
-                        verdict = judge(runners[copy], mutant, source, tests, durations, at_import)
+                        if not rejudged(args.rejudge, listed):
+                            mutant.spared = True
+                        else:
+                            tests = order_tests([t for t in every if t not in unfit], durations, kills)
+                            mutant.tests = len(tests)
+                            verdict = judge(runners[copy], mutant, source, tests, durations, at_import)
+                    mutant.listed = verdict.status == "survived" and listed
                     mutant.seconds = round(verdict.seconds, 2)
                     mutant.status = {"killed": "killed", "timeout": "killed", "survived": "survived"}.get(
                         verdict.status, "error"
                     )
-                    mutant.detail = verdict.detail
+                    mutant.detail = "the slow tests not run (--rejudge)" if mutant.spared else verdict.detail
                     if verdict.killer:
                         kills[verdict.killer] += 1
                     return mutant, verdict
@@ -382,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
                         report.timeouts += verdict is not None and verdict.status == "timeout"
                     elif mutant.status == "survived":
                         report.survived += 1
+                        report.listed += mutant.listed
+                        report.spared += mutant.spared
                     elif mutant.status == "not covered":
                         report.not_covered += 1
                     else:
@@ -389,9 +428,10 @@ def main(argv: list[str] | None = None) -> int:
                     report.cold += verdict is not None and verdict.path == "cold"
                     entry = {
                         "where": f"{module}:{mutant.line}:{mutant.start[1] + 1}",
-                        "line": original.splitlines()[mutant.line - 1].strip(),
+                        "line": source_lines[mutant.line - 1].strip(),
                         "status": mutant.status,
                         "operator": mutant.operator,
+                        "equivalent": mutant.listed,
                         "original": mutant.original,
                         "mutant": mutant.replacement,
                         "tests": mutant.tests,
@@ -429,26 +469,23 @@ def main(argv: list[str] | None = None) -> int:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     mine = resource.getrusage(resource.RUSAGE_SELF)
     cpu = usage.ru_utime + usage.ru_stime + mine.ru_utime + mine.ru_stime
-    rows = listed_equivalents(HERE / "equivalents.md")
-    unexplained = []
-    for r in reports:
-        for e in r.survivors:
-            e["equivalent"] = e["status"] == "survived" and is_listed(e, rows)
-            if e["status"] == "survived" and not e["equivalent"]:
-                unexplained.append(e)
+    unexplained = [e for r in reports for e in r.survivors if e["status"] == "survived" and not e["equivalent"]]
     header = (
-        f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'listed':>6} {'not covered':>11} "
-        f"{'errors':>6} {'kill rate':>9} {'timeouts':>8} {'cold':>5} {'seconds':>7}"
+        f"{'module':<44} {'mutants':>7} {'killed':>6} {'survived':>8} {'listed':>6} {'spared':>6} "
+        f"{'not covered':>11} {'errors':>6} {'killed/all':>10} {'score':>6} {'timeouts':>8} {'cold':>5} {'seconds':>7}"
     )
     print("\n" + header + "\n" + "-" * len(header))
     for r in reports:
         rate = f"{100 * r.kill_rate:.1f}%" if r.kill_rate is not None else "n/a"
+        score = f"{100 * r.score:.1f}%" if r.score is not None else "n/a"
         print(
-            f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} "
-            f"{sum(bool(e.get('equivalent')) for e in r.survivors):>6} {r.not_covered:>11} {r.errors:>6} "
-            f"{rate:>9} {r.timeouts:>8} {r.cold:>5} {r.seconds:>7.0f}"
+            f"{r.module:<44} {r.mutants:>7} {r.killed:>6} {r.survived:>8} {r.listed:>6} {r.spared:>6} "
+            f"{r.not_covered:>11} {r.errors:>6} {rate:>10} {score:>6} {r.timeouts:>8} {r.cold:>5} {r.seconds:>7.0f}"
         )
-    print(f"{len(unexplained)} survivor(s) neither killed nor listed in equivalents.md (listed: the 'listed' column)")
+    print(
+        f"{len(unexplained)} survivor(s) neither killed nor listed in equivalents.md (listed: survivors it lists; "
+        "spared: of them, not judged again with the slow tests; score: killed / (mutants - listed))"
+    )
     for e in unexplained:
         print(f"  {e['where']}  {e['operator']}:  {e['line'][:100]}")
     judged = sum(r.mutants - r.not_covered for r in reports)

@@ -44,3 +44,21 @@ def test_key_paths_are_the_keys_own_text_even_for_keys_python_calls_equal() -> N
     assert anls_star_details({1: "a"}, {1: "a"}).fields == {"1": 1.0}
     assert anls_star_details({True: "a"}, {True: "a"}).fields == {"True": 1.0}
     assert anls_star_details({1: "a"}, {1: "a"}).fields == {"1": 1.0}
+
+
+def test_the_one_pass_walk_by_hand_nulls_missing_and_invented_keys() -> None:
+    assert anls_star_by_key({"a": None}, {"a": ""}) == (1.0, {"a": 1.0})  # a gold null accepts an empty string
+    assert anls_star_by_key({"a": None}, {"a": "x"}) == (0.0, {"a": 0.0})
+    # a: left out, read as null against a null gold (1 of 1); b: 1 of 1; c: invented, 0 of 1
+    assert anls_star_by_key({"a": None, "b": "x"}, {"b": "x", "c": "y"}) == (2 / 3, {"a": 1.0, "b": 1.0, "c": 0.0})
+    # an invented empty list still counts 1, and an empty invented value has no per-key score
+    assert anls_star_by_key({"b": "x"}, {"b": "x", "c": []}) == (0.5, {"b": 1.0})
+    # a text against an object of two leaves: 0 of max(1, 2)
+    assert anls_star_by_key({"b": "x", "d": "y"}, {"b": "x", "d": {"e": 1, "f": 2}}) == (1 / 3, {"b": 1.0, "d": 0.0})
+
+
+def test_an_empty_list_against_a_null_or_a_text_still_counts_one() -> None:
+    # a gold null accepts []: 1 of max(1, 0); "x" against "y" earns 0 of 1
+    assert anls_star_by_key({"a": None, "b": "x"}, {"a": [], "b": "y"}) == (0.5, {"a": 1.0, "b": 0.0})
+    # a text against []: 0 of max(1, 0)
+    assert anls_star_by_key({"b": "x", "d": "y"}, {"b": "x", "d": []}) == (0.5, {"b": 1.0, "d": 0.0})

@@ -243,3 +243,128 @@ def test_a_null_element_of_an_array_of_objects_is_an_element_too() -> None:
         ("t[1]", "missed", 0.0, 0),
         ("t[1].sku", "spurious", 0.0, 1),
     ]
+
+
+@pytest.mark.parametrize(("output", "gold"), [("b", "a"), (["b"], ["a"]), ([1], [1])])
+def test_a_root_value_is_a_required_field(output, gold) -> None:
+    # no schema names the root, yet a record without it has nothing: its one field counts as required
+    score = score_sample(json.dumps(output), gold)
+    assert [(f.path, f.required) for f in score.fields] == [("$", True)]
+
+
+def test_a_whole_comparator_judges_an_array_against_a_scalar_as_one_field() -> None:
+    # a comparator other than partial owns the location: gold array against a predicted string is one incorrect
+    # field, not the missed and spurious pair a structure mismatch without a rule gives
+    schema = obj(t={"type": "array", "items": {"type": "integer"}, "x-eval-compare": "exact"})
+    assert walk({"t": "x"}, {"t": [1, 2]}, schema) == [("t", "incorrect", 0.0, 0)]
+    assert walk({"t": [1, 2]}, {"t": "x"}, schema) == [("t", "incorrect", 0.0, 0)]
+    assert walk({"t": "x"}, {"t": [1, 2]}) == [("t", "missed", 0.0, 0), ("t", "spurious", 0.0, 0)]
+
+
+def test_a_whole_comparator_after_a_transform_judges_an_array_against_a_scalar_as_one_field() -> None:
+    register_transform("test_same", lambda value, params: value, overwrite=True)
+    try:
+        schema = obj(
+            t={
+                "type": "array",
+                "items": {"type": "integer"},
+                "x-eval-compare": "exact",
+                "x-eval-transform": ["test_same"],
+            }
+        )
+        assert walk({"t": "x"}, {"t": [1, 2]}, schema) == [("t", "incorrect", 0.0, 0)]
+        assert walk({"t": [1, 2]}, {"t": "x"}, schema) == [("t", "incorrect", 0.0, 0)]
+    finally:
+        TRANSFORMS.remove("test_same")
+
+
+def test_objects_where_a_transformed_scalar_was_expected_are_walked_key_by_key() -> None:
+    register_transform("test_same", lambda value, params: value, overwrite=True)
+    try:
+        schema = obj(v={"type": "string", "x-eval-transform": ["test_same"]})
+        # two objects after the transform: their keys are fields, as without a rule
+        assert walk({"v": {"a": 2}}, {"v": {"a": 1}}, schema) == [("v.a", "incorrect", 0.0, 1)]
+        # an object against an array: the gold's fields missed, the prediction spurious
+        assert walk({"v": [2]}, {"v": {"a": 1}}, schema) == [("v.a", "missed", 0.0, 1), ("v", "spurious", 0.0, 0)]
+    finally:
+        TRANSFORMS.remove("test_same")
+
+
+def test_an_identical_object_where_an_aligned_array_was_expected_is_walked_as_an_object() -> None:
+    # the aligner's identical-array shortcut is for arrays: an object there keeps its key paths
+    schema = obj(t={"type": "array", "items": ITEM, "x-eval-align": {"match_by": "hungarian"}})
+    assert walk({"t": {"sku": "A"}}, {"t": {"sku": "A"}}, schema) == [("t.sku", "exact", 1.0, 1)]
+
+
+def test_an_identical_root_scalar_is_one_exact_field_with_its_types_and_text_similarity() -> None:
+    [text] = score_sample(json.dumps("a"), "a").fields
+    assert (text.path, text.category, text.score, text.type_ok, text.equal, text.depth, text.required) == (
+        "$",
+        "exact",
+        1.0,
+        True,
+        True,
+        0,
+        True,
+    )
+    assert (text.expected_type, text.predicted_type, text.similarity, text.comparator, text.error) == (
+        "string",
+        "string",
+        (1.0, 1.0, 1.0),
+        None,
+        None,
+    )
+    [number] = score_sample("3", 3).fields
+    assert (number.category, number.type_ok, number.equal, number.similarity, number.comparator, number.error) == (
+        "exact",
+        True,
+        True,
+        None,
+        None,
+        None,
+    )
+    assert not score_sample(json.dumps("  "), "  ").fields  # a blank string is absent on both sides
+
+
+def test_a_null_element_of_identical_arrays_keeps_its_nulls() -> None:
+    gold = [None, {"a": 1}]
+    null, number = score_sample(json.dumps(gold), gold).fields
+    assert (null.path, null.category, null.expected, null.predicted) == ("[0]", "exact", None, None)
+    assert (number.path, number.category, number.depth) == ("[1].a", "exact", 1)
+
+
+def test_true_is_not_one_inside_arrays_python_calls_equal() -> None:
+    # [{"a": 1}, 1] == [{"a": 1}, True] in Python: the identical walk must still judge the differing element
+    got = walk([{"a": 1}, True], [{"a": 1}, 1])
+    assert got == [("[0].a", "exact", 1.0, 1), ("[1]", "incorrect", 0.0, 0)]
+
+
+def test_a_blank_string_against_text_is_absent_on_its_side() -> None:
+    # blank counts as absent by default: the text on the other side is missed or spurious, never incorrect
+    assert walk({"a": "  "}, {"a": "x"}) == [("a", "missed", 0.0, 0)]
+    assert walk({"a": "x"}, {"a": "  "}) == [("a", "spurious", 0.0, 0)]
+
+
+def test_a_required_key_stays_required_when_its_scalar_meets_an_array() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "required": ["a"],
+    }
+    score = score_sample(json.dumps({"a": [1], "b": [1]}), {"a": "x", "b": "y"}, schema)
+    assert [(f.path, f.category, f.required) for f in score.fields] == [
+        ("a", "missed", True),
+        ("a", "spurious", True),
+        ("b", "missed", False),
+        ("b", "spurious", False),
+    ]
+
+
+def test_a_required_key_only_the_prediction_has_is_spurious_and_required() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "required": ["a"],
+    }
+    score = score_sample(json.dumps({"b": "y", "a": "x"}), {"b": "y"}, schema)
+    assert [(f.path, f.category, f.required) for f in score.fields] == [("b", "exact", False), ("a", "spurious", True)]

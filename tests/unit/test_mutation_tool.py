@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutation"))
 
 import covermap  # noqa: E402
 import mutants  # noqa: E402
+import mutate  # noqa: E402
 import warmserver  # noqa: E402
 
 SOURCE = """\
@@ -123,3 +124,37 @@ def test_a_directory_is_split_into_its_test_files_each_in_one_share() -> None:
     files = sorted(f"tests/unit/{f.name}" for f in unit.glob("test_*.py"))
     groups = covermap.shards(["tests/unit"], 2, {})
     assert len(groups) == 2 and sorted(f for g in groups for f in g) == files
+
+
+def test_the_kill_rate_counts_every_mutant_and_the_score_leaves_out_only_the_listed_equivalents() -> None:
+    report = mutate.ModuleReport("m.py", mutants=10, killed=7, survived=2, listed=1, not_covered=1)
+    assert report.kill_rate == 7 / 10
+    assert report.score == 7 / 9
+    assert mutate.ModuleReport("m.py").kill_rate is None
+    assert mutate.ModuleReport("m.py", mutants=1, survived=1, listed=1).score is None
+
+
+def test_a_survivor_is_listed_by_its_module_its_line_text_spaces_aside_and_its_operator(tmp_path: Path) -> None:
+    table = tmp_path / "equivalents.md"
+    table.write_text(
+        "| module | line | mutant | why |\n|---|---|---|---|\n"
+        "| `scoring/x.py` | `limit: int \\| None = None` | `None -> 0` | only tested for truth |\n"
+    )
+    rows = mutate.listed_equivalents(table)
+    entry = {
+        "where": "pytest_extractbench/scoring/x.py:12:5",
+        "line": "limit: int | None  =  None",
+        "operator": "None -> 0",
+    }
+    assert mutate.is_listed(entry, rows)
+    assert not mutate.is_listed({**entry, "operator": "None -> 1"}, rows)
+    assert not mutate.is_listed({**entry, "where": "pytest_extractbench/scoring/y.py:12:5"}, rows)
+    assert not mutate.is_listed({**entry, "line": "limit: int | None = 0"}, rows)
+
+
+@pytest.mark.parametrize(
+    ("mode", "listed", "again"),
+    [("unlisted", False, True), ("unlisted", True, False), ("all", True, True), ("none", False, False)],
+)
+def test_a_listed_survivor_is_spared_the_slow_tests_unless_asked(mode: str, listed: bool, again: bool) -> None:
+    assert mutate.rejudged(mode, listed) is again
