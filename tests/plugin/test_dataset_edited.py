@@ -20,9 +20,8 @@ def pytest_runtest_setup(item):
 """
 
 
-def test_an_edited_line_fails_its_item_and_stops_the_session(pytester: pytest.Pytester, run) -> None:
-    pytester.makeconftest(CONFTEST)
-    result = run(
+def score(run):  # the four samples scored offline, the dataset given as a JSONL file
+    return run(
         "--extractbench-dataset",
         "data.jsonl",
         "--extractbench-predictions",
@@ -31,6 +30,11 @@ def test_an_edited_line_fails_its_item_and_stops_the_session(pytester: pytest.Py
         "none",
         files={"data.jsonl": ROWS, "preds.jsonl": PREDICTIONS},
     )
+
+
+def test_an_edited_line_fails_its_item_and_stops_the_session(pytester: pytest.Pytester, run) -> None:
+    pytester.makeconftest(CONFTEST)
+    result = score(run)
     result.assert_outcomes(passed=2, failed=1, errors=0)
     text = result.stdout.str() + result.stderr.str()
     assert "changed while the run was reading it" in text
@@ -42,15 +46,7 @@ def test_an_edited_line_fails_its_item_and_stops_the_session(pytester: pytest.Py
 
 
 def test_an_unchanged_file_reads_every_sample_again(pytester: pytest.Pytester, run) -> None:
-    result = run(
-        "--extractbench-dataset",
-        "data.jsonl",
-        "--extractbench-predictions",
-        "preds.jsonl",
-        "--extractbench-sla",
-        "none",
-        files={"data.jsonl": ROWS, "preds.jsonl": PREDICTIONS},
-    )
+    result = score(run)
     result.assert_outcomes(passed=4)
     assert sorted(run.records()) == ["s0", "s1", "s2", "s3"]
     assert run.document()["dataset"]["statistics"]["text_length_chars"]["count"] == 4
