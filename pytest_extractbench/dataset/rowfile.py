@@ -87,13 +87,5 @@ class _Kept:
                 for name in names:
                     old.__dict__.pop(name, None)
 
-    def forget(self, names: tuple[str, ...]) -> None:
-        """Drop every kept sample's loaded fields."""
-        with self._lock:
-            for old in self._order.values():
-                for name in names:
-                    old.__dict__.pop(name, None)
-            self._order.clear()
-
 
 kept = _Kept()

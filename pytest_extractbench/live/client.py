@@ -284,8 +284,7 @@ class ExtractionClient:
                     given[0] = max(given[0], math.ceil(elapsed * 10) / 10)
                     break
                 if not look.result():
-                    done = set()
-                    break
+                    raise asyncio.TimeoutError
                 given[0] = round(min(limit, elapsed + more), 1)
                 done, _ = await asyncio.wait({task}, timeout=max(0.0, given[0] - elapsed))
             if not done:

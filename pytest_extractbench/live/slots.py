@@ -81,7 +81,7 @@ def reading_prompt(data: Any) -> bool:
 def http_probe(url: str, http_client: Any, headers: dict[str, str] | None = None) -> Probe:
     """Ask ``url`` (``slots_url``) for the slot list; None when it does not say (404, not JSON, no answer)."""
 
-    async def probe(wait_s: float = PROBE_TIMEOUT_S) -> Any:
+    async def probe(wait_s: float) -> Any:
         try:
             answer = await http_client.get(url, headers=headers or {}, timeout=wait_s)
             return answer.json() if answer.status_code == 200 else None
@@ -123,7 +123,7 @@ class SlotWatch:
         if timed_out:
             self._abandoned.append(time.monotonic())
 
-    async def reading(self, wait_s: float = PROBE_TIMEOUT_S) -> bool:
+    async def reading(self, wait_s: float) -> bool:
         """The server says, within ``wait_s``, that a slot is still reading a prompt (it is working, not hung); False
         when it does not say. llama-server answers ``/slots`` only between batches, so a long wait is a busy
         server's due, not a sign that it hangs."""
