@@ -297,23 +297,19 @@ def iter_jsonl_spans(
     with userfiles.open_regular(path) as handle:
         head = handle.peek(4)[:4] if hasattr(handle, "peek") else b""
         error = _bom_error(head)
-        at = [0]  # the offset of the line _lines yields next
-        lines: Iterator[bytes | JsonInputError | None] = _lines(handle, max_line_bytes, at)
+        lines: Iterator[tuple[int | None, bytes | JsonInputError | None]] = _lines(handle, max_line_bytes)
         if error is not None:
             if not utf16:
                 yield 1, error, None
                 return
-            at = []
-            lines = _transcoded(handle, "utf-32" if "UTF-32" in error.message else "utf-16", max_line_bytes)
-        offset = 0
-        for number, line in enumerate(lines, start=1):
+            encoding = "utf-32" if "UTF-32" in error.message else "utf-16"
+            lines = ((None, line) for line in _transcoded(handle, encoding, max_line_bytes))
+        for number, (start, line) in enumerate(lines, start=1):
             if isinstance(line, JsonInputError):
                 line.line = number
                 yield number, line, None
                 return
-            span = (offset, line) if at and line is not None else None
-            if at:
-                offset = at[0]
+            span = (start, line) if start is not None and line is not None else None
             if number == 1 and line is not None and line.startswith(_UTF8_BOM):
                 line = line[len(_UTF8_BOM) :]
             if line is None:
@@ -394,11 +390,12 @@ def _transcoded(handle: BinaryIO, encoding: str, limit: int) -> Iterator[bytes |
         yield None if len(data) > limit else data
 
 
-def _lines(handle: BinaryIO, limit: int, at: list[int] | None = None) -> Iterator[bytes | None]:
-    """The file's lines (None for one longer than ``limit``, whose bytes are skipped); ``at[0]``: the offset just
-    past the line yielded."""
+def _lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """``(offset, line)`` for each of the file's lines (None for one longer than ``limit``, whose bytes are
+    skipped)."""
     position = 0
     while True:
+        start = position
         line = handle.readline(limit + 1)
         if not line:
             return
@@ -409,10 +406,6 @@ def _lines(handle: BinaryIO, limit: int, at: list[int] | None = None) -> Iterato
                 position += len(rest)
                 if not rest or rest.endswith(b"\n"):
                     break
-            if at is not None:
-                at[0] = position
-            yield None
+            yield start, None
             continue
-        if at is not None:
-            at[0] = position
-        yield line
+        yield start, line
