@@ -14,7 +14,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["dataset_hash", "dataset_hash_of", "sample_hash"]
+__all__ = ["CHANGED", "dataset_hash", "dataset_hash_of", "sample_hash"]
+
+CHANGED = "changed while the run read it"
+"""The hash of a sample whose dataset line changed before the run could hash it as loaded: it equals no content
+hash, so no comparison pairs the sample and the dataset's hash is not a clean run's."""
 
 
 def _as_json(value: Any) -> Any:

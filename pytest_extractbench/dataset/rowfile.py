@@ -28,7 +28,14 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class DatasetChangedError(ExtractbenchError):
-    """A dataset file changed while the run was reading it: a sample's line is no longer what was loaded."""
+    """A dataset file changed while the run was reading it: a sample's line is no longer what was loaded.
+    ``source``, ``location``, ``sample_id`` and ``reason`` say where and what, for the run's input problems."""
+
+    def __init__(self, source: str, location: str, sample_id: str, reason: str) -> None:
+        super().__init__(
+            f"dataset {source}: {location} (sample {sample_id!r}) {reason}; run again on an unchanged file"
+        )
+        self.source, self.location, self.sample_id, self.reason = source, location, sample_id, reason
 
 
 def digest(line: bytes) -> bytes:
@@ -53,17 +60,13 @@ class RowFile:
             finally:
                 os.close(fd)
         except OSError as exc:
-            raise DatasetChangedError(f"dataset {self.path}: cannot be read again ({_where(sample)}): {exc}") from None
+            raise self._changed(sample, f"cannot be read again: {exc}") from None
         if len(line) != length or digest(line) != expected:
-            raise DatasetChangedError(
-                f"dataset {self.path} changed while the run was reading it: {_where(sample)} is not what was "
-                "loaded; run again on an unchanged file"
-            )
+            raise self._changed(sample, "changed while the run was reading it: the line is not what was loaded")
         return line[len(_UTF8_BOM) :] if offset == 0 and line.startswith(_UTF8_BOM) else line
 
-
-def _where(sample: Any) -> str:
-    return f"{sample.meta.get('location', 'its line')} (sample {sample.id!r})"
+    def _changed(self, sample: Any, reason: str) -> DatasetChangedError:
+        return DatasetChangedError(str(self.path), sample.meta.get("location", "its line"), sample.id, reason)
 
 
 def _read_at(fd: int, offset: int, length: int) -> bytes:  # pragma: no cover - platforms without pread

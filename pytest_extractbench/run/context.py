@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import rundir, rundoc
 from ..core.errors import UsageProblem
+from ..dataset.identity import CHANGED
 from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, coverage_problem, load_predictions
+from ..dataset.rowfile import DatasetChangedError
 from ..dataset.samples import Dataset, DatasetProblem, subsample
 from ..dataset.sources import DatasetSourceError
 from ..gating import baseline as baselines
@@ -102,6 +104,7 @@ class RunContext:
         self._text_measures: TextMeasures | None = None
         self._noted: dict[str, str] = {}  # sample id -> hash, taken as items ran (note_sample)
         self._noted_measures: TextMeasures | None = None
+        self._changed: list[DatasetProblem] = []  # samples whose line changed before the finish could hash them
         self._bucketing: tuple[Mapping[str, str | None], frozenset[str]] | None = None
         self._check_options()
         self.run_dir = self._claim_run_dir()
@@ -266,6 +269,7 @@ class RunContext:
         found.extend(self._rule_problems)
         if self.predictions is not None:
             found.extend(self.predictions.problems)
+        found.extend(self._changed)
         return found
 
     def models(self) -> list[str]:
@@ -381,9 +385,14 @@ class RunContext:
         for sample in self.dataset.samples:
             found = self._noted.get(sample.id)
             if found is None:
-                found = sample_hash(sample)
-                if measures is not None:
-                    measures.add(sample)
+                try:
+                    found = sample_hash(sample)
+                except DatasetChangedError as exc:  # the run goes on: the sample is named, never hashed as loaded
+                    found = CHANGED
+                    self._changed.append(changed_problem(exc))
+                else:
+                    if measures is not None:
+                        measures.add(sample)
             hashes[sample.id] = found
         self._sample_hashes = hashes
         self._text_measures = measures
@@ -473,3 +482,13 @@ class RunContext:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
+
+
+def changed_problem(exc: DatasetChangedError) -> DatasetProblem:
+    """A sample whose line changed during the run, as an input problem: named in metrics.json and the summary."""
+    return DatasetProblem(
+        exc.source,
+        exc.location,
+        f"{exc.reason}; not scored from the line as loaded, its hash marked changed",
+        exc.sample_id,
+    )

@@ -1,9 +1,12 @@
 """A JSONL dataset edited while its run reads it: the item that meets the change fails with a message naming the
-file, the line and the sample, the session stops, and no sample is scored on text that was not loaded."""
+file, the line and the sample, no sample is scored on text that was not loaded, and the run goes on: every other
+sample is scored and written, the changed one is named among the run's problems and its hash marks it changed."""
 
 from __future__ import annotations
 
 import pytest
+
+from pytest_extractbench.dataset.identity import CHANGED
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 ROWS = [{"id": f"s{i}", "text": f"Name: N{i}.", "schema": SCHEMA, "expected": {"name": f"N{i}"}} for i in range(4)]
@@ -20,8 +23,9 @@ def pytest_runtest_setup(item):
 """
 
 
-def score(run):  # the four samples scored offline, the dataset given as a JSONL file
+def score(run, *more):  # the four samples scored offline, the dataset given as a JSONL file
     return run(
+        *more,
         "--extractbench-dataset",
         "data.jsonl",
         "--extractbench-predictions",
@@ -32,16 +36,28 @@ def score(run):  # the four samples scored offline, the dataset given as a JSONL
     )
 
 
-def test_an_edited_line_fails_its_item_and_stops_the_session(pytester: pytest.Pytester, run) -> None:
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_an_edited_line_fails_its_item_and_the_run_goes_on(pytester: pytest.Pytester, run, workers) -> None:
     pytester.makeconftest(CONFTEST)
-    result = score(run)
-    result.assert_outcomes(passed=2, failed=1, errors=0)
+    result = score(run, *workers)
+    result.assert_outcomes(passed=3, failed=1, errors=0)
     text = result.stdout.str() + result.stderr.str()
     assert "changed while the run was reading it" in text
     assert "line 3 (sample 's2')" in text and "data.jsonl" in text
-    assert result.ret == pytest.ExitCode.INTERRUPTED
-    assert "the run's files are not written" in text
-    assert not (pytester.path / "out" / "metrics.json").exists()  # nothing describes a file that is not the one read
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert sorted(run.records()) == ["s0", "s1", "s3"]  # the rest scored and written: nothing measured is lost
+    document = run.document()
+    info = document["run"]
+    assert [n for n in info["unscored_items"] if "s2" in n] and document["models"]
+    hashes = info["dataset"]["sample_hashes"]
+    if not workers:  # the process that read the dataset finishes the run: the changed line is named and marked
+        assert [(p["location"], p["sample_id"]) for p in info["problems"]] == [("line 3", "s2")]
+        assert "changed while the run was reading it" in info["problems"][0]["message"]
+        assert hashes["s2"] == CHANGED
+    else:  # xdist's controller reads the dataset first at the finish: s2's hash is of the line it read
+        assert not info["problems"] and hashes["s2"] != CHANGED
+    assert len({hashes[s] for s in ("s0", "s1", "s2", "s3")}) == 4
+    assert info["partial"]["scored"] == 3 and info["partial"]["collected"] == 4
     assert not (pytester.path / "out" / "samples.jsonl.spool").exists()
 
 
