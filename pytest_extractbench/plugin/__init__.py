@@ -269,6 +269,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # session, and the report carries its headline (pytest-html's extra shows the whole record)
         record, extras = item.record, pytest_html_glue.wants_extras(item.config)
         report.extractbench = data = record.to_dict() if bench.is_worker or extras else record.headline()
+        if bench.is_worker and (note := bench.context.sent_note(item.sample.id)) is not None:
+            report.extractbench_note = note  # the sample's hash as this worker loaded it (RunContext.take_note)
         bench.hand_over(report.nodeid, record)
         # the session (or, from a worker, the report) has it now: pytest keeps every item to the end
         item.record = None

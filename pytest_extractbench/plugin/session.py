@@ -256,6 +256,8 @@ class BenchSession:
             record = record if record is not None else self.context.track.record_from_dict(data, self.settings)
             self.records.append(record)
             self._spool(record)
+            if (note := getattr(report, "extractbench_note", None)) is not None:
+                self.context.take_note(record.sample_id, note)
             if not record.passed:
                 self.failed_items[failure_class(record)] += 1
             bucket = self.context.sample_bucket(record)

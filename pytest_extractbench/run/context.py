@@ -8,7 +8,7 @@ may return ``context.default_source()`` to fall back to the built-in sources.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -104,6 +104,7 @@ class RunContext:
         self._text_measures: TextMeasures | None = None
         self._noted: dict[str, str] = {}  # sample id -> hash, taken as items ran (note_sample)
         self._noted_measures: TextMeasures | None = None
+        self._outgoing: dict[str, list[Any]] = {}  # a worker's notes its reports have not carried yet
         self._changed: list[DatasetProblem] = []  # samples whose line changed before the finish could hash them
         self._bucketing: tuple[Mapping[str, str | None], frozenset[str]] | None = None
         self._check_options()
@@ -359,18 +360,37 @@ class RunContext:
 
     def note_sample(self, sample: Any) -> None:
         """Hash a sample and take its text measures while its item has its text and gold at hand, so the finish
-        need not read them again (a JSONL sample reads them from its line: dataset/rowfile.py). Only the process
-        that finishes the run notes them, once a sample, before the finish has hashed the dataset."""
-        if self.is_worker or self._sample_hashes is not None or sample.id in self._noted:
+        need not read them again (a JSONL sample reads them from its line: dataset/rowfile.py); once a sample,
+        before the finish has hashed the dataset. An xdist worker keeps its notes for its reports to carry to the
+        controller (:meth:`sent_note`, :meth:`take_note`): the controller reads the dataset only at the finish, when
+        the file may no longer be what the workers scored."""
+        if self._sample_hashes is not None or sample.id in self._noted:
             return
         from ..dataset.identity import sample_hash
         from ..dataset.statistics import TextMeasures
 
-        self._noted[sample.id] = sample_hash(sample)
+        note = [sample_hash(sample), *(TextMeasures.counts(sample) if self.track.gated else ())]
+        if self.is_worker:
+            self._noted[sample.id] = note[0]
+            self._outgoing[sample.id] = note
+        else:
+            self.take_note(sample.id, note)
+
+    def sent_note(self, sample_id: str) -> list[Any] | None:
+        """A worker's note of a sample, once: its hash and (extraction track) text measures, for the report."""
+        return self._outgoing.pop(sample_id, None)
+
+    def take_note(self, sample_id: str, note: Sequence[Any]) -> None:
+        """A sample's hash and text measures noted as its item ran, here or on an xdist worker."""
+        if self._sample_hashes is not None or sample_id in self._noted or (self.track.gated and len(note) != 4):
+            return
+        self._noted[sample_id] = str(note[0])
         if self.track.gated:
+            from ..dataset.statistics import TextMeasures
+
             if self._noted_measures is None:
                 self._noted_measures = TextMeasures()
-            self._noted_measures.add(sample)
+            self._noted_measures.add_counts(*(int(n) for n in note[1:]))
 
     def _read_samples(self) -> None:
         """Every sample's hash and, on the extraction track, its text measures, in one pass over the samples its

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_extractbench.dataset.identity import CHANGED
+from pytest_extractbench.dataset.identity import CHANGED, sample_hash
+from pytest_extractbench.dataset.samples import Sample
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 ROWS = [{"id": f"s{i}", "text": f"Name: N{i}.", "schema": SCHEMA, "expected": {"name": f"N{i}"}} for i in range(4)]
@@ -59,6 +60,31 @@ def test_an_edited_line_fails_its_item_and_the_run_goes_on(pytester: pytest.Pyte
     assert len({hashes[s] for s in ("s0", "s1", "s2", "s3")}) == 4
     assert info["partial"]["scored"] == 3 and info["partial"]["collected"] == 4
     assert not (pytester.path / "out" / "samples.jsonl.spool").exists()
+
+
+# after the first sample is scored, its line is rewritten: the run's identity must be of what was scored
+EDITED_AFTER = """
+from pathlib import Path
+
+def pytest_runtest_teardown(item):
+    if item.name.endswith("-s0]"):
+        path = Path("data.jsonl")
+        path.write_text(path.read_text().replace("Name: N0.", "Name: Z0."))
+"""
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_a_line_edited_after_its_item_keeps_the_hash_it_was_scored_with(
+    pytester: pytest.Pytester, run, workers
+) -> None:
+    pytester.makeconftest(EDITED_AFTER)
+    result = score(run, *workers)
+    result.assert_outcomes(passed=4)
+    info = run.document()["run"]
+    row = ROWS[0]
+    assert info["dataset"]["sample_hashes"]["s0"] == sample_hash(Sample("s0", row["text"], SCHEMA, row["expected"]))
+    assert not info["problems"]
+    assert run.document()["dataset"]["statistics"]["text_length_chars"]["count"] == 4
 
 
 def test_an_unchanged_file_reads_every_sample_again(pytester: pytest.Pytester, run) -> None:
