@@ -145,10 +145,13 @@ def _is_empty(value: Any) -> bool:
 
 def size(value: Any) -> int:
     """How many leaves ``value`` counts for in a pairwise length."""
-    if isinstance(value, dict):
-        return sum(size(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(size(v) for v in value)
+    if isinstance(value, (dict, list)):
+        count = 0
+        for v in value.values() if isinstance(value, dict) else value:
+            kind = type(v)
+            # a leaf counts 1 without a call (most values of a record are leaves)
+            count += 1 if kind is str or kind is int or kind is float or kind is bool or v is None else size(v)
+        return count
     if isinstance(value, tuple):
         if not value:
             raise ValueError("a tuple of alternatives needs at least one alternative")
