@@ -214,10 +214,10 @@ def _assign(
         else:
             row = [_measure(expected, predicted[j], "", None) for j in rest_predicted]
         gains: list[float] = []
-        for scored in row:
-            score = _ratio(scored[0], scored[1])
+        for total, length, equal in row:
+            score = total / length if length > 0 else 1.0  # _ratio's
             # between equally good pairs, one whose closest gold equals the element wins
-            gains.append(math.nextafter(score, math.inf) if scored[2] else score)
+            gains.append(math.nextafter(score, math.inf) if equal else score)
         scores.append(row)
         gain.append(gains)
     rows, columns = linear_sum_assignment(gain, maximize=True)
