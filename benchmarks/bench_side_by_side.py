@@ -13,8 +13,9 @@ when a score's ``anls_star`` is first read: ``--anls read`` reads it in the time
 one process of each a round). ``--baseline DIR`` measures another checkout of this project in the same rounds (a
 worktree of main beside a branch), so a change is judged against the code it replaces on the same machine load.
 ``--paths pure,compiled`` measures this project's pure-Python modules (``EXTRACTBENCH_PURE=1``) and its compiled
-build (``python -m pytest_extractbench.scoring.build_compiled``) in the same rounds; each process reports which it
-ran, and a column that asked for the compiled build and did not get it stops the benchmark.
+build (``python -m pytest_extractbench.scoring.build_compiled``) in the same rounds, the baseline's too (each checkout
+needs its own build); each process reports which it ran, and a column that asked for the compiled build and did not
+get it stops the benchmark.
 
 The peer is optional: give the python of a virtualenv where it is installed (``--peer-python``, or the
 ``EXTRACTBENCH_PEER_PYTHON`` environment variable). Install it from a clone of its repository
@@ -194,7 +195,7 @@ def main() -> None:
         (name if path is None else f"{name} {path}", tree, mode, path)
         for mode in modes
         for name, tree in trees
-        for path in (paths if name == "project" else [None])
+        for path in paths
     ]
     with tempfile.TemporaryDirectory() as scratch:
         workload = args.workload or make_workload(args.samples, Path(scratch))

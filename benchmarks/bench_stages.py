@@ -5,8 +5,8 @@
 
 cProfile cannot see inside compiled functions, so each stage of ``score_sample`` is timed on its own over the
 same samples (CPU µs a sample, best of ``--repeats`` passes): parsing the raw output, schema validation
-(jsonschema-rs), the field walk, ``score_sample`` whole (the walk plus parsing, validation, rules and building the
-score) and ANLS* read from it. The workload is the shared harsh one (``shared/bench/make_workload.py``), as in
+(jsonschema-rs), the field walk, building the ``SampleScore`` from the walk's fields (counts, P/R/F1, EQS),
+``score_sample`` whole (the walk plus parsing, validation, rules and building the score) and ANLS* read from it. The workload is the shared harsh one (``shared/bench/make_workload.py``), as in
 ``bench_side_by_side.py``.
 """
 
@@ -28,6 +28,7 @@ from pytest_extractbench import ScoringOptions, score_sample
 from pytest_extractbench.scoring import ABSENT, compile_rules, compiled, parse_output, validation_errors
 from pytest_extractbench.scoring.anls_walk import anls_star_by_key
 from pytest_extractbench.scoring.fields import FieldWalker
+from pytest_extractbench.scoring.result import SampleScore
 
 GENERATOR = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_workload.py"
 
@@ -73,6 +74,8 @@ def main() -> None:
     found = [p.value if p.json_valid else {} for p in parsed]
     node = compile_rules(schema).root
     walker = FieldWalker(options)
+    walked = [walker.walk(gold, v, node) for (gold, _), v in zip(work, values)]
+    valid = [p.json_valid and not validation_errors(v, schema) for p, v in zip(parsed, values)]
     gc.collect()
     gc.freeze()
     count = len(work)
@@ -80,6 +83,18 @@ def main() -> None:
         "parse": lambda: [parse_output(output) for _, output in work],
         "validate": lambda: [validation_errors(v, schema) for p, v in zip(parsed, values) if p.json_valid],
         "walk": lambda: [walker.walk(gold, v, node) for (gold, _), v in zip(work, values)],
+        "SampleScore": lambda: [
+            SampleScore(
+                sample_id="",
+                json_valid=p.json_valid,
+                schema_valid=ok,
+                parse_error=p.error,
+                validation_errors=(),
+                fields=fields,
+                options=options,
+            )
+            for p, ok, fields in zip(parsed, valid, walked)
+        ],
         "score_sample": lambda: [score_sample(output, gold, schema, options=options) for gold, output in work],
         "ANLS*": lambda: [anls_star_by_key(gold, v) for (gold, _), v in zip(work, found)],
     }

@@ -145,10 +145,13 @@ def _is_empty(value: Any) -> bool:
 
 def size(value: Any) -> int:
     """How many leaves ``value`` counts for in a pairwise length."""
-    if isinstance(value, dict):
-        return sum(size(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(size(v) for v in value)
+    if isinstance(value, (dict, list)):
+        count = 0
+        for v in value.values() if isinstance(value, dict) else value:
+            kind = type(v)
+            # a leaf counts 1 without a call (most values of a record are leaves)
+            count += 1 if kind is str or kind is int or kind is float or kind is bool or v is None else size(v)
+        return count
     if isinstance(value, tuple):
         if not value:
             raise ValueError("a tuple of alternatives needs at least one alternative")
@@ -314,7 +317,7 @@ def identical_first(gold: list[Any], predicted: list[Any]) -> tuple[list[tuple[i
     by_key: dict[Any, list[int]] = {}
     others: list[int] = []
     for j, value in enumerate(predicted):
-        key = _element_key(value)
+        key = None if type(value) is dict else _element_key(value)  # records (most elements) have no key: no call
         if key is None:
             others.append(j)
         else:
@@ -322,7 +325,7 @@ def identical_first(gold: list[Any], predicted: list[Any]) -> tuple[list[tuple[i
     scan = len(gold) * len(others) <= MAX_CELLS
     taken: set[int] = set()
     for i, expected in enumerate(gold):
-        key = _element_key(expected)
+        key = None if type(expected) is dict else _element_key(expected)
         if key is not None:
             found = by_key.get(key)
             if found:

@@ -13,6 +13,7 @@ with text keys and no NaN has no texts and gets None back: the pair-by-pair path
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from .anls import THRESHOLD
@@ -31,20 +32,30 @@ MIN_CELLS = 25
 faster at 7 x 7 and 3.5x at 20 x 20): a matrix costs a rapidfuzz call a key and a few numpy calls."""
 
 
+@cache
+def _libraries() -> tuple[Any, Any, Any]:
+    """numpy, rapidfuzz's ``cdist`` and its Levenshtein scorer, imported with the first matrix (an import statement
+    run per call costs more than a small matrix's arithmetic)."""
+    import numpy
+    from rapidfuzz.distance.Levenshtein import normalized_similarity
+    from rapidfuzz.process import cdist
+
+    return numpy, cdist, normalized_similarity
+
+
 def gains(rows: list[Texts | None], columns: list[Texts | None]) -> npt.NDArray[np.float64] | None:
     """Each cell's ANLS*, nudged up by one ulp where the closest gold equals the element (the assignment's gains,
     bit for bit :func:`.anls_walk._assign`'s); None when any element is not an object of scalars (no texts)."""
     if None in rows or None in columns:
         return None
     gold, found = cast("list[Texts]", rows), cast("list[Texts]", columns)
-    import numpy as np
-
+    numpy = _libraries()[0]
     orders: dict[tuple[str, ...], list[int]] = {}
     for r, row in enumerate(gold):
         orders.setdefault(tuple(row), []).append(r)
     if len(orders) == 1:
         return _group(next(iter(orders)), gold, found)
-    gain = np.empty((len(gold), len(found)))
+    gain: npt.NDArray[np.float64] = numpy.empty((len(gold), len(found)))
     for keys, members in orders.items():
         gain[members] = _group(keys, [gold[r] for r in members], found)
     return gain
@@ -52,10 +63,7 @@ def gains(rows: list[Texts | None], columns: list[Texts | None]) -> npt.NDArray[
 
 def _group(keys: tuple[str, ...], rows: list[Texts], columns: list[Texts]) -> npt.NDArray[np.float64]:
     """The gains of gold elements that share one key order."""
-    import numpy as np
-    from rapidfuzz.distance.Levenshtein import normalized_similarity as similarity
-    from rapidfuzz.process import cdist
-
+    numpy, cdist, similarity = _libraries()
     known = set(keys)
     extras = [len(column.keys() - known) for column in columns]
     lacking = [c for c, column in enumerate(columns) if not known <= column.keys()]
@@ -63,7 +71,9 @@ def _group(keys: tuple[str, ...], rows: list[Texts], columns: list[Texts]) -> np
     for key in keys:
         found = [column.get(key, _LEFT_OUT)[1] for column in columns]
         # 1 - distance / longer length, 0 under the threshold: rapidfuzz's own arithmetic is text_similarity's
-        part = cdist([row[key][1] for row in rows], found, scorer=similarity, score_cutoff=THRESHOLD, dtype=np.float64)
+        part = cdist(
+            [row[key][1] for row in rows], found, scorer=similarity, score_cutoff=THRESHOLD, dtype=numpy.float64
+        )
         for c in lacking:
             if key not in columns[c]:  # a key the element left out earns nothing
                 part[:, c] = 0.0
@@ -72,12 +82,13 @@ def _group(keys: tuple[str, ...], rows: list[Texts], columns: list[Texts]) -> np
         else:  # in the gold's key order, as the pair-by-pair sum adds them
             totals += part
     if totals is None:
-        totals = np.zeros((len(rows), len(columns)))
+        totals = numpy.zeros((len(rows), len(columns)))
+    gain: npt.NDArray[np.float64]
     if any(extras):
-        lengths = len(keys) + np.array(extras)
-        gain = np.where(lengths > 0, totals / np.maximum(lengths, 1), 1.0)
+        lengths = len(keys) + numpy.array(extras)
+        gain = numpy.where(lengths > 0, totals / numpy.maximum(lengths, 1), 1.0)
     else:
-        gain = totals / len(keys) if keys else np.ones((len(rows), len(columns)))
+        gain = totals / len(keys) if keys else numpy.ones((len(rows), len(columns)))
     _nudge_equal(keys, rows, columns, extras, gain)
     return gain
 

@@ -11,6 +11,7 @@ every addition and the assignment's input are the tree's, so every float is the 
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Any
 
 from rapidfuzz.distance.Levenshtein import distance as _distance
@@ -87,11 +88,16 @@ def _objects(
     equal = True
     for key, expected in gold.items():
         value = predicted.get(key, _MISSING)
-        if type(expected) in _SCALARS and type(value) in _SCALARS:  # most keys: the leaf inline
-            similarity = text_similarity(_text(expected), _text(value))  # leaf_similarity
+        kind = type(expected)
+        if kind in _SCALARS and type(value) in _SCALARS:  # most keys: the leaf inline
+            if kind is type(value) and kind is not float and expected == value:
+                # equal texts, floats aside (0.0 == -0.0 prints otherwise)
+                similarity = 1.0
+            else:
+                similarity = text_similarity(_text(expected), _text(value))  # leaf_similarity
+                equal = equal and expected == value
             total += similarity
             length += 1
-            equal = equal and expected == value
             if out is not None:
                 out.append((_join(path, key), similarity))  # its ratio: similarity / 1
             continue
@@ -156,10 +162,12 @@ def _lists(
         total += scored[0]
         length += scored[1]
         equal = equal and scored[2]
-    paired_gold = {i for i, _, _, _ in pairs}
-    paired_predicted = {j for _, j, _, _ in pairs}
-    length += sum(size(x) for i, x in enumerate(gold) if i not in paired_gold)
-    length += sum(size(x) for j, x in enumerate(predicted) if j not in paired_predicted)
+    if len(pairs) < len(gold):  # each pair takes one element a side: with as many pairs, none is left
+        paired_gold = {i for i, _, _, _ in pairs}
+        length += sum(size(x) for i, x in enumerate(gold) if i not in paired_gold)
+    if len(pairs) < len(predicted):
+        paired_predicted = {j for _, j, _, _ in pairs}
+        length += sum(size(x) for j, x in enumerate(predicted) if j not in paired_predicted)
     if out is not None:
         for _, _, _, occurrences in sorted(pairs, key=_second):
             out.extend(occurrences or ())
@@ -176,9 +184,7 @@ def _assign(
 ) -> None:
     """The tree's assignment of the elements left: the same gains, so the same pairs (with ``element``, the path of
     the elements, each kept pair lists its occurrences)."""
-    # numpy and scipy (0.9 s to import) load with the first assignment, not with the scoring package
-    from scipy.optimize import linear_sum_assignment
-
+    linear_sum_assignment = _solver()
     # objects of scalars (most list elements) meet every element of the other side: their texts are made once
     column_texts = [_texts(predicted[j]) for j in rest_predicted]
     if len(rest_gold) * len(rest_predicted) >= anls_cells.MIN_CELLS:  # large enough to pay for matrices
@@ -208,10 +214,10 @@ def _assign(
         else:
             row = [_measure(expected, predicted[j], "", None) for j in rest_predicted]
         gains: list[float] = []
-        for scored in row:
-            score = _ratio(scored[0], scored[1])
+        for total, length, equal in row:
+            score = total / length if length > 0 else 1.0  # _ratio's
             # between equally good pairs, one whose closest gold equals the element wins
-            gains.append(math.nextafter(score, math.inf) if scored[2] else score)
+            gains.append(math.nextafter(score, math.inf) if equal else score)
         scores.append(row)
         gain.append(gains)
     rows, columns = linear_sum_assignment(gain, maximize=True)
@@ -229,6 +235,15 @@ def _assign(
         pairs.append((i, j, scored, occurrences))
 
 
+@cache
+def _solver() -> Any:
+    """scipy's assignment: numpy and scipy (0.9 s to import) load with the first one, not with the scoring package
+    (an import statement run per list costs more than a small list's assignment takes)."""
+    from scipy.optimize import linear_sum_assignment
+
+    return linear_sum_assignment
+
+
 def _texts(value: Any) -> dict[Any, tuple[Any, str]] | None:
     """Each key's value and text, for an object of scalars with text keys and no NaN (None for anything else: the
     full comparison's, where a NaN that is not equal to itself and the key 1 that is the key True are its own)."""
@@ -239,13 +254,16 @@ def _texts(value: Any) -> dict[Any, tuple[Any, str]] | None:
     for key, leaf in value.items():
         if type(key) is not str:
             return None
-        if type(leaf) is str:  # most leaves: their text is kept already (_text's cache, looked up inline)
+        kind = type(leaf)
+        if kind is str:  # most leaves: their text is kept already (_text's cache, looked up inline)
             text = known.get(leaf)
             found[key] = (leaf, text if text is not None else _text(leaf))
-        elif type(leaf) not in _SCALARS or leaf != leaf:
-            return None
+        elif kind is int or (kind is float and leaf == leaf):  # _text's, inline: Python writes numbers in lower case
+            found[key] = (leaf, str(leaf))
+        elif kind is bool:
+            found[key] = (leaf, "true" if leaf else "false")
         else:
-            found[key] = (leaf, _text(leaf))
+            return None
     return found
 
 

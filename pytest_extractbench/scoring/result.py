@@ -149,24 +149,50 @@ def count_fields(fields: Sequence[FieldResult], options: ScoringOptions) -> Fiel
     lenient_rescued = 0
     if incorrect:
         threshold = options.lenient_threshold
-        lenient_rescued = sum(1 for f in fields if f.category == INCORRECT and f.score >= threshold)
+        for category, score in zip(categories, map(_SCORE, fields)):
+            if category == INCORRECT and score >= threshold:
+                lenient_rescued += 1
     partial = categories.count(PARTIAL)
     types = list(map(_TYPE_OK, fields))
     typed = len(types) - types.count(None)
-    return FieldCounts(
-        categories.count(EXACT),
-        partial,
-        partial + lenient_rescued,
-        incorrect,
-        categories.count(MISSED),
-        categories.count(SPURIOUS),
-        typed,
-        types.count(True),
+    return _new_counts(
+        (
+            categories.count(EXACT),
+            partial,
+            partial + lenient_rescued,
+            incorrect,
+            categories.count(MISSED),
+            categories.count(SPURIOUS),
+            typed,
+            types.count(True),
+        )
     )
 
 
 _CATEGORY = itemgetter(1)
+_SCORE = itemgetter(2)
 _TYPE_OK = itemgetter(7)
+# FieldCounts from a complete tuple, without NamedTuple's Python-level ``__new__`` (as ``_new_field``)
+_new_counts = partial(tuple.__new__, FieldCounts)
+_NO_CREDIT = dict.fromkeys(MODES, 0.0)
+_weights: dict[int, tuple[Any, tuple[float, float, float, float]]] = {}
+
+
+def _eqs_weights(options: ScoringOptions) -> tuple[float, float, float, float]:
+    """The options' EQS weights as floats, in EQS_COMPONENTS' order (made once per weights, not per sample)."""
+    weights = options.eqs_weights
+    entry = _weights.get(id(weights))
+    if entry is None or entry[0] is not weights:
+        values = (
+            float(weights.validity),
+            float(weights.f1_partial),
+            float(weights.type_accuracy),
+            float(weights.no_hallucination),
+        )
+        if len(_weights) >= 256:
+            _weights.clear()
+        entry = _weights[id(weights)] = (weights, values)
+    return entry[1]
 
 
 class SampleScore:
@@ -218,18 +244,20 @@ class SampleScore:
         self.observed = observed = count_fields(self.fields, options)
         valid = self.schema_valid
         if valid:
-            self.counts = observed
+            self.counts = counts = observed
+            predicted, expected = counts.predicted, counts.expected
+            exact = counts.exact
+            strict = prf(exact, predicted, expected)
+            half = prf(exact + 0.5 * counts.partial, predicted, expected)
+            lenient = prf(exact + counts.partial_lenient, predicted, expected)
+            self.precision: dict[str, float] = {"strict": strict[0], "partial": half[0], "lenient": lenient[0]}
+            self.recall: dict[str, float] = {"strict": strict[1], "partial": half[1], "lenient": lenient[1]}
+            self.f1: dict[str, float] = {"strict": strict[2], "partial": half[2], "lenient": lenient[2]}
         else:  # no credit: every compared field is wrong, types earn nothing
-            self.counts = FieldCounts(0, 0, 0, observed.compared, observed.missed, observed.spurious, observed.typed, 0)
-        counts = self.counts
-        predicted, expected = counts.predicted, counts.expected
-        self.precision: dict[str, float] = {}
-        self.recall: dict[str, float] = {}
-        self.f1: dict[str, float] = {}
-        credit = (counts.exact, counts.exact + 0.5 * counts.partial, counts.exact + counts.partial_lenient)
-        for mode, true_positives in zip(MODES, credit):
-            p, r, f = prf(true_positives, predicted, expected) if valid else (0.0, 0.0, 0.0)
-            self.precision[mode], self.recall[mode], self.f1[mode] = p, r, f
+            self.counts = counts = _new_counts(
+                (0, 0, 0, observed.compared, observed.missed, observed.spurious, observed.typed, 0)
+            )
+            self.precision, self.recall, self.f1 = dict(_NO_CREDIT), dict(_NO_CREDIT), dict(_NO_CREDIT)
         self.exact_match = (
             valid
             and observed.missed == 0
@@ -285,15 +313,15 @@ class SampleScore:
         return (float(self.schema_valid), self.f1["partial"], self.type_accuracy, 1.0 - self.hallucination_rate)
 
     def _eqs(self, options: ScoringOptions) -> float:
-        weights = options.eqs_weights
         validity, f1_partial, type_accuracy, no_hallucination = self._components()
+        w_validity, w_f1_partial, w_type_accuracy, w_no_hallucination = _eqs_weights(options)
         # the weighted components in EQS_COMPONENTS' order
         return sum(
             (
-                float(weights.validity) * validity,
-                float(weights.f1_partial) * f1_partial,
-                float(weights.type_accuracy) * type_accuracy,
-                float(weights.no_hallucination) * no_hallucination,
+                w_validity * validity,
+                w_f1_partial * f1_partial,
+                w_type_accuracy * type_accuracy,
+                w_no_hallucination * no_hallucination,
             )
         )
 

@@ -402,7 +402,13 @@ def validation_errors(instance: Any, schema: Any, *, validate_formats: bool = Tr
                 # jsonschema-rs decides and lists (25,000 errors of 10,000 outputs in a quarter second, where
                 # the Python listing took most of the scoring time of invalid outputs); listing a valid
                 # instance's errors costs what is_valid does, so no verdict is asked first
-                found = sorted((_rs_path(e.instance_path), _clip(e.message)) for e in fast.iter_errors(instance))
+                found = []
+                for error in fast.iter_errors(instance):
+                    message = error.message
+                    found.append(
+                        (_rs_path(error.instance_path), message if len(message) <= MAX_MESSAGE else _clip(message))
+                    )
+                found.sort()
                 if not any(message.startswith("Error executing regex") for _, message in found):
                     return [f"{path}: {message}" for path, message in found[:MAX_ERRORS]]
                 # a pattern it gave up on: the reference's bounded engine says which and why

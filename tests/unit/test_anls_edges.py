@@ -25,6 +25,9 @@ from pytest_extractbench.scoring.anls_walk import anls_star_by_key
         ([{"a": [1, 2]}], [{"a": [1, 2.0]}], 0.5),
         ([1, 2], [1, 2.0], 0.5),
         ([[True]], [[1]], 0.0),
+        # records left to the assignment: 0.0 vs -0.0 (0.75) and "x" (1) pair, 1 vs true (0) and "y" (1) pair;
+        # the crossed pairs score 0: (1.75 + 1) / 4
+        ([{"a": 0.0, "b": "x"}, {"a": 1, "b": "y"}], [{"a": -0.0, "b": "x"}, {"a": True, "b": "y"}], 0.6875),
     ],
 )
 def test_values_equal_in_python_but_written_differently_are_compared_as_text(
@@ -32,6 +35,15 @@ def test_values_equal_in_python_but_written_differently_are_compared_as_text(
 ) -> None:
     assert anls_star(gold, predicted) == pytest.approx(expected)
     assert anls_star_by_key(gold, predicted)[0] == pytest.approx(expected)  # the one pass agrees
+
+
+def test_unpaired_list_elements_count_their_size_whichever_side_is_longer() -> None:
+    # {"a": "x"} pairs as identical (1 of 1); of the two gold records left one pairs with {"a": "q"} (0) and the
+    # other counts its size unpaired: 1 + 1 + 2 leaves either way, 1 / 4
+    gold = [{"a": "x"}, {"a": "y"}, {"a": "z", "b": "w"}]
+    assert anls_star_by_key(gold, [{"a": "x"}, {"a": "q"}])[0] == anls_star(gold, [{"a": "x"}, {"a": "q"}]) == 0.25
+    # the other way round: the invented records count theirs
+    assert anls_star_by_key([{"a": "x"}], gold)[0] == anls_star([{"a": "x"}], gold) == 0.25
 
 
 def test_an_unpaired_tuple_of_alternatives_counts_its_largest_alternative() -> None:
