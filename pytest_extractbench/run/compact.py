@@ -1,0 +1,110 @@
+"""Held records made smaller as they arrive: equal values shared instead of kept once per record.
+
+The controller holds every scored record until the finish aggregates them. Much of a record repeats across
+samples: field values (enums, names, codes), whole field results (an exact match of the same value), the
+per-mode precision/recall/F1 of invalid or perfect outputs (all 0 or all 1), the diagnostics and ANLS* maps
+of outputs alike. :class:`SharedValues` replaces each with the first equal one it has seen, so 100,000
+records keep one copy of each. A value is shared only with one of exactly the same type all the way down
+(``1``, ``1.0`` and ``True`` are equal in Python but not the same JSON; ``-0.0`` equals ``0.0``), so every
+figure read from a record stays what it was.
+
+Shared containers must not be changed afterwards: the finish only reads records, except the whole-output
+scores (semantic similarity, a judge's grade), which write into a record's diagnostics and extras; a run that
+asks for them keeps its records as they are (:func:`shares_safely`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from math import copysign
+from typing import Any
+
+from ..dataset.records import SampleRecord
+from ..scoring.result import FieldResult
+
+_new_field = partial(tuple.__new__, FieldResult)
+_REPR_LIMIT = 400  # a larger diagnostics or ANLS* map is rarely equal to another: not worth its repr
+_SIMILARITY = FieldResult._fields.index("similarity")
+
+
+def shares_safely(settings: Any) -> bool:
+    """True when nothing in the finish changes a record: no semantic similarity and no judge."""
+    scoring = settings.scoring
+    return not (scoring.semantic or scoring.judge_model)
+
+
+class SharedValues:
+    """Tables of the values seen so far, one run's worth; :meth:`compact` shares a record's values with them."""
+
+    def __init__(self) -> None:
+        self._strings: dict[str, str] = {}
+        self._fields: dict[tuple[Any, ...], FieldResult] = {}
+        self._tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._maps: dict[str, dict[str, Any]] = {}
+
+    def compact(self, record: Any) -> Any:
+        """``record`` with its values shared (the same object, changed in place); a record of another track
+        is left as it is."""
+        if type(record) is not SampleRecord:
+            return record
+        score = record.score
+        text = self._text
+        score.fields = tuple(map(self._field, score.fields))
+        score.validation_errors = self._counts(tuple(map(text, score.validation_errors)))
+        if type(score.parse_error) is str:
+            score.parse_error = text(score.parse_error)
+        score.counts = self._counts(score.counts)
+        score.observed = self._counts(score.observed)
+        score.precision = self._map(score.precision)
+        score.recall = self._map(score.recall)
+        score.f1 = self._map(score.f1)
+        anls = score._anls
+        if type(anls) is tuple:
+            score._anls = (anls[0], self._map(anls[1]))
+        if type(record.failure) is str:
+            record.failure = text(record.failure)
+        record.diagnostics = self._map(record.diagnostics)
+        return record
+
+    def _text(self, value: str) -> str:
+        return self._strings.setdefault(value, value) if type(value) is str else value
+
+    def _field(self, field: FieldResult) -> FieldResult:
+        """An equal field result seen before, or this one with its texts shared (and kept for the next)."""
+        score, expected, predicted, similarity = field[2], field[3], field[4], field[_SIMILARITY]
+        if _inexact(score) or _inexact(expected) or _inexact(predicted):
+            return field
+        if similarity is not None and not (similarity[0] > 0 and similarity[1] > 0 and similarity[2] > 0):
+            if any(map(_inexact, similarity)):
+                return field
+        # the other items' types follow from their values (a text, None, a bool or an int, never two of these)
+        key = (field, type(score), type(expected), type(predicted), similarity and tuple(map(type, similarity)))
+        try:
+            found = self._fields.get(key)
+        except TypeError:  # a list or a dict among its values
+            return field
+        if found is not None:
+            return found
+        if type(expected) is str or type(predicted) is str:
+            field = _new_field((*field[:3], self._text(expected), self._text(predicted), *field[4 + 1 :]))
+        self._fields[key] = field
+        return field
+
+    def _counts(self, value: tuple[Any, ...]) -> Any:
+        """Counts (ints) and messages (texts): equal only when the same."""
+        return self._tuples.setdefault(value, value)
+
+    def _map(self, value: dict[str, Any]) -> dict[str, Any]:
+        """An equal map seen before (by its repr, which tells ``1`` from ``1.0`` and ``True``, and keeps the
+        key order), or ``value`` itself."""
+        if type(value) is not dict:
+            return value
+        key = repr(value)
+        if len(key) > _REPR_LIMIT:
+            return value
+        return self._maps.setdefault(key, value)
+
+
+def _inexact(value: Any) -> bool:
+    """NaN (never equal) and a negative zero (equal to ``0.0``, though JSON writes it apart)."""
+    return type(value) is float and not value > 0.0 and (value != value or copysign(1.0, value) < 0)

@@ -1,0 +1,108 @@
+"""Held records with their equal values shared (run/compact.py): every record reads and writes as before, and the
+run's metrics are the same, while equal values are kept once."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
+from pytest_extractbench.analysis.diagnostics import sample_diagnostics
+from pytest_extractbench.analysis.metrics import metrics_by_model
+from pytest_extractbench.dataset.records import TrackRecord
+from pytest_extractbench.run.compact import SharedValues, shares_safely
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "n": {"type": "number"},
+        "ok": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["name"],
+}
+# values equal in Python but not the same JSON (1, 1.0, True; 0.0, -0.0), texts that repeat, lists
+VALUES = st.sampled_from([None, 1, 1.0, True, 0, 0.0, -0.0, False, "Ada", "ada", "", 2.5, ["x"], ["x", "y"]])
+OBJECTS = st.fixed_dictionaries({}, optional={"name": VALUES, "n": VALUES, "ok": VALUES, "tags": VALUES})
+OUTPUTS = st.one_of(OBJECTS.map(json.dumps), st.sampled_from(["", "{", "not json", '{"name": "Ada"']))
+ROWS = st.lists(st.tuples(st.sampled_from(["m-a", "m-b"]), OBJECTS, OUTPUTS), max_size=40)
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+OPTIONS = ScoringOptions()
+
+
+def record(model: str, sample_id: str, gold: dict[str, object], output: str) -> SampleRecord:
+    score = score_sample(output, gold, SCHEMA, options=OPTIONS, sample_id=sample_id)
+    score.anls_star_observed  # noqa: B018 - computed as an item computes it, before its record is held
+    return SampleRecord(
+        model=model,
+        sample_id=sample_id,
+        score=score,
+        meta={"text_chars": 10},
+        response={"content": output, "latency_s": 0.5},
+        passed=score.valid,
+        failure=None if score.valid else "output violates the schema",
+        diagnostics=sample_diagnostics(score, "Ada has 1 tag", gold, output, SCHEMA, OPTIONS),
+    )
+
+
+def exact(item: SampleRecord) -> str:
+    """Everything a finish pass can read of a record, as text that tells 1 from 1.0, True and -0.0 from 0.0."""
+    score = item.score
+    return repr((item.to_dict(), score.fields, score.counts, score.observed, score.anls_star_fields))
+
+
+@PROPERTY
+@given(rows=ROWS)
+def test_shared_records_read_and_aggregate_as_before(rows: list[tuple[str, dict[str, object], str]]) -> None:
+    made = [record(model, f"s{i % 7}", gold, output) for i, (model, gold, output) in enumerate(rows)]
+    before = [exact(r) for r in made]
+    metrics = repr(metrics_by_model(made, OPTIONS))
+    shared = SharedValues()
+    assert [shared.compact(r) for r in made] == made  # the same objects, changed in place
+    assert [exact(r) for r in made] == before
+    assert repr(metrics_by_model(made, OPTIONS)) == metrics
+
+
+def test_equal_values_are_kept_once() -> None:
+    gold = {"name": "Ada Lovelace", "n": 3, "tags": ["x"]}
+    output = json.dumps({"name": "Ada Lovelace", "n": 3, "tags": ["x"], "extra": "made up"})
+    first, second = (record("m", sample_id, gold, output) for sample_id in ("a", "b"))
+    assert first.score.fields[0] is not second.score.fields[0]  # scored apart: each its own copy
+    shared = SharedValues()
+    shared.compact(first)
+    shared.compact(second)
+    for one, other in zip(first.score.fields, second.score.fields):
+        if not isinstance(one.expected, list):  # a list cannot be a key: kept apart
+            assert one is other
+    assert first.score.f1 is second.score.f1 and first.diagnostics is second.diagnostics
+    assert first.score.anls_star_fields is second.score.anls_star_fields
+
+
+def test_values_equal_in_python_but_not_in_json_stay_apart() -> None:
+    shared = SharedValues()
+    outputs = {value: f'{{"name": "Ada", "n": {value}}}' for value in ("1", "1.0", "true", "0.0", "-0.0")}
+    made = {value: shared.compact(record("m", value, {"name": "Ada", "n": 1}, text)) for value, text in outputs.items()}
+    predicted = {value: next(f.predicted for f in r.score.fields if f.path == "n") for value, r in made.items()}
+    assert [repr(p) for p in predicted.values()] == ["1", "1.0", "True", "0.0", "-0.0"]
+    names = [next(f for f in r.score.fields if f.path == "name") for r in made.values()]
+    assert all(name is names[0] for name in names)  # the same text, exact: one object
+
+
+def test_a_record_of_another_track_is_left_as_it_is() -> None:
+    track = TrackRecord("m", "a", "toolcall", {"valid": True}, meta={"k": 1})
+    before = repr(track.to_dict())
+    assert SharedValues().compact(track) is track
+    assert repr(track.to_dict()) == before
+
+
+def test_only_a_finish_that_writes_into_records_keeps_them_apart() -> None:
+    class Settings:
+        def __init__(self, **scoring: object) -> None:
+            self.scoring = ScoringOptions(**scoring)  # type: ignore[arg-type]
+
+    assert shares_safely(Settings())
+    assert not shares_safely(Settings(semantic="local"))
+    assert not shares_safely(Settings(judge_model="judge"))
