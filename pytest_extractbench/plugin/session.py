@@ -92,7 +92,9 @@ class BenchSession:
         self.records: list[SampleRecord | TrackRecord] = []
         self.spool: RecordSpool | None = None  # samples.jsonl's lines, written as the records arrive (controller)
         # the held records' equal values kept once (run/compact.py), unless the finish writes into records
-        self.shared = SharedValues() if shares_safely(settings) else None
+        self.shared = (
+            SharedValues(whole_responses=settings.live.record is not None) if shares_safely(settings) else None
+        )
         self.unscored: list[str] = []
         self.handed_over: dict[str, Any] = {}  # nodeid -> record, from makereport to the report listener
         self.result: RunResult | None = None

@@ -8,6 +8,10 @@ records keep one copy of each. A value is shared only with one of exactly the sa
 (``1``, ``1.0`` and ``True`` are equal in Python but not the same JSON; ``-0.0`` equals ``0.0``), so every
 figure read from a record stays what it was.
 
+A record's ``response`` also leaves out the keys at their defaults, as samples.jsonl does: the finish reads a
+response with ``.get``, which finds None, and every reader takes None for the empty usage, no attempts or not
+cached. A run that writes the responses out again (``--extractbench-record``) keeps them whole.
+
 Shared containers must not be changed afterwards: the finish only reads records, except the whole-output
 scores (semantic similarity, a judge's grade), which write into a record's diagnostics and extras; a run that
 asks for them keeps its records as they are (:func:`shares_safely`).
@@ -19,12 +23,12 @@ from functools import partial
 from math import copysign
 from typing import Any
 
+from ..core.recordform import compact_response
 from ..dataset.records import SampleRecord
 from ..scoring.result import FieldResult
 
 _new_field = partial(tuple.__new__, FieldResult)
 _REPR_LIMIT = 400  # a larger diagnostics or ANLS* map is rarely equal to another: not worth its repr
-_SIMILARITY = FieldResult._fields.index("similarity")
 
 
 def shares_safely(settings: Any) -> bool:
@@ -36,7 +40,8 @@ def shares_safely(settings: Any) -> bool:
 class SharedValues:
     """Tables of the values seen so far, one run's worth; :meth:`compact` shares a record's values with them."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, whole_responses: bool = False) -> None:
+        self._whole_responses = whole_responses
         self._strings: dict[str, str] = {}
         self._fields: dict[tuple[Any, ...], FieldResult] = {}
         self._tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
@@ -58,12 +63,15 @@ class SharedValues:
         score.precision = self._map(score.precision)
         score.recall = self._map(score.recall)
         score.f1 = self._map(score.f1)
+        score.extras = self._map(score.extras)
         anls = score._anls
         if type(anls) is tuple:
             score._anls = (anls[0], self._map(anls[1]))
         if type(record.failure) is str:
             record.failure = text(record.failure)
         record.diagnostics = self._map(record.diagnostics)
+        if not self._whole_responses and type(record.response) is dict:
+            record.response = compact_response(record.response)
         return record
 
     def _text(self, value: str) -> str:
@@ -71,12 +79,11 @@ class SharedValues:
 
     def _field(self, field: FieldResult) -> FieldResult:
         """An equal field result seen before, or this one with its texts shared (and kept for the next)."""
-        score, expected, predicted, similarity = field[2], field[3], field[4], field[_SIMILARITY]
+        score, expected, predicted, similarity = field[2], field[3], field[4], field.similarity
         if _inexact(score) or _inexact(expected) or _inexact(predicted):
             return field
-        if similarity is not None and not (similarity[0] > 0 and similarity[1] > 0 and similarity[2] > 0):
-            if any(map(_inexact, similarity)):
-                return field
+        if similarity is not None and min(similarity) <= 0.0 and any(map(_inexact, similarity)):
+            return field
         # the other items' types follow from their values (a text, None, a bool or an int, never two of these)
         key = (field, type(score), type(expected), type(predicted), similarity and tuple(map(type, similarity)))
         try:

@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
 from pytest_extractbench.analysis.diagnostics import sample_diagnostics
 from pytest_extractbench.analysis.metrics import metrics_by_model
+from pytest_extractbench.core import rundoc
+from pytest_extractbench.core.recordform import RESPONSE_DEFAULTS
 from pytest_extractbench.dataset.records import TrackRecord
+from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.run.compact import SharedValues, shares_safely
 
 SCHEMA = {
@@ -28,12 +31,23 @@ SCHEMA = {
 VALUES = st.sampled_from([None, 1, 1.0, True, 0, 0.0, -0.0, False, "Ada", "ada", "", 2.5, ["x"], ["x", "y"]])
 OBJECTS = st.fixed_dictionaries({}, optional={"name": VALUES, "n": VALUES, "ok": VALUES, "tags": VALUES})
 OUTPUTS = st.one_of(OBJECTS.map(json.dumps), st.sampled_from(["", "{", "not json", '{"name": "Ada"']))
-ROWS = st.lists(st.tuples(st.sampled_from(["m-a", "m-b"]), OBJECTS, OUTPUTS), max_size=40)
+# answers as each source gives them: offline (nothing but the content), live (timed, counted), cached, failed
+ANSWERS = st.sampled_from(
+    [
+        {},
+        {"latency_s": 0.5, "attempts": 1, "usage": {"prompt_tokens": 9, "completion_tokens": 4}},
+        {"cached": True, "attempts": 0, "finish_reason": "stop"},
+        {"latency_s": 1.5, "attempts": 2, "finish_reason": "length", "timings": {"prompt_ms": 3.0}},
+    ]
+)
+ROWS = st.lists(st.tuples(st.sampled_from(["m-a", "m-b"]), OBJECTS, OUTPUTS, ANSWERS), max_size=40)
 PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 OPTIONS = ScoringOptions()
 
 
-def record(model: str, sample_id: str, gold: dict[str, object], output: str) -> SampleRecord:
+def record(
+    model: str, sample_id: str, gold: dict[str, object], output: str, answer: dict[str, object] | None = None
+) -> SampleRecord:
     score = score_sample(output, gold, SCHEMA, options=OPTIONS, sample_id=sample_id)
     score.anls_star_observed  # noqa: B018 - computed as an item computes it, before its record is held
     return SampleRecord(
@@ -41,7 +55,7 @@ def record(model: str, sample_id: str, gold: dict[str, object], output: str) -> 
         sample_id=sample_id,
         score=score,
         meta={"text_chars": 10},
-        response={"content": output, "latency_s": 0.5},
+        response=ModelResponse(content=output, **(answer or {})).as_dict(),  # type: ignore[arg-type]
         passed=score.valid,
         failure=None if score.valid else "output violates the schema",
         diagnostics=sample_diagnostics(score, "Ada has 1 tag", gold, output, SCHEMA, OPTIONS),
@@ -49,15 +63,22 @@ def record(model: str, sample_id: str, gold: dict[str, object], output: str) -> 
 
 
 def exact(item: SampleRecord) -> str:
-    """Everything a finish pass can read of a record, as text that tells 1 from 1.0, True and -0.0 from 0.0."""
+    """Everything a finish pass can read of a record, as text that tells 1 from 1.0, True and -0.0 from 0.0: its
+    samples.jsonl line, its score's parts, and what each response key reads as (None for a default left out)."""
     score = item.score
-    return repr((item.to_dict(), score.fields, score.counts, score.observed, score.anls_star_fields))
+    read = {key: item.response.get(key) for key in RESPONSE_DEFAULTS}
+    read = {key: value for key, value in read.items() if value not in (None, {}, 0, False) or value is True}
+    return repr(
+        (rundoc.compact(item.to_dict()), score.fields, score.counts, score.observed, score.anls_star_fields, read)
+    )
 
 
 @PROPERTY
 @given(rows=ROWS)
-def test_shared_records_read_and_aggregate_as_before(rows: list[tuple[str, dict[str, object], str]]) -> None:
-    made = [record(model, f"s{i % 7}", gold, output) for i, (model, gold, output) in enumerate(rows)]
+def test_shared_records_read_and_aggregate_as_before(
+    rows: list[tuple[str, dict[str, object], str, dict[str, object]]],
+) -> None:
+    made = [record(model, f"s{i % 7}", gold, output, answer) for i, (model, gold, output, answer) in enumerate(rows)]
     before = [exact(r) for r in made]
     metrics = repr(metrics_by_model(made, OPTIONS))
     shared = SharedValues()
@@ -106,3 +127,11 @@ def test_only_a_finish_that_writes_into_records_keeps_them_apart() -> None:
     assert shares_safely(Settings())
     assert not shares_safely(Settings(semantic="local"))
     assert not shares_safely(Settings(judge_model="judge"))
+
+
+def test_a_run_that_writes_its_answers_out_keeps_them_whole() -> None:
+    kept, slim = (record("m", "a", {"name": "Ada"}, '{"name": "Ada"}') for _ in range(2))
+    SharedValues(whole_responses=True).compact(kept)
+    SharedValues().compact(slim)
+    assert kept.response == ModelResponse(content='{"name": "Ada"}').as_dict()
+    assert slim.response == {"content": '{"name": "Ada"}'}
