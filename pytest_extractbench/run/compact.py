@@ -10,7 +10,8 @@ figure read from a record stays what it was.
 
 A record's ``response`` also leaves out the keys at their defaults, as samples.jsonl does: the finish reads a
 response with ``.get``, which finds None, and every reader takes None for the empty usage, no attempts or not
-cached. A run that writes the responses out again (``--extractbench-record``) keeps them whole.
+cached. Its raw output, which samples.jsonl holds, becomes its length (:class:`~..dataset.records.HeldOutput`),
+all the finish reads of it. A run that writes the answers out again (``--extractbench-record``) keeps them whole.
 
 Shared containers must not be changed afterwards: the finish only reads records, except the whole-output
 scores (semantic similarity, a judge's grade), which write into a record's diagnostics and extras; a run that
@@ -23,8 +24,9 @@ from functools import partial
 from math import copysign
 from typing import Any
 
+from ..analysis.performance import output_chars
 from ..core.recordform import compact_response
-from ..dataset.records import SampleRecord
+from ..dataset.records import HeldOutput, SampleRecord
 from ..scoring.result import FieldResult
 
 _new_field = partial(tuple.__new__, FieldResult)
@@ -46,10 +48,12 @@ class SharedValues:
         self._fields: dict[tuple[Any, ...], FieldResult] = {}
         self._tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._maps: dict[str, dict[str, Any]] = {}
+        self._outputs: dict[float, HeldOutput] = {}
 
     def compact(self, record: Any) -> Any:
-        """``record`` with its values shared (the same object, changed in place); a record of another track
-        is left as it is."""
+        """``record`` with its values shared, as a new record with the same score (whose values are replaced by
+        equal ones) and a smaller response: a ``sample_scored`` hook that kept the record still finds its raw
+        output. A record of another track is returned as it is."""
         if type(record) is not SampleRecord:
             return record
         score = record.score
@@ -67,14 +71,25 @@ class SharedValues:
         anls = score._anls
         if type(anls) is tuple:
             score._anls = (anls[0], self._map(anls[1]))
-        if type(record.failure) is str:
-            record.failure = text(record.failure)
-        record.diagnostics = self._map(record.diagnostics)
-        if not self._whole_responses and type(record.response) is dict:
-            record.response = compact_response(record.response)
-        return record
+        response = record.response
+        if not self._whole_responses and type(response) is dict:
+            response = compact_response(response)
+            chars = output_chars(response.get("content"))
+            if chars is not None:
+                response["content"] = self._outputs.get(chars) or self._outputs.setdefault(chars, HeldOutput(chars))
+        return SampleRecord(
+            record.model,
+            record.sample_id,
+            score,
+            record.meta,
+            response,
+            record.passed,
+            text(record.failure),
+            self._map(record.diagnostics),
+            record.scoring_error,
+        )
 
-    def _text(self, value: str) -> str:
+    def _text(self, value: Any) -> Any:
         return self._strings.setdefault(value, value) if type(value) is str else value
 
     def _field(self, field: FieldResult) -> FieldResult:

@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
 from pytest_extractbench.analysis.diagnostics import sample_diagnostics
 from pytest_extractbench.analysis.metrics import metrics_by_model
+from pytest_extractbench.analysis.performance import output_chars
 from pytest_extractbench.core import rundoc
 from pytest_extractbench.core.recordform import RESPONSE_DEFAULTS
-from pytest_extractbench.dataset.records import TrackRecord
+from pytest_extractbench.dataset.records import HeldOutput, TrackRecord
 from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.run.compact import SharedValues, shares_safely
+from pytest_extractbench.scoring import MISSING
 
 SCHEMA = {
     "type": "object",
@@ -38,6 +40,7 @@ ANSWERS = st.sampled_from(
         {"latency_s": 0.5, "attempts": 1, "usage": {"prompt_tokens": 9, "completion_tokens": 4}},
         {"cached": True, "attempts": 0, "finish_reason": "stop"},
         {"latency_s": 1.5, "attempts": 2, "finish_reason": "length", "timings": {"prompt_ms": 3.0}},
+        {"latency_s": 30.0, "attempts": 3, "error_class": "timeout", "error": "read timed out"},
     ]
 )
 ROWS = st.lists(st.tuples(st.sampled_from(["m-a", "m-b"]), OBJECTS, OUTPUTS, ANSWERS), max_size=40)
@@ -55,7 +58,10 @@ def record(
         sample_id=sample_id,
         score=score,
         meta={"text_chars": 10},
-        response=ModelResponse(content=output, **(answer or {})).as_dict(),  # type: ignore[arg-type]
+        response=ModelResponse(
+            content=MISSING if "error_class" in (answer or {}) else output,
+            **(answer or {}),  # type: ignore[arg-type]
+        ).as_dict(),
         passed=score.valid,
         failure=None if score.valid else "output violates the schema",
         diagnostics=sample_diagnostics(score, "Ada has 1 tag", gold, output, SCHEMA, OPTIONS),
@@ -64,13 +70,14 @@ def record(
 
 def exact(item: SampleRecord) -> str:
     """Everything a finish pass can read of a record, as text that tells 1 from 1.0, True and -0.0 from 0.0: its
-    samples.jsonl line, its score's parts, and what each response key reads as (None for a default left out)."""
-    score = item.score
+    samples.jsonl line, its score's parts, and what each response key reads as (None for a default left out; the
+    output as its length)."""
+    score, line = item.score, rundoc.compact(item.to_dict())
+    line.pop("response", None)
     read = {key: item.response.get(key) for key in RESPONSE_DEFAULTS}
+    read["content"] = output_chars(read["content"])
     read = {key: value for key, value in read.items() if value not in (None, {}, 0, False) or value is True}
-    return repr(
-        (rundoc.compact(item.to_dict()), score.fields, score.counts, score.observed, score.anls_star_fields, read)
-    )
+    return repr((line, score.fields, score.counts, score.observed, score.anls_star_fields, read))
 
 
 @PROPERTY
@@ -82,9 +89,10 @@ def test_shared_records_read_and_aggregate_as_before(
     before = [exact(r) for r in made]
     metrics = repr(metrics_by_model(made, OPTIONS))
     shared = SharedValues()
-    assert [shared.compact(r) for r in made] == made  # the same objects, changed in place
-    assert [exact(r) for r in made] == before
-    assert repr(metrics_by_model(made, OPTIONS)) == metrics
+    held = [shared.compact(r) for r in made]
+    assert [exact(r) for r in held] == before
+    assert repr(metrics_by_model(held, OPTIONS)) == metrics
+    assert [exact(r) for r in made] == before  # the records given read as they did
 
 
 def test_equal_values_are_kept_once() -> None:
@@ -93,8 +101,7 @@ def test_equal_values_are_kept_once() -> None:
     first, second = (record("m", sample_id, gold, output) for sample_id in ("a", "b"))
     assert first.score.fields[0] is not second.score.fields[0]  # scored apart: each its own copy
     shared = SharedValues()
-    shared.compact(first)
-    shared.compact(second)
+    first, second = shared.compact(first), shared.compact(second)
     for one, other in zip(first.score.fields, second.score.fields):
         if not isinstance(one.expected, list):  # a list cannot be a key: kept apart
             assert one is other
@@ -130,8 +137,7 @@ def test_only_a_finish_that_writes_into_records_keeps_them_apart() -> None:
 
 
 def test_a_run_that_writes_its_answers_out_keeps_them_whole() -> None:
-    kept, slim = (record("m", "a", {"name": "Ada"}, '{"name": "Ada"}') for _ in range(2))
-    SharedValues(whole_responses=True).compact(kept)
-    SharedValues().compact(slim)
-    assert kept.response == ModelResponse(content='{"name": "Ada"}').as_dict()
-    assert slim.response == {"content": '{"name": "Ada"}'}
+    given = record("m", "a", {"name": "Ada"}, '{"name": "Ada"}')
+    kept, slim = SharedValues(whole_responses=True).compact(given), SharedValues().compact(given)
+    assert kept.response == given.response == ModelResponse(content='{"name": "Ada"}').as_dict()
+    assert slim.response == {"content": HeldOutput(15.0)}  # what the finish reads of it: its length
