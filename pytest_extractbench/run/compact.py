@@ -3,10 +3,11 @@
 The controller holds every scored record until the finish aggregates them. Much of a record repeats across
 samples: field values (enums, names, codes), whole field results (an exact match of the same value), the
 per-mode precision/recall/F1 of invalid or perfect outputs (all 0 or all 1), the diagnostics and ANLS* maps
-of outputs alike. :class:`SharedValues` replaces each with the first equal one it has seen, so 100,000
-records keep one copy of each. A value is shared only with one of exactly the same type all the way down
-(``1``, ``1.0`` and ``True`` are equal in Python but not the same JSON; ``-0.0`` equals ``0.0``), so every
-figure read from a record stays what it was.
+of outputs alike. :class:`SharedValues` replaces each with an equal one it has seen, so 100,000 records keep
+few copies of each. A value is shared only with one of exactly the same type all the way down (``1``, ``1.0``
+and ``True`` are equal in Python but not the same JSON; ``-0.0`` equals ``0.0``), so every figure read from a
+record stays what it was. Each table is emptied when it reaches :data:`TABLE_LIMIT` entries: most values seen
+once are never seen again, and a table of all of them would cost more than it saves.
 
 A record's ``response`` also leaves out the keys at their defaults, as samples.jsonl does: the finish reads a
 response with ``.get``, which finds None, and every reader takes None for the empty usage, no attempts or not
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from functools import partial
 from math import copysign
-from typing import Any
+from typing import Any, TypeVar
 
 from ..analysis.performance import output_chars
 from ..core.recordform import compact_response
@@ -31,6 +32,8 @@ from ..scoring.result import FieldResult
 
 _new_field = partial(tuple.__new__, FieldResult)
 _REPR_LIMIT = 400  # a larger diagnostics or ANLS* map is rarely equal to another: not worth its repr
+TABLE_LIMIT = 1 << 16
+V = TypeVar("V")
 
 
 def shares_safely(settings: Any) -> bool:
@@ -45,9 +48,9 @@ class SharedValues:
     def __init__(self, *, whole_responses: bool = False) -> None:
         self._whole_responses = whole_responses
         self._strings: dict[str, str] = {}
-        self._fields: dict[tuple[Any, ...], FieldResult] = {}
+        self._fields: dict[FieldResult, FieldResult] = {}
         self._tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        self._maps: dict[str, dict[str, Any]] = {}
+        self._maps: dict[int, dict[str, Any]] = {}  # by the hash of the map's repr
         self._outputs: dict[float, HeldOutput] = {}
 
     def compact(self, record: Any) -> Any:
@@ -76,7 +79,7 @@ class SharedValues:
             response = compact_response(response)
             chars = output_chars(response.get("content"))
             if chars is not None:
-                response["content"] = self._outputs.get(chars) or self._outputs.setdefault(chars, HeldOutput(chars))
+                response["content"] = self._outputs.get(chars) or _kept(self._outputs, chars, HeldOutput(chars))
         return SampleRecord(
             record.model,
             record.sample_id,
@@ -90,7 +93,10 @@ class SharedValues:
         )
 
     def _text(self, value: Any) -> Any:
-        return self._strings.setdefault(value, value) if type(value) is str else value
+        if type(value) is not str:
+            return value
+        found = self._strings.get(value)
+        return found if found is not None else _kept(self._strings, value, value)
 
     def _field(self, field: FieldResult) -> FieldResult:
         """An equal field result seen before, or this one with its texts shared (and kept for the next)."""
@@ -99,32 +105,51 @@ class SharedValues:
             return field
         if similarity is not None and min(similarity) <= 0.0 and any(map(_inexact, similarity)):
             return field
-        # the other items' types follow from their values (a text, None, a bool or an int, never two of these)
-        key = (field, type(score), type(expected), type(predicted), similarity and tuple(map(type, similarity)))
         try:
-            found = self._fields.get(key)
+            found = self._fields.get(field)
         except TypeError:  # a list or a dict among its values
             return field
         if found is not None:
-            return found
+            # equal; the same only with the same types (the other items' types follow from their values: a
+            # text, None, a bool or an int, never two of these)
+            if (
+                type(found[2]) is type(score)
+                and type(found[3]) is type(expected)
+                and type(found[4]) is type(predicted)
+                and (similarity is None or tuple(map(type, similarity)) == tuple(map(type, found.similarity or ())))
+            ):
+                return found
+            return field
         if type(expected) is str or type(predicted) is str:
             field = _new_field((*field[:3], self._text(expected), self._text(predicted), *field[4 + 1 :]))
-        self._fields[key] = field
-        return field
+        return _kept(self._fields, field, field)
 
     def _counts(self, value: tuple[Any, ...]) -> Any:
         """Counts (ints) and messages (texts): equal only when the same."""
-        return self._tuples.setdefault(value, value)
+        found = self._tuples.get(value)
+        return found if found is not None else _kept(self._tuples, value, value)
 
     def _map(self, value: dict[str, Any]) -> dict[str, Any]:
         """An equal map seen before (by its repr, which tells ``1`` from ``1.0`` and ``True``, and keeps the
         key order), or ``value`` itself."""
         if type(value) is not dict:
             return value
-        key = repr(value)
-        if len(key) > _REPR_LIMIT:
+        text = repr(value)
+        if len(text) > _REPR_LIMIT:
             return value
-        return self._maps.setdefault(key, value)
+        key = hash(text)
+        found = self._maps.get(key)
+        if found is not None and repr(found) == text:
+            return found
+        return _kept(self._maps, key, value)  # in place of another map whose repr has the same hash, if any
+
+
+def _kept(table: dict[Any, V], key: Any, value: V) -> V:
+    """``value``, kept in ``table`` under ``key``; a full table is emptied first."""
+    if len(table) >= TABLE_LIMIT:
+        table.clear()
+    table[key] = value
+    return value
 
 
 def _inexact(value: Any) -> bool:

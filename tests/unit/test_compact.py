@@ -16,6 +16,7 @@ from pytest_extractbench.core import rundoc
 from pytest_extractbench.core.recordform import RESPONSE_DEFAULTS
 from pytest_extractbench.dataset.records import HeldOutput, TrackRecord
 from pytest_extractbench.dataset.responses import ModelResponse
+from pytest_extractbench.run import compact
 from pytest_extractbench.run.compact import SharedValues, shares_safely
 from pytest_extractbench.scoring import MISSING
 
@@ -141,3 +142,19 @@ def test_a_run_that_writes_its_answers_out_keeps_them_whole() -> None:
     kept, slim = SharedValues(whole_responses=True).compact(given), SharedValues().compact(given)
     assert kept.response == given.response == ModelResponse(content='{"name": "Ada"}').as_dict()
     assert slim.response == {"content": HeldOutput(15.0)}  # what the finish reads of it: its length
+
+
+def test_a_full_table_is_emptied_and_sharing_goes_on(monkeypatch) -> None:
+    monkeypatch.setattr(compact, "TABLE_LIMIT", 3)
+    shared = SharedValues()
+    # pairs of equal samples, each pair unlike the others: the tables fill and empty many times over
+    made = [
+        record("m", f"s{i}", {"name": f"n{i // 2}", "n": i // 2}, json.dumps({"name": f"n{i // 2}", "x": i // 2}))
+        for i in range(40)
+    ]
+    before = [exact(r) for r in made]
+    held = [shared.compact(r) for r in made]
+    assert [exact(r) for r in held] == before
+    tables = (shared._strings, shared._fields, shared._tuples, shared._maps, shared._outputs)
+    assert all(0 < len(table) <= 3 for table in tables)
+    assert all(held[i].score.fields[0] is held[i + 1].score.fields[0] for i in range(0, 40, 2))
