@@ -101,7 +101,12 @@ class SharedValues:
     def _field(self, field: FieldResult) -> FieldResult:
         """An equal field result seen before, or this one with its texts shared (and kept for the next)."""
         score, expected, predicted, similarity = field[2], field[3], field[4], field.similarity
-        if _inexact(score) or _inexact(expected) or _inexact(predicted):
+        # _inexact inlined for the common values: a positive number, a text, None
+        if (
+            (type(score) is float and not score > 0.0 and _inexact(score))
+            or (type(expected) is float and not expected > 0.0 and _inexact(expected))
+            or (type(predicted) is float and not predicted > 0.0 and _inexact(predicted))
+        ):
             return field
         if similarity is not None and min(similarity) <= 0.0 and any(map(_inexact, similarity)):
             return field
