@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..dataset.records import HeldOutput
 from ..dataset.responses import ERROR_CLASSES
 from .distributions import correlation
 
@@ -102,9 +103,12 @@ def outcome(record: Any) -> str:
     return "valid"
 
 
-def _output_chars(content: Any) -> float | None:
+def output_chars(content: Any) -> float | None:
+    """The output's length in characters (a parsed JSON value's as JSON text), None when there is none."""
     if content is None:
         return None
+    if type(content) is HeldOutput:
+        return content.chars
     return float(len(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)))
 
 
@@ -142,7 +146,7 @@ class Facts(NamedTuple):
             "schema_fields": _number(complexity.get("total_fields")),
             "schema_depth": _number(complexity.get("max_nesting_depth")),
             "output_tokens": self.completion_tokens,
-            "output_chars": _output_chars(self.record.response.get("content")),
+            "output_chars": output_chars(self.record.response.get("content")),
         }
 
 

@@ -154,13 +154,18 @@ def _fill(data: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def compact_response(response: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's ``response`` with every key at its default left out (a reader's ``.get`` finds the same)."""
+    return _drop(response, RESPONSE_DEFAULTS)
+
+
 def compact(record: Mapping[str, Any]) -> dict[str, Any]:
     """A record's samples.jsonl form: every key at its default left out (:func:`expand` restores them)."""
     track = "track" in record
     out = _drop(record, TRACK_RECORD_DEFAULTS if track else RECORD_DEFAULTS)
     response = out.get("response")
     if isinstance(response, dict):
-        response = _drop(response, RESPONSE_DEFAULTS)
+        response = compact_response(response)
         if response:
             out["response"] = response
         else:

@@ -7,9 +7,16 @@ It is a plain JSON-able dict on the wire (xdist serializes test reports), and a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..scoring import SampleScore, ScoringOptions
+
+
+class HeldOutput(NamedTuple):
+    """A held record's raw output once samples.jsonl has it: the finish reads only its length (``content``
+    stays not None, so the request still counts as answered)."""
+
+    chars: float
 
 
 @dataclass(slots=True)  # 100,000 of them may be held until the run is aggregated: no per-instance __dict__

@@ -21,6 +21,7 @@ from ..dataset.records import SampleRecord, TrackRecord
 from ..dataset.rowfile import DatasetChangedError
 from ..gating.gates import gate_verdicts
 from ..report import terminal
+from ..run.compact import SharedValues, shares_safely
 from ..run.context import MAX_LISTED, RUN_DIR_KEY, RunContext, RunEvents, Worker
 from ..run.finish import finish_run
 from ..run.heap import HeapFreeze
@@ -90,6 +91,10 @@ class BenchSession:
         worker = Worker(info["workerid"], int(info.get("workercount", 1)), info) if info is not None else None
         self.records: list[SampleRecord | TrackRecord] = []
         self.spool: RecordSpool | None = None  # samples.jsonl's lines, written as the records arrive (controller)
+        # the held records' equal values kept once (run/compact.py), unless the finish writes into records
+        self.shared = (
+            SharedValues(whole_responses=settings.live.record is not None) if shares_safely(settings) else None
+        )
         self.unscored: list[str] = []
         self.handed_over: dict[str, Any] = {}  # nodeid -> record, from makereport to the report listener
         self.result: RunResult | None = None
@@ -254,8 +259,8 @@ class BenchSession:
         if data is not None:
             record = self.handed_over.pop(report.nodeid, None)
             record = record if record is not None else self.context.track.record_from_dict(data, self.settings)
-            self.records.append(record)
             self._spool(record)
+            self.records.append(record if self.shared is None else self.shared.compact(record))
             if (note := getattr(report, "extractbench_note", None)) is not None:
                 self.context.take_note(record.sample_id, note)
             if not record.passed:

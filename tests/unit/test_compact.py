@@ -1,0 +1,160 @@
+"""Held records with their equal values shared (run/compact.py): every record reads and writes as before, and the
+run's metrics are the same, while equal values are kept once."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
+from pytest_extractbench.analysis.diagnostics import sample_diagnostics
+from pytest_extractbench.analysis.metrics import metrics_by_model
+from pytest_extractbench.analysis.performance import output_chars
+from pytest_extractbench.core import rundoc
+from pytest_extractbench.core.recordform import RESPONSE_DEFAULTS
+from pytest_extractbench.dataset.records import HeldOutput, TrackRecord
+from pytest_extractbench.dataset.responses import ModelResponse
+from pytest_extractbench.run import compact
+from pytest_extractbench.run.compact import SharedValues, shares_safely
+from pytest_extractbench.scoring import MISSING
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "n": {"type": "number"},
+        "ok": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["name"],
+}
+# values equal in Python but not the same JSON (1, 1.0, True; 0.0, -0.0), texts that repeat, lists
+VALUES = st.sampled_from([None, 1, 1.0, True, 0, 0.0, -0.0, False, "Ada", "ada", "", 2.5, ["x"], ["x", "y"]])
+OBJECTS = st.fixed_dictionaries({}, optional={"name": VALUES, "n": VALUES, "ok": VALUES, "tags": VALUES})
+OUTPUTS = st.one_of(OBJECTS.map(json.dumps), st.sampled_from(["", "{", "not json", '{"name": "Ada"']))
+# answers as each source gives them: offline (nothing but the content), live (timed, counted), cached, failed
+ANSWERS = st.sampled_from(
+    [
+        {},
+        {"latency_s": 0.5, "attempts": 1, "usage": {"prompt_tokens": 9, "completion_tokens": 4}},
+        {"cached": True, "attempts": 0, "finish_reason": "stop"},
+        {"latency_s": 1.5, "attempts": 2, "finish_reason": "length", "timings": {"prompt_ms": 3.0}},
+        {"latency_s": 30.0, "attempts": 3, "error_class": "timeout", "error": "read timed out"},
+    ]
+)
+ROWS = st.lists(st.tuples(st.sampled_from(["m-a", "m-b"]), OBJECTS, OUTPUTS, ANSWERS), max_size=40)
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+OPTIONS = ScoringOptions()
+
+
+def record(
+    model: str, sample_id: str, gold: dict[str, object], output: str, answer: dict[str, object] | None = None
+) -> SampleRecord:
+    score = score_sample(output, gold, SCHEMA, options=OPTIONS, sample_id=sample_id)
+    score.anls_star_observed  # noqa: B018 - computed as an item computes it, before its record is held
+    return SampleRecord(
+        model=model,
+        sample_id=sample_id,
+        score=score,
+        meta={"text_chars": 10},
+        response=ModelResponse(
+            content=MISSING if "error_class" in (answer or {}) else output,
+            **(answer or {}),  # type: ignore[arg-type]
+        ).as_dict(),
+        passed=score.valid,
+        failure=None if score.valid else "output violates the schema",
+        diagnostics=sample_diagnostics(score, "Ada has 1 tag", gold, output, SCHEMA, OPTIONS),
+    )
+
+
+def exact(item: SampleRecord) -> str:
+    """Everything a finish pass can read of a record, as text that tells 1 from 1.0, True and -0.0 from 0.0: its
+    samples.jsonl line, its score's parts, and what each response key reads as (None for a default left out; the
+    output as its length)."""
+    score, line = item.score, rundoc.compact(item.to_dict())
+    line.pop("response", None)
+    read = {key: item.response.get(key) for key in RESPONSE_DEFAULTS}
+    read["content"] = output_chars(read["content"])
+    read = {key: value for key, value in read.items() if value not in (None, {}, 0, False) or value is True}
+    return repr((line, score.fields, score.counts, score.observed, score.anls_star_fields, read))
+
+
+@PROPERTY
+@given(rows=ROWS)
+def test_shared_records_read_and_aggregate_as_before(
+    rows: list[tuple[str, dict[str, object], str, dict[str, object]]],
+) -> None:
+    made = [record(model, f"s{i % 7}", gold, output, answer) for i, (model, gold, output, answer) in enumerate(rows)]
+    before = [exact(r) for r in made]
+    metrics = repr(metrics_by_model(made, OPTIONS))
+    shared = SharedValues()
+    held = [shared.compact(r) for r in made]
+    assert [exact(r) for r in held] == before
+    assert repr(metrics_by_model(held, OPTIONS)) == metrics
+    assert [exact(r) for r in made] == before  # the records given read as they did
+
+
+def test_equal_values_are_kept_once() -> None:
+    gold = {"name": "Ada Lovelace", "n": 3, "tags": ["x"]}
+    output = json.dumps({"name": "Ada Lovelace", "n": 3, "tags": ["x"], "extra": "made up"})
+    first, second = (record("m", sample_id, gold, output) for sample_id in ("a", "b"))
+    assert first.score.fields[0] is not second.score.fields[0]  # scored apart: each its own copy
+    shared = SharedValues()
+    first, second = shared.compact(first), shared.compact(second)
+    for one, other in zip(first.score.fields, second.score.fields):
+        if not isinstance(one.expected, list):  # a list cannot be a key: kept apart
+            assert one is other
+    assert first.score.f1 is second.score.f1 and first.diagnostics is second.diagnostics
+    assert first.score.anls_star_fields is second.score.anls_star_fields
+
+
+def test_values_equal_in_python_but_not_in_json_stay_apart() -> None:
+    shared = SharedValues()
+    outputs = {value: f'{{"name": "Ada", "n": {value}}}' for value in ("1", "1.0", "true", "0.0", "-0.0")}
+    made = {value: shared.compact(record("m", value, {"name": "Ada", "n": 1}, text)) for value, text in outputs.items()}
+    predicted = {value: next(f.predicted for f in r.score.fields if f.path == "n") for value, r in made.items()}
+    assert [repr(p) for p in predicted.values()] == ["1", "1.0", "True", "0.0", "-0.0"]
+    names = [next(f for f in r.score.fields if f.path == "name") for r in made.values()]
+    assert all(name is names[0] for name in names)  # the same text, exact: one object
+
+
+def test_a_record_of_another_track_is_left_as_it_is() -> None:
+    track = TrackRecord("m", "a", "toolcall", {"valid": True}, meta={"k": 1})
+    before = repr(track.to_dict())
+    assert SharedValues().compact(track) is track
+    assert repr(track.to_dict()) == before
+
+
+def test_only_a_finish_that_writes_into_records_keeps_them_apart() -> None:
+    class Settings:
+        def __init__(self, **scoring: object) -> None:
+            self.scoring = ScoringOptions(**scoring)  # type: ignore[arg-type]
+
+    assert shares_safely(Settings())
+    assert not shares_safely(Settings(semantic="local"))
+    assert not shares_safely(Settings(judge_model="judge"))
+
+
+def test_a_run_that_writes_its_answers_out_keeps_them_whole() -> None:
+    given = record("m", "a", {"name": "Ada"}, '{"name": "Ada"}')
+    kept, slim = SharedValues(whole_responses=True).compact(given), SharedValues().compact(given)
+    assert kept.response == given.response == ModelResponse(content='{"name": "Ada"}').as_dict()
+    assert slim.response == {"content": HeldOutput(15.0)}  # what the finish reads of it: its length
+
+
+def test_a_full_table_is_emptied_and_sharing_goes_on(monkeypatch) -> None:
+    monkeypatch.setattr(compact, "TABLE_LIMIT", 3)
+    shared = SharedValues()
+    # pairs of equal samples, each pair unlike the others: the tables fill and empty many times over
+    made = [
+        record("m", f"s{i}", {"name": f"n{i // 2}", "n": i // 2}, json.dumps({"name": f"n{i // 2}", "x": i // 2}))
+        for i in range(40)
+    ]
+    before = [exact(r) for r in made]
+    held = [shared.compact(r) for r in made]
+    assert [exact(r) for r in held] == before
+    tables = (shared._strings, shared._fields, shared._tuples, shared._maps, shared._outputs)
+    assert all(0 < len(table) <= 3 for table in tables)
+    assert all(held[i].score.fields[0] is held[i + 1].score.fields[0] for i in range(0, 40, 2))
