@@ -71,6 +71,8 @@ def test_identical_subtrees_score_every_key_below_them() -> None:
         ([{"a": None}], [{"a": ""}, {"a": None}]),
         ([[None]], [[""], [None]]),
         ([{"a": 1.5, "b": None}], [{"a": 1.5, "b": ""}, {"a": 1.5, "b": None}]),
+        # identical whatever the order of the keys
+        ([{"a": None, "b": "x"}], [{"a": "", "b": "x"}, {"b": "x", "a": None}]),
     ],
 )
 def test_of_two_equally_good_elements_the_identical_one_pairs(gold: Any, predicted: Any) -> None:
@@ -183,3 +185,9 @@ def test_of_alternatives_that_score_the_same_the_equal_one_counts(
     found = anls_star_details((first, second), predicted)
     assert found.score == score
     assert repr(found.closest) == repr(closest)  # repr: NaN equals nothing
+
+
+def test_values_of_types_json_does_not_have_are_compared_as_text_even_when_equal() -> None:
+    # Decimal("1.0") == Decimal("1.00"), but their texts "1.0" and "1.00" are 1 edit of 4 apart -> 0.75
+    assert anls_star({"a": Decimal("1.0")}, {"a": Decimal("1.00")}) == 0.75
+    assert anls_star([{"a": Decimal("1.0")}], [{"a": Decimal("1.00")}]) == 0.75
