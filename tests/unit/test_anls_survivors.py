@@ -191,3 +191,9 @@ def test_values_of_types_json_does_not_have_are_compared_as_text_even_when_equal
     # Decimal("1.0") == Decimal("1.00"), but their texts "1.0" and "1.00" are 1 edit of 4 apart -> 0.75
     assert anls_star({"a": Decimal("1.0")}, {"a": Decimal("1.00")}) == 0.75
     assert anls_star([{"a": Decimal("1.0")}], [{"a": Decimal("1.00")}]) == 0.75
+
+
+def test_an_invented_empty_value_still_counts_one() -> None:
+    # "b" right (1 of 1); "c" invented: nothing earned, its size 0 counted as 1: 1 / 2
+    assert anls_star({"b": "x"}, {"b": "x", "c": []}) == 0.5
+    assert anls_star({"b": "x"}, {"b": "x", "c": {}}) == 0.5
