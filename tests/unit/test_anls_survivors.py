@@ -197,3 +197,11 @@ def test_an_invented_empty_value_still_counts_one() -> None:
     # "b" right (1 of 1); "c" invented: nothing earned, its size 0 counted as 1: 1 / 2
     assert anls_star({"b": "x"}, {"b": "x", "c": []}) == 0.5
     assert anls_star({"b": "x"}, {"b": "x", "c": {}}) == 0.5
+
+
+@pytest.mark.slow  # 125,000 predicted texts
+def test_at_the_bound_identical_elements_still_yield_to_a_better_assignment() -> None:
+    # 2 x 125,000 cells, the bound itself: the crossed pairs of the first test (0.7 + 0.7) beat the identical pair
+    # (1 + 0), so the assignment takes every element; the 124,998 "-" are invented, 1 each: 1.4 / 125,000
+    predicted = [TEN_A, "bbbaaaaaaa"] + ["-"] * 124_998
+    assert anls_star([TEN_A, "aaaaaaabbb"], predicted) == (0.7 + 0.7) / 125_000
