@@ -118,13 +118,15 @@ def test_an_object_paired_as_identical_is_not_paired_again() -> None:
 
 
 def test_objects_without_keys_against_ones_with_keys_raise_no_numpy_warning() -> None:
-    # 5 x 5 gold {} against four {"a": "x"} and one {}: the matrices' path. {} with {} scores 1 of 0; each of the
-    # four others earns nothing and counts its invented key: 0 / 4
-    gold: list[Any] = [{} for _ in range(5)]
-    predicted: list[Any] = [{"a": "x"} for _ in range(4)] + [{}]
+    # gold: five {} and {"a": "x"}; predicted: five {"a": "x"} and {}. The identical pairs cross (the rest's {} is
+    # as good against the identical {}), so the assignment takes all 6 x 6, as matrices: {"a": "x"} with one
+    # {"a": "x"} (1 of 1), {} with {} (0 of 0), four {} with an invented "a" (0 of 1 each): 1 / 5, and "a" scores
+    # 1, 0, 0, 0, 0 -> 0.2
+    gold: list[Any] = [{} for _ in range(5)] + [{"a": "x"}]
+    predicted: list[Any] = [{"a": "x"} for _ in range(5)] + [{}]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a division by a length of 0, even masked afterwards, warns
-        assert anls_star_by_key(gold, predicted) == (0.0, {"[].a": 0.0})
+        assert anls_star_by_key(gold, predicted) == (0.2, {"[].a": 0.2})
 
 
 @pytest.mark.slow  # 250,000 predicted objects
