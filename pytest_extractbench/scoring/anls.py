@@ -12,10 +12,10 @@ checked against the reference package ``anls-star`` (tests/unit/test_anls_star.p
 - **null** in the gold: a prediction of null, ``""``, ``[]`` or ``{}`` scores 1, anything else 0; length as a leaf.
 - **list**: gold and predicted elements are paired by the assignment that maximizes the sum of the pairs' own
   ANLS* (``scipy.optimize.linear_sum_assignment``; among equal pairs an element equal to the gold wins, and
-  identical elements pair before the assignment, which no pair can beat). Where equally good pairings differ in
-  length the definition leaves the choice open: the reference package's solver may take another (the tests and
-  benchmarks/bench_anls.py count these cases). Past :data:`MAX_CELLS` differing elements the rest pair in order,
-  which bounds a hostile output's cost. The pairs' sums and lengths add up; an unpaired element on either side adds its size to the length and nothing to the sum,
+  identical elements pair before it where no pairing can beat them). Where equally good pairings differ in length
+  the definition leaves the choice open: the reference package's solver may take another (the tests and
+  benchmarks/bench_anls.py count these cases). Past :data:`MAX_CELLS` cells identical elements pair first and the
+  rest by the assignment, or in order when they are past it too, which bounds a hostile output's cost. The pairs' sums and lengths add up; an unpaired element on either side adds its size to the length and nothing to the sum,
   so missed and invented elements both cost. A list against anything else scores 0 with length
   ``max(size of gold, size of prediction)``.
 - **object**: keys of both sides; a missing key reads as null. A key only the prediction has scores 0 and counts
@@ -34,7 +34,7 @@ occurrences in list elements that were paired; a key only the prediction has wit
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from rapidfuzz.distance.Levenshtein import distance as _distance  # python-Levenshtein's, without its Python wrapper
@@ -304,12 +304,15 @@ def _element_key(value: Any) -> Any:
     return None
 
 
-def identical_first(gold: list[Any], predicted: list[Any]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+def identical_first(
+    gold: list[Any], predicted: list[Any], gain: Callable[[Any, Any], float]
+) -> tuple[list[tuple[int, int]], list[int], list[int]]:
     """The pairs of identical elements, in gold order, and the gold and predicted indices left for the assignment.
 
-    An element identical to a gold one pairs with it first: no pair scores higher (1, and equal), and the
-    assignment is left with the elements that differ (most of a list, in a typical extraction, is right);
-    scalars are found by hash, objects and lists by a scan while the list is small enough."""
+    An element identical to a gold one pairs with it first when no assignment can do better (:func:`_beatable`);
+    else the assignment pairs every element, unless the full matrix is past :data:`MAX_CELLS`. ``gain`` scores a
+    pair as the assignment does. Scalars are found by hash, objects and lists by a scan while the list is small
+    enough."""
     if not PAIR_IDENTICAL_FIRST:
         return [], list(range(len(gold))), list(range(len(predicted)))
     pairs: list[tuple[int, int]] = []
@@ -345,13 +348,51 @@ def identical_first(gold: list[Any], predicted: list[Any]) -> tuple[list[tuple[i
                 rest_gold.append(i)
             continue
         rest_gold.append(i)
-    return pairs, rest_gold, [j for j in range(len(predicted)) if j not in taken]
+    rest_predicted = [j for j in range(len(predicted)) if j not in taken]
+    if not rest_gold or not rest_predicted or len(gold) * len(predicted) > MAX_CELLS:
+        return pairs, rest_gold, rest_predicted
+    same_gold, same_predicted = [gold[i] for i, _ in pairs], [predicted[j] for _, j in pairs]
+    if _beatable(same_gold, same_predicted, [gold[i] for i in rest_gold], [predicted[j] for j in rest_predicted], gain):
+        return [], list(range(len(gold))), list(range(len(predicted)))
+    return pairs, rest_gold, rest_predicted
+
+
+_TOP = math.nextafter(1.0, math.inf)  # an identical pair's gain, the highest a pair has
+
+
+def _beatable(
+    same_gold: list[Any],
+    same_predicted: list[Any],
+    rest_gold: list[Any],
+    rest_predicted: list[Any],
+    gain: Callable[[Any, Any], float],
+) -> bool:
+    """Whether an assignment of every element could beat the identical pairs plus an assignment of the rest.
+
+    An assignment that pairs ``a`` identical gold elements with rest predicted ones (each gaining at most ``c1``) and
+    ``b`` rest gold elements with identical predicted ones (at most ``c2``) keeps at most ``k - max(a, b)`` pairs
+    among the ``k`` identical elements, each worth at most ``_TOP``, and its rest pairs are worth at most the rest's
+    own assignment: with ``c1 + c2 <= _TOP`` it gains no more than the identical pairs do. Past that it can: the
+    threshold lets gold "aaaaaaabbb" and prediction "bbbaaaaaaa" each be near "aaaaaaaaaa" (0.7) and not each other."""
+    c1 = 0.0
+    for expected in same_gold:
+        budget.check()
+        for value in rest_predicted:
+            c1 = max(c1, gain(expected, value))
+    if c1 == 0.0:
+        return False
+    for expected in rest_gold:
+        budget.check()
+        for value in same_predicted:
+            if c1 + gain(expected, value) > _TOP:
+                return True
+    return False
 
 
 def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
     if not gold or not predicted:
         return _Node(0.0, size(gold) + size(predicted), not gold and not predicted, _ARRAY, gold, predicted, ())
-    identical, rest_gold, rest_predicted = identical_first(gold, predicted)
+    identical, rest_gold, rest_predicted = identical_first(gold, predicted, _gain)
     pairs = [(i, j, _compare(gold[i], predicted[j])) for i, j in identical]
     if rest_gold and rest_predicted and len(rest_gold) * len(rest_predicted) > MAX_CELLS:
         for i, j in zip(rest_gold, rest_predicted):
@@ -400,6 +441,13 @@ def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
     length += sum(size(x) for i, x in enumerate(gold) if i not in paired_gold)
     length += sum(size(x) for j, x in enumerate(predicted) if j not in paired_predicted)
     return _Node(total, length, equal, _ARRAY, gold, predicted, pairs)
+
+
+def _gain(expected: Any, value: Any) -> float:
+    """What the assignment gains by pairing two elements: their ANLS*, one ulp more when equal."""
+    node = _compare(expected, value)
+    score = _ratio(node.total, node.length)
+    return math.nextafter(score, math.inf) if node.equal else score
 
 
 def _flat_score(gold: dict[Any, Any], predicted: dict[Any, Any]) -> tuple[float, int, bool] | None:

@@ -145,7 +145,7 @@ def _lists(
             _same_keys(gold[i], element, found)
         return i, j, (float(count), count, True), found
 
-    identical, rest_gold, rest_predicted = anls.identical_first(gold, predicted)
+    identical, rest_gold, rest_predicted = anls.identical_first(gold, predicted, _gain)
     pairs = [same(i, j) for i, j in identical]
     if len(rest_gold) == 1 == len(rest_predicted):  # one pair left: no assignment to make
         pairs.append(pair(rest_gold[0], rest_predicted[0]))
@@ -349,6 +349,13 @@ def _flat_cell(
             if out is not None and not _is_empty(value):
                 out.append((_join(path, key), 0.0))
     return total, length, equal
+
+
+def _gain(expected: Any, value: Any) -> float:
+    """:func:`.anls._gain` from this pass's numbers."""
+    total, length, equal = _measure(expected, value, "", None)
+    score = _ratio(total, length)
+    return math.nextafter(score, math.inf) if equal else score
 
 
 def _first(pair: _Pair) -> int:
