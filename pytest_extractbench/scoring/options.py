@@ -109,6 +109,12 @@ class ScoringOptions:
     anls_star: bool = True
 
     def __post_init__(self) -> None:
+        for name in _SWITCHES:  # 0 and 1 given from Python read as False and True; the compiled core takes only bools
+            value = getattr(self, name)
+            if type(value) is not bool:
+                if type(value) is not int or value not in (0, 1):
+                    raise ValueError(f"{name} must be true or false, got {value!r}")
+                object.__setattr__(self, name, bool(value))
         if not 0 <= self.lenient_threshold <= self.partial_threshold <= self.exact_threshold <= 1:
             raise ValueError(
                 "thresholds must satisfy 0 <= lenient <= partial <= exact <= 1, got "
@@ -170,5 +176,8 @@ class ScoringOptions:
         """A copy with some options changed."""
         return replace(self, **changes)
 
+
+_SWITCHES = tuple(name for name, kind in ScoringOptions.__annotations__.items() if kind == "bool")
+"""The options that are on or off."""
 
 DEFAULT_OPTIONS = ScoringOptions()

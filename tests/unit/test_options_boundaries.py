@@ -109,3 +109,27 @@ def test_list_similarity_is_off_or_in_zero_to_one_open_at_zero() -> None:
     for threshold in (0.0, -0.5, 1.000001, math.nan):
         with pytest.raises(ValueError, match="list_similarity"):
             ScoringOptions(list_similarity=threshold)
+
+
+SWITCHES = (
+    "case_sensitive",
+    "normalize_whitespace",
+    "null_equals_absent",
+    "empty_equals_absent",
+    "strict_types",
+    "array_order_matters",
+    "validate_formats",
+    "anls_star",
+)
+
+
+@pytest.mark.parametrize("name", SWITCHES)
+def test_an_on_off_option_takes_a_bool_or_0_or_1_and_nothing_else(name: str) -> None:
+    # 0 and 1 from Python become False and True (the compiled scoring core takes only bools), recorded as such
+    for given, read in ((0, False), (1, True), (False, False), (True, True)):
+        options = ScoringOptions(**{name: given})
+        assert getattr(options, name) is read
+        assert ScoringOptions.from_dict(options.to_dict()) == options
+    for wrong in (2, -1, "no", "false", None, 1.0):
+        with pytest.raises(ValueError, match=f"{name} must be true or false, got {wrong!r}"):
+            ScoringOptions(**{name: wrong})
