@@ -126,7 +126,7 @@ class SharedValues:
                 return found
             return field
         if type(expected) is str or type(predicted) is str:
-            field = _new_field((*field[:3], self._text(expected), self._text(predicted), *field[4 + 1 :]))
+            field = _new_field((*field[:3], self._text(expected), self._text(predicted), *field[5:]))
         return _kept(self._fields, field, field)
 
     def _counts(self, value: tuple[Any, ...]) -> Any:

@@ -143,12 +143,14 @@ def _whole_output_scores(context: RunContext, records: list[Any]) -> Any:
         return None
     from ..scoring.whole_output import Item, score_whole_outputs
 
+    wanted = {r.sample_id for r in records if not r.score.extras}
     gold: dict[str, Any] = {}
     for sample in context.dataset.samples:
-        try:
-            gold[sample.id] = sample.expected
-        except DatasetChangedError:  # its line changed: named among the run's problems when its hash is taken
-            continue
+        if sample.id in wanted:  # a JSONL sample reads its gold from its line again: only those scored
+            try:
+                gold[sample.id] = sample.expected
+            except DatasetChangedError:  # its line changed: named among the run's problems when its hash is taken
+                continue
     items = [
         Item(r.score, gold[r.sample_id], r.response.get("content"), r.diagnostics)
         for r in records

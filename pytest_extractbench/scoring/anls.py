@@ -419,9 +419,7 @@ def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
                     row.append(node)
                 else:
                     row.append(None)  # built only if the assignment picks it
-                score = _ratio(scored[0], scored[1])
-                # between equally good pairs, one whose closest gold equals the element wins
-                gains.append(math.nextafter(score, math.inf) if scored[2] else score)
+                gains.append(assignment_gain(*scored))
             nodes.append(row)
             gain.append(gains)
         rows, columns = linear_sum_assignment(gain, maximize=True)
@@ -443,11 +441,16 @@ def _lists(gold: list[Any], predicted: list[Any]) -> _Node:
     return _Node(total, length, equal, _ARRAY, gold, predicted, pairs)
 
 
+def assignment_gain(total: float, length: int, equal: bool) -> float:
+    """What the assignment gains by pairing two elements: their ANLS*, one ulp more when equal (between equally good
+    pairs, one whose closest gold equals the element wins)."""
+    score = _ratio(total, length)
+    return math.nextafter(score, math.inf) if equal else score
+
+
 def _gain(expected: Any, value: Any) -> float:
-    """What the assignment gains by pairing two elements: their ANLS*, one ulp more when equal."""
     node = _compare(expected, value)
-    score = _ratio(node.total, node.length)
-    return math.nextafter(score, math.inf) if node.equal else score
+    return assignment_gain(node.total, node.length, node.equal)
 
 
 def _flat_score(gold: dict[Any, Any], predicted: dict[Any, Any]) -> tuple[float, int, bool] | None:

@@ -353,9 +353,7 @@ def _flat_cell(
 
 def _gain(expected: Any, value: Any) -> float:
     """:func:`.anls._gain` from this pass's numbers."""
-    total, length, equal = _measure(expected, value, "", None)
-    score = _ratio(total, length)
-    return math.nextafter(score, math.inf) if equal else score
+    return anls.assignment_gain(*_measure(expected, value, "", None))
 
 
 def _first(pair: _Pair) -> int:
