@@ -24,6 +24,7 @@ SECRET_ENV_VARS = ("EXTRACTBENCH_API_KEY", "OPENAI_API_KEY", "EXTRACTBENCH_JUDGE
 _SHORTEST_SECRET = 4  # a one-letter "key" would mask every such letter of every text
 # lowercase fragments one of the patterns below needs: a text with none of them (and no known key) is left as is
 _HINTS = ("key", "token", "auth", "secret", "pass", "cookie", "bearer", "basic", "sk-", "pk-", "rk-", "://")
+_HINTED = re.compile("|".join(map(re.escape, _HINTS)))  # one scan of the lowercased text for any of them
 
 _PATTERNS = (
     # an auth scheme followed by its token: "Bearer abc1...", "Basic dXNlcjpwYXNz" (a token has a digit or a
@@ -66,12 +67,14 @@ def env_secrets() -> tuple[str, ...]:
     return tuple(value for name in SECRET_ENV_VARS if len(value := os.environ.get(name) or "") >= _SHORTEST_SECRET)
 
 
-def mask(text: str) -> str:
+def mask(text: str, secrets: tuple[str, ...] | None = None) -> str:
     """``text`` with the environment's keys and anything credential-shaped masked: the one masker every sink
-    calls (terminal, logs, reports, CSV, JUnit, recorded error texts)."""
-    secrets = env_secrets()
-    lowered = text.lower()
-    if any(secret in text for secret in secrets) or any(hint in lowered for hint in _HINTS):
+    calls (terminal, logs, reports, CSV, JUnit, recorded error texts). ``secrets``: :func:`env_secrets` read
+    once by a caller that masks many texts in one go (a report's tens of thousands of CSV cells: reading the
+    environment costs more than masking a short text); by default they are read now."""
+    if secrets is None:
+        secrets = env_secrets()
+    if any(secret in text for secret in secrets) or _HINTED.search(text.lower()):
         return redact_credentials(text, secrets)
     return text
 

@@ -76,16 +76,19 @@ def clip(text: str, limit: int | None) -> str:
     return _cut(text, limit, len(text))
 
 
-def terminal(text: Any, limit: int | None = LIMIT, *, lines: bool = False) -> str:
+def terminal(
+    text: Any, limit: int | None = LIMIT, *, lines: bool = False, secrets: tuple[str, ...] | None = None
+) -> str:
     """Untrusted text as inert terminal/log text: unsafe characters escaped, then clipped to ``limit``.
 
     ``lines=True`` keeps newlines and tabs (a multi-line message); otherwise the result is one line.
+    ``secrets``: the environment's keys when the caller read them once for many texts (:func:`..redact.mask`).
     """
     text = str(text)
     total = len(text)
     if limit is not None and total > limit + _SECRET_MARGIN:
         text = text[: limit + _SECRET_MARGIN]  # escaping only lengthens the text: never scan more than can be shown
-    text = mask(text)
+    text = mask(text, secrets)
     if limit is not None and len(text) > limit:
         text = text[:limit]
     if (_PRINTABLE_LINES if lines else _PRINTABLE).fullmatch(text):

@@ -15,38 +15,19 @@ from typing import Any
 
 from ..analysis import catalog
 from ..analysis.provenance import reuse_sentence
-from ..core import files, rundoc, textsafe
+from ..core import files, redact, rundoc, textsafe
 from ..core.modelsections import extraction_sections, model_sections
-from ..core.spreadsheet import neutral_cell
 from ..core.wording import counted
 from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
 from . import run_sections as sections
 from . import summary
-from .rows import sample_rows
+from .sample_table import cell, sample_table
 from .terminal import context_text
 
 SUMMARY_FILE = "summary.md"
 METRICS_CSV = "metrics.csv"
 SAMPLES_CSV = "samples.csv"
-# samples.csv: the record's identity, the catalog's per-sample values (``sample_column`` order), then the rest
-SAMPLE_LEADING = ("model", "sample_id", "passed")
-SAMPLE_TRAILING = (
-    "fields_expected",
-    "latency_s",
-    "error_class",
-    "topic",
-    "complexity_score",
-    "complexity_bin",
-    "failure",
-)
-
-
-def sample_columns() -> tuple[str, ...]:
-    """The columns of samples.csv; a metric with a ``sample_column`` in the catalog gets its per-sample value."""
-    return (*SAMPLE_LEADING, *(m.per_sample for m in catalog.ranked("sample_column") if m.per_sample), *SAMPLE_TRAILING)
-
-
 # metrics.csv: these columns lead, then the catalog's metrics, then their CIs and the rest
 LEADING_COLUMNS = ("num_samples",)
 BAND_COLUMNS = ("eqs_band", "recommendation")  # right after EQS
@@ -102,14 +83,6 @@ def md(text: Any, limit: int = textsafe.LIMIT) -> str:
     return textsafe.markdown(text, limit)
 
 
-def cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet evaluates (:func:`..core.spreadsheet.neutral_cell`), with controls escaped
-    and credentials masked first."""
-    if isinstance(value, str):
-        value = textsafe.terminal(value, None, lines=True)
-    return neutral_cell(value)
-
-
 def write_text(path: Path, text: str) -> None:
     """``text`` written atomically, line ends as given (the CSV files' CRLF rows stay CRLF)."""
     files.write_text(path, text, newline="")
@@ -119,8 +92,9 @@ def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)  # RFC 4180: CRLF rows, so a CR inside a cell gets quoted
     writer.writerow(header)
+    secrets = redact.env_secrets()  # read once for every cell
     for row in rows:
-        writer.writerow([cell(v) for v in row])
+        writer.writerow([cell(v, secrets) for v in row])
     return buffer.getvalue()
 
 
@@ -146,12 +120,6 @@ def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
         flat_rows[model] = flat
     header = ["model", *columns, *extra]
     return _csv(header, ([model, *(flat.get(k) for k in header[1:])] for model, flat in flat_rows.items()))
-
-
-def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
-    """One row per (model, sample): the :func:`~.rows.sample_row` of each record."""
-    columns = sample_columns()
-    return _csv(columns, ([row[k] for k in columns] for row in rows))
 
 
 def _context_lines(run: rundoc.RunInfo, model: str, metrics: Mapping[str, Any]) -> list[str]:
@@ -385,17 +353,14 @@ def summary_md(document: rundoc.MetricsDocument, rows: Mapping[str, Sequence[Map
 
 def write_exports(run_dir: Path, document: rundoc.MetricsDocument, records: Any) -> list[Path]:
     """summary.md, metrics.csv and samples.csv in the run directory; ``records()`` yields record dicts in full
-    form."""
-    every = sample_rows(records)
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for row in every:
-        rows.setdefault(row["model"], []).append(row)
+    form (a :class:`.sample_table.OnePass` that has read them all lends its table instead)."""
+    table = sample_table(records)
+    texts = {SUMMARY_FILE: summary_md(document, table.models), METRICS_CSV: metrics_csv(document["models"])}
     written = []
-    for name, text in (
-        (SUMMARY_FILE, summary_md(document, rows)),
-        (METRICS_CSV, metrics_csv(document["models"])),
-        (SAMPLES_CSV, samples_csv(every)),
-    ):
+    for name, text in texts.items():
         write_text(run_dir / name, text)
         written.append(run_dir / name)
-    return written
+    # samples.csv line by line, as the pass over the records wrote them: one line per (model, sample)
+    with files.atomic(run_dir / SAMPLES_CSV, "w", encoding="utf-8", newline="") as handle:
+        handle.writelines(table.csv_lines())
+    return [*written, run_dir / SAMPLES_CSV]

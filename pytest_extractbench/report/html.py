@@ -12,7 +12,7 @@ import json
 import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -29,8 +29,10 @@ from ..gating.gates import gate_verdicts, unmeasured_warnings
 from . import run_sections as sections
 from . import summary, viewer
 from .html_charts import BINS, latency_figures, report_charts
-from .rows import RunData, sample_rows
+from .rows import RunData
+from .sample_table import OnePass, sample_table
 from .viewer import ViewerRun
+from .viewer_document import ViewerDocument
 
 if TYPE_CHECKING:
     import jinja2
@@ -89,7 +91,7 @@ class ModelView:
     summary: summary.Summary
     performance: dict[str, float | None]
     performance_table: list[tuple[str, str]]
-    rows: list[dict[str, Any]]
+    rows: Sequence[Mapping[str, Any]]  # the model's samples as the charts read them (:class:`.sample_table.SampleRows`)
     bins: list[dict[str, Any]] = field(default_factory=list)
     bins_source: str = ""
 
@@ -216,10 +218,10 @@ def _extras(metrics_by_model: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
 def viewer_context(runs: Sequence[ViewerRun]) -> dict[str, str | viewer.EmbeddedJson]:
     """The viewer's embedded data, its script and the CSP that allows that script alone."""
     script = viewer.script()
-    head, body = viewer.split(viewer.viewer_data(runs))
+    document = ViewerDocument(runs)  # the data encoded and compressed as it is read: written out piece by piece
     return {
-        "json": viewer.EmbeddedJson(head),  # renders as the packed JSON
-        "body": viewer.EmbeddedJson(body),
+        "json": viewer.EmbeddedJson(texts=document.head_parts),  # renders as the packed JSON
+        "body": viewer.EmbeddedJson(texts=document.body_parts),
         "encoding": viewer.ENCODING,
         "script": script,
         "csp": CSP.replace("default-src 'none';", f"default-src 'none'; script-src {viewer.script_hash(script)};"),
@@ -230,14 +232,15 @@ def build_context(run: RunData, *, title: str | None = None, charts: bool = True
     """Everything the template shows; numbers come from metrics.json, the sample viewer's from the records."""
     document = run.document
     metrics_by_model: Mapping[str, Mapping[str, Any]] = document["models"]
-    # the viewer reads the records whole first: a OnePass (rows.py) keeps their rows, taken here without a second read
+    # the viewer reads the records whole first: a OnePass (sample_table.py) keeps what the charts need of them, taken
+    # here without a second read (the finish's OnePass also keeps samples.csv's lines, written after the page)
+    if not isinstance(run.records, OnePass):
+        run = replace(run, records=OnePass(run.records, csv_lines=False))
     samples = viewer_context([ViewerRun("current", run)])
-    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in sample_rows(run.records):
-        rows[row["model"]].append(row)
+    rows = sample_table(run.records, csv_lines=False).models
     views: list[ModelView] = []
     for name, metrics in metrics_by_model.items():
-        model_rows = rows.get(name, [])
+        model_rows = rows.get(name, ())
         perf = summary.performance(metrics)
         if all(v is None for v in perf.values()):
             perf.update(latency_figures(model_rows))

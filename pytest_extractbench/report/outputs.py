@@ -44,7 +44,8 @@ def write_reports(
     # imported here: the report writers (jinja2 behind them) are needed once, at session end
     from .exports import METRICS_CSV, SAMPLES_CSV, SUMMARY_FILE, write_exports
     from .html import REPORT_FILE, write_report
-    from .rows import OnePass, RunData
+    from .rows import RunData
+    from .sample_table import OnePass
     from .track_report import write_track_reports
     from .track_sections import SECTIONS
 
@@ -69,8 +70,8 @@ def write_reports(
             log.exception("extractbench: writing the track reports failed")
             errors.append(f"summary.md/report.html: {type(exc).__name__}: {exc}")
         return written, errors, refused
-    # samples.jsonl read once: report.html's viewer reads the records whole and the OnePass keeps their rows for
-    # the charts, summary.md and the CSVs (written after it, listed before it as before)
+    # samples.jsonl read once: report.html's viewer reads the records whole and the OnePass keeps what the charts,
+    # summary.md and the CSVs need of them (written after it, listed before it as before)
     records = OnePass(records)
     html: list[Path] = []
     html_errors: list[str] = []

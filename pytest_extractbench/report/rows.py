@@ -7,7 +7,7 @@ far more than a chart needs), and full records are read again only for the sampl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,29 +30,6 @@ class RunData:
     # the dataset's samples by the file the records name (meta.source), when the run that wrote the records
     # still holds them: the viewer takes them instead of parsing the file again
     samples: Mapping[str, Sequence[Any]] | None = None
-
-
-class OnePass:
-    """A :data:`Records` whose first whole pass also keeps every record's :func:`sample_row`: the reports that
-    need only the rows (summary.md, the CSVs, report.html's charts) then take them from memory, so the finish
-    reads samples.jsonl once, for the one report that needs records whole (the sample viewer)."""
-
-    def __init__(self, records: Records) -> None:
-        self._records = records
-        self.rows: list[dict[str, Any]] | None = None  # set once a pass has seen every record
-
-    def __call__(self) -> Iterator[Mapping[str, Any]]:
-        rows = []
-        for record in self._records():
-            rows.append(sample_row(record))
-            yield record
-        self.rows = rows
-
-
-def sample_rows(records: Records) -> list[dict[str, Any]]:
-    """Every record's :func:`sample_row`, from a :class:`OnePass` that has read them all, else by reading them."""
-    rows = getattr(records, "rows", None)
-    return list(rows) if rows is not None else [sample_row(record) for record in records()]
 
 
 def read_run(run_dir: Path) -> RunData:
@@ -79,15 +56,17 @@ def per_sample_value(score: Mapping[str, Any], key: str) -> bool | float:
     return float(value) if isinstance(value, (int, float)) else 0.0
 
 
-def sample_row(record: Mapping[str, Any]) -> dict[str, Any]:
+def sample_row(record: Mapping[str, Any], metrics: Sequence[str] | None = None) -> dict[str, Any]:
     """The scalars of one record in full form (:func:`..core.rundoc.expand`) that charts, tables and samples.csv
-    use; a track's record has no score (its per-sample values are 0)."""
+    use; a track's record has no score (its per-sample values are 0). ``metrics``: the catalog's per-sample values
+    (:func:`.sample_table.per_sample_metrics`), when the caller looked them up once for many records."""
     score = record.get("score") or {}
     response = record["response"]
     meta = record["meta"]
     complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
     observed = score.get("observed") or dict.fromkeys(rundoc.COUNT_KEYS, 0)
-    metrics = [m.per_sample for m in catalog.ranked("sample_column") if m.per_sample]
+    if metrics is None:
+        metrics = [m.per_sample for m in catalog.ranked("sample_column") if m.per_sample]
     return {
         "model": record["model"],
         "sample_id": record["sample_id"],

@@ -19,23 +19,15 @@ import hashlib
 import json
 import math
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ..analysis.stats import format_p
-from ..core import textsafe
-from ..dataset.rowfile import DatasetChangedError
 from ..dataset.samples import Sample
 from ..dataset.sources import load_source
-from ..gating.baseline import SampleSnapshot, repeat_counts
-from ..gating.buckets import BUCKETS, UNCHANGED, bucket_samples
-from ..gating.repeated import REPEATED, compare_repeats
 from ..scoring.compare import similarity_paired_elements
 from ..scoring.options import ScoringOptions
 from .rows import RunData, recorded_scoring_options
@@ -144,91 +136,11 @@ def _dataset_samples(
 
 
 def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict[str, Any]:
-    """The viewer's compact JSON document for ``runs`` (the first is the current run)."""
-    strings = _Strings()
-    columns: list[dict[str, str]] = []
-    models: list[str] = []  # per column, the model's name as the records spell it
-    order: dict[str, int] = {}  # sample id -> row
-    samples: list[list[Any]] = []
-    results: list[dict[int, list[Any]]] = []
-    passes: list[dict[int, tuple[int, int]]] = []  # per column: row -> (runs, passing runs) of a repeated sample
-    gold_fields: list[dict[int, int]] = []  # per row: path -> expected value (string index)
-    sources: dict[str, Mapping[str, str]] = {}
-    for item in runs:
-        by_model: dict[str, int] = {}
-        columns_used = _columns(item)
-        pairing = _list_pairing(item)
-        for record in item.run.records():
-            model = record["model"]
-            if model not in by_model:
-                by_model[model] = len(columns)
-                # a column heading, shown as the terminal and summary.md show the name (escapes visible)
-                columns.append({"run": item.label, "model": textsafe.terminal(model)})
-                models.append(model)
-                results.append({})
-                passes.append({})
-            sid = record["sample_id"]
-            meta = record["meta"]
-            source = meta.get("source")
-            if isinstance(source, str) and source:
-                sources.setdefault(source, columns_used)
-            row = order.get(sid)
-            if row is None:
-                row = order[sid] = len(samples)
-                complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
-                samples.append(
-                    [
-                        sid,
-                        str(meta.get("topic") or ""),
-                        str(complexity.get("complexity_bin") or ""),
-                        str(meta.get("title") or ""),
-                    ]
-                )
-                gold_fields.append({})
-            results[by_model[model]][row] = _result(record, strings, gold_fields[row], pairing)
-            # a track's record keeps its runs at the top, an extraction record among its diagnostics
-            counts = repeat_counts(record.get("repeats") or (record.get("diagnostics") or {}).get("repeats"))
-            if counts is not None:
-                passes[by_model[model]][row] = counts
-    dataset: dict[str, Sample] = {}
-    notes: list[str] = []
-    if with_dataset and samples:
-        dataset, notes = _dataset_samples(runs, set(order), sources)
-    details = []
-    schemas: dict[int, int] = {}  # id of a schema object -> its string: samples of one schema share the object
-    for (sid, *_), gold in zip(samples, gold_fields):
-        sample = dataset.get(sid)
-        text = expected = None
-        if sample is not None:
-            try:  # a sample of a JSONL file reads its text and gold again from its line
-                text, expected = clip(sample.text), _json_text(sample.expected, MAX_TEXT)
-            except DatasetChangedError as exc:
-                notes.append(f"{exc}: the source text, schema and gold of the samples after it are not shown")
-                dataset = {}
-                sample = None
-        if sample is not None and (schema := schemas.get(id(sample.schema))) is None:
-            schema = schemas[id(sample.schema)] = strings(_json_text(sample.schema, MAX_TEXT))
-        details.append([text, schema if sample else -1, expected, [x for pair in sorted(gold.items()) for x in pair]])
-    first_run = sum(1 for c in columns if c["run"] == runs[0].label) if runs else 0
-    return {
-        "columns": columns,
-        "categories": list(CATEGORIES),
-        "element_kinds": list(ELEMENT_KINDS),
-        "bucket_names": list(BUCKETS),
-        "buckets": _buckets(
-            runs[0].run.document if runs else {}, columns, models, first_run, results, order, strings.items
-        ),
-        "strings": strings.items,
-        "samples": samples,
-        "details": details,
-        "results": [[column.get(row) for row in range(len(samples))] for column in results],
-        "passes": [
-            [list(column[row]) if row in column else None for row in range(len(samples))] if column else None
-            for column in passes
-        ],
-        "repeats": _repeat_deltas(runs, columns, models, first_run, passes, notes),
-        "notes": notes,
-    }
+    """The viewer's compact JSON document for ``runs`` (the first is the current run), whole: a page takes it in
+    pieces from a :class:`.viewer_document.ViewerDocument` instead."""
+    from .viewer_document import ViewerDocument
+
+    return ViewerDocument(runs, with_dataset=with_dataset).data()
 
 
 def split(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -241,110 +153,6 @@ def split(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         for column in data["results"]
     ]
     return head, {"strings": data["strings"], "details": data["details"], "results": data["results"]}
-
-
-def _buckets(
-    document: Mapping[str, Any],
-    columns: Sequence[Mapping[str, str]],
-    models: Sequence[str],
-    first_run: int,
-    results: Sequence[Mapping[int, list[Any]]],
-    order: Mapping[str, int],
-    strings: Sequence[str],
-) -> list[dict[str, Any] | None]:
-    """Per column, each row's bucket (an index into BUCKETS, -1 for none) and what it was measured against: for
-    a column of the current run, the run's own baseline comparison (metrics.json) when it made one, else the
-    same model in the next run that has it (bucketed here as the gate buckets); None for the other columns."""
-    compared = (document.get("baseline_comparison") or {}).get("models") or {}
-    index = {name: i for i, name in enumerate(BUCKETS)}
-    out: list[dict[str, Any] | None] = [None] * len(columns)
-    for k in range(first_run):
-        given = (compared.get(models[k]) or {}).get("buckets") if isinstance(compared, Mapping) else None
-        rows = [-1] * len(order)
-        if isinstance(given, Mapping) and isinstance(given.get("samples"), Mapping):
-            for row in results[k]:
-                rows[row] = index[UNCHANGED]  # every bucket but "unchanged" lists its samples
-            for bucket, ids in given["samples"].items():
-                for sid in ids if bucket in index and isinstance(ids, list) else ():
-                    if (at := order.get(str(sid))) is not None:
-                        rows[at] = index[bucket]
-            out[k] = {"against": "the run's baseline", "rows": rows}
-            continue
-        partner = next((j for j in range(first_run, len(columns)) if models[j] == models[k]), None)
-        if partner is None:
-            continue
-        found = bucket_samples(_snapshots(results[k], strings), _snapshots(results[partner], strings))
-        for key, sample in found.samples.items():
-            rows[int(key)] = index[sample.bucket]
-        out[k] = {"against": columns[partner]["run"], "rows": rows}
-    return out
-
-
-def _repeat_deltas(
-    runs: Sequence[ViewerRun],
-    columns: Sequence[Mapping[str, str]],
-    models: Sequence[str],
-    first_run: int,
-    passes: Sequence[Mapping[int, tuple[int, int]]],
-    notes: list[str],
-) -> list[dict[str, Any]]:
-    """pass@k and pass^k of each column of the current run against the same model in the next run that has it, on
-    the samples both repeated (at k, the fewest runs either gave one of them), as a baseline comparison computes
-    them; a note when only one of the two repeated its samples."""
-    if not runs:
-        return []
-    options = recorded_scoring_options(runs[0].run.document).statistics
-    out: list[dict[str, Any]] = []
-    for k in range(first_run):
-        partner = next((j for j in range(first_run, len(columns)) if models[j] == models[k]), None)
-        if partner is None or not (passes[k] or passes[partner]):
-            continue
-        if not (passes[k] and passes[partner]):
-            once = columns[partner if passes[k] else k]["run"]
-            notes.append(f"pass@k / pass^k of {columns[k]['model']} not compared: run {once} asked each sample once")
-            continue
-        now, then = (_repeat_snapshots(passes[i]) for i in (k, partner))
-        shared = sorted(set(now) & set(then))
-        seed = [options.seed, zlib.crc32(f"{models[k]}\0{columns[partner]['run']}".encode())]
-        found = compare_repeats(now, then, shared, options, keeps_repeats=True, rng=np.random.default_rng(seed))
-        if not found.deltas:
-            continue
-        metrics = {}
-        for name in REPEATED:
-            d = found.deltas[name]
-            metrics[name] = {
-                "a": d.a,
-                "b": d.b,
-                "delta": d.delta,
-                "low": d.ci.low,
-                "high": d.ci.high,
-                "p": format_p(d.p_value),
-                "significant": d.significant,
-            }
-        out.append({"column": k, "against": partner, "k": found.k, "samples": len(found.samples), "metrics": metrics})
-    return out
-
-
-def _repeat_snapshots(counts: Mapping[int, tuple[int, int]]) -> dict[str, SampleSnapshot]:
-    """A column's pass counts as the snapshots a baseline keeps (keyed by row)."""
-    return {str(row): SampleSnapshot({}, repeats=found) for row, found in counts.items()}
-
-
-def _snapshots(results: Mapping[int, list[Any]], strings: Sequence[str]) -> dict[str, SampleSnapshot]:
-    """A column's results as the snapshots a baseline keeps (keyed by row, written as the sample ids a baseline
-    keys them by)."""
-    out = {}
-    for row, r in results.items():
-        fields = r[5]
-        out[str(row)] = SampleSnapshot(
-            {"eqs": r[0]},
-            tuple(
-                (strings[fields[j]], CATEGORIES[fields[j + 1]] if fields[j + 1] >= 0 else "other", fields[j + 2])
-                for j in range(0, len(fields), 4)
-            ),
-            passed=bool(r[7]),
-        )
-    return out
 
 
 _NO_SCORE: Mapping[str, Any] = {
@@ -499,13 +307,15 @@ def unpack(text: str) -> Any:
 class EmbeddedJson:
     """Data for the viewer's ``<script type="application/json">`` element, packed (:func:`packed_parts`): renders
     whole (``__html__``, so a template can mark it safe), and :meth:`parts` gives the same text piece by piece to
-    a page written as a stream, never holding the data's JSON whole."""
+    a page written as a stream, never holding the data's JSON whole. ``texts``: the data's JSON text made piece by
+    piece (:class:`.viewer_document.ViewerDocument`), in place of ``data``."""
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Any = None, *, texts: Callable[[], Iterable[str]] | None = None) -> None:
         self.data = data
+        self._texts = texts
 
     def parts(self) -> Iterator[str]:
-        return packed_parts(embed_json_parts(self.data))
+        return packed_parts(embed_json_parts(self.data) if self._texts is None else self._texts())
 
     def __html__(self) -> str:
         return "".join(self.parts())
