@@ -22,7 +22,7 @@ from ..gating.gates import gate_verdicts, unmeasured_warnings
 from ..gating.verdict import partial_text
 from . import run_sections as sections
 from . import summary
-from .sample_table import cell, sample_table
+from .sample_table import cell, sample_columns, sample_table
 from .terminal import context_text
 
 SUMMARY_FILE = "summary.md"
@@ -120,6 +120,13 @@ def metrics_csv(models: Mapping[str, Mapping[str, Any]]) -> str:
         flat_rows[model] = flat
     header = ["model", *columns, *extra]
     return _csv(header, ([model, *(flat.get(k) for k in header[1:])] for model, flat in flat_rows.items()))
+
+
+def samples_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+    """One row per (model, sample): the :func:`~.rows.sample_row` of each record (the finish writes the same lines
+    as it reads the records: :class:`.sample_table.SampleTable`)."""
+    columns = sample_columns()
+    return _csv(columns, ([row[k] for k in columns] for row in rows))
 
 
 def _context_lines(run: rundoc.RunInfo, model: str, metrics: Mapping[str, Any]) -> list[str]:

@@ -42,6 +42,7 @@ CHART_KEYS = (
     "complexity_score",
     "complexity_bin",
 )
+_SHARED_CELLS = 4096  # texts of cells kept made safe: what repeats comes early, an id column never is kept
 
 
 def per_sample_metrics() -> tuple[str, ...]:
@@ -185,6 +186,8 @@ class SampleTable:
         self._lines = TextSpool() if csv_lines else None
         self._writer = csv.writer(_Lines(self._lines)) if self._lines is not None else None  # RFC 4180: CRLF rows
         self._secrets = redact.env_secrets()  # read once for every cell of the file
+        self._shared = [(key, key != "sample_id") for key in self._columns]
+        self._cells: dict[str, Any] = {}
         self._error: Exception | None = None  # why samples.csv cannot be written (the charts may still be)
 
     def add(self, record: Mapping[str, Any]) -> None:
@@ -195,9 +198,23 @@ class SampleTable:
         rows.add(row)
         if self._writer is not None and self._error is None:
             try:
-                self._writer.writerow([cell(row[key], self._secrets) for key in self._columns])
+                self._writer.writerow([self._cell(row[key], shared) for key, shared in self._shared])
             except Exception as exc:  # noqa: BLE001 - said when samples.csv is written; report.html goes on
                 self._error = exc
+
+    def _cell(self, value: Any, shared: bool) -> Any:
+        """:func:`cell`; the text of a column whose values repeat (model, topic, failure...) made safe once."""
+        if type(value) is not str:
+            # what cell() gives a number, a flag or None (a str subclass goes the whole way)
+            return cell(value, self._secrets) if isinstance(value, str) else "" if value is None else value
+        if not shared:
+            return cell(value, self._secrets)
+        found = self._cells.get(value)
+        if found is None:
+            found = cell(value, self._secrets)
+            if len(self._cells) < _SHARED_CELLS:
+                self._cells[value] = found
+        return found
 
     def csv_lines(self) -> Iterator[str]:
         """samples.csv's header and rows, line by line (CRLF ends)."""

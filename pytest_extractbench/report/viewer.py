@@ -87,11 +87,23 @@ class _Strings:
         return found
 
     def value(self, value: Any) -> int:
-        """The index of ``_json_text(value)``, a short string (most field values) taken as it is."""
-        if type(value) is str and len(value) <= MAX_VALUE:
-            found = self._index.get(value)
-            return self(value) if found is None else found
-        return self(_json_text(value))
+        """The index of ``_json_text(value)``, a short string (most field values) taken as it is; the text of a
+        scalar made here (hundreds of thousands of field values per run: a call less each)."""
+        kind = type(value)
+        if kind is str and len(value) <= MAX_VALUE:
+            text = value
+        elif value is None:
+            text = "null"
+        elif kind is bool:
+            text = "true" if value else "false"
+        elif kind is int:
+            text = clip(int.__repr__(value), MAX_VALUE)
+        elif kind is float and math.isfinite(value):
+            text = float.__repr__(value)  # at most 24 characters: never clipped
+        else:
+            text = _json_text(value)
+        found = self._index.get(text)
+        return self(text) if found is None else found
 
 
 def _columns(item: ViewerRun) -> Mapping[str, str]:
@@ -198,14 +210,28 @@ def _result(
     fields: list[Any] = []
     elements: list[Any] = []
     value = strings.value
+    # tens of fields per sample, hundreds of thousands per run: a path or short text already in the table is looked
+    # up here (what strings() and strings.value() would do, without a call each)
+    index = strings._index
     for f in score["fields"]:
-        get = f.get  # tens of fields per sample, hundreds of thousands per run; the keys at defaults are left out
-        path = strings(str(f["path"]))
-        category = str(f["category"])
+        get = f.get  # the keys at defaults are left out
+        path = f["path"]
+        path = index.get(path) if type(path) is str else None
+        if path is None:
+            path = strings(str(f["path"]))
+        category = f["category"]
+        if type(category) is not str:
+            category = str(category)
         expected = get("expected")
         if expected is not None:
-            gold.setdefault(path, value(expected))
-        predicted = -1 if category == "exact" else value(get("predicted"))
+            known = index.get(expected) if type(expected) is str and len(expected) <= MAX_VALUE else None
+            gold.setdefault(path, value(expected) if known is None else known)
+        if category == "exact":
+            predicted = -1
+        else:
+            guess = get("predicted")
+            known = index.get(guess) if type(guess) is str and len(guess) <= MAX_VALUE else None
+            predicted = value(guess) if known is None else known
         fields += (path, _CATEGORY_INDEX.get(category, -1), round(float(f["score"] or 0.0), 3), predicted)
         if pairing is not None and category != "exact" and type(expected) is list:
             elements += _elements(path, f, pairing, strings)
