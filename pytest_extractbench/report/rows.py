@@ -1,8 +1,8 @@
-"""Reading a run directory back: metrics.json, and samples.jsonl as compact per-sample rows.
+"""Reading a run directory back: metrics.json, and samples.jsonl's records with each one's per-sample row.
 
 Reports never re-score: the numbers are metrics.json's; per-sample charts and tables use
 the few scalars of each record (a 10,000-sample run's records hold ~200,000 field results,
-far more than a chart needs), and full records are read again only for the samples shown.
+far more than a chart needs), kept compact by :mod:`.sample_table`.
 """
 
 from __future__ import annotations

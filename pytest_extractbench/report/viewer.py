@@ -9,7 +9,8 @@ runs passed when the run repeated it; with repeats in both runs, pass@k and pass
 model in the other run, with the paired CI and test a baseline comparison gives them (:mod:`..gating.repeated`). Strings are
 clipped and interned, and the JSON packed (gzip in base64, unpacked by the browser: nothing is fetched), so
 10,000 samples x 2 models stay under 10 MB; the JSON is escaped as for an HTML ``<script>`` element besides,
-so no ``</script>`` or ``<!--`` in untrusted text could end it early even unpacked.
+so no ``</script>`` or ``<!--`` in untrusted text could end it early even unpacked. The pass over the records and
+what it holds until the page is written: :mod:`.viewer_document`.
 """
 
 from __future__ import annotations
