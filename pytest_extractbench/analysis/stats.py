@@ -340,7 +340,7 @@ def paired_ttest(a: Any, b: Any) -> TestResult:
 def wilcoxon_test(a: Any, b: Any) -> TestResult:
     """``scipy.stats.wilcoxon`` (zero differences dropped, scipy's default) with its degenerate cases defined.
 
-    No pairs, or all differences zero (nothing to rank): statistic 0, p = 1.
+    No pairs: no test (statistic and p None). All differences zero (nothing to rank): statistic 0, p = 1.
     """
     d = _differences(a, b)
     if len(d) == 0:
