@@ -308,6 +308,9 @@ def paired_permutation_test(a: Any, b: Any, *, resamples: int = DEFAULT_RESAMPLE
     return paired_permutation_tests(x, b, {"mean": mean_of(len(x))}, resamples=resamples, rng=rng)["mean"]
 
 
+NOT_FINITE = "a difference is NaN or infinite: no test"
+
+
 def _differences(a: Any, b: Any) -> np.ndarray:
     x, y = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
     if x.shape != y.shape:
@@ -320,11 +323,13 @@ def paired_ttest(a: Any, b: Any) -> TestResult:
 
     Fewer than 2 pairs: no test (None). All differences zero: t = 0, p = 1.
     Constant non-zero differences (zero variance): p = 0 and t infinite (None in
-    JSON), the limit scipy also reports.
+    JSON), the limit scipy also reports. A difference that is NaN or infinite: no test.
     """
     d = _differences(a, b)
     if len(d) < 2:
         return TestResult(None, None, "fewer than 2 paired samples")
+    if not np.isfinite(d).all():
+        return TestResult(None, None, NOT_FINITE)
     if np.all(d == 0):
         return TestResult(0.0, 1.0, "all differences are zero")
     if np.ptp(d) == 0:
@@ -341,10 +346,14 @@ def wilcoxon_test(a: Any, b: Any) -> TestResult:
     """``scipy.stats.wilcoxon`` (zero differences dropped, scipy's default) with its degenerate cases defined.
 
     No pairs: no test (statistic and p None). All differences zero (nothing to rank): statistic 0, p = 1.
+    A difference that is NaN or infinite: no test (ranking it would give a p-value that means nothing, p = 0
+    for all-NaN differences).
     """
     d = _differences(a, b)
     if len(d) == 0:
         return TestResult(None, None, "no paired samples")
+    if not np.isfinite(d).all():
+        return TestResult(None, None, NOT_FINITE)
     if np.all(d == 0):
         return TestResult(0.0, 1.0, "all differences are zero")
     zeros = int(np.count_nonzero(d == 0))

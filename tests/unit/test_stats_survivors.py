@@ -193,3 +193,17 @@ def test_a_report_on_no_samples_has_no_means() -> None:
     report = significance_report([], [], difference=interval, test=Result(None, None), alpha=0.05)
     assert (report["n"], report["mean_a"], report["mean_b"]) == (0, None, None)
     assert (report["t_test"]["p_value"], report["wilcoxon_test"]["p_value"]) == (None, None)
+
+
+@pytest.mark.parametrize("test", [stats.paired_ttest, stats.wilcoxon_test])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ([math.nan] * 3, [0.0] * 3),  # all NaN: the signed-rank path once ranked them into p = 0
+        ([math.nan, 1.0, 2.0, 3.0], [0.0] * 4),
+        ([math.inf, 1.0, 2.0], [0.0] * 3),  # an infinite difference once gave the signed rank p = 0.25
+        ([0.5] * 20, [math.nan] * 20),
+    ],
+)
+def test_a_difference_that_is_not_finite_gives_no_test(test, a, b) -> None:
+    assert test(a, b) == stats.TestResult(None, None, stats.NOT_FINITE)
