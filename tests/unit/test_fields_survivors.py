@@ -1,0 +1,90 @@
+"""The field walk where a mutation run of scoring/fields.py found no test looking: the similarity an alignment asks of
+two elements (nested ones, a scalar against an object, elements under a whole comparator, an array with no items
+schema), a registered aligner asked even for identical arrays, a NaN that ``==`` on an object counts equal to itself,
+and a null element of an array whose values are not what its schema declares. Every value is worked out by hand in the
+comments."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from pytest_extractbench import ScoringOptions, score_sample
+from pytest_extractbench.scoring import FieldWalker, register_aligner
+from pytest_extractbench.scoring.align import ALIGNERS
+
+
+def obj(**properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties}
+
+
+def walk(output: Any, gold: Any, schema: Any = None, **options: Any) -> list[tuple[str, str, float, int]]:
+    score = score_sample(json.dumps(output), gold, schema, options=ScoringOptions(**options))
+    return [(f.path, f.category, round(f.score, 3), f.depth) for f in score.fields]
+
+
+def hungarian(floor: float, **array: Any) -> dict[str, Any]:
+    return obj(t={"type": "array", "x-eval-align": {"match_by": "hungarian", "min_similarity": floor}, **array})
+
+
+def test_nested_elements_of_an_array_without_items_schema_are_walked_for_their_similarity() -> None:
+    # the elements hold an object, so the flat similarity cannot score them and the walk does: a.b "x" = "x"
+    # scores 1, c "y" vs "z" 0, a similarity of (1 + 0) / 2 = 0.5, at the 0.5 floor: paired
+    got = walk({"t": [{"a": {"b": "x"}, "c": "z"}]}, {"t": [{"a": {"b": "x"}, "c": "y"}]}, hungarian(0.5))
+    assert got == [("t[0].a.b", "exact", 1.0, 2), ("t[0].c", "incorrect", 0.0, 1)]
+
+
+def test_a_scalar_against_an_object_in_an_aligned_array_is_never_similar() -> None:
+    # "x" against {"a": "x"} is a structure mismatch, no field scores: similarity 0, under the 0.5 floor, so each
+    # side stays unmatched (the prediction numbered after the one gold element)
+    assert walk({"t": [{"a": "x"}]}, {"t": ["x"]}, hungarian(0.5)) == [
+        ("t[0]", "missed", 0.0, 0),
+        ("t[1].a", "spurious", 0.0, 1),
+    ]
+    assert walk({"t": ["x"]}, {"t": [{"a": "x"}]}, hungarian(0.5)) == [
+        ("t[0].a", "missed", 0.0, 1),
+        ("t[1]", "spurious", 0.0, 0),
+    ]
+
+
+def test_elements_under_a_whole_comparator_are_as_similar_as_the_comparator_says() -> None:
+    # exact judges each element whole: {"a": "x", "b": "y"} against {"a": "x", "b": "z"} is 0, under the 0.4 floor,
+    # although key by key the two would be (1 + 0) / 2 = 0.5 similar and pair
+    schema = hungarian(0.4, items={"type": "object", "x-eval-compare": "exact"})
+    assert walk({"t": [{"a": "x", "b": "z"}]}, {"t": [{"a": "x", "b": "y"}]}, schema) == [
+        ("t[0]", "missed", 0.0, 0),
+        ("t[1]", "spurious", 0.0, 0),
+    ]
+
+
+def test_a_registered_aligner_pairs_even_identical_arrays() -> None:
+    # only the built-in aligners are known to pair identical arrays element by element; one that pairs the first
+    # gold element with the last prediction is asked: "x" meets "y" and "y" meets "x", two wrong values
+    def reverse(expected: Any, predicted: Any, node: Any, options: Any, context: Any = None) -> list[Any]:
+        return [(i, len(predicted) - 1 - i) for i in range(len(expected))]
+
+    register_aligner("test-reverse-identical", reverse)
+    try:
+        schema = obj(t={"type": "array", "items": obj(a={"type": "string"}), "x-eval-align": "test-reverse-identical"})
+        gold = {"t": [{"a": "x"}, {"a": "y"}]}
+        assert walk(gold, gold, schema) == [("t[0].a", "incorrect", 0.0, 1), ("t[1].a", "incorrect", 0.0, 1)]
+    finally:
+        ALIGNERS.remove("test-reverse-identical")
+
+
+def test_a_nan_that_an_object_holds_on_both_sides_is_exact_as_the_objects_equality_says() -> None:
+    # math.nan is one object: {"x": nan} == {"x": nan} holds in Python (identity first), so the identical walk emits
+    # its leaves exact without comparing them; compared on its own, nan == nan is false and would score 0
+    gold = {"x": math.nan, "y": {"z": math.nan}}
+    fields = FieldWalker(ScoringOptions()).walk(gold, {"x": math.nan, "y": {"z": math.nan}}, None)
+    assert [(f.path, f.category, f.score) for f in fields] == [("x", "exact", 1.0), ("y.z", "exact", 1.0)]
+
+
+def test_a_null_element_after_an_array_transform_stays_absent_when_the_values_are_objects() -> None:
+    # the schema declares strings, the data holds a null and an object: the lowercase transform passes an array
+    # with an object in it unchanged, and a null element after an array transform has no value, so only t[1].a is
+    # a field (the general walk gives the same)
+    schema = obj(t={"type": "array", "items": {"type": "string"}, "x-eval-transform": ["lowercase"]})
+    gold = {"t": [None, {"a": "x"}]}
+    assert walk(gold, gold, schema) == [("t[1].a", "exact", 1.0, 1)]
