@@ -88,3 +88,44 @@ def test_a_null_element_after_an_array_transform_stays_absent_when_the_values_ar
     schema = obj(t={"type": "array", "items": {"type": "string"}, "x-eval-transform": ["lowercase"]})
     gold = {"t": [None, {"a": "x"}]}
     assert walk(gold, gold, schema) == [("t[1].a", "exact", 1.0, 1)]
+
+
+def test_a_nan_shared_by_two_inner_objects_is_exact_though_the_outer_objects_differ() -> None:
+    # the outer objects differ (w: 1 against 2, a wrong number, 0), but their "y" objects are == in Python (the same
+    # NaN object on both sides), so y.z is emitted exact as in the test above
+    fields = FieldWalker(ScoringOptions()).walk({"y": {"z": math.nan}, "w": 1}, {"y": {"z": math.nan}, "w": 2}, None)
+    assert [(f.path, f.category, f.score) for f in fields] == [("y.z", "exact", 1.0), ("w", "incorrect", 0.0)]
+
+
+REQUIRED_A = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a"]}
+
+
+def test_unequal_scalars_keep_whether_their_key_is_required() -> None:
+    score = score_sample(json.dumps({"a": "y", "b": "y"}), {"a": "x", "b": "x"}, REQUIRED_A)
+    assert [(f.path, f.category, f.required) for f in score.fields] == [
+        ("a", "incorrect", True),
+        ("b", "incorrect", False),
+    ]
+
+
+def test_a_blank_prediction_for_a_text_keeps_whether_its_key_is_required() -> None:
+    # a blank string is absent: the gold's text is missed, and required as its key is
+    score = score_sample(json.dumps({"a": "  ", "b": "  "}), {"a": "x", "b": "x"}, REQUIRED_A)
+    assert [(f.path, f.category, f.required) for f in score.fields] == [("a", "missed", True), ("b", "missed", False)]
+
+
+RULED = obj(t={"type": "array", "items": {"type": "string", "x-eval-compare": "exact"}})
+
+
+def test_an_empty_array_against_elements_that_are_fields_leaves_each_element_one_sided() -> None:
+    # with empty arrays kept as values, ["a"] against [] is not one Jaccard field: the elements are fields of their
+    # own (their items carry a rule), so the gold's "a" is missed and the prediction's "b" spurious
+    assert walk({"t": []}, {"t": ["a"]}, RULED, empty_equals_absent=False) == [("t[0]", "missed", 0.0, 0)]
+    assert walk({"t": ["b"]}, {"t": []}, RULED, empty_equals_absent=False) == [("t[0]", "spurious", 0.0, 0)]
+
+
+def test_object_elements_under_a_whole_comparator_are_one_field_each() -> None:
+    # exact judges an element whole: {"a": "x", "b": "y"} against {"a": "x", "b": "z"} is one wrong element, not
+    # an exact a and a wrong b
+    schema = obj(t={"type": "array", "items": {"type": "object", "x-eval-compare": "exact"}})
+    assert walk({"t": [{"a": "x", "b": "z"}]}, {"t": [{"a": "x", "b": "y"}]}, schema) == [("t[0]", "incorrect", 0.0, 0)]
