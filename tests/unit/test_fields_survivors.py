@@ -11,8 +11,9 @@ import math
 from typing import Any
 
 from pytest_extractbench import ScoringOptions, score_sample
-from pytest_extractbench.scoring import FieldWalker, register_aligner
+from pytest_extractbench.scoring import FieldWalker, register_aligner, register_comparator
 from pytest_extractbench.scoring.align import ALIGNERS
+from pytest_extractbench.scoring.comparators import COMPARATORS
 
 
 def obj(**properties: Any) -> dict[str, Any]:
@@ -129,3 +130,44 @@ def test_object_elements_under_a_whole_comparator_are_one_field_each() -> None:
     # an exact a and a wrong b
     schema = obj(t={"type": "array", "items": {"type": "object", "x-eval-compare": "exact"}})
     assert walk({"t": [{"a": "x", "b": "z"}]}, {"t": [{"a": "x", "b": "y"}]}, schema) == [("t[0]", "incorrect", 0.0, 0)]
+
+
+def test_an_element_of_another_kind_than_its_partner_is_a_structure_mismatch() -> None:
+    # ordered pairing: the gold's "x" meets the prediction's {"a": "x"} (and the other way round); neither is walked
+    # as an object of the other: the scalar is missed or spurious, the object's leaf on its own side
+    assert walk({"t": [{"a": "x"}]}, {"t": ["x"]}) == [("t[0]", "missed", 0.0, 0), ("t[0].a", "spurious", 0.0, 1)]
+    assert walk({"t": ["x"]}, {"t": [{"a": "x"}]}) == [("t[0].a", "missed", 0.0, 1), ("t[0]", "spurious", 0.0, 0)]
+
+
+def test_a_ruled_number_of_the_other_python_type_is_still_of_the_right_type() -> None:
+    # 2 (int) against 2.0 (float): two Python types, one JSON type, number
+    schema = obj(n={"type": "number", "x-eval-compare": "exact"})
+    [field] = score_sample(json.dumps({"n": 2.0}), {"n": 2}, schema).fields
+    assert (field.category, field.type_ok, field.expected_type, field.predicted_type) == (
+        "exact",
+        True,
+        "number",
+        "number",
+    )
+
+
+def test_a_comparator_without_similarities_gets_the_text_similarities_of_its_strings() -> None:
+    # exact tells "ABC" from "abc" (wrong), and gives no similarities: the field carries the three string
+    # similarities of the normalized texts, which are equal ("abc" both): 1.0 each
+    schema = obj(a={"type": "string", "x-eval-compare": "exact"})
+    [field] = score_sample(json.dumps({"a": "ABC"}), {"a": "abc"}, schema).fields
+    assert (field.category, field.score, field.similarity) == ("incorrect", 0.0, (1.0, 1.0, 1.0))
+
+
+def test_a_failed_batch_comparator_leaves_no_similarity_on_its_error_field() -> None:
+    def failing(items: Any, options: Any) -> Any:
+        raise RuntimeError("down")
+
+    register_comparator("test_batch_down_similarity", failing, batch=True, overwrite=True)
+    try:
+        [field] = score_sample(
+            json.dumps("y"), "x", {"type": "string", "x-eval-compare": "test_batch_down_similarity"}
+        ).fields
+        assert (field.category, field.similarity, field.type_ok) == ("error", None, None)
+    finally:
+        COMPARATORS.remove("test_batch_down_similarity")
