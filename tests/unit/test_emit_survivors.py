@@ -52,6 +52,8 @@ def _node(array: dict[str, Any]) -> Any:
         ({"items": {"type": "string"}, "x-eval-align": "hungarian"}, True),  # aligned: each element a field
         ({"items": {"type": "string"}, "x-eval-compare": "partial"}, False),  # partial is the default, no change
         ({"items": {"type": "string", "x-eval-compare": "exact"}}, True),  # items with a comparator
+        # a transform on the array is no comparator: its items' comparator still makes each element a field
+        ({"items": {"type": "string", "x-eval-compare": "exact"}, "x-eval-transform": ["lowercase"]}, True),
         ({"items": {"type": "string", "x-eval-transform": ["lowercase"]}}, True),  # items with a transform
         ({"items": {"type": "string", "x-eval-skip": True}}, True),  # items skipped one by one
     ],
