@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from pytest_extractbench import ScoringOptions, score_sample
-from pytest_extractbench.scoring import emit
+from pytest_extractbench.scoring import emit, register_comparator
+from pytest_extractbench.scoring.comparators import COMPARATORS
+from pytest_extractbench.scoring.emit import FieldEmitter
 from pytest_extractbench.scoring.rules import compile_rules
 
 
@@ -66,3 +68,73 @@ def test_no_schema_makes_no_element_a_field_and_a_container_is_no_scalar() -> No
     assert emit._elementwise(None) is False
     assert emit._scalars_only(["a", 1, None]) is True
     assert emit._scalars_only(["a", [1]]) is False and emit._scalars_only([{}]) is False
+
+
+@pytest.mark.parametrize(
+    ("value", "default", "kept"),
+    [
+        (emit.ABSENT, True, True),  # a key that is not there is absent whatever the options
+        (None, True, False),  # null is absent unless null_equals_absent is off
+        ("  ", True, False),  # blank text, [] and {} are absent unless empty_equals_absent is off
+        ([], True, False),
+        ({}, True, False),
+        ("x", False, False),  # values are present under both
+        (0, False, False),
+        (False, False, False),
+        ([None], False, False),
+        ({"a": None}, False, False),
+    ],
+)
+def test_what_is_absent_by_default_and_with_nulls_and_empties_kept(value: Any, default: bool, kept: bool) -> None:
+    kept_options = ScoringOptions(null_equals_absent=False, empty_equals_absent=False)
+    assert FieldEmitter(ScoringOptions()).is_absent(value) is default
+    assert FieldEmitter(kept_options).is_absent(value) is kept
+
+
+def test_a_comparator_without_similarities_gets_the_three_string_similarities() -> None:
+    # exact gives only a score; the field carries token F1, edit similarity and containment of the normalized texts.
+    # "york" against "new york": 1 common word of 1 + 2 -> 2 * 1 / 3; 4 insertions of 8 characters -> 1 - 4/8;
+    # "york" sits inside "new york" -> 4/8
+    schema = obj(a={"type": "string", "x-eval-compare": "exact"})
+    [field] = score_sample(json.dumps({"a": "york"}), {"a": "new york"}, schema).fields
+    assert (field.category, field.score) == ("incorrect", 0.0)
+    assert field.similarity == pytest.approx((2 / 3, 1 - 4 / 8, 4 / 8))
+
+
+def test_a_batch_comparator_without_similarities_gets_them_for_strings_only() -> None:
+    def scores(items: Any, options: Any) -> list[float]:
+        return [0.0 for _ in items]
+
+    register_comparator("test_batch_bare", scores, batch=True, overwrite=True)
+    try:
+        schema = obj(
+            a={"type": "string", "x-eval-compare": "test_batch_bare"},
+            n={"type": "number", "x-eval-compare": "test_batch_bare"},
+        )
+        text, number = score_sample(json.dumps({"a": "york", "n": 2}), {"a": "new york", "n": 1}, schema).fields
+        # "york" against "new york", as worked out above; two numbers have no text similarity
+        assert (text.category, text.comparator) == ("incorrect", "test_batch_bare")
+        assert text.similarity == pytest.approx((2 / 3, 1 - 4 / 8, 4 / 8))
+        assert (number.category, number.similarity) == ("incorrect", None)
+    finally:
+        COMPARATORS.remove("test_batch_bare")
+
+
+def test_a_failing_comparator_leaves_an_error_field_with_nothing_compared() -> None:
+    def broken(expected: Any, predicted: Any, params: Any, options: Any) -> float:
+        raise RuntimeError("down")
+
+    register_comparator("test_broken_error_field", broken, overwrite=True)
+    try:
+        schema = obj(a={"type": "string", "x-eval-compare": "test_broken_error_field"})
+        [field] = score_sample(json.dumps({"a": "y"}), {"a": "x"}, schema).fields
+        assert (field.path, field.category, field.score, field.equal) == ("a", "error", 0.0, False)
+        assert (field.expected_type, field.predicted_type, field.type_ok, field.similarity) == (
+            "string",
+            "string",
+            None,
+            None,
+        )
+        assert field.comparator == "test_broken_error_field" and "RuntimeError: down" in field.error
+    finally:
+        COMPARATORS.remove("test_broken_error_field")
