@@ -138,3 +138,31 @@ def test_a_failing_comparator_leaves_an_error_field_with_nothing_compared() -> N
         assert field.comparator == "test_broken_error_field" and "RuntimeError: down" in field.error
     finally:
         COMPARATORS.remove("test_broken_error_field")
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["plain", "batch"])
+def test_a_batch_comparator_follows_the_exact_within_rule_as_a_plain_one_does(batch: bool) -> None:
+    # the comparator scores every pair 0.97, over the 0.95 exact threshold but not equal (a score under 1). By the
+    # default rule both fields are exact; under exact_within a number is exact only when equal (n: partial, 0.97 >=
+    # 0.5) and a value of the wrong type never is (t: gold text, predicted number: partial), batch or not
+    def near(expected: Any, predicted: Any, params: Any, options: Any) -> float:
+        return 0.97
+
+    def near_batch(items: Any, options: Any) -> list[float]:
+        return [0.97 for _ in items]
+
+    register_comparator("test_near", near_batch if batch else near, batch=batch, overwrite=True)
+    try:
+        schema = obj(
+            n={"type": "number", "x-eval-compare": "test_near"}, t={"type": "string", "x-eval-compare": "test_near"}
+        )
+        output, gold = json.dumps({"n": 2, "t": 5}), {"n": 1, "t": "x"}
+        by_default = score_sample(output, gold, schema).fields
+        assert [(f.path, f.category, f.score, f.type_ok) for f in by_default] == [
+            ("n", "exact", 0.97, True),
+            ("t", "exact", 0.97, False),
+        ]
+        within = score_sample(output, gold, schema, options=ScoringOptions(exact_within=0.0)).fields
+        assert [(f.path, f.category) for f in within] == [("n", "partial"), ("t", "partial")]
+    finally:
+        COMPARATORS.remove("test_near")
