@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_extractbench import ScoringOptions, score_sample
+from pytest_extractbench import FieldResult, ScoringOptions, score_sample
 from pytest_extractbench.scoring import emit, register_comparator
 from pytest_extractbench.scoring.comparators import COMPARATORS
 from pytest_extractbench.scoring.emit import FieldEmitter
@@ -166,3 +166,75 @@ def test_a_batch_comparator_follows_the_exact_within_rule_as_a_plain_one_does(ba
         assert [(f.path, f.category) for f in within] == [("n", "partial"), ("t", "partial")]
     finally:
         COMPARATORS.remove("test_near")
+
+
+# Each element of this array is a field (its items carry a comparator), so a null element is an element: every
+# attribute of its field is spelled out, by the rules of _null_element and _null_field: a side that has no element
+# shows None and has no type; only two nulls match (score 1, equal, type_ok True); a lone null is missed or
+# spurious with no type verdict (None); null against a scalar is a wrong value of the wrong type.
+RULED = obj(t={"type": "array", "items": {"type": "string", "x-eval-compare": "exact"}})
+
+
+def _field(
+    path: str, category: str, values: tuple[Any, Any], types: tuple[Any, Any], origin: str, type_ok: Any = None
+) -> FieldResult:
+    exact = category == "exact"
+    score = 1.0 if exact else 0.0
+    return FieldResult(path, category, score, *values, *types, type_ok, exact, 0, False, origin, None, None, None)
+
+
+# the other side of a null, walked on its own: one field, as the items' whole comparator makes an element
+OBJECT_SPURIOUS = _field("t[0]", "spurious", (None, {"a": "x"}), (None, "object"), "null", type_ok=False)
+OBJECT_MISSED = _field("t[0]", "missed", ({"a": "x"}, None), ("object", None), "null")
+B_FOR_A = FieldResult(
+    "t[1]", "incorrect", 0.0, "a", "b", "string", "string", True, False, 0, False, "", (0.0, 0.0, 0.0), "exact", None
+)
+A_EXACT = FieldResult(
+    "t[0]", "exact", 1.0, "a", "a", "string", "string", True, True, 0, False, "", (1.0, 1.0, 1.0), "exact", None
+)
+
+
+@pytest.mark.parametrize(
+    ("output", "gold", "fields"),
+    [
+        # two nulls paired in arrays that differ elsewhere ("b" against "a": the exact comparator says wrong, and the
+        # two texts share no word, no character in place and neither holds the other)
+        ([None, "b"], [None, "a"], [_field("t[0]", "exact", (None, None), ("null", "null"), "", True), B_FOR_A]),
+        # the gold's null against an object: the null missed, the object spurious (not of the declared string type)
+        ([{"a": "x"}], [None], [_field("t[0]", "missed", (None, None), ("null", None), "null"), OBJECT_SPURIOUS]),
+        # the prediction's null against an object: the null spurious, the object missed
+        ([None], [{"a": "x"}], [_field("t[0]", "spurious", (None, None), (None, "null"), "null"), OBJECT_MISSED]),
+        # the gold's null against a blank text, which is absent: the null missed, nothing else
+        (["  "], [None], [_field("t[0]", "missed", (None, None), ("null", None), "null")]),
+        # null against a scalar, either way: a wrong value, of the wrong type
+        (["x"], [None], [_field("t[0]", "incorrect", (None, "x"), ("null", "string"), "", False)]),
+        ([None], ["x"], [_field("t[0]", "incorrect", ("x", None), ("string", "null"), "", False)]),
+        # a null element with no partner: missed or spurious, numbered as elements are
+        (["a"], ["a", None], [A_EXACT, _field("t[1]", "missed", (None, None), ("null", None), "missing_element")]),
+        (["a", None], ["a"], [A_EXACT, _field("t[1]", "spurious", (None, None), (None, "null"), "extra_element")]),
+    ],
+)
+def test_every_attribute_of_a_null_element_field(output: Any, gold: Any, fields: list[FieldResult]) -> None:
+    assert list(score_sample(json.dumps({"t": output}), {"t": gold}, RULED).fields) == fields
+
+
+@pytest.mark.parametrize(("score", "category"), [(0.95, "exact"), (0.94, "partial")])
+def test_under_exact_within_a_text_is_exact_from_the_exact_threshold_on(score: float, category: str) -> None:
+    # not a number, so the score decides as by default: 0.95 reaches the 0.95 threshold, 0.94 does not (and is
+    # over the 0.5 partial threshold); neither is equal (a score under 1)
+    register_comparator("test_fixed_score", lambda expected, predicted, params, options: score, overwrite=True)
+    try:
+        schema = obj(a={"type": "string", "x-eval-compare": "test_fixed_score"})
+        options = ScoringOptions(exact_within=0.0)
+        [field] = score_sample(json.dumps({"a": "y"}), {"a": "x"}, schema, options=options).fields
+        assert (field.category, field.score, field.equal) == (category, score, False)
+    finally:
+        COMPARATORS.remove("test_fixed_score")
+
+
+def test_two_unequal_scalars_without_a_rule_name_no_comparator_and_no_error() -> None:
+    # "y" against "x": no word in common, 1 edit of 1 character, neither holds the other: (0, 0, 0)
+    [field] = score_sample(json.dumps({"a": "y"}), {"a": "x"}).fields
+    assert field == FieldResult(
+        "a", "incorrect", 0.0, "x", "y", "string", "string", True, False, 0, False, "", (0.0, 0.0, 0.0), None, None
+    )
