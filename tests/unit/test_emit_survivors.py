@@ -238,3 +238,13 @@ def test_two_unequal_scalars_without_a_rule_name_no_comparator_and_no_error() ->
     assert field == FieldResult(
         "a", "incorrect", 0.0, "x", "y", "string", "string", True, False, 0, False, "", (0.0, 0.0, 0.0), None, None
     )
+
+
+def test_every_attribute_of_a_missed_and_of_a_spurious_field() -> None:
+    # a one-sided field has nothing compared: no value, type, type verdict or similarity on the side it lacks
+    assert score_sample(json.dumps({}), {"a": "x"}).fields == (
+        FieldResult("a", "missed", 0.0, "x", None, "string", None, None, False, 0, False, "", None, None, None),
+    )
+    assert score_sample(json.dumps({"b": "y"}), {}).fields == (
+        FieldResult("b", "spurious", 0.0, None, "y", None, "string", None, False, 0, False, "", None, None, None),
+    )
