@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_extractbench import FieldResult, ScoringOptions, score_sample
 from pytest_extractbench.scoring import emit, register_comparator
@@ -18,11 +20,6 @@ from pytest_extractbench.scoring.rules import compile_rules
 
 def obj(**properties: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties}
-
-
-def walk(output: Any, gold: Any, schema: Any = None, **options: Any) -> list[tuple[str, str, float, int]]:
-    score = score_sample(json.dumps(output), gold, schema, options=ScoringOptions(**options))
-    return [(f.path, f.category, round(f.score, 3), f.depth) for f in score.fields]
 
 
 def test_the_key_path_cache_never_holds_more_than_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,6 +163,37 @@ def test_a_batch_comparator_follows_the_exact_within_rule_as_a_plain_one_does(ba
         assert [(f.path, f.category) for f in within] == [("n", "partial"), ("t", "partial")]
     finally:
         COMPARATORS.remove("test_near")
+
+
+# every pairing of these predictions and golds: numbers of both Python types, a numeric text, a boolean, a text
+PAIRS = [(output, gold) for output in (2, 1, 2.0, "2", True, "x") for gold in (1, 1.5, "x", True)]
+
+
+@given(
+    score=st.one_of(st.sampled_from([0.0, 0.49, 0.5, 0.94, 0.95, 0.97, 1.0]), st.floats(0.0, 1.0)),
+    within=st.sampled_from([None, 0.0, 0.1]),
+)
+def test_a_batch_comparator_and_a_plain_one_giving_one_score_give_one_category(
+    score: float, within: float | None
+) -> None:
+    register_comparator("test_any_plain", lambda expected, predicted, params, options: score, overwrite=True)
+    register_comparator("test_any_batch", lambda items, options: [score] * len(items), batch=True, overwrite=True)
+    try:
+        keys = range(len(PAIRS))
+        schema = obj(
+            **{f"p{i}": {"x-eval-compare": "test_any_plain"} for i in keys},
+            **{f"b{i}": {"x-eval-compare": "test_any_batch"} for i in keys},
+        )
+        output = {**{f"p{i}": o for i, (o, _) in enumerate(PAIRS)}, **{f"b{i}": o for i, (o, _) in enumerate(PAIRS)}}
+        gold = {**{f"p{i}": g for i, (_, g) in enumerate(PAIRS)}, **{f"b{i}": g for i, (_, g) in enumerate(PAIRS)}}
+        fields = score_sample(json.dumps(output), gold, schema, options=ScoringOptions(exact_within=within)).fields
+        assert len(fields) == 2 * len(PAIRS)  # one field a key, the plain ones first (gold order)
+        plain, batch = fields[: len(PAIRS)], fields[len(PAIRS) :]
+        for p, b in zip(plain, batch):
+            assert p._replace(path=b.path, comparator=None) == b._replace(comparator=None)
+    finally:
+        COMPARATORS.remove("test_any_plain")
+        COMPARATORS.remove("test_any_batch")
 
 
 # Each element of this array is a field (its items carry a comparator), so a null element is an element: every
