@@ -14,6 +14,7 @@ from pytest_extractbench import ScoringOptions, score_sample
 from pytest_extractbench.scoring import FieldWalker, register_aligner, register_comparator
 from pytest_extractbench.scoring.align import ALIGNERS
 from pytest_extractbench.scoring.comparators import COMPARATORS
+from pytest_extractbench.scoring.rules import compile_rules
 
 
 def obj(**properties: Any) -> dict[str, Any]:
@@ -171,3 +172,11 @@ def test_a_failed_batch_comparator_leaves_no_similarity_on_its_error_field() -> 
         assert (field.category, field.similarity, field.type_ok) == ("error", None, None)
     finally:
         COMPARATORS.remove("test_batch_down_similarity")
+
+
+def test_a_nan_shared_inside_an_object_under_a_partial_rule_is_exact_too() -> None:
+    # partial names the default walk: the rule does not make the identical object take the comparing walk, so its
+    # NaN leaf, equal by identity in the objects' ==, is exact as without the rule
+    schema = compile_rules(obj(o={"type": "object", "x-eval-compare": "partial"})).root
+    fields = FieldWalker(ScoringOptions()).walk({"o": {"x": math.nan}}, {"o": {"x": math.nan}}, schema)
+    assert [(f.path, f.category, f.score) for f in fields] == [("o.x", "exact", 1.0)]
