@@ -189,11 +189,12 @@ class FieldEmitter:
                     continue
                 if similarity is None and type(expected) is str and type(predicted) is str:
                     similarity = self._text_similarity(expected, predicted)
-                out[index] = field._replace(
-                    category=self._category(score, equal), score=score, equal=equal, similarity=similarity
-                )
+                # the field's gold value and type verdict, as a comparator that is not a batch has them read:
+                # under exact_within a number is exact only when equal, a value of the wrong type never
+                category = self._category(score, equal, field.expected, field.type_ok)
+                out[index] = field._replace(category=category, score=score, equal=equal, similarity=similarity)
 
-    def _category(self, score: float, equal: bool, expected: Any = None, type_ok: bool | None = None) -> str:
+    def _category(self, score: float, equal: bool, expected: Any, type_ok: bool | None) -> str:
         """Exact, partial or incorrect. Under ``--extractbench-exact-within`` a number is exact only when equal
         (within the tolerance) and a value of the wrong JSON type never is; otherwise the composite score decides."""
         options = self.options
