@@ -87,8 +87,6 @@ def _elementwise(node: SchemaNode | None) -> bool:
             return False
         if rule.aligner is not None:
             return True
-        if rule.compare is not None:
-            return False
     items = node.items.rule if node.items is not None else None
     return items is not None and (items.whole or items.skip or bool(items.transforms))
 

@@ -276,3 +276,27 @@ def test_every_attribute_of_a_missed_and_of_a_spurious_field() -> None:
     assert score_sample(json.dumps({"b": "y"}), {}).fields == (
         FieldResult("b", "spurious", 0.0, None, "y", None, "string", None, False, 0, False, "", None, None, None),
     )
+
+
+@pytest.mark.parametrize(
+    ("items", "fields"),
+    [
+        # lowercase on both sides: "a" = "a" exact; "b" against "c" shares nothing, 0
+        (
+            {"type": "string", "x-eval-transform": "lowercase"},
+            [("tags[0]", "exact", 1.0), ("tags[1]", "incorrect", 0.0)],
+        ),
+        # exact is case-sensitive: "A" against "a" and "B" against "c" both 0
+        ({"type": "string", "x-eval-compare": "exact"}, [("tags[0]", "incorrect", 0.0), ("tags[1]", "incorrect", 0.0)]),
+        ({"type": "string", "x-eval-skip": True}, []),  # skipped elements are no fields at all
+    ],
+)
+@pytest.mark.parametrize("annotation", [{}, {"x-eval-compare": "partial"}])
+def test_an_explicit_partial_on_an_array_scores_as_the_default_walk(items, fields, annotation) -> None:
+    # "partial" names the default comparator (docs/explanation/eval-schemas.md: "`partial` keeps the default
+    # field-by-field walk"; annotate_defaults writes it on every field): items that carry a rule make each element a
+    # field with it as without it. It used to make the array one Jaccard field that ignored the items' rules
+    # (with lowercase: one incorrect field scoring 1/3 instead of tags[0] exact).
+    schema = {"type": "object", "properties": {"tags": {"type": "array", **annotation, "items": items}}}
+    got = score_sample('{"tags": ["a", "c"]}', {"tags": ["A", "B"]}, schema)
+    assert [(f.path, f.category, f.score) for f in got.fields] == fields
