@@ -148,14 +148,6 @@ def _dataset_samples(
     return found, notes
 
 
-def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict[str, Any]:
-    """The viewer's compact JSON document for ``runs`` (the first is the current run), whole: a page takes it in
-    pieces from a :class:`.viewer_document.ViewerDocument` instead."""
-    from .viewer_document import ViewerDocument
-
-    return ViewerDocument(runs, with_dataset=with_dataset).data()
-
-
 def split(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The viewer's document as the page carries it: a small head that draws the table's first rows (columns,
     samples, each column's EQS and validity, buckets), and the body that a sample's detail, the field filters and

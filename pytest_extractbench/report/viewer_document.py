@@ -146,7 +146,7 @@ def _plain(value: Any) -> Parts:
 
 class ViewerDocument:
     """The viewer's data for ``runs`` (the first is the current run): :meth:`head_parts` and :meth:`body_parts` give
-    the two JSON texts the page carries, :meth:`data` the whole document as :func:`.viewer.viewer_data` returns it."""
+    the two JSON texts the page carries, :meth:`data` the whole document as :func:`viewer_data` returns it."""
 
     def __init__(self, runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> None:
         self.strings = _Strings()
@@ -410,3 +410,9 @@ def _snapshots(results: Mapping[int, list[Any]], strings: Sequence[str]) -> dict
             passed=bool(r[7]),
         )
     return out
+
+
+def viewer_data(runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> dict[str, Any]:
+    """The viewer's compact JSON document for ``runs`` (the first is the current run), whole: a page takes it in
+    pieces from a :class:`ViewerDocument` instead."""
+    return ViewerDocument(runs, with_dataset=with_dataset).data()

@@ -20,7 +20,7 @@ from pytest_extractbench.core.rundoc import iter_samples
 from pytest_extractbench.dataset.sources import load_source
 from pytest_extractbench.gating.baseline import SampleSnapshot
 from pytest_extractbench.gating.repeated import compare_repeats
-from pytest_extractbench.report import viewer
+from pytest_extractbench.report import viewer, viewer_document
 from pytest_extractbench.report.rows import read_run
 from pytest_extractbench.scoring import StatsOptions
 
@@ -37,7 +37,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def data_of(*paths: Path) -> dict:
-    return viewer.viewer_data(viewer.runs_from_dirs(list(paths)))
+    return viewer_document.viewer_data(viewer.runs_from_dirs(list(paths)))
 
 
 def test_columns_samples_and_the_first_sample_in_full(runs: tuple[Path, Path]) -> None:
@@ -161,11 +161,11 @@ def test_embedded_json_in_pieces_is_the_same_text(data: object) -> None:
 
 def test_the_session_lends_its_samples_and_the_data_stays_the_same(runs: tuple[Path, Path], monkeypatch) -> None:
     run = read_run(runs[0])
-    read = viewer.viewer_data([viewer.ViewerRun("current", run)])
+    read = viewer_document.viewer_data([viewer.ViewerRun("current", run)])
     (source,) = {r["meta"]["source"] for r in iter_samples(runs[0] / "samples.jsonl")}
     run.samples = {source: load_source(source).samples}
     monkeypatch.setattr(viewer, "load_source", lambda *a, **k: pytest.fail("the dataset was read again"))
-    assert viewer.viewer_data([viewer.ViewerRun("current", run)]) == read
+    assert viewer_document.viewer_data([viewer.ViewerRun("current", run)]) == read
 
 
 @pytest.mark.slow
@@ -252,7 +252,7 @@ def test_the_dataset_is_read_again_with_the_runs_column_mapping(tmp_path: Path) 
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     samples = load_source(str(data), columns={"text": "document"}).samples
     run = make_run(tmp_path / "run", {"good": fixture_outputs("demo.jsonl")}, samples=samples)
-    unmapped = viewer.viewer_data(viewer.runs_from_dirs([run]))
+    unmapped = viewer_document.viewer_data(viewer.runs_from_dirs([run]))
     assert [d[0] for d in unmapped["details"]] == [None] * 3  # without the mapping no row has a text
     assert unmapped["notes"] == [
         "3 of 3 samples are not in the dataset file now: their source text, schema and gold are not shown"
@@ -260,7 +260,7 @@ def test_the_dataset_is_read_again_with_the_runs_column_mapping(tmp_path: Path) 
     document = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
     document["run"]["options"]["data"] = {"columns": {"text": "document"}}
     (run / "metrics.json").write_text(json.dumps(document), encoding="utf-8")
-    mapped = viewer.viewer_data(viewer.runs_from_dirs([run]))
+    mapped = viewer_document.viewer_data(viewer.runs_from_dirs([run]))
     assert [d[0] for d in mapped["details"]] == [r["document"] for r in rows] and mapped["notes"] == []
 
 
@@ -336,7 +336,7 @@ def test_a_similarity_paired_list_carries_its_elements_for_the_field_diff(tmp_pa
     )
 
     def elements(run: Path) -> list[tuple[str, str, str | None, str | None, float]]:
-        data = viewer.viewer_data(viewer.runs_from_dirs([run]), with_dataset=False)
+        data = viewer_document.viewer_data(viewer.runs_from_dirs([run]), with_dataset=False)
         strings = data["strings"]
         flat = data["results"][0][0][8]
         return [
