@@ -143,6 +143,39 @@ def tree_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def run_argv(base: list[str], dataset: Path, predictions: Path, output: Path, extra: str) -> list[str]:
+    """The benchmark run: ``pytest --extractbench`` on the dataset with the predictions, SLA off."""
+    return [
+        *base,
+        "--extractbench",
+        "--extractbench-dataset",
+        str(dataset),
+        "--extractbench-predictions",
+        str(predictions),
+        "--extractbench-output",
+        str(output),
+        "--extractbench-sla",
+        "none",
+        *extra.split(),
+    ]
+
+
+def warm_up(base: list[str], args: argparse.Namespace) -> None:
+    """A small floor and run, not timed. In a new virtualenv the first process to import pytest, the plugin and
+    their libraries compiles their bytecode (seen: a 10,000-item floor took 13.8 s first, 10.6 s after), which
+    would otherwise land on the first timing, the floor's. (With PYTHONDONTWRITEBYTECODE set every process compiles
+    again: unset it for timings, as .ci/run does.)"""
+    folder = Path(tempfile.mkdtemp(prefix="bench-scale-warm-up-"))
+    try:
+        dataset, predictions = write_inputs(folder, 20, args.mode == "harsh")
+        (folder / "test_floor.py").write_text(FLOOR_TEST.format(n=20))
+        timed([*base, "-q", "test_floor.py"], folder)
+        (folder / "test_floor.py").unlink()
+        timed(run_argv(base, dataset, predictions, folder / "run", args.extra), folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", default="10000", help="comma-separated sizes")
@@ -152,32 +185,18 @@ def main() -> None:
     parser.add_argument("--phases", action="store_true", help="peak RSS of the items, the aggregation, the reports")
     parser.add_argument("--no-floor", action="store_true", help="skip the floor (its columns show nan)")
     args = parser.parse_args()
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    warm_up(base, args)
     rows = []
     for n in (int(s) for s in args.samples.split(",")):
         folder = Path(tempfile.mkdtemp(prefix=f"bench-scale-{n}-"))
         dataset, predictions = write_inputs(folder, n, args.mode == "harsh")
         (folder / "test_floor.py").write_text(FLOOR_TEST.format(n=n))
-        base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
         floor = (float("nan"), 0, 0, "") if args.no_floor else timed([*base, "-q", "test_floor.py"], folder)
         (folder / "test_floor.py").unlink()
         output = folder / "run"
         (folder / "conftest.py").write_text(FINISH_TIMER + (PHASES if args.phases else ""))
-        run = timed(
-            [
-                *base,
-                "--extractbench",
-                "--extractbench-dataset",
-                str(dataset),
-                "--extractbench-predictions",
-                str(predictions),
-                "--extractbench-output",
-                str(output),
-                "--extractbench-sla",
-                "none",
-                *args.extra.split(),
-            ],
-            folder,
-        )
+        run = timed(run_argv(base, dataset, predictions, output, args.extra), folder)
         tail = [line for line in run[3].splitlines() if line.strip()][-1:]
         load = os.getloadavg()[0]
         finish, finish_cpu = (
