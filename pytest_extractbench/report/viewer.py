@@ -63,7 +63,7 @@ _SCALARS: dict[type, Any] = {
 }
 
 
-def _json_text(value: Any, width: int = MAX_VALUE) -> str:
+def json_text(value: Any, width: int = MAX_VALUE) -> str:
     """Compact JSON (the page indents schema and gold for display), clipped."""
     if isinstance(value, str):
         text = value
@@ -73,7 +73,7 @@ def _json_text(value: Any, width: int = MAX_VALUE) -> str:
     return clip(text, width)
 
 
-class _Strings:
+class StringTable:
     """A string table: each distinct string stored once, referred to by index."""
 
     def __init__(self) -> None:
@@ -88,7 +88,7 @@ class _Strings:
         return found
 
     def value(self, value: Any) -> int:
-        """The index of ``_json_text(value)``, a short string (most field values) taken as it is; the text of a
+        """The index of ``json_text(value)``, a short string (most field values) taken as it is; the text of a
         scalar made here (hundreds of thousands of field values per run: a call less each)."""
         kind = type(value)
         if kind is str and len(value) <= MAX_VALUE:
@@ -102,19 +102,19 @@ class _Strings:
         elif kind is float and math.isfinite(value):
             text = float.__repr__(value)  # at most 24 characters: never clipped
         else:
-            text = _json_text(value)
+            text = json_text(value)
         found = self._index.get(text)
         return self(text) if found is None else found
 
 
-def _columns(item: ViewerRun) -> Mapping[str, str]:
+def run_columns(item: ViewerRun) -> Mapping[str, str]:
     """The column mapping the run read its dataset with."""
     options = item.run.document["run"]["options"]
     columns = options["data"].get("columns") if isinstance(options.get("data"), Mapping) else None
     return columns if isinstance(columns, Mapping) else {}
 
 
-def _dataset_samples(
+def dataset_samples(
     runs: Sequence[ViewerRun], wanted: set[str], sources: Mapping[str, Mapping[str, str]]
 ) -> tuple[dict[str, Sample], list[str]]:
     """The samples of the dataset files the records name (``sources``: file -> the column mapping the run used),
@@ -169,14 +169,14 @@ _NO_SCORE: Mapping[str, Any] = {
 }
 
 
-def _list_pairing(item: ViewerRun) -> ScoringOptions | None:
+def list_pairing(item: ViewerRun) -> ScoringOptions | None:
     """The run's scoring options when its lists of scalars pair by similarity (their elements are shown), else
     None."""
     options = recorded_scoring_options(item.run.document)
     return options if options.list_similarity is not None else None
 
 
-def _elements(path: int, f: Mapping[str, Any], pairing: ScoringOptions, strings: _Strings) -> list[Any]:
+def _elements(path: int, f: Mapping[str, Any], pairing: ScoringOptions, strings: StringTable) -> list[Any]:
     """A similarity-paired list field's elements, flat as (path, kind, expected, predicted, similarity); -1 for
     the side an element lacks, similarity -1 for pairs not made by similarity."""
     pairs = similarity_paired_elements(f.get("expected"), f.get("predicted"), str(f["category"]), pairing)
@@ -192,8 +192,8 @@ def _elements(path: int, f: Mapping[str, Any], pairing: ScoringOptions, strings:
     return out
 
 
-def _result(
-    record: Mapping[str, Any], strings: _Strings, gold: dict[int, int], pairing: ScoringOptions | None = None
+def result_entry(
+    record: Mapping[str, Any], strings: StringTable, gold: dict[int, int], pairing: ScoringOptions | None = None
 ) -> list[Any]:
     """``[eqs, valid, failure, output, problems, fields, unusable, passed, elements]``; fields flat as (path,
     category, score, predicted), predicted -1 when it equals the gold; ``unusable``: why no value could be read from
@@ -248,26 +248,27 @@ def _result(
 def embed_json(data: Any) -> str:
     """JSON safe inside an HTML ``<script type="application/json">`` element: no ``<``, ``>`` or ``&``
     can open or close a tag (they become ``\\u003c``... escapes, which JSON.parse reads back)."""
-    return _escaped(_ENCODER.encode(data))
+    return script_safe(ENCODER.encode(data))
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_BATCH = 512  # list elements per piece
+ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+PIECE_ELEMENTS = 512  # list elements per piece
 
 
-_ENCODED_TOGETHER = 32  # list elements per encoder call: its set-up costs more than a short element, and
+ENCODED_TOGETHER = 32  # list elements per encoder call: its set-up costs more than a short element, and
 # the pieces it collects for a call (one per number, comma and bracket) must stay small beside the page
 
 
-def _encode_elements(items: list[Any]) -> str:
-    """The JSON elements of ``items`` joined by commas, as ``",".join(map(_ENCODER.encode, items))``."""
+def encode_elements(items: list[Any]) -> str:
+    """The JSON elements of ``items`` joined by commas, as ``",".join(map(ENCODER.encode, items))``."""
     return ",".join(
-        _ENCODER.encode(items[start : start + _ENCODED_TOGETHER])[1:-1]
-        for start in range(0, len(items), _ENCODED_TOGETHER)
+        ENCODER.encode(items[start : start + ENCODED_TOGETHER])[1:-1]
+        for start in range(0, len(items), ENCODED_TOGETHER)
     )
 
 
-def _escaped(text: str) -> str:
+def script_safe(text: str) -> str:
+    """JSON text that cannot end or open markup inside a ``<script>`` element: ``&``, ``<`` and ``>`` as JSON escapes."""
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -279,22 +280,22 @@ def embed_json_parts(data: Any, levels: int = 3) -> Iterator[str]:
     if levels > 0 and isinstance(data, dict) and all(type(key) is str for key in data):
         yield "{"
         for index, (key, value) in enumerate(data.items()):
-            yield ("," if index else "") + _escaped(_ENCODER.encode(key)) + ":"
+            yield ("," if index else "") + script_safe(ENCODER.encode(key)) + ":"
             yield from embed_json_parts(value, levels - 1)
         yield "}"
     elif levels > 0 and isinstance(data, list):
         yield "["
-        if levels > 1 and len(data) <= _BATCH:
+        if levels > 1 and len(data) <= PIECE_ELEMENTS:
             for index, value in enumerate(data):
                 if index:
                     yield ","
                 yield from embed_json_parts(value, levels - 1)
         else:
-            for start in range(0, len(data), _BATCH):
-                yield ("," if start else "") + _escaped(_encode_elements(data[start : start + _BATCH]))
+            for start in range(0, len(data), PIECE_ELEMENTS):
+                yield ("," if start else "") + script_safe(encode_elements(data[start : start + PIECE_ELEMENTS]))
         yield "]"
     else:
-        yield _escaped(_ENCODER.encode(data))
+        yield script_safe(ENCODER.encode(data))
 
 
 ENCODING = "gzip-base64"  # the data element's data-encoding: what the page's script undoes

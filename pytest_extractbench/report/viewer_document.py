@@ -29,30 +29,30 @@ from ..gating.repeated import REPEATED, compare_repeats
 from .rows import recorded_scoring_options
 from .spool import TextSpool
 from .viewer import (
-    _BATCH,
-    _ENCODED_TOGETHER,
-    _ENCODER,
     CATEGORIES,
     ELEMENT_KINDS,
+    ENCODED_TOGETHER,
+    ENCODER,
     MAX_TEXT,
+    PIECE_ELEMENTS,
+    StringTable,
     ViewerRun,
-    _columns,
-    _dataset_samples,
-    _encode_elements,
-    _escaped,
-    _json_text,
-    _list_pairing,
-    _result,
-    _Strings,
     clip,
+    dataset_samples,
     embed_json_parts,
+    encode_elements,
+    json_text,
+    list_pairing,
+    result_entry,
+    run_columns,
+    script_safe,
 )
 
 Parts = Callable[[], Iterator[str]]  # a value's JSON text, piece by piece
 
 
 def _encoded(value: Any) -> str:
-    return _escaped(_ENCODER.encode(value))
+    return script_safe(ENCODER.encode(value))
 
 
 class _Column:
@@ -115,8 +115,8 @@ def _values(values: Iterable[Any]) -> Iterator[str]:
     yield "["
     items = iter(values)
     separator = ""
-    while batch := list(islice(items, _BATCH)):
-        yield separator + _escaped(_encode_elements(batch))
+    while batch := list(islice(items, PIECE_ELEMENTS)):
+        yield separator + script_safe(encode_elements(batch))
         separator = ","
     yield "]"
 
@@ -126,7 +126,7 @@ def _texts(texts: Iterable[str]) -> Iterator[str]:
     yield "["
     items = iter(texts)
     separator = ""
-    while batch := list(islice(items, _BATCH)):
+    while batch := list(islice(items, PIECE_ELEMENTS)):
         yield separator + ",".join(batch)
         separator = ","
     yield "]"
@@ -149,7 +149,7 @@ class ViewerDocument:
     the two JSON texts the page carries, :meth:`data` the whole document as :func:`viewer_data` returns it."""
 
     def __init__(self, runs: Sequence[ViewerRun], *, with_dataset: bool = True) -> None:
-        self.strings = _Strings()
+        self.strings = StringTable()
         self.columns: list[dict[str, str]] = []
         self._models: list[str] = []  # per column, the model's name as the records spell it
         self._order: dict[str, int] = {}  # sample id -> row
@@ -173,8 +173,8 @@ class ViewerDocument:
         waiting: list[list[str]] = []
         for item in runs:
             by_model: dict[str, int] = {}
-            columns_used = _columns(item)
-            pairing = _list_pairing(item)
+            columns_used = run_columns(item)
+            pairing = list_pairing(item)
             for record in item.run.records():
                 model = record["model"]
                 if model not in by_model:
@@ -196,14 +196,14 @@ class ViewerDocument:
                     complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
                     topic, complexity_bin = meta.get("topic"), complexity.get("complexity_bin")
                     waiting.append([sid, str(topic or ""), str(complexity_bin or ""), str(meta.get("title") or "")])
-                    if len(waiting) == _ENCODED_TOGETHER:
-                        self._samples.append(_escaped(_encode_elements(waiting)))
+                    if len(waiting) == ENCODED_TOGETHER:
+                        self._samples.append(script_safe(encode_elements(waiting)))
                         waiting = []
                     self._gold.append(None)
                 held = self._gold[row]
                 gold = {} if held is None else dict(zip(held[::2], held[1::2]))
                 column = by_model[model]
-                self._results[column].add(row, _result(record, self.strings, gold, pairing))
+                self._results[column].add(row, result_entry(record, self.strings, gold, pairing))
                 if gold:
                     self._gold[row] = array("i", [x for pair in sorted(gold.items()) for x in pair])
                 # a track's record keeps its runs at the top, an extraction record among its diagnostics
@@ -211,7 +211,7 @@ class ViewerDocument:
                 if counts is not None:
                     self._passes[column][row] = counts
         if waiting:
-            self._samples.append(_escaped(_encode_elements(waiting)))
+            self._samples.append(script_safe(encode_elements(waiting)))
         return sources
 
     def _make_details(
@@ -220,7 +220,7 @@ class ViewerDocument:
         """Per row: the source text, the schema (a string index), the gold and the gold's fields, encoded."""
         dataset: dict[str, Sample] = {}
         if with_dataset and self._ids:
-            dataset, self.notes = _dataset_samples(runs, set(self._order), sources)
+            dataset, self.notes = dataset_samples(runs, set(self._order), sources)
         details = TextSpool()
         schemas: dict[int, int] = {}  # id of a schema object -> its string: samples of one schema share the object
         for row, sid in enumerate(self._ids):
@@ -228,13 +228,13 @@ class ViewerDocument:
             text = expected = None
             if sample is not None:
                 try:  # a sample of a JSONL file reads its text and gold again from its line
-                    text, expected = clip(sample.text), _json_text(sample.expected, MAX_TEXT)
+                    text, expected = clip(sample.text), json_text(sample.expected, MAX_TEXT)
                 except DatasetChangedError as exc:
                     self.notes.append(f"{exc}: the source text, schema and gold of the samples after it are not shown")
                     dataset = {}
                     sample = None
             if sample is not None and (schema := schemas.get(id(sample.schema))) is None:
-                schema = schemas[id(sample.schema)] = self.strings(_json_text(sample.schema, MAX_TEXT))
+                schema = schemas[id(sample.schema)] = self.strings(json_text(sample.schema, MAX_TEXT))
             gold = self._gold[row]
             self._gold[row] = None  # let go as soon as it is written
             details.append(_encoded([text, schema if sample else -1, expected, list(gold or ())]))

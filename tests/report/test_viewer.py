@@ -279,9 +279,9 @@ _VALUES = st.recursive(
 @pytest.mark.slow
 @given(st.lists(_VALUES, max_size=12))
 def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_with_json_text(values) -> None:
-    memo, plain = viewer._Strings(), viewer._Strings()
+    memo, plain = viewer.StringTable(), viewer.StringTable()
     for value in values * 2:  # every value seen twice: the second time is found in the table
-        assert memo.value(value) == plain(viewer._json_text(value))
+        assert memo.value(value) == plain(viewer.json_text(value))
     assert memo.items == plain.items
 
 
@@ -295,9 +295,9 @@ def test_a_field_value_gets_the_index_of_its_json_text_and_the_table_grows_as_wi
         ),
         max_size=80,
     )
-)  # past viewer._ENCODED_TOGETHER (32)
+)  # past viewer.ENCODED_TOGETHER (32)
 def test_list_elements_encoded_together_are_the_elements_encoded_one_by_one(items) -> None:
-    assert viewer._encode_elements(items) == ",".join(map(viewer._ENCODER.encode, items))
+    assert viewer.encode_elements(items) == ",".join(map(viewer.ENCODER.encode, items))
 
 
 @pytest.mark.slow
