@@ -56,17 +56,22 @@ def per_sample_value(score: Mapping[str, Any], key: str) -> bool | float:
     return float(value) if isinstance(value, (int, float)) else 0.0
 
 
+def per_sample_metrics() -> tuple[str, ...]:
+    """The catalog's per-sample values a row carries, in samples.csv's order."""
+    return tuple(m.per_sample for m in catalog.ranked("sample_column") if m.per_sample)
+
+
 def sample_row(record: Mapping[str, Any], metrics: Sequence[str] | None = None) -> dict[str, Any]:
     """The scalars of one record in full form (:func:`..core.rundoc.expand`) that charts, tables and samples.csv
     use; a track's record has no score (its per-sample values are 0). ``metrics``: the catalog's per-sample values
-    (:func:`.sample_table.per_sample_metrics`), when the caller looked them up once for many records."""
+    (:func:`per_sample_metrics`), when the caller looked them up once for many records."""
     score = record.get("score") or {}
     response = record["response"]
     meta = record["meta"]
     complexity = meta.get("complexity") if isinstance(meta.get("complexity"), Mapping) else {}
     observed = score.get("observed") or dict.fromkeys(rundoc.COUNT_KEYS, 0)
     if metrics is None:
-        metrics = [m.per_sample for m in catalog.ranked("sample_column") if m.per_sample]
+        metrics = per_sample_metrics()
     return {
         "model": record["model"],
         "sample_id": record["sample_id"],

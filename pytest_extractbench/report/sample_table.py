@@ -13,10 +13,9 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from ..analysis import catalog
 from ..core import redact, textsafe
 from ..core.spreadsheet import neutral_cell
-from .rows import Records, sample_row
+from .rows import Records, per_sample_metrics, sample_row
 from .spool import TextSpool
 
 # samples.csv: the record's identity, the catalog's per-sample values (``sample_column`` order), then the rest
@@ -43,11 +42,6 @@ CHART_KEYS = (
     "complexity_bin",
 )
 _SHARED_CELLS = 4096  # texts of cells kept made safe: what repeats comes early, an id column never is kept
-
-
-def per_sample_metrics() -> tuple[str, ...]:
-    """The catalog's per-sample values a row carries, in samples.csv's order."""
-    return tuple(m.per_sample for m in catalog.ranked("sample_column") if m.per_sample)
 
 
 def sample_columns() -> tuple[str, ...]:
@@ -204,10 +198,7 @@ class SampleTable:
 
     def _cell(self, value: Any, shared: bool) -> Any:
         """:func:`cell`; the text of a column whose values repeat (model, topic, failure...) made safe once."""
-        if type(value) is not str:
-            # what cell() gives a number, a flag or None (a str subclass goes the whole way)
-            return cell(value, self._secrets) if isinstance(value, str) else "" if value is None else value
-        if not shared:
+        if not shared or type(value) is not str:  # a number, a flag, None or a str subclass: made each time
             return cell(value, self._secrets)
         found = self._cells.get(value)
         if found is None:
@@ -215,6 +206,10 @@ class SampleTable:
             if len(self._cells) < _SHARED_CELLS:
                 self._cells[value] = found
         return found
+
+    @property
+    def keeps_csv_lines(self) -> bool:
+        return self._lines is not None
 
     def csv_lines(self) -> Iterator[str]:
         """samples.csv's header and rows, line by line (CRLF ends)."""
@@ -249,7 +244,7 @@ class OnePass:
 def sample_table(records: Records, *, csv_lines: bool = True) -> SampleTable:
     """The records' :class:`SampleTable`, from a :class:`OnePass` that has read them all, else by reading them."""
     table = getattr(records, "table", None)
-    if isinstance(table, SampleTable) and (table._lines is not None or not csv_lines):
+    if isinstance(table, SampleTable) and (table.keeps_csv_lines or not csv_lines):
         return table
     table = SampleTable(csv_lines=csv_lines)
     for record in records():

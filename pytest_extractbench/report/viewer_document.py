@@ -110,25 +110,33 @@ class _Column:
         return parts
 
 
-def _values(values: Iterable[Any]) -> Iterator[str]:
-    """A JSON list of ``values`` as :func:`.viewer.embed_json` writes it, encoded a batch at a time."""
+def _batched(items: Iterable[Any], encode: Callable[[list[Any]], str]) -> Iterator[str]:
+    """A JSON list of ``items``, :data:`.viewer.PIECE_ELEMENTS` of them encoded at a time by ``encode``."""
     yield "["
-    items = iter(values)
+    items = iter(items)
     separator = ""
     while batch := list(islice(items, PIECE_ELEMENTS)):
-        yield separator + script_safe(encode_elements(batch))
+        yield separator + encode(batch)
         separator = ","
     yield "]"
 
 
+def _values(values: Iterable[Any]) -> Iterator[str]:
+    """A JSON list of ``values`` as :func:`.viewer.embed_json` writes it."""
+    return _batched(values, lambda batch: script_safe(encode_elements(batch)))
+
+
 def _texts(texts: Iterable[str]) -> Iterator[str]:
     """A JSON list whose elements are ``texts``, each already JSON."""
+    return _batched(texts, ",".join)
+
+
+def _lists(columns: Iterable[Parts]) -> Iterator[str]:
+    """A JSON list of the columns' JSON texts."""
     yield "["
-    items = iter(texts)
-    separator = ""
-    while batch := list(islice(items, PIECE_ELEMENTS)):
-        yield separator + ",".join(batch)
-        separator = ","
+    for k, parts in enumerate(columns):
+        yield "," if k else ""
+        yield from parts()
     yield "]"
 
 
@@ -281,14 +289,6 @@ class ViewerDocument:
             for column in self._passes
         ]
         scores = [column.scores(count) for column in self._results]
-
-        def all_scores() -> Iterator[str]:
-            yield "["
-            for k, parts in enumerate(scores):
-                yield "," if k else ""
-                yield from parts()
-            yield "]"
-
         return _object(
             [
                 ("columns", _plain(self.columns)),
@@ -300,25 +300,21 @@ class ViewerDocument:
                 ("passes", _plain(passes)),
                 ("repeats", _plain(self._repeats)),
                 ("notes", _plain(self.notes)),
-                ("scores", all_scores),
+                ("scores", lambda: _lists(scores)),
             ]
         )
 
     def body_parts(self) -> Iterator[str]:
         """The body's JSON text (strings, details, results), piece by piece."""
 
-        def results() -> Iterator[str]:
-            yield "["
-            for k, column in enumerate(self._results):
-                yield "," if k else ""
-                yield from _texts(column.texts_by_row(self._rows))
-            yield "]"
+        def column_texts(column: _Column) -> Parts:
+            return lambda: _texts(column.texts_by_row(self._rows))
 
         return _object(
             [
                 ("strings", _plain(self.strings.items)),
                 ("details", lambda: _texts(self._details)),
-                ("results", results),
+                ("results", lambda: _lists(column_texts(column) for column in self._results)),
             ]
         )
 
