@@ -43,14 +43,19 @@ class _Watchdog:
     """One daemon thread that raises :class:`ScoringTimeout` in every thread whose scoring deadline passed."""
 
     def __init__(self) -> None:
-        self._wake = threading.Condition()
+        # Scoring threads take the lock itself, never the Condition: a raise can arrive in a scoring thread at any
+        # bytecode, and one arriving inside Condition.__enter__ (Python code, after its lock was taken) left the
+        # lock held by that thread for good, the watchdog stuck waiting for it and every other thread's budget
+        # block waiting to start. ``with`` on the C lock takes it and arms its release in one instruction.
+        self._lock = threading.RLock()
+        self._wake = threading.Condition(self._lock)
         self._blocks: dict[int, list[float | int | bool]] = {}  # token -> [thread id, next raise at, raised]
         self._next_token = 0
         self._waiting_until = float("inf")
         self._thread: threading.Thread | None = None
 
     def enter(self, deadline: float) -> int:
-        with self._wake:
+        with self._lock:
             self._next_token += 1
             token = self._next_token
             self._blocks[token] = [threading.get_ident(), deadline, False]
@@ -63,7 +68,7 @@ class _Watchdog:
 
     def leave(self, token: int) -> None:
         """End the block for good (call until it returns: a raise may arrive while leaving)."""
-        with self._wake:
+        with self._lock:
             block = self._blocks.pop(token, None)
             if block is not None and block[2]:  # a raise the thread has not met yet must not surface after the block
                 _raise_in(int(block[0]), None)

@@ -140,3 +140,32 @@ def test_a_block_without_a_budget_is_never_interrupted() -> None:
         end = time.monotonic() + 0.5
         while time.monotonic() < end:
             sum(range(100))
+
+
+def test_raises_arriving_while_blocks_end_leave_other_threads_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Thousands of blocks overrun by a hair, the watchdog raising again every half millisecond: some raises arrive
+    # while the block is being left. One that arrived inside the watchdog's lock acquisition used to leave the lock
+    # held by this thread, so the watchdog never raised again and another thread's block never started.
+    monkeypatch.setattr(budget, "REPEAT_S", 0.0005)
+    for _ in range(1500):
+        try:
+            with budget.time_budget(0.0005):
+                end = time.monotonic() + 0.002
+                while time.monotonic() < end:
+                    sum(range(50))
+        except budget.ScoringTimeout:
+            pass
+    monkeypatch.setattr(budget, "REPEAT_S", 0.5)
+    outcome: dict[str, object] = {}
+
+    def worker() -> None:
+        try:
+            with budget.time_budget(0.2):
+                spin_swallowing_exceptions()
+        except budget.ScoringTimeout:
+            outcome["worker"] = "stopped"
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+    thread.join(ESCAPE_S)
+    assert outcome == {"worker": "stopped"}
