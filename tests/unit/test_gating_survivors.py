@@ -1,0 +1,190 @@
+"""The gate's small modules (gating/outcomes.py, requirements.py, pairing.py, field_deltas.py, repeated.py) where a
+mutation run found no test looking: why a metric has no value to judge, a performance figure the run never timed,
+an empty baseline's pairing, per-field F1 and its order, and the significance of a pass@k delta. A survivor there
+can turn a failed gate into a passed one. Every value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_extractbench.analysis.performance import ALL_CACHED, NOT_MEASURED
+from pytest_extractbench.gating.baseline import SampleSnapshot
+from pytest_extractbench.gating.field_deltas import field_deltas, field_scores
+from pytest_extractbench.gating.outcomes import (
+    HELD,
+    MISSED,
+    NOT_APPLICABLE,
+    UNMEASURED,
+    Absence,
+    Measuring,
+    absence,
+    outcome_of,
+)
+from pytest_extractbench.gating.pairing import pair_samples, too_few_unchanged
+from pytest_extractbench.gating.repeated import RepeatComparison, paired_mean_delta, repeated_metric
+from pytest_extractbench.gating.requirements import evaluate_requirements, parse_requirement
+from pytest_extractbench.gating.sla import GateCheck
+from pytest_extractbench.scoring import StatsOptions
+
+JUDGE, FIRST_TOKEN = "judge_score", "time_to_first_token_p95_ms"
+NO_TIMING = Absence(UNMEASURED, "the server sent no timing for it")
+NO_VALUE = Absence(UNMEASURED, "the run produced no value for it")
+
+
+# -- outcomes.absence: every branch, each with its own reason ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("metric", "metrics", "value", "measuring", "expected"),
+    [
+        # the run named the components it asked for, and the judge was not one: not applicable whatever the value
+        (JUDGE, {}, 0.8, Measuring(asked=frozenset()), Absence(NOT_APPLICABLE, "the run did not ask for the LLM judge (--extractbench-judge)")),
+        # the judge was asked for and scored: its value decides
+        (JUDGE, {}, 0.8, Measuring(asked=frozenset({JUDGE})), None),
+        # no failure recorded for the judge (another component's failures are not its own): its value decides
+        (JUDGE, {}, 0.8, Measuring(failures={"semantic_similarity": (2, 5, "timeout")}), None),
+        (JUDGE, {}, 0.8, Measuring(), None),
+        # the embeddings failed on 2 of 5 samples: a mean over the other 3 is no measurement
+        (
+            "semantic_similarity", {}, 0.9, Measuring(failures={"semantic_similarity": (2, 5, "timeout")}),
+            Absence(UNMEASURED, "the embeddings backend failed on 2 of 5 sample(s): timeout"),
+        ),
+        (JUDGE, {}, None, Measuring(), Absence(UNMEASURED, "the LLM judge scored no sample")),
+        ("extraction_quality_score", {}, 0.7, Measuring(), None),
+        ("pass_at_k", {}, None, Measuring(), Absence(UNMEASURED, "no sample was run more than once (live runs with --extractbench-repeats N, N >= 2)")),
+        # a performance figure: the run's performance note says why there is no timing
+        ("latency_p95_ms", {"performance": {"note": NOT_MEASURED}}, None, Measuring(), Absence(NOT_APPLICABLE, "no request was sent to a server (offline predictions carry no timings)")),
+        ("latency_p95_ms", {"performance": {"note": ALL_CACHED}}, None, Measuring(), Absence(NOT_APPLICABLE, "every response came from the cache (no request was timed)")),
+        ("latency_p95_ms", {"performance": {"note": "no successful timed request"}}, None, Measuring(), Absence(UNMEASURED, "no request succeeded with a timing")),
+        # no note: time to first token is only measured on streamed answers (not streamed is the default)
+        (FIRST_TOKEN, {"performance": {}}, None, Measuring(), Absence(NOT_APPLICABLE, "answers were not streamed (--extractbench-stream)")),
+        (FIRST_TOKEN, {"performance": {}}, None, Measuring(streamed=True), Absence(UNMEASURED, "no streamed answer sent a first token (the server answered whole, or sent no content)")),
+        # any other figure without a note, streamed or not, and with no performance section at all
+        ("latency_p95_ms", {"performance": {}}, None, Measuring(streamed=True), NO_TIMING),
+        ("latency_p95_ms", {"performance": {}}, None, Measuring(), NO_TIMING),
+        ("latency_p95_ms", {}, None, Measuring(), NO_TIMING),
+        # a catalog metric that is no performance figure, and a name the catalog does not know
+        ("extraction_quality_score", {}, None, Measuring(), NO_VALUE),
+        ("not_a_metric", {}, None, Measuring(), NO_VALUE),
+    ],
+)  # fmt: skip
+def test_why_a_metric_cannot_decide_a_threshold(
+    metric: str, metrics: dict, value: float | None, measuring: Measuring, expected: Absence | None
+) -> None:
+    assert absence(metric, metrics, value, measuring) == expected
+
+
+@pytest.mark.parametrize(
+    ("passed", "value", "outcome"),
+    [(None, None, NOT_APPLICABLE), (None, 0.3, HELD), (True, 0.3, HELD), (False, 0.3, MISSED), (False, None, MISSED)],
+)
+def test_an_older_check_without_an_outcome_gets_one_from_passed_and_value(
+    passed: bool | None, value: float | None, outcome: str
+) -> None:
+    assert outcome_of(passed, value) == outcome
+    # what a GateCheck read from an older metrics.json fills in
+    assert GateCheck("eqs", "eqs", value, 0.5, "min", passed).outcome == outcome
+
+
+# -- requirements: a performance figure the run never timed is no 0 ms -----------------------------------------------
+
+
+def test_a_latency_requirement_on_a_run_without_timings_fails_rather_than_holding_at_zero() -> None:
+    # latency_p50_ms lives at performance.end_to_end_ms.p50 or performance.latency_ms.p50; neither section exists,
+    # so there is no value (not 0 ms, which would meet <= 800) and the server sent no timing: a failed threshold
+    requirement = parse_requirement("latency_p50_ms<=800")
+    for metrics in ({}, {"performance": {}}, {"performance": {"end_to_end_ms": {}}}):
+        (check,) = evaluate_requirements(metrics, [requirement])
+        assert (check.value, check.outcome, check.passed, check.reason) == (
+            None,
+            UNMEASURED,
+            False,
+            "the server sent no timing for it",
+        )
+    # the second place the catalog names holds it: 700 <= 800 holds
+    (check,) = evaluate_requirements({"performance": {"latency_ms": {"p50": 700}}}, [requirement])
+    assert (check.value, check.outcome, check.passed) == (700.0, HELD, True)
+
+
+# -- pairing: an empty baseline lost nothing -------------------------------------------------------------------------
+
+
+def test_a_baseline_with_no_sample_counts_as_wholly_unchanged_and_is_not_refused() -> None:
+    pairing = pair_samples({}, {"a": "h1"})
+    # 0 unchanged + 0 changed + 0 removed = 0 baseline samples: the fraction is 1.0 by definition, not 0/0
+    assert (pairing.baseline_total, pairing.unchanged_fraction, pairing.added) == (0, 1.0, ("a",))
+    assert too_few_unchanged(pairing, 0.9) is None
+    # one baseline sample, changed: 0 of 1 unchanged, under 0.9
+    assert too_few_unchanged(pair_samples({"a": "h0"}, {"a": "h1"}), 0.9) is not None
+
+
+# -- field_deltas: the credit rules and the order -------------------------------------------------------------------
+
+
+def snapshot(valid: bool | None, *fields: tuple[str, str]) -> SampleSnapshot:
+    row = {} if valid is None else {"schema_valid": float(valid)}
+    return SampleSnapshot(row, tuple((path, category, 1.0) for path, category in fields))
+
+
+def test_only_exact_and_partial_fields_of_a_valid_output_earn_credit() -> None:
+    samples = [snapshot(True, ("x", category)) for category in ("exact", "partial", "incorrect", "missed", "spurious")]
+    # credit 1 + 0.5 + 0 + 0 + 0 = 1.5; predicted: every category but missed = 4; expected: every one but spurious = 4
+    # P = R = 1.5 / 4 = 0.375, so F1 = 0.375
+    assert field_scores(samples) == {"x": {"f1_partial": 0.375, "expected": 4.0, "predicted": 4.0}}
+
+
+def test_a_row_without_schema_validity_earns_no_credit() -> None:
+    # no schema_valid: taken as invalid, so the exact field earns 0 of 1 predicted and 1 expected: P = R = F1 = 0
+    assert field_scores([snapshot(None, ("x", "exact"))])["x"]["f1_partial"] == 0.0
+    assert field_scores([snapshot(True, ("x", "exact"))])["x"]["f1_partial"] == 1.0
+
+
+def test_field_deltas_put_the_worst_drop_first_and_fields_of_one_side_last_without_a_delta() -> None:
+    # paths named against their order, so that sorting by name alone would give the reverse
+    baseline = [snapshot(True, ("z", "exact"), ("y", "exact"), ("x", "missed"), ("old", "exact"))]
+    current = [snapshot(True, ("z", "missed"), ("y", "exact"), ("x", "exact"), ("new", "exact"))]
+    # z: 1 -> 0 (missed: 0 credit, 0 predicted, 1 expected: P = 0, R = 0), delta -1; y: 1 -> 1, delta 0;
+    # x: 0 -> 1, delta +1; new and old: one side only, no delta, after every delta, then by name
+    deltas = field_deltas(current, baseline)
+    assert list(deltas) == ["z", "y", "x", "new", "old"]
+    assert [deltas[p]["delta"] for p in deltas] == [-1.0, 0.0, 1.0, None, None]
+    assert deltas["new"] == {"baseline": None, "current": 1.0, "delta": None, "expected": 1.0}
+    assert deltas["old"] == {"baseline": 1.0, "current": None, "delta": None, "expected": 1.0}
+
+
+# -- repeated: pass@k's comparison and the significance of its delta -------------------------------------------------
+
+
+def test_only_pass_at_k_and_pass_hat_k_are_repeated_metrics() -> None:
+    assert repeated_metric("eqs") is None
+    assert repeated_metric("not_a_metric") is None
+    found = repeated_metric(" Pass^k ")
+    assert found is not None and found.name == "pass_hat_k"
+
+
+def test_a_repeat_comparison_says_why_it_did_not_compare_or_nothing_when_nothing_was_repeated() -> None:
+    why = RepeatComparison({}, why="not measured in the baseline")
+    assert why.as_dict() == {"compared": False, "reason": "not measured in the baseline"}
+    assert why.note("m") == "model 'm': pass@k / pass^k not compared: not measured in the baseline"
+    nothing = RepeatComparison({})  # this run repeated no sample: no note at all
+    assert nothing.note("m") is None
+    compared = RepeatComparison({}, 3, ("a", "b"))
+    assert compared.as_dict() == {"compared": True, "runs": 3, "samples": 2}
+
+
+def test_a_pass_at_k_delta_is_significant_only_below_alpha() -> None:
+    # two samples, both 1 now and 0 before: differences (1, 1). The exact permutation test swaps each pair or not
+    # (4 patterns): mean differences 1, 0, 0, -1. At least as extreme as the observed 1 on the high side: 1 of 4;
+    # two-sided p = 2 * 1/4 = 0.5
+    at = paired_mean_delta("pass_at_k", [1.0, 1.0], [0.0, 0.0], StatsOptions(resamples=100, alpha=0.5), rng(0))
+    assert (at.delta, at.p_value, at.significant) == (1.0, 0.5, False)  # p = alpha is not below it
+    above = paired_mean_delta("pass_at_k", [1.0, 1.0], [0.0, 0.0], StatsOptions(resamples=100, alpha=0.6), rng(0))
+    assert above.significant is True
+    # identical runs: every pattern gives 0, p = 1, never significant
+    same = paired_mean_delta("pass_at_k", [1.0, 0.0], [1.0, 0.0], StatsOptions(resamples=100), rng(0))
+    assert (same.delta, same.p_value, same.significant) == (0.0, 1.0, False)
+
+
+def rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
