@@ -5,10 +5,14 @@ can turn a failed gate into a passed one. Every value is worked out by hand in t
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
+from pytest_extractbench.analysis import catalog
 from pytest_extractbench.analysis.performance import ALL_CACHED, NOT_MEASURED
+from pytest_extractbench.gating import verdict
 from pytest_extractbench.gating.baseline import SampleSnapshot
 from pytest_extractbench.gating.field_deltas import field_deltas, field_scores
 from pytest_extractbench.gating.outcomes import (
@@ -25,6 +29,7 @@ from pytest_extractbench.gating.pairing import pair_samples, too_few_unchanged
 from pytest_extractbench.gating.repeated import RepeatComparison, paired_mean_delta, repeated_metric
 from pytest_extractbench.gating.requirements import evaluate_requirements, parse_requirement
 from pytest_extractbench.gating.sla import GateCheck
+from pytest_extractbench.gating.verdict import partial_text, verdict_lines
 from pytest_extractbench.scoring import StatsOptions
 
 JUDGE, FIRST_TOKEN = "judge_score", "time_to_first_token_p95_ms"
@@ -188,3 +193,151 @@ def test_a_pass_at_k_delta_is_significant_only_below_alpha() -> None:
 
 def rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
+
+
+# -- verdict: the closing lines, one scenario per way a run can end ---------------------------------------------------
+
+
+def model(eqs: float = 0.8) -> dict[str, Any]:
+    # no performance section: no "requests answered" part, and no model was asked (recorded outputs)
+    return {"extraction_quality_score": eqs, "eqs_band": "Good - x", "schema_validity_rate": 1.0, "num_samples": 2}
+
+
+MODEL_LINE = "  m: EQS 0.800 (Good), schema validity 100.0% on 2 samples"
+EQS_HELD = GateCheck("extraction_quality_score", "eqs", 0.8, 0.75, "min", True)
+LATE = GateCheck("latency_p95_ms", "p95_latency_ms", None, 5000.0, "max", False, UNMEASURED, "no request timed")
+LATE_WARNED = GateCheck("latency_p95_ms", "p95_latency_ms", None, 5000.0, "max", None, UNMEASURED, "no request timed")
+LATE_LINE = "      p95_latency_ms (needs <= 5 s): could not be measured: no request timed"  # 5000 ms = 5 s, no value
+OFFLINE = GateCheck("latency_p95_ms", "p95_latency_ms", None, 5000.0, "max", None, NOT_APPLICABLE, "offline")
+JUDGE_MISSED = GateCheck(JUDGE, JUDGE, 0.6, 0.8, "min", False, MISSED)
+JUDGE_HELD = GateCheck(JUDGE, JUDGE, 0.9, 0.8, "min", True, HELD)
+JUDGE_DOWN = GateCheck(JUDGE, JUDGE, None, 0.8, "min", False, UNMEASURED, "the LLM judge scored no sample")
+DONE = "verdict: the benchmark worked: it ran to the end and scored every model (details above)."
+PASSES = "the model meets the 'minimum' SLA tier: the session gate passes."
+UNMEASURED_EXIT = (
+    "exit code 1 means a threshold could not be measured (the component that measures it failed, listed above): "
+    "fix it, or let such thresholds warn (--extractbench-unmeasured warn)."
+)
+REQUIRED_EXIT = (
+    "exit code 1 means a model missed a threshold this run requires (listed above), not that the tool failed."
+)
+NO_TIER = "no SLA tier was asserted (--extractbench-sla none)"
+
+
+def test_an_unmeasured_tier_threshold_fails_with_its_own_reason_and_its_own_exit_line() -> None:
+    lines = verdict_lines({"m": model()}, {"m": [EQS_HELD, LATE]}, "minimum")
+    # no warning first (it failed, it was not let pass); the reason is the check's, not the catalog's "too long"
+    assert lines == [
+        DONE,
+        MODEL_LINE,
+        "    did not hold 1 threshold(s) of the 'minimum' SLA tier:",
+        LATE_LINE,
+        UNMEASURED_EXIT,
+    ]
+
+
+def test_an_unmeasured_threshold_let_pass_is_warned_about_first_and_the_gate_passes() -> None:
+    lines = verdict_lines({"m": model()}, {"m": [EQS_HELD, LATE_WARNED]}, "minimum")
+    assert lines == [
+        "warning: 1 threshold(s) could not be measured and were let pass (--extractbench-unmeasured warn); "
+        "listed below.",
+        DONE,
+        MODEL_LINE,
+        "    did not hold 1 threshold(s) of the 'minimum' SLA tier:",
+        LATE_LINE,
+        PASSES,
+    ]
+
+
+def test_a_missed_percent_threshold_shows_percentages_and_the_catalog_reason() -> None:
+    low = GateCheck("success_rate", "success_rate", 0.97, 0.99, "min", False, MISSED)
+    lines = verdict_lines({"m": model()}, {"m": [low]}, "minimum")
+    # 100 * 0.97 = 97.0%, 100 * 0.99 = 99 (:g)
+    assert lines[3] == "      success_rate 97.0% (needs >= 99%): missed: " + catalog.get("success_rate").why_missed
+
+
+def test_thresholds_that_do_not_apply_are_counted_beside_a_held_tier() -> None:
+    lines = verdict_lines({"m": model()}, {"m": [EQS_HELD, OFFLINE]}, "minimum")
+    assert lines == [
+        DONE,
+        MODEL_LINE,
+        "    meets every measured threshold of the 'minimum' SLA tier (1 not applicable to this run)",
+        PASSES,
+    ]
+    assert verdict_lines({"m": model()}, {"m": [EQS_HELD]}, "minimum")[2] == (
+        "    meets every measured threshold of the 'minimum' SLA tier"
+    )
+
+
+def test_a_missed_required_threshold_without_a_tier_is_listed_and_explains_exit_1() -> None:
+    lines = verdict_lines({"m": model()}, {}, "none", required={"m": [JUDGE_HELD, JUDGE_MISSED]})
+    # only the missed one is listed; a required line has no catalog reason (the judge's reason is "")
+    assert lines == [
+        DONE,
+        MODEL_LINE,
+        "    missed 1 required threshold(s) (--extractbench-require):",
+        "      judge_score 0.600 (needs >= 0.8): missed",
+        REQUIRED_EXIT,
+    ]
+
+
+def test_an_unmeasured_required_threshold_did_not_hold_and_is_no_missed_one() -> None:
+    lines = verdict_lines({"m": model()}, {}, "none", required={"m": [JUDGE_DOWN]})
+    assert lines == [
+        DONE,
+        MODEL_LINE,
+        "    did not hold 1 required threshold(s) (--extractbench-require):",
+        "      judge_score (needs >= 0.8): could not be measured: the LLM judge scored no sample",
+        UNMEASURED_EXIT,
+    ]
+
+
+def test_held_required_thresholds_pass_the_gate_with_or_without_a_tier() -> None:
+    untiered = verdict_lines({"m": model()}, {}, "none", required={"m": [JUDGE_HELD]})
+    assert untiered == [
+        DONE,
+        MODEL_LINE,
+        f"{NO_TIER}; every required threshold held or does not apply to this run: the session gate passes.",
+    ]
+    tiered = verdict_lines({"m": model()}, {"m": [EQS_HELD]}, "minimum", required={"m": [JUDGE_HELD]})
+    assert tiered[-1] == PASSES
+    bare = verdict_lines({"m": model()}, {}, "none")
+    assert bare[-1].startswith(f"{NO_TIER}: no threshold gates the session")
+
+
+def test_a_partial_run_says_how_many_samples_the_gate_saw_per_model() -> None:
+    partial = {"scored": 3, "collected": 5, "models": {"m": {"scored": 3, "collected": 5}}}
+    lines = verdict_lines({"m": model()}, {"m": [EQS_HELD]}, "minimum", partial=partial)
+    assert lines[:3] == [
+        "verdict: a partial run: 3 of 5 samples were scored, and the gate judged only those (details above).",
+        MODEL_LINE,
+        "    the gate saw 3 of 5 samples (a partial run: stopped early, deselected, rerun failures only, or items "
+        "without a score)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        (None, None),
+        ({}, None),
+        ({"scored": 5, "collected": 5}, None),  # saw them all
+        ({"scored": 6, "collected": 5}, None),  # more scored than collected (repeats): nothing missing
+        ({"scored": 4, "collected": 5}, "the gate saw 4 of 5 samples"),
+    ],
+)
+def test_partial_text_is_none_unless_some_collected_sample_went_unscored(
+    counts: dict[str, int] | None, expected: str | None
+) -> None:
+    found = partial_text(counts)
+    assert found is None if expected is None else found is not None and found.startswith(f"{expected} (a partial")
+
+
+def test_a_track_without_a_gate_says_what_its_metrics_cover() -> None:
+    found = partial_text({"scored": 1, "collected": 2}, gated=False)
+    assert found is not None and found.startswith("the metrics cover 1 of 2 samples (a partial run")
+
+
+def test_a_check_without_a_value_shows_a_dash() -> None:
+    assert verdict._value(JUDGE_DOWN) == "-"
+    assert verdict._value(JUDGE_MISSED) == "0.600"
