@@ -6,10 +6,13 @@ comments."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from pytest_extractbench.gating.baseline import SampleSnapshot
+from pytest_extractbench import SampleRecord, score_sample
+from pytest_extractbench.gating.baseline import Baseline, SampleSnapshot, file_hash, repeat_counts, snapshot_records
 from pytest_extractbench.gating.buckets import (
     NEW,
     REGRESSED,
@@ -161,3 +164,85 @@ def test_flip_and_field_tallies_break_ties_by_name() -> None:
 
 def test_an_empty_comparison_counts_zero_in_every_bucket() -> None:
     assert set(Buckets(0.05, {}).counts().values()) == {0}
+
+
+# -- baseline: what a snapshot keeps, and the counts of repeats ----------------------------------------------------------
+
+
+def test_a_snapshot_writes_only_the_facts_it_has() -> None:
+    bare = SampleSnapshot({"eqs": 1.0})  # no hash, no pass/fail, no repeats: none of them written, not even as 0
+    assert bare.as_dict("s") == {"sample_id": "s", "row": {"eqs": 1.0}, "fields": []}
+    full = SampleSnapshot({"eqs": 1.0}, (("a", "exact", 1.0),), "h", False, (3, 2))
+    assert full.as_dict("s") == {
+        "sample_id": "s",
+        "row": {"eqs": 1.0},
+        "fields": [["a", "exact", 1.0]],
+        "sample_hash": "h",
+        "passed": False,
+        "repeats": {"runs": 3, "passed": 2},
+    }
+
+
+SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}
+
+
+def test_a_snapshot_of_a_score_keeps_field_scores_to_six_decimals_and_nothing_it_was_not_given() -> None:
+    score = score_sample({"a": "abcdefh"}, {"a": "abcdefg"}, SCHEMA)
+    raw = score.fields[0].score
+    assert round(raw, 6) != round(raw, 7)  # a score whose seventh decimal matters (0.2571428...)
+    snapshot = SampleSnapshot.from_score(score)
+    assert snapshot.fields == (("a", score.fields[0].category, round(raw, 6)),)
+    assert (snapshot.sample_hash, snapshot.passed, snapshot.repeats) == (None, None, None)
+
+
+def test_a_record_without_pass_fail_or_hashes_gives_a_snapshot_without_them() -> None:
+    score = score_sample({"a": "x"}, {"a": "x"}, SCHEMA)
+    record = SimpleNamespace(model="m", sample_id="s", score=score)  # duck-typed: no passed, no diagnostics
+    snapshot = snapshot_records([record])["m"]["s"]
+    assert (snapshot.sample_hash, snapshot.passed, snapshot.repeats) == (None, None, None)
+    kept = SampleRecord(
+        model="m", sample_id="s", score=score, passed=True, diagnostics={"repeats": {"runs": 2, "passed": 1}}
+    )
+    snapshot = snapshot_records([kept], {"s": "h"})["m"]["s"]
+    assert (snapshot.sample_hash, snapshot.passed, snapshot.repeats) == ("h", True, (2, 1))
+
+
+@pytest.mark.parametrize(
+    ("found", "counts"),
+    [
+        ({"runs": 3, "passed": 2}, (3, 2)),
+        ({"runs": 2, "passed": 0}, (2, 0)),  # the smallest repeat: two runs, none passed
+        ({"runs": 2, "passed": 2}, (2, 2)),
+        ({"runs": 1, "passed": 1}, None),  # one run is no repeat
+        ({"runs": 0, "passed": 0}, None),
+        ({"runs": 2, "passed": 3}, None),  # more passes than runs
+        ({"runs": 2, "passed": -1}, None),
+        ({"runs": 3.0, "passed": 1}, None),  # counts are whole numbers, not floats
+        ({"runs": 3, "passed": 1.0}, None),
+        ({"runs": "3", "passed": 1}, None),
+        ({"runs": True, "passed": 1}, None),  # a bool is an int to isinstance, but no count
+        ({"runs": 3, "passed": True}, None),
+        ({"runs": 3}, None),
+        ([3, 1], None),  # not a mapping
+        (None, None),
+    ],
+)
+def test_repeat_counts_accept_only_whole_counts_of_a_real_repeat(found: object, counts: tuple[int, int] | None) -> None:
+    assert repeat_counts(found) == counts  # 0 for None would fail: 0 != None
+
+
+def test_a_baseline_describes_its_file_date_and_short_commit() -> None:
+    baseline = Baseline(
+        Path("b/0003_main.json"), "main", "2026-05-01T10:00:00+00:00", {"git": {"commit": "abc1234567890"}}, {}
+    )
+    assert baseline.describe() == "'main' (0003_main.json, 2026-05-01T10:00:00+00:00, commit abc1234567)"
+    plain = Baseline(Path("0001_x.json"), "x", "2026-05-01", {}, {})
+    assert plain.describe() == "'x' (0001_x.json, 2026-05-01)"
+
+
+def test_file_hash_is_the_sha256_of_the_bytes_or_none(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"abc")
+    # the FIPS 180-2 test vector for "abc"
+    assert file_hash(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert file_hash(tmp_path / "missing") is None
