@@ -6,13 +6,23 @@ comments."""
 from __future__ import annotations
 
 import math
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from pytest_extractbench import SampleRecord, score_sample
-from pytest_extractbench.gating.baseline import Baseline, SampleSnapshot, file_hash, repeat_counts, snapshot_records
+from pytest_extractbench.gating.baseline import (
+    Baseline,
+    SampleSnapshot,
+    file_hash,
+    git_info,
+    provenance,
+    repeat_counts,
+    snapshot_records,
+)
 from pytest_extractbench.gating.buckets import (
     NEW,
     REGRESSED,
@@ -246,3 +256,29 @@ def test_file_hash_is_the_sha256_of_the_bytes_or_none(tmp_path: Path) -> None:
     # the FIPS 180-2 test vector for "abc"
     assert file_hash(path) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert file_hash(tmp_path / "missing") is None
+
+
+def test_provenance_without_a_version_or_git_records_none_for_them(tmp_path: Path) -> None:
+    dataset = SimpleNamespace(name="d", source="s", samples=[])
+    found = provenance(models=["m"], dataset=dataset, rootdir=tmp_path)  # tmp_path is outside every checkout
+    assert (found["package_version"], found["git"], found["options"], found["outputs"]) == (None, None, {}, [])
+    assert found["dataset"]["num_samples"] == 0
+
+
+def test_git_info_records_no_branch_when_git_cannot_tell_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def answers(branch: Any) -> Any:
+        def run(args: list[str], **_: Any) -> SimpleNamespace:
+            if args[3:] == ["rev-parse", "HEAD"]:
+                return SimpleNamespace(returncode=0, stdout="abc123\n")
+            if args[3:5] == ["status", "--porcelain"]:
+                return SimpleNamespace(returncode=0, stdout=" M f.py\n")
+            if isinstance(branch, Exception):
+                raise branch
+            return SimpleNamespace(returncode=branch, stdout="")
+
+        return run
+
+    # git answered the commit and a dirty status, then failed on the branch (exit 128) or could not be run at all
+    for branch in (128, OSError("no git"), subprocess.TimeoutExpired("git", 10)):
+        monkeypatch.setattr(subprocess, "run", answers(branch))
+        assert git_info(tmp_path) == {"commit": "abc123", "dirty": True, "branch": None}
