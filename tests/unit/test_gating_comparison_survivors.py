@@ -17,11 +17,15 @@ from pytest_extractbench import SampleRecord, score_sample
 from pytest_extractbench.gating.baseline import (
     Baseline,
     SampleSnapshot,
+    build,
     file_hash,
     git_info,
+    load,
     provenance,
     repeat_counts,
+    save,
     snapshot_records,
+    stored,
 )
 from pytest_extractbench.gating.buckets import (
     NEW,
@@ -282,3 +286,26 @@ def test_git_info_records_no_branch_when_git_cannot_tell_it(monkeypatch: pytest.
     for branch in (128, OSError("no git"), subprocess.TimeoutExpired("git", 10)):
         monkeypatch.setattr(subprocess, "run", answers(branch))
         assert git_info(tmp_path) == {"commit": "abc123", "dirty": True, "branch": None}
+
+
+def test_stored_lists_only_numbered_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a baseline")
+    (tmp_path / "0002_folder.json").mkdir()  # named like one, but a directory
+    (tmp_path / "0001_main.json").write_text("{}")
+    assert stored(tmp_path) == [(1, "main", tmp_path / "0001_main.json")]
+
+
+def test_an_older_baseline_file_loads_with_its_rows_completed_and_its_provenance(tmp_path: Path) -> None:
+    score = score_sample({"a": "x"}, {"a": "x"}, SCHEMA)  # a perfect sample: EQS 1
+    document = build("old", snapshot_records([SampleRecord("m", "s", score)]), {}, {"git": None, "who": "ci"}, {})
+    (sample,) = document["models"]["m"]["samples"]
+    for key in ("perfect", "zero_score"):  # saved before these were kept: they follow from its EQS
+        del sample["row"][key]
+    sample.pop("passed", None)
+    path = save(document, tmp_path)
+    loaded = load(path)
+    snapshot = loaded.models["m"]["s"]
+    # EQS 1.0 >= 1 - tolerance: perfect; 1.0 <= tolerance fails: no zero score
+    assert (snapshot.row["perfect"], snapshot.row["zero_score"]) == (1.0, 0.0)
+    assert snapshot.passed is None  # not 0: the file never said
+    assert loaded.provenance == {"git": None, "who": "ci"}
