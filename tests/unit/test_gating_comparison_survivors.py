@@ -5,6 +5,7 @@ comments."""
 
 from __future__ import annotations
 
+import argparse
 import math
 import subprocess
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_extractbench import SampleRecord, score_sample
+from pytest_extractbench.analysis.resampled import MetricDelta
+from pytest_extractbench.analysis.stats import Interval
 from pytest_extractbench.gating.baseline import (
     Baseline,
     SampleSnapshot,
@@ -39,6 +42,16 @@ from pytest_extractbench.gating.buckets import (
     field_flips,
     passed,
     sample_bucket,
+)
+from pytest_extractbench.gating.outcomes import HELD, MISSED, UNMEASURED
+from pytest_extractbench.gating.regression import (
+    EQS,
+    NOT_COMPARABLE,
+    CheckResult,
+    evaluate_check,
+    parse_compare_fail,
+    parse_verdict_thresholds,
+    verdict,
 )
 
 
@@ -309,3 +322,96 @@ def test_an_older_baseline_file_loads_with_its_rows_completed_and_its_provenance
     assert (snapshot.row["perfect"], snapshot.row["zero_score"]) == (1.0, 0.0)
     assert snapshot.passed is None  # not 0: the file never said
     assert loaded.provenance == {"git": None, "who": "ci"}
+
+
+# -- regression: expressions, a check's record and its margin ------------------------------------------------------
+
+
+def test_a_compare_fail_expression_needs_a_metric_before_the_colon() -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="expected METRIC:MARGIN"):
+        parse_compare_fail(":-0.02")
+
+
+@pytest.mark.parametrize("text", ["nan,-0.02", "0.01,inf", "inf,-0.02", "-0.01,-0.02"])
+def test_verdict_thresholds_must_be_finite_with_a_non_negative_improvement(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="expected IMPROVE >= 0 and a finite REGRESS"):
+        parse_verdict_thresholds(text)
+
+
+def test_an_improvement_threshold_of_zero_is_allowed() -> None:
+    assert parse_verdict_thresholds("0,0.02") == (0.0, -0.02)  # REGRESS is a drop whatever its sign
+
+
+def test_a_delta_that_is_not_a_number_is_not_comparable() -> None:
+    assert verdict(math.nan, (0.01, -0.02)) == NOT_COMPARABLE
+
+
+def delta(a: float, b: float, change: float, *, significant: bool = True, metric: str = EQS) -> MetricDelta:
+    ci = Interval(change, change - 0.01, change + 0.01, 0.95, "paired percentile bootstrap", 1000, 30)
+    return MetricDelta(metric, a, b, change, ci, 0.001, "permutation", {}, significant, 30, True)
+
+
+def test_a_drop_equal_to_the_margin_is_within_it_despite_float_rounding() -> None:
+    check = parse_compare_fail("eqs:-0.02")
+    # 0.48 - 0.5 = -0.020000000000000018 in floats: 2e-17 past the margin, far under the 1e-12 tolerance
+    result = evaluate_check(check, delta(0.48, 0.5, 0.48 - 0.5), model="m", scope=None, alpha=0.05)
+    assert (result.failed, result.exceeds_margin, result.outcome) == (False, False, HELD)
+    # a margin of 0: a drop of exactly the tolerance is not past it, a drop of 0.001 is
+    zero = parse_compare_fail("eqs:-0")
+    assert not evaluate_check(zero, delta(0.0, 1e-12, -1e-12), model="m", scope=None, alpha=0.05).failed
+    assert evaluate_check(zero, delta(0.499, 0.5, -0.001), model="m", scope=None, alpha=0.05).failed
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "side"),
+    [(0.5, math.nan, "the baseline"), (math.inf, 0.5, "this run"), (math.nan, math.nan, "the baseline")],
+)
+def test_a_check_on_a_value_that_is_not_a_number_fails_as_unmeasured(a: float, b: float, side: str) -> None:
+    result = evaluate_check(parse_compare_fail("eqs:-0.02"), delta(a, b, a - b), model="m", scope=None, alpha=0.05)
+    assert (result.failed, result.outcome, result.allowed_drop, result.exceeds_margin) == (
+        True,
+        UNMEASURED,
+        None,
+        False,
+    )
+    assert f"{side} has no numeric value for it" in result.message
+
+
+def test_a_check_result_without_a_delta_writes_and_reads_back_as_such() -> None:
+    bare = CheckResult("eqs:-0.02", EQS, "m", None, True, "COULD NOT BE MEASURED", outcome=UNMEASURED)
+    written = bare.as_dict()
+    assert written == {
+        "check": "eqs:-0.02",
+        "outcome": UNMEASURED,
+        "metric": EQS,
+        "model": "m",
+        "scope": None,
+        "failed": True,
+        "exceeds_margin": False,
+        "allowed_drop": None,
+        "message": "COULD NOT BE MEASURED",
+    }
+    read = CheckResult.from_dict(written)
+    assert (read.delta, read.outcome, read.failed) == (None, UNMEASURED, True)  # not re-derived as "missed"
+
+
+def test_a_check_result_with_a_delta_round_trips_through_metrics_json() -> None:
+    found = delta(0.4, 0.5, -0.1, metric="hallucination_rate")
+    result = CheckResult("x", "hallucination_rate", "m", "subset 'a'", True, "msg", found, 0.02, True)
+    written = result.as_dict()
+    assert (written["baseline"], written["current"], written["delta"], written["n_shared"]) == (0.5, 0.4, -0.1, 30)
+    assert (written["p_value"], written["test"], written["significant"]) == (0.001, "permutation", True)
+    assert written["ci"]["low"] == -0.1 - 0.01
+    read = CheckResult.from_dict(written)
+    assert read.delta is not None
+    assert (read.delta.a, read.delta.b, read.delta.delta, read.delta.n) == (0.4, 0.5, -0.1, 30)
+    assert read.delta.higher_is_better is False  # from the catalog: a lower hallucination rate is better
+    assert (read.allowed_drop, read.exceeds_margin, read.outcome) == (0.02, True, MISSED)
+
+
+def test_a_check_read_back_without_a_sample_count_or_a_known_metric() -> None:
+    written = {**CheckResult("x", "custom", "m", None, False, "ok", delta(0.5, 0.5, 0.0)).as_dict()}
+    del written["n_shared"]
+    read = CheckResult.from_dict(written)
+    assert read.delta is not None
+    assert (read.delta.n, read.delta.higher_is_better) == (0, True)  # no count: 0; unknown metric: higher is better
