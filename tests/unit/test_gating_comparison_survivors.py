@@ -8,14 +8,15 @@ from __future__ import annotations
 import argparse
 import math
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from pytest_extractbench import SampleRecord, score_sample
-from pytest_extractbench.analysis.resampled import MetricDelta
+from pytest_extractbench import SampleRecord, StatsOptions, score_sample
+from pytest_extractbench.analysis.resampled import MetricDelta, sample_row
 from pytest_extractbench.analysis.stats import Interval
 from pytest_extractbench.gating.baseline import (
     Baseline,
@@ -46,13 +47,25 @@ from pytest_extractbench.gating.buckets import (
 from pytest_extractbench.gating.outcomes import HELD, MISSED, UNMEASURED
 from pytest_extractbench.gating.regression import (
     EQS,
+    IMPROVED,
+    NEUTRAL,
     NOT_COMPARABLE,
+    PASS_RATE,
     CheckResult,
+    ModelComparison,
+    Scope,
+    compare_model,
+    compare_run,
     evaluate_check,
+    pair_models,
     parse_compare_fail,
     parse_verdict_thresholds,
     verdict,
 )
+from pytest_extractbench.gating.regression import (
+    REGRESSED as VERDICT_REGRESSED,
+)
+from pytest_extractbench.gating.repeated import RepeatComparison
 
 
 def snap(eqs: float | None, ok: bool | None, *fields: tuple[str, str]) -> SampleSnapshot:
@@ -415,3 +428,125 @@ def test_a_check_read_back_without_a_sample_count_or_a_known_metric() -> None:
     read = CheckResult.from_dict(written)
     assert read.delta is not None
     assert (read.delta.n, read.delta.higher_is_better) == (0, True)  # no count: 0; unknown metric: higher is better
+
+
+# -- regression: one model's comparison and the run's ---------------------------------------------------------------
+
+ROW = sample_row(score_sample({"a": "x"}, {"a": "x"}, SCHEMA))  # a perfect sample's row: every quantity present
+FAST = StatsOptions(resamples=200)
+
+
+def rows(eqs: float, ids: Sequence[str] = ("s0", "s1", "s2", "s3"), **extra: Any) -> dict[str, SampleSnapshot]:
+    return {i: SampleSnapshot({**ROW, "eqs": eqs}, **extra) for i in ids}
+
+
+def test_a_model_comparison_written_with_its_defaults() -> None:
+    comparison = ModelComparison("m", "m", ["s"], [], [], {}, {}, NEUTRAL)
+    written = comparison.as_dict()
+    assert written["paired_on"] == "unchanged samples (same id and content hash)"  # hashed unless told otherwise
+    assert written["samples"]["checked"] is True
+    # no EQS delta: no accuracies; no buckets, no repeats, no verdict metric besides EQS written
+    assert (written["baseline_accuracy"], written["candidate_accuracy"], written["delta"]) == (None, None, None)
+    assert not {"buckets", "repeats", "verdict_metric"} & set(written)
+    assert comparison.failed == []
+
+
+def test_a_model_comparison_written_with_everything_set() -> None:
+    found = delta(0.6, 0.8, -0.2, metric=PASS_RATE)
+    failing = CheckResult("x", PASS_RATE, "m", None, True, "REGRESSION")
+    comparison = ModelComparison(
+        "m", "m", ["s"], ["extra"], [], {PASS_RATE: found}, {}, VERDICT_REGRESSED, [failing], hashed=False,
+        buckets=Buckets(0.05, {}), repeats=RepeatComparison({}, why="w"), verdict_metric=PASS_RATE,
+    )  # fmt: skip
+    written = comparison.as_dict()
+    assert written["paired_on"] == "shared sample ids (the sample sets differ)"  # one sample only in this run
+    assert written["verdict_metric"] == PASS_RATE
+    assert (written["baseline_accuracy"], written["candidate_accuracy"], written["delta"]) == (0.8, 0.6, -0.2)
+    assert written["buckets"]["counts"]["regressed"] == 0
+    assert written["repeats"] == {"compared": False, "reason": "w"}
+    assert comparison.failed == [failing]
+
+
+def test_compare_model_reads_a_verdict_with_the_default_thresholds() -> None:
+    # every sample's EQS 0.5 -> 0.55: +0.05 > +0.01 improves; 0.5 -> 0.45: -0.05 < -0.02 regresses
+    improved = compare_model("m", rows(0.55), rows(0.5), FAST)
+    assert (improved.verdict, improved.hashed) == (IMPROVED, True)
+    assert compare_model("m", rows(0.45), rows(0.5), FAST).verdict == VERDICT_REGRESSED
+    assert compare_model("m", rows(0.505), rows(0.5), FAST).verdict == NEUTRAL  # +0.005: within both
+
+
+def test_pass_at_k_against_a_baseline_that_asked_once_says_so() -> None:
+    current = rows(1.0, repeats=(3, 2))
+    compared = compare_model("m", current, rows(1.0), FAST)  # the baseline's format keeps counts by default
+    assert compared.repeats is not None
+    assert compared.repeats.why == (
+        "not measured in the baseline: its run asked each sample once (save it from a run with "
+        "--extractbench-repeats N, N >= 2)"
+    )
+
+
+def test_pass_at_k_deltas_are_the_same_every_time_the_same_runs_are_compared() -> None:
+    ids = [f"s{i}" for i in range(40)]
+    current = {i: SampleSnapshot(ROW, repeats=(5, n % 6)) for n, i in enumerate(ids)}
+    baseline = {i: SampleSnapshot(ROW, repeats=(4, (3 * n) % 5)) for n, i in enumerate(ids)}
+    first, again = (compare_model("m", current, baseline, FAST).deltas for _ in range(2))
+    for name in ("pass_at_k", "pass_hat_k"):  # the bootstrap and permutation draws are seeded, not fresh
+        assert first[name].ci == again[name].ci and first[name].p_value == again[name].p_value
+
+
+def test_a_scope_without_shared_samples_names_itself_in_the_unmeasured_message() -> None:
+    scope = Scope("subset 'tiny'", frozenset({"elsewhere"}), (parse_compare_fail("eqs:-0.02"),))
+    result = compare_model("m", rows(0.5), rows(0.5), FAST, scopes=[scope])
+    (check,) = result.checks
+    assert check.message == (
+        "COULD NOT BE MEASURED model 'm', subset 'tiny': no sample in common with the baseline (eqs:-0.02)"
+    )
+    assert (check.scope, check.failed, check.outcome) == ("subset 'tiny'", True, UNMEASURED)
+
+
+def test_models_pair_by_name_unless_each_run_has_one() -> None:
+    assert pair_models(["a", "b"], ["a"]) == {"a": "a", "b": None}
+    assert pair_models(["a"], ["a", "b"]) == {"a": "a"}
+    assert pair_models(["x"], ["y"]) == {"x": "y"}
+
+
+def base(models: dict[str, dict[str, SampleSnapshot]], track: str = "extraction") -> Baseline:
+    return Baseline(Path("0001_b.json"), "b", "2026-01-01", {}, models, track=track)
+
+
+def test_a_run_notes_a_model_missing_from_the_baseline_and_checks_it_as_unmeasured() -> None:
+    current = {"m": rows(0.5), "other": rows(0.5)}
+    result = compare_run(current, base({"m": rows(0.5)}), FAST, checks=[parse_compare_fail("eqs:-0.02")])
+    assert "model 'other' is not in the baseline (it has: m)" in result.notes
+    (unchecked,) = result.unchecked
+    assert (unchecked.model, unchecked.scope, unchecked.failed, unchecked.outcome) == ("other", None, True, UNMEASURED)
+    assert result.pairing is None and result.as_dict()["pairing"] is None  # no hashes given: no pairing
+
+
+def test_a_run_notes_samples_changed_since_the_baseline_or_only_in_one_run() -> None:
+    hashed = {i: SampleSnapshot({**ROW, "eqs": 0.5}, sample_hash="h") for i in ("s0", "s1", "s2", "s3")}
+    edited = {"s0": "new", "s1": "h", "s2": "h", "s3": "h"}  # s0's text, schema or gold changed since
+    result = compare_run({"m": rows(0.5)}, base({"m": hashed}), FAST, sample_hashes=edited)
+    assert result.notes == [
+        "model 'm': paired on the 3 samples both runs scored (0 only in this run, 0 only in the baseline, "
+        "1 changed since (not compared))"
+    ]
+    extra = compare_run({"m": rows(0.5, ("s0", "s1", "s2", "s3", "s4"))}, base({"m": hashed}), FAST)
+    assert extra.notes == [
+        "model 'm': paired on the 4 samples both runs scored (1 only in this run, 0 only in the baseline)"
+    ]
+
+
+def test_a_run_reads_its_verdict_with_the_default_thresholds() -> None:
+    # +0.05 > +0.01 improves, -0.05 < -0.02 regresses (as compare_model)
+    assert compare_run({"m": rows(0.55)}, base({"m": rows(0.5)}), FAST).models["m"].verdict == IMPROVED
+    assert compare_run({"m": rows(0.45)}, base({"m": rows(0.5)}), FAST).models["m"].verdict == VERDICT_REGRESSED
+
+
+def test_a_baseline_of_another_track_leaves_every_check_unmeasured_without_a_scope() -> None:
+    result = compare_run(
+        {"m": rows(0.5)}, base({"m": rows(0.5)}, track="toolcall"), FAST, checks=[parse_compare_fail("eqs:-0.02")]
+    )
+    (check,) = result.unchecked
+    assert (check.scope, check.failed, check.outcome) == (None, True, UNMEASURED)
+    assert result.pairing is None and result.as_dict()["pairing"] is None
