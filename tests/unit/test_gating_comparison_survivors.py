@@ -66,6 +66,14 @@ from pytest_extractbench.gating.regression import (
     REGRESSED as VERDICT_REGRESSED,
 )
 from pytest_extractbench.gating.repeated import RepeatComparison
+from pytest_extractbench.gating.subsets import (
+    Condition,
+    GroupBy,
+    SubsetConfig,
+    SubsetConfigError,
+    load_subsets,
+    members,
+)
 
 
 def snap(eqs: float | None, ok: bool | None, *fields: tuple[str, str]) -> SampleSnapshot:
@@ -550,3 +558,99 @@ def test_a_baseline_of_another_track_leaves_every_check_unmeasured_without_a_sco
     (check,) = result.unchecked
     assert (check.scope, check.failed, check.outcome) == (None, True, UNMEASURED)
     assert result.pairing is None and result.as_dict()["pairing"] is None
+
+
+# -- subsets: conditions at their edges, every configuration problem, group keys --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("operator", "value", "actual", "matches"),
+    [
+        ("gt", "a", 5, False),  # a number and a text bound are never ordered
+        ("gt", 3, "b", False),  # nor a text and a number bound
+        ("lt", 3, [1], False),  # a list is neither
+        ("eq", "1", 1, False),  # the number 1 is not the text "1"
+        ("eq", 1.5, 1.0, False),  # 0.5 apart
+        ("eq", 1.5, 1.5 + 1e-13, True),  # within the 1e-12 a number may differ by
+        ("contains", 3, 3, False),  # a number contains nothing
+        ("not_contains", 3, 3, True),
+        ("regex", "^None$", None, False),  # null is no text, though str(None) would match
+        ("regex", ".", [1], False),
+        ("regex", ".", {"a": 1}, False),
+        ("regex", r"(a|a)*\1b", "a" * 40 + "!", False),  # too much backtracking: not in the subset
+        ("regex", "^7$", 7, True),  # a number's text is searched
+    ],
+)
+def test_a_condition_at_its_edges(operator: str, value: Any, actual: Any, matches: bool) -> None:
+    assert Condition("f", operator, value).matches(actual) is matches
+
+
+OK = {"field": "x", "operator": "eq", "value": 1}
+
+
+@pytest.mark.parametrize(
+    ("data", "problems"),
+    [
+        ({"subsets": "x"}, ["subsets: must be a list of rules"]),
+        ({"group_by": 5}, ["group_by: must be a field name, a mapping or a list of them"]),
+        ({"subsets": [5]}, ["subsets[0]: a rule must be a mapping with name and conditions"]),
+        ({"subsets": [{"name": "a", "conditions": []}]}, ["subsets[0].conditions: a non-empty list is required"]),
+        (
+            {"subsets": [{"name": "a", "conditions": [5]}]},
+            ["subsets[0].conditions[0]: a condition must be a mapping with field, operator and value"],
+        ),
+        ({"subsets": [{"name": "a", "conditions": [{**OK, "extra": 2}]}]}, ["subsets[0].conditions[0].extra: unknown key"]),
+        ({"subsets": [{"name": "a", "conditions": [{**OK, "field": ""}]}]}, ["subsets[0].conditions[0].field: a field name is required"]),
+        ({"subsets": [{"name": "a", "conditions": [{**OK, "field": 5}]}]}, ["subsets[0].conditions[0].field: a field name is required"]),
+        ({"subsets": [{"name": "a", "conditions": [{"operator": "eq", "value": 1}]}]}, ["subsets[0].conditions[0].field: a field name is required"]),
+        ({"subsets": [{"name": "a", "conditions": [{"field": "x", "operator": "eq"}]}]}, ["subsets[0].conditions[0].value: required"]),
+        ({"subsets": [{"name": "a", "conditions": [OK], "compare_fail": 5}]}, ["subsets[0].compare_fail: must be a list of METRIC:MARGIN expressions"]),
+        ({"subsets": [{"name": "a", "conditions": [{**OK, "operator": "regex", "value": 5}]}]}, ["subsets[0].conditions[0].value: regex needs a string pattern"]),
+        ({"subsets": [{"name": "a", "conditions": [{**OK, "value": math.nan}]}]}, ["subsets[0].conditions[0].value: must be a finite number, got nan"]),
+        ({"group_by": [5]}, ["group_by[0]: a field name or a mapping with 'field'"]),
+        ({"group_by": [{"field": "x", "extra": 1}]}, ["group_by[0].extra: unknown key"]),
+        ({"group_by": [{"field": ""}]}, ["group_by[0].field: a field name is required"]),
+        # two rules without a name: each is told so, and neither is a duplicate of the other
+        (
+            {"subsets": [{"conditions": [OK]}, {"conditions": [OK]}]},
+            ["subsets[0].name: a non-empty string is required", "subsets[1].name: a non-empty string is required"],
+        ),
+        # a rule refused for a bad condition is no rule: a later rule of its name is no duplicate
+        (
+            {"subsets": [{"name": "a", "conditions": [{**OK, "operator": "gt", "value": [1]}]}, {"name": "a", "conditions": [OK]}]},
+            ["subsets[0].conditions[0].value: gt needs a number or a string, got list"],
+        ),
+        (
+            {"subsets": [{"name": "b", "conditions": [{**OK, "value": math.inf}]}, {"name": "b", "conditions": [OK]}]},
+            ["subsets[0].conditions[0].value: must be a finite number, got inf"],
+        ),
+    ],
+)  # fmt: skip
+def test_every_problem_of_a_subsets_configuration_is_reported_with_its_key_path(
+    data: dict[str, Any], problems: list[str]
+) -> None:
+    with pytest.raises(SubsetConfigError) as raised:
+        SubsetConfig.from_data(data)
+    assert raised.value.problems == problems
+
+
+def test_a_yaml_file_with_a_control_character_is_reported_by_its_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "subsets.yaml"
+    path.write_text("subsets:\x07 []\n")  # the YAML reader refuses it before parsing: no line or column
+    with pytest.raises(SubsetConfigError) as raised:
+        load_subsets(path)
+    assert raised.value.problems == [
+        "not valid YAML: unacceptable character #x0007: special characters are not allowed"
+    ]
+
+
+def test_a_group_key_of_an_object_value_does_not_depend_on_its_key_order() -> None:
+    score = score_sample({"a": "x"}, {"a": "x"}, SCHEMA)
+    records = [
+        SampleRecord("m", "s1", score, meta={"tags": {"b": 1, "a": 2}}),
+        SampleRecord("m", "s2", score, meta={"tags": {"a": 2, "b": 1}}),
+    ]
+    _, groups = members(records, SubsetConfig(group_by=(GroupBy("tags"),)))
+    assert {key: [r.sample_id for r in found] for key, found in groups["tags"].items()} == {
+        '{"a": 2, "b": 1}': ["s1", "s2"]
+    }
