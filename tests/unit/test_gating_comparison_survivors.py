@@ -1,6 +1,6 @@
-"""The baseline comparison's modules (gating/buckets.py, baseline.py, regression.py, subsets.py) where a mutation run
-found no test looking: how a field flip ranks, which samples regressed worst, the bucket texts at their edges. A
-survivor there can hide a regression from the reviewer or from the gate. Every value is worked out by hand in the
+"""The baseline comparison's modules (gating/baseline.py, regression.py, subsets.py) where a mutation run found no
+test looking: what a baseline keeps, a check's margin and record, one model's and the run's comparison, subset
+conditions and their configuration. A survivor there can hide a regression from the reviewer or from the gate. Every value is worked out by hand in the
 comments."""
 
 from __future__ import annotations
@@ -32,17 +32,7 @@ from pytest_extractbench.gating.baseline import (
     stored,
 )
 from pytest_extractbench.gating.buckets import (
-    NEW,
-    REGRESSED,
-    REMOVED,
-    UNCHANGED,
     Buckets,
-    FieldFlip,
-    SampleBucket,
-    bucket_samples,
-    field_flips,
-    passed,
-    sample_bucket,
 )
 from pytest_extractbench.gating.outcomes import HELD, MISSED, UNMEASURED
 from pytest_extractbench.gating.regression import (
@@ -74,145 +64,6 @@ from pytest_extractbench.gating.subsets import (
     load_subsets,
     members,
 )
-
-
-def snap(eqs: float | None, ok: bool | None, *fields: tuple[str, str]) -> SampleSnapshot:
-    """A scored sample: its EQS (None: a track without EQS), whether its item passed, each field's category."""
-    row = {"schema_valid": 1.0} if eqs is None else {"eqs": eqs, "schema_valid": 1.0}
-    return SampleSnapshot(row, tuple((path, category, 1.0) for path, category in fields), passed=ok)
-
-
-# -- buckets: how a flip ranks --------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("before", "after", "worse"),
-    [
-        ("exact", "-", False),  # a path gone from both gold and prediction is as good as exact: no worse
-        ("-", "exact", False),  # and one that appears as exact is no worse either
-        ("exact", "partial", True),  # partial ranks under exact
-        ("partial", "exact", False),
-        ("incorrect", "missed", True),  # missed ranks under incorrect
-        ("incorrect", "spurious", True),  # so does spurious
-        ("missed", "spurious", False),  # the two lowest rank alike: neither is worse
-        ("incorrect", "new-category", True),  # a category the ranking does not know ranks lowest
-        ("new-category", "missed", False),  # and from it nothing is worse
-    ],
-)
-def test_a_flip_is_worse_only_when_its_new_category_ranks_lower(before: str, after: str, worse: bool) -> None:
-    assert FieldFlip("a", before, after).worse is worse
-
-
-def test_worsened_flips_come_first_then_by_path() -> None:
-    baseline = snap(1.0, True, ("a", "missed"), ("b", "exact"))
-    current = snap(1.0, True, ("a", "exact"), ("b", "missed"))
-    # a got better, b got worse: b first although a sorts first by name
-    assert [str(f) for f in field_flips(current, baseline)] == ["b: exact -> missed", "a: missed -> exact"]
-
-
-def test_a_snapshot_without_pass_fail_or_validity_did_not_pass() -> None:
-    assert passed(SampleSnapshot({})) is False  # no schema_valid: taken as 0, not valid
-    assert passed(SampleSnapshot({"schema_valid": 1.0})) is True
-    assert passed(SampleSnapshot({"schema_valid": 1.0}, passed=False)) is False  # a kept pass/fail decides
-
-
-# -- buckets: new, removed and the texts ------------------------------------------------------------------------------
-
-
-def test_a_new_and_a_removed_sample_carry_only_their_own_side() -> None:
-    new = sample_bucket("n", snap(0.7, True), None)
-    assert new.as_dict() == {
-        "sample_id": "n",
-        "bucket": NEW,
-        "baseline_eqs": None,
-        "current_eqs": 0.7,
-        "eqs_delta": None,  # no baseline EQS: no delta, not 0.7 - 0
-        "baseline_passed": None,
-        "current_passed": True,
-        "field_flips": [],
-    }
-    assert new.describe() == "n"  # no "EQS before -> after" with one side missing
-    removed = sample_bucket("r", None, snap(0.6, False))
-    assert (removed.bucket, removed.baseline_eqs, removed.current_eqs, removed.eqs_delta) == (REMOVED, 0.6, None, None)
-    assert (removed.baseline_passed, removed.current_passed) == (False, None)
-    assert removed.describe() == "r"
-
-
-def test_a_sample_description_names_a_lost_pass_and_at_most_two_flips() -> None:
-    flips = (FieldFlip("a", "exact", "missed"), FieldFlip("b", "exact", "partial"), FieldFlip("c", "partial", "missed"))
-    dropped = SampleBucket("s", REGRESSED, 0.9, 0.4, True, True, flips[:2])
-    # still passing: no "pass -> fail"; two flips: both shown, no "+0 more"
-    assert dropped.describe() == "s 0.900 -> 0.400 (a: exact -> missed, b: exact -> partial)"
-    lost = SampleBucket("s", REGRESSED, 1.0, 0.4, True, False, flips)
-    # three flips: two shown and 3 - 2 = 1 more
-    assert lost.describe() == "s 1.000 -> 0.400, pass -> fail (a: exact -> missed, b: exact -> partial, +1 more)"
-
-
-# -- buckets: the EQS drop at its edges ----------------------------------------------------------------------------
-
-
-def test_an_eqs_drop_of_exactly_the_delta_is_no_regression() -> None:
-    # before - after = (0.25 + 1e-12) - 0 is the very float delta + 1e-12 the rule compares with: not above it
-    edge = 0.25 + 1e-12
-    at = sample_bucket("s", snap(0.0, True), snap(edge, True), delta=0.25)
-    assert at.bucket == UNCHANGED
-    past = sample_bucket("s", snap(0.0, True), snap(0.26, True), delta=0.25)  # 0.26 - 0 > 0.25 + 1e-12
-    assert past.bucket == REGRESSED
-
-
-@pytest.mark.parametrize("before", [math.inf, -math.inf, math.nan])
-def test_an_eqs_that_is_not_a_finite_number_never_counts_as_a_drop(before: float) -> None:
-    # inf - 0.5 = inf would pass any delta; such a baseline value says nothing about this run
-    assert sample_bucket("s", snap(0.5, True), snap(before, True)).bucket == UNCHANGED
-    assert sample_bucket("s", snap(before, True), snap(0.5, True)).bucket == UNCHANGED
-
-
-# -- buckets: the worst regressions first, and the tallies ------------------------------------------------------------
-
-
-def test_regressions_are_ordered_lost_pass_first_then_by_eqs_drop() -> None:
-    baseline = {"x": snap(0.9, True), "y": snap(0.9, True), "z": snap(None, True), "w": snap(0.5, True)}
-    current = {"x": snap(0.8, False), "y": snap(0.4, True), "z": snap(None, False), "w": snap(0.6, False)}
-    buckets = bucket_samples(current, baseline, delta=0.05)
-    # x, z, w went from pass to fail (deltas -0.1, none: taken as 0, +0.1); y still passes, its EQS fell 0.5 > 0.05.
-    # Lost passes first, each by its delta (lowest first): x (-0.1), z (0.0), w (+0.1); then y
-    assert [s.sample_id for s in buckets.worst()] == ["x", "z", "w", "y"]
-    assert [s.sample_id for s in buckets.worst(1)] == ["x"]
-    assert buckets.counts() == {
-        "regressed": 4,
-        "fixed": 0,
-        "still_failing": 0,
-        "unchanged": 0,
-        "new": 0,
-        "removed": 0,
-        "changed": 0,
-    }
-
-
-def test_flip_and_field_tallies_break_ties_by_name() -> None:
-    baseline = {"p": snap(1.0, True, ("a", "partial"), ("b", "missed"), ("c", "exact"), ("d", "exact"))}
-    current = {"p": snap(1.0, True, ("a", "missed"), ("b", "exact"), ("c", "incorrect"), ("d", "missed"))}
-    buckets = bucket_samples(current, baseline)
-    # flips, worse first then by path: a partial -> missed, c exact -> incorrect, d exact -> missed, b missed -> exact
-    # transitions once each but exact -> missed (d) once too: all four counted 1, so in name order
-    assert list(buckets.flip_counts().items()) == [
-        ("exact -> incorrect", 1),
-        ("exact -> missed", 1),
-        ("missed -> exact", 1),
-        ("partial -> missed", 1),
-    ]
-    # a, c, d worsened once, b improved once: the three worse ones first (tied: by name), then b
-    assert list(buckets.field_counts().items()) == [
-        ("a", {"worse": 1, "better": 0}),
-        ("c", {"worse": 1, "better": 0}),
-        ("d", {"worse": 1, "better": 0}),
-        ("b", {"worse": 0, "better": 1}),
-    ]
-
-
-def test_an_empty_comparison_counts_zero_in_every_bucket() -> None:
-    assert set(Buckets(0.05, {}).counts().values()) == {0}
-
 
 # -- baseline: what a snapshot keeps, and the counts of repeats ----------------------------------------------------------
 
