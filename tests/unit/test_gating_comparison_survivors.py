@@ -43,6 +43,7 @@ from pytest_extractbench.gating.regression import (
     PASS_RATE,
     CheckResult,
     ModelComparison,
+    RunComparison,
     Scope,
     compare_model,
     compare_run,
@@ -505,3 +506,10 @@ def test_a_group_key_of_an_object_value_does_not_depend_on_its_key_order() -> No
     assert {key: [r.sample_id for r in found] for key, found in groups["tags"].items()} == {
         '{"a": 2, "b": 1}': ["s1", "s2"]
     }
+
+
+def test_a_run_comparison_built_without_a_pairing_writes_none_for_it() -> None:
+    result = RunComparison(base({}), {}, [], [], FAST)
+    assert result.pairing is None
+    assert result.as_dict()["pairing"] is None
+    assert result.as_dict()["passed"] is True  # no check: nothing failed
