@@ -1,8 +1,8 @@
 """The gate's smaller modules (gating/outcomes.py, requirements.py, pairing.py, field_deltas.py, repeated.py,
-verdict.py, buckets.py) where a mutation run found no test looking: why a metric has no value to judge, a
-performance figure the run never timed, an empty baseline's pairing, per-field F1 and its order, the significance of a
-pass@k delta, the closing verdict lines, and the per-sample buckets. A survivor there
-can turn a failed gate into a passed one. Every value is worked out by hand in the comments."""
+verdict.py, buckets.py) where a mutation run found no test looking: why a metric has no value to judge, a performance
+figure the run never timed, an empty baseline's pairing, per-field F1 and its order, the significance of a pass@k
+delta, the closing verdict lines, and the per-sample buckets. A survivor there can turn a failed gate into a passed
+one. Every value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
@@ -345,7 +345,10 @@ def test_partial_text_is_none_unless_some_collected_sample_went_unscored(
     counts: dict[str, int] | None, expected: str | None
 ) -> None:
     found = partial_text(counts)
-    assert found is None if expected is None else found is not None and found.startswith(f"{expected} (a partial")
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(f"{expected} (a partial")
 
 
 def test_a_track_without_a_gate_says_what_its_metrics_cover() -> None:
@@ -358,13 +361,13 @@ def test_a_check_without_a_value_shows_a_dash() -> None:
     assert verdict._value(JUDGE_MISSED) == "0.600"
 
 
+# -- buckets: how a flip ranks --------------------------------------------------------------------------------------
+
+
 def snap(eqs: float | None, ok: bool | None, *fields: tuple[str, str]) -> SampleSnapshot:
     """A scored sample: its EQS (None: a track without EQS), whether its item passed, each field's category."""
     row = {"schema_valid": 1.0} if eqs is None else {"eqs": eqs, "schema_valid": 1.0}
     return SampleSnapshot(row, tuple((path, category, 1.0) for path, category in fields), passed=ok)
-
-
-# -- buckets: how a flip ranks --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -475,8 +478,8 @@ def test_flip_and_field_tallies_break_ties_by_name() -> None:
     baseline = {"p": snap(1.0, True, ("a", "partial"), ("b", "missed"), ("c", "exact"), ("d", "exact"))}
     current = {"p": snap(1.0, True, ("a", "missed"), ("b", "exact"), ("c", "incorrect"), ("d", "missed"))}
     buckets = bucket_samples(current, baseline)
-    # flips, worse first then by path: a partial -> missed, c exact -> incorrect, d exact -> missed, b missed -> exact
-    # transitions once each but exact -> missed (d) once too: all four counted 1, so in name order
+    # flips, worse first then by path: a partial -> missed, c exact -> incorrect, d exact -> missed, b missed -> exact.
+    # Each transition happens once: tied counts, so in name order, not in the order they were counted
     assert list(buckets.flip_counts().items()) == [
         ("exact -> incorrect", 1),
         ("exact -> missed", 1),
