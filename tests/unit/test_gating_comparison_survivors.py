@@ -1,7 +1,7 @@
 """The baseline comparison's modules (gating/baseline.py, regression.py, subsets.py) where a mutation run found no
 test looking: what a baseline keeps, a check's margin and record, one model's and the run's comparison, subset
-conditions and their configuration. A survivor there can hide a regression from the reviewer or from the gate. Every value is worked out by hand in the
-comments."""
+conditions and their configuration. A survivor there can hide a regression from the reviewer or from the gate. Every
+value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
@@ -31,9 +31,7 @@ from pytest_extractbench.gating.baseline import (
     snapshot_records,
     stored,
 )
-from pytest_extractbench.gating.buckets import (
-    Buckets,
-)
+from pytest_extractbench.gating.buckets import Buckets
 from pytest_extractbench.gating.outcomes import HELD, MISSED, UNMEASURED
 from pytest_extractbench.gating.regression import (
     EQS,
@@ -41,6 +39,7 @@ from pytest_extractbench.gating.regression import (
     NEUTRAL,
     NOT_COMPARABLE,
     PASS_RATE,
+    REGRESSED,
     CheckResult,
     ModelComparison,
     RunComparison,
@@ -52,9 +51,6 @@ from pytest_extractbench.gating.regression import (
     parse_compare_fail,
     parse_verdict_thresholds,
     verdict,
-)
-from pytest_extractbench.gating.regression import (
-    REGRESSED as VERDICT_REGRESSED,
 )
 from pytest_extractbench.gating.repeated import RepeatComparison
 from pytest_extractbench.gating.subsets import (
@@ -315,7 +311,7 @@ def test_a_model_comparison_written_with_everything_set() -> None:
     found = delta(0.6, 0.8, -0.2, metric=PASS_RATE)
     failing = CheckResult("x", PASS_RATE, "m", None, True, "REGRESSION")
     comparison = ModelComparison(
-        "m", "m", ["s"], ["extra"], [], {PASS_RATE: found}, {}, VERDICT_REGRESSED, [failing], hashed=False,
+        "m", "m", ["s"], ["extra"], [], {PASS_RATE: found}, {}, REGRESSED, [failing], hashed=False,
         buckets=Buckets(0.05, {}), repeats=RepeatComparison({}, why="w"), verdict_metric=PASS_RATE,
     )  # fmt: skip
     written = comparison.as_dict()
@@ -331,7 +327,7 @@ def test_compare_model_reads_a_verdict_with_the_default_thresholds() -> None:
     # every sample's EQS 0.5 -> 0.55: +0.05 > +0.01 improves; 0.5 -> 0.45: -0.05 < -0.02 regresses
     improved = compare_model("m", rows(0.55), rows(0.5), FAST)
     assert (improved.verdict, improved.hashed) == (IMPROVED, True)
-    assert compare_model("m", rows(0.45), rows(0.5), FAST).verdict == VERDICT_REGRESSED
+    assert compare_model("m", rows(0.45), rows(0.5), FAST).verdict == REGRESSED
     assert compare_model("m", rows(0.505), rows(0.5), FAST).verdict == NEUTRAL  # +0.005: within both
 
 
@@ -400,7 +396,7 @@ def test_a_run_notes_samples_changed_since_the_baseline_or_only_in_one_run() -> 
 def test_a_run_reads_its_verdict_with_the_default_thresholds() -> None:
     # +0.05 > +0.01 improves, -0.05 < -0.02 regresses (as compare_model)
     assert compare_run({"m": rows(0.55)}, base({"m": rows(0.5)}), FAST).models["m"].verdict == IMPROVED
-    assert compare_run({"m": rows(0.45)}, base({"m": rows(0.5)}), FAST).models["m"].verdict == VERDICT_REGRESSED
+    assert compare_run({"m": rows(0.45)}, base({"m": rows(0.5)}), FAST).models["m"].verdict == REGRESSED
 
 
 def test_a_baseline_of_another_track_leaves_every_check_unmeasured_without_a_scope() -> None:
