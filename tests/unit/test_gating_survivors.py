@@ -497,3 +497,10 @@ def test_flip_and_field_tallies_break_ties_by_name() -> None:
 
 def test_an_empty_comparison_counts_zero_in_every_bucket() -> None:
     assert set(Buckets(0.05, {}).counts().values()) == {0}
+
+
+def test_fields_worsened_equally_often_are_tallied_by_name_not_in_the_order_met() -> None:
+    # p1 (met first) worsened z, p2 worsened a: each path 1 worse, 0 better, a tie broken by the path's name
+    baseline = {"p1": snap(1.0, True, ("z", "exact")), "p2": snap(1.0, True, ("a", "exact"))}
+    current = {"p1": snap(1.0, True, ("z", "missed")), "p2": snap(1.0, True, ("a", "missed"))}
+    assert list(bucket_samples(current, baseline).field_counts()) == ["a", "z"]
