@@ -21,16 +21,20 @@ asks for them keeps its records as they are (:func:`shares_safely`).
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from functools import partial
 from math import copysign
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from ..analysis.performance import output_chars
 from ..core.recordform import compact_response
 from ..dataset.records import HeldOutput, SampleRecord
-from ..scoring.result import FieldResult
+from ..scoring.result import FieldResult, SampleScore, credit_maps
 
 _new_field = partial(tuple.__new__, FieldResult)
+_SCORE = itemgetter(2)
 _REPR_LIMIT = 400  # a larger diagnostics or ANLS* map is rarely equal to another: not worth its repr
 TABLE_LIMIT = 1 << 16
 V = TypeVar("V")
@@ -52,28 +56,18 @@ class SharedValues:
         self._tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._maps: dict[int, dict[str, Any]] = {}  # by the hash of the map's repr
         self._outputs: dict[float, HeldOutput] = {}
+        self._numbers: dict[float, float] = {}
+        # a field's shape: all it holds but its values and score (see HeldScore); never emptied, held scores
+        # name their fields' shapes by their place in it
+        self._shapes: list[tuple[Any, ...]] = []
+        self._shape_ids: dict[tuple[Any, ...], int] = {}
 
     def compact(self, record: Any) -> Any:
-        """``record`` with its values shared, as a new record with the same score (whose values are replaced by
-        equal ones) and a smaller response: a ``sample_scored`` hook that kept the record still finds its raw
-        output. A record of another track is returned as it is."""
+        """``record`` with its values shared and its score held compactly (:class:`HeldScore`), as a new record:
+        the record given and its score stay as they were (a ``sample_scored`` hook that kept them still finds
+        them whole, raw output included). A record of another track is returned as it is."""
         if type(record) is not SampleRecord:
             return record
-        score = record.score
-        text = self._text
-        score.fields = tuple(map(self._field, score.fields))
-        score.validation_errors = self._counts(tuple(map(text, score.validation_errors)))
-        if type(score.parse_error) is str:
-            score.parse_error = text(score.parse_error)
-        score.counts = self._counts(score.counts)
-        score.observed = self._counts(score.observed)
-        score.precision = self._map(score.precision)
-        score.recall = self._map(score.recall)
-        score.f1 = self._map(score.f1)
-        score.extras = self._map(score.extras)
-        anls = score._anls
-        if type(anls) is tuple:
-            score._anls = (anls[0], self._map(anls[1]))
         response = record.response
         if not self._whole_responses and type(response) is dict:
             response = compact_response(response)
@@ -83,14 +77,95 @@ class SharedValues:
         return SampleRecord(
             record.model,
             record.sample_id,
-            score,
+            self._score(record.score),
             record.meta,
             response,
             record.passed,
-            text(record.failure),
+            self._text(record.failure),
             self._map(record.diagnostics),
             record.scoring_error,
         )
+
+    def _score(self, score: SampleScore) -> SampleScore:
+        """A :class:`HeldScore` that reads as ``score`` does; ``score`` itself when it is some other kind."""
+        if type(score) is not SampleScore:
+            return score
+        text, number = self._text, self._number
+        held: HeldScore = object.__new__(HeldScore)
+        held.sample_id = text(score.sample_id)
+        held.options = score.options
+        held.json_valid = score.json_valid
+        held.schema_valid = score.schema_valid
+        held.parse_error = text(score.parse_error)
+        held.validation_errors = self._counts(tuple(map(text, score.validation_errors)))
+        held.observed = self._counts(score.observed)
+        held.counts = counts = self._counts(score.counts)
+        held.exact_match = score.exact_match
+        held.type_accuracy = number(score.type_accuracy)
+        held.hallucination_rate = number(score.hallucination_rate)
+        held.omission_rate = number(score.omission_rate)
+        held.eqs = number(score.eqs)
+        held.extras = self._map(score.extras)
+        held._shapes = self._shapes
+        held._ids, held._scores, held._values = self._pack(score.fields)
+        given = (score.precision, score.recall, score.f1)
+        derived = credit_maps(counts, score.schema_valid)  # what the held score computes when read
+        held._credit = (
+            None if repr(given) == repr(derived) else (self._map(given[0]), self._map(given[1]), self._map(given[2]))
+        )
+        observed, by_path = score._anls_pair()
+        held._anls_observed = number(observed)
+        held._anls_keys, held._anls_data = self._pack_anls(by_path)
+        return held
+
+    def _number(self, value: Any) -> Any:
+        """An equal float seen before (not NaN or -0.0, which JSON writes apart from their equals), or ``value``."""
+        if type(value) is not float or _inexact(value):
+            return value
+        found = self._numbers.get(value)
+        return found if found is not None else _kept(self._numbers, value, value)
+
+    def _pack(self, fields: Sequence[FieldResult]) -> tuple[bytes | None, bytes, tuple[Any, ...]]:
+        """A score's field results as :class:`HeldScore` holds them: each field's shape as its place in the shapes'
+        table (two bytes each, or four past 65,535 shapes), their scores' float64 bits, and a flat tuple of each
+        field's expected and predicted values and its similarity. ``(None, b"", fields)`` (the fields as they are,
+        shared) when a field does not fit: a score that is not a float, a flag of another type, a value that cannot
+        be a key."""
+        ids: list[int] = []
+        values: list[Any] = []
+        text, shape_ids, shapes = self._text, self._shape_ids, self._shapes
+        for field in fields:
+            (path, category, score, expected, predicted, e_type, p_type, type_ok, equal, depth, required, origin,
+             similarity, comparator, error) = field  # fmt: skip
+            if (
+                type(score) is not float
+                or type(equal) is not bool
+                or type(required) is not bool
+                or type(depth) is not int
+                or (type_ok is not None and type(type_ok) is not bool)
+            ):
+                return None, b"", tuple(map(self._field, fields))
+            shape = (path, category, e_type, p_type, type_ok, equal, depth, required, origin, comparator, error)
+            try:
+                found = shape_ids.get(shape)
+            except TypeError:  # an unhashable comparator name or error
+                return None, b"", tuple(map(self._field, fields))
+            if found is None:
+                found = shape_ids[shape] = len(shapes)
+                shapes.append(shape)
+            ids.append(found)
+            if similarity is not None and all(type(x) is float and not _inexact(x) for x in similarity):
+                similarity = self._counts(similarity)
+            values += (text(expected), text(predicted), similarity)
+        width = "H" if len(shapes) <= 0xFFFF else "I"
+        return array(width, ids).tobytes(), array("d", map(_SCORE, fields)).tobytes(), tuple(values)
+
+    def _pack_anls(self, by_path: dict[str, Any]) -> tuple[Any, bytes]:
+        """ANLS* per key path as its keys (shared) and their float64 bits; the map itself (shared) when a value
+        is not a float."""
+        if not all(type(value) is float for value in by_path.values()):
+            return self._map(by_path), b""
+        return self._counts(tuple(map(self._text, by_path))), array("d", by_path.values()).tobytes()
 
     def _text(self, value: Any) -> Any:
         if type(value) is not str:
@@ -147,6 +222,105 @@ class SharedValues:
         if found is not None and repr(found) == text:
             return found
         return _kept(self._maps, key, value)  # in place of another map whose repr has the same hash, if any
+
+
+class HeldScore(SampleScore):
+    """A score as the controller holds it until the finish: what is large and can be made again is kept small and
+    made again at each read. Its field results are their shapes in the run's table, their scores' bits and their
+    values (:meth:`SharedValues._pack`), read back as new :class:`FieldResult` tuples equal to those scored; its
+    precision, recall and F1 are computed again from its counts (as they were first); its ANLS* per key path is
+    rebuilt from the keys and float64 bits. Every other attribute is the score's own. Assigning ``fields``,
+    ``precision``, ``recall`` or ``f1`` keeps what is given."""
+
+    __slots__ = ("_shapes", "_ids", "_scores", "_values", "_credit", "_anls_observed", "_anls_keys", "_anls_data")
+
+    _shapes: list[tuple[Any, ...]]
+    _ids: bytes | None
+    _scores: bytes
+    _values: tuple[Any, ...]
+    _credit: tuple[dict[str, float], dict[str, float], dict[str, float]] | None
+    _anls_observed: float | None
+    _anls_keys: Any
+    _anls_data: bytes
+
+    @property
+    def fields(self) -> tuple[FieldResult, ...]:
+        ids = self._ids
+        if ids is None:
+            return self._values
+        scores = array("d")
+        scores.frombytes(self._scores)
+        shapes, values = self._shapes, self._values
+        found = array("H" if len(ids) == 2 * len(scores) else "I")
+        found.frombytes(ids)
+        out = []
+        for index, (shape_id, score) in enumerate(zip(found, scores)):
+            path, category, e_type, p_type, type_ok, equal, depth, required, origin, comparator, error = shapes[
+                shape_id
+            ]
+            at = 3 * index
+            out.append(
+                _new_field(
+                    (
+                        path,
+                        category,
+                        score,
+                        values[at],
+                        values[at + 1],
+                        e_type,
+                        p_type,
+                        type_ok,
+                        equal,
+                        depth,
+                        required,
+                        origin,
+                        values[at + 2],
+                        comparator,
+                        error,
+                    )
+                )  # fmt: skip
+            )
+        return tuple(out)
+
+    @fields.setter
+    def fields(self, value: tuple[FieldResult, ...]) -> None:
+        self._ids, self._scores, self._values = None, b"", tuple(value)
+
+    def _credit_maps(self) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+        return self._credit or credit_maps(self.counts, self.schema_valid)
+
+    @property
+    def precision(self) -> dict[str, float]:
+        return self._credit_maps()[0]
+
+    @precision.setter
+    def precision(self, value: dict[str, float]) -> None:
+        self._credit = (value, self.recall, self.f1)
+
+    @property
+    def recall(self) -> dict[str, float]:
+        return self._credit_maps()[1]
+
+    @recall.setter
+    def recall(self, value: dict[str, float]) -> None:
+        self._credit = (self.precision, value, self.f1)
+
+    @property
+    def f1(self) -> dict[str, float]:
+        return self._credit_maps()[2]
+
+    @f1.setter
+    def f1(self, value: dict[str, float]) -> None:
+        self._credit = (self.precision, self.recall, value)
+
+    def _anls_pair(self) -> tuple[float | None, dict[str, float]]:
+        data = self._anls_data
+        if not data:
+            keys = self._anls_keys
+            return self._anls_observed, keys if type(keys) is dict else {}
+        values = array("d")
+        values.frombytes(data)
+        return self._anls_observed, dict(zip(self._anls_keys, values))
 
 
 def _kept(table: dict[Any, V], key: Any, value: V) -> V:
