@@ -35,6 +35,9 @@ from ..scoring.result import FieldResult, SampleScore, credit_maps
 
 _new_field = partial(tuple.__new__, FieldResult)
 _SCORE = itemgetter(2)
+# a held field's flags (HeldScore): no expected value, no predicted value, the predicted value is the expected
+# one (the same object), no similarity; the values they stand for are not kept
+_NO_EXPECTED, _NO_PREDICTED, _SAME_VALUE, _NO_SIMILARITY = 1, 2, 4, 8
 _REPR_LIMIT = 400  # a larger diagnostics or ANLS* map is rarely equal to another: not worth its repr
 TABLE_LIMIT = 1 << 16
 V = TypeVar("V")
@@ -107,7 +110,7 @@ class SharedValues:
         held.eqs = number(score.eqs)
         held.extras = self._map(score.extras)
         held._shapes = self._shapes
-        held._ids, held._scores, held._values = self._pack(score.fields)
+        held._packed, held._values = self._pack(score.fields)
         given = (score.precision, score.recall, score.f1)
         derived = credit_maps(counts, score.schema_valid)  # what the held score computes when read
         held._credit = (
@@ -125,13 +128,15 @@ class SharedValues:
         found = self._numbers.get(value)
         return found if found is not None else _kept(self._numbers, value, value)
 
-    def _pack(self, fields: Sequence[FieldResult]) -> tuple[bytes | None, bytes, tuple[Any, ...]]:
-        """A score's field results as :class:`HeldScore` holds them: each field's shape as its place in the shapes'
-        table (two bytes each, or four past 65,535 shapes), their scores' float64 bits, and a flat tuple of each
-        field's expected and predicted values and its similarity. ``(None, b"", fields)`` (the fields as they are,
-        shared) when a field does not fit: a score that is not a float, a flag of another type, a value that cannot
+    def _pack(self, fields: Sequence[FieldResult]) -> tuple[bytes | None, tuple[Any, ...]]:
+        """A score's field results as :class:`HeldScore` holds them: a header of their scores' float64 bits, each
+        field's shape as its place in the shapes' table (two bytes each, or four past 65,535 shapes), a byte of
+        flags per field (:data:`_NO_EXPECTED`...) and the shapes' width; and a tuple of the values the flags do not
+        stand for (expected, predicted, similarity, field by field). ``(None, fields)`` (the fields as they are,
+        shared) when a field does not fit: a score that is not a float, a flag of another type, a shape that cannot
         be a key."""
         ids: list[int] = []
+        flags = bytearray()
         values: list[Any] = []
         text, shape_ids, shapes = self._text, self._shape_ids, self._shapes
         for field in fields:
@@ -144,21 +149,37 @@ class SharedValues:
                 or type(depth) is not int
                 or (type_ok is not None and type(type_ok) is not bool)
             ):
-                return None, b"", tuple(map(self._field, fields))
+                return None, tuple(map(self._field, fields))
             shape = (path, category, e_type, p_type, type_ok, equal, depth, required, origin, comparator, error)
             try:
                 found = shape_ids.get(shape)
             except TypeError:  # an unhashable comparator name or error
-                return None, b"", tuple(map(self._field, fields))
+                return None, tuple(map(self._field, fields))
             if found is None:
                 found = shape_ids[shape] = len(shapes)
                 shapes.append(shape)
             ids.append(found)
-            if similarity is not None and all(type(x) is float and not _inexact(x) for x in similarity):
-                similarity = self._counts(similarity)
-            values += (text(expected), text(predicted), similarity)
-        width = "H" if len(shapes) <= 0xFFFF else "I"
-        return array(width, ids).tobytes(), array("d", map(_SCORE, fields)).tobytes(), tuple(values)
+            flag = 0
+            if expected is None:
+                flag = _NO_EXPECTED
+            else:
+                values.append(expected := text(expected))
+            if predicted is None:
+                flag |= _NO_PREDICTED
+            elif (predicted := text(predicted)) is expected:  # the same object: an exact text, a small int
+                flag |= _SAME_VALUE
+            else:
+                values.append(predicted)
+            if similarity is None:
+                flag |= _NO_SIMILARITY
+            else:
+                if all(type(x) is float and not _inexact(x) for x in similarity):
+                    similarity = self._counts(similarity)
+                values.append(similarity)
+            flags.append(flag)
+        width = 2 if len(shapes) <= 0xFFFF else 4
+        header = array("d", map(_SCORE, fields)).tobytes() + array("H" if width == 2 else "I", ids).tobytes()
+        return header + flags + bytes((width,)), tuple(values)
 
     def _pack_anls(self, by_path: dict[str, Any]) -> tuple[Any, bytes]:
         """ANLS* per key path as its keys (shared) and their float64 bits; the map itself (shared) when a value
@@ -232,11 +253,10 @@ class HeldScore(SampleScore):
     rebuilt from the keys and float64 bits. Every other attribute is the score's own. Assigning ``fields``,
     ``precision``, ``recall`` or ``f1`` keeps what is given."""
 
-    __slots__ = ("_shapes", "_ids", "_scores", "_values", "_credit", "_anls_observed", "_anls_keys", "_anls_data")
+    __slots__ = ("_shapes", "_packed", "_values", "_credit", "_anls_observed", "_anls_keys", "_anls_data")
 
     _shapes: list[tuple[Any, ...]]
-    _ids: bytes | None
-    _scores: bytes
+    _packed: bytes | None
     _values: tuple[Any, ...]
     _credit: tuple[dict[str, float], dict[str, float], dict[str, float]] | None
     _anls_observed: float | None
@@ -245,28 +265,41 @@ class HeldScore(SampleScore):
 
     @property
     def fields(self) -> tuple[FieldResult, ...]:
-        ids = self._ids
-        if ids is None:
-            return self._values
-        scores = array("d")
-        scores.frombytes(self._scores)
-        shapes, values = self._shapes, self._values
-        found = array("H" if len(ids) == 2 * len(scores) else "I")
-        found.frombytes(ids)
-        out = []
-        for index, (shape_id, score) in enumerate(zip(found, scores)):
+        packed, values = self._packed, self._values
+        if packed is None:
+            return values
+        width = packed[-1]
+        count = (len(packed) - 1) // (9 + width)  # 8 bytes of score, the shape's place, 1 byte of flags a field
+        scores, ids = array("d"), array("H" if width == 2 else "I")
+        scores.frombytes(packed[: 8 * count])
+        ids.frombytes(packed[8 * count : (8 + width) * count])
+        shapes, out, at = self._shapes, [], 0
+        for shape_id, score, flag in zip(ids, scores, packed[(8 + width) * count : -1]):
             path, category, e_type, p_type, type_ok, equal, depth, required, origin, comparator, error = shapes[
                 shape_id
             ]
-            at = 3 * index
+            if flag & _NO_EXPECTED:
+                expected = None
+            else:
+                expected, at = values[at], at + 1
+            if flag & _NO_PREDICTED:
+                predicted = None
+            elif flag & _SAME_VALUE:
+                predicted = expected
+            else:
+                predicted, at = values[at], at + 1
+            if flag & _NO_SIMILARITY:
+                similarity = None
+            else:
+                similarity, at = values[at], at + 1
             out.append(
                 _new_field(
                     (
                         path,
                         category,
                         score,
-                        values[at],
-                        values[at + 1],
+                        expected,
+                        predicted,
                         e_type,
                         p_type,
                         type_ok,
@@ -274,7 +307,7 @@ class HeldScore(SampleScore):
                         depth,
                         required,
                         origin,
-                        values[at + 2],
+                        similarity,
                         comparator,
                         error,
                     )
@@ -284,7 +317,7 @@ class HeldScore(SampleScore):
 
     @fields.setter
     def fields(self, value: tuple[FieldResult, ...]) -> None:
-        self._ids, self._scores, self._values = None, b"", tuple(value)
+        self._packed, self._values = None, tuple(value)
 
     def _credit_maps(self) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
         return self._credit or credit_maps(self.counts, self.schema_valid)
