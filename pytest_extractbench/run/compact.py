@@ -25,7 +25,6 @@ from array import array
 from collections.abc import Sequence
 from functools import partial
 from math import copysign
-from operator import itemgetter
 from typing import Any, TypeVar
 
 from ..analysis.performance import output_chars
@@ -34,7 +33,6 @@ from ..dataset.records import HeldOutput, SampleRecord
 from ..scoring.result import FieldResult, SampleScore, credit_maps
 
 _new_field = partial(tuple.__new__, FieldResult)
-_SCORE = itemgetter(2)
 # a held field's flags (HeldScore): no expected value, no predicted value, the predicted value is the expected
 # one (the same object), no similarity; the values they stand for are not kept
 _NO_EXPECTED, _NO_PREDICTED, _SAME_VALUE, _NO_SIMILARITY = 1, 2, 4, 8
@@ -129,22 +127,22 @@ class SharedValues:
         return found if found is not None else _kept(self._numbers, value, value)
 
     def _pack(self, fields: Sequence[FieldResult]) -> tuple[bytes | None, tuple[Any, ...]]:
-        """A score's field results as :class:`HeldScore` holds them: a header of their scores' float64 bits, each
-        field's shape as its place in the shapes' table (two bytes each, or four past 65,535 shapes), a byte of
-        flags per field (:data:`_NO_EXPECTED`...) and the shapes' width; and a tuple of the values the flags do not
-        stand for (expected, predicted, similarity, field by field). ``(None, fields)`` (the fields as they are,
-        shared) when a field does not fit: a score that is not a float, a flag of another type, a shape that cannot
-        be a key."""
+        """A score's field results as :class:`HeldScore` holds them: a header of each field's shape as its place in
+        the shapes' table (two bytes each, or four past 65,535 shapes), a byte of flags per field (:data:`_NO_EXPECTED`
+        ...) and the shapes' width; and a tuple of each field's score and the values its flags do not stand for
+        (expected, predicted, similarity), field by field. Scores and values are shared objects: a section that
+        lists every field's score lists references, not new floats. ``(None, fields)`` (the fields as they are,
+        shared) when a field does not fit: a flag of another type (``1`` for ``True`` would read back as ``True``), a
+        shape that cannot be a key."""
         ids: list[int] = []
         flags = bytearray()
         values: list[Any] = []
-        text, shape_ids, shapes = self._text, self._shape_ids, self._shapes
+        text, number, shape_ids, shapes = self._text, self._number, self._shape_ids, self._shapes
         for field in fields:
             (path, category, score, expected, predicted, e_type, p_type, type_ok, equal, depth, required, origin,
              similarity, comparator, error) = field  # fmt: skip
             if (
-                type(score) is not float
-                or type(equal) is not bool
+                type(equal) is not bool
                 or type(required) is not bool
                 or type(depth) is not int
                 or (type_ok is not None and type(type_ok) is not bool)
@@ -159,6 +157,7 @@ class SharedValues:
                 found = shape_ids[shape] = len(shapes)
                 shapes.append(shape)
             ids.append(found)
+            values.append(number(score))
             flag = 0
             if expected is None:
                 flag = _NO_EXPECTED
@@ -178,15 +177,12 @@ class SharedValues:
                 values.append(similarity)
             flags.append(flag)
         width = 2 if len(shapes) <= 0xFFFF else 4
-        header = array("d", map(_SCORE, fields)).tobytes() + array("H" if width == 2 else "I", ids).tobytes()
-        return header + flags + bytes((width,)), tuple(values)
+        return array("H" if width == 2 else "I", ids).tobytes() + flags + bytes((width,)), tuple(values)
 
-    def _pack_anls(self, by_path: dict[str, Any]) -> tuple[Any, bytes]:
-        """ANLS* per key path as its keys (shared) and their float64 bits; the map itself (shared) when a value
-        is not a float."""
-        if not all(type(value) is float for value in by_path.values()):
-            return self._map(by_path), b""
-        return self._counts(tuple(map(self._text, by_path))), array("d", by_path.values()).tobytes()
+    def _pack_anls(self, by_path: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        """ANLS* per key path as its keys and its values, each a tuple (a map costs several times as much): equal
+        keys kept once, and the values shared as numbers."""
+        return self._counts(tuple(map(self._text, by_path))), tuple(map(self._number, by_path.values()))
 
     def _text(self, value: Any) -> Any:
         if type(value) is not str:
@@ -247,10 +243,10 @@ class SharedValues:
 
 class HeldScore(SampleScore):
     """A score as the controller holds it until the finish: what is large and can be made again is kept small and
-    made again at each read. Its field results are their shapes in the run's table, their scores' bits and their
+    made again at each read. Its field results are their shapes in the run's table, flags and their scores and
     values (:meth:`SharedValues._pack`), read back as new :class:`FieldResult` tuples equal to those scored; its
     precision, recall and F1 are computed again from its counts (as they were first); its ANLS* per key path is
-    rebuilt from the keys and float64 bits. Every other attribute is the score's own. Assigning ``fields``,
+    rebuilt from its keys and values. Every other attribute is the score's own. Assigning ``fields``,
     ``precision``, ``recall`` or ``f1`` keeps what is given."""
 
     __slots__ = ("_shapes", "_packed", "_values", "_credit", "_anls_observed", "_anls_keys", "_anls_data")
@@ -260,8 +256,8 @@ class HeldScore(SampleScore):
     _values: tuple[Any, ...]
     _credit: tuple[dict[str, float], dict[str, float], dict[str, float]] | None
     _anls_observed: float | None
-    _anls_keys: Any
-    _anls_data: bytes
+    _anls_keys: tuple[str, ...]
+    _anls_data: tuple[Any, ...]
 
     @property
     def fields(self) -> tuple[FieldResult, ...]:
@@ -269,15 +265,15 @@ class HeldScore(SampleScore):
         if packed is None:
             return values
         width = packed[-1]
-        count = (len(packed) - 1) // (9 + width)  # 8 bytes of score, the shape's place, 1 byte of flags a field
-        scores, ids = array("d"), array("H" if width == 2 else "I")
-        scores.frombytes(packed[: 8 * count])
-        ids.frombytes(packed[8 * count : (8 + width) * count])
+        count = (len(packed) - 1) // (1 + width)  # the shape's place and a byte of flags a field
+        ids = array("H" if width == 2 else "I")
+        ids.frombytes(packed[: width * count])
         shapes, out, at = self._shapes, [], 0
-        for shape_id, score, flag in zip(ids, scores, packed[(8 + width) * count : -1]):
+        for shape_id, flag in zip(ids, packed[width * count : -1]):
             path, category, e_type, p_type, type_ok, equal, depth, required, origin, comparator, error = shapes[
                 shape_id
             ]
+            score, at = values[at], at + 1
             if flag & _NO_EXPECTED:
                 expected = None
             else:
@@ -347,13 +343,7 @@ class HeldScore(SampleScore):
         self._credit = (self.precision, self.recall, value)
 
     def _anls_pair(self) -> tuple[float | None, dict[str, float]]:
-        data = self._anls_data
-        if not data:
-            keys = self._anls_keys
-            return self._anls_observed, keys if type(keys) is dict else {}
-        values = array("d")
-        values.frombytes(data)
-        return self._anls_observed, dict(zip(self._anls_keys, values))
+        return self._anls_observed, dict(zip(self._anls_keys, self._anls_data))
 
 
 def _kept(table: dict[Any, V], key: Any, value: V) -> V:
