@@ -12,7 +12,13 @@ once are never seen again, and a table of all of them would cost more than it sa
 A record's ``response`` also leaves out the keys at their defaults, as samples.jsonl does: the finish reads a
 response with ``.get``, which finds None, and every reader takes None for the empty usage, no attempts or not
 cached. Its raw output, which samples.jsonl holds, becomes its length (:class:`~..dataset.records.HeldOutput`),
-all the finish reads of it. A run that writes the answers out again (``--extractbench-record``) keeps them whole.
+all the finish reads of it, and the response is then shared like the other maps. A run that writes the answers
+out again (``--extractbench-record``) keeps them whole.
+
+A record's score is held as a :class:`HeldScore`: the same figures, but its field results (most of a record) packed
+into a few bytes of shape ids and flags per field plus the values those do not stand for, and its P/R/F1 maps and
+ANLS* per key path made again when read. The finish reads them as before; they cost time only when read (each
+section that walks the fields builds them again, about a microsecond a field).
 
 Shared containers must not be changed afterwards: the finish only reads records, except the whole-output
 scores (semantic similarity, a judge's grade), which write into a record's diagnostics and extras; a run that
@@ -75,6 +81,7 @@ class SharedValues:
             chars = output_chars(response.get("content"))
             if chars is not None:
                 response["content"] = self._outputs.get(chars) or _kept(self._outputs, chars, HeldOutput(chars))
+            response = self._map(response)  # offline, only the output's length is left: mostly seen before
         return SampleRecord(
             record.model,
             record.sample_id,
