@@ -15,6 +15,7 @@ import os
 import secrets
 import sys
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -93,12 +94,21 @@ def write_text(path: Path, text: str, *, newline: str | None = None) -> None:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write atomically, so a reader never sees half a file."""
-    try:
-        text = dumps(data, indent=2)
-    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
-        raise OutputWriteError(path, f"a value cannot be written as JSON ({exc})") from None
-    write_text(path, text + "\n")
+    """Write atomically, so a reader never sees half a file: the text :func:`dumps` makes with ``indent=2``, and a
+    newline. Streamed, a few thousand pieces at a time: ``json.dumps`` with an indent joins a list of all the
+    encoder's pieces, a string of ~50 bytes per number or key (metrics.json at 30,000 samples: 47 MB at once)."""
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=2)
+    with atomic(path, "w", encoding="utf-8") as handle:
+        try:
+            pieces = encoder.iterencode(_plain(data))
+            while batch := list(islice(pieces, _JSON_BATCH)):
+                handle.write("".join(batch))
+        except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+            raise OutputWriteError(path, f"a value cannot be written as JSON ({exc})") from None
+        handle.write("\n")
+
+
+_JSON_BATCH = 4096  # pieces joined per write
 
 
 _ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE

@@ -160,7 +160,7 @@ def _read_row(
     else:
         facts.unreadable += 1
 
-    def problem(message: str, sample_id: str | None = None, field_name: str | None = None) -> None:
+    def problem(message: str, sample_id: str | None, field_name: str | None) -> None:
         source.problems.append(DatasetProblem(label, location, message, sample_id, field_name, "warning"))
 
     if isinstance(row, jsonio.JsonInputError):  # bad bytes, bad JSON, too deep, too long: the sample is missing

@@ -12,7 +12,13 @@ once are never seen again, and a table of all of them would cost more than it sa
 A record's ``response`` also leaves out the keys at their defaults, as samples.jsonl does: the finish reads a
 response with ``.get``, which finds None, and every reader takes None for the empty usage, no attempts or not
 cached. Its raw output, which samples.jsonl holds, becomes its length (:class:`~..dataset.records.HeldOutput`),
-all the finish reads of it. A run that writes the answers out again (``--extractbench-record``) keeps them whole.
+all the finish reads of it, and the response is then shared like the other maps. A run that writes the answers
+out again (``--extractbench-record``) keeps them whole.
+
+A record's score is held as a :class:`HeldScore`: the same figures, but its field results (most of a record) packed
+into a few bytes of shape ids and flags per field plus the values those do not stand for, and its P/R/F1 maps and
+ANLS* per key path made again when read. The finish reads them as before; they cost time only when read (each
+section that walks the fields builds them again, about a microsecond a field).
 
 Shared containers must not be changed afterwards: the finish only reads records, except the whole-output
 scores (semantic similarity, a judge's grade), which write into a record's diagnostics and extras; a run that
@@ -21,6 +27,8 @@ asks for them keeps its records as they are (:func:`shares_safely`).
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from functools import partial
 from math import copysign
 from typing import Any, TypeVar
@@ -28,9 +36,12 @@ from typing import Any, TypeVar
 from ..analysis.performance import output_chars
 from ..core.recordform import compact_response
 from ..dataset.records import HeldOutput, SampleRecord
-from ..scoring.result import FieldResult
+from ..scoring.result import FieldResult, SampleScore, credit_maps
 
 _new_field = partial(tuple.__new__, FieldResult)
+# a held field's flags (HeldScore): no expected value, no predicted value, the predicted value is the expected
+# one (the same object), no similarity; the values they stand for are not kept
+_NO_EXPECTED, _NO_PREDICTED, _SAME_VALUE, _NO_SIMILARITY = 1, 2, 4, 8
 _REPR_LIMIT = 400  # a larger diagnostics or ANLS* map is rarely equal to another: not worth its repr
 TABLE_LIMIT = 1 << 16
 V = TypeVar("V")
@@ -52,45 +63,133 @@ class SharedValues:
         self._tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._maps: dict[int, dict[str, Any]] = {}  # by the hash of the map's repr
         self._outputs: dict[float, HeldOutput] = {}
+        self._numbers: dict[float, float] = {}
+        # a field's shape: all it holds but its values and score (see HeldScore); never emptied, held scores
+        # name their fields' shapes by their place in it
+        self._shapes: list[tuple[Any, ...]] = []
+        self._shape_ids: dict[tuple[Any, ...], int] = {}
 
     def compact(self, record: Any) -> Any:
-        """``record`` with its values shared, as a new record with the same score (whose values are replaced by
-        equal ones) and a smaller response: a ``sample_scored`` hook that kept the record still finds its raw
-        output. A record of another track is returned as it is."""
+        """``record`` with its values shared and its score held compactly (:class:`HeldScore`), as a new record:
+        the record given and its score stay as they were (a ``sample_scored`` hook that kept them still finds
+        them whole, raw output included). A record of another track is returned as it is."""
         if type(record) is not SampleRecord:
             return record
-        score = record.score
-        text = self._text
-        score.fields = tuple(map(self._field, score.fields))
-        score.validation_errors = self._counts(tuple(map(text, score.validation_errors)))
-        if type(score.parse_error) is str:
-            score.parse_error = text(score.parse_error)
-        score.counts = self._counts(score.counts)
-        score.observed = self._counts(score.observed)
-        score.precision = self._map(score.precision)
-        score.recall = self._map(score.recall)
-        score.f1 = self._map(score.f1)
-        score.extras = self._map(score.extras)
-        anls = score._anls
-        if type(anls) is tuple:
-            score._anls = (anls[0], self._map(anls[1]))
         response = record.response
         if not self._whole_responses and type(response) is dict:
             response = compact_response(response)
             chars = output_chars(response.get("content"))
             if chars is not None:
                 response["content"] = self._outputs.get(chars) or _kept(self._outputs, chars, HeldOutput(chars))
+            response = self._map(response)  # offline, only the output's length is left: mostly seen before
         return SampleRecord(
             record.model,
             record.sample_id,
-            score,
+            self._score(record.score),
             record.meta,
             response,
             record.passed,
-            text(record.failure),
+            self._text(record.failure),
             self._map(record.diagnostics),
             record.scoring_error,
         )
+
+    def _score(self, score: SampleScore) -> SampleScore:
+        """A :class:`HeldScore` that reads as ``score`` does; ``score`` itself when it is some other kind."""
+        if type(score) is not SampleScore:
+            return score
+        text, number = self._text, self._number
+        held: HeldScore = object.__new__(HeldScore)
+        held.sample_id = text(score.sample_id)
+        held.options = score.options
+        held.json_valid = score.json_valid
+        held.schema_valid = score.schema_valid
+        held.parse_error = text(score.parse_error)
+        held.validation_errors = self._counts(tuple(map(text, score.validation_errors)))
+        held.observed = self._counts(score.observed)
+        held.counts = counts = self._counts(score.counts)
+        held.exact_match = score.exact_match
+        held.type_accuracy = number(score.type_accuracy)
+        held.hallucination_rate = number(score.hallucination_rate)
+        held.omission_rate = number(score.omission_rate)
+        held.eqs = number(score.eqs)
+        held.extras = self._map(score.extras)
+        held._shapes = self._shapes
+        held._packed, held._values = self._pack(score.fields)
+        given = (score.precision, score.recall, score.f1)
+        derived = credit_maps(counts, score.schema_valid)  # what the held score computes when read
+        held._credit = (
+            None if repr(given) == repr(derived) else (self._map(given[0]), self._map(given[1]), self._map(given[2]))
+        )
+        observed, by_path = score._anls_pair()
+        held._anls_observed = number(observed)
+        held._anls_keys, held._anls_data = self._pack_anls(by_path)
+        return held
+
+    def _number(self, value: Any) -> Any:
+        """An equal float seen before (not NaN or -0.0, which JSON writes apart from their equals), or ``value``."""
+        if type(value) is not float or _inexact(value):
+            return value
+        found = self._numbers.get(value)
+        return found if found is not None else _kept(self._numbers, value, value)
+
+    def _pack(self, fields: Sequence[FieldResult]) -> tuple[bytes | None, tuple[Any, ...]]:
+        """A score's field results as :class:`HeldScore` holds them: a header of each field's shape as its place in
+        the shapes' table (two bytes each, or four past 65,535 shapes), a byte of flags per field (:data:`_NO_EXPECTED`
+        ...) and the shapes' width; and a tuple of each field's score and the values its flags do not stand for
+        (expected, predicted, similarity), field by field. Scores and values are shared objects: a section that
+        lists every field's score lists references, not new floats. ``(None, fields)`` (the fields as they are,
+        shared) when a field does not fit: a flag of another type (``1`` for ``True`` would read back as ``True``), a
+        shape that cannot be a key."""
+        ids: list[int] = []
+        flags = bytearray()
+        values: list[Any] = []
+        text, number, shape_ids, shapes = self._text, self._number, self._shape_ids, self._shapes
+        for field in fields:
+            (path, category, score, expected, predicted, e_type, p_type, type_ok, equal, depth, required, origin,
+             similarity, comparator, error) = field  # fmt: skip
+            if (
+                type(equal) is not bool
+                or type(required) is not bool
+                or type(depth) is not int
+                or (type_ok is not None and type(type_ok) is not bool)
+            ):
+                return None, tuple(map(self._field, fields))
+            shape = (path, category, e_type, p_type, type_ok, equal, depth, required, origin, comparator, error)
+            try:
+                found = shape_ids.get(shape)
+            except TypeError:  # an unhashable comparator name or error
+                return None, tuple(map(self._field, fields))
+            if found is None:
+                found = shape_ids[shape] = len(shapes)
+                shapes.append(shape)
+            ids.append(found)
+            values.append(number(score))
+            flag = 0
+            if expected is None:
+                flag = _NO_EXPECTED
+            else:
+                values.append(expected := text(expected))
+            if predicted is None:
+                flag |= _NO_PREDICTED
+            elif (predicted := text(predicted)) is expected:  # the same object: an exact text, a small int
+                flag |= _SAME_VALUE
+            else:
+                values.append(predicted)
+            if similarity is None:
+                flag |= _NO_SIMILARITY
+            else:
+                if all(type(x) is float and not _inexact(x) for x in similarity):
+                    similarity = self._counts(similarity)
+                values.append(similarity)
+            flags.append(flag)
+        width = 2 if len(shapes) <= 0xFFFF else 4
+        return array("H" if width == 2 else "I", ids).tobytes() + flags + bytes((width,)), tuple(values)
+
+    def _pack_anls(self, by_path: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        """ANLS* per key path as its keys and its values, each a tuple (a map costs several times as much): equal
+        keys kept once, and the values shared as numbers."""
+        return self._counts(tuple(map(self._text, by_path))), tuple(map(self._number, by_path.values()))
 
     def _text(self, value: Any) -> Any:
         if type(value) is not str:
@@ -147,6 +246,111 @@ class SharedValues:
         if found is not None and repr(found) == text:
             return found
         return _kept(self._maps, key, value)  # in place of another map whose repr has the same hash, if any
+
+
+class HeldScore(SampleScore):
+    """A score as the controller holds it until the finish: what is large and can be made again is kept small and
+    made again at each read. Its field results are their shapes in the run's table, flags and their scores and
+    values (:meth:`SharedValues._pack`), read back as new :class:`FieldResult` tuples equal to those scored; its
+    precision, recall and F1 are computed again from its counts (as they were first); its ANLS* per key path is
+    rebuilt from its keys and values. Every other attribute is the score's own. Assigning ``fields``,
+    ``precision``, ``recall`` or ``f1`` keeps what is given."""
+
+    __slots__ = ("_shapes", "_packed", "_values", "_credit", "_anls_observed", "_anls_keys", "_anls_data")
+
+    _shapes: list[tuple[Any, ...]]
+    _packed: bytes | None
+    _values: tuple[Any, ...]
+    _credit: tuple[dict[str, float], dict[str, float], dict[str, float]] | None
+    _anls_observed: float | None
+    _anls_keys: tuple[str, ...]
+    _anls_data: tuple[Any, ...]
+
+    @property
+    def fields(self) -> tuple[FieldResult, ...]:
+        packed, values = self._packed, self._values
+        if packed is None:
+            return values
+        width = packed[-1]
+        count = (len(packed) - 1) // (1 + width)  # the shape's place and a byte of flags a field
+        ids = array("H" if width == 2 else "I")
+        ids.frombytes(packed[: width * count])
+        shapes, out, at = self._shapes, [], 0
+        for shape_id, flag in zip(ids, packed[width * count : -1]):
+            path, category, e_type, p_type, type_ok, equal, depth, required, origin, comparator, error = shapes[
+                shape_id
+            ]
+            score, at = values[at], at + 1
+            if flag & _NO_EXPECTED:
+                expected = None
+            else:
+                expected, at = values[at], at + 1
+            if flag & _NO_PREDICTED:
+                predicted = None
+            elif flag & _SAME_VALUE:
+                predicted = expected
+            else:
+                predicted, at = values[at], at + 1
+            if flag & _NO_SIMILARITY:
+                similarity = None
+            else:
+                similarity, at = values[at], at + 1
+            out.append(
+                _new_field(
+                    (
+                        path,
+                        category,
+                        score,
+                        expected,
+                        predicted,
+                        e_type,
+                        p_type,
+                        type_ok,
+                        equal,
+                        depth,
+                        required,
+                        origin,
+                        similarity,
+                        comparator,
+                        error,
+                    )
+                )  # fmt: skip
+            )
+        return tuple(out)
+
+    @fields.setter
+    def fields(self, value: tuple[FieldResult, ...]) -> None:
+        self._packed, self._values = None, tuple(value)
+
+    def _credit_maps(self) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+        return self._credit or credit_maps(self.counts, self.schema_valid)
+
+    @property
+    def precision(self) -> dict[str, float]:
+        return self._credit_maps()[0]
+
+    @precision.setter
+    def precision(self, value: dict[str, float]) -> None:
+        self._credit = (value, self.recall, self.f1)
+
+    @property
+    def recall(self) -> dict[str, float]:
+        return self._credit_maps()[1]
+
+    @recall.setter
+    def recall(self, value: dict[str, float]) -> None:
+        self._credit = (self.precision, value, self.f1)
+
+    @property
+    def f1(self) -> dict[str, float]:
+        return self._credit_maps()[2]
+
+    @f1.setter
+    def f1(self, value: dict[str, float]) -> None:
+        self._credit = (self.precision, self.recall, value)
+
+    def _anls_pair(self) -> tuple[float | None, dict[str, float]]:
+        return self._anls_observed, dict(zip(self._anls_keys, self._anls_data))
 
 
 def _kept(table: dict[Any, V], key: Any, value: V) -> V:

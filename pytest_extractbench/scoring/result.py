@@ -175,6 +175,25 @@ _TYPE_OK = itemgetter(7)
 # FieldCounts from a complete tuple, without NamedTuple's Python-level ``__new__`` (as ``_new_field``)
 _new_counts = partial(tuple.__new__, FieldCounts)
 _NO_CREDIT = dict.fromkeys(MODES, 0.0)
+
+
+def credit_maps(counts: FieldCounts, valid: bool) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """A sample's precision, recall and F1 per mode from its credited counts: new maps, nothing credited when the
+    output is invalid. (A held score computes them again from its counts instead of keeping them.)"""
+    if not valid:
+        return dict(_NO_CREDIT), dict(_NO_CREDIT), dict(_NO_CREDIT)
+    predicted, expected = counts.predicted, counts.expected
+    exact = counts.exact
+    strict = prf(exact, predicted, expected)
+    half = prf(exact + 0.5 * counts.partial, predicted, expected)
+    lenient = prf(exact + counts.partial_lenient, predicted, expected)
+    return (
+        {"strict": strict[0], "partial": half[0], "lenient": lenient[0]},
+        {"strict": strict[1], "partial": half[1], "lenient": lenient[1]},
+        {"strict": strict[2], "partial": half[2], "lenient": lenient[2]},
+    )
+
+
 _weights: dict[int, tuple[Any, tuple[float, float, float, float]]] = {}
 
 
@@ -245,19 +264,14 @@ class SampleScore:
         valid = self.schema_valid
         if valid:
             self.counts = counts = observed
-            predicted, expected = counts.predicted, counts.expected
-            exact = counts.exact
-            strict = prf(exact, predicted, expected)
-            half = prf(exact + 0.5 * counts.partial, predicted, expected)
-            lenient = prf(exact + counts.partial_lenient, predicted, expected)
-            self.precision: dict[str, float] = {"strict": strict[0], "partial": half[0], "lenient": lenient[0]}
-            self.recall: dict[str, float] = {"strict": strict[1], "partial": half[1], "lenient": lenient[1]}
-            self.f1: dict[str, float] = {"strict": strict[2], "partial": half[2], "lenient": lenient[2]}
         else:  # no credit: every compared field is wrong, types earn nothing
             self.counts = counts = _new_counts(
                 (0, 0, 0, observed.compared, observed.missed, observed.spurious, observed.typed, 0)
             )
-            self.precision, self.recall, self.f1 = dict(_NO_CREDIT), dict(_NO_CREDIT), dict(_NO_CREDIT)
+        maps = credit_maps(counts, valid)
+        self.precision: dict[str, float] = maps[0]
+        self.recall: dict[str, float] = maps[1]
+        self.f1: dict[str, float] = maps[2]
         self.exact_match = (
             valid
             and observed.missed == 0

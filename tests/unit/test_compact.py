@@ -17,8 +17,9 @@ from pytest_extractbench.core.recordform import RESPONSE_DEFAULTS
 from pytest_extractbench.dataset.records import HeldOutput, TrackRecord
 from pytest_extractbench.dataset.responses import ModelResponse
 from pytest_extractbench.run import compact
-from pytest_extractbench.run.compact import SharedValues, shares_safely
+from pytest_extractbench.run.compact import HeldScore, SharedValues, shares_safely
 from pytest_extractbench.scoring import MISSING
+from pytest_extractbench.scoring.result import FieldResult
 
 SCHEMA = {
     "type": "object",
@@ -91,7 +92,11 @@ def test_shared_records_read_and_aggregate_as_before(
     metrics = repr(metrics_by_model(made, OPTIONS))
     shared = SharedValues()
     held = [shared.compact(r) for r in made]
+    assert all(type(r.score) is HeldScore and r.score is not m.score for r, m in zip(held, made))
     assert [exact(r) for r in held] == before
+    assert [repr((r.score.precision, r.score.recall, r.score.f1)) for r in held] == [
+        repr((r.score.precision, r.score.recall, r.score.f1)) for r in made
+    ]
     assert repr(metrics_by_model(held, OPTIONS)) == metrics
     assert [exact(r) for r in made] == before  # the records given read as they did
 
@@ -100,14 +105,18 @@ def test_equal_values_are_kept_once() -> None:
     gold = {"name": "Ada Lovelace", "n": 3, "tags": ["x"]}
     output = json.dumps({"name": "Ada Lovelace", "n": 3, "tags": ["x"], "extra": "made up"})
     first, second = (record("m", sample_id, gold, output) for sample_id in ("a", "b"))
-    assert first.score.fields[0] is not second.score.fields[0]  # scored apart: each its own copy
     shared = SharedValues()
     first, second = shared.compact(first), shared.compact(second)
     for one, other in zip(first.score.fields, second.score.fields):
+        assert one == other
         if not isinstance(one.expected, list):  # a list cannot be a key: kept apart
-            assert one is other
-    assert first.score.f1 is second.score.f1 and first.diagnostics is second.diagnostics
-    assert first.score.anls_star_fields is second.score.anls_star_fields
+            assert one.expected is other.expected and one.predicted is other.predicted
+    assert first.diagnostics is second.diagnostics
+    held, other_held = first.score, second.score
+    assert isinstance(held, HeldScore) and isinstance(other_held, HeldScore)
+    assert held._anls_keys is other_held._anls_keys  # ANLS* per key path: the keys once, the values as bits
+    assert held._credit is None  # P/R/F1 computed again from the counts when read, not kept
+    assert held.f1 == other_held.f1 == first.score.f1
 
 
 def test_values_equal_in_python_but_not_in_json_stay_apart() -> None:
@@ -117,7 +126,7 @@ def test_values_equal_in_python_but_not_in_json_stay_apart() -> None:
     predicted = {value: next(f.predicted for f in r.score.fields if f.path == "n") for value, r in made.items()}
     assert [repr(p) for p in predicted.values()] == ["1", "1.0", "True", "0.0", "-0.0"]
     names = [next(f for f in r.score.fields if f.path == "name") for r in made.values()]
-    assert all(name is names[0] for name in names)  # the same text, exact: one object
+    assert all(name == names[0] and name.expected is names[0].expected for name in names)  # one text kept
 
 
 def test_a_record_of_another_track_is_left_as_it_is() -> None:
@@ -155,6 +164,33 @@ def test_a_full_table_is_emptied_and_sharing_goes_on(monkeypatch) -> None:
     before = [exact(r) for r in made]
     held = [shared.compact(r) for r in made]
     assert [exact(r) for r in held] == before
-    tables = (shared._strings, shared._fields, shared._tuples, shared._maps, shared._outputs)
+    tables = (shared._strings, shared._tuples, shared._maps, shared._outputs, shared._numbers)
     assert all(0 < len(table) <= 3 for table in tables)
-    assert all(held[i].score.fields[0] is held[i + 1].score.fields[0] for i in range(0, 40, 2))
+    assert len(shared._shapes) < 40  # the shapes' table is never emptied: held scores name their fields' shapes in it
+
+
+def test_past_65535_shapes_a_field_names_its_shape_in_four_bytes() -> None:
+    shared = SharedValues()
+    shared._shapes.extend([("filler",)] * 70_000)  # as if a run had seen that many shapes already
+    given = record("m", "a", {"name": "Ada", "n": 2}, '{"name": "Ada", "n": 3, "extra": 1}')
+    held = shared.compact(given).score
+    assert held._packed is not None and held._packed[-1] == 4  # the width of a shape's place
+    assert repr(held.fields) == repr(given.score.fields)
+
+
+def test_a_field_that_does_not_fit_the_packed_form_is_kept_as_it_is() -> None:
+    given = record("m", "a", {"name": "Ada"}, '{"name": "Ada"}')
+    odd = FieldResult("name", "exact", 1.0, "Ada", "Ada", equal=1)  # type: ignore[arg-type]
+    given.score.fields = (odd,)
+    held = SharedValues().compact(given).score
+    assert held._packed is None and held.fields == (odd,) and type(held.fields[0].equal) is int  # not True
+
+
+def test_a_held_score_keeps_what_is_assigned_to_it() -> None:
+    held = SharedValues().compact(record("m", "a", {"name": "Ada"}, '{"name": "Bob"}')).score
+    replaced = (FieldResult("name", "exact", 1.0, "Ada", "Ada"),)
+    held.fields = replaced
+    held.f1 = {"strict": 0.25, "partial": 0.5, "lenient": 0.75}
+    assert held.fields == replaced
+    assert held.f1 == {"strict": 0.25, "partial": 0.5, "lenient": 0.75}
+    assert held.precision == held.recall == {"strict": 0.0, "partial": 0.0, "lenient": 0.0}  # "Bob" is incorrect
