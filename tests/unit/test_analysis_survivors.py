@@ -1,0 +1,228 @@
+"""The analysis sections where a mutation run found no unit test looking: the per-sample calibration and consistency
+extras, where reused answers came from, the recommendation's thresholds, the consistency of repeated runs. Every
+expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
+from pytest_extractbench.analysis.bands import recommendation
+from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
+from pytest_extractbench.analysis.provenance import answer_counts, reuse_sentence
+from pytest_extractbench.analysis.sample_extras import calibration_section, extra_diagnostics
+from pytest_extractbench.scoring import MISSING
+
+OPTIONS = ScoringOptions()
+SCHEMA = {
+    "type": "object",
+    "properties": {k: {"type": t} for k, t in (("a", "string"), ("n", "integer"), ("m", "string"), ("b", "string"))},
+}
+GOLD = {"a": "x", "n": 3, "m": "here", "b": "y"}
+PREDICTED = {"a": "x", "n": "3", "m": None, "b": "zz", "q": "extra"}
+# the output as tokens, each value one token with its own probability, the punctuation certain (logprob 0)
+TOKENS = [
+    ('{"a": ', 1.0),
+    ('"x"', 0.9),
+    (', "n": ', 1.0),
+    ('"3"', 0.8),
+    (', "m": ', 1.0),
+    ("null", 0.7),
+    (', "b": ', 1.0),
+    ('"zz"', 0.6),
+    (', "q": ', 1.0),
+    ('"extra"', 0.5),
+    ("}", 1.0),
+]
+LOGPROBS = {"content": [{"token": t, "logprob": math.log(p)} for t, p in TOKENS]}
+
+
+def scored_record(**extra) -> SampleRecord:
+    # a exact (type ok), n exact but a string for an integer (type_ok False), m missed (a null), b incorrect, q spurious
+    return SampleRecord(model="m", sample_id="s", score=score_sample(PREDICTED, GOLD, SCHEMA), **extra)
+
+
+def response(content="{}", logprobs=None) -> SimpleNamespace:
+    return SimpleNamespace(content=content, logprobs=logprobs)
+
+
+# --- sample_extras ---
+
+
+def test_calibration_pairs_each_scored_field_present_in_the_output_with_its_confidence_and_correctness() -> None:
+    record = scored_record()
+    extra_diagnostics(record, [response(logprobs=LOGPROBS)])
+    # the missed field m is left out although its null is in the output; a field is correct only when equal and of
+    # the right type: a (0.9) yes; n (0.8) equal but a string for an integer, no; b (0.6) and q (0.5) not equal
+    found = [[path, round(conf, 12), ok] for path, conf, ok in record.diagnostics["calibration"]]
+    assert found == [["a", 0.9, True], ["n", 0.8, False], ["b", 0.6, False], ["q", 0.5, False]]
+    # one response: no consistency
+    assert "consistency" not in record.diagnostics
+
+
+def test_no_logprobs_no_calibration_and_two_runs_give_consistency_with_the_failed_runs_counted() -> None:
+    record = scored_record()
+    runs = [response('{"a": 1}'), response(MISSING), response('{"a": 2}')]
+    extra_diagnostics(record, runs)
+    assert "calibration" not in record.diagnostics
+    found = record.diagnostics["consistency"]
+    # two outputs that parsed, 3 runs - 2 outputs = 1 failed; they differ: the modal output is 1 of 2
+    assert (found["runs"], found["failed_runs"], found["exact_match_consistency"]) == (2, 1, 0.5)
+    # an object without a logprobs attribute reads as no logprobs either
+    bare = scored_record()
+    extra_diagnostics(bare, [SimpleNamespace(content="{}")])
+    assert bare.diagnostics == {}
+
+
+def test_runs_that_all_failed_give_no_consistency() -> None:
+    record = scored_record()
+    extra_diagnostics(record, [response(MISSING), response(MISSING)])
+    assert record.diagnostics == {}
+
+
+def test_calibration_section_pools_the_pairs_and_counts_the_samples_that_have_them() -> None:
+    with_pairs = scored_record(diagnostics={"calibration": [["a", 0.9, True], ["b", 0.3, False]]})
+    also = scored_record(diagnostics={"calibration": [["a", 0.9, True]]})
+    without = scored_record()
+    section = calibration_section([with_pairs, without, also], OPTIONS)["calibration"]
+    # three pairs from two samples; accuracy 2/3, Brier ((0.1)^2 + (0.3)^2 + (0.1)^2) / 3 = 0.11 / 3
+    assert (section["samples"], section["fields"]) == (2, 3)
+    assert section["accuracy"] == pytest.approx(2 / 3)
+    assert section["brier"] == pytest.approx(0.11 / 3)
+    assert calibration_section([without], OPTIONS) == {}
+
+
+# --- provenance ---
+
+ORIGINS = [
+    {"source": "asked"},
+    {"source": "cache", "where": "http://b", "at": "2026-05-03T10:00:00"},
+    {"source": "cache", "where": "http://b", "at": "2026-05-01T09:00:00"},
+    {"source": "cache", "where": "http://a", "at": "2026-05-02T08:00:00"},
+    {"source": "journal"},
+    {"source": "cache", "where": "http://b"},
+    {"source": "unknown"},
+    {"source": "replay", "where": "", "at": 5},
+]
+
+
+def test_answer_counts_by_source_and_the_reused_groups_with_their_dates() -> None:
+    responses = [{"origin": o} for o in ORIGINS] + [{}, {"origin": "cache"}]
+    counts, reused = answer_counts(responses)
+    # asked 1, cache 4, journal 1, replay 1; "unknown", a missing and a non-mapping origin are not counted
+    assert counts == {"asked": 1, "cache": 4, "journal": 1, "replay": 1, "total": 7}
+    # by source (cache, journal, replay), then most answers first: cache b (3) before cache a (1); a group with no
+    # text date keeps None; an empty server name reads as unknown
+    assert reused == [
+        {
+            "source": "cache",
+            "where": "http://b",
+            "count": 3,
+            "first_at": "2026-05-01T09:00:00",
+            "last_at": "2026-05-03T10:00:00",
+        },  # fmt: skip
+        {
+            "source": "cache",
+            "where": "http://a",
+            "count": 1,
+            "first_at": "2026-05-02T08:00:00",
+            "last_at": "2026-05-02T08:00:00",
+        },  # fmt: skip
+        {"source": "journal", "where": "an unknown source", "count": 1, "first_at": None, "last_at": None},
+        {"source": "replay", "where": "an unknown source", "count": 1, "first_at": None, "last_at": None},
+    ]
+
+
+def test_reuse_sentence_names_each_group_with_its_dates_and_the_asked_answers() -> None:
+    counts, reused = answer_counts({"origin": o} for o in ORIGINS)
+    # 7 answers of which 1 asked: 6 reused; dates cut to the day; one day alone when first and last agree
+    assert reuse_sentence({"answers": counts, "reused": reused}) == (
+        "6 of 7 answers reused (3 from the cache, recorded 2026-05-01 to 2026-05-03, from http://b; "
+        "1 from the cache, recorded 2026-05-02, from http://a; "
+        "1 from the resumed run's journal, undated, from an unknown source; "
+        "1 replayed, undated, from an unknown source); 1 asked in this run"
+    )
+
+
+def test_reuse_sentence_without_an_asked_count_or_a_last_date() -> None:
+    group = {"source": "mirror", "where": "w", "count": 5, "first_at": "2026-05-01", "last_at": None}
+    # no asked count: 5 - 0 = 5 reused; a first date with no last one is that day alone; an unknown source by name
+    assert reuse_sentence({"answers": {"total": 5}, "reused": [group]}) == (
+        "5 of 5 answers reused (5 mirror, recorded 2026-05-01, from w); 0 asked in this run"
+    )
+
+
+def test_reuse_sentence_is_none_when_nothing_was_reused_or_counted() -> None:
+    group = {"source": "cache", "where": "w", "count": 1, "first_at": None, "last_at": None}
+    assert reuse_sentence(None) is None
+    assert reuse_sentence({"answers": "3"}) is None
+    assert reuse_sentence({"answers": {"total": 3, "asked": 3}, "reused": []}) is None
+    assert reuse_sentence({"answers": {"total": 3, "asked": 3}}) is None
+    assert reuse_sentence({"answers": {"asked": 0}, "reused": [group]}) is None  # no total
+    assert reuse_sentence({"answers": {"total": 0}, "reused": [group]}) is None
+
+
+# --- bands ---
+
+
+@pytest.mark.parametrize(
+    ("eqs", "hallucination", "expected"),
+    [
+        (0.90, 0.0, "Deploy without human review"),  # EQS at its threshold passes
+        (0.95, 0.02, "Deploy with spot-check human review"),  # hallucination at its threshold does not
+        (0.80, 0.0, "Deploy with spot-check human review"),
+        (0.85, 0.05, "Deploy with mandatory human review"),
+        (0.85, 0.5, "Not recommended for production - needs improvement"),
+        (0.70, 0.0, "Deploy with mandatory human review"),
+    ],
+)
+def test_recommendation_at_each_threshold(eqs: float, hallucination: float, expected: str) -> None:
+    assert recommendation(eqs, hallucination) == expected
+
+
+# --- consistency ---
+
+
+def test_one_run_is_consistent_with_itself() -> None:
+    found = consistency(['{"a": 1}'])
+    assert (found["runs"], found["exact_match_consistency"], found["field_level_consistency"]) == (1, 1.0, 1.0)
+
+
+def test_parsed_values_compare_as_values() -> None:
+    # key order ignored: two of three runs give the same object; a: 1, 1, 2 -> 2/3 agree; b: 2, 2, absent -> 2/3
+    found = consistency([{"a": 1, "b": 2}, {"b": 2, "a": 1}, {"a": 2}], parsed=True)
+    assert (found["distinct_outputs"], found["exact_match_consistency"]) == (2, 2 / 3)
+    assert found["field_agreement"] == {"a": 2 / 3, "b": 2 / 3}
+
+
+def test_a_number_some_runs_leave_out_has_no_spread() -> None:
+    # a: one run gives 1, the other none: one number of two runs, no standard deviation
+    found = consistency(['{"a": 1}', "{}"])
+    assert (found["field_std"], found["value_variance"]) == ({}, None)
+
+
+def test_outputs_none_of_which_parsed_have_no_fields_and_agree_on_all_of_them() -> None:
+    found = consistency(["not json", "nope"])
+    assert (found["distinct_outputs"], found["exact_match_consistency"]) == (2, 0.5)
+    assert (found["field_level_consistency"], found["value_variance"], found["field_agreement"]) == (1.0, None, {})
+
+
+def test_aggregate_consistency_of_nothing() -> None:
+    assert aggregate_consistency([]) == {"samples": 0}
+
+
+def test_aggregate_consistency_counts_consistent_samples_and_keeps_ten_fields_below_full_agreement() -> None:
+    # sample 1: fields f00..f10 at agreements 0.00, 0.05, ..., 0.50 (11 below 1) and g at 1.0; sample 2 agrees fully
+    shares = {f"f{i:02d}": i / 20 for i in range(11)}
+    first = {"runs": 3, "exact_match_consistency": 0.5, "field_level_consistency": 0.5, "value_variance": None}
+    second = {"runs": 2, "exact_match_consistency": 1.0, "field_level_consistency": 1.0, "value_variance": None}
+    found = aggregate_consistency(
+        [{**first, "field_agreement": {**shares, "g": 1.0}}, {**second, "field_agreement": {"g": 1.0}}]
+    )
+    assert (found["samples"], found["runs_per_sample"], found["fully_consistent_samples"]) == (2, 3, 1)
+    assert found["value_variance"] is None
+    # the ten lowest, lowest first: f00..f09; f10 is the eleventh, g agrees fully
+    assert found["least_consistent_fields"] == [{"field": f"f{i:02d}", "agreement": i / 20} for i in range(10)]
