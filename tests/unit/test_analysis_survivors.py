@@ -10,8 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
+from pytest_extractbench.analysis import distributions
 from pytest_extractbench.analysis.bands import recommendation
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
+from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
 from pytest_extractbench.analysis.provenance import answer_counts, reuse_sentence
 from pytest_extractbench.analysis.sample_extras import calibration_section, extra_diagnostics
 from pytest_extractbench.scoring import MISSING
@@ -226,3 +228,59 @@ def test_aggregate_consistency_counts_consistent_samples_and_keeps_ten_fields_be
     assert found["value_variance"] is None
     # the ten lowest, lowest first: f00..f09; f10 is the eleventh, g agrees fully
     assert found["least_consistent_fields"] == [{"field": f"f{i:02d}", "agreement": i / 20} for i in range(10)]
+
+
+# --- distributions ---
+
+
+def test_histogram_edges_are_tenths_and_an_empty_distribution_is_zero_counts_and_no_mean() -> None:
+    assert HISTOGRAM_EDGES == (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    assert distributions._distribution([]) == {
+        "count": 0,
+        "mean": None,
+        "median": None,
+        "histogram": {"edges": list(HISTOGRAM_EDGES), "counts": [0] * 10},
+    }
+
+
+def _string_record(similarity) -> SampleRecord:
+    record = SampleRecord(
+        model="m", sample_id="s", score=score_sample({"a": "ab", "b": "same"}, {"a": "abcd", "b": "same"})
+    )
+    record.score.fields = [field._replace(similarity=similarity) for field in record.score.fields]
+    return record
+
+
+def test_similarities_missing_from_a_field_are_computed_again_and_equal_strings_are_one() -> None:
+    section = distributions.string_similarity_section([_string_record(None)], OPTIONS)["string_similarity"]
+    # "ab" against "abcd": no shared word (token F1 0), Levenshtein 1 - 2/4 = 0.5, "ab" inside "abcd": 2/4 = 0.5;
+    # "same" against "same": 1, 1, 1. Means over the two fields; only "ab" is not exact
+    means = {name: (section[name]["mean"], section[name]["non_exact"]["mean"]) for name in SIMILARITIES}
+    assert means == {
+        "token_overlap_f1": (0.5, 0.0),
+        "levenshtein_similarity": (0.75, 0.5),
+        "containment_score": (0.75, 0.5),
+    }
+    # the histogram of token F1: 0.0 in the first bin, 1.0 in the last (numpy's last bin is closed)
+    assert section["token_overlap_f1"]["histogram"]["counts"] == [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+
+
+def test_similarities_a_field_carries_are_used_as_they_are() -> None:
+    section = distributions.string_similarity_section([_string_record((0.2, 0.3, 0.4))], OPTIONS)["string_similarity"]
+    assert [section[name]["mean"] for name in SIMILARITIES] == [0.2, 0.3, 0.4]
+
+
+def test_a_complexity_feature_that_is_not_a_number_is_not_correlated() -> None:
+    records = [
+        SampleRecord(
+            model="m",
+            sample_id=str(i),
+            score=score_sample({"a": "x"}, {"a": "x"}),
+            meta={"complexity": {"depth": i, "bin": "simple", "none": None}},
+        )
+        for i in range(3)
+    ]
+    # the text and the null are no features, only depth: three samples whose F1 is 1 each, a constant input
+    found = distributions.complexity_correlation_section(records, OPTIONS)["complexity_correlation"]
+    assert sorted(found) == ["f1_vs_depth", "latency_vs_depth"]
+    assert found["f1_vs_depth"]["note"] == "constant input"
