@@ -15,6 +15,14 @@ from pytest_extractbench.analysis.bands import recommendation
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
 from pytest_extractbench.analysis.provenance import answer_counts, reuse_sentence
+from pytest_extractbench.analysis.repeats import (
+    MAX_FLAKY_FIELDS,
+    MAX_FLAKY_SAMPLES,
+    pass_at_k,
+    pass_hat_k,
+    repeats_section,
+    sample_repeats,
+)
 from pytest_extractbench.analysis.sample_extras import calibration_section, extra_diagnostics
 from pytest_extractbench.scoring import MISSING
 
@@ -284,3 +292,84 @@ def test_a_complexity_feature_that_is_not_a_number_is_not_correlated() -> None:
     found = distributions.complexity_correlation_section(records, OPTIONS)["complexity_correlation"]
     assert sorted(found) == ["f1_vs_depth", "latency_vs_depth"]
     assert found["f1_vs_depth"]["note"] == "constant input"
+
+
+def test_a_correlation_of_fewer_than_three_samples_or_with_a_non_finite_result_is_null() -> None:
+    assert distributions.pearson([1.0, 2.0], [2.0, 1.0]) == {
+        "r": None,
+        "p_value": None,
+        "n": 2,
+        "note": "fewer than 3 samples",
+    }
+
+    def nan_p_value(a, b):
+        return SimpleNamespace(statistic=0.5, pvalue=float("nan"))
+
+    assert distributions.correlation([1, 2, 3], [3, 1, 2], nan_p_value, "r") == {
+        "r": None,
+        "p_value": None,
+        "n": 3,
+        "note": "undefined",
+    }
+
+
+def test_f1_and_latency_are_correlated_with_the_feature_not_with_themselves() -> None:
+    # partial F1 1, 1/2 (one of two fields right: P = R = 1/2) and 0 against depths 1, 2, 4; latencies 3, 1, 2 s
+    outputs = [({"a": "x", "b": "y"}, 1), ({"a": "x", "b": "no"}, 2), ({"a": "no", "b": "no"}, 4)]
+    records = [
+        SampleRecord(
+            model="m",
+            sample_id=str(depth),
+            score=score_sample(output, {"a": "x", "b": "y"}),
+            meta={"complexity": {"depth": depth}},
+            response={"latency_s": latency},
+        )
+        for (output, depth), latency in zip(outputs, (3.0, 1.0, 2.0))
+    ]
+    found = distributions.complexity_correlation_section(records, OPTIONS)["complexity_correlation"]
+    # Pearson's r by hand: depth 1, 2, 4 (mean 7/3, deviations -4/3, -1/3, 5/3, squares summing to 42/9);
+    # F1 1, 1/2, 0 (deviations 1/2, 0, -1/2, squares 1/2): r = (-2/3 + 0 - 5/6) / sqrt(42/9 * 1/2) = -1.5 / sqrt(7/3)
+    assert found["f1_vs_depth"]["r"] == pytest.approx(-1.5 / math.sqrt(7 / 3))
+    # latency 3, 1, 2 (deviations 1, -1, 0, squares 2): r = (-4/3 + 1/3 + 0) / sqrt(42/9 * 2) = -1 / sqrt(28/3)
+    assert found["latency_vs_depth"]["r"] == pytest.approx(-1 / math.sqrt(28 / 3))
+
+
+def test_no_latency_at_all_is_said_so() -> None:
+    record = SampleRecord(
+        model="m", sample_id="s", score=score_sample({"a": "x"}, {"a": "x"}), meta={"complexity": {"depth": 1}}
+    )
+    found = distributions.complexity_correlation_section([record], OPTIONS)["complexity_correlation"]
+    assert found["latency_vs_depth"] == {"r": None, "p_value": None, "n": 0, "note": "no latency measured"}
+
+
+# --- repeats ---
+
+
+def test_pass_at_k_and_pass_hat_k_by_hand() -> None:
+    # n = 5 runs, c = 2 passed, k = 2: C(3, 2) / C(5, 2) = 3/10 of the pairs both fail, C(2, 2) / 10 both pass
+    assert pass_at_k(5, 2, 2) == pytest.approx(0.7)
+    assert pass_hat_k(5, 2, 2) == pytest.approx(0.1)
+    # no run passed: 1 - C(3, 1) / C(3, 1) = 0; all passed: C(3, 3) / C(3, 3) = 1
+    assert (pass_at_k(3, 0, 1), pass_hat_k(3, 3, 3)) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        pass_hat_k(3, 4, 1)  # more passes than runs
+
+
+def test_one_compared_run_has_no_field_counts() -> None:
+    # the second run did not parse: one set of categories, nothing to flip against
+    one = sample_repeats([True, False], [{"a": "exact"}, None])
+    assert (one["compared_runs"], one["fields"], one["flips"]) == (1, {}, {})
+    two = sample_repeats([True, False], [{"a": "exact", "b[0]": "exact"}, {"a": "missed", "b[0]": "exact"}])
+    assert (two["fields"], two["flips"]) == ({"a": 1, "b[]": 1}, {"a": ["exact", "missed"]})
+
+
+def test_the_flaky_lists_are_cut_at_their_limits() -> None:
+    # 51 flaky samples (1 of 2 runs passed), each with its own flipping field: 51 samples and fields, 50 and 20 shown
+    per_sample = {
+        f"s{i:02d}": sample_repeats([True, False], [{f"f{i:02d}": "exact"}, {f"f{i:02d}": "missed"}]) for i in range(51)
+    }
+    section = repeats_section(per_sample, resamples=10)["repeats"]
+    assert section["flaky_samples"] == 51
+    assert len(section["flaky_sample_list"]) == MAX_FLAKY_SAMPLES == 50
+    assert len(section["flaky_fields"]) == MAX_FLAKY_FIELDS == 20
+    assert section["more_flaky_fields"] == 31
