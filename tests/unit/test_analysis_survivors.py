@@ -24,6 +24,7 @@ from pytest_extractbench.analysis.repeats import (
     sample_repeats,
 )
 from pytest_extractbench.analysis.sample_extras import calibration_section, extra_diagnostics
+from pytest_extractbench.analysis.stats import bootstrap_ci
 from pytest_extractbench.scoring import MISSING
 
 OPTIONS = ScoringOptions()
@@ -373,3 +374,89 @@ def test_the_flaky_lists_are_cut_at_their_limits() -> None:
     assert len(section["flaky_sample_list"]) == MAX_FLAKY_SAMPLES == 50
     assert len(section["flaky_fields"]) == MAX_FLAKY_FIELDS == 20
     assert section["more_flaky_fields"] == 31
+
+
+def _runs(passes, *categories):
+    return sample_repeats(passes, list(categories))
+
+
+REPEATED = {
+    # a flips exact -> missed -> exact
+    "s1": _runs(
+        [True, False, False], {"a": "exact", "b": "exact"}, {"a": "missed", "b": "exact"}, {"a": "exact", "b": "exact"}
+    ),  # fmt: skip
+    # c[0] exact, missed, missed (one change); c[1] partial, exact, partial: two paths of the field c[] in one sample
+    "s2": _runs(
+        [True, True, False],
+        {"a": "exact", "c[0]": "exact", "c[1]": "partial"},
+        {"a": "exact", "c[0]": "missed", "c[1]": "exact"},
+        {"a": "exact", "c[0]": "missed", "c[1]": "partial"},
+    ),
+    "s3": _runs([True, True, True], {"a": "exact"}, {"a": "exact"}, {"a": "exact"}),
+    "s4": _runs([False, False, False], {"a": "missed"}, {"a": "missed"}, {"a": "missed"}),
+    # written without its field counts: a flip with no occurrence counts as flipping every time
+    "s6": {"runs": 2, "passed": 1, "flips": {"z": ["exact", "missed"]}},
+    "once": _runs([True], {"a": "exact"}),  # one run: not repeated
+}
+
+
+def test_the_repeats_section_by_hand() -> None:
+    found = repeats_section(REPEATED, resamples=10)
+    section = found["repeats"]
+    # k = the fewest runs = 2 (s6); passes (n, c): s1 (3, 1), s2 (3, 2), s3 (3, 3), s4 (3, 0), s6 (2, 1)
+    assert (section["runs"], section["samples"]) == (2, 5)
+    assert section["pass_counts"] == {"0": 1, "1": 2, "2": 1, "3": 1}
+    # pass@1 = pass^1 = mean share passing = (1/3 + 2/3 + 1 + 0 + 1/2) / 5 = 0.5
+    # pass@2: 1 - C(2,2)/C(3,2) = 2/3, 1, 1, 1 - 3/3 = 0, 1 - C(1,2)/C(2,2) = 1: mean (11/3) / 5 = 11/15
+    # pass^2: C(1,2)/3 = 0, C(2,2)/3 = 1/3, 1, 0, C(1,2)/1 = 0: mean (4/3) / 5 = 4/15
+    assert section["pass_at"] == pytest.approx({"1": 0.5, "2": 11 / 15})
+    assert section["pass_hat"] == pytest.approx({"1": 0.5, "2": 4 / 15})
+    assert (found["pass_at_k"], found["pass_hat_k"]) == (pytest.approx(11 / 15), pytest.approx(4 / 15))
+    # flaky: some but not all runs passed, fewest passes (as a share) first: s1 1/3, s6 1/2, s2 2/3
+    assert section["flaky_samples"] == 3
+    assert section["flaky_sample_list"] == [
+        {"sample_id": "s1", "passed": 1, "runs": 3},
+        {"sample_id": "s6", "passed": 1, "runs": 2},
+        {"sample_id": "s2", "passed": 2, "runs": 3},
+    ]
+    # occurrences: a in s1, s2, s3, s4 (4), b 1, c[] 2 paths in s2: 7 compared; z has none (rate 1 by default)
+    # rates: c[] 2/2 = 1 (2 flips), z 1 (1 flip), a 1/4: sorted by rate, then flips
+    assert section["fields_compared"] == 7
+    assert section["flaky_fields"] == [
+        {
+            "field": "c[]",
+            "occurrences": 2,
+            "flipped": 2,
+            "rate": 1.0,
+            "samples": 1,
+            "transitions": {"exact -> missed": 1, "partial -> exact": 1, "exact -> partial": 1},
+        },
+        {
+            "field": "z",
+            "occurrences": 0,
+            "flipped": 1,
+            "rate": 1.0,
+            "samples": 1,
+            "transitions": {"exact -> missed": 1},
+        },
+        {
+            "field": "a",
+            "occurrences": 4,
+            "flipped": 1,
+            "rate": 0.25,
+            "samples": 1,
+            "transitions": {"exact -> missed": 1, "missed -> exact": 1},
+        },
+    ]
+    assert section["more_flaky_fields"] == 0
+
+
+def test_the_repeats_intervals_default_to_ten_thousand_resamples_seeded_with_zero() -> None:
+    # k = 2 (the sample run twice); pass@2 of a sample passing c of 10 runs: 1 - C(10 - c, 2) / 45, eleven values
+    per_sample = {"twice": {"runs": 2, "passed": 1}, **{f"t{c:02d}": {"runs": 10, "passed": c} for c in range(11)}}
+    # in sample-id order ("t00".."t10", then "twice": 1 - C(1, 2) / C(2, 2) = 1), the order the bootstrap draws from
+    values = [1 - math.comb(10 - c, 2) / 45 for c in range(11)] + [1.0]
+    found = repeats_section(per_sample)["confidence_intervals"]["pass_at_k"]
+    assert found == bootstrap_ci(values, confidence=0.95, resamples=10_000, rng=0).as_dict()
+    # another seed draws other resamples, whose percentiles differ
+    assert found != bootstrap_ci(values, confidence=0.95, resamples=10_000, rng=1).as_dict()
