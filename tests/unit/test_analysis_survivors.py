@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
-from pytest_extractbench.analysis import distributions
+from pytest_extractbench.analysis import breakdowns, distributions
 from pytest_extractbench.analysis.bands import recommendation
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
@@ -26,6 +26,7 @@ from pytest_extractbench.analysis.repeats import (
 from pytest_extractbench.analysis.sample_extras import calibration_section, extra_diagnostics
 from pytest_extractbench.analysis.stats import bootstrap_ci
 from pytest_extractbench.scoring import MISSING
+from pytest_extractbench.scoring.result import FieldResult
 
 OPTIONS = ScoringOptions()
 SCHEMA = {
@@ -460,3 +461,55 @@ def test_the_repeats_intervals_default_to_ten_thousand_resamples_seeded_with_zer
     assert found == bootstrap_ci(values, confidence=0.95, resamples=10_000, rng=0).as_dict()
     # another seed draws other resamples, whose percentiles differ
     assert found != bootstrap_ci(values, confidence=0.95, resamples=10_000, rng=1).as_dict()
+
+
+# --- breakdowns ---
+
+
+def _field(path: str, category: str, score: float) -> FieldResult:
+    kind = {"predicted_type": "string"} if category == "spurious" else {"expected_type": "string"}
+    return FieldResult(path, category, score, **kind)
+
+
+def _hand_scored(sample_id: str, fields: list[FieldResult], *, valid: bool) -> SampleRecord:
+    record = SampleRecord(model="m", sample_id=sample_id, score=score_sample({"a": "x"}, {"a": "x"}))
+    record.score.fields = fields
+    record.score.schema_valid = valid
+    return record
+
+
+def _breakdown_records() -> list[SampleRecord]:
+    # a (valid output): 2 exact, 1 partial (0.7), 2 incorrect (0.3 at the lenient threshold, and 0.2), 1 missed, 1
+    # spurious. b (invalid output): 1 exact, 1 partial, 1 incorrect at 0.3, 1 missed, 1 spurious
+    valid = [_field("a", "exact", 1.0), _field("a", "exact", 1.0), _field("a", "partial", 0.7)]
+    valid += [_field("a", "incorrect", 0.3), _field("a", "incorrect", 0.2), _field("a", "missed", 0.0)]
+    valid += [_field("a", "spurious", 0.0)]
+    invalid = [_field("b", "exact", 1.0), _field("b", "partial", 0.7), _field("b", "incorrect", 0.3)]
+    invalid += [_field("b", "missed", 0.0), _field("b", "spurious", 0.0)]
+    return [_hand_scored("1", valid, valid=True), _hand_scored("2", invalid, valid=False)]
+
+
+def test_breakdowns_credit_each_category_and_nothing_of_an_invalid_output() -> None:
+    by_name = breakdowns.breakdown_section(_breakdown_records(), OPTIONS)["field_metrics_by_name"]
+    a, b = by_name["a"], by_name["b"]
+    # a: compared 2 + 1 + 2 = 5, expected 5 + 1 missed = 6, predicted 5 + 1 spurious = 6
+    assert (a["support"], a["predicted"]) == (6, 6)
+    # strict: 2 exact / 6; partial: 2 + 0.5 * 1 = 2.5 / 6; lenient: 2 exact + the partial + the incorrect at 0.3 = 4 / 6
+    assert (a["precision_strict"], a["recall_strict"]) == (pytest.approx(2 / 6), pytest.approx(2 / 6))
+    assert (a["precision_partial"], a["f1_partial"]) == (pytest.approx(2.5 / 6), pytest.approx(2.5 / 6))
+    assert (a["precision_lenient"], a["recall_lenient"]) == (pytest.approx(4 / 6), pytest.approx(4 / 6))
+    # b, invalid: its exact, partial and incorrect fields count as incorrect, its missed and spurious fields as
+    # they were: expected 3 + 1 = 4, predicted 3 + 1 = 4, nothing credited in any mode
+    assert (b["support"], b["predicted"]) == (4, 4)
+    assert [b[f"precision_{mode}"] for mode in ("strict", "partial", "lenient")] == [0.0, 0.0, 0.0]
+
+
+def test_omission_rates_count_what_was_observed_even_in_an_invalid_output() -> None:
+    found = breakdowns.omission_section(_breakdown_records(), OPTIONS)["omission_analysis"]
+    # a: 1 missed of 2 + 1 + 2 + 1 = 6 expected; b: 1 missed of 1 + 1 + 1 + 1 = 4
+    assert found["by_field_name"] == {
+        "a": {"omission_rate": 1 / 6, "missed": 1, "total_occurrences": 6},
+        "b": {"omission_rate": 0.25, "missed": 1, "total_occurrences": 4},
+    }
+    # one type, string: 2 missed of 10
+    assert found["by_field_type"] == {"string": 0.2}
