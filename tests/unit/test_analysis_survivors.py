@@ -513,3 +513,9 @@ def test_omission_rates_count_what_was_observed_even_in_an_invalid_output() -> N
     }
     # one type, string: 2 missed of 10
     assert found["by_field_type"] == {"string": 0.2}
+
+
+def test_groups_named_by_numbers_come_first_in_numeric_order_then_the_others() -> None:
+    record = _hand_scored("1", [_field(name, "exact", 1.0) for name in ("b", "10", "9", "a")], valid=True)
+    by_name = breakdowns.breakdown_section([record], OPTIONS)["field_metrics_by_name"]
+    assert list(by_name) == ["9", "10", "a", "b"]
