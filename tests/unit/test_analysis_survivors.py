@@ -14,6 +14,7 @@ from pytest_extractbench.analysis import breakdowns, distributions
 from pytest_extractbench.analysis.bands import recommendation
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
+from pytest_extractbench.analysis.metrics import accuracy_section, complexity_bin_section
 from pytest_extractbench.analysis.provenance import answer_counts, reuse_sentence
 from pytest_extractbench.analysis.repeats import (
     MAX_FLAKY_FIELDS,
@@ -519,3 +520,32 @@ def test_groups_named_by_numbers_come_first_in_numeric_order_then_the_others() -
     record = _hand_scored("1", [_field(name, "exact", 1.0) for name in ("b", "10", "9", "a")], valid=True)
     by_name = breakdowns.breakdown_section([record], OPTIONS)["field_metrics_by_name"]
     assert list(by_name) == ["9", "10", "a", "b"]
+
+
+# --- metrics ---
+
+
+def test_scoring_errors_are_listed_only_when_some_sample_had_one() -> None:
+    clean = SampleRecord(model="m", sample_id="ok", score=score_sample({"a": "x"}, {"a": "x"}))
+    failed = SampleRecord(model="m", sample_id="bad", score=score_sample({"a": "x"}, {"a": "x"}), scoring_error="boom")
+    assert "scoring_errors" not in accuracy_section([clean], OPTIONS)
+    assert accuracy_section([clean, failed], OPTIONS)["scoring_errors"] == ["bad"]
+
+
+def test_a_complexity_bin_averages_the_numeric_latencies_only() -> None:
+    def binned(sample_id: str, name: str, latency) -> SampleRecord:
+        return SampleRecord(
+            model="m",
+            sample_id=sample_id,
+            score=score_sample({"a": "x"}, {"a": "x"}),
+            meta={"complexity": {"complexity_bin": name}},
+            response={} if latency is None else {"latency_s": latency},
+        )
+
+    records = [binned("1", "simple", 1.0), binned("2", "simple", True), binned("3", "simple", 3.0)]
+    records += [binned("4", "medium", None)]
+    found = complexity_bin_section(records, OPTIONS)["metrics_by_complexity_bin"]
+    # a boolean is no latency: (1 + 3) / 2 = 2; the medium bin has no latency at all
+    assert found["simple"]["mean_latency_s"] == 2.0
+    assert found["medium"]["mean_latency_s"] is None
+    assert found["complex"] == {"num_samples": 0}
