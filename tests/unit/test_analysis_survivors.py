@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
-from pytest_extractbench.analysis import breakdowns, distributions
+from pytest_extractbench.analysis import breakdowns, distributions, track_metrics
 from pytest_extractbench.analysis.bands import recommendation
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
@@ -549,3 +549,43 @@ def test_a_complexity_bin_averages_the_numeric_latencies_only() -> None:
     assert found["simple"]["mean_latency_s"] == 2.0
     assert found["medium"]["mean_latency_s"] is None
     assert found["complex"] == {"num_samples": 0}
+
+
+# --- track_metrics ---
+
+
+def test_a_toolcall_row_by_hand() -> None:
+    result = {
+        "arguments": {"tp": 2, "fp": 1, "fn": 2},
+        "calls": 4,
+        "predicted_calls": 5,
+        "valid_calls": 4,
+        "name_matches": 3,
+        "arguments_exact": 1,
+        "correct": True,
+        "format_error": None,
+    }
+    row = track_metrics.sample_row("toolcall", result, True)
+    # arguments: P = 2 / (2 + 1), R = 2 / (2 + 2) = 1/2, F1 = 2 * (2/3 * 1/2) / (2/3 + 1/2) = (2/3) / (7/6) = 4/7
+    assert row["arguments_f1_sample"] == pytest.approx(4 / 7)
+    # valid calls 4 of 5 predicted; names 3 and exact arguments 1 of 4 gold calls
+    shares = (row["valid_call_share"], row["name_match_share"], row["arguments_exact_share"])
+    assert shares == (0.8, 0.75, 0.25)
+    # no call at all: every share 0 (nothing over nothing), arguments F1 1 (nothing expected, nothing predicted)
+    empty = track_metrics.sample_row("toolcall", {}, False)
+    assert (empty["valid_call_share"], empty["name_match_share"], empty["arguments_exact_share"]) == (0.0, 0.0, 0.0)
+    assert empty["arguments_f1_sample"] == 1.0
+
+
+def test_the_repair_field_f1_is_the_micro_f1_of_the_summed_counts() -> None:
+    metric = track_metrics.compared("repair")["field_f1_partial"]
+    # tp 3 of 4 predicted and 6 expected: P = 3/4, R = 1/2, F1 = 2 * 3/8 / (5/4) = 0.6
+    assert float(metric.compute({"tp_partial": 3.0, "predicted": 4.0, "expected": 6.0})) == pytest.approx(0.6)
+
+
+def test_track_rates_are_shown_as_percents_and_the_f1_figures_are_not() -> None:
+    percent = {(track, m.name): m.percent for track, metrics in track_metrics.TRACK_METRICS.items() for m in metrics}
+    assert [key for key, shown in percent.items() if not shown] == [
+        ("toolcall", "arguments_f1"),
+        ("repair", "field_f1_partial"),
+    ]
