@@ -575,6 +575,55 @@ def test_a_toolcall_row_by_hand() -> None:
     empty = track_metrics.sample_row("toolcall", {}, False)
     assert (empty["valid_call_share"], empty["name_match_share"], empty["arguments_exact_share"]) == (0.0, 0.0, 0.0)
     assert empty["arguments_f1_sample"] == 1.0
+    # tp = fp = fn = 1: P = R = 1/2, F1 = 2 * 1/4 / 1 = 1/2
+    even = track_metrics.sample_row("toolcall", {"arguments": {"tp": 1, "fp": 1, "fn": 1}}, True)
+    assert even["arguments_f1_sample"] == 0.5
+
+
+def test_a_repair_row_by_hand() -> None:
+    result = {
+        "counts": {"exact": 3, "partial": 2, "incorrect": 1, "missed": 4, "spurious": 5, "note": "x"},
+        "fields_equal": 7,
+        "fields_expected": 10,
+        "field_f1_partial": 0.5,
+    }
+    row = track_metrics.sample_row("repair", result, True)
+    # compared 3 + 2 + 1 = 6; credit 3 + 0.5 * 2 = 4; predicted 6 + 5 spurious, expected 6 + 4 missed; 7 of 10 equal
+    assert {k: row[k] for k in ("tp_partial", "predicted", "expected", "f1_partial", "field_agreement")} == {
+        "tp_partial": 4.0,
+        "predicted": 11.0,
+        "expected": 10.0,
+        "f1_partial": 0.5,
+        "field_agreement": 0.7,
+    }
+    # nothing counted: every figure 0
+    empty = track_metrics.sample_row("repair", {}, False)
+    assert {k: v for k, v in empty.items() if v} == {}
+    assert set(empty) == set(track_metrics.row_keys("repair"))
+
+
+def test_row_keys_list_the_columns_and_per_sample_values_in_figure_order() -> None:
+    assert track_metrics.row_keys("repair") == (
+        "passed",
+        "json_valid",
+        "schema_valid",
+        "exact_match",
+        "tp_partial",
+        "predicted",
+        "expected",
+        "f1_partial",
+        "fields_equal",
+        "fields_expected",
+        "field_agreement",
+    )
+
+
+def test_a_track_figure_label_by_its_own_name_only() -> None:
+    assert track_metrics.label("pass_rate") == "Samples passed"
+    assert track_metrics.label("pass_rate", compact=True) == "passed"  # its tag
+    assert track_metrics.label("accuracy", compact=True) == "accuracy"  # no tag: its short name
+    assert track_metrics.label("passed") is None  # an alias
+    assert track_metrics.label("no_such_figure") is None
 
 
 def test_the_repair_field_f1_is_the_micro_f1_of_the_summed_counts() -> None:
