@@ -9,9 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
+from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
 from pytest_extractbench.analysis import breakdowns, distributions, track_metrics
 from pytest_extractbench.analysis.bands import recommendation
+from pytest_extractbench.analysis.comparison import EQS, comparison_section
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
 from pytest_extractbench.analysis.metrics import accuracy_section, complexity_bin_section
@@ -638,3 +639,34 @@ def test_track_rates_are_shown_as_percents_and_the_f1_figures_are_not() -> None:
         ("toolcall", "arguments_f1"),
         ("repair", "field_f1_partial"),
     ]
+
+
+# --- comparison ---
+
+
+def _eqs_record(model: str, sample_id: str, eqs: float) -> SampleRecord:
+    record = SampleRecord(model=model, sample_id=sample_id, score=score_sample({"a": "x"}, {"a": "x"}))
+    record.score.eqs = eqs
+    return record
+
+
+def test_each_pair_of_models_draws_its_own_stream_and_counts_its_unshared_samples() -> None:
+    options = ScoringOptions(statistics=StatsOptions(resamples=200))
+    gold_a = [0.91, 0.35, 0.77, 0.12, 0.64, 0.58, 0.99, 0.23, 0.81, 0.47, 0.69, 0.05]
+    rest = [0.5, 0.2, 0.9, 0.4, 0.1, 0.3, 0.6, 0.0, 0.7, 0.15, 0.25, 0.45]
+    records = [_eqs_record("a", f"s{i:02d}", v) for i, v in enumerate(gold_a)] + [_eqs_record("a", "only_a", 1.0)]
+    # b and c score the same on every sample: the pairs a_vs_b and a_vs_c have the same data
+    for model in ("b", "c"):
+        records += [_eqs_record(model, f"s{i:02d}", v) for i, v in enumerate(rest)] + [_eqs_record(model, "own", 0.0)]
+    by_model = metrics_by_model(records, options)
+    found = comparison_section(by_model, records, options)["comparison"]
+    ab, ac = found["pairwise"]["a_vs_b"], found["pairwise"]["a_vs_c"]
+    # 12 shared samples; a has one of its own, b one
+    assert (ab["n_shared"], ab["only_in_a"], ab["only_in_b"]) == (12, 1, 1)
+    assert ab["metrics"][EQS]["delta"] == ac["metrics"][EQS]["delta"]
+    # ... but each pair resamples with its own stream (seed, crc32 of the names), so the intervals differ
+    assert ab["metrics"][EQS]["ci"] != ac["metrics"][EQS]["ci"]
+    # a first (EQS 7.61/13 against 4.55/13 for b and c), then b and c tied, in name order; the last has no next
+    ranking = found["eqs_ranking"]
+    assert [(r["rank"], r["model"]) for r in ranking] == [(1, "a"), (2, "b"), (3, "c")]
+    assert ranking[-1]["significantly_better_than_next"] is None
