@@ -12,7 +12,7 @@ import pytest
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
 from pytest_extractbench.analysis import breakdowns, distributions, track_metrics
 from pytest_extractbench.analysis.bands import recommendation
-from pytest_extractbench.analysis.comparison import EQS, comparison_section
+from pytest_extractbench.analysis.comparison import EQS, comparison_section, pareto
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
 from pytest_extractbench.analysis.metrics import accuracy_section, complexity_bin_section
@@ -670,3 +670,27 @@ def test_each_pair_of_models_draws_its_own_stream_and_counts_its_unshared_sample
     ranking = found["eqs_ranking"]
     assert [(r["rank"], r["model"]) for r in ranking] == [(1, "a"), (2, "b"), (3, "c")]
     assert ranking[-1]["significantly_better_than_next"] is None
+    # the first two were compared on their shared samples: a yes or no, whatever the p-value
+    assert isinstance(ranking[0]["significantly_better_than_next"], bool)
+
+
+def test_models_with_no_shared_sample_have_no_significance_and_latency_is_the_per_sample_p95() -> None:
+    options = ScoringOptions(statistics=StatsOptions(resamples=200))
+    records = [_eqs_record("a", f"a{i}", 0.9) for i in range(5)] + [_eqs_record("b", f"b{i}", 0.5) for i in range(5)]
+    for i, record in enumerate(records):
+        record.response["latency_s"] = float(i % 5 + 1)  # 1, 2, 3, 4, 5 s for each model
+    by_model = {"a": {EQS: 0.9}, "b": {EQS: 0.5}}
+    found = comparison_section(by_model, records, options)["comparison"]
+    assert found["pairwise"]["a_vs_b"]["note"] == "no sample scored by both models"
+    assert found["eqs_ranking"][0]["significantly_better_than_next"] is None
+    latency = found["pareto_frontier"]["accuracy_vs_latency"]
+    # p95 of 1..5 s, linear: position 0.95 * 4 = 3.8 between 4 and 5 s: 4.8 s = 4800 ms
+    assert latency["available"] is True
+    assert latency["points"]["a"]["latency_p95_ms"] == pytest.approx(4800.0)
+
+
+def test_a_model_as_cheap_and_less_accurate_than_another_is_dominated() -> None:
+    by_model = {m: {EQS: e} for m, e in {"a": 0.9, "e": 0.8, "f": 0.7}.items()}
+    # e costs what a costs and scores less: dominated; f is cheaper, so on the frontier
+    found = pareto(["a", "e", "f"], by_model, {"a": 100.0, "e": 100.0, "f": 50.0}, "latency_p95_ms")
+    assert found["frontier"] == ["f", "a"]
