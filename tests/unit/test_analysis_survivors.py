@@ -12,7 +12,7 @@ import pytest
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
 from pytest_extractbench.analysis import breakdowns, distributions, track_metrics
 from pytest_extractbench.analysis.bands import recommendation
-from pytest_extractbench.analysis.comparison import EQS, comparison_section, pareto
+from pytest_extractbench.analysis.comparison import EQS, best_by_metric, comparison_section, gap_rule, pareto
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
 from pytest_extractbench.analysis.metrics import accuracy_section, complexity_bin_section
@@ -694,3 +694,21 @@ def test_a_model_as_cheap_and_less_accurate_than_another_is_dominated() -> None:
     # e costs what a costs and scores less: dominated; f is cheaper, so on the frontier
     found = pareto(["a", "e", "f"], by_model, {"a": 100.0, "e": 100.0, "f": 50.0}, "latency_p95_ms")
     assert found["frontier"] == ["f", "a"]
+
+
+def test_best_by_metric_takes_the_highest_exact_match_and_validity() -> None:
+    by_model = {
+        "a": {EQS: 0.9, "exact_match_rate": 0.2, "schema_validity_rate": 0.9},
+        "b": {EQS: 0.5, "exact_match_rate": 0.6, "schema_validity_rate": 0.5},
+    }
+    best = best_by_metric(["a", "b"], by_model, [])
+    assert (best["highest_exact_match"], best["highest_schema_validity"]) == ("b", "a")
+
+
+def test_a_gap_equal_to_the_threshold_is_not_flagged() -> None:
+    # 0.5 - 0.25 = 0.25 exactly (binary fractions), the threshold itself: moderate, not flagged
+    by_model = {"ref": {EQS: 0.5}, "small": {EQS: 0.25}}
+    found = gap_rule(["ref", "small"], by_model, {}, StatsOptions(gap_threshold=0.25))
+    assert found["models"]["small"]["needs_fine_tuning"] is False
+    assert found["models"]["small"]["band"] == "moderate difference: fine-tuning optional"
+    assert found["flagged"] == []
