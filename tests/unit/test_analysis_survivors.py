@@ -134,14 +134,14 @@ def test_answer_counts_by_source_and_the_reused_groups_with_their_dates() -> Non
             "count": 3,
             "first_at": "2026-05-01T09:00:00",
             "last_at": "2026-05-03T10:00:00",
-        },  # fmt: skip
+        },
         {
             "source": "cache",
             "where": "http://a",
             "count": 1,
             "first_at": "2026-05-02T08:00:00",
             "last_at": "2026-05-02T08:00:00",
-        },  # fmt: skip
+        },
         {"source": "journal", "where": "an unknown source", "count": 1, "first_at": None, "last_at": None},
         {"source": "replay", "where": "an unknown source", "count": 1, "first_at": None, "last_at": None},
     ]
@@ -384,7 +384,7 @@ REPEATED = {
     # a flips exact -> missed -> exact
     "s1": _runs(
         [True, False, False], {"a": "exact", "b": "exact"}, {"a": "missed", "b": "exact"}, {"a": "exact", "b": "exact"}
-    ),  # fmt: skip
+    ),
     # c[0] exact, missed, missed (one change); c[1] partial, exact, partial: two paths of the field c[] in one sample
     "s2": _runs(
         [True, True, False],

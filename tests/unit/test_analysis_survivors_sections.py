@@ -9,6 +9,8 @@ from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metr
 from pytest_extractbench.analysis import breakdowns, track_metrics
 from pytest_extractbench.analysis.comparison import EQS, best_by_metric, comparison_section, gap_rule, pareto
 from pytest_extractbench.analysis.metrics import accuracy_section, complexity_bin_section
+from pytest_extractbench.analysis.resampled import MetricDelta
+from pytest_extractbench.analysis.stats import Interval
 from pytest_extractbench.scoring.result import FieldResult
 
 OPTIONS = ScoringOptions()
@@ -254,10 +256,41 @@ def test_best_by_metric_takes_the_highest_exact_match_and_validity() -> None:
     assert (best["highest_exact_match"], best["highest_schema_validity"]) == ("b", "a")
 
 
-def test_a_gap_equal_to_the_threshold_is_not_flagged() -> None:
-    # 0.5 - 0.25 = 0.25 exactly (binary fractions), the threshold itself: moderate, not flagged
-    by_model = {"ref": {EQS: 0.5}, "small": {EQS: 0.25}}
-    found = gap_rule(["ref", "small"], by_model, {}, StatsOptions(gap_threshold=0.25))
-    assert found["models"]["small"]["needs_fine_tuning"] is False
-    assert found["models"]["small"]["band"] == "moderate difference: fine-tuning optional"
-    assert found["flagged"] == []
+def test_the_gap_rule_at_its_edges_with_the_paired_test_of_either_orientation() -> None:
+    # threshold 1/32 (under the 0.05 minimal gap, so it is also the moderate band's floor); binary fractions, exact
+    by_model = {m: {EQS: e} for m, e in {"ref": 0.5, "edge": 0.46875, "far": 0.25, "even": 0.5, "ahead": 0.625}.items()}
+    interval = Interval(0.03, 0.01, 0.05, 0.95, "percentile bootstrap", 200, 5)
+    tested = MetricDelta(EQS, 0.46875, 0.5, -0.03125, interval, 0.01, "permutation", {}, True, 5, True)
+    # stored as (edge, ref): the rule finds it the other way round too
+    found = gap_rule(
+        ["ahead", "ref", "even", "edge", "far"],
+        by_model,
+        {("edge", "ref"): tested},
+        StatsOptions(gap_threshold=0.03125, reference_model="ref"),
+    )
+    models = found["models"]
+    # edge: 0.5 - 0.46875 = 1/32, the threshold itself: not flagged, and at the moderate band's floor
+    assert models["edge"] == {
+        "gap": 0.03125,
+        "relative_gap": 0.0625,  # (1/32) / (1/2)
+        "band": "moderate difference: fine-tuning optional",
+        "needs_fine_tuning": False,
+        "p_value": 0.01,
+        "significant": True,
+    }
+    assert (models["far"]["band"], models["far"]["needs_fine_tuning"]) == (
+        "significant difference: fine-tuning recommended",
+        True,
+    )
+    # a gap of exactly 0 is no lead; no paired test for these: None, not a number
+    assert models["even"]["band"] == "minimal practical difference"
+    assert models["ahead"]["band"] == "ahead of the reference"
+    assert (models["far"]["p_value"], models["far"]["significant"]) == (None, None)
+    assert found["flagged"] == ["far"]
+
+
+def test_the_gap_relative_to_a_reference_scoring_zero_is_null() -> None:
+    found = gap_rule(
+        ["ref", "other"], {"ref": {EQS: 0.0}, "other": {EQS: 0.0}}, {}, StatsOptions(reference_model="ref")
+    )
+    assert found["models"]["other"]["relative_gap"] is None
