@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_extractbench import SampleRecord, ScoringOptions, StatsOptions, metrics_by_model, score_sample
-from pytest_extractbench.analysis import breakdowns, track_metrics
+from pytest_extractbench.analysis import breakdowns, resampled, track_metrics
 from pytest_extractbench.analysis.comparison import EQS, best_by_metric, comparison_section, gap_rule, pareto
 from pytest_extractbench.analysis.metrics import accuracy_section, complexity_bin_section
 from pytest_extractbench.analysis.resampled import MetricDelta
@@ -294,3 +294,27 @@ def test_the_gap_relative_to_a_reference_scoring_zero_is_null() -> None:
         ["ref", "other"], {"ref": {EQS: 0.0}, "other": {EQS: 0.0}}, {}, StatsOptions(reference_model="ref")
     )
     assert found["models"]["other"]["relative_gap"] is None
+
+
+# --- resampled ---
+
+
+def test_a_row_carries_the_sample_f1_of_each_mode() -> None:
+    # a exact, b wrong: 1 of 2 predicted and of 2 expected in every mode, F1 1/2
+    row = resampled.sample_row(score_sample({"a": "x", "b": "no"}, {"a": "x", "b": "y"}))
+    assert (row["f1_strict"], row["f1_partial"], row["f1_lenient"]) == (0.5, 0.5, 0.5)
+
+
+def test_columns_of_no_sample_have_no_values_or_intervals() -> None:
+    scores = [score_sample({"a": "x"}, {"a": "x"}), score_sample({"a": "y"}, {"a": "x"})]
+    assert len(resampled.Columns(scores)) == 2
+    empty = resampled.Columns([])
+    assert resampled.metric_values(empty) == {}
+    assert resampled.confidence_intervals(empty, StatsOptions(resamples=100)) == {}
+
+
+def test_a_track_figure_whose_per_sample_value_a_saved_row_lacks_is_not_measured() -> None:
+    figures = track_metrics.compared("repair")
+    row = {"tp_partial": 1.0, "predicted": 2.0, "expected": 2.0}  # saved before f1_partial was kept
+    assert resampled.measured([row], ["field_f1_partial"], figures) == []
+    assert resampled.measured([{**row, "f1_partial": 0.5}], ["field_f1_partial"], figures) == ["field_f1_partial"]
