@@ -12,6 +12,7 @@ import pytest
 from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
 from pytest_extractbench.analysis import distributions
 from pytest_extractbench.analysis.bands import recommendation
+from pytest_extractbench.analysis.calibration import token_offsets
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
 from pytest_extractbench.analysis.provenance import answer_counts, reuse_sentence
@@ -460,3 +461,18 @@ def test_the_repeats_intervals_default_to_ten_thousand_resamples_seeded_with_zer
     assert found == bootstrap_ci(values, confidence=0.95, resamples=10_000, rng=0).as_dict()
     # another seed draws other resamples, whose percentiles differ
     assert found != bootstrap_ci(values, confidence=0.95, resamples=10_000, rng=1).as_dict()
+
+
+# --- calibration ---
+
+
+def test_token_entries_without_a_text_token_or_a_numeric_logprob_are_skipped() -> None:
+    entries = [
+        {"token": "{", "logprob": -0.5},
+        "junk",
+        {"token": "}"},
+        {"token": 3, "logprob": -1.0},
+        {"token": "x", "logprob": 0},
+    ]
+    # only "{" (0..1) and "x" (1..2) spell the text; an int logprob counts, as a float
+    assert token_offsets(entries) == ("{x", [(0, 1, -0.5), (1, 2, 0.0)])

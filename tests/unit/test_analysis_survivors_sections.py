@@ -318,3 +318,22 @@ def test_a_track_figure_whose_per_sample_value_a_saved_row_lacks_is_not_measured
     row = {"tp_partial": 1.0, "predicted": 2.0, "expected": 2.0}  # saved before f1_partial was kept
     assert resampled.measured([row], ["field_f1_partial"], figures) == []
     assert resampled.measured([{**row, "f1_partial": 0.5}], ["field_f1_partial"], figures) == ["field_f1_partial"]
+
+
+def test_paired_deltas_draw_from_the_options_seed_unless_given_a_generator() -> None:
+    def rows(values):
+        scores = [score_sample({"a": "x"}, {"a": "x"}) for _ in values]
+        for score, value in zip(scores, values):
+            score.eqs = value
+        return [resampled.sample_row(s) for s in scores]
+
+    a = rows([0.91, 0.35, 0.77, 0.12, 0.64, 0.58, 0.99, 0.23])
+    b = rows([0.5, 0.2, 0.9, 0.4, 0.1, 0.3, 0.6, 0.0])
+    options, names = StatsOptions(resamples=200, seed=5), [EQS]
+
+    def interval(**rng):
+        return resampled.paired_deltas(a, b, options, names, **rng)[EQS].ci.as_dict()
+
+    # no generator: the options' seed 5, the same resamples as a generator seeded 5; another seed draws others
+    assert interval() == interval(rng=5)
+    assert interval(rng=6) != interval(rng=5)
