@@ -12,7 +12,7 @@ import pytest
 from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
 from pytest_extractbench.analysis import distributions
 from pytest_extractbench.analysis.bands import recommendation
-from pytest_extractbench.analysis.calibration import token_offsets
+from pytest_extractbench.analysis.calibration import token_offsets, value_spans
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
 from pytest_extractbench.analysis.provenance import answer_counts, reuse_sentence
@@ -476,3 +476,8 @@ def test_token_entries_without_a_text_token_or_a_numeric_logprob_are_skipped() -
     ]
     # only "{" (0..1) and "x" (1..2) spell the text; an int logprob counts, as a float
     assert token_offsets(entries) == ("{x", [(0, 1, -0.5), (1, 2, 0.0)])
+
+
+def test_empty_containers_span_their_two_brackets() -> None:
+    # offsets: {0 "a"1-3 :4 {6 }7 ,8 "b"10-12 :13 [15 ]16 ,17 "c"19-21 :22 1 at 24, } at 25
+    assert value_spans('{"a": {}, "b": [], "c": 1}') == {"a": (6, 8), "b": (15, 17), "c": (24, 25), "$": (0, 26)}
