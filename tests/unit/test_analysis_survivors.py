@@ -12,7 +12,7 @@ import pytest
 from pytest_extractbench import SampleRecord, ScoringOptions, score_sample
 from pytest_extractbench.analysis import distributions
 from pytest_extractbench.analysis.bands import recommendation
-from pytest_extractbench.analysis.calibration import token_offsets, value_spans
+from pytest_extractbench.analysis.calibration import field_confidences, reliability, token_offsets, value_spans
 from pytest_extractbench.analysis.consistency import aggregate_consistency, consistency
 from pytest_extractbench.analysis.distributions import HISTOGRAM_EDGES, SIMILARITIES
 from pytest_extractbench.analysis.provenance import answer_counts, reuse_sentence
@@ -481,3 +481,51 @@ def test_token_entries_without_a_text_token_or_a_numeric_logprob_are_skipped() -
 def test_empty_containers_span_their_two_brackets() -> None:
     # offsets: {0 "a"1-3 :4 {6 }7 ,8 "b"10-12 :13 [15 ]16 ,17 "c"19-21 :22 1 at 24, } at 25
     assert value_spans('{"a": {}, "b": [], "c": 1}') == {"a": (6, 8), "b": (15, 17), "c": (24, 25), "$": (0, 26)}
+
+
+def test_a_scan_that_breaks_keeps_the_spans_found_before() -> None:
+    # a at 6..7; "tru" is no value: the scan stops there
+    assert value_spans('{"a": 1, "b": tru') == {"a": (6, 7)}
+
+
+def test_a_confidence_counts_only_the_tokens_overlapping_the_value() -> None:
+    tokens = [('{"a": ', 0.5), ('"x"', 0.9), ("}", 0.8)]
+    # the tokens before and after touch the value's span (6..9) but do not overlap it
+    found = field_confidences({"content": [{"token": t, "logprob": math.log(p)} for t, p in tokens]}, ["a"])
+    assert found == {"a": pytest.approx(0.9)}
+
+
+def test_the_reliability_table_by_hand() -> None:
+    # 0.5 sits on an edge: the bin it opens (0.5-0.6); 0.05 the first bin; 1.0 the last
+    found = reliability([0.5, 0.05, 1.0, 0.55], [True, False, True, False])
+    bins = found["bins"]
+    assert len(bins) == 10
+    assert [b["count"] for b in bins] == [1, 0, 0, 0, 0, 2, 0, 0, 0, 1]
+    assert bins[5] == {
+        "low": 0.5,
+        "high": pytest.approx(0.6),
+        "midpoint": pytest.approx(0.55),
+        "count": 2,
+        "accuracy": 0.5,  # one of two correct
+        "confidence": pytest.approx(0.525),  # (0.5 + 0.55) / 2
+        "gap": pytest.approx(0.025),
+    }
+    assert bins[1] == {
+        "low": 0.1,
+        "high": pytest.approx(0.2),
+        "midpoint": pytest.approx(0.15),
+        "count": 0,
+        "accuracy": None,
+        "confidence": None,
+        "gap": None,
+    }
+    # ECE: gaps |0 - 0.05| = 0.05 (1 field), 0.025 (2), |1 - 1| = 0 (1): (0.05 * 1 + 0.025 * 2 + 0) / 4 = 0.025; MCE 0.05
+    assert (found["ece"], found["mce"]) == (pytest.approx(0.025), pytest.approx(0.05))
+    # mean confidence 2.1 / 4 = 0.525; accuracy 2 / 4
+    assert (found["mean_confidence"], found["accuracy"]) == (pytest.approx(0.525), 0.5)
+
+
+def test_the_reliability_of_no_field_is_null() -> None:
+    found = reliability([], [])
+    assert (found["fields"], found["ece"], found["mce"], found["brier"]) == (0, None, None, None)
+    assert (found["mean_confidence"], found["accuracy"]) == (None, None)
