@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 
 from pytest_extractbench import SampleRecord, score_sample
-from pytest_extractbench.analysis.performance import Prices, cost, outcome, output_chars
+from pytest_extractbench.analysis.performance import (
+    Prices,
+    attempt_log,
+    cost,
+    outcome,
+    output_chars,
+    performance_metrics,
+    reliability,
+    token_stats,
+)
 
 # --- performance ---
 
@@ -34,3 +43,42 @@ def test_a_sample_whose_scoring_failed_is_its_own_outcome() -> None:
 def test_no_output_has_no_length() -> None:
     assert output_chars(None) is None
     assert (output_chars(""), output_chars({"a": "é"})) == (0.0, 10.0)  # {"a": "é"} is 10 characters
+
+
+def test_a_request_recorded_without_attempts_adds_no_attempt() -> None:
+    # a latency makes it a request; no attempt count: 0 attempts, none counted, no retry
+    found = reliability([_record(content="{}", latency_s=1.0)])
+    assert (found["total_requests"], found["attempts_counted"], found["retry_rate"]) == (1, 0, 0.0)
+
+
+def test_truncation_is_either_the_error_class_or_the_length_finish_reason() -> None:
+    truncated = _record(content=None, error_class="truncated", attempts=1)
+    cut = _record(content="{}", finish_reason="length", attempts=1)
+    whole = _record(content="{}", finish_reason="stop", attempts=1)
+    assert reliability([truncated, cut, whole])["truncation_rate"] == pytest.approx(2 / 3)
+
+
+def test_an_error_class_a_newer_client_added_is_counted_once() -> None:
+    found = reliability([_record(content=None, error_class="brand_new", attempts=1)])
+    assert found["outcome_counts"]["brand_new"] == 1
+    assert found["error_counts"]["brand_new"] == 1
+
+
+def test_one_attempts_latency_is_known_only_for_a_single_attempt() -> None:
+    # two attempts and no attempt log: which attempt took how long is unknown; one attempt: its latency
+    retried = _record(content="{}", latency_s=2.0, attempts=2)
+    single = _record(content="{}", latency_s=1.0, attempts=1)
+    assert performance_metrics([retried])["attempt_latency_ms"]["count"] == 0
+    assert performance_metrics([single])["attempt_latency_ms"]["mean"] == 1000.0
+    # an attempt with no latency adds nothing
+    assert performance_metrics([_record(content="{}", attempts=1)])["attempt_latency_ms"]["count"] == 0
+
+
+def test_the_attempt_log_keeps_the_entries_with_a_text_outcome() -> None:
+    log = [{"outcome": "ok", "latency_s": 1.0}, {"outcome": 3}, "timeout", {"latency_s": 2.0}]
+    assert attempt_log({"attempt_log": log}) == [{"outcome": "ok", "latency_s": 1.0}]
+    assert attempt_log({"attempt_log": "ok"}) == []
+
+
+def test_token_statistics_of_no_value() -> None:
+    assert token_stats([]) == {"count": 0, "mean": None, "median": None, "p95": None, "sum": 0}
