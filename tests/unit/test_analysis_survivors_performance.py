@@ -7,6 +7,7 @@ import pytest
 
 from pytest_extractbench import SampleRecord, score_sample
 from pytest_extractbench.analysis.performance import (
+    NOT_MEASURED,
     Prices,
     attempt_log,
     cost,
@@ -82,3 +83,12 @@ def test_the_attempt_log_keeps_the_entries_with_a_text_outcome() -> None:
 
 def test_token_statistics_of_no_value() -> None:
     assert token_stats([]) == {"count": 0, "mean": None, "median": None, "p95": None, "sum": 0}
+
+
+def test_reliability_says_not_measured_only_without_requests() -> None:
+    measured = reliability([_record(content="{}", attempts=1)])
+    # one attempt, answered: no timeout, no error
+    assert "note" not in measured
+    assert (measured["attempt_timeouts"], measured["attempt_errors"], measured["attempts_counted"]) == (0, 0, 1)
+    offline = reliability([_record(content="{}")])  # no attempt, no latency: not a request
+    assert (offline["total_requests"], offline["note"]) == (0, NOT_MEASURED)
