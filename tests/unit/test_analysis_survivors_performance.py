@@ -7,6 +7,7 @@ import pytest
 
 from pytest_extractbench import SampleRecord, score_sample
 from pytest_extractbench.analysis.performance import (
+    ALL_CACHED,
     NOT_MEASURED,
     Prices,
     attempt_log,
@@ -92,3 +93,27 @@ def test_reliability_says_not_measured_only_without_requests() -> None:
     assert (measured["attempt_timeouts"], measured["attempt_errors"], measured["attempts_counted"]) == (0, 0, 1)
     offline = reliability([_record(content="{}")])  # no attempt, no latency: not a request
     assert (offline["total_requests"], offline["note"]) == (0, NOT_MEASURED)
+
+
+def test_the_note_says_why_latency_was_not_measured_and_is_null_when_it_was() -> None:
+    assert performance_metrics([_record(content="{}", latency_s=1.0, attempts=1)])["note"] is None
+    cached = _record(content="{}", cached=True, attempts=1)
+    assert performance_metrics([cached])["note"] == ALL_CACHED
+    failed = _record(content=None, error_class="timeout", attempts=1)
+    assert performance_metrics([failed])["note"] == "no successful timed request"
+
+
+def test_a_p95_of_exactly_two_seconds_is_not_under_two_seconds() -> None:
+    # one request: every percentile is its 2.0 s = 2000 ms (and 5.0 s = 5000 ms for the p99 limit)
+    found = performance_metrics([_record(content="{}", latency_s=2.0, attempts=1)])["sla_compliance"]
+    assert found["p95_under_2s"] is False
+    assert performance_metrics([_record(content="{}", latency_s=5.0, attempts=1)])["sla_compliance"] == {
+        "p95_under_2s": False,
+        "p99_under_5s": False,
+    }
+    assert performance_metrics([_record(content="{}", latency_s=1.5, attempts=1)])["sla_compliance"] == {
+        "p95_under_2s": True,
+        "p99_under_5s": True,
+    }
+    unmeasured = performance_metrics([_record(content="{}")])["sla_compliance"]
+    assert (unmeasured["p95_under_2s"], unmeasured["p99_under_5s"]) == (None, None)
