@@ -3,6 +3,8 @@ in the comments."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from pytest_extractbench import SampleRecord, score_sample
@@ -117,3 +119,34 @@ def test_a_p95_of_exactly_two_seconds_is_not_under_two_seconds() -> None:
     }
     unmeasured = performance_metrics([_record(content="{}")])["sla_compliance"]
     assert (unmeasured["p95_under_2s"], unmeasured["p99_under_5s"]) == (None, None)
+
+
+def test_the_latency_breakdown_by_hand() -> None:
+    served = _record(
+        content="{}",
+        attempts=1,
+        latency_s=1.0,
+        wait_s=0.2,
+        first_token_s=0.4,
+        timings={"prompt_ms": 300.0, "predicted_ms": 500.0},
+    )
+    plain = _record(content="{}", attempts=1, latency_s=2.0)
+    half_timed = _record(content="{}", attempts=1, latency_s=1.5, timings={"prompt_ms": 100.0})  # no predicted_ms
+    found = performance_metrics([served, plain, half_timed])["latency_breakdown"]
+    # only the first request has both server timings, a wait and a first token
+    assert (found["server_timed"], found["streamed"]) == (1, 1)
+    means = {k: found[k]["mean"] for k in found if isinstance(found[k], dict)}
+    assert means == {
+        "client_wait_ms": pytest.approx(200.0),
+        "server_prompt_ms": pytest.approx(300.0),
+        "server_generation_ms": pytest.approx(500.0),
+        "network_and_queue_ms": pytest.approx(200.0),  # 1.0 s - (300 + 500) ms
+        "time_to_first_token_ms": pytest.approx(400.0),
+        "after_first_token_ms": pytest.approx(600.0),  # 1.0 s - 0.4 s
+    }
+
+
+def test_a_retried_record_without_a_sample_id_is_listed_with_none() -> None:
+    score = score_sample({"a": "x"}, {"a": "x"})
+    record = SimpleNamespace(response={"content": "{}", "attempts": 2}, score=score, meta={})
+    assert performance_metrics([record])["retried_samples"] == [{"sample_id": None, "attempts": 2, "outcomes": []}]
