@@ -13,6 +13,7 @@ from pytest_extractbench.analysis.performance import (
     NOT_MEASURED,
     Prices,
     attempt_log,
+    busy_time,
     cost,
     outcome,
     output_chars,
@@ -150,3 +151,8 @@ def test_a_retried_record_without_a_sample_id_is_listed_with_none() -> None:
     score = score_sample({"a": "x"}, {"a": "x"})
     record = SimpleNamespace(response={"content": "{}", "attempts": 2}, score=score, meta={})
     assert performance_metrics([record])["retried_samples"] == [{"sample_id": None, "attempts": 2, "outcomes": []}]
+
+
+def test_busy_time_of_intervals_before_zero() -> None:
+    # the union of [-2, -1] and [0.5, 1]: 1 + 0.5 = 1.5 (times relative to any origin)
+    assert busy_time([(-2.0, -1.0), (0.5, 1.0)]) == 1.5
