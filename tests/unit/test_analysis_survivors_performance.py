@@ -156,3 +156,43 @@ def test_a_retried_record_without_a_sample_id_is_listed_with_none() -> None:
 def test_busy_time_of_intervals_before_zero() -> None:
     # the union of [-2, -1] and [0.5, 1]: 1 + 0.5 = 1.5 (times relative to any origin)
     assert busy_time([(-2.0, -1.0), (0.5, 1.0)]) == 1.5
+
+
+def test_throughput_by_hand_counting_a_success_without_usage_as_no_tokens() -> None:
+    usage = {"prompt_tokens": 100, "completion_tokens": 50}
+    first = _record(content="{}", attempts=1, latency_s=0.5, started_at=10.0, finished_at=10.5, usage=usage)
+    second = _record(content="{}", attempts=1, latency_s=0.25, started_at=10.25, finished_at=10.5)
+    found = performance_metrics([first, second])["throughput"]
+    # in flight over [10, 10.5]: 0.5 s; 2 successes: 4 per s, 240 a minute; 150 tokens: 300 per s; one field each: 4/s
+    assert found == {
+        "wall_time_s": 0.5,
+        "busy_time_s": 0.5,
+        "requests_per_s": 4.0,
+        "samples_per_min": 240.0,
+        "tokens_per_s": 300.0,
+        "fields_per_s": 4.0,
+    }
+
+
+def test_throughput_of_an_instant_request_and_of_no_timestamps() -> None:
+    instant = _record(content="{}", attempts=1, latency_s=0.0, started_at=10.0, finished_at=10.0)
+    found = performance_metrics([instant])["throughput"]
+    assert (found["wall_time_s"], found["busy_time_s"], found["note"]) == (0.0, 0.0, "zero wall time")
+    untimed = performance_metrics([_record(content="{}", attempts=1, latency_s=1.0)])["throughput"]
+    assert untimed == {
+        "wall_time_s": None,
+        "busy_time_s": None,
+        "requests_per_s": None,
+        "samples_per_min": None,
+        "tokens_per_s": None,
+        "fields_per_s": None,
+        "note": "no request timestamps",
+    }
+
+
+def test_no_output_tokens_no_token_efficiency_and_one_kind_of_usage_is_enough_for_a_cost() -> None:
+    assert performance_metrics([_record(content="{}", attempts=1)])["tokens"]["token_efficiency"] is None
+    tokens = {"prompt": {"count": 1, "sum": 1000}, "completion": {"count": 0, "sum": 0}}
+    # 1000 prompt tokens at $0.5 per 1,000
+    found = cost(tokens, Prices(input_per_1k=0.5, output_per_1k=1.0), 1)
+    assert (found["available"], found["estimated_cost_usd"]) == (True, 0.5)
