@@ -12,6 +12,7 @@ from pytest_extractbench.analysis.performance import (
     ALL_CACHED,
     NOT_MEASURED,
     Prices,
+    apply_prices,
     attempt_log,
     busy_time,
     cost,
@@ -196,3 +197,13 @@ def test_no_output_tokens_no_token_efficiency_and_one_kind_of_usage_is_enough_fo
     # 1000 prompt tokens at $0.5 per 1,000
     found = cost(tokens, Prices(input_per_1k=0.5, output_per_1k=1.0), 1)
     assert (found["available"], found["estimated_cost_usd"]) == (True, 0.5)
+
+
+def test_prices_are_applied_only_with_a_performance_section_and_a_price() -> None:
+    metrics = {"performance": performance_metrics([_record(content="{}", attempts=1)])}
+    before = dict(metrics["performance"]["cost"])
+    apply_prices(metrics, Prices())  # no price: the section is left as it was
+    assert metrics["performance"]["cost"] == before and "estimated_cost_usd" not in metrics
+    bare: dict = {}
+    apply_prices(bare, Prices(input_per_1k=1.0))  # no performance section: nothing to price
+    assert bare == {}
