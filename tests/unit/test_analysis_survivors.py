@@ -529,3 +529,15 @@ def test_the_reliability_of_no_field_is_null() -> None:
     found = reliability([], [])
     assert (found["fields"], found["ece"], found["mce"], found["brier"]) == (0, None, None, None)
     assert (found["mean_confidence"], found["accuracy"]) == (None, None)
+
+
+def test_two_lone_surrogates_are_not_the_character_they_would_pair_into() -> None:
+    # raw surrogate code points stay two characters after parsing; escaped as ASCII (\ud83d\ude00) they would read
+    # the same as the one emoji, so the canonical text keeps them unescaped
+    pair, emoji = '{"a": "\ud83d\ude00"}', '{"a": "\U0001f600"}'
+    found = consistency([pair, emoji])
+    assert (found["distinct_outputs"], found["exact_match_consistency"], found["field_agreement"]) == (
+        2,
+        0.5,
+        {"a": 0.5},
+    )
