@@ -541,3 +541,21 @@ def test_two_lone_surrogates_are_not_the_character_they_would_pair_into() -> Non
         0.5,
         {"a": 0.5},
     )
+
+
+def test_fully_consistent_samples_are_counted_and_fields_that_always_agree_are_not_least_consistent() -> None:
+    def sample(share: float, agreement: dict) -> dict:
+        return {
+            "runs": 2,
+            "exact_match_consistency": share,
+            "field_level_consistency": share,
+            "value_variance": None,
+            "field_agreement": agreement,
+        }
+
+    # two of three samples fully consistent; x agrees on (0.5 + 1 + 1) / 3 of runs on average, g always
+    found = aggregate_consistency(
+        [sample(0.5, {"x": 0.5, "g": 1.0}), sample(1.0, {"x": 1.0, "g": 1.0}), sample(1.0, {"x": 1.0})]
+    )
+    assert found["fully_consistent_samples"] == 2
+    assert found["least_consistent_fields"] == [{"field": "x", "agreement": pytest.approx(2.5 / 3)}]
