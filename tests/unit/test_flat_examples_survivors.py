@@ -1,0 +1,174 @@
+"""Where a mutation run of scoring/examples.py and scoring/flat.py found no test looking: the bounds of the example
+search (how far into a description, how long a value, how many examples, how deep a schema), the schema cache's
+identity and size, and the flat similarity's own branches called directly. Every value is worked out by hand in the
+comments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_extractbench.scoring import ScoringOptions
+from pytest_extractbench.scoring import examples as examples_module
+from pytest_extractbench.scoring.examples import description_examples, example_key, schema_examples
+
+OPTIONS = ScoringOptions()
+
+
+# -- the description's cues ----------------------------------------------------------------------------------
+
+
+def test_a_cue_is_read_only_within_the_first_4000_characters() -> None:
+    # "x" * 3995 + " " fills indexes 0-3995, so "e.g." takes 3996-3999: whole inside the first 4000 characters
+    inside = "x" * 3995 + " " + "e.g. foo"
+    assert description_examples(inside) == ["foo"]
+    # one more "x": "e.g." takes 3997-4000, and the cut at 4000 leaves "e.g" without its dot, which is no cue
+    cut = "x" * 3996 + " " + "e.g. foo"
+    assert description_examples(cut) == []
+
+
+def test_a_quoted_example_of_80_characters_is_read_whole_and_one_of_81_is_not() -> None:
+    # the value after the cue is read from the next 80 + 2 characters: two quotes around at most 80
+    assert description_examples('e.g. "' + "a" * 80 + '"') == ["a" * 80]
+    # 81 characters fit no quote pair, and unquoted they run past 80 with no comma or sentence end: nothing
+    assert description_examples('e.g. "' + "a" * 81 + '"') == []
+
+
+# -- how many examples a schema node gives --------------------------------------------------------------------
+
+
+def _field(node: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"f": node}}
+
+
+def test_only_the_first_50_listed_examples_are_read() -> None:
+    # v0 ... v50 are 51 values: the first 50 (v0 to v49) are read, v50 is not
+    found = schema_examples(_field({"examples": [f"v{i}" for i in range(51)]}), OPTIONS)["f"]
+    assert found == {f"v{i}" for i in range(50)}
+
+
+def test_only_the_first_50_openapi_examples_are_read() -> None:
+    # the schema is read back from its canonical JSON text, whose keys are sorted: names e00 ... e50 sort in the
+    # order they are written, so the first 50 are e00 to e49 and v50 is left out
+    node = {"examples": {f"e{i:02d}": {"value": f"v{i}"} for i in range(51)}}
+    assert schema_examples(_field(node), OPTIONS)["f"] == {f"v{i}" for i in range(50)}
+
+
+# -- how deep a schema is walked ----------------------------------------------------------------------------
+# the root is at depth 0 and every properties, anyOf, items or $ref step goes one deeper; a node deeper than 32 is
+# not walked
+
+
+def _nested_properties(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"examples": ["x"]}
+    for _ in range(levels):
+        node = {"type": "object", "properties": {"a": node}}
+    return node
+
+
+def test_properties_are_walked_to_depth_32_and_no_deeper() -> None:
+    # 32 levels of properties put the example at path a.a...a (32 names) at depth 32: walked
+    assert schema_examples(_nested_properties(32), OPTIONS) == {".".join(["a"] * 32): {"x"}}
+    # 33 levels put it at depth 33: not walked, and no other node has an example
+    assert schema_examples(_nested_properties(33), OPTIONS) == {}
+
+
+@pytest.mark.parametrize("keyword", ["anyOf", "oneOf", "allOf"])
+def test_each_branch_keyword_counts_one_level(keyword: str) -> None:
+    def wrapped(levels: int) -> dict[str, Any]:
+        node: dict[str, Any] = {"examples": ["x"]}
+        for _ in range(levels):
+            node = {keyword: [node]}
+        return _field(node)
+
+    # f is at depth 1 and each branch one deeper: 31 wraps put the example at 1 + 31 = 32, walked; 32 wraps at 33
+    assert schema_examples(wrapped(31), OPTIONS) == {"f": {"x"}}
+    assert schema_examples(wrapped(32), OPTIONS) == {}
+
+
+def test_items_count_one_level() -> None:
+    def wrapped(levels: int) -> dict[str, Any]:
+        node: dict[str, Any] = {"examples": ["x"]}
+        for _ in range(levels):
+            node = {"type": "array", "items": node}
+        return _field(node)
+
+    # f at depth 1, each items one deeper and one "[]" longer: 31 at depth 32 (walked), 32 at depth 33 (not)
+    assert schema_examples(wrapped(31), OPTIONS) == {"f" + "[]" * 31: {"x"}}
+    assert schema_examples(wrapped(32), OPTIONS) == {}
+
+
+def test_a_ref_counts_one_level() -> None:
+    def chained(levels: int) -> dict[str, Any]:
+        # f -> d1 -> d2 ... -> d<levels>, the last one holding the example
+        defs: dict[str, Any] = {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(1, levels)}
+        defs[f"d{levels}"] = {"examples": ["x"]}
+        return {"type": "object", "properties": {"f": {"$ref": "#/$defs/d1"}}, "$defs": defs}
+
+    # f at depth 1, each $ref one deeper: 31 refs reach d31 at depth 32 (walked), 32 refs reach d32 at 33 (not)
+    assert schema_examples(chained(31), OPTIONS) == {"f": {"x"}}
+    assert schema_examples(chained(32), OPTIONS) == {}
+
+
+# -- the cache of a schema object's examples ------------------------------------------------------------------
+
+
+class _Counted:
+    """Wraps ``_cached`` to count how often a schema's examples are worked out afresh."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.inner = examples_module._cached
+
+    def __call__(self, text: str, options: ScoringOptions) -> dict[str, frozenset[str]]:
+        self.calls += 1
+        return self.inner(text, options)
+
+
+def test_the_same_schema_object_is_worked_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted = _Counted()
+    monkeypatch.setattr(examples_module, "_cached", counted)
+    monkeypatch.setattr(examples_module, "_by_identity", {})
+    schema = _field({"examples": ["x"]})
+    first = schema_examples(schema, OPTIONS)
+    again = schema_examples(schema, OPTIONS)
+    assert first == {"f": {"x"}}
+    assert again is first  # the very dict the first call made
+    assert counted.calls == 1
+    # an equal schema that is another object is worked out again (its id is another key)
+    assert schema_examples(_field({"examples": ["x"]}), OPTIONS) == {"f": {"x"}}
+    assert counted.calls == 2
+
+
+def test_the_schema_cache_is_emptied_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted = _Counted()
+    held: dict[Any, Any] = {}
+    monkeypatch.setattr(examples_module, "_cached", counted)
+    monkeypatch.setattr(examples_module, "_by_identity", held)
+    monkeypatch.setattr(examples_module, "_IDENTITY_LIMIT", 2)
+    a, b, c = (_field({"examples": [name]}) for name in "abc")
+    schema_examples(a, OPTIONS)
+    schema_examples(b, OPTIONS)
+    assert len(held) == 2  # under the limit of 2 until now: both kept
+    schema_examples(a, OPTIONS)
+    assert counted.calls == 2  # a is still held: not worked out again
+    # c finds 2 entries, the limit: the cache is emptied and c alone is kept
+    assert schema_examples(c, OPTIONS) == {"f": {"c"}}
+    assert len(held) == 1
+
+
+# -- comparison keys ------------------------------------------------------------------------------------------
+
+
+def test_example_keys_of_each_kind() -> None:
+    assert example_key("  ACME  Ltd ", OPTIONS) == "acme ltd"  # casefolded, whitespace collapsed
+    assert example_key("   ", OPTIONS) is None  # blank text is no example
+    assert example_key(True, OPTIONS) == "true"  # JSON's spelling
+    assert example_key(None, OPTIONS) is None
+    assert example_key([1], OPTIONS) is None
+    assert example_key({"a": 1}, OPTIONS) is None
+    assert example_key(9.0, OPTIONS) == "9"  # a whole float is written as the integer
+    assert example_key(9.5, OPTIONS) == "9.5"
+    assert example_key(7, OPTIONS) == "7"
+    assert example_key(object(), OPTIONS) is None  # neither text, number, boolean nor container
