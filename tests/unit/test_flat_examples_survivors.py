@@ -5,13 +5,17 @@ comments."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
 from pytest_extractbench.scoring import ScoringOptions
+from pytest_extractbench.scoring import budget
 from pytest_extractbench.scoring import examples as examples_module
+from pytest_extractbench.scoring.budget import ScoringTimeout
 from pytest_extractbench.scoring.examples import description_examples, example_key, schema_examples
+from pytest_extractbench.scoring.flat import flat_similarity, prepared, prepared_similarity, similarity_rows
 
 OPTIONS = ScoringOptions()
 
@@ -172,3 +176,66 @@ def test_example_keys_of_each_kind() -> None:
     assert example_key(9.5, OPTIONS) == "9.5"
     assert example_key(7, OPTIONS) == "7"
     assert example_key(object(), OPTIONS) is None  # neither text, number, boolean nor container
+
+
+# -- the flat similarity ------------------------------------------------------------------------------------
+
+
+def test_a_nan_both_objects_hold_is_exact_as_the_objects_equality_says() -> None:
+    # math.nan is one object, so {"x": nan, "w": 1} == {"x": nan, "w": 1} holds (identity first) and the walk's
+    # identical-subtree path scores both leaves exact: (1 + 1) / 2 = 1.0; compared on its own, nan == nan is false and
+    # compare_scalars would give x 0.0, a mean of (0 + 1) / 2 = 0.5
+    gold, output = {"x": math.nan, "w": 1}, {"x": math.nan, "w": 1}
+    assert flat_similarity(gold, output, OPTIONS) == 1.0
+    leaves, found = prepared(gold, OPTIONS), prepared(output, OPTIONS)
+    assert leaves is not None and found is not None
+    assert prepared_similarity(gold, leaves, output, found, OPTIONS) == 1.0
+
+
+def _expired() -> Any:
+    return budget._deadline.set(-math.inf)  # a deadline every clock reading is past
+
+
+def test_the_flat_similarity_checks_the_time_budget() -> None:
+    token = _expired()
+    try:
+        with pytest.raises(ScoringTimeout):
+            flat_similarity({"a": "x"}, {"a": "x"}, OPTIONS)  # equal leaves: no other comparison looks at the clock
+    finally:
+        budget._deadline.reset(token)
+
+
+def test_the_similarity_rows_check_the_time_budget_for_each_prepared_pair() -> None:
+    token = _expired()
+    try:
+        with pytest.raises(ScoringTimeout):
+            similarity_rows([{"a": "x"}], [{"a": "x"}], OPTIONS, lambda g, o: 0.5, True)
+    finally:
+        budget._deadline.reset(token)
+
+
+def test_the_similarity_rows_score_objects_of_scalars_from_their_leaves_only_when_flat() -> None:
+    asked: list[tuple[Any, Any]] = []
+
+    def similarity(gold: Any, output: Any) -> float:
+        asked.append((gold, output))
+        return -1.0  # no similarity gives this: a value from here is recognisable
+
+    gold = [{"a": "x", "b": 1}, "x"]
+    output = [{"a": "x", "b": 2}, {"a": "y"}]
+    # flat: the two objects of scalars are scored from their leaves; a pair with the string "x" is asked of the
+    # callable. {"a": "x", "b": 1} against {"a": "x", "b": 2}: a exact 1, b max(0, 1 - |2 - 1| / 1) = 0, mean
+    # (1 + 0) / 2 = 0.5; against {"a": "y"}: a "x" vs "y" has token F1 0, edit similarity 1 - 1/1 = 0 and no
+    # containment, 0, and b is missed, 0: mean 0.0
+    assert similarity_rows(gold, output, OPTIONS, similarity, True) == [[0.5, 0.0], [-1.0, -1.0]]
+    assert asked == [("x", output[0]), ("x", output[1])]
+    asked.clear()
+    # not flat (a rule applies inside the elements): every pair is asked of the callable, row by row
+    assert similarity_rows(gold, output, OPTIONS, similarity, False) == [[-1.0, -1.0], [-1.0, -1.0]]
+    assert asked == [(gold[0], output[0]), (gold[0], output[1]), ("x", output[0]), ("x", output[1])]
+
+
+def test_two_empty_objects_are_alike() -> None:
+    # no field to average: the walk's empty mean, 1.0; an empty object is not prepared (None), the walk scores it
+    assert flat_similarity({}, {}, OPTIONS) == 1.0
+    assert prepared({}, OPTIONS) is None
