@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_extractbench.scoring import ScoringOptions
-from pytest_extractbench.scoring import budget
+from pytest_extractbench.scoring import ScoringOptions, budget
 from pytest_extractbench.scoring import examples as examples_module
 from pytest_extractbench.scoring.budget import ScoringTimeout
 from pytest_extractbench.scoring.examples import description_examples, example_key, schema_examples
