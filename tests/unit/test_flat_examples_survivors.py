@@ -38,6 +38,11 @@ def test_a_quoted_example_of_80_characters_is_read_whole_and_one_of_81_is_not() 
     assert description_examples('e.g. "' + "a" * 81 + '"') == []
 
 
+def test_a_blank_quoted_example_is_skipped() -> None:
+    # the first cue's value is " ", blank once stripped: skipped; the second cue gives "5"
+    assert description_examples('e.g. " ". Or e.g. 5') == ["5"]
+
+
 # -- how many examples a schema node gives --------------------------------------------------------------------
 
 
@@ -56,6 +61,18 @@ def test_only_the_first_50_openapi_examples_are_read() -> None:
     # order they are written, so the first 50 are e00 to e49 and v50 is left out
     node = {"examples": {f"e{i:02d}": {"value": f"v{i}"} for i in range(51)}}
     assert schema_examples(_field(node), OPTIONS)["f"] == {f"v{i}" for i in range(50)}
+
+
+def test_an_openapi_example_without_a_value_is_skipped() -> None:
+    # OpenAPI lets an example name an external value instead: there is no value to read
+    node = {"examples": {"a": {"externalValue": "https://example.com/a.json"}, "b": {"value": "v"}}}
+    assert schema_examples(_field(node), OPTIONS) == {"f": {"v"}}
+
+
+def test_the_root_node_has_no_field_path_and_no_examples() -> None:
+    # the root's own examples are whole documents, not a field's value: only f's are kept
+    schema = {"type": "object", "examples": [{"f": "a"}, "root"], "properties": {"f": {"examples": ["b"]}}}
+    assert schema_examples(schema, OPTIONS) == {"f": {"b"}}
 
 
 # -- how deep a schema is walked ----------------------------------------------------------------------------
@@ -142,6 +159,15 @@ def test_the_same_schema_object_is_worked_out_once(monkeypatch: pytest.MonkeyPat
     # an equal schema that is another object is worked out again (its id is another key)
     assert schema_examples(_field({"examples": ["x"]}), OPTIONS) == {"f": {"x"}}
     assert counted.calls == 2
+
+
+def test_equal_schemas_written_in_another_key_order_share_one_result() -> None:
+    # the cache key is the schema's JSON text with its keys sorted, the same text for both
+    first = {"type": "object", "properties": {"f": {"examples": ["a"]}, "g": {"default": "b"}}}
+    second = {"properties": {"g": {"default": "b"}, "f": {"examples": ["a"]}}, "type": "object"}
+    found = schema_examples(first, OPTIONS)
+    assert found == {"f": {"a"}, "g": {"b"}}
+    assert schema_examples(second, OPTIONS) is found
 
 
 def test_the_schema_cache_is_emptied_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
