@@ -264,3 +264,42 @@ def test_two_empty_objects_are_alike() -> None:
     # no field to average: the walk's empty mean, 1.0; an empty object is not prepared (None), the walk scores it
     assert flat_similarity({}, {}, OPTIONS) == 1.0
     assert prepared({}, OPTIONS) is None
+
+
+def _both(gold: dict[str, Any], output: dict[str, Any], options: ScoringOptions = OPTIONS) -> tuple[Any, Any]:
+    """The flat similarity, and the same from the prepared leaves (the two must agree)."""
+    leaves, found = prepared(gold, options), prepared(output, options)
+    assert leaves is not None and found is not None
+    return flat_similarity(gold, output, options), prepared_similarity(gold, leaves, output, found, options)
+
+
+def test_an_object_holding_a_container_on_either_side_is_left_to_the_walk() -> None:
+    assert flat_similarity({"a": [1]}, {"a": 1}, OPTIONS) is None
+    assert flat_similarity({"a": 1}, {"a": {"b": 1}}, OPTIONS) is None
+    assert flat_similarity({"a": 1}, {"a": None}, OPTIONS) is None  # null is no scalar type the flat path knows
+
+
+def test_a_key_only_the_prediction_has_is_spurious() -> None:
+    # a "x" = "x" exact 1, b only predicted: spurious 0; mean (1 + 0) / 2 = 0.5
+    assert _both({"a": "x"}, {"a": "x", "b": "y"}) == (0.5, 0.5)
+    # the same when the prediction also misses a gold key: a exact 1, c missed 0, b spurious 0: 1 / 3
+    assert _both({"a": "x", "c": "z"}, {"a": "x", "b": "y"}) == (1 / 3, 1 / 3)
+
+
+def test_a_blank_key_only_the_prediction_has_is_absent_when_blank_means_absent() -> None:
+    # b " " counts as not given (the default): only a scores, exact: 1.0; with the option off b is spurious:
+    # (1 + 0) / 2 = 0.5
+    assert _both({"a": "x"}, {"a": "x", "b": " "}, ScoringOptions(empty_equals_absent=True)) == (1.0, 1.0)
+    assert _both({"a": "x"}, {"a": "x", "b": " "}, ScoringOptions(empty_equals_absent=False)) == (0.5, 0.5)
+
+
+def test_two_blank_values_when_blank_means_absent_leave_no_field_and_score_as_alike() -> None:
+    # " " and "" are both absent under the option: no field is scored, and an object with none is alike, 1.0
+    assert _both({"a": " "}, {"a": ""}, ScoringOptions(empty_equals_absent=True)) == (1.0, 1.0)
+
+
+def test_a_number_and_its_text_are_compared_after_coercion_in_either_direction() -> None:
+    # "35" against 35: the prediction written as text, "35", is the gold: 1.0; 35 against "35": the text read as a
+    # number, 35.0, is the gold: 1.0 (only the string pair is scored from the prepared words)
+    assert _both({"a": "35"}, {"a": 35}) == (1.0, 1.0)
+    assert _both({"a": 35}, {"a": "35"}) == (1.0, 1.0)
