@@ -75,6 +75,26 @@ def test_the_root_node_has_no_field_path_and_no_examples() -> None:
     assert schema_examples(schema, OPTIONS) == {"f": {"b"}}
 
 
+def test_a_reference_that_cannot_be_followed_leaves_the_node_s_own_examples() -> None:
+    # a $ref that is no text, one to another document, and one through a value that is not an object resolve to
+    # nothing: each field keeps the examples it states itself
+    schema = {
+        "type": "object",
+        "properties": {
+            "f": {"$ref": 5, "examples": ["a"]},
+            "g": {"$ref": "other.json#/$defs/x", "examples": ["b"]},
+            "h": {"$ref": "#/$defs/text/x", "examples": ["c"]},
+        },
+        "$defs": {"text": "not a schema"},
+    }
+    assert schema_examples(schema, OPTIONS) == {"f": {"a"}, "g": {"b"}, "h": {"c"}}
+
+
+def test_a_schema_that_is_no_object_has_no_examples() -> None:
+    assert schema_examples(None, OPTIONS) == {}
+    assert schema_examples([{"examples": ["x"]}], OPTIONS) == {}
+
+
 # -- how deep a schema is walked ----------------------------------------------------------------------------
 # the root is at depth 0 and every properties, anyOf, items or $ref step goes one deeper; a node deeper than 32 is
 # not walked
@@ -194,6 +214,7 @@ def test_example_keys_of_each_kind() -> None:
     assert example_key("  ACME  Ltd ", OPTIONS) == "acme ltd"  # casefolded, whitespace collapsed
     assert example_key("   ", OPTIONS) is None  # blank text is no example
     assert example_key(True, OPTIONS) == "true"  # JSON's spelling
+    assert example_key(False, ScoringOptions(case_sensitive=True)) == "false"  # JSON's, not Python's "False"
     assert example_key(None, OPTIONS) is None
     assert example_key([1], OPTIONS) is None
     assert example_key({"a": 1}, OPTIONS) is None
