@@ -179,6 +179,8 @@ def test_a_registry_lists_names_sorted_and_refuses_empty_or_non_text_names() -> 
     things.add("b", 1, builtin=True)
     things.add("a", 2)
     things.add("a", 2)  # the same entry again is no conflict
+    with pytest.raises(ValueError, match="already registered"):
+        things.add("a", 3)  # another entry under a taken name, unless asked to replace it
     assert list(things) == ["a", "b"]
     for bad in ("", 5, None):
         with pytest.raises(ValueError, match="a thing name must be a non-empty string"):

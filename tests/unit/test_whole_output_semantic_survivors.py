@@ -250,8 +250,8 @@ def test_one_walker_per_options_object() -> None:
 
 def test_anls_star_of_output_that_is_not_json_compares_the_gold_with_nothing() -> None:
     # no output value: null against a scalar gold (0 vs null is 0; 0 vs 0 would be 1), {} against an object
-    assert score_sample("not json", 0).anls_star == 0.0
-    assert score_sample("not json", {"a": "x"}).anls_star == 0.0
+    assert score_sample("not json", 0).anls_star_observed == 0.0
+    assert score_sample("not json", {"a": "x"}).anls_star_observed == 0.0
 
 
 def test_a_sample_that_could_not_be_scored_counts_as_invalid_with_its_gold_missed() -> None:
@@ -259,5 +259,13 @@ def test_a_sample_that_could_not_be_scored_counts_as_invalid_with_its_gold_misse
     assert isinstance(score, SampleScore) and (score.json_valid, score.schema_valid) == (False, False)
     assert score.parse_error == "scoring_error: timed out" and list(score.validation_errors) == []
     assert [(f.path, f.category) for f in score.fields] == [("a", "missed"), ("b", "missed")]
-    assert score.anls_star == 0.0 and score.eqs == 0.0 and score.sample_id == "s"
+    assert score.anls_star_observed == 0.0 and score.eqs == 0.0 and score.sample_id == "s"
     assert scoring_error_score({"a": 1}, "x", options=ScoringOptions(anls_star=False)).anls_star is None
+
+
+def test_a_judge_that_cannot_be_had_is_an_error_of_each_sample_and_costs_nothing(backends: list[Backends]) -> None:
+    backends.append(Backends({}, None))  # asking it for its judge fails
+    items = [_item('{"a": 1}', {"a": 1})]
+    cost = score_whole_outputs(items, ScoringOptions(judge_model="j", judge_url="u"))
+    assert (cost.judge_errors, cost.judge_requests, cost.judge_prompt_tokens) == (1, 0, 0)
+    assert set(items[0].diagnostics["judge"]) == {"error"} and items[0].score.extras == {}
