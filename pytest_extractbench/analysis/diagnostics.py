@@ -49,7 +49,6 @@ from ..scoring.result import (
 )
 
 HALLUCINATION_TYPES = ("type_1_fabricated", "type_2_fabricated_value", "type_3_misplaced", "type_4_excess_elements")
-SEVERITY = {1: "critical", 2: "critical", 3: "moderate", 4: "minor"}
 # Strings models write for "no value" (type_coercion_failed: "N/A" instead of null).
 PLACEHOLDERS = frozenset(
     {
