@@ -115,7 +115,9 @@ def test_no_interruption_arrives_after_the_block(monkeypatch: pytest.MonkeyPatch
         sum(range(100))
 
 
-def test_an_overrun_in_one_thread_leaves_the_others_alone() -> None:
+def _overrun_in_a_thread() -> tuple[threading.Thread, dict[str, object]]:
+    """A started thread whose 0.2 s block overruns while swallowing what it can; ``outcome["worker"]`` is
+    "stopped" once the budget has stopped it (a daemon, so a watchdog that never fires cannot hang the session)."""
     outcome: dict[str, object] = {}
 
     def worker() -> None:
@@ -125,8 +127,13 @@ def test_an_overrun_in_one_thread_leaves_the_others_alone() -> None:
         except budget.ScoringTimeout:
             outcome["worker"] = "stopped"
 
-    thread = threading.Thread(target=worker)
+    thread = threading.Thread(target=worker, daemon=True)
     thread.start()
+    return thread, outcome
+
+
+def test_an_overrun_in_one_thread_leaves_the_others_alone() -> None:
+    thread, outcome = _overrun_in_a_thread()
     with budget.time_budget(30.0):  # the main thread scores too, well within its own budget
         end = time.monotonic() + 1.0
         while time.monotonic() < end:
@@ -156,16 +163,6 @@ def test_raises_arriving_while_blocks_end_leave_other_threads_their_budget(monke
         except budget.ScoringTimeout:
             pass
     monkeypatch.setattr(budget, "REPEAT_S", 0.5)
-    outcome: dict[str, object] = {}
-
-    def worker() -> None:
-        try:
-            with budget.time_budget(0.2):
-                spin_swallowing_exceptions()
-        except budget.ScoringTimeout:
-            outcome["worker"] = "stopped"
-
-    thread = threading.Thread(target=worker, daemon=True)
-    thread.start()
+    thread, outcome = _overrun_in_a_thread()
     thread.join(ESCAPE_S)
     assert outcome == {"worker": "stopped"}
