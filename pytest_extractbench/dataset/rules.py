@@ -13,26 +13,12 @@ def rule_problems(samples: Iterable[Sample]) -> list[DatasetProblem]:
     problems = []
     for sample in samples:
         ruleset = compile_rules(sample.schema)
-        for error in ruleset.errors:
+        source, location = str(sample.meta.get("source", "?")), str(sample.meta.get("location", "?"))
+        # A broken key falls back to its default; an ignored part leaves the rest of the rule applying.
+        found = [(e, f"{e.message}; scored with the default instead") for e in ruleset.errors]
+        found += [(w, w.message) for w in ruleset.warnings]
+        for problem, message in found:
             problems.append(
-                DatasetProblem(
-                    str(sample.meta.get("source", "?")),
-                    str(sample.meta.get("location", "?")),
-                    f"x-eval configuration: {error.message}; scored with the default instead",
-                    sample.id,
-                    error.path,
-                    "warning",
-                )
-            )
-        for ignored in ruleset.warnings:  # the rest of the rule applies
-            problems.append(
-                DatasetProblem(
-                    str(sample.meta.get("source", "?")),
-                    str(sample.meta.get("location", "?")),
-                    f"x-eval configuration: {ignored.message}",
-                    sample.id,
-                    ignored.path,
-                    "warning",
-                )
+                DatasetProblem(source, location, f"x-eval configuration: {message}", sample.id, problem.path, "warning")
             )
     return problems
