@@ -55,13 +55,13 @@ json.dump({"rc": int(rc), "lines": lines, "durations": durations, "failed": sort
 """
 
 
-def test_files(tests: list[str]) -> list[str]:
+def test_files(tests: list[str], root: Path = ROOT) -> list[str]:
     """The coverage run's arguments with every directory turned into its test files (pytest's ``test_*.py``)."""
     files: list[str] = []
     for t in tests:
-        path = ROOT / t
+        path = root / t
         if path.is_dir():
-            files += sorted(str(f.relative_to(ROOT)) for f in path.rglob("test_*.py"))
+            files += sorted(str(f.relative_to(root)) for f in path.rglob("test_*.py"))
         else:
             files.append(t)
     return files
@@ -137,40 +137,91 @@ def coverage_map(
     return {"lines": result, "durations": durations, "failed": sorted(failed)}
 
 
-def hint_durations(path: Path | None) -> dict[str, float]:
-    """Each test file's seconds in the coverage map cached at ``path``, whatever sources it was made from."""
-    if path is None or not path.exists():
-        return {}
+def file_durations(durations: dict[str, float]) -> dict[str, float]:
+    """Each test file's seconds, from its tests' seconds."""
     files: Counter[str] = Counter()
-    for test, seconds in json.loads(path.read_text()).get("durations", {}).items():
+    for test, seconds in durations.items():
         files[test.split("::")[0]] += seconds
     return dict(files)
 
 
-def sources_key(tests: list[str]) -> str:
-    """A hash of everything a coverage map depends on: the package, the tests, the coverage run's arguments."""
+def hint_durations(path: Path | None) -> dict[str, float]:
+    """Each test file's seconds in the coverage map cached at ``path``, whatever sources it was made from."""
+    if path is None or not path.exists():
+        return {}
+    return file_durations(json.loads(path.read_text()).get("durations", {}))
+
+
+def _is_test_file(path: Path) -> bool:
+    return path.name.startswith("test_") and path.suffix == ".py"
+
+
+def support_key(tests: list[str], root: Path = ROOT) -> str:
+    """A hash of what every test's coverage depends on: the package, the tests' support files (conftests,
+    helpers, data: every file under tests/ but the test files and this tool), the root conftest and pyproject, and
+    the coverage run's arguments. When it changes the whole map is made again."""
     digest = hashlib.sha1(json.dumps([tests, COVERAGE_DESELECT]).encode())
     for top in (PACKAGE, "tests", "conftest.py", "pyproject.toml"):
-        path = ROOT / top
+        path = root / top
         files = sorted(path.rglob("*")) if path.is_dir() else [path]
         for f in files:
             skipped = {"__pycache__", ".hypothesis"} | ({"mutation"} if top == "tests" else set())  # the tool itself
-            if f.is_file() and not skipped & set(f.relative_to(ROOT).parts):
-                digest.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
+            if not f.is_file() or skipped & set(f.relative_to(root).parts) or (top == "tests" and _is_test_file(f)):
+                continue
+            digest.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
     return digest.hexdigest()
 
 
-def cached_coverage(path: Path, modules: list[str], tests: list[str]) -> dict | None:
+def test_file_hashes(tests: list[str], root: Path = ROOT) -> dict[str, str]:
+    """Each test file the coverage run collects (or test, as the arguments name it), by its file's hash: one added
+    or edited since the map was made is mapped again alone (a test's contexts depend on the package and its own
+    file, not on the other test files)."""
+    entries = test_files(tests, root)
+    return {e: hashlib.sha1((root / e.split("::")[0]).read_bytes()).hexdigest() for e in entries}
+
+
+def _test_file(context: str) -> str:
+    return context.split("::")[0]
+
+
+def cached_coverage(
+    path: Path, modules: list[str], cov_args: list[str], tests: list[str], root: Path = ROOT
+) -> tuple[dict | None, list[str]]:
+    """The cached map, and the test files to map again before it is whole: ``(None, [])`` when there is no usable
+    cache (the package or the tests' support changed, or a module was not mapped); otherwise the map without the
+    contexts of test files edited or removed since, and the edited or added files, which :func:`merge_coverage`
+    adds back once mapped."""
     if not path.exists():
-        return None
+        return None, []
     data = json.loads(path.read_text())
-    if data.get("key") != sources_key(tests) or not set(modules) <= set(data["lines"]):
-        return None
-    lines = {m: {int(n): set(c) for n, c in data["lines"][m].items()} for m in modules}
-    return {"lines": lines, "durations": data["durations"], "failed": data["failed"]}
+    if data.get("support") != support_key(cov_args, root) or not set(modules) <= set(data["lines"]):
+        return None, []
+    now, then = test_file_hashes(tests, root), data.get("tests", {})
+    stale = {e.split("::")[0] for e in then if now.get(e) != then[e]}
+    again = sorted(e for e in now if then.get(e) != now[e])
+
+    def kept(contexts: list[str]) -> set[str]:
+        return {c for c in contexts if _test_file(c) not in stale}
+
+    lines = {m: {int(n): kept(c) for n, c in data["lines"][m].items()} for m in modules}
+    durations = {t: s for t, s in data["durations"].items() if _test_file(t) not in stale}
+    failed = [t for t in data["failed"] if _test_file(t) not in stale]
+    return {"lines": lines, "durations": durations, "failed": failed}, again
 
 
-def save_coverage(path: Path, key: str, cov: dict) -> None:
+def merge_coverage(cov: dict, fresh: dict) -> dict:
+    """``cov`` with the map of the test files mapped again added (a line neither ran is dropped)."""
+    lines = {m: {n: set(c) for n, c in by_line.items()} for m, by_line in cov["lines"].items()}
+    for m, by_line in fresh["lines"].items():
+        for n, ctxs in by_line.items():
+            lines.setdefault(m, {}).setdefault(n, set()).update(ctxs)
+    lines = {m: {n: c for n, c in by_line.items() if c} for m, by_line in lines.items()}
+    failed = sorted(set(cov["failed"]) | set(fresh["failed"]))
+    return {"lines": lines, "durations": {**cov["durations"], **fresh["durations"]}, "failed": failed}
+
+
+def save_coverage(path: Path, support: str, hashes: dict[str, str], cov: dict) -> None:
+    """The map with the hashes of the sources it was made from (taken before its run: the copies' sources)."""
     lines = {m: {str(n): sorted(c) for n, c in by_line.items()} for m, by_line in cov["lines"].items()}
-    payload = {"key": key, "lines": lines, "durations": cov["durations"], "failed": cov["failed"]}
-    path.write_text(json.dumps(payload))
+    payload = {"support": support, "tests": hashes, "lines": lines, "durations": cov["durations"]}
+    path.write_text(json.dumps({**payload, "failed": cov["failed"]}))

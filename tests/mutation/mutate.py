@@ -31,7 +31,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from covermap import cached_coverage, coverage_map, hint_durations, save_coverage, shards, sources_key
+from covermap import (
+    cached_coverage,
+    coverage_map,
+    file_durations,
+    hint_durations,
+    merge_coverage,
+    save_coverage,
+    shards,
+    support_key,
+    test_file_hashes,
+)
 from mutants import Mutant, apply, find_mutants
 from runners import COVERAGE_PROFILE, RUNNERS, Verdict, drop_bytecode, make_copy
 
@@ -281,19 +291,31 @@ def main(argv: list[str] | None = None) -> int:
         copies = [make_copy(workdir, f"w{i}") for i in range(max(1, args.jobs))]
         # what the map depends on besides the sources: the tests it ran, their arguments and hypothesis profile
         cov_args = [*args.tests, *args.pytest_arg, f"profile={args.coverage_profile}"]
-        cov = cached_coverage(Path(args.coverage_cache), modules, cov_args) if args.coverage_cache else None
+        cache = Path(args.coverage_cache) if args.coverage_cache else None
+        support, hashes = support_key(cov_args), test_file_hashes(args.tests)  # the sources as the copies have them
+        cov, again = cached_coverage(cache, modules, cov_args, args.tests) if cache else (None, [])
+        t0 = time.monotonic()
         if cov is None:
             shares = len(copies)
             print(f"coverage run over {' '.join(args.tests)} (per-test contexts, {shares} at once) ...", flush=True)
-            t0 = time.monotonic()
-            key = sources_key(cov_args)  # the sources as the copy has them
-            hints = hint_durations(Path(args.coverage_cache) if args.coverage_cache else None)
-            cov = coverage_map(copies, modules, args.tests, args.pytest_arg, hints, args.coverage_profile)
+            cov = coverage_map(
+                copies, modules, args.tests, args.pytest_arg, hint_durations(cache), args.coverage_profile
+            )
             print(f"  done in {time.monotonic() - t0:.0f}s", flush=True)
-            if args.coverage_cache:
-                save_coverage(Path(args.coverage_cache), key, cov)
+        elif again:  # only test files changed: the others' contexts stand
+            print(
+                f"coverage map reused from {cache}; mapping again {len(again)} test file(s) added or edited since: "
+                f"{', '.join(again)} ...",
+                flush=True,
+            )
+            hints = file_durations(cov["durations"])
+            fresh = coverage_map(copies, modules, again, args.pytest_arg, hints, args.coverage_profile)
+            cov = merge_coverage(cov, fresh)
+            print(f"  done in {time.monotonic() - t0:.0f}s", flush=True)
         else:
-            print(f"coverage map reused from {args.coverage_cache} (sources unchanged)", flush=True)
+            print(f"coverage map reused from {cache} (sources unchanged)", flush=True)
+        if cache:
+            save_coverage(cache, support, hashes, cov)
         if args.coverage_only:
             for m in modules:
                 lines = cov["lines"][m]

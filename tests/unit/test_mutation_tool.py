@@ -158,3 +158,85 @@ def test_a_survivor_is_listed_by_its_module_its_line_text_spaces_aside_and_its_o
 )
 def test_a_listed_survivor_is_spared_the_slow_tests_unless_asked(mode: str, listed: bool, again: bool) -> None:
     assert mutate.rejudged(mode, listed) is again
+
+
+def _project(root: Path) -> None:
+    for name, text in {
+        "pytest_extractbench/m.py": "X = 1\n",
+        "tests/unit/conftest.py": "",
+        "tests/unit/helpers.py": "H = 1\n",
+        "tests/unit/test_a.py": "def test_a(): pass\n",
+        "tests/unit/test_b.py": "def test_b(): pass\n",
+        "tests/unit/test_c.py": "def test_c(): pass\n",
+        "conftest.py": "",
+        "pyproject.toml": "",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _cached_map(root: Path, cache: Path, cov_args: list[str]) -> None:
+    a, b, c = ("tests/unit/test_a.py::test_a", "tests/unit/test_b.py::test_b", "tests/unit/test_c.py::test_c")
+    cov = {
+        # line 1 ran at import ("") and in all three tests; line 2 only in test_b's
+        "lines": {"pytest_extractbench/m.py": {1: {"", a, b, c}, 2: {b}}},
+        "durations": {a: 1.0, b: 2.0, c: 3.0},
+        "failed": [c],
+    }
+    covermap.save_coverage(
+        cache, covermap.support_key(cov_args, root), covermap.test_file_hashes(["tests/unit"], root), cov
+    )
+
+
+def test_a_test_file_edited_added_or_removed_is_all_the_cached_map_maps_again(tmp_path: Path) -> None:
+    _project(tmp_path)
+    cache, cov_args, module = tmp_path / "cov.json", ["tests/unit", "profile=p"], "pytest_extractbench/m.py"
+    _cached_map(tmp_path, cache, cov_args)
+    unchanged = covermap.cached_coverage(cache, [module], cov_args, ["tests/unit"], tmp_path)
+    assert (
+        unchanged[1] == []
+        and unchanged[0] is not None
+        and unchanged[0]["lines"][module][2] == {"tests/unit/test_b.py::test_b"}
+    )
+    (tmp_path / "tests/unit/test_b.py").write_text("def test_b(): assert 1\n")  # edited
+    (tmp_path / "tests/unit/test_c.py").unlink()  # removed
+    (tmp_path / "tests/unit/test_d.py").write_text("def test_d(): pass\n")  # added
+    cov, again = covermap.cached_coverage(cache, [module], cov_args, ["tests/unit"], tmp_path)
+    assert again == ["tests/unit/test_b.py", "tests/unit/test_d.py"]
+    assert cov is not None
+    # test_b's and test_c's contexts are gone: line 2 is run by no test until test_b is mapped again
+    assert cov["lines"][module] == {1: {"", "tests/unit/test_a.py::test_a"}, 2: set()}
+    assert cov["durations"] == {"tests/unit/test_a.py::test_a": 1.0} and cov["failed"] == []
+    fresh = {"lines": {module: {2: {"tests/unit/test_d.py::test_d"}, 3: set()}}, "durations": {"d": 0.5}, "failed": []}
+    merged = covermap.merge_coverage(cov, fresh)
+    # line 2 now by test_d's context; line 3, which no test ran, is not in the map
+    assert merged["lines"][module] == {1: {"", "tests/unit/test_a.py::test_a"}, 2: {"tests/unit/test_d.py::test_d"}}
+    assert merged["durations"] == {"tests/unit/test_a.py::test_a": 1.0, "d": 0.5}
+
+
+@pytest.mark.parametrize(
+    "changed", ["pytest_extractbench/m.py", "tests/unit/helpers.py", "tests/unit/conftest.py", "pyproject.toml"]
+)
+def test_a_change_outside_the_test_files_makes_the_whole_map_again(tmp_path: Path, changed: str) -> None:
+    _project(tmp_path)
+    cache, cov_args, module = tmp_path / "cov.json", ["tests/unit"], "pytest_extractbench/m.py"
+    _cached_map(tmp_path, cache, cov_args)
+    (tmp_path / changed).write_text("# edited\n")
+    assert covermap.cached_coverage(cache, [module], cov_args, ["tests/unit"], tmp_path) == (None, [])
+
+
+def test_a_cached_map_without_the_module_or_with_other_arguments_is_not_used(tmp_path: Path) -> None:
+    _project(tmp_path)
+    cache, module = tmp_path / "cov.json", "pytest_extractbench/m.py"
+    _cached_map(tmp_path, cache, ["tests/unit"])
+    assert (
+        covermap.cached_coverage(cache, [module, "pytest_extractbench/n.py"], ["tests/unit"], ["tests/unit"], tmp_path)[
+            0
+        ]
+        is None
+    )
+    assert covermap.cached_coverage(cache, [module], ["tests/unit", "-x"], ["tests/unit"], tmp_path)[0] is None
+    assert covermap.cached_coverage(tmp_path / "none.json", [module], ["tests/unit"], ["tests/unit"], tmp_path) == (
+        None,
+        [],
+    )
