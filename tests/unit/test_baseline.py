@@ -15,8 +15,6 @@ from pytest_extractbench.core.rundoc import BASELINE_KIND, RunDocError
 from pytest_extractbench.dataset import identity, load_dataset
 from pytest_extractbench.gating import baseline as baselines
 
-DATASET = load_dataset()
-
 
 def snapshots_and_metrics():
     records = [
@@ -26,7 +24,7 @@ def snapshots_and_metrics():
             score=score_sample(s.expected if model == "good" else {}, s.expected, s.schema, sample_id=s.id),
         )
         for model in ("good", "empty")
-        for s in DATASET.samples[:10]
+        for s in load_dataset().samples[:10]
     ]
     return baselines.snapshot_records(records), metrics_by_model(records, ScoringOptions())
 
@@ -35,7 +33,7 @@ def document(name: str = "main", tmp_path: Path | None = None) -> dict:
     snapshots, metrics = snapshots_and_metrics()
     info = baselines.provenance(
         models=list(metrics),
-        dataset=DATASET,
+        dataset=load_dataset(),
         rootdir=tmp_path or Path("/"),
         servers=["https://user:secret@example.com:8443/v1?key=abc#frag"],
     )
@@ -79,8 +77,8 @@ def test_provenance_has_no_secrets_and_hashes_the_data(tmp_path: Path) -> None:
     assert info["servers"] == ["https://example.com:8443/v1"]
     text = json.dumps(info)
     assert "secret" not in text and "key=abc" not in text
-    assert info["dataset"]["hash"] == identity.dataset_hash(DATASET.samples)  # one hasher for runs and baselines
-    assert identity.dataset_hash(DATASET.samples[:-1]) != info["dataset"]["hash"]
+    assert info["dataset"]["hash"] == identity.dataset_hash(load_dataset().samples)  # one hasher for runs and baselines
+    assert identity.dataset_hash(load_dataset().samples[:-1]) != info["dataset"]["hash"]
     assert info["prompt_hash"] is None  # offline: no prompt; live runs fill it
     assert info["git"] is None  # tmp_path is not a git checkout
 

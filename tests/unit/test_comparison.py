@@ -14,7 +14,6 @@ from pytest_extractbench.analysis.metrics import run_level_metrics
 from pytest_extractbench.dataset import load_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
-DATASET = load_dataset()
 OPTIONS = ScoringOptions(statistics=StatsOptions(resamples=2000))
 
 
@@ -31,13 +30,13 @@ def records(model: str, predictions: dict, latency: float | None = None) -> list
             score=score_sample(predictions.get(s.id), s.expected, s.schema, sample_id=s.id),
             response={"latency_s": latency},
         )
-        for s in DATASET.samples
+        for s in load_dataset().samples
     ]
 
 
 @pytest.fixture(scope="module")
 def run() -> tuple[dict, list[SampleRecord]]:
-    gold = {s.id: s.expected for s in DATASET.samples}
+    gold = {s.id: s.expected for s in load_dataset().samples}
     found = records("good", outputs("demo.jsonl")) + records("weak", outputs("weak.jsonl")) + records("oracle", gold)
     return metrics_by_model(found, OPTIONS), found
 
@@ -94,7 +93,7 @@ def test_best_by_metric_and_offline_pareto(run) -> None:
 
 
 def test_pareto_frontiers_from_per_sample_latency_and_model_cost() -> None:
-    gold = {s.id: s.expected for s in DATASET.samples}
+    gold = {s.id: s.expected for s in load_dataset().samples}
     found = (
         records("big", gold, latency=2.0)
         + records("small", outputs("demo.jsonl"), latency=0.5)
@@ -153,7 +152,7 @@ def test_gap_rule_reference_and_threshold(run) -> None:
 def test_gap_rule_flags_a_model_beyond_the_default_threshold(run) -> None:
     by_model, found = run
     # a model whose answers are not JSON: EQS 0, a gap of 1.0 to the oracle, far beyond the default 0.15
-    silent = records("silent", {s.id: "I cannot help with that." for s in DATASET.samples})
+    silent = records("silent", {s.id: "I cannot help with that." for s in load_dataset().samples})
     everyone = found + silent
     metrics = metrics_by_model(everyone, ScoringOptions(statistics=StatsOptions(resamples=200)))
     assert metrics["silent"]["extraction_quality_score"] == 0.0

@@ -124,8 +124,6 @@ def test_the_attempt_log_survives_the_journal_and_odd_entries_are_dropped() -> N
 # -- the reliability counts and latency figures they feed ------------------------------------------------------
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
-VALID = score_sample({"a": "x"}, {"a": "x"}, SCHEMA)
-FAILED = score_sample(None, {"a": "x"}, SCHEMA)
 
 
 def attempt(start: float, latency: float, outcome: str = "ok") -> dict[str, Any]:
@@ -146,21 +144,25 @@ def rec(sample_id: str, *log: dict[str, Any], error_class: str | None = None, **
         finished_at=100.0 + (end or 1.0),
         **values,
     )
-    return SampleRecord("m", sample_id, FAILED if error_class else VALID, response=response.as_dict())
+    score = score_sample(None if error_class else {"a": "x"}, {"a": "x"}, SCHEMA)
+    return SampleRecord("m", sample_id, score, response=response.as_dict())
 
 
-RECORDS = [
-    rec("timed-out-once", attempt(0, 600, "timeout"), attempt(601, 300)),  # 901 s end to end, 300 s answering
-    rec("errored-once", attempt(0, 1, "server_error"), attempt(2, 4)),  # 6 s, 4 s
-    rec("twice-timed-out", attempt(0, 600, "timeout"), attempt(601, 600, "timeout"), attempt(1202, 10)),
-    rec("one-go", attempt(0, 2)),
-    rec("gave-up", attempt(0, 600, "timeout"), attempt(601, 600, "timeout"), error_class="timeout"),
-    rec("old-journal", latency_s=3.0),  # no log: one attempt, end to end = its latency
-]
+# made in the tests that use them: the scorer run while pytest collects would be outside every test, and the
+# mutation tool would judge each of its mutants in a fresh import (tests/mutation/README.md)
+def records() -> list[SampleRecord]:
+    return [
+        rec("timed-out-once", attempt(0, 600, "timeout"), attempt(601, 300)),  # 901 s end to end, 300 s answering
+        rec("errored-once", attempt(0, 1, "server_error"), attempt(2, 4)),  # 6 s, 4 s
+        rec("twice-timed-out", attempt(0, 600, "timeout"), attempt(601, 600, "timeout"), attempt(1202, 10)),
+        rec("one-go", attempt(0, 2)),
+        rec("gave-up", attempt(0, 600, "timeout"), attempt(601, 600, "timeout"), error_class="timeout"),
+        rec("old-journal", latency_s=3.0),  # no log: one attempt, end to end = its latency
+    ]
 
 
 def test_attempt_level_timeouts_and_errors_are_counted_when_a_later_attempt_succeeds() -> None:
-    rel = reliability(RECORDS)
+    rel = reliability(records())
     # attempts: 2 + 2 + 3 + 1 + 2 + 1 (the old journal's, known to be its one answer)
     assert rel["attempts_counted"] == 11
     assert rel["attempt_timeouts"] == 1 + 2 + 2 and rel["attempt_errors"] == 1
@@ -172,7 +174,7 @@ def test_attempt_level_timeouts_and_errors_are_counted_when_a_later_attempt_succ
 
 
 def test_latency_reads_end_to_end_and_the_answering_attempt_separately() -> None:
-    perf = performance_metrics(RECORDS)
+    perf = performance_metrics(records())
     # successful samples: end to end 901, 6, 1212, 2, 3 s; answering attempt 300, 4, 10, 2, 3 s
     assert perf["end_to_end_ms"]["max"] == 1_212_000 and perf["end_to_end_ms"]["p50"] == 6_000
     assert perf["latency_ms"]["max"] == 300_000 and perf["latency_ms"]["p50"] == 4_000

@@ -288,12 +288,17 @@ def test_a_check_read_back_without_a_sample_count_or_a_known_metric() -> None:
 
 # -- regression: one model's comparison and the run's ---------------------------------------------------------------
 
-ROW = sample_row(score_sample({"a": "x"}, {"a": "x"}, SCHEMA))  # a perfect sample's row: every quantity present
 FAST = StatsOptions(resamples=200)
 
 
+def perfect_row() -> dict[str, Any]:
+    """A perfect sample's row: every quantity present (made in the test: see ``rows``)."""
+    return sample_row(score_sample({"a": "x"}, {"a": "x"}, SCHEMA))
+
+
 def rows(eqs: float, ids: Sequence[str] = ("s0", "s1", "s2", "s3"), **extra: Any) -> dict[str, SampleSnapshot]:
-    return {i: SampleSnapshot({**ROW, "eqs": eqs}, **extra) for i in ids}
+    # a row made while pytest collects would run the scorer outside every test (tests/mutation/README.md)
+    return {i: SampleSnapshot({**perfect_row(), "eqs": eqs}, **extra) for i in ids}
 
 
 def test_a_model_comparison_written_with_its_defaults() -> None:
@@ -343,8 +348,8 @@ def test_pass_at_k_against_a_baseline_that_asked_once_says_so() -> None:
 
 def test_pass_at_k_deltas_are_the_same_every_time_the_same_runs_are_compared() -> None:
     ids = [f"s{i}" for i in range(40)]
-    current = {i: SampleSnapshot(ROW, repeats=(5, n % 6)) for n, i in enumerate(ids)}
-    baseline = {i: SampleSnapshot(ROW, repeats=(4, (3 * n) % 5)) for n, i in enumerate(ids)}
+    current = {i: SampleSnapshot(perfect_row(), repeats=(5, n % 6)) for n, i in enumerate(ids)}
+    baseline = {i: SampleSnapshot(perfect_row(), repeats=(4, (3 * n) % 5)) for n, i in enumerate(ids)}
     first, again = (compare_model("m", current, baseline, FAST).deltas for _ in range(2))
     for name in ("pass_at_k", "pass_hat_k"):  # the bootstrap and permutation draws are seeded, not fresh
         assert first[name].ci == again[name].ci and first[name].p_value == again[name].p_value
@@ -380,7 +385,7 @@ def test_a_run_notes_a_model_missing_from_the_baseline_and_checks_it_as_unmeasur
 
 
 def test_a_run_notes_samples_changed_since_the_baseline_or_only_in_one_run() -> None:
-    hashed = {i: SampleSnapshot({**ROW, "eqs": 0.5}, sample_hash="h") for i in ("s0", "s1", "s2", "s3")}
+    hashed = {i: SampleSnapshot({**perfect_row(), "eqs": 0.5}, sample_hash="h") for i in ("s0", "s1", "s2", "s3")}
     edited = {"s0": "new", "s1": "h", "s2": "h", "s3": "h"}  # s0's text, schema or gold changed since
     result = compare_run({"m": rows(0.5)}, base({"m": hashed}), FAST, sample_hashes=edited)
     assert result.notes == [

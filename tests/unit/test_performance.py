@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -27,31 +28,31 @@ from pytest_extractbench.dataset.responses import ERROR_CLASSES, ModelResponse
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}
 EXPECTED = {"a": "x", "b": 1}
-# The three kinds of content a successful request can return, scored once (records may share a score).
-SCORES = {
-    "valid": score_sample({"a": "x", "b": 1}, EXPECTED, SCHEMA),
-    "parse_failure": score_sample("{not json", EXPECTED, SCHEMA),
-    "schema_failure": score_sample({"b": "one"}, EXPECTED, SCHEMA),
-}
-ERROR_SCORE = score_sample(None, EXPECTED, SCHEMA)
 CONTENT = {"valid": '{"a": "x", "b": 1}', "parse_failure": "{not json", "schema_failure": '{"b": "one"}'}
+
+
+def score(kind: str | None) -> Any:
+    """The score of one of the three kinds of content a successful request can return (None: a failed request),
+    made in the test that asks: a score made while pytest collects would run the scorer outside every test."""
+    scored = {None: None, "valid": {"a": "x", "b": 1}, "parse_failure": "{not json", "schema_failure": {"b": "one"}}
+    return score_sample(scored[kind], EXPECTED, SCHEMA)
 
 
 def rec(sample_id: str, kind: str = "valid", *, meta: dict | None = None, **response) -> SampleRecord:
     """A record whose response carries ``response`` fields; an error class means no content."""
     if response.get("error_class") is not None:
         response.setdefault("content", None)
-        score = ERROR_SCORE
+        found = score(None)
     else:
         response.setdefault("content", CONTENT[kind])
-        score = SCORES[kind]
+        found = score(kind)
     response.setdefault("attempts", 1)
     data = ModelResponse(**response).as_dict()
-    return SampleRecord(model="m", sample_id=sample_id, score=score, meta=meta or {}, response=data)
+    return SampleRecord(model="m", sample_id=sample_id, score=found, meta=meta or {}, response=data)
 
 
 def offline(sample_id: str, kind: str = "valid") -> SampleRecord:
-    return SampleRecord("m", sample_id, SCORES[kind], response=ModelResponse(content=CONTENT[kind]).as_dict())
+    return SampleRecord("m", sample_id, score(kind), response=ModelResponse(content=CONTENT[kind]).as_dict())
 
 
 # -- latency ---------------------------------------------------------------------------

@@ -28,12 +28,19 @@ from pytest_extractbench.gating.regression import (
 from pytest_extractbench.scoring.options import TESTS
 
 ROOT = Path(__file__).resolve().parents[2]
-DATASET = load_dataset()
-GOLD = {s.id: s.expected for s in DATASET.samples}
-DEMO = {
-    row["id"]: parse_output(row["output"]).value
-    for row in map(json.loads, (ROOT / "fixtures" / "predictions" / "demo.jsonl").read_text().splitlines())
-}
+
+
+# read in the tests that use them, not while pytest collects: code the package runs at collection is outside every
+# test, and the mutation tool must then judge each of its mutants in a fresh import (tests/mutation/README.md)
+def gold() -> dict[str, Any]:
+    return {s.id: s.expected for s in load_dataset().samples}
+
+
+def demo() -> dict[str, Any]:
+    lines = (ROOT / "fixtures" / "predictions" / "demo.jsonl").read_text().splitlines()
+    return {row["id"]: parse_output(row["output"]).value for row in map(json.loads, lines)}
+
+
 FAST = StatsOptions(resamples=2000)
 
 
@@ -72,7 +79,7 @@ def run(outputs: dict[str, Any], model: str = "m") -> dict[str, dict[str, Sample
         SampleRecord(
             model=model, sample_id=s.id, score=score_sample(outputs.get(s.id), s.expected, s.schema, sample_id=s.id)
         )
-        for s in DATASET.samples
+        for s in load_dataset().samples
     ]
     return snapshot_records(records)
 
@@ -91,8 +98,8 @@ def checks(*exprs: str):
 @pytest.mark.slow
 @pytest.mark.parametrize("test", TESTS)
 def test_identical_runs_never_fail_even_with_zero_margins(test: str) -> None:
-    baseline = as_baseline(run(DEMO))
-    current = run(DEMO)  # re-scored from scratch: noise-free outputs give the same rows
+    baseline = as_baseline(run(demo()))
+    current = run(demo())  # re-scored from scratch: noise-free outputs give the same rows
     gate = checks("eqs:-0", "f1_partial:-0", "f1_strict:-0", "validity:-0", "exact_match:-0", "hallucination_rate:+0")
     for seed in range(25):
         result = compare_run(current, baseline, StatsOptions(seed=seed, resamples=500, test=test), checks=gate)
@@ -109,8 +116,8 @@ def test_noise_the_size_of_the_interval_does_not_fail_the_gate() -> None:
     half_widths, deltas = [], []
     for seed in range(40):
         rng = np.random.default_rng(seed)
-        baseline = run({k: corrupt(v, 0.1, rng) for k, v in GOLD.items()})
-        current = run({k: corrupt(v, 0.1, rng) for k, v in GOLD.items()})
+        baseline = run({k: corrupt(v, 0.1, rng) for k, v in gold().items()})
+        current = run({k: corrupt(v, 0.1, rng) for k, v in gold().items()})
         result = compare_run(
             current, as_baseline(baseline), StatsOptions(seed=seed, resamples=2000), checks=checks("eqs:-0.01")
         )
@@ -126,10 +133,10 @@ def test_noise_the_size_of_the_interval_does_not_fail_the_gate() -> None:
 
 @pytest.mark.slow
 def test_a_real_regression_always_fails_the_gate() -> None:
-    baseline = as_baseline(run(DEMO))
+    baseline = as_baseline(run(demo()))
     for seed in range(20):
         rng = np.random.default_rng(seed)
-        current = run({k: corrupt(v, 0.1, rng) for k, v in DEMO.items()})  # 10% of the fields corrupted
+        current = run({k: corrupt(v, 0.1, rng) for k, v in demo().items()})  # 10% of the fields corrupted
         result = compare_run(current, baseline, StatsOptions(seed=seed, resamples=2000), checks=checks("eqs:-0.02"))
         (failure,) = result.failures
         delta = failure.delta
@@ -161,8 +168,8 @@ def test_a_drop_beyond_the_margin_passes_when_samples_move_both_ways() -> None:
 
 
 def test_the_failure_message_names_metric_values_delta_ci_and_p_value() -> None:
-    baseline = as_baseline(run(DEMO))
-    current = run({k: corrupt(v, 0.2, np.random.default_rng(1)) for k, v in DEMO.items()})
+    baseline = as_baseline(run(demo()))
+    current = run({k: corrupt(v, 0.2, np.random.default_rng(1)) for k, v in demo().items()})
     result = compare_run(current, baseline, FAST, checks=checks("field_f1_partial:-2%"))
     (failure,) = result.failures
     d = failure.delta
@@ -175,7 +182,7 @@ def test_the_failure_message_names_metric_values_delta_ci_and_p_value() -> None:
 
 
 def test_different_sample_sets_are_paired_on_the_intersection_and_say_so() -> None:
-    current = run(DEMO)
+    current = run(demo())
     baseline = {"m": dict(list(current["m"].items())[:40])}
     result = compare_run(current, as_baseline(baseline), FAST, checks=checks("eqs:-0.02"))
     comparison = result.models["m"]
@@ -185,10 +192,10 @@ def test_different_sample_sets_are_paired_on_the_intersection_and_say_so() -> No
 
 
 def test_a_subset_gate_catches_a_regression_the_overall_margin_hides() -> None:
-    medical = frozenset(s.id for s in DATASET.samples if s.meta["topic"] == "medical")
-    broken = {k: (corrupt(v, 0.5, np.random.default_rng(0)) if k in medical else v) for k, v in DEMO.items()}
+    medical = frozenset(s.id for s in load_dataset().samples if s.meta["topic"] == "medical")
+    broken = {k: (corrupt(v, 0.5, np.random.default_rng(0)) if k in medical else v) for k, v in demo().items()}
     scope = Scope("subset 'medical'", medical, tuple(checks("eqs:-0.05")))
-    result = compare_run(run(broken), as_baseline(run(DEMO)), FAST, checks=checks("eqs:-0.2"), scopes={"m": [scope]})
+    result = compare_run(run(broken), as_baseline(run(demo())), FAST, checks=checks("eqs:-0.2"), scopes={"m": [scope]})
     overall, medical_check = result.checks
     assert not overall.failed
     assert medical_check.failed and medical_check.scope == "subset 'medical'"
@@ -196,13 +203,13 @@ def test_a_subset_gate_catches_a_regression_the_overall_margin_hides() -> None:
 
 
 def test_models_are_paired_by_name_or_as_the_only_model() -> None:
-    baseline = as_baseline(run(DEMO, model="old"))
-    result = compare_run(run(DEMO, model="new"), baseline, FAST, checks=checks("eqs:-0.02"))
+    baseline = as_baseline(run(demo(), model="old"))
+    result = compare_run(run(demo(), model="new"), baseline, FAST, checks=checks("eqs:-0.02"))
     assert result.models["new"].baseline_model == "old" and not result.failures
     assert any("compared with the baseline's only model 'old'" in n for n in result.notes)
-    two = {**run(DEMO, model="a"), **run(DEMO, model="b")}
+    two = {**run(demo(), model="a"), **run(demo(), model="b")}
     result = compare_run(
-        two, as_baseline({**run(DEMO, model="a"), **run(DEMO, model="c")}), FAST, checks=checks("eqs:-0.02")
+        two, as_baseline({**run(demo(), model="a"), **run(demo(), model="c")}), FAST, checks=checks("eqs:-0.02")
     )
     (unchecked,) = result.failures  # a gate that cannot run is not a pass
     assert unchecked.model == "b" and "COULD NOT BE MEASURED" in unchecked.message

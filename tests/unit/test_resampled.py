@@ -25,7 +25,6 @@ from pytest_extractbench.dataset import load_dataset
 from pytest_extractbench.scoring import FieldCounts
 
 ROOT = Path(__file__).resolve().parents[2]
-DATASET = load_dataset()
 
 
 def scored(predictions: str) -> list[SampleRecord]:
@@ -37,7 +36,7 @@ def scored(predictions: str) -> list[SampleRecord]:
         SampleRecord(
             model="m", sample_id=s.id, score=score_sample(rows.get(s.id), s.expected, s.schema, sample_id=s.id)
         )
-        for s in DATASET.samples
+        for s in load_dataset().samples
     ]
 
 
@@ -115,7 +114,7 @@ def test_every_headline_metric_gets_an_interval(weak: list[SampleRecord]) -> Non
     assert eqs.confidence == 0.9 and eqs.resamples == 500 and eqs.n == len(rows)
     assert eqs.low < eqs.value < eqs.high
     # a run that is perfect on every sample has a degenerate interval at 1.0
-    perfect = [sample_row(score_sample(s.expected, s.expected, s.schema)) for s in DATASET.samples]
+    perfect = [sample_row(score_sample(s.expected, s.expected, s.schema)) for s in load_dataset().samples]
     f1 = confidence_intervals(perfect, StatsOptions(resamples=200))["field_f1_partial"]
     assert (f1.low, f1.value, f1.high) == (1.0, 1.0, 1.0)
 

@@ -43,15 +43,22 @@ META = {
     "c": {"topic": "receipt"},
     "d": {"topic": "receipt", "complexity": {"complexity_bin": "simple"}},
 }
-RECORDS = [
-    SampleRecord(model="m", sample_id=i, score=score_sample(PREDICTED[i], GOLD[i], SCHEMA, sample_id=i), meta=META[i])
-    for i in GOLD
-]
+
+
+# made in the tests that use them: the scorer run while pytest collects would be outside every test, and the
+# mutation tool would judge each of its mutants in a fresh import (tests/mutation/README.md)
+def records() -> list[SampleRecord]:
+    return [
+        SampleRecord(
+            model="m", sample_id=i, score=score_sample(PREDICTED[i], GOLD[i], SCHEMA, sample_id=i), meta=META[i]
+        )
+        for i in GOLD
+    ]
 
 
 def matching(*conditions: dict) -> list[str]:
     config = SubsetConfig.from_data({"subsets": [{"name": "r", "conditions": list(conditions)}]})
-    return subset_metrics(RECORDS, config, FAST)["subsets"]["r"].get("sample_ids", [])
+    return subset_metrics(records(), config, FAST)["subsets"]["r"].get("sample_ids", [])
 
 
 @pytest.mark.parametrize(
@@ -100,9 +107,9 @@ def test_subset_and_group_metrics() -> None:
             "group_by": ["topic", "total"],
         }
     )
-    found = subset_metrics(RECORDS, config, FAST)
+    found = subset_metrics(records(), config, FAST)
     acme = found["subsets"]["acme"]
-    eqs = {r.sample_id: r.score.eqs for r in RECORDS}
+    eqs = {r.sample_id: r.score.eqs for r in records()}
     assert acme["count"] == 2 and acme["aggregation"] == "median"
     assert acme["score"] == pytest.approx(np.median([eqs["a"], eqs["c"]]))
     assert acme["metrics"]["extraction_quality_score"] == pytest.approx(np.mean([eqs["a"], eqs["c"]]))
@@ -128,7 +135,7 @@ def test_gate_scopes_carry_their_checks() -> None:
             "group_by": [{"field": "topic", "compare_fail": "f1:-5%"}],
         }
     )
-    scopes = gate_scopes(RECORDS, config)
+    scopes = gate_scopes(records(), config)
     assert [s.label for s in scopes] == ["subset 'acme'", "group topic='invoice'", "group topic='receipt'"]
     assert scopes[0].sample_ids == {"a", "c"} and str(scopes[0].checks[0]) == "eqs:-0.05"
     assert scopes[2].checks[0].metric == "field_f1_partial" and scopes[2].checks[0].relative
