@@ -20,6 +20,7 @@ from ..core.errors import ExtractbenchError
 from . import anls, anls_cells, budget
 from .anls import (
     _LIST,
+    _PATHS,
     _SCALARS,
     _TEXT_CACHE,
     THRESHOLD,
@@ -86,6 +87,7 @@ def _objects(
 ) -> tuple[float, int, bool]:
     total, length = 0.0, 0
     equal = True
+    known, paths = _TEXT_CACHE, _PATHS
     for key, expected in gold.items():
         value = predicted.get(key, _MISSING)
         kind = type(expected)
@@ -93,13 +95,17 @@ def _objects(
             if kind is type(value) and kind is not float and expected == value:
                 # equal texts, floats aside (0.0 == -0.0 prints otherwise)
                 similarity = 1.0
-            else:
-                similarity = text_similarity(_text(expected), _text(value))  # leaf_similarity
+            else:  # leaf_similarity, a kept text looked up inline (_text's cache)
+                text = known.get(expected) if kind is str else None
+                other = known.get(value) if type(value) is str else None
+                similarity = text_similarity(
+                    text if text is not None else _text(expected), other if other is not None else _text(value)
+                )
                 equal = equal and expected == value
             total += similarity
             length += 1
-            if out is not None:
-                out.append((_join(path, key), similarity))  # its ratio: similarity / 1
+            if out is not None:  # its ratio: similarity / 1; the path as _join keeps it
+                out.append((paths.get((path, key)) or _join(path, key), similarity))
             continue
         child_path = path if out is None else _join(path, key)
         if value is _MISSING:
