@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, NamedTuple
 
 from rapidfuzz.distance.Levenshtein import distance as _distance  # python-Levenshtein's, without its Python wrapper
@@ -305,14 +306,18 @@ def _element_key(value: Any) -> Any:
 
 
 def identical_first(
-    gold: list[Any], predicted: list[Any], gain: Callable[[Any, Any], float]
+    gold: list[Any],
+    predicted: list[Any],
+    gain: Callable[[Any, Any], float],
+    best: Callable[[list[int], list[int]], float] | None = None,
 ) -> tuple[list[tuple[int, int]], list[int], list[int]]:
     """The pairs of identical elements, in gold order, and the gold and predicted indices left for the assignment.
 
     An element identical to a gold one pairs with it first when no assignment can do better (:func:`_beatable`);
     else the assignment pairs every element, unless the full matrix is past :data:`MAX_CELLS`. ``gain`` scores a
-    pair as the assignment does. Scalars are found by hash, objects and lists by a scan while the list is small
-    enough."""
+    pair as the assignment does; ``best`` (gold indices, predicted indices), when given, is the largest ``gain``
+    of a block of pairs, 0.0 at least, computed faster than pair by pair. Scalars are found by hash, objects and
+    lists by a scan while the list is small enough."""
     if not PAIR_IDENTICAL_FIRST:
         return [], list(range(len(gold))), list(range(len(predicted)))
     pairs: list[tuple[int, int]] = []
@@ -351,8 +356,9 @@ def identical_first(
     rest_predicted = [j for j in range(len(predicted)) if j not in taken]
     if not rest_gold or not rest_predicted or len(gold) * len(predicted) > MAX_CELLS:
         return pairs, rest_gold, rest_predicted
-    same_gold, same_predicted = [gold[i] for i, _ in pairs], [predicted[j] for _, j in pairs]
-    if _beatable(same_gold, same_predicted, [gold[i] for i in rest_gold], [predicted[j] for j in rest_predicted], gain):
+    if best is None:
+        best = partial(_best_pair, gold, predicted, gain)
+    if _beatable([i for i, _ in pairs], [j for _, j in pairs], rest_gold, rest_predicted, best):
         return [], list(range(len(gold))), list(range(len(predicted)))
     return pairs, rest_gold, rest_predicted
 
@@ -361,11 +367,11 @@ _TOP = math.nextafter(1.0, math.inf)  # an identical pair's gain, the highest a 
 
 
 def _beatable(
-    same_gold: list[Any],
-    same_predicted: list[Any],
-    rest_gold: list[Any],
-    rest_predicted: list[Any],
-    gain: Callable[[Any, Any], float],
+    same_gold: list[int],
+    same_predicted: list[int],
+    rest_gold: list[int],
+    rest_predicted: list[int],
+    best: Callable[[list[int], list[int]], float],
 ) -> bool:
     """Whether an assignment of every element could beat the identical pairs plus an assignment of the rest.
 
@@ -373,20 +379,27 @@ def _beatable(
     ``b`` rest gold elements with identical predicted ones (at most ``c2``) keeps at most ``k - max(a, b)`` pairs
     among the ``k`` identical elements, each worth at most ``_TOP``, and its rest pairs are worth at most the rest's
     own assignment: with ``c1 + c2 <= _TOP`` it gains no more than the identical pairs do. Past that it can: the
-    threshold lets gold "aaaaaaabbb" and prediction "bbbaaaaaaa" each be near "aaaaaaaaaa" (0.7) and not each other."""
-    c1 = 0.0
-    for expected in same_gold:
-        budget.check()
-        for value in rest_predicted:
-            c1 = max(c1, gain(expected, value))
+    threshold lets gold "aaaaaaabbb" and prediction "bbbaaaaaaa" each be near "aaaaaaaaaa" (0.7) and not each other.
+    ``best`` gives ``c1`` and ``c2`` (the largest gain of a block of indices); a float sum grows with either term,
+    so ``c1 + c2`` past ``_TOP`` is ``c1`` plus some single gain past it."""
+    c1 = best(same_gold, rest_predicted)
     if c1 == 0.0:
         return False
-    for expected in rest_gold:
+    return c1 + best(rest_gold, same_predicted) > _TOP
+
+
+def _best_pair(
+    gold: list[Any], predicted: list[Any], gain: Callable[[Any, Any], float], rows: list[int], columns: list[int]
+) -> float:
+    """The largest ``gain`` of a gold element of ``rows`` and a predicted element of ``columns``, pair by pair (at
+    least 0.0)."""
+    found = 0.0
+    for i in rows:
         budget.check()
-        for value in same_predicted:
-            if c1 + gain(expected, value) > _TOP:
-                return True
-    return False
+        expected = gold[i]
+        for j in columns:
+            found = max(found, gain(expected, predicted[j]))
+    return found
 
 
 def _lists(gold: list[Any], predicted: list[Any]) -> _Node:

@@ -27,9 +27,10 @@ Texts = dict[Any, tuple[Any, str]]
 
 _LEFT_OUT = ("", "")  # a key an element left out: its text is masked; its value equals what "" equals, as null does
 
-MIN_CELLS = 25
-"""Fewer cells than this are faster pair by pair (measured on line items: even at about 5 x 5, the matrices 1.3x
-faster at 7 x 7 and 3.5x at 20 x 20): a matrix costs a rapidfuzz call a key and a few numpy calls."""
+MIN_CELLS = 16
+"""Fewer cells than this are faster pair by pair (measured on line items, with the keys in one ``cdist`` call: even
+at about 3 x 4, the matrices 1.3x faster at 4 x 4 and 2x at 6 x 6): a matrix costs a rapidfuzz call and a few numpy
+calls, a cell pair by pair about 3.5 µs of Python."""
 
 
 @cache
@@ -63,10 +64,37 @@ def gains(rows: list[Texts | None], columns: list[Texts | None]) -> npt.NDArray[
 
 def _group(keys: tuple[str, ...], rows: list[Texts], columns: list[Texts]) -> npt.NDArray[np.float64]:
     """The gains of gold elements that share one key order."""
-    numpy, cdist, similarity = _libraries()
+    numpy = _libraries()[0]
     known = set(keys)
     extras = [len(column.keys() - known) for column in columns]
     lacking = [c for c, column in enumerate(columns) if not known <= column.keys()]
+    if not keys:
+        totals: npt.NDArray[np.float64] = numpy.zeros((len(rows), len(columns)))
+    elif len(rows) * len(columns) * len(keys) * len(keys) <= AT_ONCE:
+        totals = _totals_at_once(keys, rows, columns, lacking)
+    else:
+        totals = _totals_by_key(keys, rows, columns, lacking)
+    gain: npt.NDArray[np.float64]
+    if any(extras):
+        lengths = len(keys) + numpy.array(extras)
+        gain = numpy.where(lengths > 0, totals / numpy.maximum(lengths, 1), 1.0)
+    else:
+        gain = totals / len(keys) if keys else numpy.ones((len(rows), len(columns)))
+    _nudge_equal(keys, rows, columns, extras, gain)
+    return gain
+
+
+AT_ONCE = 1024
+"""Up to this many similarities of every key against every key (rows x columns x keys x keys), one ``cdist`` call
+scores all of them and each key's block is read off its diagonal: the pairs of different keys it also scores cost
+less than a call a key does on line items; past it, a call a key."""
+
+
+def _totals_by_key(
+    keys: tuple[str, ...], rows: list[Texts], columns: list[Texts], lacking: list[int]
+) -> npt.NDArray[np.float64]:
+    """Each cell's sum of leaf similarities, one ``cdist`` call a key, added in the gold's key order."""
+    numpy, cdist, similarity = _libraries()
     totals: npt.NDArray[np.float64] | None = None
     for key in keys:
         found = [column.get(key, _LEFT_OUT)[1] for column in columns]
@@ -81,16 +109,33 @@ def _group(keys: tuple[str, ...], rows: list[Texts], columns: list[Texts]) -> np
             totals = part
         else:  # in the gold's key order, as the pair-by-pair sum adds them
             totals += part
-    if totals is None:
-        totals = numpy.zeros((len(rows), len(columns)))
-    gain: npt.NDArray[np.float64]
-    if any(extras):
-        lengths = len(keys) + numpy.array(extras)
-        gain = numpy.where(lengths > 0, totals / numpy.maximum(lengths, 1), 1.0)
-    else:
-        gain = totals / len(keys) if keys else numpy.ones((len(rows), len(columns)))
-    _nudge_equal(keys, rows, columns, extras, gain)
-    return gain
+    assert totals is not None  # keys is not empty
+    return totals
+
+
+def _totals_at_once(
+    keys: tuple[str, ...], rows: list[Texts], columns: list[Texts], lacking: list[int]
+) -> npt.NDArray[np.float64]:
+    """:func:`_totals_by_key`'s sums from one ``cdist`` call: every row's texts (key by key) against every column's,
+    so ``[r, k, c, k]`` is key ``k``'s similarity of row ``r`` and column ``c``, the same number its own call gives
+    (each cell is its two texts' similarity alone); the keys' blocks are then added in the same order."""
+    numpy, cdist, similarity = _libraries()
+    width = len(keys)
+    texts = [column.get(key, _LEFT_OUT)[1] for column in columns for key in keys]
+    every = cdist(
+        [row[key][1] for row in rows for key in keys],
+        texts,
+        scorer=similarity,
+        score_cutoff=THRESHOLD,
+        dtype=numpy.float64,
+    )
+    if lacking:  # a key the element left out earns nothing
+        every[:, [c * width + k for c in lacking for k, key in enumerate(keys) if key not in columns[c]]] = 0.0
+    blocks = every.reshape(len(rows), width, len(columns), width)
+    totals: npt.NDArray[np.float64] = blocks[:, 0, :, 0].copy()
+    for k in range(1, width):  # in the gold's key order, as the pair-by-pair sum adds them
+        totals += blocks[:, k, :, k]
+    return totals
 
 
 def _nudge_equal(
@@ -102,8 +147,11 @@ def _nudge_equal(
     by_values: dict[tuple[Any, ...], list[int]] = {}
     for r, row in enumerate(rows):
         by_values.setdefault(tuple([row[key][0] for key in keys]), []).append(r)
+    # equal values are equal in the first key too (and hash alike): most elements stop at that look-up
+    first = keys[0] if keys else None
+    firsts = {values[0] for values in by_values} if keys else set()
     for c, column in enumerate(columns):
-        if extras[c]:
+        if extras[c] or (first is not None and column.get(first, _LEFT_OUT)[0] not in firsts):
             continue
         for r in by_values.get(tuple([column.get(key, _LEFT_OUT)[0] for key in keys]), ()):
             gain[r, c] = math.nextafter(gain[r, c], math.inf)

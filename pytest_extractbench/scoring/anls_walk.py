@@ -20,6 +20,7 @@ from ..core.errors import ExtractbenchError
 from . import anls, anls_cells, budget
 from .anls import (
     _LIST,
+    _PATHS,
     _SCALARS,
     _TEXT_CACHE,
     THRESHOLD,
@@ -86,6 +87,7 @@ def _objects(
 ) -> tuple[float, int, bool]:
     total, length = 0.0, 0
     equal = True
+    known, paths = _TEXT_CACHE, _PATHS
     for key, expected in gold.items():
         value = predicted.get(key, _MISSING)
         kind = type(expected)
@@ -93,13 +95,17 @@ def _objects(
             if kind is type(value) and kind is not float and expected == value:
                 # equal texts, floats aside (0.0 == -0.0 prints otherwise)
                 similarity = 1.0
-            else:
-                similarity = text_similarity(_text(expected), _text(value))  # leaf_similarity
+            else:  # leaf_similarity, a kept text looked up inline (_text's cache)
+                text = known.get(expected) if kind is str else None
+                other = known.get(value) if type(value) is str else None
+                similarity = text_similarity(
+                    text if text is not None else _text(expected), other if other is not None else _text(value)
+                )
                 equal = equal and expected == value
             total += similarity
             length += 1
-            if out is not None:
-                out.append((_join(path, key), similarity))  # its ratio: similarity / 1
+            if out is not None:  # its ratio: similarity / 1; the path as _join keeps it
+                out.append((paths.get((path, key)) or _join(path, key), similarity))
             continue
         child_path = path if out is None else _join(path, key)
         if value is _MISSING:
@@ -145,7 +151,8 @@ def _lists(
             _same_keys(gold[i], element, found)
         return i, j, (float(count), count, True), found
 
-    identical, rest_gold, rest_predicted = anls.identical_first(gold, predicted, _gain)
+    texts = _Texts(gold, predicted)
+    identical, rest_gold, rest_predicted = anls.identical_first(gold, predicted, _gain, texts.best)
     pairs = [same(i, j) for i, j in identical]
     if len(rest_gold) == 1 == len(rest_predicted):  # one pair left: no assignment to make
         pairs.append(pair(rest_gold[0], rest_predicted[0]))
@@ -154,7 +161,7 @@ def _lists(
             budget.check()
             pairs.append(pair(i, j))
     elif rest_gold and rest_predicted:
-        _assign(gold, predicted, rest_gold, rest_predicted, pairs, element if out is not None else None)
+        _assign(texts, rest_gold, rest_predicted, pairs, element if out is not None else None)
     pairs.sort(key=_first)
     total, length = 0.0, 0
     equal = len(gold) == len(predicted)
@@ -174,43 +181,69 @@ def _lists(
     return total, length, equal
 
 
-def _assign(
-    gold: list[Any],
-    predicted: list[Any],
-    rest_gold: list[int],
-    rest_predicted: list[int],
-    pairs: list[_Pair],
-    element: str | None,
-) -> None:
-    """The tree's assignment of the elements left: the same gains, so the same pairs (with ``element``, the path of
-    the elements, each kept pair lists its occurrences)."""
-    linear_sum_assignment = _solver()
-    # objects of scalars (most list elements) meet every element of the other side: their texts are made once
-    column_texts = [_texts(predicted[j]) for j in rest_predicted]
+class _Texts:
+    """A list's elements on both sides with each one's texts (:func:`_texts`), made once when first asked for: an
+    element meets every element of the other side, in the identical pairs' check and in the assignment."""
+
+    __slots__ = ("gold", "predicted", "_gold", "_predicted")
+
+    def __init__(self, gold: list[Any], predicted: list[Any]) -> None:
+        self.gold, self.predicted = gold, predicted
+        self._gold: dict[int, Texts | None] = {}
+        self._predicted: dict[int, Texts | None] = {}
+
+    def of_gold(self, indices: list[int]) -> list[Texts | None]:
+        return self._of(self.gold, self._gold, indices)
+
+    def of_predicted(self, indices: list[int]) -> list[Texts | None]:
+        return self._of(self.predicted, self._predicted, indices)
+
+    @staticmethod
+    def _of(values: list[Any], known: dict[int, Texts | None], indices: list[int]) -> list[Texts | None]:
+        found = []
+        for index in indices:
+            if index in known:
+                texts = known[index]
+            else:
+                texts = known[index] = _texts(values[index])
+            found.append(texts)
+        return found
+
+    def best(self, rows: list[int], columns: list[int]) -> float:
+        """The largest gain of a gold element of ``rows`` and a predicted one of ``columns`` (at least 0.0): the
+        same gains the assignment computes (:func:`_gains`), so :func:`.anls._best_pair`'s number."""
+        if not rows or not columns:
+            return 0.0
+        gain, scores = _gains(self, rows, columns)
+        if scores is None:  # a matrix: its largest float is the largest of its cells
+            return max(0.0, float(gain.max()))
+        found = 0.0
+        for gains in gain:
+            for value in gains:
+                found = max(found, value)
+        return found
+
+
+def _gains(texts: _Texts, rest_gold: list[int], rest_predicted: list[int]) -> tuple[Any, list[Any] | None]:
+    """The assignment's gains of each gold element of ``rest_gold`` against each predicted element of
+    ``rest_predicted``: :func:`.anls.assignment_gain` of each pair's ``(total, length, equal)``, as a matrix when
+    it is large enough and every element an object of scalars (then the second item is None), else row by row
+    with each pair's ``(total, length, equal)`` kept too."""
+    gold, predicted = texts.gold, texts.predicted
+    column_texts = texts.of_predicted(rest_predicted)
+    row_texts = texts.of_gold(rest_gold)
     if len(rest_gold) * len(rest_predicted) >= anls_cells.MIN_CELLS:  # large enough to pay for matrices
-        row_texts = [_texts(gold[i]) for i in rest_gold]
         matrix = anls_cells.gains(row_texts, column_texts)
         if matrix is not None:
             budget.check()
-            rows, columns = linear_sum_assignment(matrix, maximize=True)
-            for r, c in zip(rows.tolist(), columns.tolist()):
-                i, j = rest_gold[r], rest_predicted[c]
-                texts, found = row_texts[r], column_texts[c]
-                assert texts is not None and found is not None  # gains() takes objects of scalars only
-                occurrences: list[tuple[str, float]] | None = None if element is None else []
-                scored = _flat_cell(gold[i], texts, predicted[j], found, element or "", occurrences)
-                pairs.append((i, j, scored, occurrences))
-            return
-    row_texts = []
+            return matrix, None
     scores: list[list[tuple[float, int, bool]]] = []
     gain: list[list[float]] = []
-    for i in rest_gold:
+    for i, found in zip(rest_gold, row_texts):
         budget.check()
         expected = gold[i]
-        texts = _texts(expected)
-        row_texts.append(texts)
-        if texts is not None:
-            row = _flat_row(expected, texts, predicted, rest_predicted, column_texts)
+        if found is not None:
+            row = _flat_row(expected, found, predicted, rest_predicted, column_texts)
         else:
             row = [_measure(expected, predicted[j], "", None) for j in rest_predicted]
         gains: list[float] = []
@@ -220,18 +253,34 @@ def _assign(
             gains.append(math.nextafter(score, math.inf) if equal else score)
         scores.append(row)
         gain.append(gains)
+    return gain, scores
+
+
+def _assign(
+    texts: _Texts,
+    rest_gold: list[int],
+    rest_predicted: list[int],
+    pairs: list[_Pair],
+    element: str | None,
+) -> None:
+    """The tree's assignment of the elements left: the same gains, so the same pairs (with ``element``, the path of
+    the elements, each kept pair lists its occurrences)."""
+    linear_sum_assignment = _solver()
+    gold, predicted = texts.gold, texts.predicted
+    gain, scores = _gains(texts, rest_gold, rest_predicted)
+    row_texts, column_texts = texts.of_gold(rest_gold), texts.of_predicted(rest_predicted)
     rows, columns = linear_sum_assignment(gain, maximize=True)
     for r, c in zip(rows.tolist(), columns.tolist()):
         i, j = rest_gold[r], rest_predicted[c]
-        if element is None:
+        if element is None and scores is not None:
             pairs.append((i, j, scores[r][c], None))
             continue
-        occurrences = []
-        texts, found = row_texts[r], column_texts[c]
-        if texts is not None and found is not None:
-            scored = _flat_cell(gold[i], texts, predicted[j], found, element, occurrences)
+        occurrences: list[tuple[str, float]] | None = None if element is None else []
+        expected, found = row_texts[r], column_texts[c]
+        if expected is not None and found is not None:
+            scored = _flat_cell(gold[i], expected, predicted[j], found, element or "", occurrences)
         else:
-            scored = _measure(gold[i], predicted[j], element, occurrences)
+            scored = _measure(gold[i], predicted[j], element or "", occurrences)
         pairs.append((i, j, scored, occurrences))
 
 
@@ -244,7 +293,10 @@ def _solver() -> Any:
     return linear_sum_assignment
 
 
-def _texts(value: Any) -> dict[Any, tuple[Any, str]] | None:
+Texts = dict[Any, tuple[Any, str]]
+
+
+def _texts(value: Any) -> Texts | None:
     """Each key's value and text, for an object of scalars with text keys and no NaN (None for anything else: the
     full comparison's, where a NaN that is not equal to itself and the key 1 that is the key True are its own)."""
     if type(value) is not dict:
