@@ -175,3 +175,19 @@ def test_shared_maps_give_the_hand_computed_correlation(latencies: tuple[float, 
         # x = (1, 1, 3), y = (0.5, 1.5, 2.5): means 5/3 and 1.5; deviations (-2/3, -2/3, 4/3) and (-1, 0, 1);
         # sum of products 2/3 + 0 + 4/3 = 2; sum of squares 4/9 + 4/9 + 16/9 = 8/3 and 2; r = 2 / sqrt(16/3)
         assert latency["r"] == pytest.approx(2 / math.sqrt(16 / 3)) and latency["n"] == 3
+
+
+# --- the bootstrap's matrix: its columns are not kept twice ---
+
+
+def test_a_matrix_takes_its_columns_and_they_come_back_equal_when_asked_again() -> None:
+    from pytest_extractbench.analysis.resampled import Columns
+
+    scores = [score_sample(json.dumps(out), {"a": "x", "b": 1}, SCHEMA) for out in ({"a": "x", "b": 1}, {"a": "y"})]
+    columns = Columns(scores)
+    before = columns.column("eqs").copy()
+    matrix = columns.matrix(["eqs", "one"])
+    assert matrix.shape == (2, 2) and matrix[:, 1].tolist() == [1.0, 1.0]
+    assert "eqs" not in columns._built and "one" not in columns._built  # moved into the matrix, not kept beside it
+    assert columns.column("eqs").tolist() == before.tolist() == matrix[:, 0].tolist()
+    assert before[0] == scores[0].eqs and before[1] == scores[1].eqs
