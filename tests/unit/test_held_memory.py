@@ -191,3 +191,21 @@ def test_a_matrix_takes_its_columns_and_they_come_back_equal_when_asked_again() 
     assert "eqs" not in columns._built and "one" not in columns._built  # moved into the matrix, not kept beside it
     assert columns.column("eqs").tolist() == before.tolist() == matrix[:, 0].tolist()
     assert before[0] == scores[0].eqs and before[1] == scores[1].eqs
+
+
+# --- held field scores: 0.0 and 1.0 as flags ---
+
+
+def test_field_scores_of_zero_and_one_are_flags_and_every_score_reads_back_as_it_was() -> None:
+    from pytest_extractbench.run.compact import SharedValues
+    from pytest_extractbench.scoring.result import FieldResult
+
+    score = score_sample('{"a": "x"}', {"a": "x"}, SCHEMA, sample_id="s")
+    scores = (1.0, 0.0, -0.0, 0.5, 1, math.nan)  # the last four kept as values: -0.0 and 1 are written apart
+    score.fields = tuple(FieldResult(f"k{i}", "exact", s, None, None) for i, s in enumerate(scores))
+    held = SharedValues().compact(SampleRecord("m", "s", score)).score
+    assert held._packed is not None
+    # no expected, predicted or similarity: the values are the four scores that are not 0.0 or 1.0, in order
+    assert len(held._values) == 4 and repr(held._values[:3]) == "(-0.0, 0.5, 1)"
+    assert repr([f.score for f in held.fields]) == "[1.0, 0.0, -0.0, 0.5, 1, nan]"
+    assert [type(f.score) for f in held.fields] == [float, float, float, float, int, float]
