@@ -209,3 +209,41 @@ def test_field_scores_of_zero_and_one_are_flags_and_every_score_reads_back_as_it
     assert len(held._values) == 4 and repr(held._values[:3]) == "(-0.0, 0.5, 1)"
     assert repr([f.score for f in held.fields]) == "[1.0, 0.0, -0.0, 0.5, 1, nan]"
     assert [type(f.score) for f in held.fields] == [float, float, float, float, int, float]
+
+
+# --- metrics.json's document: what is plain already is shared, not copied ---
+
+LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=3), st.just(-0.0)
+)
+TREES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 3)), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+@given(tree=TREES)
+def test_plain_sharing_reads_as_plain_does(tree: object) -> None:
+    from pytest_extractbench.core.files import plain, plain_sharing
+
+    assert repr(plain_sharing(tree)) == repr(plain(tree))  # repr tells -0.0, 1 and True apart, and key order
+
+
+def test_plain_sharing_copies_only_what_changes() -> None:
+    import numpy as np
+
+    from pytest_extractbench.core.files import plain_sharing
+
+    leaf, other = {"sample_id": "s1", "reason": "bad"}, {"n": np.int64(3)}
+    rows = [leaf, {"sample_id": "s2", "reason": None}]
+    document = {"models": {"m": {"invalid_samples": rows, "x": math.nan, "t": (1, 2), 5: "k"}}, "o": other}
+    out = plain_sharing(document)
+    assert out == {"models": {"m": {"invalid_samples": rows, "x": None, "t": [1, 2], "5": "k"}}, "o": {"n": 3}}
+    assert out["models"]["m"]["invalid_samples"] is rows and out["models"]["m"]["invalid_samples"][0] is leaf
+    assert out is not document and out["models"]["m"] is not document["models"]["m"]  # a NaN, a tuple, a key: copied
+    assert type(out["o"]["n"]) is int and out["o"] is not other
