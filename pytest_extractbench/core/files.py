@@ -50,6 +50,21 @@ def plain(data: Any) -> Any:
     return _plain(data)
 
 
+def plain_sharing(data: Any) -> Any:
+    """:func:`plain`, but a dict or list that is plain already (str keys; every value plain, and the same object
+    after conversion) is returned as it is, not copied: a large run's metrics hold a dict per invalid sample, and
+    a copy of them all stood beside the originals from the aggregation to the end of the reports (~40 MB at
+    100,000 samples). The result shares those parts with ``data``: for a caller that changes neither."""
+    if type(data) is dict:
+        out = {str(k): plain_sharing(v) for k, v in data.items()}
+        same = all(type(k) is str and out[k] is v for k, v in data.items())
+        return data if same else out
+    if type(data) is list:
+        items = [plain_sharing(v) for v in data]
+        return data if all(a is b for a, b in zip(items, data)) else items
+    return _plain(data)
+
+
 def dumps(data: Any, *, indent: int | None = None) -> str:
     """Strict JSON text (no NaN, no numpy types)."""
     return json.dumps(_plain(data), indent=indent, ensure_ascii=False, allow_nan=False)

@@ -8,8 +8,9 @@ the single ``--model`` given, else ``predictions``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,10 @@ class PredictionsSource:
     origin: dict[tuple[str, str], str] = field(default_factory=dict)
     problems: list[DatasetProblem] = field(default_factory=list)
     files: dict[str, FileFacts] = field(default_factory=dict)  # by the path as given
+    # by label: how to read a row again (its line or row number -> the row, and the model a row without one gets)
+    rereaders: dict[str, tuple[Callable[[int], object], str] | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def models(self) -> list[str]:
@@ -56,10 +61,40 @@ class PredictionsSource:
         """Nothing to prefetch: everything is already in memory."""
 
     def response(self, model: str, sample: Sample) -> ModelResponse:
-        found = self.outputs.get((model, sample.id))
+        """The output of ``(model, sample)``. Once served, an output is no longer held (100,000 outputs are held
+        until the session ends otherwise, a tenth of a large run's memory): its row is read again if it is asked
+        for a second time (an item run again), from its file or rows, as it was read first."""
+        key = (model, sample.id)
+        found = self.outputs.get(key)
         if found is None:
             return ModelResponse(
                 error_class="missing", error=f"no prediction for sample {sample.id!r} (model {model!r})"
+            )
+        if found is SERVED:
+            return self._read_again(key)
+        if key not in self.repeats and self.rereaders.get(self.origin.get(key, "").rpartition(":")[0]) is not None:
+            self.outputs[key] = SERVED  # the key stays: the models and the ids answered are still known
+        return found
+
+    def _read_again(self, key: tuple[str, str]) -> ModelResponse:
+        """A served output read again from its row; a row that is no longer there or no longer this sample's
+        (its file was edited since) gives the output as missing, saying why."""
+        label, _, location = self.origin[key].rpartition(":")
+        unit, _, number = location.partition(" ")
+        again, reader = PredictionsSource(), self.rereaders.get(label)  # a served output's label has its reader
+        if reader is not None:
+            try:
+                row = reader[0](int(number))
+            except (OSError, IndexError, ValueError):
+                row = None
+            if row is not None:
+                _read_row(again, label, int(number), row, reader[1], unit)
+        found = again.outputs.get(key)
+        if found is None:
+            return ModelResponse(
+                error_class="missing",
+                error=f"prediction for sample {key[1]!r} (model {key[0]!r}) changed since it was read "
+                f"({label}, {location})",
             )
         return found
 
@@ -134,16 +169,46 @@ def load_predictions(
     source = PredictionsSource()
     for spec in specs:
         label = str(spec.path)
+        fallback_model = spec.model or default_model or DEFAULT_OFFLINE_MODEL
         if spec.rows is not None:
             for number, row in enumerate(spec.rows, start=1):
-                _read_row(source, label, number, row, spec.model or default_model or DEFAULT_OFFLINE_MODEL, "row")
+                _read_row(source, label, number, row, fallback_model, "row")
+            _rereader(source, label, partial(_nth_row, spec.rows), fallback_model)
             continue
         path = spec.path if spec.path.is_absolute() else base_dir / spec.path
         if not path.is_file():
             raise FileNotFoundError(f"predictions file {label}: no such file ({path})")
         for number, row in jsonio.iter_jsonl(path):
-            _read_row(source, label, number, row, spec.model or default_model or DEFAULT_OFFLINE_MODEL)
+            _read_row(source, label, number, row, fallback_model)
+        _rereader(source, label, partial(_nth_line, path), fallback_model)
     return source
+
+
+def _rereader(source: PredictionsSource, label: str, read: Callable[[int], object], fallback_model: str) -> None:
+    """How to read a row of ``label`` again; a label given twice (one file for two models) has none, so its
+    outputs stay held."""
+    source.rereaders[label] = None if label in source.rereaders else (read, fallback_model)
+
+
+class _Served(ModelResponse):
+    """Stands in :attr:`PredictionsSource.outputs` for an output already served (see its ``response``)."""
+
+
+SERVED = _Served(error_class="served", error="served; read again from its row when asked again")
+
+
+def _nth_row(rows: Sequence[object], number: int) -> object:
+    return rows[number - 1]
+
+
+def _nth_line(path: Path, number: int) -> object:
+    """The value on line ``number`` of a JSONL file, None if there is none (read again: a rare path)."""
+    for at, row in jsonio.iter_jsonl(path):
+        if at == number:
+            return row
+        if at > number:
+            break
+    return None
 
 
 def _read_row(

@@ -292,6 +292,8 @@ class BenchSession:
         """Aggregate, write the run directory, apply the gates (controller only)."""
         if self.is_worker:
             return
+        # every record has arrived: the tables of values seen go (the records keep the values they share)
+        self.shared = None
         self.heap.freeze(collect=True)
         # nothing in the session needs every record once they are in samples.jsonl (see finish_run)
         try:

@@ -16,8 +16,11 @@ from collections.abc import Iterator
 
 _BATCH = 1 << 16  # characters compressed together: large enough to compress well, small beside the page
 _LEVEL = 1  # the fastest: what is held is read back once or twice, by this process
-_AS_TEXT = 1 << 23  # characters a spool keeps as they are before it compresses: a run of a few thousand samples
-# pays no compression, a larger one holds this much more (a constant) and compresses the rest
+_AS_TEXT = 1 << 20  # characters a spool keeps as they are before it compresses: a run of a few hundred samples
+# pays no compression, a larger one holds this much more (a constant) and compresses the rest. Five spools wait at
+# once (the viewer's texts, rows and details, samples.csv's lines and header): at 8M characters each they held
+# 25 MB as text at 30,000 samples, large strings that the small objects freed by the records cannot make room
+# for; zlib's fastest level costs ~6 ms of CPU a megabyte of JSON on this machine
 
 
 class TextSpool:

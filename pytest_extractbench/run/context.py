@@ -257,6 +257,7 @@ class RunContext:
                 problem = coverage_problem(label, facts, known, self.settings.dataset)
                 if problem:
                     raise UsageProblem(f"extractbench: {problem}")
+                facts.ids = set()  # checked: every id of a large file, held to the end for nothing
             self._predictions.check_ids(self.population_ids)
         return self._predictions
 

@@ -129,7 +129,10 @@ def _document(result: RunResult, document: dict[str, Any]) -> None:
     """metrics.json as a reader gets it back (JSON's types: no numpy scalars, tuples or NaN), and the result's
     metrics and run-level sections from it, so a result has the same types from :func:`~.api.evaluate` as from
     :func:`~.result.load_run`."""
-    result.document = rundoc.complete(files.plain({"format_version": rundoc.FORMAT_VERSION[rundoc.RUN], **document}))
+    # what is plain already is shared with the sections, not copied (nothing changes either after this)
+    result.document = rundoc.complete(
+        files.plain_sharing({"format_version": rundoc.FORMAT_VERSION[rundoc.RUN], **document})
+    )
     result.metrics = result.document["models"]
     result.run_level = {k: v for k, v in result.document.items() if k not in rundoc.DOCUMENT_KEYS}
     result.regressions = gate_results(result.document)[2]

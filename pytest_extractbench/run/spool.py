@@ -12,7 +12,7 @@ samples.jsonl from the records, which names the value the way it always did.
 
 from __future__ import annotations
 
-from operator import itemgetter
+from array import array
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -22,11 +22,15 @@ SPOOL_SUFFIX = ".spool"
 
 
 class RecordSpool:
-    """An append-only file of record lines and their (sort key, offset, length) index."""
+    """An append-only file of record lines and their index: each line's sort key, offset and length, kept as
+    columns (the key's two texts, shared with the record, and the numbers in an array): 100,000 lines cost about
+    3 MB of index instead of 19 MB as tuples."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.index: list[tuple[tuple[str, str], int, int]] = []
+        self._models: list[str] = []
+        self._ids: list[str] = []
+        self._spans = array("q")  # offset, length, offset, length...
         self.broken = False
         self._offset = 0
         self._handle: BinaryIO | None = None
@@ -44,7 +48,10 @@ class RecordSpool:
         except (ValueError, OSError):
             self.discard()
             return
-        self.index.append((record.sort_key, self._offset, len(line)))
+        model, sample_id = record.sort_key
+        self._models.append(model)
+        self._ids.append(sample_id)
+        self._spans.extend((self._offset, len(line)))
         self._offset += len(line)
 
     def holds(self, records: list[Any]) -> bool:
@@ -56,7 +63,7 @@ class RecordSpool:
             except OSError:
                 self.discard()
             self._handle = None
-        if self.broken or len(self.index) != len(records):
+        if self.broken or len(self._ids) != len(records):
             self.discard()
             return False
         return True
@@ -65,21 +72,22 @@ class RecordSpool:
         """samples.jsonl, atomically, its lines in record order (after :meth:`holds`); the spool is removed after.
         A refused write raises :class:`~..core.files.OutputWriteError` as :func:`~..core.rundoc.write_samples`
         does."""
-        order = sorted(self.index, key=itemgetter(0))  # stable: equal keys keep their arrival order
+        models, ids, spans = self._models, self._ids, self._spans
+        order = sorted(range(len(ids)), key=lambda i: (models[i], ids[i]))  # stable: equal keys keep arrival order
         try:
             with files.atomic(destination) as out:
                 if order:
                     with self.path.open("rb") as spool:
-                        for _, offset, length in order:
-                            spool.seek(offset)
-                            out.write(spool.read(length))
+                        for i in order:
+                            spool.seek(spans[2 * i])
+                            out.write(spool.read(spans[2 * i + 1]))
         finally:
             self.discard()
 
     def discard(self) -> None:
         """Stop spooling and remove the file."""
         self.broken = True
-        self.index = []
+        self._models, self._ids, self._spans = [], [], array("q")
         if self._handle is not None:
             try:
                 self._handle.close()
