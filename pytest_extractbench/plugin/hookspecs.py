@@ -42,7 +42,8 @@ def pytest_extractbench_run_finished(config: pytest.Config, metrics: dict[str, A
     """Called once on the controller with ``{model: metrics}`` after the run directory was written.
 
     On a non-extraction track each model's metrics hold ``track`` and the track's section
-    (``metrics[model][metrics[model]["track"]]``).
+    (``metrics[model][metrics[model]["track"]]``). Read it, do not change it: it shares its parts with the
+    run's result (the terminal summary and the Python API read that after the hook).
     """
 
 
