@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_extractbench.scoring import result
+from pytest_extractbench.scoring import registry, result, rules
 from pytest_extractbench.scoring.comparators import (
     COMPARATORS,
     ComparatorSpec,
@@ -18,8 +18,8 @@ from pytest_extractbench.scoring.comparators import (
     to_comparison,
 )
 from pytest_extractbench.scoring.options import EqsWeights, ScoringOptions
-from pytest_extractbench.scoring.result import FieldCounts, FieldResult, credit_maps
-from pytest_extractbench.scoring.rules import compile_rules
+from pytest_extractbench.scoring.result import FieldCounts, FieldResult, SampleScore, credit_maps
+from pytest_extractbench.scoring.rules import EvalSchemaError, FieldRule, RuleError, compile_rules
 
 OPTIONS = ScoringOptions()
 
@@ -89,6 +89,46 @@ def test_the_weights_cache_is_emptied_when_it_reaches_256_entries() -> None:
     finally:
         result._weights.clear()
         result._weights.update(saved)
+
+
+def test_the_weights_are_made_once_per_weights_object() -> None:
+    options = ScoringOptions(eqs_weights=EqsWeights(0.4, 0.3, 0.2, 0.1))
+    first = result._eqs_weights(options)
+    assert first == (0.4, 0.3, 0.2, 0.1)
+    assert result._eqs_weights(options) is first  # the cached tuple, not one made again
+
+
+def test_a_sample_record_carries_its_extra_scores_and_reading_it_back_restores_them() -> None:
+    score = SampleScore(
+        sample_id="s1",
+        json_valid=True,
+        schema_valid=True,
+        parse_error=None,
+        validation_errors=(),
+        fields=[],
+        options=OPTIONS,
+    )
+    assert "extras" not in score.as_dict()  # none measured: no key
+    score.extras["semantic"] = 0.75
+    data = score.as_dict()
+    assert data["extras"] == {"semantic": 0.75}
+    assert SampleScore.from_dict(data, OPTIONS).extras == {"semantic": 0.75}
+
+
+def test_a_sample_score_shows_its_id_validity_eqs_f1_and_field_count() -> None:
+    # one exact field, nothing else: P = R = F1 = 1, type accuracy 1, no hallucination, so EQS is
+    # 0.15 + 0.50 + 0.20 + 0.15 = 1.000
+    field = FieldResult("a", "exact", 1.0, "x", "x", "string", "string", True, True)
+    score = SampleScore(
+        sample_id="s1",
+        json_valid=True,
+        schema_valid=True,
+        parse_error=None,
+        validation_errors=(),
+        fields=[field],
+        options=OPTIONS,
+    )
+    assert repr(score) == "SampleScore('s1', valid=True, eqs=1.000, f1_partial=1.000, fields=1)"
 
 
 # --- comparators.py ---
@@ -196,3 +236,162 @@ def test_partial_compares_a_list_with_a_scalar_as_two_different_values() -> None
     # and ["a"] both the set {"a"}); the gold array against a text is a plain mismatch, scoring 0
     assert tuple(compare_partial(["a"], "a", {}, OPTIONS)) == (0.0, False, None)
     assert tuple(compare_partial("ab", ["a", "b"], {}, OPTIONS)) == (0.0, False, None)
+
+
+# --- rules.py ---
+
+
+def _obj(**properties: object) -> dict[str, object]:
+    return {"type": "object", "properties": properties}
+
+
+def _problems(schema: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    ruleset = compile_rules(schema)
+    return tuple(str(e) for e in ruleset.errors), tuple(str(w) for w in ruleset.warnings)
+
+
+def test_a_fresh_rule_says_nothing_beyond_the_defaults() -> None:
+    rule = FieldRule()
+    assert (rule.skip, rule.comparator, rule.compare, rule.whole, rule.batch) == (False, None, None, False, False)
+    assert rule.batch is False and rule.align is None and rule.aligner is None
+    assert (rule.params, rule.transforms, rule.align_params) == ({}, (), {})
+    assert repr(rule) == "FieldRule()"
+
+
+def test_a_rule_without_transforms_hands_every_value_on_as_it_is() -> None:
+    rule = FieldRule()
+    values: list[object] = [["a", "b"], "Text", 3, {"k": "v"}, None]
+    for value in values:
+        assert rule.transform(value) is value  # the value itself, not a copy
+
+
+def test_a_rule_shows_what_it_sets() -> None:
+    schema = _obj(
+        a={
+            "type": "array",
+            "items": {"type": "string"},
+            "x-eval-skip": True,
+            "x-eval-compare": "exact",
+            "x-eval-transform": ["strip", "lowercase"],
+            "x-eval-align": "hungarian",
+        }
+    )
+    rule = compile_rules(schema).root.child("a").rule  # type: ignore[union-attr]
+    assert repr(rule) == "FieldRule(skip=True, compare=exact, transforms=2, align=hungarian)"
+
+
+def test_an_eval_schema_error_lists_every_problem_under_one_heading() -> None:
+    error = EvalSchemaError([RuleError("$.a", "bad"), RuleError("$.b", "worse")])
+    assert str(error) == "invalid x-eval configuration:\n  $.a: bad\n  $.b: worse"
+    assert error.errors == [("$.a", "bad"), ("$.b", "worse")]
+
+
+def test_specs_that_are_neither_a_name_nor_a_one_key_object_are_reported() -> None:
+    spec = "expected a name or a one-key object {name: parameters}, got "
+    assert _problems(_obj(n={"x-eval-compare": ["exact"]})) == (
+        ("$.properties.n.x-eval-compare: " + spec + "['exact']",),
+        (),
+    )
+    assert _problems(_obj(n={"x-eval-compare": {"exact": {}, "numeric": {}}})) == (
+        ("$.properties.n.x-eval-compare: " + spec + "{'exact': {}, 'numeric': {}}",),
+        (),
+    )
+    assert _problems(_obj(n={"x-eval-compare": 5})) == (("$.properties.n.x-eval-compare: " + spec + "5",), ())
+    assert _problems(_obj(n={"x-eval-transform": 5})) == (
+        ("$.properties.n.x-eval-transform: expected a list of transforms, got 5",),
+        (),
+    )
+    assert _problems(_obj(n={"x-eval-transform": ["strip", 5]})) == (
+        ("$.properties.n.x-eval-transform: [1]: " + spec + "5",),
+        (),
+    )
+    assert _problems(_obj(n={"type": "array", "x-eval-align": 5})) == (
+        ("$.properties.n.x-eval-align: " + spec + "5",),
+        (),
+    )
+    assert _problems(_obj(n={"type": "array", "x-eval-align": {"match_by": 5}})) == (
+        ("$.properties.n.x-eval-align: 'match_by' must be a name, got 5",),
+        (),
+    )
+    errors, _ = _problems(_obj(n={"type": "array", "x-eval-align": "hungrian"}))
+    assert len(errors) == 1 and errors[0].startswith(
+        "$.properties.n.x-eval-align: unknown array alignment 'hungrian' (did you mean 'hungarian'?); known: "
+    )
+
+
+def test_a_key_with_a_wrong_parameter_is_left_out_and_its_defaults_apply() -> None:
+    ruleset = compile_rules(_obj(n={"type": "number", "x-eval-compare": {"numeric": {"tolerance": {"abs": -1}}}}))
+    assert len(ruleset.errors) == 1
+    rule = ruleset.root.child("n").rule  # type: ignore[union-attr]
+    assert rule is not None and (rule.comparator, rule.compare, rule.params) == (None, None, {})
+
+
+def test_transforms_may_sit_on_a_field_that_is_an_object_or_a_text_or_on_arrays_that_may_be_null() -> None:
+    # only a field that is nothing but an object (or an array of nothing but objects) refuses transforms
+    either = {"type": ["object", "string"], "x-eval-transform": "strip"}
+    nullable = {
+        "type": ["array", "null"],
+        "items": {"type": "object"},
+        "x-eval-transform": "strip",
+    }
+    mixed_items = {"type": "array", "items": {"type": ["object", "string"]}, "x-eval-transform": "strip"}
+    assert _problems(_obj(a=either, b=nullable, c=mixed_items)) == ((), ())
+    only_objects = {"type": "array", "items": {"type": "object"}, "x-eval-transform": "strip"}
+    errors, _ = _problems(_obj(d=only_objects, e={"type": "object", "x-eval-transform": "strip"}))
+    assert len(errors) == 2
+
+
+def test_keywords_that_are_not_x_eval_make_no_rule_and_no_warning() -> None:
+    ruleset = compile_rules(_obj(a={"type": "string", "description": "a name", "format": "email", "title": "A"}))
+    assert (ruleset.errors, ruleset.warnings) == ((), ())
+    assert ruleset.root.child("a").rule is None  # type: ignore[union-attr]
+
+
+def test_a_recursive_schema_gets_one_rule_per_location_and_reports_a_shared_problem_once() -> None:
+    tree = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "x-eval-compare": "nonesuch"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                },
+            }
+        },
+        "type": "object",
+        "properties": {"left": {"$ref": "#/$defs/node"}, "right": {"$ref": "#/$defs/node"}},
+    }
+    errors, _ = _problems(tree)
+    # the node is shared by left, right and every child: its one bad key is reported once, at the first path
+    assert len(errors) == 1 and errors[0].startswith("$.properties.left.properties.name.x-eval-compare: unknown")
+
+
+def test_rules_are_parsed_once_per_schema_object_and_again_for_another_object_at_a_reused_id() -> None:
+    schema = _obj(a={"type": "string", "x-eval-compare": "exact"})
+    first = compile_rules(schema)
+    assert compile_rules(schema) is first  # cached: not parsed again for every sample
+    # an entry left by another schema whose id this one now has (the other is gone): parsed afresh, not taken
+    other = _obj(b={"type": "string"})
+    stale = compile_rules(other)
+    rules._rulesets[id(schema)] = (other, registry.generation(), stale)
+    try:
+        found = compile_rules(schema)
+        assert found is not stale and set(found.root.properties) == {"a"}
+    finally:
+        rules._rulesets.pop(id(schema), None)
+
+
+def test_the_rules_cache_is_emptied_when_it_reaches_4096_schemas() -> None:
+    # 4096 schemas (kept alive: distinct ids) fill it; the 4097th finds 4096 entries and empties it first
+    saved = dict(rules._rulesets)
+    rules._rulesets.clear()
+    try:
+        schemas = [{"type": "object", "title": str(i)} for i in range(4097)]
+        for schema in schemas[:4096]:
+            compile_rules(schema)
+        assert len(rules._rulesets) == 4096
+        compile_rules(schemas[4096])
+        assert list(rules._rulesets) == [id(schemas[4096])]
+    finally:
+        rules._rulesets.clear()
+        rules._rulesets.update(saved)
