@@ -17,6 +17,15 @@ from pytest_extractbench.scoring.comparators import (
     register_comparator,
     to_comparison,
 )
+from pytest_extractbench.scoring.compare import (
+    ElementPair,
+    compare_scalars,
+    jaccard,
+    list_element_pairs,
+    scalar_key,
+    similarity_paired_elements,
+    types_agree,
+)
 from pytest_extractbench.scoring.options import EqsWeights, ScoringOptions
 from pytest_extractbench.scoring.result import FieldCounts, FieldResult, SampleScore, credit_maps
 from pytest_extractbench.scoring.rules import EvalSchemaError, FieldRule, RuleError, compile_rules
@@ -395,3 +404,54 @@ def test_the_rules_cache_is_emptied_when_it_reaches_4096_schemas() -> None:
     finally:
         rules._rulesets.clear()
         rules._rulesets.update(saved)
+
+
+# --- compare.py ---
+
+
+def test_a_float_keeps_its_fraction_in_an_array_and_an_integral_float_is_its_int() -> None:
+    assert scalar_key(2.5, OPTIONS) == 2.5 and type(scalar_key(2.5, OPTIONS)) is float
+    assert scalar_key(2.0, OPTIONS) == 2 and type(scalar_key(2.0, OPTIONS)) is int
+    # {2.5} against {2}: nothing shared of a union of 2 -> 0; {2.0} against {2}: the same number -> 1
+    assert tuple(jaccard([2.5], [2], OPTIONS)) == (0.0, False, None)
+    assert tuple(jaccard([2.0], [2], OPTIONS)) == (1.0, True, None)
+
+
+def test_numbers_and_null_in_an_array_are_not_the_texts_that_spell_them() -> None:
+    # 2.5 against "2.5" and null against "None" (case kept, so "None" stays "None"): 0 shared of a union of 2
+    assert tuple(jaccard([2.5], ["2.5"], OPTIONS)) == (0.0, False, None)
+    assert tuple(jaccard([None], ["None"], ScoringOptions(case_sensitive=True))) == (0.0, False, None)
+    assert scalar_key(None, OPTIONS) is None
+
+
+def test_a_value_that_is_no_json_scalar_is_keyed_by_its_repr() -> None:
+    assert scalar_key([1, 2], OPTIONS) == "[1, 2]"
+    assert scalar_key({"a": 1}, OPTIONS) == "{'a': 1}"
+    # arrays of arrays: [1] and [2] are different elements, [1] and [1] the same: 0/2 and 1/1
+    assert tuple(jaccard([[1]], [[2]], OPTIONS)) == (0.0, False, None)
+    assert tuple(jaccard([[1]], [[1]], OPTIONS)) == (1.0, True, None)
+
+
+def test_unpaired_elements_are_listed_with_nothing_on_the_other_side() -> None:
+    pairs = list_element_pairs(["a", "zzzz"], ["a", "qqqq"], ScoringOptions(list_similarity=0.8))
+    # "zzzz" and "qqqq" share no character (similarity 0 < 0.8): one missed, one spurious, neither with a similarity
+    assert [tuple(p) for p in pairs] == [
+        ("exact", "a", "a", 1.0),
+        ("missed", "zzzz", None, None),
+        ("spurious", None, "qqqq", None),
+    ]
+    assert ElementPair("missed").predicted is None and ElementPair("missed").similarity is None
+
+
+def test_arrays_holding_objects_are_not_listed_element_by_element() -> None:
+    similar = ScoringOptions(list_similarity=0.5)
+    assert similarity_paired_elements([{"a": 1}], [{"a": 2}], "incorrect", similar) is None
+    assert similarity_paired_elements(["x"], [["x"]], "incorrect", similar) is None
+
+
+def test_a_text_that_reads_as_infinity_is_no_number() -> None:
+    # "inf" parses as a float but is not finite: no number, so it neither matches a gold 0 nor passes for a number
+    assert tuple(compare_scalars(0, "inf", OPTIONS)) == (0.0, False, None)
+    assert tuple(compare_scalars(0, "-Infinity", OPTIONS)) == (0.0, False, None)
+    assert types_agree("number", "inf", ScoringOptions(strict_types=False)) is False
+    assert types_agree("number", "12", ScoringOptions(strict_types=False)) is True
