@@ -4,6 +4,8 @@ worked out by hand, the arithmetic in a comment."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from pytest_extractbench.scoring import registry, result, rules
@@ -29,6 +31,7 @@ from pytest_extractbench.scoring.compare import (
 from pytest_extractbench.scoring.options import EqsWeights, ScoringOptions
 from pytest_extractbench.scoring.result import FieldCounts, FieldResult, SampleScore, credit_maps
 from pytest_extractbench.scoring.rules import EvalSchemaError, FieldRule, RuleError, compile_rules
+from pytest_extractbench.scoring.schema import SchemaNode, compile_schema
 
 OPTIONS = ScoringOptions()
 
@@ -455,3 +458,44 @@ def test_a_text_that_reads_as_infinity_is_no_number() -> None:
     assert tuple(compare_scalars(0, "-Infinity", OPTIONS)) == (0.0, False, None)
     assert types_agree("number", "inf", ScoringOptions(strict_types=False)) is False
     assert types_agree("number", "12", ScoringOptions(strict_types=False)) is True
+
+
+def test_a_gold_of_a_type_json_does_not_have_is_equal_to_what_it_compares_equal_with() -> None:
+    # a Decimal (as a reader of a database or a spreadsheet may give) is no str, bool, int or float: it scores 1 when
+    # it compares equal with the prediction (Decimal("2") == 2) and 0 otherwise
+    assert tuple(compare_scalars(Decimal("2"), 2, OPTIONS)) == (1.0, True, None)
+    assert tuple(compare_scalars(Decimal("2"), 3, OPTIONS)) == (0.0, False, None)
+    # a null gold (null a value of its own) against a text: different
+    assert tuple(compare_scalars(None, "x", OPTIONS)) == (0.0, False, None)
+
+
+# --- schema.py ---
+
+
+def test_a_schema_node_names_its_types_and_properties_and_finds_a_child() -> None:
+    node = compile_schema({"type": ["object", "null"], "properties": {"b": {"type": "integer"}, "a": True}})
+    assert repr(node) == "SchemaNode(types=['null', 'object'], properties=['a', 'b'])"
+    child = node.child("b")
+    assert child is not None and child.declared_types == {"integer"} and child.types == {"number"}
+    assert node.child("c") is None
+
+
+def test_a_boolean_subschema_is_an_unconstrained_node() -> None:
+    node = compile_schema({"type": "object", "properties": {"a": True, "b": False}, "items": True})
+    for key in ("a", "b"):
+        child = node.child(key)
+        assert isinstance(child, SchemaNode) and (child.types, child.properties, child.items) == (frozenset(), {}, None)
+
+
+def test_a_property_declared_by_two_branches_merges_what_both_say() -> None:
+    schema = {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "string"}}, "items": {"type": "string"}},
+            {"properties": {"a": {"maxLength": 5, "x-eval-compare": "exact"}}, "items": {"minLength": 1}},
+        ]
+    }
+    node = compile_schema(schema)
+    a = node.child("a")
+    assert a is not None and a.types == {"string"}
+    assert a.annotations == {"maxLength": 5, "x-eval-compare": "exact"}
+    assert node.items is not None and node.items.types == {"string"} and node.items.annotations == {"minLength": 1}
