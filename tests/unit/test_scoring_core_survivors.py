@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 
 from pytest_extractbench.scoring import registry, result, rules
+from pytest_extractbench.scoring import schema as schema_module
 from pytest_extractbench.scoring.comparators import (
     COMPARATORS,
     ComparatorSpec,
@@ -31,7 +32,15 @@ from pytest_extractbench.scoring.compare import (
 from pytest_extractbench.scoring.options import EqsWeights, ScoringOptions
 from pytest_extractbench.scoring.result import FieldCounts, FieldResult, SampleScore, credit_maps
 from pytest_extractbench.scoring.rules import EvalSchemaError, FieldRule, RuleError, compile_rules
-from pytest_extractbench.scoring.schema import SchemaNode, compile_schema
+from pytest_extractbench.scoring.schema import (
+    SchemaNode,
+    check_schema,
+    compile_schema,
+    get_validator,
+    json_type,
+    regex_search,
+    validation_errors,
+)
 
 OPTIONS = ScoringOptions()
 
@@ -499,3 +508,105 @@ def test_a_property_declared_by_two_branches_merges_what_both_say() -> None:
     assert a is not None and a.types == {"string"}
     assert a.annotations == {"maxLength": 5, "x-eval-compare": "exact"}
     assert node.items is not None and node.items.types == {"string"} and node.items.annotations == {"minLength": 1}
+
+
+def test_schemas_are_compiled_once_and_the_cache_is_emptied_when_it_reaches_4096() -> None:
+    saved = dict(schema_module._compiled)
+    schema_module._compiled.clear()
+    try:
+        schemas = [{"type": "object", "title": str(i)} for i in range(4097)]
+        first = compile_schema(schemas[0])
+        assert compile_schema(schemas[0]) is first  # compiled once per schema object
+        for schema in schemas[1:4096]:
+            compile_schema(schema)
+        assert len(schema_module._compiled) == 4096
+        # the 4097th finds 4096 entries and empties the cache first
+        compile_schema(schemas[4096])
+        assert list(schema_module._compiled) == [id(schemas[4096])]
+    finally:
+        schema_module._compiled.clear()
+        schema_module._compiled.update(saved)
+
+
+def test_a_value_of_no_json_type_is_named_by_its_python_type() -> None:
+    assert json_type(Decimal("1")) == "Decimal"
+    assert json_type((1, 2)) == "tuple"
+
+
+def test_a_regex_that_does_not_match_answers_false() -> None:
+    assert regex_search("^a", "ba") is False
+    assert regex_search("a", "ba") is True
+
+
+def test_pattern_properties_in_the_reference_validator_check_only_matching_keys_of_objects() -> None:
+    validator = get_validator({"patternProperties": {"^a": {"type": "string"}}})
+    assert list(validator.iter_errors(5)) == []  # not an object: nothing to check
+    errors = list(validator.iter_errors({"ab": 1, "b": 1}))  # only "ab" matches ^a
+    assert [(e.json_path, e.message) for e in errors] == [("$.ab", "1 is not of type 'string'")]
+
+
+@pytest.mark.parametrize(
+    ("schema", "instance", "message"),
+    [
+        (
+            {"patternProperties": {"^a": {}}, "additionalProperties": False},
+            {"a1": 0, "b": 1},
+            "'b' does not match any of the regexes: '^a'",
+        ),
+        (
+            {"patternProperties": {"^a": {}}, "additionalProperties": False},
+            {"c": 0, "b": 1},
+            "'b', 'c' do not match any of the regexes: '^a'",
+        ),
+        (
+            {"properties": {"a": {}}, "additionalProperties": False},
+            {"a": 0, "b": 1},
+            "Additional properties are not allowed ('b' was unexpected)",
+        ),
+        (
+            {"properties": {"a": {}}, "additionalProperties": False},
+            {"c": 0, "b": 1},
+            "Additional properties are not allowed ('b', 'c' were unexpected)",
+        ),
+    ],
+)
+def test_the_reference_validator_words_extra_keys_as_jsonschema_does(
+    schema: dict, instance: dict, message: str
+) -> None:
+    assert [e.message for e in get_validator(schema).iter_errors(instance)] == [message]
+
+
+def test_a_schema_of_a_draft_the_fast_validator_does_not_know_is_checked_by_the_reference() -> None:
+    draft3 = {"$schema": "http://json-schema.org/draft-03/schema#", "type": "object"}
+    assert validation_errors("x", draft3) == ["$: 'x' is not of type 'object'"]
+    assert validation_errors({}, draft3) == []
+
+
+def test_a_schema_that_is_neither_an_object_nor_a_boolean_is_refused() -> None:
+    assert check_schema(5) == ["a schema must be an object, got number"]
+    assert check_schema([{}]) == ["a schema must be an object, got array"]
+
+
+@pytest.mark.parametrize("name", ["_patterns", "_validators"])
+def test_the_regex_and_validator_caches_are_emptied_when_they_reach_4096(name: str) -> None:
+    cache = getattr(schema_module, name)
+    saved = dict(cache)
+    cache.clear()
+    try:
+        schemas = [{"type": "string", "pattern": f"^a{i}$"} for i in range(4097)]
+        for schema in schemas[:4096]:
+            if name == "_patterns":
+                regex_search(schema["pattern"], "x")
+            else:
+                validation_errors("x", schema)
+        assert len(cache) == 4096
+        # the 4097th finds 4096 entries and empties the cache first
+        if name == "_patterns":
+            assert regex_search(schemas[4096]["pattern"], "a4096") is True
+            assert list(cache) == ["^a4096$"]
+        else:
+            assert validation_errors("a4096", schemas[4096]) == []
+            assert list(cache) == [(id(schemas[4096]), True)]
+    finally:
+        cache.clear()
+        cache.update(saved)
