@@ -39,6 +39,7 @@ from pytest_extractbench.scoring.schema import (
     get_validator,
     json_type,
     regex_search,
+    unusable_schema,
     validation_errors,
 )
 
@@ -610,3 +611,24 @@ def test_the_regex_and_validator_caches_are_emptied_when_they_reach_4096(name: s
     finally:
         cache.clear()
         cache.update(saved)
+
+
+def test_why_a_well_formed_schema_cannot_be_applied() -> None:
+    assert unusable_schema({"type": "string", "pattern": "("}) == [
+        'a regular expression in it cannot be used: "(" is not a "regex"'
+    ]
+    outside = "a $ref points outside the schema (remote and file references are not fetched): "
+    remote = unusable_schema({"$ref": "http://example.com/s.json"})
+    assert len(remote) == 1 and remote[0].startswith(outside + "Resource 'http://example.com/s.json' is not present")
+    # a relative file: only "not present in a registry" says it (nothing was refused by our retriever)
+    assert unusable_schema({"$ref": "other.json"}) == [
+        outside
+        + "Resource 'other.json' is not present in a registry and retrieving it failed: No base URI is available"
+    ]
+    unresolved = "a $ref does not resolve inside the schema: "
+    assert unusable_schema({"$ref": "#/$defs/missing"}) == [unresolved + "Pointer '/$defs/missing' does not exist"]
+    assert unusable_schema({"$ref": "#foo"}) == [unresolved + "Anchor 'foo' does not exist"]
+    # what jsonschema-rs does not support for another reason is left to the reference validator
+    assert unusable_schema({"$schema": "http://json-schema.org/draft-03/schema#", "type": "object"}) == []
+    assert unusable_schema({"type": "object"}) == []
+    assert unusable_schema(True) == []
