@@ -327,19 +327,22 @@ def test_a_key_with_a_wrong_parameter_is_left_out_and_its_defaults_apply() -> No
     assert rule is not None and (rule.comparator, rule.compare, rule.params) == (None, None, {})
 
 
-def test_transforms_may_sit_on_a_field_that_is_an_object_or_a_text_or_on_arrays_that_may_be_null() -> None:
-    # only a field that is nothing but an object (or an array of nothing but objects) refuses transforms
+def test_transforms_may_sit_on_a_field_that_may_also_be_a_text() -> None:
+    # only a field declared nothing but an object (or an array of nothing but objects) refuses transforms; an object
+    # or a text, an array of objects or a text, an array of objects or texts: the transforms apply to the texts
     either = {"type": ["object", "string"], "x-eval-transform": "strip"}
-    nullable = {
-        "type": ["array", "null"],
-        "items": {"type": "object"},
-        "x-eval-transform": "strip",
-    }
+    array_or_text = {"type": ["array", "string"], "items": {"type": "object"}, "x-eval-transform": "strip"}
     mixed_items = {"type": "array", "items": {"type": ["object", "string"]}, "x-eval-transform": "strip"}
-    assert _problems(_obj(a=either, b=nullable, c=mixed_items)) == ((), ())
+    assert _problems(_obj(a=either, b=array_or_text, c=mixed_items)) == ((), ())
     only_objects = {"type": "array", "items": {"type": "object"}, "x-eval-transform": "strip"}
-    errors, _ = _problems(_obj(d=only_objects, e={"type": "object", "x-eval-transform": "strip"}))
-    assert len(errors) == 2
+    assert _problems(_obj(d=only_objects, e={"type": "object", "x-eval-transform": "strip"})) == (
+        (
+            "$.properties.d.x-eval-transform: transforms apply to scalar fields and arrays of scalars, not to arrays "
+            "of objects (put them on the objects' fields)",
+            "$.properties.e.x-eval-transform: transforms apply to scalar fields and arrays of scalars, not to objects",
+        ),
+        (),
+    )
 
 
 def test_keywords_that_are_not_x_eval_make_no_rule_and_no_warning() -> None:
