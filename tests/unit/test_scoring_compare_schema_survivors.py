@@ -284,3 +284,11 @@ def test_the_cache_of_error_paths_is_emptied_when_it_reaches_4096() -> None:
     finally:
         schema_module._rs_paths.clear()
         schema_module._rs_paths.update(saved)
+
+
+def test_a_reference_that_does_not_resolve_adds_nothing_to_its_node() -> None:
+    # the $ref is left out; what the node says itself stays
+    node = compile_schema({"properties": {"a": {"$ref": "#/$defs/missing", "type": "string", "minLength": 1}}})
+    a = node.child("a")
+    assert a is not None and (a.types, a.properties, a.items) == ({"string"}, {}, None)
+    assert a.annotations == {"minLength": 1}

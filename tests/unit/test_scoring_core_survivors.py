@@ -144,6 +144,7 @@ def test_a_spec_made_from_a_function_alone_is_a_per_field_comparator_of_any_type
     spec = ComparatorSpec(compare_exact)
     assert tuple(spec) == (compare_exact, False, None, None)
     assert spec.batch is False and spec.check_params is None and spec.types is None
+    assert tuple(to_comparison(spec.fn(2, 2.0, {}, OPTIONS))) == (1.0, True, None)  # it holds the function given
 
 
 def test_a_comparator_registered_without_options_is_stored_without_a_check_or_types() -> None:
@@ -160,6 +161,8 @@ def test_a_comparator_registered_without_options_is_stored_without_a_check_or_ty
 @pytest.mark.parametrize("name", ["exact", "numeric", "oneof", "partial"])
 def test_the_built_in_comparators_cannot_be_replaced_or_removed(name: str) -> None:
     spec = _spec_of(name)
+    with pytest.raises(ValueError, match="built in"):
+        register_comparator(name, spec.fn, overwrite=True)
     with pytest.raises(ValueError, match="built in"):
         COMPARATORS.add(name, spec, overwrite=True)
     with pytest.raises(ValueError, match="built in"):
