@@ -166,11 +166,13 @@ def _parse_transforms(rule: FieldRule, node: SchemaNode, value: Any, errors: lis
     if not isinstance(value, list):
         errors.append(f"expected a list of transforms, got {value!r}")
         return
-    if node.types and node.types <= {"object"}:
+    kinds = node.types - {"null"}  # a null passes every transform: a nullable object is still only an object
+    if kinds and kinds <= {"object"}:
         errors.append("transforms apply to scalar fields and arrays of scalars, not to objects")
         return
     items = node.items
-    if node.types and node.types <= {"array"} and items is not None and items.types and items.types <= {"object"}:
+    item_kinds = frozenset() if items is None else items.types - {"null"}
+    if kinds and kinds <= {"array"} and item_kinds and item_kinds <= {"object"}:
         errors.append(
             "transforms apply to scalar fields and arrays of scalars, not to arrays of objects "
             "(put them on the objects' fields)"

@@ -348,6 +348,28 @@ def test_transforms_may_sit_on_a_field_that_may_also_be_a_text() -> None:
     )
 
 
+def test_a_null_allowed_beside_objects_does_not_let_transforms_through() -> None:
+    # a null passes every transform, so an object-or-null (or an array of them) has nothing a transform could change:
+    # refused like the same field without null; a field of nulls only is no object and is let be
+    nullable = {"type": ["object", "null"], "x-eval-transform": "strip"}
+    nullable_array = {"type": ["array", "null"], "items": {"type": "object"}, "x-eval-transform": "strip"}
+    nullable_items = {"type": "array", "items": {"type": ["object", "null"]}, "x-eval-transform": "strip"}
+    nulls = {"type": "null", "x-eval-transform": "strip"}
+    objects = "transforms apply to scalar fields and arrays of scalars, not to objects"
+    arrays = (
+        "transforms apply to scalar fields and arrays of scalars, not to arrays of objects "
+        "(put them on the objects' fields)"
+    )
+    assert _problems(_obj(a=nullable, b=nullable_array, c=nullable_items, d=nulls)) == (
+        (
+            f"$.properties.a.x-eval-transform: {objects}",
+            f"$.properties.b.x-eval-transform: {arrays}",
+            f"$.properties.c.x-eval-transform: {arrays}",
+        ),
+        (),
+    )
+
+
 def test_keywords_that_are_not_x_eval_make_no_rule_and_no_warning() -> None:
     ruleset = compile_rules(_obj(a={"type": "string", "description": "a name", "format": "email", "title": "A"}))
     assert (ruleset.errors, ruleset.warnings) == ((), ())
