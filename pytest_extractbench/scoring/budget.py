@@ -54,17 +54,20 @@ class _Watchdog:
         self._waiting_until = float("inf")
         self._thread: threading.Thread | None = None
 
-    def enter(self, deadline: float) -> int:
+    def token(self) -> int:
+        """A new block's token, given before the block is watched: the caller holds it before a raise can come."""
         with self._lock:
             self._next_token += 1
-            token = self._next_token
+            return self._next_token
+
+    def enter(self, token: int, deadline: float) -> None:
+        with self._lock:
             self._blocks[token] = [threading.get_ident(), deadline, False]
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="extractbench-scoring-watchdog", daemon=True)
                 self._thread.start()
             elif deadline < self._waiting_until:  # the usual case (same budget, later deadline) wakes nobody
                 self._wake.notify()
-            return token
 
     def leave(self, token: int) -> None:
         """End the block for good (call until it returns: a raise may arrive while leaving)."""
@@ -101,8 +104,12 @@ def time_budget(seconds: float | None) -> Iterator[None]:
     not it calls :func:`check`."""
     deadline = None if seconds is None else _clock() + seconds
     token = _deadline.set(deadline)
-    guard = None if deadline is None else _watchdog.enter(deadline)
+    # The block is watched only inside the try: a deadline already passed can bring the watchdog's raise before
+    # the next statement, and a block watched but never left would get a raise every REPEAT_S for good.
+    guard = None if deadline is None else _watchdog.token()
     try:
+        if guard is not None and deadline is not None:
+            _watchdog.enter(guard, deadline)
         yield
     finally:
         while guard is not None:

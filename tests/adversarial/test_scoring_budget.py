@@ -8,6 +8,7 @@ the scoring thread, again and again until the block ends, and never after it.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -111,6 +112,25 @@ def test_no_interruption_arrives_after_the_block(monkeypatch: pytest.MonkeyPatch
             pass
     # outside every block: a second of pure Python work must run undisturbed
     end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        sum(range(100))
+
+
+def test_a_block_whose_deadline_passed_before_it_began_is_left_like_any_other() -> None:
+    # a budget of 0 brings the watchdog's raise at once, maybe before the block's first statement: the block must be
+    # left all the same, for one left watched gets a raise every REPEAT_S for the rest of the process
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the two threads take turns at nearly every bytecode: the race comes up
+    try:
+        for _ in range(3000):
+            try:
+                with budget.time_budget(0.0):
+                    pass
+            except budget.ScoringTimeout:
+                pass
+    finally:
+        sys.setswitchinterval(interval)
+    end = time.monotonic() + 2 * budget.REPEAT_S + 0.2
     while time.monotonic() < end:
         sum(range(100))
 
