@@ -381,6 +381,19 @@ def test_offline_a_dataset_not_in_the_cache_names_the_cache(
     )
 
 
+def test_a_local_folder_whose_name_holds_a_colon_is_that_folder_not_a_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never the network
+    row = {"id": "a", "text": "t", "schema": {"type": "object"}, "expected": {}}
+    datasets.Dataset.from_list([row]).save_to_disk(str(tmp_path / "saved:v1"))
+    # "saved" does not exist, "saved:v1" does: the whole name is the folder, and no split is picked from it (the
+    # folder holds one dataset, not splits)
+    dataset = load_source("hf:saved:v1", base_dir=tmp_path)
+    assert (dataset.name, [s.id for s in dataset.samples]) == ("saved:v1", ["a"])
+
+
 class _OneDatasetHub(http.server.BaseHTTPRequestHandler):
     """A Hub holding one dataset, ``someone/data``: one file, ``data.jsonl``, at one commit. It answers what
     ``datasets`` asks for it (the repository's info, its file tree, each file's metadata and bytes) and 404 for
@@ -390,6 +403,8 @@ class _OneDatasetHub(http.server.BaseHTTPRequestHandler):
     ROWS = [
         {"id": "a", "body": "Ann", "schema": {"type": "object"}, "expected": {"name": "Ann"}},
         {"id": "b", "body": "Bo", "schema": {"type": "object"}, "expected": {"name": "Bo"}},
+        # a document named by a path: nothing on the Hub is relative to a local folder, so it cannot be read
+        {"id": "c", "document": "scan.pdf", "schema": {"type": "object"}, "expected": {"name": "Cy"}},
     ]
     FILES = {"data.jsonl": "".join(json.dumps(row) + "\n" for row in ROWS).encode()}
     data_status = 200
@@ -463,7 +478,16 @@ def test_a_dataset_downloaded_from_the_hub_is_read_with_the_columns_asked_for(
         ("a", "Ann", {"name": "Ann"}),
         ("b", "Bo", {"name": "Bo"}),
     ]
-    assert dataset.problems == []
+    # row 3's document is a path, and a Hub dataset has no folder for it to be relative to
+    assert [(p.location, p.sample_id, p.field, p.message) for p in dataset.problems] == [
+        (
+            "row 3",
+            "c",
+            "document",
+            "document 'scan.pdf': a path needs a dataset file or folder to be relative to (a dataset from the Hub "
+            "gives its documents' bytes)",
+        )
+    ]
     assert _OneDatasetHub.asked[0] == "HEAD /api/datasets?limit=1"  # reachability first
     assert f"GET /datasets/someone/data/resolve/{_OneDatasetHub.COMMIT}/data.jsonl" in _OneDatasetHub.asked
     assert cache.is_dir() and any(cache.iterdir())  # downloaded into the cache folder asked for
