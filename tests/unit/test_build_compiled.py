@@ -4,9 +4,11 @@ writes and the figures it returns are each checked by hand; ``clean`` and the co
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
+import sysconfig
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -165,3 +167,103 @@ def test_the_command_line_status_and_clean(
     (tmp_path / "_compiled").mkdir()
     assert build_compiled.main(["--clean"]) == 0
     assert capsys.readouterr().out == "pure Python: no compiled build\nno compiled build to remove\nremoved\n"
+
+
+# --- whether a process uses a build ---
+
+
+def test_the_fingerprint_digests_each_source_by_name_then_the_dependencies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "b.py").write_bytes(b"B = 2\n")
+    (tmp_path / "a.py").write_bytes(b"A = 1\n")
+    (tmp_path / "notes.txt").write_bytes(b"not a source")
+    errors = tmp_path / "core" / "errors.py"
+    errors.parent.mkdir()
+    errors.write_bytes(b"class E(Exception): ...\n")
+    monkeypatch.setattr(compiled, "HERE", str(tmp_path))
+    monkeypatch.setattr(compiled, "_DEPENDENCIES", (str(tmp_path / "x" / os.pardir / "core" / "errors.py"),))
+    # sorted names first (a.py, b.py; not notes.txt), then the dependency: each as name, NUL, bytes, NUL
+    expected = hashlib.sha256(
+        b"a.py\0A = 1\n\0" + b"b.py\0B = 2\n\0" + b"errors.py\0class E(Exception): ...\n\0"
+    ).hexdigest()
+    assert compiled.fingerprint() == {"suffix": str(sysconfig.get_config_var("EXT_SUFFIX")), "sources": expected}
+
+
+@pytest.fixture
+def build_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(compiled, "DIRECTORY", str(tmp_path))
+    monkeypatch.delenv(compiled.PURE_ENV, raising=False)
+    monkeypatch.setattr(compiled, "fingerprint", lambda: {"suffix": ".so-now", "sources": "now"})
+    return tmp_path
+
+
+def _manifest(directory: Path, recorded: dict[str, str]) -> None:
+    (directory / "build.json").write_text(json.dumps(recorded), encoding="utf-8")
+
+
+def test_each_reason_for_pure_python_is_said(build_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = os.path.join(str(build_dir), "build.json")
+    (build_dir / "build.json").write_text("{not json", encoding="utf-8")
+    assert compiled.status() == (None, f"pure Python: unreadable {path}")
+    _manifest(build_dir, {"suffix": ".so-then", "sources": "now"})
+    assert compiled.status() == (None, "pure Python: the build is for .so-then, this interpreter loads .so-now")
+    _manifest(build_dir, {"suffix": ".so-now", "sources": "then"})
+    assert compiled.status() == (None, "pure Python: the compiled build is stale (scoring/ changed since it was made)")
+    _manifest(build_dir, {"suffix": ".so-now", "sources": "now"})
+    monkeypatch.setenv(compiled.PURE_ENV, " 1 ")
+    assert compiled.status() == (None, "pure Python: EXTRACTBENCH_PURE is set")
+
+
+@pytest.mark.parametrize("pure", [None, "", " 0 "])
+def test_a_current_build_is_used_unless_pure_is_asked_for(
+    build_dir: Path, monkeypatch: pytest.MonkeyPatch, pure: str | None
+) -> None:
+    if pure is not None:
+        monkeypatch.setenv(compiled.PURE_ENV, pure)
+    _manifest(build_dir, {"suffix": ".so-now", "sources": "now"})
+    assert compiled.status() == (
+        str(build_dir),
+        f"compiled: anls, anls_walk, compare, emit, fields, flat from {build_dir}",
+    )
+
+
+def test_a_build_found_goes_first_on_the_package_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    package = ModuleType("pytest_extractbench.scoring")
+    package.__path__ = ["/the/sources"]
+    monkeypatch.setitem(sys.modules, "pytest_extractbench.scoring", package)
+    monkeypatch.setattr(compiled, "status", lambda: ("/the/build", "compiled: ..."))
+    assert compiled._search_first() == ("/the/build", "compiled: ...")
+    assert package.__path__ == ["/the/build", "/the/sources"]
+    monkeypatch.setattr(compiled, "status", lambda: (None, "pure Python: no compiled build"))
+    assert compiled._search_first() == (None, "pure Python: no compiled build")
+    assert package.__path__ == ["/the/build", "/the/sources"]  # nothing more added
+
+
+@pytest.mark.parametrize(
+    ("file", "active"),
+    [
+        ("/x/scoring/fields.cpython-311-x86_64-linux-gnu.so", True),
+        ("/x/scoring/fields.py", False),
+        (None, True),  # no __file__ at all is no pure source either
+    ],
+)
+def test_the_compiled_core_is_active_when_the_field_walk_is_no_python_source(
+    monkeypatch: pytest.MonkeyPatch, file: str | None, active: bool
+) -> None:
+    fields = ModuleType("pytest_extractbench.scoring.fields")
+    if file is not None:
+        fields.__file__ = file
+    monkeypatch.setitem(sys.modules, "pytest_extractbench.scoring.fields", fields)
+    assert compiled.active() is active
+
+
+def test_the_compiled_core_is_not_active_before_the_field_walk_is_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "pytest_extractbench.scoring.fields")
+    assert compiled.active() is False
+
+
+def test_this_process_scores_with_what_it_found_at_import() -> None:
+    directory, why = compiled.STATUS
+    assert compiled.active() is (directory is not None)
+    assert why.startswith("compiled: " if directory else "pure Python: ")
