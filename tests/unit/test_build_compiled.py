@@ -267,3 +267,17 @@ def test_this_process_scores_with_what_it_found_at_import() -> None:
     directory, why = compiled.STATUS
     assert compiled.active() is (directory is not None)
     assert why.startswith("compiled: " if directory else "pure Python: ")
+
+
+def test_run_as_a_script_the_module_runs_its_command_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # what ``python -m`` does, in this process: the module's source run as __main__ inside its package (runpy
+    # cannot, under pytest: the package's modules are loaded by pytest's assertion-rewriting hook)
+    path = build_compiled.__file__
+    code = compile(Path(path).read_text(encoding="utf-8"), path, "exec")
+    monkeypatch.setattr(sys, "argv", ["build_compiled", "--status"])
+    with pytest.raises(SystemExit) as exited:
+        exec(code, {"__name__": "__main__", "__package__": "pytest_extractbench.scoring", "__file__": path})
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == compiled.status()[1] + "\n"
