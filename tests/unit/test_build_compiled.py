@@ -5,6 +5,7 @@ writes and the figures it returns are each checked by hand; ``clean`` and the co
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -15,10 +16,17 @@ from typing import Any
 
 import pytest
 
-from pytest_extractbench.scoring import build_compiled, compiled
+from pytest_extractbench.scoring import compiled
 
 # what the stand-in compiler "builds": the shared library and one extension, 7 + 5 bytes
 BUILT = {"_native__mypyc.so": b"natives", "fields.so": b"walks"}
+
+
+@pytest.fixture
+def build_compiled() -> ModuleType:
+    """The module, imported by the test that needs it rather than at collection: a module that ran its command line
+    on import then fails that test instead of stopping the collection."""
+    return importlib.import_module("pytest_extractbench.scoring.build_compiled")
 
 
 class _Toolchain:
@@ -58,7 +66,7 @@ class _Toolchain:
 
 
 @pytest.fixture
-def toolchain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _Toolchain:
+def toolchain(build_compiled: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _Toolchain:
     tools = _Toolchain()
     mypyc, mypyc_build, setuptools = ModuleType("mypyc"), ModuleType("mypyc.build"), ModuleType("setuptools")
     mypyc_build.mypycify = tools.mypycify  # type: ignore[attr-defined]
@@ -73,18 +81,24 @@ def toolchain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _Toolchain:
     return tools
 
 
-def test_a_build_compiles_the_modules_and_installs_them_with_their_manifest(toolchain: _Toolchain) -> None:
+def test_a_build_compiles_the_modules_and_installs_them_with_their_manifest(
+    build_compiled: ModuleType, toolchain: _Toolchain
+) -> None:
     figures = build_compiled.build(jobs=3, opt_level="1", verbose=True)
     # mypyc: 112.5 - 100.0; the C compiler and the copy: 150.0 - 112.5; 7 + 5 bytes copied
     assert figures == {"generate_s": 12.5, "compile_s": 37.5, "bytes": 12.0}
     installed = Path(compiled.DIRECTORY)
     assert sorted(os.listdir(installed)) == ["_native__mypyc.so", "build.json", "fields.so"]
     assert (installed / "fields.so").read_bytes() == b"walks"
-    manifest = json.loads((installed / "build.json").read_text(encoding="utf-8"))
+    text = (installed / "build.json").read_text(encoding="utf-8")
+    assert text.startswith('{\n "suffix": ')  # one space of indent a level
+    manifest = json.loads(text)
     assert manifest == {**compiled.fingerprint(), "modules": ["anls", "anls_walk", "compare", "emit", "fields", "flat"]}
 
 
-def test_mypyc_is_given_the_modules_the_config_and_the_options(toolchain: _Toolchain) -> None:
+def test_mypyc_is_given_the_modules_the_config_and_the_options(
+    build_compiled: ModuleType, toolchain: _Toolchain
+) -> None:
     build_compiled.build(jobs=3, opt_level="1", verbose=True)
     (paths,) = toolchain.mypycify_args
     sources = [os.path.join(compiled.HERE, f"{name}.py") for name in compiled.MODULES]
@@ -107,7 +121,7 @@ def test_mypyc_is_given_the_modules_the_config_and_the_options(toolchain: _Toolc
     assert not os.path.exists(scratch)  # the scratch folder is gone once the build is installed
 
 
-def test_a_new_build_replaces_the_old_one(toolchain: _Toolchain) -> None:
+def test_a_new_build_replaces_the_old_one(build_compiled: ModuleType, toolchain: _Toolchain) -> None:
     old = Path(compiled.DIRECTORY)
     old.mkdir()
     (old / "stale.so").write_bytes(b"old")
@@ -115,13 +129,17 @@ def test_a_new_build_replaces_the_old_one(toolchain: _Toolchain) -> None:
     assert sorted(os.listdir(old)) == ["_native__mypyc.so", "build.json", "fields.so"]
 
 
-def test_the_build_defaults_are_two_jobs_level_three_and_quiet(toolchain: _Toolchain) -> None:
+def test_the_build_defaults_are_two_jobs_level_three_and_quiet(
+    build_compiled: ModuleType, toolchain: _Toolchain
+) -> None:
     build_compiled.build()
     assert toolchain.command.parallel == 2
     assert (toolchain.mypycify_kwargs["opt_level"], toolchain.mypycify_kwargs["verbose"]) == ("3", False)
 
 
-def test_clean_removes_a_build_and_says_whether_there_was_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_clean_removes_a_build_and_says_whether_there_was_one(
+    build_compiled: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     directory = tmp_path / "_compiled"
     monkeypatch.setattr(compiled, "DIRECTORY", str(directory))
     assert build_compiled.clean() is False
@@ -132,7 +150,7 @@ def test_clean_removes_a_build_and_says_whether_there_was_one(tmp_path: Path, mo
 
 
 def test_the_command_line_builds_with_its_options_and_reports_the_figures(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    build_compiled: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     asked: list[dict[str, Any]] = []
 
@@ -157,7 +175,7 @@ def test_the_command_line_builds_with_its_options_and_reports_the_figures(
 
 
 def test_the_command_line_status_and_clean(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    build_compiled: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(build_compiled, "build", lambda **kwargs: pytest.fail("status and clean never build"))
     monkeypatch.setattr(compiled, "status", lambda: (None, "pure Python: no compiled build"))
@@ -269,15 +287,34 @@ def test_this_process_scores_with_what_it_found_at_import() -> None:
     assert why.startswith("compiled: " if directory else "pure Python: ")
 
 
-def test_run_as_a_script_the_module_runs_its_command_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_run_as_a_script_the_module_runs_its_command_line_and_builds_with_its_defaults(
+    build_compiled: ModuleType,
+    toolchain: _Toolchain,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # what ``python -m`` does, in this process: the module's source run as __main__ inside its package (runpy
     # cannot, under pytest: the package's modules are loaded by pytest's assertion-rewriting hook)
     path = build_compiled.__file__
     code = compile(Path(path).read_text(encoding="utf-8"), path, "exec")
     monkeypatch.setattr(sys, "argv", ["build_compiled", "--status"])
+    namespace: dict[str, Any] = {"__name__": "__main__", "__package__": "pytest_extractbench.scoring", "__file__": path}
     with pytest.raises(SystemExit) as exited:
-        exec(code, {"__name__": "__main__", "__package__": "pytest_extractbench.scoring", "__file__": path})
+        exec(code, namespace)
     assert exited.value.code == 0
     assert capsys.readouterr().out == compiled.status()[1] + "\n"
+    # the module as run there builds as imported: two jobs, level 3, quiet
+    namespace["time"] = SimpleNamespace(perf_counter=lambda: 0.0)
+    namespace["build"]()
+    assert toolchain.command.parallel == 2
+    assert (toolchain.mypycify_kwargs["opt_level"], toolchain.mypycify_kwargs["verbose"]) == ("3", False)
+
+
+def test_the_command_line_help_starts_with_the_module_summary(
+    build_compiled: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_compiled.main(["--help"])
+    assert exited.value.code == 0
+    summary = "Build, check or remove the optional compiled scoring core (scoring/compiled.py says how it is used)."
+    assert summary in " ".join(capsys.readouterr().out.split())

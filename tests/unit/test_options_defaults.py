@@ -49,3 +49,26 @@ def test_unset_backends_and_reference_are_null_in_json() -> None:
     unset = (recorded["semantic"], recorded["judge_model"], recorded["judge_url"])
     assert unset == (None, None, None)
     assert recorded["statistics"]["reference_model"] is None
+
+
+def test_the_exactness_rule_in_words() -> None:
+    assert ScoringOptions().exactness_rule == (
+        "composite score >= 0.95 (the default rule: a near number or a value of another JSON type can be exact)"
+    )
+    strict = ScoringOptions(exact_within=0.01, float_epsilon=1e-6)
+    assert strict.exactness_rule == (
+        "numbers exact only within 0.01 relative (at least 1e-06), a value of the wrong JSON type never exact; "
+        "strings: composite score >= 0.95"
+    )
+    lenient = ScoringOptions(exact_within=0.5, strict_types=False, exact_threshold=0.9)
+    assert lenient.exactness_rule == (
+        "numbers exact only within 0.5 relative (at least 1e-06), a value of the wrong JSON type never exact; "
+        'lenient types: a lossless coercion such as "12" for 12 counts; strings: composite score >= 0.9'
+    )
+
+
+def test_replace_gives_a_changed_copy() -> None:
+    base = ScoringOptions()
+    changed = base.replace(case_sensitive=True, partial_threshold=0.6)
+    assert changed == ScoringOptions(case_sensitive=True, partial_threshold=0.6)
+    assert base == ScoringOptions()  # the original is unchanged

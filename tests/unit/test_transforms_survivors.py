@@ -11,6 +11,7 @@ import pytest
 
 from pytest_extractbench.scoring.transforms import (
     TRANSFORMS,
+    TransformSpec,
     amount,
     lowercase,
     no_legal_suffix,
@@ -112,3 +113,33 @@ def test_an_amount_of_64_characters_is_read_and_one_of_65_is_left_alone() -> Non
     padded = " " * 63 + "5"  # the cap counts the value as given, spaces included
     assert amount(padded, {}) == 5.0
     assert amount(" " + padded, {}) == " " + padded
+
+
+def test_a_spec_made_without_a_check_has_none() -> None:
+    spec = TransformSpec(lowercase)
+    assert spec.check_params is None
+    assert spec.fn("AbC", {}) == "abc"
+
+
+BUILT_IN = (
+    "lowercase",
+    "strip",
+    "normalize_whitespace",
+    "sort_tokens",
+    "no_punctuation",
+    "no_legal_suffix",
+    "round_digits",
+    "type_convert",
+    "iso_date",
+    "amount",
+)
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_a_built_in_transform_can_be_neither_replaced_nor_removed(name: str) -> None:
+    spec = TRANSFORMS.get(name)
+    with pytest.raises(ValueError, match="built in"):
+        register_transform(name, lowercase, overwrite=True)
+    with pytest.raises(ValueError, match="built in"):
+        TRANSFORMS.remove(name)
+    assert TRANSFORMS.get(name) is spec
