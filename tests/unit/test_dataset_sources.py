@@ -3,6 +3,7 @@ check, and rows made into samples. Each expected value is read off the input by 
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import json
 import math
@@ -323,6 +324,7 @@ def hub_at(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Callable
     config = pytest.importorskip("datasets.config")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setattr(config, "HF_DATASETS_CACHE", tmp_path / "hf" / "datasets")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))  # downloads too, not ~/.cache
 
     def point(endpoint: str | None) -> None:
         if endpoint is None:
@@ -377,6 +379,143 @@ def test_offline_a_dataset_not_in_the_cache_names_the_cache(
         "dataset 'hf:someone/not-cached': 'someone/not-cached': HF_HUB_OFFLINE is set and it is not in the local "
         "datasets cache: "
     )
+
+
+def test_a_local_folder_whose_name_holds_a_colon_is_that_folder_not_a_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never the network
+    row = {"id": "a", "text": "t", "schema": {"type": "object"}, "expected": {}}
+    datasets.Dataset.from_list([row]).save_to_disk(str(tmp_path / "saved:v1"))
+    # "saved" does not exist, "saved:v1" does: the whole name is the folder, and no split is picked from it (the
+    # folder holds one dataset, not splits)
+    dataset = load_source("hf:saved:v1", base_dir=tmp_path)
+    assert (dataset.name, [s.id for s in dataset.samples]) == ("saved:v1", ["a"])
+
+
+class _OneDatasetHub(http.server.BaseHTTPRequestHandler):
+    """A Hub holding one dataset, ``someone/data``: one file, ``data.jsonl``, at one commit. It answers what
+    ``datasets`` asks for it (the repository's info, its file tree, each file's metadata and bytes) and 404 for
+    anything else; ``data_status`` set to an error makes the data file's download fail with it."""
+
+    COMMIT = "c" * 40
+    ROWS = [
+        {"id": "a", "body": "Ann", "schema": {"type": "object"}, "expected": {"name": "Ann"}},
+        {"id": "b", "body": "Bo", "schema": {"type": "object"}, "expected": {"name": "Bo"}},
+        # a document named by a path: nothing on the Hub is relative to a local folder, so it cannot be read
+        {"id": "c", "document": "scan.pdf", "schema": {"type": "object"}, "expected": {"name": "Cy"}},
+    ]
+    FILES = {"data.jsonl": "".join(json.dumps(row) + "\n" for row in ROWS).encode()}
+    data_status = 200
+    asked: list[str] = []
+
+    def _send(self, status: int, body: bytes = b"", headers: tuple[tuple[str, str], ...] = ()) -> None:
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _answer(self) -> None:
+        _OneDatasetHub.asked.append(f"{self.command} {self.path}")
+        path = self.path.split("?")[0]
+        repo = "/datasets/someone/data/resolve/"
+        if path.startswith(repo):
+            name = path[len(repo) :].split("/", 1)[1]
+            if name not in self.FILES:
+                return self._send(404, headers=(("X-Error-Code", "EntryNotFound"), ("X-Repo-Commit", self.COMMIT)))
+            if self.command == "GET" and self.data_status != 200:
+                return self._send(self.data_status, b"down")
+            body = self.FILES[name]
+            etag = '"' + hashlib.sha1(body).hexdigest() + '"'
+            return self._send(200, body, (("ETag", etag), ("X-Repo-Commit", self.COMMIT)))
+        if path == "/api/datasets/someone/data" or path.startswith("/api/datasets/someone/data/revision/"):
+            info = {"id": "someone/data", "sha": self.COMMIT, "siblings": [{"rfilename": n} for n in self.FILES]}
+            return self._send(200, json.dumps(info).encode(), (("Content-Type", "application/json"),))
+        if path.startswith("/api/datasets/someone/data/tree/"):
+            tree = [
+                {"type": "file", "path": n, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
+                for n, b in self.FILES.items()
+            ]
+            return self._send(200, json.dumps(tree).encode(), (("Content-Type", "application/json"),))
+        return self._send(404)
+
+    do_GET = do_HEAD = _answer
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def one_dataset_hub(
+    hub_at: Callable[[str | None], None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """This process's huggingface_hub and datasets pointed at :class:`_OneDatasetHub` (answering normally)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _OneDatasetHub)
+    serve_in_thread(server)
+    monkeypatch.chdir(tmp_path)  # no local folder of that name
+    monkeypatch.setattr(_OneDatasetHub, "data_status", 200)
+    _OneDatasetHub.asked.clear()
+    try:
+        hub_at(f"http://127.0.0.1:{server.server_port}")
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_dataset_downloaded_from_the_hub_is_read_with_the_columns_asked_for(
+    one_dataset_hub: None, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    dataset = load_source("hf:someone/data", columns={"text": "body"}, cache_dir=cache)
+    assert (dataset.name, dataset.source) == ("someone/data", "hf:someone/data")
+    # the rows in file order, their text read from the "body" column
+    assert [(s.id, s.text, s.expected) for s in dataset.samples] == [
+        ("a", "Ann", {"name": "Ann"}),
+        ("b", "Bo", {"name": "Bo"}),
+    ]
+    # row 3's document is a path, and a Hub dataset has no folder for it to be relative to
+    assert [(p.location, p.sample_id, p.field, p.message) for p in dataset.problems] == [
+        (
+            "row 3",
+            "c",
+            "document",
+            "document 'scan.pdf': a path needs a dataset file or folder to be relative to (a dataset from the Hub "
+            "gives its documents' bytes)",
+        )
+    ]
+    assert _OneDatasetHub.asked[0] == "HEAD /api/datasets?limit=1"  # reachability first
+    assert f"GET /datasets/someone/data/resolve/{_OneDatasetHub.COMMIT}/data.jsonl" in _OneDatasetHub.asked
+    assert cache.is_dir() and any(cache.iterdir())  # downloaded into the cache folder asked for
+
+
+def test_one_split_of_a_hub_dataset_is_read_by_its_name(one_dataset_hub: None, tmp_path: Path) -> None:
+    dataset = load_source("hf:someone/data:train", columns={"text": "body"}, cache_dir=tmp_path / "cache")
+    assert dataset.name == "someone/data"  # the split is not part of the name
+    assert [s.id for s in dataset.samples] == ["a", "b"]
+
+
+def test_a_split_the_hub_dataset_lacks_could_not_be_loaded_as_asked(one_dataset_hub: None, tmp_path: Path) -> None:
+    with pytest.raises(DatasetSourceError) as raised:
+        load_source("hf:someone/data:nosuch", cache_dir=tmp_path / "cache")
+    assert str(raised.value).startswith(
+        "dataset 'hf:someone/data:nosuch': 'someone/data': it could not be loaded as asked: ValueError: "
+    )
+
+
+def test_a_hub_download_that_fails_is_not_called_a_missing_dataset(
+    one_dataset_hub: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_OneDatasetHub, "data_status", 500)
+    with pytest.raises(DatasetSourceError) as raised:
+        load_source("hf:someone/data", cache_dir=tmp_path / "cache")
+    message = str(raised.value)
+    assert message.startswith("dataset 'hf:someone/data': 'someone/data': it could not be downloaded: ")
+    assert "500" in message  # the server's answer, as the download library words it
 
 
 def test_a_sample_that_is_every_row_or_more_keeps_the_dataset_whole() -> None:
