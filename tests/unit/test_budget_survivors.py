@@ -170,9 +170,16 @@ def threads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[_Thread]]:
     _Thread.made = []
 
 
+def _enter(watchdog: budget._Watchdog, deadline: float) -> int:
+    """What ``time_budget`` does: a token first, then the block watched under it."""
+    token = watchdog.token()
+    watchdog.enter(token, deadline)
+    return token
+
+
 def test_the_first_block_starts_one_daemon_watchdog_and_counts_tokens_from_one(threads: list[_Thread]) -> None:
     watchdog = budget._Watchdog()
-    assert watchdog.enter(5.0) == 1
+    assert _enter(watchdog, 5.0) == 1
     assert watchdog._blocks == {1: [threading.get_ident(), 5.0, False]}  # not raised in yet
     (thread,) = threads
     assert thread.started and thread.daemon and thread.target == watchdog._run
@@ -180,32 +187,32 @@ def test_the_first_block_starts_one_daemon_watchdog_and_counts_tokens_from_one(t
     watchdog._waiting_until = 5.0  # what the loop would have computed
     # a later block with a later deadline: the running watchdog is neither replaced nor woken
     watchdog._wake = wake = _Wake()  # type: ignore[assignment]
-    assert watchdog.enter(6.0) == 2
-    assert watchdog.enter(7.0) == 3
+    assert _enter(watchdog, 6.0) == 2
+    assert _enter(watchdog, 7.0) == 3
     assert len(threads) == 1
     assert wake.notified == 0
 
 
 def test_a_block_due_before_the_watchdog_wakes_wakes_it(threads: list[_Thread]) -> None:
     watchdog = budget._Watchdog()
-    watchdog.enter(10.0)
+    _enter(watchdog, 10.0)
     watchdog._waiting_until = 10.0
     watchdog._wake = wake = _Wake()  # type: ignore[assignment]
-    watchdog.enter(10.0)  # due at the time it already wakes at: 10.0 < 10.0 is false, no wake-up needed
+    _enter(watchdog, 10.0)  # due at the time it already wakes at: 10.0 < 10.0 is false, no wake-up needed
     assert wake.notified == 0
-    watchdog.enter(11.0)
+    _enter(watchdog, 11.0)
     assert wake.notified == 0
-    watchdog.enter(9.5)  # 9.5 < 10.0: it must wake to wait for less
+    _enter(watchdog, 9.5)  # 9.5 < 10.0: it must wake to wait for less
     assert wake.notified == 1
     assert len(threads) == 1
 
 
 def test_a_watchdog_thread_that_died_is_replaced(threads: list[_Thread]) -> None:
     watchdog = budget._Watchdog()
-    watchdog.enter(10.0)
+    _enter(watchdog, 10.0)
     threads[0].alive = False
     watchdog._wake = wake = _Wake()  # type: ignore[assignment]
-    watchdog.enter(3.0)  # due first, but a dead thread cannot be woken: a new one is started instead
+    _enter(watchdog, 3.0)  # due first, but a dead thread cannot be woken: a new one is started instead
     assert [t.started for t in threads] == [True, True]
     assert watchdog._thread is threads[1]
     assert wake.notified == 0
@@ -278,17 +285,23 @@ def test_a_real_raise_reaches_the_thread_at_its_next_bytecodes() -> None:
 class _Guard:
     """A watchdog stand-in: hands out tokens and records them; ``leave`` may raise first, as a late raise does."""
 
-    def __init__(self, raise_on_first_leave: bool = False) -> None:
+    def __init__(self, raise_on_first_leave: bool = False, raise_on_enter: bool = False) -> None:
+        self.given = 0
         self.entered: list[float] = []
         self.left: list[int] = []
-        self._raise_first = raise_on_first_leave
+        self._raise_first, self._raise_on_enter = raise_on_first_leave, raise_on_enter
 
-    def enter(self, deadline: float) -> int:
+    def token(self) -> int:
+        self.given += 1
+        return 40 + self.given
+
+    def enter(self, token: int, deadline: float) -> None:
         self.entered.append(deadline)
-        return 40 + len(self.entered)
+        if self._raise_on_enter:  # the watchdog's raise for a deadline already passed, before the block's body
+            raise ScoringTimeout
 
     def leave(self, token: int) -> None:
-        assert isinstance(token, int) and token > 40, "left a block that was never entered"
+        assert isinstance(token, int) and 40 < token <= 40 + self.given, "left a block that was never given a token"
         assert token not in self.left, "left a block twice after leaving it"
         if self._raise_first:
             self._raise_first = False
@@ -314,6 +327,17 @@ def test_a_raise_arriving_while_leaving_is_absorbed_and_the_leave_done_again(mon
     with budget.time_budget(1.0):
         pass
     assert guard.left == [41]
+
+
+def test_a_raise_arriving_as_the_block_is_watched_still_leaves_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a block left watched would be raised in every REPEAT_S for good: the leave must come whatever enter met
+    guard = _Guard(raise_on_enter=True)
+    monkeypatch.setattr(budget, "_watchdog", guard)
+    monkeypatch.setattr(budget, "_clock", lambda: 0.0)
+    with pytest.raises(ScoringTimeout), budget.time_budget(0.0):
+        pytest.fail("the body ran although the raise came first")
+    assert guard.entered == [0.0] and guard.left == [41]
+    assert budget._deadline.get() is None
 
 
 def test_no_budget_means_no_deadline_and_no_watchdog(monkeypatch: pytest.MonkeyPatch) -> None:
