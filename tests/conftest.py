@@ -93,6 +93,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return llmgroup.scheduler(config, log) if config.getvalue("dist") == "loadgroup" else None
 
 
+@pytest.fixture
+def emptied_cache() -> Iterator[Callable[[dict[Any, Any]], None]]:
+    """``emptied_cache(cache)`` empties a module's cache dict for the test (to count its entries from none); what it
+    held is put back afterwards, so the other tests find it as they left it."""
+    saved: list[tuple[dict[Any, Any], dict[Any, Any]]] = []
+
+    def empty(cache: dict[Any, Any]) -> None:
+        saved.append((cache, dict(cache)))
+        cache.clear()
+
+    yield empty
+    for cache, entries in reversed(saved):
+        cache.clear()
+        cache.update(entries)
+
+
 @pytest.fixture(autouse=True)
 def _charts_only_where_tested(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs draw report.html's charts only in tests marked ``charts`` (the others need no figure, only its time).

@@ -4,7 +4,9 @@ worked out by hand, the arithmetic in a comment."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -124,22 +126,19 @@ def test_a_property_declared_by_two_branches_merges_what_both_say() -> None:
     assert node.items is not None and node.items.types == {"string"} and node.items.annotations == {"minLength": 1}
 
 
-def test_schemas_are_compiled_once_and_the_cache_is_emptied_when_it_reaches_4096() -> None:
-    saved = dict(schema_module._compiled)
-    schema_module._compiled.clear()
-    try:
-        schemas = [{"type": "object", "title": str(i)} for i in range(4097)]
-        first = compile_schema(schemas[0])
-        assert compile_schema(schemas[0]) is first  # compiled once per schema object
-        for schema in schemas[1:4096]:
-            compile_schema(schema)
-        assert len(schema_module._compiled) == 4096
-        # the 4097th finds 4096 entries and empties the cache first
-        compile_schema(schemas[4096])
-        assert list(schema_module._compiled) == [id(schemas[4096])]
-    finally:
-        schema_module._compiled.clear()
-        schema_module._compiled.update(saved)
+def test_schemas_are_compiled_once_and_the_cache_is_emptied_when_it_reaches_4096(
+    emptied_cache: Callable[[dict[Any, Any]], None],
+) -> None:
+    emptied_cache(schema_module._compiled)
+    schemas = [{"type": "object", "title": str(i)} for i in range(4097)]
+    first = compile_schema(schemas[0])
+    assert compile_schema(schemas[0]) is first  # compiled once per schema object
+    for schema in schemas[1:4096]:
+        compile_schema(schema)
+    assert len(schema_module._compiled) == 4096
+    # the 4097th finds 4096 entries and empties the cache first
+    compile_schema(schemas[4096])
+    assert list(schema_module._compiled) == [id(schemas[4096])]
 
 
 def test_a_value_of_no_json_type_is_named_by_its_python_type() -> None:
@@ -202,28 +201,25 @@ def test_a_schema_that_is_neither_an_object_nor_a_boolean_is_refused() -> None:
 
 
 @pytest.mark.parametrize("name", ["_patterns", "_validators"])
-def test_the_regex_and_validator_caches_are_emptied_when_they_reach_4096(name: str) -> None:
+def test_the_regex_and_validator_caches_are_emptied_when_they_reach_4096(
+    name: str, emptied_cache: Callable[[dict[Any, Any]], None]
+) -> None:
     cache = getattr(schema_module, name)
-    saved = dict(cache)
-    cache.clear()
-    try:
-        schemas = [{"type": "string", "pattern": f"^a{i}$"} for i in range(4097)]
-        for schema in schemas[:4096]:
-            if name == "_patterns":
-                regex_search(schema["pattern"], "x")
-            else:
-                validation_errors("x", schema)
-        assert len(cache) == 4096
-        # the 4097th finds 4096 entries and empties the cache first
+    emptied_cache(cache)
+    schemas = [{"type": "string", "pattern": f"^a{i}$"} for i in range(4097)]
+    for schema in schemas[:4096]:
         if name == "_patterns":
-            assert regex_search(schemas[4096]["pattern"], "a4096") is True
-            assert list(cache) == ["^a4096$"]
+            regex_search(schema["pattern"], "x")
         else:
-            assert validation_errors("a4096", schemas[4096]) == []
-            assert list(cache) == [(id(schemas[4096]), True)]
-    finally:
-        cache.clear()
-        cache.update(saved)
+            validation_errors("x", schema)
+    assert len(cache) == 4096
+    # the 4097th finds 4096 entries and empties the cache first
+    if name == "_patterns":
+        assert regex_search(schemas[4096]["pattern"], "a4096") is True
+        assert list(cache) == ["^a4096$"]
+    else:
+        assert validation_errors("a4096", schemas[4096]) == []
+        assert list(cache) == [(id(schemas[4096]), True)]
 
 
 def test_why_a_well_formed_schema_cannot_be_applied() -> None:
@@ -271,19 +267,16 @@ def test_what_stops_the_reference_validator_is_reported_as_one_error() -> None:
     ]
 
 
-def test_the_cache_of_error_paths_is_emptied_when_it_reaches_4096() -> None:
-    saved = dict(schema_module._rs_paths)
-    schema_module._rs_paths.clear()
-    try:
-        for i in range(4096):
-            assert schema_module._rs_path(["items", i]) == f"$.items[{i}]"
-        assert len(schema_module._rs_paths) == 4096
-        # the 4097th finds 4096 entries and empties the cache first
-        assert schema_module._rs_path(["items", 4096, "qty"]) == "$.items[4096].qty"
-        assert list(schema_module._rs_paths) == [("items", 4096, "qty")]
-    finally:
-        schema_module._rs_paths.clear()
-        schema_module._rs_paths.update(saved)
+def test_the_cache_of_error_paths_is_emptied_when_it_reaches_4096(
+    emptied_cache: Callable[[dict[Any, Any]], None],
+) -> None:
+    emptied_cache(schema_module._rs_paths)
+    for i in range(4096):
+        assert schema_module._rs_path(["items", i]) == f"$.items[{i}]"
+    assert len(schema_module._rs_paths) == 4096
+    # the 4097th finds 4096 entries and empties the cache first
+    assert schema_module._rs_path(["items", 4096, "qty"]) == "$.items[4096].qty"
+    assert list(schema_module._rs_paths) == [("items", 4096, "qty")]
 
 
 def test_a_reference_that_does_not_resolve_adds_nothing_to_its_node() -> None:

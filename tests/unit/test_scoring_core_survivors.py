@@ -5,6 +5,9 @@ worked out by hand, the arithmetic in a comment."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from pytest_extractbench.scoring import registry, result, rules
@@ -76,20 +79,17 @@ def test_weights_made_for_an_object_whose_id_was_reused_are_not_taken_for_anothe
         result._weights.pop(id(weights), None)
 
 
-def test_the_weights_cache_is_emptied_when_it_reaches_256_entries() -> None:
+def test_the_weights_cache_is_emptied_when_it_reaches_256_entries(
+    emptied_cache: Callable[[dict[Any, Any]], None],
+) -> None:
     # 300 distinct weights, all kept alive (distinct ids): entries 1..256 fill it, the 257th finds 256 and empties
     # it first, so it ends with entries 257..300: 300 - 256 = 44
-    saved = dict(result._weights)
-    result._weights.clear()
-    try:
-        many = [EqsWeights(0.25, 0.25, 0.25 + i * 1e-12, 0.25 - i * 1e-12) for i in range(300)]
-        for weights in many:
-            result._eqs_weights(ScoringOptions(eqs_weights=weights))
-        assert len(result._weights) == 44
-        assert result._eqs_weights(ScoringOptions(eqs_weights=many[-1])) == (0.25, 0.25, 0.25 + 299e-12, 0.25 - 299e-12)
-    finally:
-        result._weights.clear()
-        result._weights.update(saved)
+    emptied_cache(result._weights)
+    many = [EqsWeights(0.25, 0.25, 0.25 + i * 1e-12, 0.25 - i * 1e-12) for i in range(300)]
+    for weights in many:
+        result._eqs_weights(ScoringOptions(eqs_weights=weights))
+    assert len(result._weights) == 44
+    assert result._eqs_weights(ScoringOptions(eqs_weights=many[-1])) == (0.25, 0.25, 0.25 + 299e-12, 0.25 - 299e-12)
 
 
 def test_the_weights_are_made_once_per_weights_object() -> None:
@@ -410,17 +410,14 @@ def test_rules_are_parsed_once_per_schema_object_and_again_for_another_object_at
         rules._rulesets.pop(id(schema), None)
 
 
-def test_the_rules_cache_is_emptied_when_it_reaches_4096_schemas() -> None:
+def test_the_rules_cache_is_emptied_when_it_reaches_4096_schemas(
+    emptied_cache: Callable[[dict[Any, Any]], None],
+) -> None:
     # 4096 schemas (kept alive: distinct ids) fill it; the 4097th finds 4096 entries and empties it first
-    saved = dict(rules._rulesets)
-    rules._rulesets.clear()
-    try:
-        schemas = [{"type": "object", "title": str(i)} for i in range(4097)]
-        for schema in schemas[:4096]:
-            compile_rules(schema)
-        assert len(rules._rulesets) == 4096
-        compile_rules(schemas[4096])
-        assert list(rules._rulesets) == [id(schemas[4096])]
-    finally:
-        rules._rulesets.clear()
-        rules._rulesets.update(saved)
+    emptied_cache(rules._rulesets)
+    schemas = [{"type": "object", "title": str(i)} for i in range(4097)]
+    for schema in schemas[:4096]:
+        compile_rules(schema)
+    assert len(rules._rulesets) == 4096
+    compile_rules(schemas[4096])
+    assert list(rules._rulesets) == [id(schemas[4096])]
