@@ -106,16 +106,16 @@ def time_budget(seconds: float | None) -> Iterator[None]:
     token = _deadline.set(deadline)
     # The block is watched only inside the try: a deadline already passed can bring the watchdog's raise before
     # the next statement, and a block watched but never left would get a raise every REPEAT_S for good.
-    guard = None if deadline is None else _watchdog.token()
+    watch = None if deadline is None else (_watchdog.token(), deadline)
     try:
-        if guard is not None and deadline is not None:
-            _watchdog.enter(guard, deadline)
+        if watch is not None:
+            _watchdog.enter(*watch)
         yield
     finally:
-        while guard is not None:
+        while watch is not None:
             try:
-                _watchdog.leave(guard)
-                guard = None
+                _watchdog.leave(watch[0])
+                watch = None
             except ScoringTimeout:  # raised just as the block ends: it ends anyway
                 pass
         _deadline.reset(token)
