@@ -215,14 +215,19 @@ def _eqs_weights(options: ScoringOptions) -> tuple[float, float, float, float]:
 
 
 class SampleScore:
-    """Everything scoring knows about one model output for one sample."""
+    """Everything scoring knows about one model output for one sample.
+
+    An invalid output's validation errors may be listed at their first read (``validation_errors_source``, with
+    ``schema_valid`` decided by the caller): a caller that never reads them, such as a throughput benchmark of the
+    field scores, never pays for the listing.
+    """
 
     __slots__ = (
         "sample_id",
         "json_valid",
         "schema_valid",
         "parse_error",
-        "validation_errors",
+        "_errors",
         "fields",
         "observed",
         "counts",
@@ -252,13 +257,18 @@ class SampleScore:
         anls_star: float | None = None,
         anls_star_fields: Mapping[str, float] | None = None,
         anls_star_source: Callable[[], tuple[float, Mapping[str, float]]] | None = None,
+        validation_errors_source: Callable[[], Sequence[str]] | None = None,
     ) -> None:
         self.sample_id = sample_id
         self.options = options  # what scored it: a field diff pairs list elements by the same rules
         self.json_valid = json_valid
         self.schema_valid = schema_valid and json_valid
         self.parse_error = parse_error
-        self.validation_errors = tuple(validation_errors)
+        # the errors, or what lists them at the first read (a property: the other attributes stay plain slots, read
+        # at full speed; a __getattr__ for this one would slow every attribute read of every score sixfold)
+        self._errors: tuple[str, ...] | Callable[[], Sequence[str]] = (
+            validation_errors_source if validation_errors_source is not None else tuple(validation_errors)
+        )
         self.fields = tuple(fields)
         self.observed = observed = count_fields(self.fields, options)
         valid = self.schema_valid
@@ -292,6 +302,18 @@ class SampleScore:
         self._anls: tuple[float | None, dict[str, float]] | Callable[[], tuple[float, Mapping[str, float]]] = (
             anls_star_source if anls_star_source is not None else (anls_star, dict(anls_star_fields or {}))
         )
+
+    @property
+    def validation_errors(self) -> tuple[str, ...]:
+        """Why the output violates the schema, as ``"$.path: message"`` (empty when valid or not JSON)."""
+        found = self._errors
+        if callable(found):
+            found = self._errors = tuple(found())  # listed once; the output and schema it read are let go
+        return found
+
+    @validation_errors.setter
+    def validation_errors(self, errors: tuple[str, ...]) -> None:
+        self._errors = errors
 
     def _anls_pair(self) -> tuple[float | None, dict[str, float]]:
         found = self._anls

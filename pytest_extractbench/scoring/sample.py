@@ -13,7 +13,7 @@ from .parse import parse_output
 from .postprocess import apply_post_processors
 from .result import SampleScore
 from .rules import EvalSchemaError, compile_rules, warn_ignored
-from .schema import validation_errors
+from .schema import validation_errors, validity
 
 _walkers: dict[int, tuple[ScoringOptions, FieldWalker]] = {}
 
@@ -44,13 +44,21 @@ def score_sample(
     unusable output is a result, not an error. ANLS* is computed when the score's ``anls_star`` (or
     its per-key scores, or ``as_dict``) is first read, from ``expected`` and the parsed output as they
     are then: it costs as much as the rest of scoring, and most callers of a field-level score never read it.
-    With ``options.anls_star`` off it is not measured (None).
+    With ``options.anls_star`` off it is not measured (None). Likewise an invalid output's validation errors are
+    listed when first read (whether it is valid is known at once, from jsonschema-rs's verdict).
     """
     options = options or DEFAULT_OPTIONS
     parsed = parse_output(output)
     errors: list[str] = []
+    # an invalid output's errors are listed when first read (jsonschema-rs's verdict alone decides validity), from
+    # the parsed output as it is then, as ANLS* is; where the verdict alone cannot tell, they are listed now
+    listing: partial[list[str]] | None = None
     if parsed.json_valid and schema is not None:
-        errors = validation_errors(parsed.value, schema, validate_formats=options.validate_formats)
+        verdict = validity(parsed.value, schema, validate_formats=options.validate_formats)
+        if verdict is None:
+            errors = validation_errors(parsed.value, schema, validate_formats=options.validate_formats)
+        elif not verdict:
+            listing = partial(validation_errors, parsed.value, schema, validate_formats=options.validate_formats)
     node = None
     if schema is not None:
         ruleset = compile_rules(schema)
@@ -64,6 +72,8 @@ def score_sample(
         fields = walker.walk(expected, parsed.value if parsed.json_valid else ABSENT, node)
     except RecursionError:
         fields = walker.walk(expected, ABSENT, node)
+        if listing is not None:
+            errors, listing = listing(), None
         errors.append("$: output is nested too deeply to compare")
         parsed = parsed._replace(json_valid=False, error="output is nested too deeply to compare")
     if options.post_processors:
@@ -71,9 +81,10 @@ def score_sample(
     return SampleScore(
         sample_id=sample_id,
         json_valid=parsed.json_valid,
-        schema_valid=parsed.json_valid and not errors,
+        schema_valid=parsed.json_valid and not errors and listing is None,
         parse_error=parsed.error,
         validation_errors=errors,
+        validation_errors_source=listing,
         fields=fields,
         options=options,
         anls_star_source=(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import jsonschema_rs
+import orjson
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
@@ -422,6 +423,39 @@ def validation_errors(instance: Any, schema: Any, *, validate_formats: bool = Tr
     except Exception as exc:  # noqa: BLE001 - a broken schema (bad regex, ...) is reported, not raised
         return [f"$: schema could not be applied: {type(exc).__name__}: {_clip(str(exc))}"]
     return errors[:MAX_ERRORS]
+
+
+def validity(instance: Any, schema: Any, *, validate_formats: bool = True) -> bool | None:
+    """Whether ``instance`` conforms to ``schema`` from jsonschema-rs's verdict alone (about a microsecond, where
+    listing an invalid output's errors costs tens): True exactly when :func:`validation_errors` lists nothing, False
+    when it lists something. None when only the listing can tell: no jsonschema-rs validator for the schema, a
+    schema with regular expressions (jsonschema-rs may give up on one, and the reference validator then decides),
+    or a verdict that raised."""
+    try:
+        fast, _ = _validators_for(schema, validate_formats)
+        if fast is None or _has_patterns(schema):
+            return None
+        return bool(fast.is_valid(instance))
+    except Exception:  # noqa: BLE001 - RecursionError, integers it cannot take, a broken schema: the listing says
+        return None
+
+
+_patterned: dict[int, tuple[Any, bool]] = {}
+
+
+def _has_patterns(schema: Any) -> bool:
+    """Whether ``schema`` may hold a ``pattern`` or ``patternProperties`` keyword (any key or text starting with
+    "pattern" counts: a needless listing is only slower), cached per schema object."""
+    entry = _patterned.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        try:
+            found = b'"pattern' in orjson.dumps(schema)
+        except (TypeError, orjson.JSONEncodeError):  # keys or values JSON has not: leave it to the listing
+            found = True
+        if len(_patterned) >= _CACHE_LIMIT:
+            _patterned.clear()
+        entry = _patterned[id(schema)] = (schema, found)
+    return entry[1]
 
 
 _rs_paths: dict[tuple[str | int, ...], str] = {}
