@@ -5,8 +5,11 @@
 
 cProfile cannot see inside compiled functions, so each stage of ``score_sample`` is timed on its own over the
 same samples (CPU µs a sample, best of ``--repeats`` passes): parsing the raw output, schema validation
-(jsonschema-rs), the field walk, building the ``SampleScore`` from the walk's fields (counts, P/R/F1, EQS),
-``score_sample`` whole (the walk plus parsing, validation, rules and building the score) and ANLS* read from it. The workload is the shared harsh one (``shared/bench/make_workload.py``), as in
+(jsonschema-rs: the verdict alone, and listing every error), the field walk, building the ``SampleScore`` from the
+walk's fields (counts, P/R/F1, EQS), ``score_sample`` whole (the walk plus parsing, validation, rules and building
+the score) with nothing read and with its metrics and validation errors read (what a pytest run reads, but ANLS*:
+an invalid output's errors are listed at their first read), and ANLS* read from it. A checkout from before the
+verdict runs too (``PYTHONPATH`` at it), without the verdict stage. The workload is the shared harsh one (``shared/bench/make_workload.py``), as in
 ``bench_side_by_side.py``.
 """
 
@@ -29,6 +32,11 @@ from pytest_extractbench.scoring import ABSENT, compile_rules, compiled, parse_o
 from pytest_extractbench.scoring.anls_walk import anls_star_by_key
 from pytest_extractbench.scoring.fields import FieldWalker
 from pytest_extractbench.scoring.result import SampleScore
+
+try:
+    from pytest_extractbench.scoring.schema import validity
+except ImportError:  # a checkout from before the verdict
+    validity = None
 
 GENERATOR = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_workload.py"
 
@@ -96,11 +104,25 @@ def main() -> None:
             for p, ok, fields in zip(parsed, valid, walked)
         ],
         "score_sample": lambda: [score_sample(output, gold, schema, options=options) for gold, output in work],
+        "score, read": lambda: [_read(score_sample(output, gold, schema, options=options)) for gold, output in work],
         "ANLS*": lambda: [anls_star_by_key(gold, v) for (gold, _), v in zip(work, found)],
     }
+    if validity is not None:  # jsonschema-rs's verdict alone, beside the listing
+        verdict = validity
+        stages = dict(stages)
+        listing = stages.pop("validate")
+        rest = {name: stages.pop(name) for name in list(stages) if name != "parse"}
+        stages["verdict"] = lambda: [verdict(v, schema) for p, v in zip(parsed, values) if p.json_valid]
+        stages["validate"] = listing
+        stages.update(rest)
     print(f"{compiled.STATUS[1]}; {count} samples, {args.align}, CPU µs a sample (best of {args.repeats})")
     for name, stage in stages.items():
         print(f"{name:>13}: {best(args.repeats, stage, count):8.1f}")
+
+
+def _read(score: SampleScore) -> object:
+    """What a pytest run reads of a score besides ANLS*: its metrics and its validation errors."""
+    return score.eqs, score.validation_errors
 
 
 if __name__ == "__main__":
