@@ -1,0 +1,55 @@
+"""ANLS* where the mutation run after the speed work (gains from the assignment's own code, matrices from 16 cells)
+found no test looking: the check of whether identical elements may pair first, a pair of empty values (length 0)
+the assignment chooses, and the caches past their bound. Every value is worked out by hand in the comments; the
+one pass (:mod:`.anls_walk`) and the tree (:mod:`.anls`) are both asked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_extractbench.scoring import anls
+from pytest_extractbench.scoring.anls_walk import anls_star_by_key
+
+TEN_A = "aaaaaaaaaa"
+
+
+def _both(gold: Any, predicted: Any) -> tuple[float, dict[str, float]]:
+    found = anls_star_by_key(gold, predicted)
+    assert found == anls.anls_star_by_key(gold, predicted)  # the tree agrees
+    return found
+
+
+def test_identical_elements_yield_when_a_pair_that_reads_the_same_is_not_equal() -> None:
+    # "bbbaaaaaaa" and ten a's pair as identical (1 + 1); "aaaaaaabbb" vs "BBBaaaaaaa" reads "bbbaaaaaaa": 6 edits of
+    # 10 -> 0.4, under the threshold -> 0: 2 / 3. The check: an identical gold element against the predicted one left
+    # gains at most 1.0 ("bbbaaaaaaa" vs "BBBaaaaaaa": the same text, not equal), the gold one left against an
+    # identical prediction 0.7 (3 edits of 10 from ten a's): 1.7 beats an identical pair's gain, so every element is
+    # assigned. Best: "bbbaaaaaaa" keeps its twin (1), ten a's take "BBBaaaaaaa" (0.7), "aaaaaaabbb" ten a's (0.7)
+    gold = ["bbbaaaaaaa", TEN_A, "aaaaaaabbb"]
+    predicted = ["bbbaaaaaaa", TEN_A, "BBBaaaaaaa"]
+    expected = (1.0 + (1 - 3 / 10) + (1 - 3 / 10)) / 3  # added in gold order, as the pairs are
+    assert anls.anls_star(gold, predicted) == expected
+    assert _both(gold, predicted) == (expected, {})
+    # in the prediction's order: the twin, then the gold elements ten a's and "aaaaaaabbb" swapped
+    assert anls.anls_star_details(gold, predicted).closest == ["bbbaaaaaaa", "aaaaaaabbb", TEN_A]
+
+
+def test_a_pair_of_empty_values_scores_one_and_the_assignment_takes_it() -> None:
+    # {"a": []} against {"a": {}}: a list against an object is a mismatch of length max(0, 0) = 0, an empty pairwise
+    # length, ratio 1; against "z" 0 of 1. "q" against either 0 of 1. So the assignment crosses the elements: the
+    # sum is 0 + 0 of 0 + 1 -> 0, and key "a" scores its ratio 1 (paired in the diagonal, no key would score)
+    assert _both([{"a": []}, "q"], ["z", {"a": {}}]) == (0.0, {"[].a": 1.0})
+
+
+def test_caches_emptied_past_their_bound_still_give_each_path_and_text() -> None:
+    # 50,002 keys and texts, more than either cache keeps (50,000): both are emptied on the way and refilled. Every
+    # key is right (1) but k0: "v0" vs "x0" is 1 edit of 2 -> 0.5: (50,001 + 0.5) / 50,002
+    gold = {f"k{n}": f"v{n}" for n in range(50_002)}
+    predicted = {**gold, "k0": "x0"}
+    score, fields = anls.anls_star_by_key(gold, predicted)
+    assert score == (50_001 + 0.5) / 50_002
+    assert fields == {**dict.fromkeys(gold, 1.0), "k0": 0.5}
+    assert anls.anls_star({"k7": "v7"}, {"k7": "V7"}) == 1.0  # a text folded again after the emptying
+    assert anls.anls_star_by_key({"k7": {"k0": "v"}}, {"k7": {"k0": "v"}})[1] == {"k7.k0": 1.0, "k7": 1.0}
