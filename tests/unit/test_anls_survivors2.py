@@ -53,3 +53,36 @@ def test_caches_emptied_past_their_bound_still_give_each_path_and_text() -> None
     assert fields == {**dict.fromkeys(gold, 1.0), "k0": 0.5}
     assert anls.anls_star({"k7": "v7"}, {"k7": "V7"}) == 1.0  # a text folded again after the emptying
     assert anls.anls_star_by_key({"k7": {"k0": "v"}}, {"k7": {"k0": "v"}})[1] == {"k7.k0": 1.0, "k7": 1.0}
+
+
+def test_an_element_identical_in_another_key_order_still_pairs_first() -> None:
+    # the gold's one list holds {"a": null, "b": "x"}; the second prediction holds it with its keys in another order
+    # (identical as JSON), the first holds "" where the null was. Both score 2 of 2 and are equal (a null accepts
+    # ""), so only the identical pairing keeps the null in the closest gold; the other list, 2 leaves, is invented:
+    # 2 / 4
+    gold = [[{"a": None, "b": "x"}]]
+    predicted = [[{"a": "", "b": "x"}], [{"b": "x", "a": None}]]
+    found = anls.anls_star_details(gold, predicted)
+    assert found.score == 0.5
+    assert found.closest == gold
+
+
+@pytest.mark.parametrize(
+    ("gold", "predicted", "closest"),
+    [
+        # {"a": null} pairs with its twin, the second prediction. The first, {"a": ""}, is as good for it (a null
+        # accepts "": 1 of 1, and equal), so against it the identical element gains exactly what an identical pair
+        # does, and "q" against the twin nothing (a text against an object: 0): the sum does not beat the identical
+        # pair, which stays. In the prediction's order: "q" (kept against {"a": ""}, a mismatch), then the twin
+        ([{"a": None}, "q"], [{"a": ""}, {"a": None}], ["q", {"a": None}]),
+        # {"a": ""} pairs with its twin; against "z" it gains nothing (a mismatch), so no assignment can beat the
+        # identical pair, however well {"a": null} scores against the twin: the null stays against "z"
+        ([{"a": None}, {"a": ""}], [{"a": ""}, "z"], [{"a": ""}, {"a": None}]),
+    ],
+)
+def test_an_identical_pair_stays_where_another_pairing_only_ties_it(gold: Any, predicted: Any, closest: Any) -> None:
+    found = anls.anls_star_details(gold, predicted)
+    assert found.closest == closest
+    # either way one pair earns 1 (of 1) and the other 0 of 1: 1 / 2, key "a" scoring 1
+    assert found.score == 0.5
+    assert _both(gold, predicted) == (0.5, {"[].a": 1.0})
