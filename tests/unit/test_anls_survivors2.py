@@ -86,3 +86,16 @@ def test_an_identical_pair_stays_where_another_pairing_only_ties_it(gold: Any, p
     # either way one pair earns 1 (of 1) and the other 0 of 1: 1 / 2, key "a" scoring 1
     assert found.score == 0.5
     assert _both(gold, predicted) == (0.5, {"[].a": 1.0})
+
+
+@pytest.mark.parametrize("n", [2, 4])  # 2 x 2 cells scored pair by pair; 4 x 4, at MIN_CELLS (16), as matrices
+def test_line_items_inside_elements_the_assignment_only_scores(n: int) -> None:
+    # one gold record with n items {"k": "p"}, {"k": "q"}...; the second prediction has them upper-cased in reverse
+    # order: none identical, so its items are assigned crossed, each reading the same (1): n of n -> 1.0. The first
+    # prediction has {"k": "p"} alone: identical (1), the other n - 1 gold items unpaired: 1 of n. The outer
+    # assignment scores both candidates without per-key scores and keeps the second: n of n, the first's one item
+    # invented: n / (n + 1). Every kept item's key scores 1
+    letters = "pqrs"[:n]
+    gold = [{"items": [{"k": x} for x in letters]}]
+    predicted = [{"items": [{"k": "p"}]}, {"items": [{"k": x.upper()} for x in reversed(letters)]}]
+    assert _both(gold, predicted) == (n / (n + 1), {"[].items[].k": 1.0, "[].items": 1.0})
