@@ -1,7 +1,8 @@
 """ANLS* where the mutation run after the speed work (gains from the assignment's own code, matrices from 16 cells)
-found no test looking: the check of whether identical elements may pair first, a pair of empty values (length 0)
-the assignment chooses, and the caches past their bound. Every value is worked out by hand in the comments; the
-one pass (:mod:`.anls_walk`) and the tree (:mod:`.anls`) are both asked."""
+found no test looking: the check of whether identical elements may pair first (and which elements it finds identical),
+a pair of empty values (length 0) the assignment chooses, line items inside list elements the outer assignment only
+scores, and the caches past their bound. Every value is worked out by hand in the comments; the one pass
+(:mod:`.anls_walk`) and the tree (:mod:`.anls`) are both asked."""
 
 from __future__ import annotations
 
@@ -22,11 +23,12 @@ def _both(gold: Any, predicted: Any) -> tuple[float, dict[str, float]]:
 
 
 def test_identical_elements_yield_when_a_pair_that_reads_the_same_is_not_equal() -> None:
-    # "bbbaaaaaaa" and ten a's pair as identical (1 + 1); "aaaaaaabbb" vs "BBBaaaaaaa" reads "bbbaaaaaaa": 6 edits of
-    # 10 -> 0.4, under the threshold -> 0: 2 / 3. The check: an identical gold element against the predicted one left
-    # gains at most 1.0 ("bbbaaaaaaa" vs "BBBaaaaaaa": the same text, not equal), the gold one left against an
-    # identical prediction 0.7 (3 edits of 10 from ten a's): 1.7 beats an identical pair's gain, so every element is
-    # assigned. Best: "bbbaaaaaaa" keeps its twin (1), ten a's take "BBBaaaaaaa" (0.7), "aaaaaaabbb" ten a's (0.7)
+    # paired identical first, "bbbaaaaaaa" and ten a's earn 1 + 1, and "aaaaaaabbb" vs "BBBaaaaaaa" (read
+    # "bbbaaaaaaa") 6 edits of 10 -> 0.4, under the threshold -> 0: 2 / 3. The check: an identical gold element
+    # against the predicted one left gains at most 1.0 ("bbbaaaaaaa" vs "BBBaaaaaaa": the same text, not equal), the
+    # gold one left against an identical prediction 0.7 (3 edits of 10 from ten a's): 1.7 beats an identical pair's
+    # gain, so every element is assigned. Best: "bbbaaaaaaa" keeps its twin (1), ten a's take "BBBaaaaaaa" (0.7),
+    # "aaaaaaabbb" ten a's (0.7): 2.4 / 3
     gold = ["bbbaaaaaaa", TEN_A, "aaaaaaabbb"]
     predicted = ["bbbaaaaaaa", TEN_A, "BBBaaaaaaa"]
     expected = (1.0 + (1 - 3 / 10) + (1 - 3 / 10)) / 3  # added in gold order, as the pairs are
@@ -39,7 +41,8 @@ def test_identical_elements_yield_when_a_pair_that_reads_the_same_is_not_equal()
 def test_a_pair_of_empty_values_scores_one_and_the_assignment_takes_it() -> None:
     # {"a": []} against {"a": {}}: a list against an object is a mismatch of length max(0, 0) = 0, an empty pairwise
     # length, ratio 1; against "z" 0 of 1. "q" against either 0 of 1. So the assignment crosses the elements: the
-    # sum is 0 + 0 of 0 + 1 -> 0, and key "a" scores its ratio 1 (paired in the diagonal, no key would score)
+    # sum is 0 + 0 of 0 + 1 -> 0, and key "a" scores its ratio 1 (paired in the given order, {"a": []} against "z",
+    # no key would score)
     assert _both([{"a": []}, "q"], ["z", {"a": {}}]) == (0.0, {"[].a": 1.0})
 
 
