@@ -17,8 +17,12 @@ out again (``--extractbench-record``) keeps them whole.
 
 A record's score is held as a :class:`HeldScore`: the same figures, but its field results (most of a record) packed
 into a few bytes of shape ids and flags per field plus the values those do not stand for, and its P/R/F1 maps and
-ANLS* per key path made again when read. The finish reads them as before; they cost time only when read (each
-section that walks the fields builds them again, about a microsecond a field).
+ANLS* per key path made again when read. The values, the ANLS* figures per key path and the validation messages are
+one ``marshal`` string (a text costs its length and two bytes there instead of ~50 bytes and a reference as an
+object; a float nine bytes instead of 32), read back at each read of them, when they are all JSON's own types
+(anything else, a value a transform made, stays as it is). The finish reads them as before; they cost time only when
+read (each section that walks the fields builds them again, about a microsecond a field and ~5 us a record for the
+string).
 
 Shared containers must not be changed afterwards: the finish only reads records, except the whole-output
 scores (semantic similarity, a judge's grade), which write into a record's diagnostics and extras; a run that
@@ -27,6 +31,7 @@ asks for them keeps its records as they are (:func:`shares_safely`).
 
 from __future__ import annotations
 
+import marshal
 from array import array
 from collections.abc import Sequence
 from functools import partial
@@ -106,7 +111,6 @@ class SharedValues:
         held.json_valid = score.json_valid
         held.schema_valid = score.schema_valid
         held.parse_error = text(score.parse_error)
-        held.validation_errors = self._counts(tuple(map(text, score.validation_errors)))
         held.observed = self._counts(score.observed)
         held.counts = counts = self._counts(score.counts)
         held.exact_match = score.exact_match
@@ -116,7 +120,6 @@ class SharedValues:
         held.eqs = number(score.eqs)
         held.extras = self._map(score.extras)
         held._shapes = self._shapes
-        held._packed, held._values = self._pack(score.fields)
         given = (score.precision, score.recall, score.f1)
         derived = credit_maps(counts, score.schema_valid)  # what the held score computes when read
         held._credit = (
@@ -124,7 +127,18 @@ class SharedValues:
         )
         observed, by_path = score._anls_pair()
         held._anls_observed = number(observed)
-        held._anls_keys, held._anls_data = self._pack_anls(by_path)
+        held._anls_keys = self._counts(tuple(map(text, by_path)))
+        # the values as one string when marshal gives each back as it was; else as objects, shared
+        fields, errors, anls = score.fields, tuple(score.validation_errors), tuple(by_path.values())
+        packed, values = self._pack(fields, share=False)
+        held._blob = blob = None if packed is None else _marshalled((packed, values, anls, errors))
+        if blob is None:
+            if packed is not None:
+                packed, values = self._pack(fields, share=True)
+            errors = self._counts(tuple(map(text, errors)))
+            held._loose = (packed, values, tuple(map(number, anls)), errors)
+        else:
+            held._loose = None
         return held
 
     def _number(self, value: Any) -> Any:
@@ -134,18 +148,19 @@ class SharedValues:
         found = self._numbers.get(value)
         return found if found is not None else _kept(self._numbers, value, value)
 
-    def _pack(self, fields: Sequence[FieldResult]) -> tuple[bytes | None, tuple[Any, ...]]:
+    def _pack(self, fields: Sequence[FieldResult], *, share: bool) -> tuple[bytes | None, tuple[Any, ...]]:
         """A score's field results as :class:`HeldScore` holds them: a header of each field's shape as its place in
         the shapes' table (two bytes each, or four past 65,535 shapes), a byte of flags per field (:data:`_NO_EXPECTED`
         ...) and the shapes' width; and a tuple of the values its flags do not stand for (the score unless it is 0.0
-        or 1.0, expected, predicted, similarity), field by field. Scores and values are shared objects: a section that
-        lists every field's score lists references, not new floats. ``(None, fields)`` (the fields as they are,
+        or 1.0, expected, predicted, similarity), field by field. ``share``: the scores and values shared with those
+        seen before (held as objects; unshared, they go into one string). ``(None, fields)`` (the fields as they are,
         shared) when a field does not fit: a flag of another type (``1`` for ``True`` would read back as ``True``), a
         shape that cannot be a key."""
         ids: list[int] = []
         flags = bytearray()
         values: list[Any] = []
-        text, number, shape_ids, shapes = self._text, self._number, self._shape_ids, self._shapes
+        text, number = (self._text, self._number) if share else (_same, _same)
+        shape_ids, shapes = self._shape_ids, self._shapes
         for field in fields:
             (path, category, score, expected, predicted, e_type, p_type, type_ok, equal, depth, required, origin,
              similarity, comparator, error) = field  # fmt: skip
@@ -178,24 +193,21 @@ class SharedValues:
                 values.append(expected := text(expected))
             if predicted is None:
                 flag |= _NO_PREDICTED
-            elif (predicted := text(predicted)) is expected:  # the same object: an exact text, a small int
+            elif (predicted := text(predicted)) is expected or (
+                type(predicted) is str and type(expected) is str and predicted == expected
+            ):  # the same object (an exact text, a small int), or an equal text
                 flag |= _SAME_VALUE
             else:
                 values.append(predicted)
             if similarity is None:
                 flag |= _NO_SIMILARITY
             else:
-                if all(type(x) is float and not _inexact(x) for x in similarity):
+                if share and all(type(x) is float and not _inexact(x) for x in similarity):
                     similarity = self._counts(similarity)
                 values.append(similarity)
             flags.append(flag)
         width = 2 if len(shapes) <= 0xFFFF else 4
         return array("H" if width == 2 else "I", ids).tobytes() + flags + bytes((width,)), tuple(values)
-
-    def _pack_anls(self, by_path: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-        """ANLS* per key path as its keys and its values, each a tuple (a map costs several times as much): equal
-        keys kept once, and the values shared as numbers."""
-        return self._counts(tuple(map(self._text, by_path))), tuple(map(self._number, by_path.values()))
 
     def _text(self, value: Any) -> Any:
         if type(value) is not str:
@@ -259,22 +271,43 @@ class HeldScore(SampleScore):
     made again at each read. Its field results are their shapes in the run's table, flags and their scores and
     values (:meth:`SharedValues._pack`), read back as new :class:`FieldResult` tuples equal to those scored; its
     precision, recall and F1 are computed again from its counts (as they were first); its ANLS* per key path is
-    rebuilt from its keys and values. Every other attribute is the score's own. Assigning ``fields``,
-    ``precision``, ``recall`` or ``f1`` keeps what is given."""
+    rebuilt from its keys and values; its validation messages are read back with the field values. Every other
+    attribute is the score's own. Assigning ``fields``, ``validation_errors``, ``precision``, ``recall`` or ``f1``
+    keeps what is given."""
 
-    __slots__ = ("_shapes", "_packed", "_values", "_credit", "_anls_observed", "_anls_keys", "_anls_data")
+    __slots__ = ("_shapes", "_blob", "_loose", "_credit", "_anls_observed", "_anls_keys")
 
     _shapes: list[tuple[Any, ...]]
-    _packed: bytes | None
-    _values: tuple[Any, ...]
+    # the packed fields, their values, the ANLS* values per key path and the validation messages: as one marshal
+    # string, or (``_blob`` None) as objects in ``_loose``
+    _blob: bytes | None
+    _loose: tuple[bytes | None, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] | None
     _credit: tuple[dict[str, float], dict[str, float], dict[str, float]] | None
     _anls_observed: float | None
     _anls_keys: tuple[str, ...]
-    _anls_data: tuple[Any, ...]
+
+    def _held(self) -> tuple[bytes | None, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
+        """The packed fields (None: ``values`` are the fields), the values, ANLS* per key path's values and the
+        validation messages."""
+        blob = self._blob
+        if blob is not None:
+            found: tuple[bytes | None, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] = marshal.loads(blob)
+            return found
+        assert self._loose is not None
+        return self._loose
+
+    def _keep(self, index: int, value: tuple[Any, ...]) -> None:
+        """The fields (``index`` 1: no longer packed) or the validation messages (3) replaced; held as objects."""
+        packed, values, anls, errors = self._held()
+        if index == 1:
+            packed, values = None, value
+        else:
+            errors = value
+        self._blob, self._loose = None, (packed, values, anls, errors)
 
     @property
     def fields(self) -> tuple[FieldResult, ...]:
-        packed, values = self._packed, self._values
+        packed, values, _, _ = self._held()
         if packed is None:
             return values
         width = packed[-1]
@@ -331,7 +364,15 @@ class HeldScore(SampleScore):
 
     @fields.setter
     def fields(self, value: tuple[FieldResult, ...]) -> None:
-        self._packed, self._values = None, tuple(value)
+        self._keep(1, tuple(value))
+
+    @property
+    def validation_errors(self) -> tuple[str, ...]:
+        return self._held()[3]
+
+    @validation_errors.setter
+    def validation_errors(self, value: tuple[str, ...]) -> None:
+        self._keep(3, tuple(value))
 
     def _credit_maps(self) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
         return self._credit or credit_maps(self.counts, self.schema_valid)
@@ -361,7 +402,7 @@ class HeldScore(SampleScore):
         self._credit = (self.precision, self.recall, value)
 
     def _anls_pair(self) -> tuple[float | None, dict[str, float]]:
-        return self._anls_observed, dict(zip(self._anls_keys, self._anls_data))
+        return self._anls_observed, dict(zip(self._anls_keys, self._held()[2]))
 
 
 def _kept(table: dict[Any, V], key: Any, value: V) -> V:
@@ -370,6 +411,34 @@ def _kept(table: dict[Any, V], key: Any, value: V) -> V:
         table.clear()
     table[key] = value
     return value
+
+
+def _same(value: V) -> V:
+    return value
+
+
+_JSON_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(value: Any) -> bool:
+    """Whether marshal gives ``value`` back with the same types all the way down: JSON's own (a subclass, an array
+    or a bytes-like value would come back as another type)."""
+    kind = type(value)
+    if kind in _JSON_LEAVES:
+        return True
+    if kind is tuple or kind is list:
+        return all(map(_plain, value))
+    if kind is dict:
+        return all(type(key) is str and _plain(item) for key, item in value.items())
+    return False
+
+
+def _marshalled(parts: tuple[Any, ...]) -> bytes | None:
+    """``parts`` as one marshal string, or None when a value would not come back as it was (or is too deep)."""
+    try:
+        return marshal.dumps(parts) if all(map(_plain, parts[1:])) else None
+    except (RecursionError, ValueError):
+        return None
 
 
 def _inexact(value: Any) -> bool:

@@ -204,9 +204,10 @@ def test_field_scores_of_zero_and_one_are_flags_and_every_score_reads_back_as_it
     scores = (1.0, 0.0, -0.0, 0.5, 1, math.nan)  # the last four kept as values: -0.0 and 1 are written apart
     score.fields = tuple(FieldResult(f"k{i}", "exact", s, None, None) for i, s in enumerate(scores))
     held = SharedValues().compact(SampleRecord("m", "s", score)).score
-    assert held._packed is not None
+    packed, values, _, _ = held._held()
+    assert packed is not None
     # no expected, predicted or similarity: the values are the four scores that are not 0.0 or 1.0, in order
-    assert len(held._values) == 4 and repr(held._values[:3]) == "(-0.0, 0.5, 1)"
+    assert len(values) == 4 and repr(values[:3]) == "(-0.0, 0.5, 1)"
     assert repr([f.score for f in held.fields]) == "[1.0, 0.0, -0.0, 0.5, 1, nan]"
     assert [type(f.score) for f in held.fields] == [float, float, float, float, int, float]
 
