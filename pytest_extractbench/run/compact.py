@@ -32,6 +32,7 @@ asks for them keeps its records as they are (:func:`shares_safely`).
 from __future__ import annotations
 
 import marshal
+import zlib
 from array import array
 from collections.abc import Sequence
 from functools import partial
@@ -50,6 +51,11 @@ _new_field = partial(tuple.__new__, FieldResult)
 _NO_EXPECTED, _NO_PREDICTED, _SAME_VALUE, _NO_SIMILARITY, _SCORE_ZERO, _SCORE_ONE = 1, 2, 4, 8, 16, 32
 _REPR_LIMIT = 400  # a larger diagnostics or ANLS* map is rarely equal to another: not worth its repr
 TABLE_LIMIT = 1 << 16
+# held values compressed with a dictionary of the first records' (raw deflate, an 8 KB window): ~600 bytes a harsh
+# record become ~210, for ~35 us to compress and ~4 us to expand at each read
+DICTIONARY_SIZE = 8192
+_WBITS, _LEVEL, _MEMORY = -13, 6, 8
+_PENDING_RECORDS = 256  # held raw until the dictionary is made (from this many, or 4 dictionaries' worth of bytes)
 V = TypeVar("V")
 
 
@@ -72,8 +78,11 @@ class SharedValues:
         self._numbers: dict[float, float] = {}
         # a field's shape: all it holds but its values and score (see HeldScore); never emptied, held scores
         # name their fields' shapes by their place in it
-        self._shapes: list[tuple[Any, ...]] = []
+        self._codec = _Codec()
+        self._shapes = self._codec.shapes
         self._shape_ids: dict[tuple[Any, ...], int] = {}
+        self._pending: list[HeldScore] = []  # held with their values raw until the dictionary is made
+        self._pending_bytes = 0
 
     def compact(self, record: Any) -> Any:
         """``record`` with its values shared and its score held compactly (:class:`HeldScore`), as a new record:
@@ -119,7 +128,7 @@ class SharedValues:
         held.omission_rate = number(score.omission_rate)
         held.eqs = number(score.eqs)
         held.extras = self._map(score.extras)
-        held._shapes = self._shapes
+        held._codec = self._codec
         given = (score.precision, score.recall, score.f1)
         derived = credit_maps(counts, score.schema_valid)  # what the held score computes when read
         held._credit = (
@@ -131,15 +140,33 @@ class SharedValues:
         # the values as one string when marshal gives each back as it was; else as objects, shared
         fields, errors, anls = score.fields, tuple(score.validation_errors), tuple(by_path.values())
         packed, values = self._pack(fields, share=False)
-        held._blob = blob = None if packed is None else _marshalled((packed, values, anls, errors))
+        blob = None if packed is None else _marshalled((packed, values, anls, errors))
         if blob is None:
             if packed is not None:
                 packed, values = self._pack(fields, share=True)
             errors = self._counts(tuple(map(text, errors)))
-            held._loose = (packed, values, tuple(map(number, anls)), errors)
-        else:
-            held._loose = None
+            held._blob, held._loose = None, (packed, values, tuple(map(number, anls)), errors)
+            return held
+        held._loose = None
+        if self._codec.zdict is not None:
+            held._blob = self._codec.deflate(blob)
+            return held
+        held._blob = blob
+        self._pending.append(held)
+        self._pending_bytes += len(blob)
+        if len(self._pending) >= _PENDING_RECORDS or self._pending_bytes >= 4 * DICTIONARY_SIZE:
+            self._compress_pending()
         return held
+
+    def _compress_pending(self) -> None:
+        """The dictionary made from the values held so far (the last :data:`DICTIONARY_SIZE` bytes of them), and
+        those values compressed with it; a record's values are compressed from then on as it arrives."""
+        raw = [held._blob for held in self._pending if held._blob is not None]
+        self._codec.start(b"".join(raw)[-DICTIONARY_SIZE:])
+        for held in self._pending:
+            if held._blob is not None:  # None: its fields were assigned since, held as objects
+                held._blob = self._codec.deflate(held._blob)
+        self._pending, self._pending_bytes = [], 0
 
     def _number(self, value: Any) -> Any:
         """An equal float seen before (not NaN or -0.0, which JSON writes apart from their equals), or ``value``."""
@@ -275,9 +302,9 @@ class HeldScore(SampleScore):
     attribute is the score's own. Assigning ``fields``, ``validation_errors``, ``precision``, ``recall`` or ``f1``
     keeps what is given."""
 
-    __slots__ = ("_shapes", "_blob", "_loose", "_credit", "_anls_observed", "_anls_keys")
+    __slots__ = ("_codec", "_blob", "_loose", "_credit", "_anls_observed", "_anls_keys")
 
-    _shapes: list[tuple[Any, ...]]
+    _codec: _Codec  # the run's shapes and the dictionary of its values' strings
     # the packed fields, their values, the ANLS* values per key path and the validation messages: as one marshal
     # string, or (``_blob`` None) as objects in ``_loose``
     _blob: bytes | None
@@ -291,7 +318,9 @@ class HeldScore(SampleScore):
         validation messages."""
         blob = self._blob
         if blob is not None:
-            found: tuple[bytes | None, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] = marshal.loads(blob)
+            found: tuple[bytes | None, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] = marshal.loads(
+                self._codec.inflate(blob)
+            )
             return found
         assert self._loose is not None
         return self._loose
@@ -314,7 +343,7 @@ class HeldScore(SampleScore):
         count = (len(packed) - 1) // (1 + width)  # the shape's place and a byte of flags a field
         ids = array("H" if width == 2 else "I")
         ids.frombytes(packed[: width * count])
-        shapes, out, at = self._shapes, [], 0
+        shapes, out, at = self._codec.shapes, [], 0
         for shape_id, flag in zip(ids, packed[width * count : -1]):
             path, category, e_type, p_type, type_ok, equal, depth, required, origin, comparator, error = shapes[
                 shape_id
@@ -403,6 +432,32 @@ class HeldScore(SampleScore):
 
     def _anls_pair(self) -> tuple[float | None, dict[str, float]]:
         return self._anls_observed, dict(zip(self._anls_keys, self._held()[2]))
+
+
+class _Codec:
+    """A run's table of field shapes, and the dictionary its held values' strings are compressed with (None until
+    enough records have arrived to make one: until then every string is raw)."""
+
+    __slots__ = ("shapes", "zdict", "_deflater")
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[Any, ...]] = []
+        self.zdict: bytes | None = None
+        self._deflater: zlib._Compress | None = None
+
+    def start(self, zdict: bytes) -> None:
+        self.zdict = zdict
+        self._deflater = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEMORY, zlib.Z_DEFAULT_STRATEGY, zdict)
+
+    def deflate(self, raw: bytes) -> bytes:
+        assert self._deflater is not None  # started
+        deflater = self._deflater.copy()  # a copy of one primed with the dictionary: not primed again each time
+        return deflater.compress(raw) + deflater.flush()
+
+    def inflate(self, blob: bytes) -> bytes:
+        if self.zdict is None:
+            return blob
+        return zlib.decompressobj(_WBITS, self.zdict).decompress(blob)
 
 
 def _kept(table: dict[Any, V], key: Any, value: V) -> V:

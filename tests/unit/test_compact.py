@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -281,3 +282,67 @@ def test_assigning_the_messages_or_the_fields_keeps_the_other_parts() -> None:
     held.fields = replaced
     assert held.fields == replaced and held.validation_errors == ("second", "third")
     assert held.anls_star_fields == anls
+
+
+# --- the values' strings compressed with a dictionary of the first records' ---
+
+
+@PROPERTY
+@given(rows=ROWS, pending=st.integers(1, 5))
+def test_records_read_the_same_before_and_after_their_values_are_compressed(
+    rows: list[tuple[str, dict[str, object], str, dict[str, object]]], pending: int
+) -> None:
+    made = [record(model, f"s{i % 7}", gold, output, answer) for i, (model, gold, output, answer) in enumerate(rows)]
+    before = [exact(r) for r in made]
+    metrics = repr(metrics_by_model(made, OPTIONS))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compact, "_PENDING_RECORDS", pending)  # the dictionary made after the first few records
+        shared = SharedValues()
+        held = [shared.compact(r) for r in made]
+    assert (shared._codec.zdict is not None) == (len(rows) >= pending)
+    assert not shared._pending or len(shared._pending) < pending
+    assert [exact(r) for r in held] == before
+    assert repr(metrics_by_model(held, OPTIONS)) == metrics
+
+
+def test_values_seen_in_the_dictionary_take_a_few_bytes(monkeypatch) -> None:
+    monkeypatch.setattr(compact, "DICTIONARY_SIZE", 1 << 20)  # made from the first 256 records, not from their size
+    gold = {"name": "Ada Lovelace", "n": 3, "tags": ["analytical", "engine"]}
+    output = json.dumps({"name": "Ada King", "n": 4, "tags": ["analytical"], "extra": "made up"})
+    shared = SharedValues()
+    first = [shared.compact(record("m", f"s{i}", gold, output)).score for i in range(compact._PENDING_RECORDS - 1)]
+    raw = first[0]._blob
+    assert shared._codec.zdict is None and raw is not None and all(held._blob == raw for held in first)
+    last = shared.compact(record("m", "last", gold, output)).score  # the dictionary is made, the first compressed
+    assert shared._codec.zdict is not None and not shared._pending
+    compressed = first[0]._blob
+    assert compressed is not None and last._blob == compressed
+    # the raw string is in the dictionary: a few back-references of at most 258 bytes each, a few bytes apiece
+    assert len(compressed) <= 3 * (len(raw) // 258 + 2) < len(raw)
+    assert shared._codec.inflate(compressed) == raw
+    assert repr(last.fields) == repr(first[0].fields) and last.anls_star_fields == first[0].anls_star_fields
+
+
+def test_the_dictionary_is_made_once_four_dictionaries_worth_of_bytes_arrived(monkeypatch) -> None:
+    made = [record("m", f"s{i}", {"name": "Ada Lovelace"}, '{"name": "Ada"}') for i in range(3)]
+    raw = SharedValues().compact(made[0]).score._blob  # one record's string: no dictionary after one record
+    assert raw is not None
+    monkeypatch.setattr(compact, "DICTIONARY_SIZE", len(raw) // 2)  # 4 halves: made at the second record
+    shared = SharedValues()
+    first = shared.compact(made[0]).score
+    assert shared._codec.zdict is None and first._blob == raw
+    held = [first, shared.compact(made[1]).score, shared.compact(made[2]).score]
+    assert shared._codec.zdict == (raw + raw)[-(len(raw) // 2) :]  # the last half record of the two joined
+    assert all(h._blob is not None and len(h._blob) < len(raw) for h in held)
+    assert [repr(h.fields) for h in held] == [repr(m.score.fields) for m in made]
+
+
+def test_a_pending_record_whose_fields_were_assigned_stays_as_objects(monkeypatch) -> None:
+    monkeypatch.setattr(compact, "_PENDING_RECORDS", 2)
+    shared = SharedValues()
+    first = shared.compact(record("m", "a", {"name": "Ada"}, '{"name": "Bob"}')).score
+    replaced = (FieldResult("name", "exact", 1.0, "Ada", "Ada"),)
+    first.fields = replaced
+    second = shared.compact(record("m", "b", {"name": "Ada"}, '{"name": "Bob"}')).score
+    assert shared._codec.zdict is not None and first._blob is None and first.fields == replaced
+    assert second._blob is not None and second.fields[0].predicted == "Bob"
