@@ -1,9 +1,8 @@
 """Held records made smaller as they arrive: equal values shared instead of kept once per record.
 
 The controller holds every scored record until the finish aggregates them. Much of a record repeats across
-samples: field values (enums, names, codes), whole field results (an exact match of the same value), the
-per-mode precision/recall/F1 of invalid or perfect outputs (all 0 or all 1), the diagnostics and ANLS* maps
-of outputs alike. :class:`SharedValues` replaces each with an equal one it has seen, so 100,000 records keep
+samples: texts, counts, the per-mode precision/recall/F1 of invalid or perfect outputs (all 0 or all 1), the
+diagnostics of outputs alike. :class:`SharedValues` replaces each with an equal one it has seen, so 100,000 records keep
 few copies of each. A value is shared only with one of exactly the same type all the way down (``1``, ``1.0``
 and ``True`` are equal in Python but not the same JSON; ``-0.0`` equals ``0.0``), so every figure read from a
 record stays what it was. Each table is emptied when it reaches :data:`TABLE_LIMIT` entries: most values seen
@@ -19,10 +18,12 @@ A record's score is held as a :class:`HeldScore`: the same figures, but its fiel
 into a few bytes of shape ids and flags per field plus the values those do not stand for, and its P/R/F1 maps and
 ANLS* per key path made again when read. The values, the ANLS* figures per key path and the validation messages are
 one ``marshal`` string (a text costs its length and two bytes there instead of ~50 bytes and a reference as an
-object; a float nine bytes instead of 32), read back at each read of them, when they are all JSON's own types
-(anything else, a value a transform made, stays as it is). The finish reads them as before; they cost time only when
-read (each section that walks the fields builds them again, about a microsecond a field and ~5 us a record for the
-string).
+object; a float nine bytes instead of 32), when they are all JSON's own types (anything else, a value a transform
+made, stays as objects, shared as above). Once a few hundred records have arrived, the last 8 KB of their strings
+become a zlib dictionary, and every string is compressed with it (most of one repeats the others': names and codes
+of a few families, messages of a few templates; ~600 bytes a harsh record become ~200). The finish reads them as
+before; they cost time only when read (each section that walks the fields builds them again: ~7 us a record to
+expand and read the string, and about a microsecond a field).
 
 Shared containers must not be changed afterwards: the finish only reads records, except the whole-output
 scores (semantic similarity, a judge's grade), which write into a record's diagnostics and extras; a run that
@@ -432,6 +433,10 @@ class HeldScore(SampleScore):
 
     def _anls_pair(self) -> tuple[float | None, dict[str, float]]:
         return self._anls_observed, dict(zip(self._anls_keys, self._held()[2]))
+
+    @property
+    def anls_star_observed(self) -> float | None:
+        return self._anls_observed  # read for every resampled column: the values per key path stay packed
 
 
 class _Codec:
