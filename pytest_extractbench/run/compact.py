@@ -98,7 +98,7 @@ class SharedValues:
             if chars is not None:
                 response["content"] = self._outputs.get(chars) or _kept(self._outputs, chars, HeldOutput(chars))
             response = self._map(response)  # offline, only the output's length is left: mostly seen before
-        return SampleRecord(
+        held = HeldRecord(
             record.model,
             record.sample_id,
             self._score(record.score),
@@ -109,6 +109,10 @@ class SharedValues:
             self._map(record.diagnostics),
             record.scoring_error,
         )
+        meta = record.meta
+        if type(meta) is dict and all(type(key) is str for key in meta):
+            _META.__set__(held, (self._counts(tuple(meta)), *meta.values()))
+        return held
 
     def _score(self, score: SampleScore) -> SampleScore:
         """A :class:`HeldScore` that reads as ``score`` does; ``score`` itself when it is some other kind."""
@@ -292,6 +296,30 @@ class SharedValues:
         if found is not None and repr(found) == text:
             return found
         return _kept(self._maps, key, value)  # in place of another map whose repr has the same hash, if any
+
+
+_META = SampleRecord.__dict__["meta"]  # the record's own slot, under HeldRecord's property
+
+
+class HeldRecord(SampleRecord):
+    """A record as the controller holds it: its metadata as one tuple, the keys' tuple (shared by the records of a
+    dataset) and then the values, made into a map again at each read (as it was: the same keys in the same order,
+    the same value objects). A map of four keys costs 184 bytes, the tuple 96. Assigning ``meta`` keeps what is
+    given."""
+
+    __slots__ = ()
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        held = _META.__get__(self, HeldRecord)
+        if type(held) is tuple:
+            return dict(zip(held[0], held[1:]))
+        found: dict[str, Any] = held
+        return found
+
+    @meta.setter
+    def meta(self, value: dict[str, Any]) -> None:
+        _META.__set__(self, value)
 
 
 class HeldScore(SampleScore):

@@ -346,3 +346,35 @@ def test_a_pending_record_whose_fields_were_assigned_stays_as_objects(monkeypatc
     second = shared.compact(record("m", "b", {"name": "Ada"}, '{"name": "Bob"}')).score
     assert shared._codec.zdict is not None and first._blob is None and first.fields == replaced
     assert second._blob is not None and second.fields[0].predicted == "Bob"
+
+
+# --- a held record's metadata as one tuple ---
+
+
+def test_a_held_records_metadata_reads_back_as_the_same_map_of_the_same_values() -> None:
+    complexity = {"total_fields": 4, "complexity_bin": "simple"}
+    made = []
+    for i in range(2):
+        given = record("m", f"s{i}", {"name": "Ada"}, '{"name": "Ada"}')
+        given.meta = {"source": "data.jsonl", "location": f"line {i + 1}", "complexity": complexity, "text_chars": 10}
+        made.append(given)
+    shared = SharedValues()
+    first, second = (shared.compact(given) for given in made)
+    assert type(first).__name__ == "HeldRecord" and isinstance(first, SampleRecord)
+    held = compact._META.__get__(first, SampleRecord)
+    # the keys' tuple, shared by both records, then the values: 8 + 4 references instead of a map of 4 keys
+    assert held == (("source", "location", "complexity", "text_chars"), "data.jsonl", "line 1", complexity, 10)
+    assert held[0] is compact._META.__get__(second, SampleRecord)[0]
+    for given, kept in zip(made, (first, second)):
+        assert kept.meta == given.meta and list(kept.meta) == list(given.meta)  # the same keys in the same order
+        assert kept.meta["complexity"] is complexity  # the same object: sections key their caches by it
+        assert repr(kept.to_dict()["meta"]) == repr(given.to_dict()["meta"])
+    first.meta = {"other": 1}
+    assert first.meta == {"other": 1}
+
+
+def test_a_metadata_map_with_a_key_that_is_not_a_text_stays_a_map() -> None:
+    given = record("m", "a", {"name": "Ada"}, '{"name": "Ada"}')
+    given.meta = {1: "one"}  # type: ignore[dict-item]
+    kept = SharedValues().compact(given)
+    assert compact._META.__get__(kept, SampleRecord) is given.meta and kept.meta == {1: "one"}
