@@ -248,3 +248,26 @@ def test_plain_sharing_copies_only_what_changes() -> None:
     assert out["models"]["m"]["invalid_samples"] is rows and out["models"]["m"]["invalid_samples"][0] is leaf
     assert out is not document and out["models"]["m"] is not document["models"]["m"]  # a NaN, a tuple, a key: copied
     assert type(out["o"]["n"]) is int and out["o"] is not other
+
+
+# --- the dataset's ids: checked against the predictions, then let go ---
+
+
+def test_the_ids_checked_against_the_predictions_are_let_go_and_an_unknown_id_is_still_named(tmp_path: Path) -> None:
+    from pytest_extractbench.config.from_python import settings_from_options
+    from pytest_extractbench.run.context import RunContext
+
+    rows = [{"id": f"s{i}", "text": "t", "schema": {"type": "object"}, "expected": {}} for i in range(3)]
+    dataset = _file(tmp_path / "data.jsonl", *rows)
+    predictions = _file(tmp_path / "preds.jsonl", {"id": "s0", "output": "{}"}, {"id": "ghost", "output": "{}"})
+    settings = settings_from_options(tmp_path, dataset=str(dataset), predictions=str(predictions))
+    context = RunContext(settings, base_dir=tmp_path, writes=False)
+    try:
+        assert context.predictions is not None
+        assert context.population_ids == set()  # 3 ids held while the predictions were checked, none after
+        assert context.population == 3
+        assert [(p.sample_id, p.message) for p in context.predictions.problems] == [
+            ("ghost", "unknown sample id (model 'predictions'): not in the dataset")
+        ]
+    finally:
+        context.close()
