@@ -204,9 +204,10 @@ def test_field_scores_of_zero_and_one_are_flags_and_every_score_reads_back_as_it
     scores = (1.0, 0.0, -0.0, 0.5, 1, math.nan)  # the last four kept as values: -0.0 and 1 are written apart
     score.fields = tuple(FieldResult(f"k{i}", "exact", s, None, None) for i, s in enumerate(scores))
     held = SharedValues().compact(SampleRecord("m", "s", score)).score
-    assert held._packed is not None
+    packed, values, _, _ = held._held()
+    assert packed is not None
     # no expected, predicted or similarity: the values are the four scores that are not 0.0 or 1.0, in order
-    assert len(held._values) == 4 and repr(held._values[:3]) == "(-0.0, 0.5, 1)"
+    assert len(values) == 4 and repr(values[:3]) == "(-0.0, 0.5, 1)"
     assert repr([f.score for f in held.fields]) == "[1.0, 0.0, -0.0, 0.5, 1, nan]"
     assert [type(f.score) for f in held.fields] == [float, float, float, float, int, float]
 
@@ -247,3 +248,26 @@ def test_plain_sharing_copies_only_what_changes() -> None:
     assert out["models"]["m"]["invalid_samples"] is rows and out["models"]["m"]["invalid_samples"][0] is leaf
     assert out is not document and out["models"]["m"] is not document["models"]["m"]  # a NaN, a tuple, a key: copied
     assert type(out["o"]["n"]) is int and out["o"] is not other
+
+
+# --- the dataset's ids: checked against the predictions, then let go ---
+
+
+def test_the_ids_checked_against_the_predictions_are_let_go_and_an_unknown_id_is_still_named(tmp_path: Path) -> None:
+    from pytest_extractbench.config.from_python import settings_from_options
+    from pytest_extractbench.run.context import RunContext
+
+    rows = [{"id": f"s{i}", "text": "t", "schema": {"type": "object"}, "expected": {}} for i in range(3)]
+    dataset = _file(tmp_path / "data.jsonl", *rows)
+    predictions = _file(tmp_path / "preds.jsonl", {"id": "s0", "output": "{}"}, {"id": "ghost", "output": "{}"})
+    settings = settings_from_options(tmp_path, dataset=str(dataset), predictions=str(predictions))
+    context = RunContext(settings, base_dir=tmp_path, writes=False)
+    try:
+        assert context.predictions is not None
+        assert context.population_ids == set()  # 3 ids held while the predictions were checked, none after
+        assert context.population == 3
+        assert [(p.sample_id, p.message) for p in context.predictions.problems] == [
+            ("ghost", "unknown sample id (model 'predictions'): not in the dataset")
+        ]
+    finally:
+        context.close()
