@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 __all__ = ["MASK", "SECRET_ENV_VARS", "env_secrets", "mask", "redact_credentials", "redact_url"]
@@ -64,7 +65,23 @@ def redact_credentials(text: str, known: Iterable[str | None] = ()) -> str:
 
 def env_secrets() -> tuple[str, ...]:
     """The keys set in :data:`SECRET_ENV_VARS` now (read each time: a test or a caller may change them)."""
-    return tuple(value for name in SECRET_ENV_VARS if len(value := os.environ.get(name) or "") >= _SHORTEST_SECRET)
+    environ = os.environ
+    data = getattr(environ, "_data", None)
+    if type(environ) is not os._Environ or type(data) is not dict:  # a replaced os.environ: ask it as a mapping
+        return tuple(value for name in SECRET_ENV_VARS if len(value := environ.get(name) or "") >= _SHORTEST_SECRET)
+    # CPython's os.environ answers a missing key by raising KeyError twice (about 2 us each here): every sink masks,
+    # and a run masks a few texts per item, so the process's own table is read instead, with os.environ's own
+    # key encoding and value decoding (the same values os.environ.get gives)
+    keys = _ENCODED_KEYS.get(environ.encodekey)
+    if keys is None:
+        keys = _ENCODED_KEYS[environ.encodekey] = tuple(environ.encodekey(name) for name in SECRET_ENV_VARS)
+    found = [data.get(key) for key in keys]
+    return tuple(
+        value for raw in found if raw is not None and len(value := environ.decodevalue(raw) or "") >= _SHORTEST_SECRET
+    )
+
+
+_ENCODED_KEYS: dict[Any, tuple[Any, ...]] = {}  # os.environ's key encoding -> SECRET_ENV_VARS encoded by it
 
 
 def mask(text: str, secrets: tuple[str, ...] | None = None) -> str:

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["CHANGED", "dataset_hash", "dataset_hash_of", "sample_hash"]
+__all__ = ["CHANGED", "SchemaTexts", "dataset_hash", "dataset_hash_of", "sample_hash"]
 
 CHANGED = "changed while the run read it"
 """The hash of a sample whose dataset line changed before the run could hash it as loaded: it equals no content
@@ -32,17 +32,37 @@ def _canonical(value: Any) -> bytes:
     )
 
 
-def sample_hash(sample: Any) -> str:
+SchemaTexts = dict[int, tuple[Any, bytes]]
+"""Canonical JSON of schemas already hashed, by the schema object's id (the object is kept, so the id stays its)."""
+SCHEMA_TEXTS_LIMIT = 256
+
+
+def sample_hash(sample: Any, schemas: SchemaTexts | None = None) -> str:
     """sha256 of the sample's text, schema, gold answer and document (a sample without one hashes as before);
-    for a track sample, of all its inputs and its reference."""
+    for a track sample, of all its inputs and its reference.
+
+    ``schemas``: a run's samples share their schema objects, and serializing a schema is half the hash; a caller
+    hashing many samples whose schemas do not change meanwhile passes one dict for them all, and each schema
+    object is serialized once. The bytes hashed are the same: the canonical JSON of ``{"document", "expected",
+    "schema", "text"}`` is those keys in order, each followed by its value's canonical JSON."""
     data = getattr(sample, "data", None)
     if isinstance(data, Mapping):
         return hashlib.sha256(_canonical({"data": data, "expected": sample.expected})).hexdigest()
-    content: dict[str, Any] = {"text": sample.text, "schema": sample.schema, "expected": sample.expected}
+    text, schema, expected = sample.text, sample.schema, sample.expected
+    if schemas is None:
+        schema_json = _canonical(schema)
+    else:
+        known = schemas.get(id(schema))
+        if known is None or known[0] is not schema:
+            if len(schemas) >= SCHEMA_TEXTS_LIMIT:  # a dataset of distinct schemas: keep a few, not all
+                schemas.clear()
+            known = schemas[id(schema)] = (schema, _canonical(schema))
+        schema_json = known[1]
     document = getattr(sample, "document", None)
-    if document is not None:
-        content["document"] = document.sha256
-    return hashlib.sha256(_canonical(content)).hexdigest()
+    digest = hashlib.sha256(b"{" if document is None else b'{"document":' + _canonical(document.sha256) + b",")
+    for part in (b'"expected":', _canonical(expected), b',"schema":', schema_json, b',"text":', _canonical(text), b"}"):
+        digest.update(part)
+    return digest.hexdigest()
 
 
 def dataset_hash(samples: Iterable[Any]) -> str:

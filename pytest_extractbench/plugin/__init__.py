@@ -16,7 +16,9 @@ import pytest
 from ..core import textsafe
 from . import hookspecs
 from . import pytest_html as pytest_html_glue
+from .gates import GATE_KEY
 from .options import add_options, settings_from_config
+from .scored import ScoredSample
 from .stash import BENCH_KEY, TERMINATE_KEY
 from .usage import safe_usage_errors
 
@@ -48,6 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
         extensions.configure(config, settings)
         bench = BenchSession(config, settings)
     config.stash[BENCH_KEY] = bench
+    # the heap is thawed after pytest's own last collections (at unconfigure and in its cleanups, registered after
+    # this one and so run before it): frozen, the dataset, items and reports are not walked twice more at the end
+    config.add_cleanup(bench.heap.release)
     # node ids pasted back from a FAILED line (or an IDE's rerun) name items, not files: select those items
     bench.wanted_nodeids = take_item_ids(config.args)
     if config.option.markers:  # `pytest --markers` lists the samples' topic and complexity markers
@@ -102,7 +107,7 @@ class _ReportListener:
             # pytest keeps every report until the session ends: past this point the record lives in the
             # session, so the report keeps only who it was (100,000 full copies would take gigabytes)
             # a report keeps a plugin's attributes in its __dict__, which xdist serializes; pytest declares none
-            report.extractbench = {key: data.get(key) for key in ("model", "sample_id", "passed")}  # type: ignore[attr-defined]
+            report.extractbench = ScoredSample(data.get("model"), data.get("sample_id"), data.get("passed"))  # type: ignore[attr-defined]
 
 
 class _BucketProperties:
@@ -262,9 +267,11 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
+    if call.when != "call":  # every item of every pytest run passes here three times: setup and teardown go first
+        return report
     # A plain JSON-able attribute survives xdist's report serialization (report.__dict__).
     bench = _bench(item.config)
-    if call.when == "call" and bench is not None and _is_sample(item) and item.record is not None:
+    if bench is not None and _is_sample(item) and item.record is not None:
         # an xdist worker's report is how its record travels; in one process the record itself reaches the
         # session, and the report carries its headline (pytest-html's extra shows the whole record)
         record, extras = item.record, pytest_html_glue.wants_extras(item.config)
@@ -284,7 +291,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    if _bench(config) is None:
+    # asked for every report of every pytest run: only a gate's report (a benchmark run's) has a status of ours
+    if getattr(report, GATE_KEY, None) is None or _bench(config) is None:
         return None
     from .gates import gate_status  # loaded already: a benchmark run is configured
 

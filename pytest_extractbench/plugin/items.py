@@ -6,6 +6,7 @@ worker collects exactly the same items.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
@@ -58,9 +59,10 @@ def take_item_ids(args: list[str]) -> list[str]:
 ITEM_ID_MARK = "::extractbench["
 
 
-def item_name(model: str, sample_id: str) -> str:
-    """The item name shown by pytest: ``extractbench[<model>-<sample_id>]`` (untrusted parts escaped, clipped)."""
-    return f"extractbench[{_name_part(model)}-{_name_part(sample_id)}]"
+def item_name(model: str, sample_id: str, shown_model: str | None = None) -> str:
+    """The item name shown by pytest: ``extractbench[<model>-<sample_id>]`` (untrusted parts escaped, clipped;
+    ``shown_model``: the model's part already made, when many items of one model are named)."""
+    return f"extractbench[{_name_part(model) if shown_model is None else shown_model}-{_name_part(sample_id)}]"
 
 
 # pytest's own markers and -m keywords: a topic named like one gets a prefix (a "skip" topic must not skip)
@@ -82,6 +84,7 @@ _BUILTIN_MARKS = {
 }
 
 
+@functools.lru_cache(maxsize=1024)  # a few topics and bins, asked once a sample: a pure function of its arguments
 def marker_name(text: str, taken: frozenset[str] = frozenset()) -> str:
     """A topic or complexity bin as a marker name: lower case, an identifier, clear of pytest's and other
     plugins' markers (``taken``)."""
@@ -125,10 +128,18 @@ class DatasetCollector(pytest.Collector):
         taken = taken_markers(self.config)
         markers = {id(sample): sample_markers(sample, taken) for _, sample in self._work}
         register_markers(self.config, markers.values())
-        marks = {i: [getattr(pytest.mark, name) for name in found] for i, found in markers.items()}
+        # one mark per marker name, shared by the items that carry it (marks are immutable, as a module's
+        # pytestmark is shared by its tests): not a mark object and its kwargs dict per item and marker
+        by_name: dict[str, pytest.MarkDecorator] = {}
+        for found in markers.values():
+            for name in found:
+                if name not in by_name:
+                    by_name[name] = getattr(pytest.mark, name)
+        marks = {i: [by_name[name] for name in found] for i, found in markers.items()}
+        shown_models = {model: _name_part(model) for model in {model for model, _ in self._work}}
         items = []
         for model, sample in self._work:
-            name = item_name(model, sample.id)
+            name = item_name(model, sample.id, shown_models[model])
             # The id given as a string, parsed as pytest parses the ids it reads back from its cache: built from the
             # name, pytest 9 keeps "[...]" inside the name, and --lf/--ff/--sw would never find the item again.
             item = SampleItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", model=model, sample=sample)

@@ -40,7 +40,11 @@ if TYPE_CHECKING:
 __all__ = ["RUN_DIR_KEY", "STATIC_KEY", "BenchSession", "ExtractbenchWarning", "is_worker", "own_indices"]
 
 STATIC_KEY = "extractbench_static_schedule"  # xdist_schedule.STATIC_KEY (that module needs xdist)
-SETTLE_EVERY = 1000  # items between two settlements of the heap (see BenchSession.item_finished)
+# items between two settlements of the heap (see BenchSession.item_finished). Between two, the collector's own full
+# collections walk everything the items left since the last one, each time the survivors grow by a quarter (harsh
+# items, all full collections of the items phase: 2,000 items 0.14-0.20 s at 1,000, 0.07-0.08 s at 250; 10,000
+# items 0.56 s, 0.40 s)
+SETTLE_EVERY = 250
 
 
 def own_indices(total: int, workerid: str, workercount: int) -> list[int]:
@@ -59,13 +63,18 @@ class HookEvents(RunEvents):
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
 
+    # request_done and sample_scored come once an item: a hook nobody implements (the usual case) is not called
+    # (asking pluggy for the implementations costs about a twentieth of calling none)
+
     def request_done(self, model: str, sample_id: str, response: ModelResponse) -> None:
-        self.config.hook.pytest_extractbench_request_done(
-            config=self.config, model=model, sample_id=sample_id, response=response
-        )
+        hook = self.config.hook.pytest_extractbench_request_done
+        if hook.get_hookimpls():
+            hook(config=self.config, model=model, sample_id=sample_id, response=response)
 
     def sample_scored(self, record: Any) -> None:
-        self.config.hook.pytest_extractbench_sample_scored(config=self.config, record=record)
+        hook = self.config.hook.pytest_extractbench_sample_scored
+        if hook.get_hookimpls():
+            hook(config=self.config, record=record)
 
     def run_finished(self, metrics: dict[str, Any]) -> None:
         self.config.hook.pytest_extractbench_run_finished(config=self.config, metrics=metrics)
@@ -240,7 +249,7 @@ class BenchSession:
         self.context.close_source()
 
     def close(self) -> None:
-        self.heap.release()
+        # the heap is released by the config's cleanup (plugin.pytest_configure), after pytest's last collections
         if self.spool is not None:  # the finish did not run: the records are not all here, the spool goes
             self.spool.discard()
         self.context.close()

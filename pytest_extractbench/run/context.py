@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import rundir, rundoc
 from ..core.errors import UsageProblem
-from ..dataset.identity import CHANGED
+from ..dataset.identity import CHANGED, SchemaTexts, sample_hash
 from ..dataset.predictions import DEFAULT_OFFLINE_MODEL, PredictionsSource, coverage_problem, load_predictions
 from ..dataset.rowfile import DatasetChangedError
 from ..dataset.samples import Dataset, DatasetProblem, subsample
@@ -104,6 +104,7 @@ class RunContext:
         self._text_measures: TextMeasures | None = None
         self._noted: dict[str, str] = {}  # sample id -> hash, taken as items ran (note_sample)
         self._noted_measures: TextMeasures | None = None
+        self._schema_texts: SchemaTexts = {}  # each schema's canonical JSON, serialized once for the notes
         self._outgoing: dict[str, list[Any]] = {}  # a worker's notes its reports have not carried yet
         self._changed: list[DatasetProblem] = []  # samples whose line changed before the finish could hash them
         self._bucketing: tuple[Mapping[str, str | None], frozenset[str]] | None = None
@@ -368,10 +369,9 @@ class RunContext:
         the file may no longer be what the workers scored."""
         if self._sample_hashes is not None or sample.id in self._noted:
             return
-        from ..dataset.identity import sample_hash
         from ..dataset.statistics import TextMeasures
 
-        note = [sample_hash(sample), *(TextMeasures.counts(sample) if self.track.gated else ())]
+        note = [sample_hash(sample, self._schema_texts), *(TextMeasures.counts(sample) if self.track.gated else ())]
         if self.is_worker:
             self._noted[sample.id] = note[0]
             self._outgoing[sample.id] = note
@@ -399,7 +399,6 @@ class RunContext:
         items did not note: a sample of a JSONL file reads its text and gold from its line again (dataset/rowfile.py),
         once for both. Hashes are in dataset order; the measures' order does not matter (their statistics are of
         integers: count, mean, median, percentiles, min and max)."""
-        from ..dataset.identity import sample_hash
         from ..dataset.statistics import TextMeasures
 
         hashes: dict[str, str] = {}
@@ -408,7 +407,7 @@ class RunContext:
             found = self._noted.get(sample.id)
             if found is None:
                 try:
-                    found = sample_hash(sample)
+                    found = sample_hash(sample, self._schema_texts)
                 except DatasetChangedError as exc:  # the run goes on: the sample is named, never hashed as loaded
                     found = CHANGED
                     self._changed.append(changed_problem(exc))
@@ -418,7 +417,7 @@ class RunContext:
             hashes[sample.id] = found
         self._sample_hashes = hashes
         self._text_measures = measures
-        self._noted, self._noted_measures = {}, None
+        self._noted, self._noted_measures, self._schema_texts = {}, None, {}
 
     def sample_bucket(self, record: Any) -> Any:
         """The scored sample's bucket against the baseline (:mod:`..gating.buckets`) as soon as it is scored, for its
