@@ -4,10 +4,9 @@ alone and marks the output invalid; ANLS* falls back to 0 with no per-key scores
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
+
+from _recursion import frames_to_spare
 
 from pytest_extractbench.scoring import score_sample
 from pytest_extractbench.scoring.result import EXACT, MISSED
@@ -28,21 +27,8 @@ PREDICTED = {"b": 1, "extra": _deep(100)}
 SPARE_FRAMES = 60
 
 
-@contextmanager
-def _frames_to_spare(frames: int) -> Iterator[None]:
-    depth, frame = 0, sys._getframe()
-    while frame is not None:
-        depth, frame = depth + 1, frame.f_back
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(depth + frames)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
-
-
 def test_an_output_too_deep_to_walk_scores_as_invalid_with_the_gold_missed() -> None:
-    with _frames_to_spare(SPARE_FRAMES):
+    with frames_to_spare(SPARE_FRAMES):
         score = score_sample(PREDICTED, GOLD)
     assert score.json_valid is False and score.schema_valid is False
     assert score.parse_error == "output is nested too deeply to compare"
@@ -61,7 +47,7 @@ def test_the_same_output_with_room_on_the_stack_is_valid_and_compared() -> None:
 
 def test_anls_star_too_deep_to_measure_is_zero_with_no_key_scores() -> None:
     score = score_sample(PREDICTED, GOLD)  # the field walk with the whole stack: the output is valid
-    with _frames_to_spare(SPARE_FRAMES):  # ANLS* is measured at its first read, here
+    with frames_to_spare(SPARE_FRAMES):  # ANLS* is measured at its first read, here
         assert score.anls_star_observed == 0.0
         assert score.anls_star_fields == {}
 

@@ -3,12 +3,10 @@ jsonschema-rs's verdict alone decides validity where it is what the listing says
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from _recursion import frames_to_spare
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -128,7 +126,7 @@ def test_errors_are_listed_at_the_first_read_from_the_output_as_it_is_then() -> 
 def test_an_output_too_deep_to_walk_lists_its_schema_errors_before_saying_so() -> None:
     # jsonschema-rs judges the 100 levels without Python frames (invalid: b is not a string); the walk runs out
     # of the 60 frames left, so the listing runs before the note is added
-    with _frames_to_spare(60):
+    with frames_to_spare(60):
         score = score_sample({"b": 1, "extra": _deep(100)}, {"b": 1}, {"properties": {"b": {"type": "string"}}})
     assert score.json_valid is False and score.schema_valid is False
     assert score.validation_errors == (
@@ -143,16 +141,3 @@ def _deep(levels: int) -> Any:
     for _ in range(levels):
         value = {"a": value}
     return value
-
-
-@contextmanager
-def _frames_to_spare(frames: int) -> Iterator[None]:
-    depth, frame = 0, sys._getframe()
-    while frame is not None:
-        depth, frame = depth + 1, frame.f_back
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(depth + frames)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
