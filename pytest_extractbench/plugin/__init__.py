@@ -16,7 +16,7 @@ import pytest
 from ..core import textsafe
 from . import hookspecs
 from . import pytest_html as pytest_html_glue
-from .gates import GATE_KEY
+from .gates import gate_status
 from .options import add_options, settings_from_config
 from .scored import ScoredSample
 from .stash import BENCH_KEY, TERMINATE_KEY
@@ -290,12 +290,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    # asked for every report of every pytest run: only a gate's report (a benchmark run's) has a status of ours
-    if getattr(report, GATE_KEY, None) is None or _bench(config) is None:
-        return None
-    from .gates import gate_status  # loaded already: a benchmark run is configured
-
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
+    # asked for every report of every pytest run: only a gate's report, which only a benchmark run makes, has a
+    # status of ours, and gate_status answers None at once for any other
     return gate_status(report)
 
 

@@ -130,11 +130,7 @@ class DatasetCollector(pytest.Collector):
         register_markers(self.config, markers.values())
         # one mark per marker name, shared by the items that carry it (marks are immutable, as a module's
         # pytestmark is shared by its tests): not a mark object and its kwargs dict per item and marker
-        by_name: dict[str, pytest.MarkDecorator] = {}
-        for found in markers.values():
-            for name in found:
-                if name not in by_name:
-                    by_name[name] = getattr(pytest.mark, name)
+        by_name = {name: getattr(pytest.mark, name) for name in {name for found in markers.values() for name in found}}
         marks = {i: [by_name[name] for name in found] for i, found in markers.items()}
         shown_models = {model: _name_part(model) for model in {model for model, _ in self._work}}
         items = []

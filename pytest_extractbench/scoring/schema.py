@@ -209,7 +209,9 @@ def json_type(value: Any) -> str:
 # implementation, explains invalid outputs and meta-validates schemas; a schema
 # that jsonschema-rs cannot compile is handled by jsonschema alone.
 
-_validators: dict[tuple[int, bool], tuple[Any, Any, Any]] = {}
+# (schema, jsonschema-rs validator or None, jsonschema validator, whether the schema may hold a regex), by the
+# schema's id and whether formats are checked
+_validators: dict[tuple[int, bool], tuple[Any, Any, Any, bool]] = {}
 
 MAX_ERRORS = 50
 MAX_MESSAGE = 300
@@ -330,10 +332,16 @@ def _bounded(cls: Any) -> Any:
 
 def _validators_for(schema: Any, validate_formats: bool) -> tuple[Any, Any]:
     """(jsonschema-rs validator or None, jsonschema validator) for ``schema``, cached."""
+    _, fast, reference, _ = _validator_entry(schema, validate_formats)
+    return fast, reference
+
+
+def _validator_entry(schema: Any, validate_formats: bool) -> tuple[Any, Any, Any, bool]:
+    """``schema``'s entry in the validators' cache, made at its first use."""
     key = (id(schema), validate_formats)
     entry = _validators.get(key)
     if entry is not None and entry[0] is schema:
-        return entry[1], entry[2]
+        return entry
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     reference = _bounded(cls)(
         schema, format_checker=cls.FORMAT_CHECKER if validate_formats else None, registry=_LOCAL_ONLY
@@ -344,8 +352,8 @@ def _validators_for(schema: Any, validate_formats: bool) -> tuple[Any, Any]:
         fast = None
     if len(_validators) >= _CACHE_LIMIT:
         _validators.clear()
-    _validators[key] = (schema, fast, reference)
-    return fast, reference
+    entry = _validators[key] = (schema, fast, reference, _may_hold_patterns(schema))
+    return entry
 
 
 def get_validator(schema: Any, *, validate_formats: bool = True) -> Any:
@@ -432,30 +440,21 @@ def validity(instance: Any, schema: Any, *, validate_formats: bool = True) -> bo
     schema with regular expressions (jsonschema-rs may give up on one, and the reference validator then decides),
     or a verdict that raised."""
     try:
-        fast, _ = _validators_for(schema, validate_formats)
-        if fast is None or _has_patterns(schema):
+        _, fast, _, patterned = _validator_entry(schema, validate_formats)
+        if fast is None or patterned:
             return None
         return bool(fast.is_valid(instance))
     except Exception:  # noqa: BLE001 - RecursionError, integers it cannot take, a broken schema: the listing says
         return None
 
 
-_patterned: dict[int, tuple[Any, bool]] = {}
-
-
-def _has_patterns(schema: Any) -> bool:
+def _may_hold_patterns(schema: Any) -> bool:
     """Whether ``schema`` may hold a ``pattern`` or ``patternProperties`` keyword (any key or text starting with
-    "pattern" counts: a needless listing is only slower), cached per schema object."""
-    entry = _patterned.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        try:
-            found = b'"pattern' in orjson.dumps(schema)
-        except (TypeError, orjson.JSONEncodeError):  # keys or values JSON has not: leave it to the listing
-            found = True
-        if len(_patterned) >= _CACHE_LIMIT:
-            _patterned.clear()
-        entry = _patterned[id(schema)] = (schema, found)
-    return entry[1]
+    "pattern" counts: a needless listing is only slower)."""
+    try:
+        return b'"pattern' in orjson.dumps(schema)
+    except (TypeError, orjson.JSONEncodeError):  # keys or values JSON has not: leave it to the listing
+        return True
 
 
 _rs_paths: dict[tuple[str | int, ...], str] = {}
