@@ -61,6 +61,7 @@ class Mutant:
     detail: str = ""
     listed: bool = False  # survived, and equivalents.md lists it
     spared: bool = False  # survived the fast tests and was not judged again with the slow ones
+    trusted: bool = False  # listed in equivalents.md and not run (--listed trust)
 
 
 def _numeric_return(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
