@@ -104,3 +104,16 @@ def test_a_schema_jsonschema_rs_accepts_is_not_meta_validated_again_by_jsonschem
     # draft-04 with a repeated enum item: jsonschema-rs accepts it (harmless for extraction), jsonschema's meta
     # schema would say "[1, 1] has non-unique elements"
     assert check_schema({"$schema": "http://json-schema.org/draft-04/schema#", "enum": [1, 1]}) == []
+
+
+def test_errors_are_listed_by_path_then_message_whatever_order_jsonschema_rs_finds_them() -> None:
+    # jsonschema-rs reports extra keys in the output's order (b, then a); the listing is sorted by path: a, b
+    assert validation_errors({"b": 0, "a": 0}, {"additionalProperties": {"type": "string"}}) == [
+        '$.a: 0 is not of type "string"',
+        '$.b: 0 is not of type "string"',
+    ]
+    # two errors at one path: jsonschema-rs finds minLength first; by message "does..." comes before "is..."
+    assert validation_errors("bb", {"type": "string", "minLength": 5, "pattern": "^a"}) == [
+        '$: "bb" does not match "^a"',
+        '$: "bb" is shorter than 5 characters',
+    ]
