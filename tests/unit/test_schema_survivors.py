@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_extractbench.scoring import FieldWalker, ScoringOptions
 from pytest_extractbench.scoring import schema as schema_module
-from pytest_extractbench.scoring.schema import check_schema, compile_schema, get_validator, validation_errors
+from pytest_extractbench.scoring.schema import check_schema, compile_schema, get_validator, validation_errors, validity
 
 DRAFT3 = "http://json-schema.org/draft-03/schema#"
 
@@ -117,3 +117,11 @@ def test_errors_are_listed_by_path_then_message_whatever_order_jsonschema_rs_fin
         '$: "bb" does not match "^a"',
         '$: "bb" is shorter than 5 characters',
     ]
+
+
+def test_validity_checks_formats_unless_told_not_to() -> None:
+    # "not a date" is a string, so only the format can fail it: checked by default, passed when turned off
+    dated = {"type": "string", "format": "date"}
+    assert validity("not a date", dated) is False
+    assert validity("not a date", dated, validate_formats=False) is True
+    assert validity("2026-11-28", dated) is True
