@@ -143,3 +143,9 @@ def test_a_built_in_transform_can_be_neither_replaced_nor_removed(name: str) -> 
     with pytest.raises(ValueError, match="built in"):
         TRANSFORMS.remove(name)
     assert TRANSFORMS.get(name) is spec
+
+
+def test_an_amount_called_with_a_decimal_mark_the_rules_would_refuse_leaves_a_value_float_cannot_read() -> None:
+    # decimal ";" (the rules accept only "." or ","): the thousands mark is then "."; "1,234" has no ";", so its whole
+    # part is all of it and reads as grouped (1 then ,234); nothing is dropped or replaced, float("1,234") fails
+    assert amount("1,234", {"decimal": ";"}) == "1,234"

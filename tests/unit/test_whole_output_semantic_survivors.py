@@ -269,3 +269,19 @@ def test_a_judge_that_cannot_be_had_is_an_error_of_each_sample_and_costs_nothing
     cost = score_whole_outputs(items, ScoringOptions(judge_model="j", judge_url="u"))
     assert (cost.judge_errors, cost.judge_requests, cost.judge_prompt_tokens) == (1, 0, 0)
     assert set(items[0].diagnostics["judge"]) == {"error"} and items[0].score.extras == {}
+
+
+def test_a_semantic_score_asked_with_no_backends_installed_records_why_on_one_line() -> None:
+    previous = use_backends(None)
+    try:
+        item = _item('{"a": "x"}', {"a": "x"})
+        cost = score_whole_outputs([item], ScoringOptions(semantic="st"))
+    finally:
+        use_backends(previous)
+    # no backends: the similarity is left out and the reason kept (217 characters, under the 300 kept)
+    assert "semantic_similarity" not in item.score.extras and cost.embedding_errors == 1
+    assert item.diagnostics["semantic_similarity_error"] == (
+        "NoBackendsError: no judge or embeddings client is installed: call "
+        "pytest_extractbench.live.scoring_backends.install() (evaluate() and the plugin do), or "
+        "pytest_extractbench.scoring.backends.use_backends(your_backends)"
+    )
