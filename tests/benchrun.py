@@ -11,6 +11,16 @@ import pytest
 
 from pytest_extractbench.core.rundoc import iter_samples
 
+# the usual offline run of a plugin test: its data.jsonl and preds.jsonl, no SLA tier
+OFFLINE_ARGS = (
+    "--extractbench-dataset",
+    "data.jsonl",
+    "--extractbench-predictions",
+    "preds.jsonl",
+    "--extractbench-sla",
+    "none",
+)
+
 
 class BenchRun:
     """``pytest --extractbench ...`` inside a pytester directory, and the run directory's files afterwards.

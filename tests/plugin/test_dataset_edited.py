@@ -5,6 +5,7 @@ sample is scored and written, the changed one is named among the run's problems 
 from __future__ import annotations
 
 import pytest
+from benchrun import OFFLINE_ARGS
 
 from pytest_extractbench.dataset.identity import CHANGED, sample_hash
 from pytest_extractbench.dataset.samples import Sample
@@ -27,12 +28,7 @@ def pytest_runtest_setup(item):
 def score(run, *more):  # the four samples scored offline, the dataset given as a JSONL file
     return run(
         *more,
-        "--extractbench-dataset",
-        "data.jsonl",
-        "--extractbench-predictions",
-        "preds.jsonl",
-        "--extractbench-sla",
-        "none",
+        *OFFLINE_ARGS,
         files={"data.jsonl": ROWS, "preds.jsonl": PREDICTIONS},
     )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from benchrun import BenchRun
+from benchrun import OFFLINE_ARGS, BenchRun
 
 from pytest_extractbench.core.rundoc import iter_samples
 
@@ -21,12 +21,7 @@ FAILED_IDS = [s["id"] for i, s in enumerate(SAMPLES) if i % 2]
 
 
 ARGS = (
-    "--extractbench-dataset",
-    "data.jsonl",
-    "--extractbench-predictions",
-    "preds.jsonl",
-    "--extractbench-sla",
-    "none",
+    *OFFLINE_ARGS,
     "test_plain.py",
 )
 

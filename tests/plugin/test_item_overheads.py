@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from benchrun import BenchRun
+from benchrun import OFFLINE_ARGS, BenchRun
 
 from pytest_extractbench.plugin.scored import ScoredSample
 
@@ -24,14 +24,7 @@ SAMPLES = [
 ]
 # s1 answers a string for the integer: schema-invalid, the item fails; the others are exact
 OUTPUTS = [{"id": s["id"], "output": json.dumps({"n": "1" if s["id"] == "s1" else i})} for i, s in enumerate(SAMPLES)]
-ARGS = (
-    "--extractbench-dataset",
-    "data.jsonl",
-    "--extractbench-predictions",
-    "preds.jsonl",
-    "--extractbench-sla",
-    "none",
-)
+ARGS = OFFLINE_ARGS
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from benchrun import BenchRun
+from benchrun import OFFLINE_ARGS, BenchRun
 
 from pytest_extractbench.core.rundoc import iter_samples
 
@@ -428,12 +428,7 @@ def test_list_similarity_gives_partial_credit_to_near_list_elements(run: BenchRu
         "preds.jsonl": [{"id": "nda-1", "output": json.dumps({"parties": output})}],
     }
     common = (
-        "--extractbench-dataset",
-        "data.jsonl",
-        "--extractbench-predictions",
-        "preds.jsonl",
-        "--extractbench-sla",
-        "none",
+        *OFFLINE_ARGS,
         "--extractbench-report-only",
     )
     run(*common, files=files)
@@ -460,12 +455,7 @@ def test_normalise_runs_named_transforms_on_every_compared_string(run: BenchRun,
         "preds.jsonl": [{"id": "nda-1", "output": json.dumps(output)}],
     }
     common = (
-        "--extractbench-dataset",
-        "data.jsonl",
-        "--extractbench-predictions",
-        "preds.jsonl",
-        "--extractbench-sla",
-        "none",
+        *OFFLINE_ARGS,
         "--extractbench-report-only",
     )
     run(*common, files=files)

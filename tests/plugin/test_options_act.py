@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from benchrun import OFFLINE_ARGS
 
 from pytest_extractbench.cli import main
 
@@ -32,12 +33,7 @@ def bench(pytester: pytest.Pytester, *args: str) -> dict:
         "-p",
         "no:randomly",
         "--extractbench",
-        "--extractbench-dataset",
-        "data.jsonl",
-        "--extractbench-predictions",
-        "preds.jsonl",
-        "--extractbench-sla",
-        "none",
+        *OFFLINE_ARGS,
         "--extractbench-output",
         out,
         *args,
@@ -164,12 +160,7 @@ def test_with_an_ini_file_they_stay_in_the_project_root(pytester: pytest.Pyteste
         patch.chdir(sub)
         result = pytester.runpytest(
             "--extractbench",
-            "--extractbench-dataset",
-            "data.jsonl",
-            "--extractbench-predictions",
-            "preds.jsonl",
-            "--extractbench-sla",
-            "none",
+            *OFFLINE_ARGS,
             "--extractbench-save",
             "main",
         )

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from benchrun import BenchRun
+from benchrun import OFFLINE_ARGS, BenchRun
 
 from pytest_extractbench.core.rundoc import iter_samples
 
@@ -65,14 +65,7 @@ def write(pytester: pytest.Pytester, samples: list, outputs: list) -> None:
     (pytester.path / "preds.jsonl").write_text("".join(json.dumps(o) + "\n" for o in outputs))
 
 
-ARGS = (
-    "--extractbench-dataset",
-    "data.jsonl",
-    "--extractbench-predictions",
-    "preds.jsonl",
-    "--extractbench-sla",
-    "none",
-)
+ARGS = OFFLINE_ARGS
 
 
 def isolated(run: BenchRun, *args: str, out: str = "out") -> pytest.RunResult:

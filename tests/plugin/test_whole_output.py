@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 import pytest
-from benchrun import BenchRun
+from benchrun import OFFLINE_ARGS, BenchRun
 from faultserver import FaultServer
 
 from pytest_extractbench.core.rundoc import iter_samples
@@ -57,12 +57,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 ARGS = (
-    "--extractbench-dataset",
-    "data.jsonl",
-    "--extractbench-predictions",
-    "preds.jsonl",
-    "--extractbench-sla",
-    "none",
+    *OFFLINE_ARGS,
     "--extractbench-resamples",
     "200",
 )
