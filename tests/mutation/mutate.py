@@ -100,7 +100,8 @@ class ModuleRun:
 
     module: str
     lines: dict[int, set[str]]
-    mutants: list[Mutant]
+    mutants: list[Mutant]  # those to judge
+    every: list[Mutant]  # all the module has (--only and --limit judge some)
     report: ModuleReport = field(init=False)
     original: str = field(init=False)
     source_lines: list[str] = field(init=False)
@@ -113,7 +114,7 @@ class ModuleRun:
         self.report = ModuleReport(self.module, mutants=len(self.mutants))
         self.original = (ROOT / self.module).read_text()
         self.source_lines = self.original.splitlines()
-        self.keys = Counter(self.key(m) for m in find_mutants(self.module))
+        self.keys = Counter(self.key(m) for m in self.every)
 
     def key(self, mutant: Mutant) -> tuple[str, str]:
         """What a row of equivalents.md names a mutant by: its line's text (spaces aside) and its operator."""
@@ -304,10 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     modules = [str(Path(m).resolve().relative_to(ROOT)) if Path(m).is_absolute() else m for m in args.modules]
-    all_mutants = {m: find_mutants(m) for m in modules}
+    every_mutant = {m: find_mutants(m) for m in modules}
+    all_mutants = every_mutant
     if args.only:
         all_mutants = {
-            m: [mu for mu in ms if any(_at(mu, place) for place in args.only)] for m, ms in all_mutants.items()
+            m: [mu for mu in ms if any(_at(mu, place) for place in args.only)] for m, ms in every_mutant.items()
         }
     if args.list:
         for m, mutants in all_mutants.items():
@@ -416,14 +418,22 @@ def main(argv: list[str] | None = None) -> int:
         lock = threading.Lock()
         rows = listed_equivalents(HERE / "equivalents.md")
         runs = {
-            module: ModuleRun(module, cov["lines"][module], all_mutants[module][: args.limit or None])
+            module: ModuleRun(
+                module, cov["lines"][module], all_mutants[module][: args.limit or None], every_mutant[module]
+            )
             for module in modules
         }
         free = list(copies)
 
         def one(run: ModuleRun, mutant: Mutant) -> tuple[ModuleRun, Mutant, Verdict | None]:
-            module, lines, kills = run.module, run.lines, run.kills
             run.started = min(run.started, time.monotonic())
+            try:
+                return run, mutant, judged(run, mutant)
+            finally:
+                run.ended = max(run.ended, time.monotonic())
+
+        def judged(run: ModuleRun, mutant: Mutant) -> Verdict | None:
+            module, lines, kills = run.module, run.lines, run.kills
             place = {
                 "where": f"{module}:{mutant.line}:{mutant.start[1] + 1}",
                 "line": run.source_lines[mutant.line - 1].strip(),
@@ -433,13 +443,11 @@ def main(argv: list[str] | None = None) -> int:
             mutant.tests = len(tests)
             if not tests:
                 mutant.status = "not covered"
-                run.ended = max(run.ended, time.monotonic())
-                return run, mutant, None
+                return None
             if args.listed == "trust" and run.named_alone(mutant) and is_listed(place, rows):
                 mutant.status, mutant.listed, mutant.trusted = "survived", True, True
                 mutant.detail = "listed in equivalents.md: not run (--listed trust)"
-                run.ended = max(run.ended, time.monotonic())
-                return run, mutant, None
+                return None
             source = apply(run.original, mutant)
             with lock:
                 copy = free.pop()
@@ -466,13 +474,12 @@ def main(argv: list[str] | None = None) -> int:
                 mutant.detail = "the slow tests not run (--rejudge)" if mutant.spared else verdict.detail
                 if verdict.killer:
                     kills[verdict.killer] += 1
-                return run, mutant, verdict
+                return verdict
             finally:
                 target.write_text(run.original)
                 drop_bytecode(target)
                 with lock:
                     free.append(copy)
-                run.ended = max(run.ended, time.monotonic())
 
         def finish(run: ModuleRun) -> None:
             print(flush=True)
@@ -542,10 +549,11 @@ def main(argv: list[str] | None = None) -> int:
                 if i % 20 == 0:  # a run stopped half-way keeps what it has judged
                     report.seconds = time.monotonic() - run.started
                     write_survivors(Path(args.out), modules, args.tests, [*reports, report])
-        for run in runs.values():  # the last module, and any module without a mutant
-            if run.report not in reports:
-                if run is not current:
-                    print(f"{run.module}: 0 mutants", flush=True)
+        if current is not None:
+            finish(current)
+        for run in runs.values():  # a module without a mutant to judge
+            if not run.mutants:
+                print(f"{run.module}: 0 mutants", flush=True)
                 finish(run)
         reports.sort(key=lambda r: modules.index(r.module))
     finally:

@@ -258,12 +258,14 @@ def test_a_row_names_a_mutant_alone_only_when_no_other_mutant_shares_its_line_te
     monkeypatch.setattr(mutate, "ROOT", tmp_path)
     monkeypatch.setattr(mutants, "ROOT", tmp_path)
     (tmp_path / "m.py").write_text(ONCE)
-    run = mutate.ModuleRun("m.py", {}, mutants.find_mutants("m.py"))
+    found = mutants.find_mutants("m.py")
+    run = mutate.ModuleRun("m.py", {}, found, found)
     flips = [m for m in run.mutants if m.operator == "> -> >="]
     # line 2's `x > 1` and line 6's `x > 1` are on lines of different text: each row names one mutant
     assert [(m.line, run.named_alone(m)) for m in flips] == [(2, True), (6, True)]
     (tmp_path / "m.py").write_text(ONCE.replace("x > 1 and x < 9", "x > 1"))
-    run = mutate.ModuleRun("m.py", {}, mutants.find_mutants("m.py"))
+    found = mutants.find_mutants("m.py")
+    run = mutate.ModuleRun("m.py", {}, found, found)
     flips = [m for m in run.mutants if m.operator == "> -> >="]
     # now `return x > 1` stands on lines 2 and 6: a row naming that text and operator could mean either
     assert [(m.line, run.named_alone(m)) for m in flips] == [(2, False), (6, False)]
