@@ -4,9 +4,8 @@ re-reading of a row were different. Expected values are worked out by hand."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
-from pytest_extractbench.dataset.predictions import SERVED, PredictionsSpec, _nth_line, load_predictions
+from pytest_extractbench.dataset.predictions import PredictionsSpec, _nth_line, load_predictions
 
 
 def test_two_reads_of_the_same_rows_are_equal_and_the_rereaders_stay_out_of_repr() -> None:
@@ -25,14 +24,3 @@ def test_a_line_past_the_end_of_a_predictions_file_reads_as_none(tmp_path: Path)
     path.write_text('{"id": "a"}\n{"id": "b"}\n')
     assert _nth_line(path, 2) == {"id": "b"}
     assert _nth_line(path, 3) is None  # two lines: no third
-
-
-def test_an_output_of_rows_given_in_memory_is_let_go_once_served_and_read_again_from_its_row() -> None:
-    rows = ({"id": "s1", "output": '{"a": 1}'},)
-    source = load_predictions([PredictionsSpec(Path("<rows>"), "m", rows)], default_model=None, base_dir=Path("."))
-    sample = SimpleNamespace(id="s1")  # the reader only asks a sample for its id
-    first = source.response("m", sample)  # type: ignore[arg-type]
-    # served: no longer held (as a file's rows are), so a second ask reads row 1 of the rows again
-    assert source.outputs[("m", "s1")] is SERVED
-    again = source.response("m", sample)  # type: ignore[arg-type]
-    assert again is not first and again == first
